@@ -1,0 +1,47 @@
+// Lint rules that carry the architecture (DESIGN §2): pure libs import no I/O clients, no package
+// reaches into another's src/ or dist/, and no lib imports a service.
+import js from '@eslint/js';
+import tseslint from 'typescript-eslint';
+
+const IO_MODULES = ['pg', 'knex', 'kafkajs', 'ioredis', 'express', 'rate-limiter-flexible', 'node:http', 'node:https', 'node:net', 'node:fs', 'node:child_process', 'http', 'https', 'net', 'fs', 'child_process'];
+const PURE_LIBS = ['libs/config', 'libs/som', 'libs/skills', 'libs/tokens'];
+
+const deepImports = {
+  group: ['@bus/*/*', '../../libs/**', '../../services/**', '**/../*/src/**', '**/dist/**'],
+  message: 'Import another package by its name (@bus/<name>), never its src/ or dist/ files.',
+};
+
+export default tseslint.config(
+  { ignores: ['**/dist/**', '**/node_modules/**', '.local/**', 'coverage/**'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    languageOptions: { globals: { process: 'readonly', Buffer: 'readonly', console: 'readonly', __dirname: 'readonly', require: 'readonly', module: 'writable', setTimeout: 'readonly', clearTimeout: 'readonly', setInterval: 'readonly', clearInterval: 'readonly', URL: 'readonly', fetch: 'readonly' } },
+    rules: {
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', destructuredArrayIgnorePattern: '^_' }],
+      'no-restricted-imports': ['error', { patterns: [deepImports] }],
+    },
+  },
+  {
+    files: ['libs/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', {
+        patterns: [deepImports, { group: ['@bus/auth', '@bus/gateway', '@bus/delivery', '@bus/pull-api', '@bus/catalogue', '@bus/portal', '@bus/all-in-one'], message: 'A lib never imports a service.' }],
+      }],
+    },
+  },
+  {
+    files: PURE_LIBS.map((lib) => `${lib}/src/**/*.ts`),
+    ignores: ['**/*.int.test.ts'],
+    rules: {
+      'no-restricted-imports': ['error', {
+        paths: IO_MODULES.map((name) => ({ name, message: 'This lib is pure (input → result): no I/O clients or servers. Do the I/O in a service and pass data in.' })),
+        patterns: [deepImports],
+      }],
+    },
+  },
+  {
+    files: ['**/*.js', '**/*.mjs'],
+    rules: { '@typescript-eslint/no-require-imports': 'off' },
+  },
+);

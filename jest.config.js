@@ -1,0 +1,57 @@
+// Three tiers (DESIGN §2): unit tests beside the code (pure, no servers), integration tests of one
+// package against the real Postgres/Redis/Kafka (*.int.test.ts), and end-to-end tests in test/ that
+// drive running services over HTTP. `npm test` runs all three; deploy/local/run-tests.sh starts the
+// servers first. Workspace packages resolve to their TypeScript sources, so tests need no build.
+const swc = [
+  '@swc/jest',
+  {
+    jsc: { parser: { syntax: 'typescript' }, target: 'es2023' },
+    module: { type: 'commonjs' },
+    sourceMaps: 'inline',
+  },
+];
+
+const shared = {
+  transform: { '^.+\\.(t|j|mj)s$': swc },
+  // jose and openid-client ship ESM only; jest's CommonJS runtime needs them transformed too.
+  transformIgnorePatterns: ['/node_modules/(?!(jose|openid-client|oauth4webapi)/)'],
+  moduleNameMapper: { '^@bus/([a-z-]+)$': '<rootDir>/$1' },
+  testPathIgnorePatterns: ['/node_modules/', '/dist/'],
+  testEnvironment: 'node',
+};
+
+/** @bus/<name> → libs/<name>/src or services/<name>/src (names are unique across both). */
+const fs = require('node:fs');
+const path = require('node:path');
+const mapped = {};
+for (const group of ['libs', 'services']) {
+  for (const name of fs.readdirSync(path.join(__dirname, group))) {
+    if (fs.existsSync(path.join(__dirname, group, name, 'src', 'index.ts'))) {
+      mapped[`^@bus/${name}$`] = `<rootDir>/${group}/${name}/src/index.ts`;
+    }
+  }
+}
+shared.moduleNameMapper = mapped;
+
+module.exports = {
+  projects: [
+    {
+      ...shared,
+      displayName: 'unit',
+      testMatch: ['<rootDir>/{libs,services}/*/src/**/*.test.ts'],
+      testPathIgnorePatterns: [...shared.testPathIgnorePatterns, '\\.int\\.test\\.ts$'],
+    },
+    {
+      ...shared,
+      displayName: 'integration',
+      testMatch: ['<rootDir>/{libs,services}/*/src/**/*.int.test.ts'],
+      setupFiles: ['<rootDir>/test/support/load-stack-env.js'],
+    },
+    {
+      ...shared,
+      displayName: 'e2e',
+      testMatch: ['<rootDir>/test/**/*.test.ts'],
+      setupFiles: ['<rootDir>/test/support/load-stack-env.js'],
+    },
+  ],
+};

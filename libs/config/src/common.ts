@@ -1,0 +1,33 @@
+import { duration, hostPorts, int, oneOf, optional, port, str, url } from './spec';
+
+/** Variables every service process reads. */
+export const processConfig = {
+  HOST: str({ default: '0.0.0.0' }),
+  LOG_LEVEL: oneOf(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], { default: 'info' }),
+  /** Tracing is off unless an OTLP/HTTP endpoint is given (e.g. http://otel-collector:4318). */
+  OTEL_EXPORTER_OTLP_ENDPOINT: optional(url({ protocols: ['http:', 'https:'] })),
+  /** How long SIGTERM waits for in-flight requests before closing the remaining connections. */
+  SHUTDOWN_DRAIN_TIMEOUT: duration({ default: 10_000 }),
+} as const;
+
+export function servicePort(defaultPort: number) {
+  return { PORT: port({ default: defaultPort }) } as const;
+}
+
+export const databaseConfig = {
+  DATABASE_URL: url({ protocols: ['postgres:', 'postgresql:'] }),
+  DATABASE_POOL_MAX: int({ min: 1, max: 500, default: 10 }),
+} as const;
+
+export const redisConfig = {
+  REDIS_URL: url({ protocols: ['redis:', 'rediss:'] }),
+} as const;
+
+export const kafkaConfig = {
+  KAFKA_BROKERS: hostPorts(),
+  KAFKA_CLIENT_ID: str({ default: 'message-bus' }),
+  KAFKA_MESSAGES_PARTITIONS: int({ min: 1, max: 10_000, default: 12 }),
+  KAFKA_REPLICATION_FACTOR: int({ min: 1, max: 10, default: 3 }),
+  /** Retention of bus.messages.v1 = the environment's replay archive: 30 days Sandbox, 7 days Preview. */
+  KAFKA_MESSAGES_RETENTION: duration({ default: 30 * 86_400_000 }),
+} as const;

@@ -1,0 +1,15 @@
+export {
+  ConfigError,
+  loadConfig,
+  optional,
+  str,
+  int,
+  port,
+  bool,
+  oneOf,
+  url,
+  hostPorts,
+  duration,
+} from './spec';
+export type { ConfigOf, ConfigSpec, Env, VarReader } from './spec';
+export { processConfig, servicePort, databaseConfig, redisConfig, kafkaConfig } from './common';

@@ -1,0 +1,132 @@
+import { randomUUID } from 'node:crypto';
+import express, { type Express, type NextFunction, type Request, type Response, type Router } from 'express';
+import { Counter, Histogram, type Registry } from 'prom-client';
+import type { Logger } from '@bus/observability';
+import { HttpError, InternalError, RouteNotFoundError } from './errors';
+import type { ErrorRenderer } from './error-bodies';
+import { runReadinessChecks, type ReadinessCheck } from './readiness';
+
+export interface HttpAppOptions {
+  /** Names the process in logs and metrics, e.g. `gateway` or `bus` for the all-in-one bus port. */
+  name: string;
+  logger: Logger;
+  metrics: Registry;
+  readiness: readonly ReadinessCheck[];
+  renderError: ErrorRenderer;
+  /** Mounted in order after the operational routes. */
+  routers: readonly Router[];
+  readinessTimeoutMs?: number;
+}
+
+export interface HttpApp {
+  express: Express;
+  /** /readyz answers 503 from now on, so load balancers stop sending new work during a drain. */
+  startDraining(): void;
+}
+
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+export function createHttpApp(opts: HttpAppOptions): HttpApp {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('trust proxy', false);
+  let draining = false;
+  const observe = requestMetrics(opts.metrics, opts.name);
+
+  app.use((req: Request, res: Response, next: NextFunction) => {
+    const incoming = req.header('x-request-id');
+    const requestId = incoming && REQUEST_ID.test(incoming) ? incoming : randomUUID();
+    res.locals.requestId = requestId;
+    res.setHeader('X-Request-Id', requestId);
+    const started = process.hrtime.bigint();
+    res.on('finish', () => {
+      const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+      const route = routeLabel(req);
+      observe(req.method, route, res.statusCode, seconds);
+      // Method, route pattern, status and time only: no headers, no query, no body (they carry secrets).
+      opts.logger.info(
+        { request_id: requestId, method: req.method, route, status: res.statusCode, ms: Math.round(seconds * 1000) },
+        'request',
+      );
+    });
+    next();
+  });
+
+  app.get('/healthz', (_req, res) => {
+    res.json({ ok: true });
+  });
+  app.get('/readyz', async (_req, res) => {
+    const report = await runReadinessChecks(opts.readiness, opts.readinessTimeoutMs ?? 2000);
+    if (draining) {
+      report.ready = false;
+      report.checks.process = 'shutting down';
+    }
+    res.status(report.ready ? 200 : 503).json(report);
+  });
+  app.get('/metrics', async (_req, res) => {
+    res.type(opts.metrics.contentType).send(await opts.metrics.metrics());
+  });
+
+  for (const router of opts.routers) app.use(router);
+
+  app.use((req: Request) => {
+    throw new RouteNotFoundError(req.method, req.path);
+  });
+  app.use((err: unknown, req: Request, res: Response, _next: NextFunction) => {
+    const requestId = String(res.locals.requestId);
+    const httpError = toHttpError(err);
+    if (httpError instanceof InternalError) {
+      opts.logger.error({ request_id: requestId, err: describe(err), route: routeLabel(req) }, 'unhandled error');
+    }
+    if (res.headersSent) {
+      res.destroy();
+      return;
+    }
+    res.status(httpError.status).set(httpError.headers).json(opts.renderError(httpError, requestId));
+  });
+
+  return {
+    express: app,
+    startDraining: () => {
+      draining = true;
+    },
+  };
+}
+
+function toHttpError(err: unknown): HttpError {
+  if (err instanceof HttpError) return err;
+  return new InternalError();
+}
+
+/** Errors are logged by name and message only: stack traces are fine, request data is not. */
+function describe(err: unknown): { name: string; message: string; stack?: string } {
+  if (err instanceof Error) return { name: err.name, message: err.message, ...(err.stack ? { stack: err.stack } : {}) };
+  return { name: 'non-error', message: String(err) };
+}
+
+/** The matched route pattern (bounded label set), never the raw path with its ids. */
+function routeLabel(req: Request): string {
+  const pattern: unknown = req.route?.path;
+  if (typeof pattern === 'string') return `${req.baseUrl}${pattern}`;
+  return 'unmatched';
+}
+
+function requestMetrics(registry: Registry, app: string) {
+  const requests = new Counter({
+    name: 'http_requests_total',
+    help: 'HTTP requests answered, by route pattern and status',
+    labelNames: ['app', 'method', 'route', 'status'],
+    registers: [registry],
+  });
+  const duration = new Histogram({
+    name: 'http_request_duration_seconds',
+    help: 'Time from request start to the response finishing',
+    labelNames: ['app', 'method', 'route'],
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 25],
+    registers: [registry],
+  });
+  return (method: string, route: string, status: number, seconds: number) => {
+    requests.inc({ app, method, route, status: String(status) });
+    duration.observe({ app, method, route }, seconds);
+  };
+}

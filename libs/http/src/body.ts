@@ -1,0 +1,31 @@
+import type { Request } from 'express';
+import { MessageTooLargeError } from './errors';
+
+/**
+ * Reads a request body up to `limitBytes`. A declared Content-Length over the limit is refused before
+ * a single byte is read; a body without one (chunked) is cut at the first byte over the limit.
+ * Either way the connection is closed afterwards, so the unread rest never reaches a later request.
+ */
+export async function readBody(req: Request, limitBytes: number): Promise<Buffer> {
+  const declared = req.headers['content-length'];
+  if (declared !== undefined && Number(declared) > limitBytes) {
+    refuseRest(req);
+    throw new MessageTooLargeError(limitBytes);
+  }
+  const chunks: Buffer[] = [];
+  let received = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    received += chunk.length;
+    if (received > limitBytes) {
+      refuseRest(req);
+      throw new MessageTooLargeError(limitBytes);
+    }
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks, received);
+}
+
+function refuseRest(req: Request): void {
+  req.res?.setHeader('Connection', 'close');
+  req.pause();
+}

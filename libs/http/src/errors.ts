@@ -1,0 +1,63 @@
+/**
+ * The one error set of the HTTP edge. Code anywhere throws one of these (or a subclass defined next to
+ * the code that owns the rule); the error middleware of `createHttpApp` is the only place that turns
+ * an error into a status and a body.
+ */
+
+/** Spec 2.7: where a refusal comes from. Request-level refusals (auth, limits, routing) use `policy`. */
+export type ViolationSource = 'schema' | 'conformance' | 'sequence' | 'policy';
+
+export interface Violation {
+  source: ViolationSource;
+  rule: string;
+  message: string;
+  path?: string;
+}
+
+export class HttpError extends Error {
+  override readonly name: string = 'HttpError';
+  constructor(
+    readonly status: number,
+    readonly rule: string,
+    message: string,
+    readonly source: ViolationSource = 'policy',
+    /** Extra response headers, e.g. Retry-After on a 429. */
+    readonly headers: Readonly<Record<string, string>> = {},
+  ) {
+    super(message);
+  }
+
+  /** The violations of a bus-shaped body; subclasses that carry several override this. */
+  violations(): Violation[] {
+    return [{ source: this.source, rule: this.rule, message: this.message }];
+  }
+}
+
+export class RouteNotFoundError extends HttpError {
+  override readonly name = 'RouteNotFoundError';
+  constructor(method: string, path: string) {
+    super(404, 'route.not_found', `No route for ${method} ${path}`);
+  }
+}
+
+/** A route of the spec whose implementation has not landed yet: says so instead of pretending. */
+export class NotImplementedError extends HttpError {
+  override readonly name = 'NotImplementedError';
+  constructor(what: string) {
+    super(501, 'route.not_implemented', `${what} is not implemented yet`);
+  }
+}
+
+export class MessageTooLargeError extends HttpError {
+  override readonly name = 'MessageTooLargeError';
+  constructor(limitBytes: number) {
+    super(413, 'message.too_large', `The body is over ${limitBytes} bytes`, 'conformance');
+  }
+}
+
+export class InternalError extends HttpError {
+  override readonly name = 'InternalError';
+  constructor() {
+    super(500, 'internal.error', 'An internal error occurred; it has been logged with the request id');
+  }
+}

@@ -1,0 +1,17 @@
+export { createHttpApp } from './app';
+export type { HttpApp, HttpAppOptions } from './app';
+export { serve, onShutdownSignal } from './server';
+export type { RunningServer } from './server';
+export { readBody } from './body';
+export { runReadinessChecks } from './readiness';
+export type { ReadinessCheck, ReadinessReport } from './readiness';
+export { violationBody, codeBody } from './error-bodies';
+export type { ErrorRenderer } from './error-bodies';
+export {
+  HttpError,
+  RouteNotFoundError,
+  NotImplementedError,
+  MessageTooLargeError,
+  InternalError,
+} from './errors';
+export type { Violation, ViolationSource } from './errors';

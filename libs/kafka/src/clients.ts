@@ -1,0 +1,99 @@
+import { Kafka, logLevel, type Consumer, type EachBatchPayload, type LogEntry, type Producer } from 'kafkajs';
+import type { Logger } from 'pino';
+
+export interface KafkaOptions {
+  brokers: string[];
+  clientId: string;
+  logger: Logger;
+}
+
+export function createKafka(opts: KafkaOptions): Kafka {
+  return new Kafka({
+    clientId: opts.clientId,
+    brokers: opts.brokers,
+    logLevel: logLevel.WARN,
+    logCreator: () => (entry: LogEntry) => logKafkaEntry(opts.logger, entry),
+    retry: { retries: 8, initialRetryTime: 100, maxRetryTime: 5_000 },
+  });
+}
+
+function logKafkaEntry(logger: Logger, { level, log }: LogEntry): void {
+  const { message, timestamp: _ts, ...fields } = log;
+  const line = { kafka: { namespace: fields.namespace ?? undefined, ...fields } };
+  if (level === logLevel.ERROR || level === logLevel.NOTHING) logger.error(line, message);
+  else if (level === logLevel.WARN) logger.warn(line, message);
+  else logger.debug(line, message);
+}
+
+/**
+ * The producer the bus uses: acks=all on every send (set per send by `sendAcked`), and NOT kafkajs'
+ * idempotent mode, which has lost messages under concurrent sends (kafkajs issue 1005). Per
+ * correlation-id order is kept by the gateway holding the story-state lock across the send;
+ * duplicates from retries are absorbed by message_id dedup in delivery.
+ */
+export function createProducer(kafka: Kafka): Producer {
+  return kafka.producer({ idempotent: false, allowAutoTopicCreation: false });
+}
+
+export interface ProducedRecord {
+  topic: string;
+  key: string;
+  value: Buffer;
+  headers: Record<string, string>;
+  timestamp?: string;
+}
+
+/** Sends one record with acks=all and resolves with its partition and offset once all replicas have it. */
+export async function sendAcked(producer: Producer, record: ProducedRecord): Promise<{ partition: number; offset: string }> {
+  const [meta] = await producer.send({
+    topic: record.topic,
+    acks: -1,
+    messages: [{ key: record.key, value: record.value, headers: record.headers, ...(record.timestamp ? { timestamp: record.timestamp } : {}) }],
+  });
+  if (!meta || meta.baseOffset === undefined) throw new Error(`no acknowledgement for ${record.topic}`);
+  return { partition: meta.partition, offset: meta.baseOffset };
+}
+
+export interface BatchConsumerOptions {
+  groupId: string;
+  /** Upper bound on the wait between heartbeats inside a batch handler. */
+  sessionTimeoutMs?: number;
+}
+
+export function createConsumer(kafka: Kafka, opts: BatchConsumerOptions): Consumer {
+  return kafka.consumer({
+    groupId: opts.groupId,
+    sessionTimeout: opts.sessionTimeoutMs ?? 30_000,
+    heartbeatInterval: 3_000,
+    allowAutoTopicCreation: false,
+  });
+}
+
+export type RecordHandler = (record: EachBatchPayload['batch']['messages'][number], partition: number) => Promise<void>;
+
+/**
+ * Runs `handle` for every record, in order within each partition, via eachBatch: a heartbeat after
+ * each record keeps a slow handler from triggering a rebalance (eachMessage would), and the offset is
+ * resolved and committed only after `handle` returned, so a crash replays instead of skipping.
+ */
+export async function runBatches(consumer: Consumer, handle: RecordHandler): Promise<void> {
+  await consumer.run({
+    autoCommit: false,
+    eachBatchAutoResolve: false,
+    eachBatch: async ({ batch, resolveOffset, heartbeat, commitOffsetsIfNecessary, isRunning, isStale }) => {
+      for (const message of batch.messages) {
+        if (!isRunning() || isStale()) break;
+        await handle(message, batch.partition);
+        resolveOffset(message.offset);
+        await commitOffsetsIfNecessary({
+          topics: [{ topic: batch.topic, partitions: [{ partition: batch.partition, offset: nextOffset(message.offset) }] }],
+        });
+        await heartbeat();
+      }
+    },
+  });
+}
+
+function nextOffset(offset: string): string {
+  return (BigInt(offset) + 1n).toString();
+}

@@ -1,0 +1,63 @@
+import type { IHeaders } from 'kafkajs';
+
+/**
+ * Headers of a record on bus.messages.v1 (DESIGN §4). The value is the producer's exact bytes, so
+ * everything the bus knows about the message travels here. All values are UTF-8 strings on the wire.
+ */
+export interface MessageHeaders {
+  workspace_id: string;
+  message_id: string;
+  message_type: string;
+  /** Sequence family (`telling`, `link`) or null for types without one; the header is absent then. */
+  family: string | null;
+  producer_connection_id: string;
+  /** sha256 hex of the exact bytes; delivery checks it against the accepted idempotency record. */
+  content_hash: string;
+  /** RFC 3339 time the gateway accepted the message. */
+  accepted_at: string;
+  /** W3C trace context, so a trace runs from publish through delivery to receive. */
+  traceparent: string | null;
+}
+
+const REQUIRED = ['workspace_id', 'message_id', 'message_type', 'producer_connection_id', 'content_hash', 'accepted_at'] as const;
+const OPTIONAL = ['family', 'traceparent'] as const;
+
+export class HeaderDecodeError extends Error {
+  override readonly name = 'HeaderDecodeError';
+}
+
+export function encodeMessageHeaders(h: MessageHeaders): IHeaders {
+  const out: IHeaders = {};
+  for (const key of REQUIRED) out[key] = h[key];
+  for (const key of OPTIONAL) {
+    const value = h[key];
+    if (value !== null) out[key] = value;
+  }
+  return out;
+}
+
+export function decodeMessageHeaders(headers: IHeaders | undefined): MessageHeaders {
+  const read = (key: string): string | null => {
+    const raw = headers?.[key];
+    const value = Array.isArray(raw) ? raw[0] : raw;
+    if (value === undefined || value === null) return null;
+    return Buffer.isBuffer(value) ? value.toString('utf8') : String(value);
+  };
+  const missing = REQUIRED.filter((k) => read(k) === null);
+  if (missing.length > 0) throw new HeaderDecodeError(`record lacks headers: ${missing.join(', ')}`);
+  return {
+    workspace_id: read('workspace_id') as string,
+    message_id: read('message_id') as string,
+    message_type: read('message_type') as string,
+    family: read('family'),
+    producer_connection_id: read('producer_connection_id') as string,
+    content_hash: read('content_hash') as string,
+    accepted_at: read('accepted_at') as string,
+    traceparent: read('traceparent'),
+  };
+}
+
+/** Kafka key of a message: per-correlation order within a workspace rides on the partitioner. */
+export function messageKey(workspaceId: string, correlationId: string): string {
+  return `${workspaceId}/${correlationId}`;
+}
