@@ -33,3 +33,7 @@ export async function migrateDownAll(db: Knex): Promise<string[]> {
 export async function pingDatabase(db: Knex): Promise<void> {
   await db.raw('select 1');
 }
+
+export function databaseReadiness(db: Knex) {
+  return { name: 'postgres', check: () => pingDatabase(db) };
+}

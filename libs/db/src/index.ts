@@ -1,2 +1,2 @@
-export { createDatabase, migrateLatest, migrateDownAll, pingDatabase } from './database';
+export { createDatabase, migrateLatest, migrateDownAll, pingDatabase, databaseReadiness } from './database';
 export type { DatabaseOptions, Knex } from './database';

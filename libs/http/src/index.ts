@@ -15,3 +15,8 @@ export {
   InternalError,
 } from './errors';
 export type { Violation, ViolationSource } from './errors';
+export { runProcess, runMain } from './service';
+export type { Service, Listener, ProcessOptions, RunningProcess } from './service';
+export { notImplementedRouter } from './not-implemented';
+export { bootstrap } from './bootstrap';
+export type { CompositionContext, Composition } from './bootstrap';

@@ -1,4 +1,4 @@
-import { Kafka, logLevel, type Consumer, type EachBatchPayload, type LogEntry, type Producer } from 'kafkajs';
+import { Kafka, logLevel, type Admin, type Consumer, type EachBatchPayload, type LogEntry, type Producer } from 'kafkajs';
 import type { Logger } from 'pino';
 
 export interface KafkaOptions {
@@ -96,4 +96,18 @@ export async function runBatches(consumer: Consumer, handle: RecordHandler): Pro
 
 function nextOffset(offset: string): string {
   return (BigInt(offset) + 1n).toString();
+}
+
+/**
+ * Readiness of the brokers through an admin client. It connects on first use, so a process whose
+ * Kafka is down at start-up still starts, answers /readyz with 503 and becomes ready when it is back.
+ */
+export function kafkaReadiness(admin: Admin) {
+  return {
+    name: 'kafka',
+    check: async () => {
+      await admin.connect();
+      return admin.describeCluster();
+    },
+  };
 }

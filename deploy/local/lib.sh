@@ -1,0 +1,40 @@
+# Shared by up.sh and run-tests.sh: make the checkout runnable from nothing, every time.
+# shellcheck shell=bash
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+
+# node_modules is (re)installed when missing or older than package-lock.json. npm ci runs on the
+# machine's own Node; everything after it runs on the Node 24 the `node` devDependency pins.
+ensure_node_modules() {
+  local marker="$ROOT/node_modules/.package-lock.json"
+  if [ ! -f "$marker" ] || [ "$ROOT/package-lock.json" -nt "$marker" ]; then
+    echo "installing npm dependencies (npm ci)" >&2
+    (cd "$ROOT" && npm ci --no-audit --no-fund --loglevel=error)
+  fi
+  export PATH="$ROOT/node_modules/.bin:$PATH"
+  local major
+  major="$(node -p 'process.versions.node.split(".")[0]')"
+  if [ "$major" -lt 24 ]; then
+    echo "error: node $(node -v) is on PATH after npm ci; expected the pinned Node 24 in node_modules/.bin" >&2
+    exit 1
+  fi
+}
+
+# Starts (or reuses) Postgres, Redis and Kafka and exports their addresses; prints the started ones
+# into the file named by $1 so the caller can stop exactly those.
+ensure_stack() {
+  local started_file="${1:-/dev/null}"
+  bash "$ROOT/deploy/local/stack.sh" up | tee /dev/stderr | sed -n 's/^started: //p' > "$started_file"
+  set -a
+  # shellcheck disable=SC1091
+  . "$ROOT/.local/stack.env"
+  set +a
+  # One local broker: every topic has one replica; a few partitions keep the local broker light.
+  export KAFKA_REPLICATION_FACTOR="${KAFKA_REPLICATION_FACTOR:-1}"
+  export KAFKA_MESSAGES_PARTITIONS="${KAFKA_MESSAGES_PARTITIONS:-3}"
+}
+
+build() {
+  echo "building (tsc -b)" >&2
+  (cd "$ROOT" && tsc -b)
+}

@@ -1,0 +1,93 @@
+import { createTestDatabase, type TestDatabase } from '@bus/testing';
+import { createDatabase, migrateDownAll, migrateLatest, type Knex } from './index';
+
+const TENANCY_TABLES = ['apps', 'connections', 'credentials', 'organisations', 'permissions', 'workspaces'];
+
+let testDb: TestDatabase;
+let db: Knex;
+
+beforeAll(async () => {
+  testDb = await createTestDatabase();
+  db = createDatabase({ url: testDb.url, poolMax: 2, applicationName: 'db-test' });
+});
+afterAll(async () => {
+  await db.destroy();
+  await testDb.drop();
+});
+
+async function tables(): Promise<string[]> {
+  const rows = await db('pg_tables').where({ schemaname: 'public' }).whereNot('tablename', 'like', 'knex_%').pluck('tablename');
+  return (rows as string[]).sort();
+}
+
+describe('migrations on the real Postgres', () => {
+  it('run up to the tenancy schema, are idempotent, and run all the way down', async () => {
+    expect(await migrateLatest(db)).toEqual(['001_tenancy']);
+    expect(await tables()).toEqual(TENANCY_TABLES);
+    expect(await migrateLatest(db)).toEqual([]);
+
+    expect(await migrateDownAll(db)).toEqual(['001_tenancy']);
+    expect(await tables()).toEqual([]);
+    const types = await db('pg_type').whereIn('typname', ['quota_tier', 'connection_kind']).pluck('typname');
+    expect(types).toEqual([]);
+
+    expect(await migrateLatest(db)).toEqual(['001_tenancy']);
+  });
+});
+
+describe('tenancy constraints', () => {
+  const org = { id: 'oabcdefghijk2', name: 'House', kind: 'house' };
+  const vendor = { id: 'ovendorvendo7', name: 'Vendor', kind: 'vendor' };
+  const workspace = { id: 'wabcdefghijk2', organisation_id: org.id, name: 'Sandbox' };
+  const app = { id: 'aabcdefghijk2', workspace_id: workspace.id, organisation_id: vendor.id, name: 'Story app' };
+
+  beforeAll(async () => {
+    await migrateLatest(db);
+    await db('organisations').insert([org, vendor]);
+    await db('workspaces').insert(workspace);
+    await db('apps').insert(app);
+  });
+
+  it('puts new workspaces on standard and new organisations on minimal (spec §8)', async () => {
+    expect(await db('workspaces').where({ id: workspace.id }).first('quota_tier')).toEqual({ quota_tier: 'standard' });
+    expect(await db('organisations').where({ id: vendor.id }).first('quota_tier')).toEqual({ quota_tier: 'minimal' });
+  });
+
+  it('accepts custom limits up to 200/s, bursts of 400 and 10,000,000 a day, and nothing above', async () => {
+    const atCeiling = { quota_tier: 'custom', custom_per_second: 200, custom_burst: 400, custom_per_day: 10_000_000 };
+    await db('workspaces').where({ id: workspace.id }).update(atCeiling);
+    for (const over of [{ custom_per_second: 201 }, { custom_burst: 401 }, { custom_per_day: 10_000_001 }]) {
+      await expect(db('workspaces').where({ id: workspace.id }).update({ ...atCeiling, ...over })).rejects.toThrow(
+        /workspaces_custom_limits/,
+      );
+    }
+    await expect(db('workspaces').where({ id: workspace.id }).update({ quota_tier: 'high' })).rejects.toThrow(
+      /workspaces_custom_limits/,
+    );
+    await db('workspaces')
+      .where({ id: workspace.id })
+      .update({ quota_tier: 'high', custom_per_second: null, custom_burst: null, custom_per_day: null });
+  });
+
+  it('holds connection ids to c + 12 characters of [a-z2-7] (spec 2.1)', async () => {
+    const base = { app_id: app.id, workspace_id: workspace.id, kind: 'producer' };
+    await db('connections').insert({ ...base, id: 'cabcdefghijk2' });
+    for (const id of ['cabcdefghijk1', 'Cabcdefghijk2', 'cabcdefghijk', 'cabcdefghijk23', 'xabcdefghijk2']) {
+      await expect(db('connections').insert({ ...base, id })).rejects.toThrow(/connections_id_format/);
+    }
+    expect(await db('connections').where({ id: 'cabcdefghijk2' }).first('status', 'credential_version')).toEqual({
+      status: 'active',
+      credential_version: 1,
+    });
+  });
+
+  it('keeps one credential row per version and refuses an unknown permission kind', async () => {
+    await db('credentials').insert({ connection_id: 'cabcdefghijk2', version: 1, secret_hash: 'h1' });
+    await expect(db('credentials').insert({ connection_id: 'cabcdefghijk2', version: 1, secret_hash: 'h2' })).rejects.toThrow(
+      /duplicate key/,
+    );
+    await expect(db('permissions').insert({ app_id: app.id, kind: 'topic', value: 'x' })).rejects.toThrow(
+      /invalid input value for enum permission_kind/,
+    );
+  });
+});

@@ -1,0 +1,79 @@
+import type { Router } from 'express';
+import type { Registry } from 'prom-client';
+import type { Logger } from '@bus/observability';
+import { createHttpApp } from './app';
+import type { ErrorRenderer } from './error-bodies';
+import type { ReadinessCheck } from './readiness';
+import { onShutdownSignal, serve, type RunningServer } from './server';
+
+/**
+ * What every service factory returns: its routes, what it needs to be ready, and its background
+ * work. A process (one service in Kubernetes, all of them locally) decides which port serves which
+ * routers; the service does not know whether it runs alone.
+ */
+export interface Service {
+  name: string;
+  routers: Router[];
+  readiness: ReadinessCheck[];
+  /** Starts background work (Kafka consumers, sweepers) once the process listens. */
+  start?(): Promise<void>;
+  /** Stops background work; called after the HTTP servers drained. */
+  stop?(): Promise<void>;
+}
+
+export interface Listener {
+  /** Label of this port in logs and metrics: a service name, or `bus` / `portal` locally. */
+  name: string;
+  host: string;
+  port: number;
+  services: Service[];
+  renderError: ErrorRenderer;
+}
+
+export interface ProcessOptions {
+  logger: Logger;
+  metrics: Registry;
+  listeners: Listener[];
+  /** Services without routes (delivery's consumer) still start and stop with the process. */
+  background?: Service[];
+  drainTimeoutMs: number;
+  /** Closes the I/O clients the composition root built, after everything that uses them stopped. */
+  closeClients(): Promise<void>;
+}
+
+export interface RunningProcess {
+  servers: RunningServer[];
+  shutdown(): Promise<void>;
+}
+
+/** Serves every listener, starts every service, and stops all of it in order on shutdown. */
+export async function runProcess(opts: ProcessOptions): Promise<RunningProcess> {
+  const servers: RunningServer[] = [];
+  for (const listener of opts.listeners) {
+    const app = createHttpApp({
+      name: listener.name,
+      logger: opts.logger,
+      metrics: opts.metrics,
+      readiness: listener.services.flatMap((s) => s.readiness),
+      routers: listener.services.flatMap((s) => s.routers),
+      renderError: listener.renderError,
+    });
+    servers.push(await serve(app, { host: listener.host, port: listener.port, logger: opts.logger }));
+  }
+  const services = [...opts.listeners.flatMap((l) => l.services), ...(opts.background ?? [])];
+  for (const service of services) await service.start?.();
+
+  const shutdown = async () => {
+    await Promise.all(servers.map((s) => s.close(opts.drainTimeoutMs)));
+    for (const service of services.reverse()) await service.stop?.();
+    await opts.closeClients();
+  };
+  return { servers, shutdown };
+}
+
+/** `runProcess` for a composition root: exits when SIGTERM/SIGINT shutdown completes. */
+export async function runMain(opts: ProcessOptions): Promise<RunningProcess> {
+  const running = await runProcess(opts);
+  onShutdownSignal(opts.logger, running.shutdown);
+  return running;
+}

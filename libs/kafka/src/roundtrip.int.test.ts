@@ -1,0 +1,114 @@
+import { randomBytes } from 'node:crypto';
+import { ConfigResourceTypes, type Admin } from 'kafkajs';
+import pino from 'pino';
+import { requireEnv } from '@bus/testing';
+import {
+  createConsumer,
+  createKafka,
+  createProducer,
+  decodeMessageHeaders,
+  encodeMessageHeaders,
+  ensureTopics,
+  messageKey,
+  runBatches,
+  sendAcked,
+  type Kafka,
+  type MessageHeaders,
+} from './index';
+
+const logger = pino({ level: 'warn' });
+const KEYS = 10;
+const PER_KEY = 30;
+
+let kafka: Kafka;
+let admin: Admin;
+const topic = `test.roundtrip.${randomBytes(4).toString('hex')}`;
+
+beforeAll(async () => {
+  kafka = createKafka({ brokers: requireEnv('KAFKA_BROKERS').split(','), clientId: 'kafka-roundtrip-test', logger });
+  admin = kafka.admin();
+  await admin.connect();
+});
+afterAll(async () => {
+  await admin.deleteTopics({ topics: [topic] }).catch(() => undefined);
+  await admin.disconnect();
+});
+
+async function retentionOf(name: string): Promise<string | undefined> {
+  const { resources } = await admin.describeConfigs({
+    includeSynonyms: false,
+    resources: [{ type: ConfigResourceTypes.TOPIC, name, configNames: ['retention.ms'] }],
+  });
+  return resources[0]?.configEntries.find((e) => e.configName === 'retention.ms')?.configValue;
+}
+
+describe('libs/kafka on the real broker', () => {
+  it('creates a topic with its settings, and brings retention of an existing one to the config', async () => {
+    const settings = (retentionMs: number) => [
+      { topic, numPartitions: 3, replicationFactor: 1, configEntries: [{ name: 'retention.ms', value: String(retentionMs) }] },
+    ];
+    await ensureTopics(admin, settings(7 * 86_400_000));
+    expect(await retentionOf(topic)).toBe(String(7 * 86_400_000));
+    const [metadata] = (await admin.fetchTopicMetadata({ topics: [topic] })).topics;
+    expect(metadata?.partitions).toHaveLength(3);
+
+    await ensureTopics(admin, settings(30 * 86_400_000));
+    expect(await retentionOf(topic)).toBe(String(30 * 86_400_000));
+  });
+
+  it('keeps per-key order within a partition, with the bytes and headers intact', async () => {
+    const producer = createProducer(kafka);
+    await producer.connect();
+    const sent = new Map<string, string[]>();
+    const partitionOfKey = new Map<string, Set<number>>();
+    // One sender per key, all keys at once: the gateway's shape (one in-flight send per correlation id).
+    await Promise.all(
+      Array.from({ length: KEYS }, async (_, k) => {
+        const key = messageKey('wabcdefghijk2', `story-${k}`);
+        sent.set(key, []);
+        for (let i = 0; i < PER_KEY; i++) {
+          const value = `{"n":${i},"key":"${key}","pad":"${'é'.repeat(i)}"}`;
+          const headers: MessageHeaders = {
+            workspace_id: 'wabcdefghijk2',
+            message_id: `${key}#${i}`,
+            message_type: 'telling.exposed',
+            family: 'telling',
+            producer_connection_id: 'cabcdefghijk2',
+            content_hash: 'f'.repeat(64),
+            accepted_at: new Date().toISOString(),
+            traceparent: null,
+          };
+          const { partition } = await sendAcked(producer, {
+            topic,
+            key,
+            value: Buffer.from(value, 'utf8'),
+            headers: encodeMessageHeaders(headers) as Record<string, string>,
+          });
+          sent.get(key)?.push(value);
+          partitionOfKey.set(key, (partitionOfKey.get(key) ?? new Set()).add(partition));
+        }
+      }),
+    );
+    await producer.disconnect();
+    for (const partitions of partitionOfKey.values()) expect(partitions.size).toBe(1);
+
+    const received = new Map<string, string[]>();
+    const consumer = createConsumer(kafka, { groupId: `${topic}.reader` });
+    await consumer.connect();
+    await consumer.subscribe({ topic, fromBeginning: true });
+    let total = 0;
+    const done = new Promise<void>((resolve) => {
+      void runBatches(consumer, async (record, partition) => {
+        const key = record.key?.toString('utf8') ?? '';
+        const headers = decodeMessageHeaders(record.headers);
+        expect(headers.message_id.startsWith(`${key}#`)).toBe(true);
+        expect([...(partitionOfKey.get(key) ?? [])]).toEqual([partition]);
+        received.set(key, [...(received.get(key) ?? []), record.value?.toString('utf8') ?? '']);
+        if (++total === KEYS * PER_KEY) resolve();
+      });
+    });
+    await done;
+    await consumer.disconnect();
+    expect(received).toEqual(sent);
+  }, 60_000);
+});

@@ -1,0 +1,2 @@
+export { createRedis, redisReadiness } from './redis';
+export type { Redis } from './redis';

@@ -1,0 +1,31 @@
+import { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+
+export type { Redis };
+
+/**
+ * The Redis client behind the rate limiters. Commands fail at once while Redis is unreachable
+ * (no offline queue, one retry) so a request never waits on a dead Redis: the limiters fall back to
+ * their in-process insurance and /readyz says so. The client keeps reconnecting in the background.
+ */
+export function createRedis(url: string, logger: Logger): Redis {
+  const redis = new Redis(url, {
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 1,
+    connectTimeout: 2_000,
+    retryStrategy: (attempt) => Math.min(attempt * 200, 2_000),
+  });
+  let lastLogged = 0;
+  redis.on('error', (err: Error) => {
+    // A dead Redis emits an error per reconnect attempt; one line every 10 s is enough.
+    if (Date.now() - lastLogged > 10_000) {
+      lastLogged = Date.now();
+      logger.warn({ err: err.message }, 'redis unreachable');
+    }
+  });
+  return redis;
+}
+
+export function redisReadiness(redis: Redis) {
+  return { name: 'redis', check: () => redis.ping() };
+}

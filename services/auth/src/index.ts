@@ -1,0 +1,2 @@
+export { createAuthService } from './service';
+export type { AuthServiceDeps } from './service';

@@ -1,0 +1,1 @@
+export { createCatalogueService } from './service';

@@ -1,0 +1,2 @@
+export { createDeliveryService } from './service';
+export type { DeliveryServiceDeps } from './service';

@@ -1,0 +1,2 @@
+export { createGatewayService } from './service';
+export type { GatewayServiceDeps } from './service';

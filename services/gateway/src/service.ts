@@ -1,0 +1,28 @@
+import { notImplementedRouter, type ReadinessCheck, type Service } from '@bus/http';
+import { healthRouter } from './health';
+
+export interface GatewayServiceDeps {
+  /** Postgres (idempotency, story state), Redis (quotas) and Kafka (bus.messages.v1) readiness. */
+  readiness: ReadinessCheck[];
+}
+
+/** Publish and validate routes (spec §2.6–2.7, §4.2, §7.2) and the bus health route. */
+export function createGatewayService(deps: GatewayServiceDeps): Service {
+  const tenant = '/v1/tenants/:t';
+  return {
+    name: 'gateway',
+    routers: [
+      healthRouter(),
+      notImplementedRouter([
+        ['post', `${tenant}/messages`],
+        ['post', `${tenant}/validate`],
+        ['post', `${tenant}/iam/messages`],
+        ['post', `${tenant}/iam/validate`],
+        ['post', `${tenant}/principals/verify`],
+        ['post', '/v1/jwt/messages'],
+        ['post', '/v1/messages'],
+      ]),
+    ],
+    readiness: deps.readiness,
+  };
+}

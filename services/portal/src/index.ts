@@ -1,0 +1,2 @@
+export { createPortalService } from './service';
+export type { PortalServiceDeps } from './service';

@@ -1,0 +1,2 @@
+export { createPullApiService } from './service';
+export type { PullApiServiceDeps } from './service';

@@ -1,0 +1,32 @@
+import { startNodeProcess } from '@bus/testing';
+
+describe('start-up configuration', () => {
+  it('stops a service with exit code 2 and a message naming every bad variable', async () => {
+    const proc = startNodeProcess('services/gateway/dist/main.js', {
+      PORT: 'eighty',
+      DATABASE_URL: 'mysql://user:pw-marker@db/bus',
+      KAFKA_BROKERS: 'kafka-without-port',
+      LOG_LEVEL: 'loud',
+      // REDIS_URL is missing altogether.
+    });
+    expect(await proc.exited).toBe(2);
+    const out = proc.output();
+    expect(out).toContain('gateway: Invalid configuration:');
+    for (const line of [
+      'PORT: must be an integer from 1 to 65535, got "eighty"',
+      'DATABASE_URL: must be a postgres or postgresql URL',
+      'REDIS_URL: is required (a redis or rediss URL)',
+      'KAFKA_BROKERS: must be a comma-separated list of host:port, got "kafka-without-port"',
+      'LOG_LEVEL: must be one of fatal, error, warn, info, debug, trace, silent, got "loud"',
+    ]) {
+      expect(out).toContain(line);
+    }
+    expect(out).not.toContain('pw-marker');
+  });
+
+  it('names the variables of each service: the all-in-one process reads its two ports', async () => {
+    const proc = startNodeProcess('services/all-in-one/dist/main.js', { BUS_PORT: '0x50', PORTAL_PORT: '99999' });
+    expect(await proc.exited).toBe(2);
+    expect(proc.output()).toMatch(/BUS_PORT: must be an integer[\s\S]*PORTAL_PORT: must be an integer[\s\S]*DATABASE_URL: is required/);
+  });
+});

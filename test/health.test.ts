@@ -1,0 +1,78 @@
+import { startBus, type RunningBus } from './support/bus';
+
+// Spec 2.5, in the order the spec lists them.
+const MESSAGE_TYPES = [
+  'delivery.media_available',
+  'link.committed',
+  'link.gate_changed',
+  'link.withdrawn',
+  'skill.warning.raised',
+  'story.context',
+  'system.audit',
+  'telling.ended',
+  'telling.exposed',
+  'telling.started',
+];
+
+let bus: RunningBus;
+beforeAll(async () => {
+  bus = await startBus();
+}, 60_000);
+afterAll(async () => {
+  await bus?.stop();
+});
+
+describe('the all-in-one bus', () => {
+  it('answers GET /v1/health with exactly the fields of spec 2.5', async () => {
+    const res = await fetch(`${bus.busUrl}/v1/health`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+    expect(await res.json()).toEqual({ ok: true, som_version: '1.0.0', message_types: MESSAGE_TYPES });
+  });
+
+  it('is ready when Postgres, Redis and Kafka are reachable', async () => {
+    const res = await fetch(`${bus.busUrl}/readyz`);
+    expect(await res.json()).toEqual({ ready: true, checks: { postgres: 'ok', redis: 'ok', kafka: 'ok' } });
+    expect(res.status).toBe(200);
+    const portal = await fetch(`${bus.portalUrl}/readyz`);
+    expect(await portal.json()).toEqual({ ready: true, checks: { postgres: 'ok', kafka: 'ok' } });
+  });
+
+  it.each([
+    ['POST', '/v1/oauth/token'],
+    ['GET', '/v1/oauth/jwks'],
+    ['POST', '/v1/tenants/wabcdefghijk2/messages'],
+    ['POST', '/v1/tenants/wabcdefghijk2/validate'],
+    ['POST', '/v1/tenants/wabcdefghijk2/iam/messages'],
+    ['POST', '/v1/tenants/wabcdefghijk2/iam/validate'],
+    ['POST', '/v1/tenants/wabcdefghijk2/principals/verify'],
+    ['GET', '/v1/tenants/wabcdefghijk2/consumers/cabcdefghijk2/messages'],
+    ['POST', '/v1/tenants/wabcdefghijk2/consumers/cabcdefghijk2/ack'],
+    ['POST', '/v1/tenants/wabcdefghijk2/consumers/cabcdefghijk2/nack'],
+    ['GET', '/v1/tenants/wabcdefghijk2/consumers/cabcdefghijk2/skills'],
+    ['POST', '/v1/jwt/messages'],
+    ['POST', '/v1/messages'],
+  ])('answers %s %s on the bus port with 501 in the spec error shape until it lands', async (method, path) => {
+    const res = await fetch(`${bus.busUrl}${path}`, { method });
+    expect(res.status).toBe(501);
+    expect(await res.json()).toEqual({
+      accepted: false,
+      violations: [{ source: 'policy', rule: 'route.not_implemented', message: expect.stringContaining('not implemented yet') }],
+    });
+  });
+
+  it.each([
+    ['GET', '/api/skills/library'],
+    ['POST', '/api/skills/validate'],
+    ['GET', '/api/admin/organisations'],
+  ])('answers %s %s on the portal port with 501 and a code', async (method, path) => {
+    const res = await fetch(`${bus.portalUrl}${path}`, { method });
+    expect(res.status).toBe(501);
+    expect(await res.json()).toEqual({ code: 'route.not_implemented', message: expect.any(String), request_id: expect.any(String) });
+  });
+
+  it('keeps bus and portal routes on their own ports', async () => {
+    expect((await fetch(`${bus.portalUrl}/v1/health`)).status).toBe(404);
+    expect((await fetch(`${bus.busUrl}/api/skills/library`)).status).toBe(404);
+  });
+});

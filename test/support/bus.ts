@@ -1,0 +1,86 @@
+import { spawn } from 'node:child_process';
+import { createTestDatabase, freePort, requireEnv, startNodeProcess, waitForHttp, type ServiceProcess } from '@bus/testing';
+
+export interface RunningBus {
+  busUrl: string;
+  portalUrl: string;
+  process: ServiceProcess;
+  env: Record<string, string>;
+  stop(): Promise<void>;
+}
+
+/**
+ * The whole bus as `npm run up` runs it (the compiled all-in-one process) on its own fresh database,
+ * after the same set-up step (migrations, topics). `env` overrides any variable, e.g. REDIS_URL.
+ */
+export async function startBus(env: Record<string, string> = {}): Promise<RunningBus> {
+  const database = await createTestDatabase('bus_e2e');
+  const busPort = await freePort();
+  const portalPort = await freePort();
+  const fullEnv = {
+    HOST: '127.0.0.1',
+    BUS_PORT: String(busPort),
+    PORTAL_PORT: String(portalPort),
+    DATABASE_URL: database.url,
+    REDIS_URL: requireEnv('REDIS_URL'),
+    KAFKA_BROKERS: requireEnv('KAFKA_BROKERS'),
+    KAFKA_REPLICATION_FACTOR: process.env.KAFKA_REPLICATION_FACTOR ?? '1',
+    KAFKA_MESSAGES_PARTITIONS: process.env.KAFKA_MESSAGES_PARTITIONS ?? '3',
+    SHUTDOWN_DRAIN_TIMEOUT: '5s',
+    ...env,
+  };
+  await runToCompletion('services/all-in-one/dist/setup.js', fullEnv);
+  const proc = startNodeProcess('services/all-in-one/dist/main.js', fullEnv);
+  const busUrl = `http://127.0.0.1:${busPort}`;
+  await waitForHttp(`${busUrl}/healthz`, { process: proc });
+  return {
+    busUrl,
+    portalUrl: `http://127.0.0.1:${portalPort}`,
+    process: proc,
+    env: fullEnv,
+    stop: async () => {
+      await proc.stop();
+      await database.drop();
+    },
+  };
+}
+
+async function runToCompletion(entry: string, env: Record<string, string>): Promise<void> {
+  const proc = startNodeProcess(entry, env);
+  const code = await proc.exited;
+  if (code !== 0) throw new Error(`${entry} exited with ${code}:\n${proc.output()}`);
+}
+
+/** A redis-server of the test's own on a free port, so the test can stop and restart it. */
+export async function startOwnRedis(port?: number): Promise<{ url: string; port: number; stop(): Promise<void> }> {
+  const p = port ?? (await freePort());
+  const child = spawn('redis-server', ['--bind', '127.0.0.1', '--port', String(p), '--save', '', '--appendonly', 'no'], {
+    stdio: 'ignore',
+  });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const url = `redis://127.0.0.1:${p}`;
+  await waitForPort(p);
+  return {
+    url,
+    port: p,
+    stop: async () => {
+      child.kill('SIGTERM');
+      await exited;
+    },
+  };
+}
+
+async function waitForPort(port: number): Promise<void> {
+  const { connect } = await import('node:net');
+  const deadline = Date.now() + 10_000;
+  while (Date.now() < deadline) {
+    const open = await new Promise<boolean>((resolve) => {
+      const socket = connect(port, '127.0.0.1');
+      socket.once('connect', () => (socket.destroy(), resolve(true)));
+      socket.once('error', () => resolve(false));
+    });
+    if (open) return;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`nothing listens on ${port}`);
+}
