@@ -7,7 +7,7 @@ const IO_MODULES = ['pg', 'knex', 'kafkajs', 'ioredis', 'express', 'rate-limiter
 const PURE_LIBS = ['libs/config', 'libs/som', 'libs/skills', 'libs/tokens'];
 
 const deepImports = {
-  group: ['@bus/*/*', '../../libs/**', '../../services/**', '**/../*/src/**', '**/dist/**'],
+  group: ['@bus/*/*', '../../libs/**', '../../services/**', '**/../*/src/**', '@bus/*/dist/**'],
   message: 'Import another package by its name (@bus/<name>), never its src/ or dist/ files.',
 };
 

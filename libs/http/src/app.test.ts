@@ -6,7 +6,7 @@ import { codeBody, violationBody, type ErrorRenderer } from './error-bodies';
 import { HttpError } from './errors';
 import { notImplementedRouter } from './not-implemented';
 import { readBody } from './body';
-import { createHttpApp } from './app';
+import { createHttpApp, createRequestMetrics } from './app';
 import { serve, type RunningServer } from './server';
 import type { ReadinessCheck } from './readiness';
 
@@ -44,11 +44,15 @@ function router(): Router {
   return r;
 }
 
+const metrics = createMetricsRegistry({ defaultMetrics: false });
+const requestMetrics = createRequestMetrics(metrics);
+
 async function start(renderError: ErrorRenderer): Promise<RunningServer> {
   const app = createHttpApp({
     name: 'test',
     logger,
-    metrics: createMetricsRegistry({ defaultMetrics: false }),
+    metrics,
+    requestMetrics,
     readiness,
     renderError,
     routers: [router(), notImplementedRouter([['post', '/v1/oauth/token']])],

@@ -10,7 +10,10 @@ export interface HttpAppOptions {
   /** Names the process in logs and metrics, e.g. `gateway` or `bus` for the all-in-one bus port. */
   name: string;
   logger: Logger;
+  /** Served at /metrics. */
   metrics: Registry;
+  /** Request counters of the process, shared by every app in it (labelled with `name`). */
+  requestMetrics: RequestMetrics;
   readiness: readonly ReadinessCheck[];
   renderError: ErrorRenderer;
   /** Mounted in order after the operational routes. */
@@ -31,7 +34,6 @@ export function createHttpApp(opts: HttpAppOptions): HttpApp {
   app.disable('x-powered-by');
   app.set('trust proxy', false);
   let draining = false;
-  const observe = requestMetrics(opts.metrics, opts.name);
 
   app.use((req: Request, res: Response, next: NextFunction) => {
     const incoming = req.header('x-request-id');
@@ -42,7 +44,7 @@ export function createHttpApp(opts: HttpAppOptions): HttpApp {
     res.on('finish', () => {
       const seconds = Number(process.hrtime.bigint() - started) / 1e9;
       const route = routeLabel(req);
-      observe(req.method, route, res.statusCode, seconds);
+      opts.requestMetrics.observe(opts.name, req.method, route, res.statusCode, seconds);
       // Method, route pattern, status and time only: no headers, no query, no body (they carry secrets).
       opts.logger.info(
         { request_id: requestId, method: req.method, route, status: res.statusCode, ms: Math.round(seconds * 1000) },
@@ -111,7 +113,12 @@ function routeLabel(req: Request): string {
   return 'unmatched';
 }
 
-function requestMetrics(registry: Registry, app: string) {
+export interface RequestMetrics {
+  observe(app: string, method: string, route: string, status: number, seconds: number): void;
+}
+
+/** Registers the HTTP request metrics once per registry; every app of the process reports into them. */
+export function createRequestMetrics(registry: Registry): RequestMetrics {
   const requests = new Counter({
     name: 'http_requests_total',
     help: 'HTTP requests answered, by route pattern and status',
@@ -125,8 +132,10 @@ function requestMetrics(registry: Registry, app: string) {
     buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 25],
     registers: [registry],
   });
-  return (method: string, route: string, status: number, seconds: number) => {
-    requests.inc({ app, method, route, status: String(status) });
-    duration.observe({ app, method, route }, seconds);
+  return {
+    observe: (app, method, route, status, seconds) => {
+      requests.inc({ app, method, route, status: String(status) });
+      duration.observe({ app, method, route }, seconds);
+    },
   };
 }

@@ -1,5 +1,5 @@
 import { ConfigError, loadConfig, processConfig, type ConfigOf, type ConfigSpec } from '@bus/config';
-import { createLogger, createMetricsRegistry, startTracing, type Logger, type Registry } from '@bus/observability';
+import { createLogger, createMetricsRegistry, type Logger, type Registry, type Tracing } from '@bus/observability';
 import { runMain, type Listener, type Service } from './service';
 
 type ProcessConfig = ConfigOf<typeof processConfig>;
@@ -19,11 +19,13 @@ export interface Composition {
 
 /**
  * The shared start-up of every composition root: validate the whole environment first (a bad variable
- * stops the process with a message naming it, before any client connects), then logging, metrics and
- * tracing, then the caller's `compose` builds clients and services, then serve until SIGTERM.
+ * stops the process with a message naming it, before any client connects), then logging and metrics,
+ * then the caller's `compose` builds clients and services, then serve until SIGTERM.
  */
 export async function bootstrap<S extends ConfigSpec>(opts: {
   name: string;
+  /** Started by the root's first import (see startTracingFromEnv); flushed at shutdown. */
+  tracing: Tracing;
   config: S;
   compose(ctx: CompositionContext<ConfigOf<S>>): Promise<Composition>;
 }): Promise<void> {
@@ -38,9 +40,8 @@ export async function bootstrap<S extends ConfigSpec>(opts: {
     throw err;
   }
   const logger = createLogger({ service: opts.name, level: config.LOG_LEVEL });
-  const tracing = startTracing({ serviceName: opts.name, otlpEndpoint: config.OTEL_EXPORTER_OTLP_ENDPOINT });
   const metrics = createMetricsRegistry();
-  const closers: Array<() => Promise<unknown> | void> = [() => tracing.shutdown()];
+  const closers: Array<() => Promise<unknown> | void> = [() => opts.tracing.shutdown()];
   try {
     const composition = await opts.compose({ config, logger, metrics, onClose: (close) => closers.push(close) });
     await runMain({

@@ -1,5 +1,5 @@
-export { createHttpApp } from './app';
-export type { HttpApp, HttpAppOptions } from './app';
+export { createHttpApp, createRequestMetrics } from './app';
+export type { HttpApp, HttpAppOptions, RequestMetrics } from './app';
 export { serve, onShutdownSignal } from './server';
 export type { RunningServer } from './server';
 export { readBody } from './body';

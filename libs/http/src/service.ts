@@ -1,7 +1,7 @@
 import type { Router } from 'express';
 import type { Registry } from 'prom-client';
 import type { Logger } from '@bus/observability';
-import { createHttpApp } from './app';
+import { createHttpApp, createRequestMetrics } from './app';
 import type { ErrorRenderer } from './error-bodies';
 import type { ReadinessCheck } from './readiness';
 import { onShutdownSignal, serve, type RunningServer } from './server';
@@ -49,11 +49,13 @@ export interface RunningProcess {
 /** Serves every listener, starts every service, and stops all of it in order on shutdown. */
 export async function runProcess(opts: ProcessOptions): Promise<RunningProcess> {
   const servers: RunningServer[] = [];
+  const requestMetrics = createRequestMetrics(opts.metrics);
   for (const listener of opts.listeners) {
     const app = createHttpApp({
       name: listener.name,
       logger: opts.logger,
       metrics: opts.metrics,
+      requestMetrics,
       readiness: listener.services.flatMap((s) => s.readiness),
       routers: listener.services.flatMap((s) => s.routers),
       renderError: listener.renderError,

@@ -1,23 +1,44 @@
 import { NodeSDK } from '@opentelemetry/sdk-node';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { HttpInstrumentation } from '@opentelemetry/instrumentation-http';
+import { ConfigError, loadConfig, processConfig, type Env } from '@bus/config';
 
 export interface Tracing {
   readonly enabled: boolean;
   shutdown(): Promise<void>;
 }
 
+const DISABLED: Tracing = { enabled: false, shutdown: async () => {} };
+
 /**
  * OpenTelemetry, off unless an OTLP/HTTP endpoint is configured: with no endpoint nothing is
  * registered and the @opentelemetry/api calls in the code are no-ops.
  */
 export function startTracing(opts: { serviceName: string; otlpEndpoint: string | undefined }): Tracing {
-  if (!opts.otlpEndpoint) return { enabled: false, shutdown: async () => {} };
+  if (!opts.otlpEndpoint) return DISABLED;
   const sdk = new NodeSDK({
     serviceName: opts.serviceName,
     traceExporter: new OTLPTraceExporter({ url: `${opts.otlpEndpoint.replace(/\/$/, '')}/v1/traces` }),
     instrumentations: [new HttpInstrumentation()],
+    // Traces only: metrics are prom-client's (/metrics) and logs are pino's (stdout).
+    metricReaders: [],
+    logRecordProcessors: [],
   });
   sdk.start();
   return { enabled: true, shutdown: () => sdk.shutdown() };
+}
+
+/**
+ * For the first import of a composition root: instrumentation patches `http` as it loads, so it
+ * must start before express and the server do. An invalid endpoint leaves tracing off here; the
+ * root's full configuration check then stops the process naming the variable.
+ */
+export function startTracingFromEnv(serviceName: string, env: Env = process.env): Tracing {
+  try {
+    const { OTEL_EXPORTER_OTLP_ENDPOINT } = loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: processConfig.OTEL_EXPORTER_OTLP_ENDPOINT }, env);
+    return startTracing({ serviceName, otlpEndpoint: OTEL_EXPORTER_OTLP_ENDPOINT });
+  } catch (err) {
+    if (err instanceof ConfigError) return DISABLED;
+    throw err;
+  }
 }

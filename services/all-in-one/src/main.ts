@@ -1,3 +1,4 @@
+import { tracing } from './instrument';
 import { databaseConfig, kafkaConfig, port, redisConfig } from '@bus/config';
 import { createDatabase, databaseReadiness } from '@bus/db';
 import { bootstrap, codeBody, violationBody } from '@bus/http';
@@ -17,6 +18,7 @@ import { createPortalService } from '@bus/portal';
  */
 void bootstrap({
   name: 'all-in-one',
+  tracing,
   config: {
     BUS_PORT: port({ default: 8080 }),
     PORTAL_PORT: port({ default: 8090 }),

@@ -1,3 +1,4 @@
+import { tracing } from './instrument';
 import { databaseConfig, redisConfig, servicePort } from '@bus/config';
 import { createDatabase, databaseReadiness } from '@bus/db';
 import { bootstrap, violationBody } from '@bus/http';
@@ -6,6 +7,7 @@ import { createAuthService } from './service';
 
 void bootstrap({
   name: 'auth',
+  tracing,
   config: { ...servicePort(8081), ...databaseConfig, ...redisConfig },
   compose: async ({ config, logger, onClose }) => {
     const db = createDatabase({ url: config.DATABASE_URL, poolMax: config.DATABASE_POOL_MAX, applicationName: 'auth' });

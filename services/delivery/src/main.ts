@@ -1,3 +1,4 @@
+import { tracing } from './instrument';
 import { databaseConfig, kafkaConfig, servicePort } from '@bus/config';
 import { createDatabase, databaseReadiness } from '@bus/db';
 import { bootstrap, violationBody } from '@bus/http';
@@ -6,6 +7,7 @@ import { createDeliveryService } from './service';
 
 void bootstrap({
   name: 'delivery',
+  tracing,
   config: { ...servicePort(8084), ...databaseConfig, ...kafkaConfig },
   compose: async ({ config, logger, onClose }) => {
     const db = createDatabase({ url: config.DATABASE_URL, poolMax: config.DATABASE_POOL_MAX, applicationName: 'delivery' });

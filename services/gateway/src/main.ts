@@ -1,3 +1,4 @@
+import { tracing } from './instrument';
 import { databaseConfig, kafkaConfig, redisConfig, servicePort } from '@bus/config';
 import { createDatabase, databaseReadiness } from '@bus/db';
 import { bootstrap, violationBody } from '@bus/http';
@@ -7,6 +8,7 @@ import { createGatewayService } from './service';
 
 void bootstrap({
   name: 'gateway',
+  tracing,
   config: { ...servicePort(8082), ...databaseConfig, ...redisConfig, ...kafkaConfig },
   compose: async ({ config, logger, onClose }) => {
     const db = createDatabase({ url: config.DATABASE_URL, poolMax: config.DATABASE_POOL_MAX, applicationName: 'gateway' });

@@ -1,3 +1,4 @@
+import { tracing } from './instrument';
 import { databaseConfig, kafkaConfig, servicePort } from '@bus/config';
 import { createDatabase, databaseReadiness } from '@bus/db';
 import { bootstrap, codeBody } from '@bus/http';
@@ -6,6 +7,7 @@ import { createPortalService } from './service';
 
 void bootstrap({
   name: 'portal',
+  tracing,
   config: { ...servicePort(8092), ...databaseConfig, ...kafkaConfig },
   compose: async ({ config, logger, onClose }) => {
     const db = createDatabase({ url: config.DATABASE_URL, poolMax: config.DATABASE_POOL_MAX, applicationName: 'portal' });

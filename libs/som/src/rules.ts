@@ -1,0 +1,125 @@
+/**
+ * The rule catalogue: every rule id the bus can answer with, its source, the HTTP status of a response
+ * that reports it and whether it is tolerated (reported on a 202 under `tolerated`, not refusing).
+ * Code never decides toleration with ifs: it looks the rule up here. docs/rules.md and GET /v1/rules are
+ * generated from this table.
+ */
+import { SOM_VERSION } from './message';
+import type { Violation, ViolationSource } from './violation';
+
+export interface RuleDefinition {
+  readonly source: ViolationSource;
+  /** The status of a response that reports the rule: 202 for tolerated rules, which never refuse. */
+  readonly status: number;
+  readonly tolerated: boolean;
+  readonly description: string;
+}
+
+const BAD_REQUEST = 400;
+const FORBIDDEN = 403;
+const CONFLICT = 409;
+const ACCEPTED = 202;
+
+function refusing(source: ViolationSource, status: number, description: string): RuleDefinition {
+  return { source, status, tolerated: false, description };
+}
+
+function tolerated(source: ViolationSource, description: string): RuleDefinition {
+  return { source, status: ACCEPTED, tolerated: true, description };
+}
+
+export const RULES = {
+  // The body as a whole.
+  'schema.json_invalid': refusing('schema', BAD_REQUEST, 'The body is not JSON encoded as UTF-8.'),
+  'schema.not_object': refusing('schema', BAD_REQUEST, 'The body is JSON but not an object.'),
+  'schema.message_type_unknown': refusing('schema', BAD_REQUEST, 'message_type names no type the bus has a schema for (GET /v1/health lists them).'),
+
+  // One per JSON Schema keyword of the SOM schemas, so the rule says what kind of mistake it is.
+  'schema.required': refusing('schema', BAD_REQUEST, 'A required property is missing; path points where it belongs.'),
+  'schema.additional_property': refusing('schema', BAD_REQUEST, 'A property the schema does not define; path points at it. Unknown fields are refused, in the envelope and in payloads.'),
+  'schema.type': refusing('schema', BAD_REQUEST, 'A value has the wrong JSON type.'),
+  'schema.enum': refusing('schema', BAD_REQUEST, 'A value is not one of the allowed values.'),
+  'schema.format': refusing('schema', BAD_REQUEST, 'A string does not have its format (uuid, date-time, uri).'),
+  'schema.pattern': refusing('schema', BAD_REQUEST, 'A string does not match its pattern, e.g. an identifier with characters outside letters, digits and . _ : -.'),
+  'schema.min_length': refusing('schema', BAD_REQUEST, 'A string is shorter than allowed (usually: empty).'),
+  'schema.max_length': refusing('schema', BAD_REQUEST, 'A string is longer than allowed.'),
+  'schema.minimum': refusing('schema', BAD_REQUEST, 'A number is below its minimum.'),
+  'schema.maximum': refusing('schema', BAD_REQUEST, 'A number is above its maximum.'),
+  'schema.min_items': refusing('schema', BAD_REQUEST, 'An array has fewer items than allowed.'),
+  'schema.max_items': refusing('schema', BAD_REQUEST, 'An array has more items than allowed.'),
+  'schema.unique_items': refusing('schema', BAD_REQUEST, 'An array that must hold distinct items holds a duplicate.'),
+  'schema.invalid': refusing('schema', BAD_REQUEST, 'A value fails a schema keyword that has no rule of its own.'),
+
+  'conformance.som_version_unsupported': refusing('conformance', BAD_REQUEST, 'som_version is well formed but not 1.0, the only version the bus implements.'),
+  'conformance.message_id_nil': refusing('conformance', BAD_REQUEST, 'message_id is the nil or the max UUID, which cannot identify one message.'),
+  'conformance.occurred_at_future': tolerated('conformance', 'occurred_at is more than 5 minutes ahead of the bus clock: probably a skewed producer clock. Reported, not refused.'),
+  'conformance.occurred_at_far_future': refusing('conformance', BAD_REQUEST, 'occurred_at is more than 24 hours ahead of the bus clock.'),
+  'conformance.reference_mismatch': refusing('conformance', BAD_REQUEST, 'A payload field that restates an envelope field has another value (skill.warning.raised: trigger.correlation_id must be the envelope correlation_id).'),
+  'conformance.self_reference': refusing('conformance', BAD_REQUEST, 'A payload reference names the thing itself: a trigger or subject naming this message_id, a link superseded by itself, a link from a segment to the same segment.'),
+  'conformance.duplicate_id': refusing('conformance', BAD_REQUEST, 'story.context: two characters, places or canon facts share an id.'),
+  'conformance.dangling_reference': refusing('conformance', BAD_REQUEST, 'story.context: a relationship names a character the payload does not define.'),
+  'conformance.time_range_inverted': refusing('conformance', BAD_REQUEST, 'A time range does not end after it starts (delivery.media_available: available_until not after available_from).'),
+  'conformance.gate_unchanged': tolerated('conformance', 'link.gate_changed with to_state equal to from_state: a change that changes nothing. Reported, not refused.'),
+
+  'policy.system_id_not_allowed': refusing('policy', FORBIDDEN, 'The app may not publish for this system_id.'),
+  'policy.message_type_not_allowed': refusing('policy', FORBIDDEN, 'The app may not publish this message_type.'),
+
+  'sequence.telling.not_started': refusing('sequence', CONFLICT, 'telling.exposed or telling.ended before telling.started on this correlation id.'),
+  'sequence.telling.already_started': refusing('sequence', CONFLICT, 'A second telling.started while a telling is under way on this correlation id.'),
+  'sequence.telling.ended': refusing('sequence', CONFLICT, 'A telling message after telling.ended on this correlation id: a correlation id carries one telling.'),
+  'sequence.telling.mismatch': refusing('sequence', CONFLICT, 'telling_id or story_id differs from the telling started on this correlation id.'),
+  'sequence.link.not_committed': refusing('sequence', CONFLICT, 'link.gate_changed or link.withdrawn for a link_id not committed on this correlation id.'),
+  'sequence.link.already_committed': refusing('sequence', CONFLICT, 'link.committed for a link_id already committed on this correlation id.'),
+  'sequence.link.withdrawn': refusing('sequence', CONFLICT, 'A link message for a link_id already withdrawn on this correlation id.'),
+  'sequence.link.gate_mismatch': refusing('sequence', CONFLICT, 'link.gate_changed whose from_state is not the gate state the link has.'),
+
+  // Request-level refusals, answered by the gateway before or around validation.
+  'producer.unauthenticated': refusing('policy', 401, 'The token is missing, invalid, expired, issued before a rotation, for another environment, or for a workspace the app left.'),
+  'producer.not_registered': refusing('policy', FORBIDDEN, 'The connection is not active, or is of the wrong kind for the route.'),
+  'tenant.mismatch': refusing('policy', FORBIDDEN, 'The workspace in the path is not the token\'s workspace.'),
+  'request.blocked': refusing('policy', FORBIDDEN, 'The firewall refused the request as an attack pattern; it does not judge SOM content.'),
+  'idempotency.message_id_reused': refusing('policy', CONFLICT, 'The message_id was accepted before with different content.'),
+  'message.too_large': refusing('conformance', 413, 'The body is over 240,000 bytes.'),
+  'rate.limited': refusing('policy', 429, 'A per-second limit is exceeded; Retry-After says when to try again.'),
+  'quota.exceeded': refusing('policy', 429, 'The connection\'s daily quota is used up; it resets at midnight UTC.'),
+  'registry.unavailable': refusing('policy', 503, 'The app\'s permissions could not be read; nothing was accepted. Retry with the same message_id.'),
+  'route.not_found': refusing('policy', 404, 'No route for this method and path.'),
+  'route.not_implemented': refusing('policy', 501, 'The route is in the spec but not implemented yet.'),
+  'internal.error': refusing('policy', 500, 'An unexpected error; it is logged with the request id.'),
+} as const satisfies Record<string, RuleDefinition>;
+
+export type RuleId = keyof typeof RULES;
+
+export function isRuleId(rule: string): rule is RuleId {
+  return Object.hasOwn(RULES, rule);
+}
+
+/** A violation of a catalogued rule; its source comes from the catalogue, so it cannot disagree. */
+export function violation(rule: RuleId, message: string, path?: string): Violation {
+  const found: Violation = { source: RULES[rule].source, rule, message };
+  if (path !== undefined) found.path = path;
+  return found;
+}
+
+/** Splits violations into those that refuse the message and those only reported on a 202. */
+export function splitTolerated(violations: readonly Violation[]): { refusing: Violation[]; tolerated: Violation[] } {
+  const refusing: Violation[] = [];
+  const toleratedOnes: Violation[] = [];
+  for (const found of violations) {
+    // An uncatalogued rule is a bug elsewhere; refusing is the safe side of it.
+    if (isRuleId(found.rule) && RULES[found.rule].tolerated) toleratedOnes.push(found);
+    else refusing.push(found);
+  }
+  return { refusing, tolerated: toleratedOnes };
+}
+
+export interface RulesCatalogue {
+  som_version: string;
+  rules: Array<{ rule: RuleId } & RuleDefinition>;
+}
+
+/** The body of GET /v1/rules: every rule, ordered by id. */
+export function rulesCatalogue(): RulesCatalogue {
+  const ids = (Object.keys(RULES) as RuleId[]).sort();
+  return { som_version: SOM_VERSION, rules: ids.map((rule) => ({ rule, ...RULES[rule] })) };
+}

@@ -1,0 +1,16 @@
+/**
+ * Spec 2.7: where a refusal comes from. The spec allows only these four values, so request-level
+ * refusals (authentication, limits, routing, idempotency) use `policy`; see docs/rules.md.
+ */
+export type ViolationSource = 'schema' | 'conformance' | 'sequence' | 'policy';
+
+/** Spec 2.7. Structurally the same as the Violation of @bus/http, which answers with it. */
+export interface Violation {
+  source: ViolationSource;
+  /** A stable rule id from RULES. */
+  rule: string;
+  /** For people; may change; must not be parsed. */
+  message: string;
+  /** A JSON Pointer into the submitted message, where known. */
+  path?: string;
+}

@@ -1,0 +1,19 @@
+/** A JSON Schema (draft 2020-12) document as parsed from its file. */
+export interface JsonSchemaDocument {
+  readonly $schema: string;
+  readonly $id: string;
+  readonly [keyword: string]: unknown;
+}
+
+/** The SOM 1.0 schema set: files under som/1.0/. */
+export interface SomSchemaSet {
+  /** $defs shared by the envelope and the payloads (ids, timestamps, references). */
+  readonly defs: JsonSchemaDocument;
+  readonly envelope: JsonSchemaDocument;
+  /** Payload schema per message type; the keys are the message types the bus has schemas for. */
+  readonly payloads: Readonly<Record<string, JsonSchemaDocument>>;
+  /** One valid example message per message type, as parsed from examples/<message_type>.json. */
+  readonly examples: Readonly<Record<string, unknown>>;
+}
+
+export declare const som: SomSchemaSet;

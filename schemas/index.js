@@ -1,0 +1,36 @@
+// The one place that knows where the schema files are. Plain CommonJS on purpose: the JSON files are
+// the source, and an entry point that needs no build step lets node, jest and tsc (through index.d.ts)
+// all read the very same files; a compiled copy in dist/ could go stale behind a test run.
+'use strict';
+
+const som = {
+  defs: require('./som/1.0/defs.json'),
+  envelope: require('./som/1.0/envelope.json'),
+  // The keys are the message types the bus has schemas for (spec 2.5); nothing else lists them.
+  payloads: {
+    'delivery.media_available': require('./som/1.0/payloads/delivery.media_available.json'),
+    'link.committed': require('./som/1.0/payloads/link.committed.json'),
+    'link.gate_changed': require('./som/1.0/payloads/link.gate_changed.json'),
+    'link.withdrawn': require('./som/1.0/payloads/link.withdrawn.json'),
+    'skill.warning.raised': require('./som/1.0/payloads/skill.warning.raised.json'),
+    'story.context': require('./som/1.0/payloads/story.context.json'),
+    'system.audit': require('./som/1.0/payloads/system.audit.json'),
+    'telling.ended': require('./som/1.0/payloads/telling.ended.json'),
+    'telling.exposed': require('./som/1.0/payloads/telling.exposed.json'),
+    'telling.started': require('./som/1.0/payloads/telling.started.json'),
+  },
+  examples: {
+    'delivery.media_available': require('./som/1.0/examples/delivery.media_available.json'),
+    'link.committed': require('./som/1.0/examples/link.committed.json'),
+    'link.gate_changed': require('./som/1.0/examples/link.gate_changed.json'),
+    'link.withdrawn': require('./som/1.0/examples/link.withdrawn.json'),
+    'skill.warning.raised': require('./som/1.0/examples/skill.warning.raised.json'),
+    'story.context': require('./som/1.0/examples/story.context.json'),
+    'system.audit': require('./som/1.0/examples/system.audit.json'),
+    'telling.ended': require('./som/1.0/examples/telling.ended.json'),
+    'telling.exposed': require('./som/1.0/examples/telling.exposed.json'),
+    'telling.started': require('./som/1.0/examples/telling.started.json'),
+  },
+};
+
+module.exports = { som };
