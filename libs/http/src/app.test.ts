@@ -3,7 +3,7 @@ import { request } from 'node:http';
 import { Router } from 'express';
 import { createLogger, createMetricsRegistry } from '@bus/observability';
 import { codeBody, violationBody, type ErrorRenderer } from './error-bodies';
-import { HttpError } from './errors';
+import { HttpError, OAuthError } from './errors';
 import { notImplementedRouter } from './not-implemented';
 import { readBody } from './body';
 import { createHttpApp, createRequestMetrics } from './app';
@@ -37,6 +37,9 @@ function router(): Router {
   });
   r.get('/refuse', () => {
     throw new HttpError(429, 'rate.limited', 'Too many requests', 'policy', { 'Retry-After': '3' });
+  });
+  r.post('/token', () => {
+    throw new OAuthError(401, 'invalid_client', 'Client authentication failed', { 'WWW-Authenticate': 'Basic realm="bus"' });
   });
   r.get('/crash', () => {
     throw new Error('secret internal detail');
@@ -130,6 +133,15 @@ describe('errors', () => {
     expect(res.status).toBe(404);
     expect(res.headers.get('x-request-id')).toBe('req-123');
     expect(await res.json()).toEqual({ code: 'route.not_found', message: 'No route for GET /api/nope', request_id: 'req-123' });
+  });
+
+  it('renders a token-route error as an RFC 6749 body on either host', async () => {
+    for (const server of [bus, portal]) {
+      const res = await fetch(`${server.url}/token`, { method: 'POST' });
+      expect(res.status).toBe(401);
+      expect(res.headers.get('www-authenticate')).toBe('Basic realm="bus"');
+      expect(await res.json()).toEqual({ error: 'invalid_client', error_description: 'Client authentication failed' });
+    }
   });
 
   it('hides an unexpected error behind 500 internal.error and logs it', async () => {

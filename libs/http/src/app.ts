@@ -3,7 +3,7 @@ import express, { type Express, type NextFunction, type Request, type Response, 
 import { Counter, Histogram, type Registry } from 'prom-client';
 import type { Logger } from '@bus/observability';
 import { HttpError, InternalError, RouteNotFoundError } from './errors';
-import type { ErrorRenderer } from './error-bodies';
+import { renderError, type ErrorRenderer } from './error-bodies';
 import { runReadinessChecks, type ReadinessCheck } from './readiness';
 
 export interface HttpAppOptions {
@@ -84,7 +84,7 @@ export function createHttpApp(opts: HttpAppOptions): HttpApp {
       res.destroy();
       return;
     }
-    res.status(httpError.status).set(httpError.headers).json(opts.renderError(httpError, requestId));
+    res.status(httpError.status).set(httpError.headers).json(renderError(httpError, requestId, opts.renderError));
   });
 
   return {

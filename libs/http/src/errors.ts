@@ -61,3 +61,22 @@ export class InternalError extends HttpError {
     super(500, 'internal.error', 'An internal error occurred; it has been logged with the request id');
   }
 }
+
+/** RFC 6749 §5.2 error codes the token route answers with. */
+export type OAuthErrorCode = 'invalid_request' | 'invalid_client' | 'unsupported_grant_type' | 'temporarily_unavailable';
+
+/**
+ * A token-route refusal. Rendered as an RFC 6749 body ({error, error_description}) whatever the
+ * app's own shape, because the token route shares the bus port with the Violation-shaped routes.
+ */
+export class OAuthError extends HttpError {
+  override readonly name = 'OAuthError';
+  constructor(
+    status: number,
+    readonly error: OAuthErrorCode,
+    description: string,
+    headers: Readonly<Record<string, string>> = {},
+  ) {
+    super(status, `oauth.${error}`, description, 'policy', headers);
+  }
+}

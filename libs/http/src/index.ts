@@ -5,7 +5,7 @@ export type { RunningServer } from './server';
 export { readBody } from './body';
 export { runReadinessChecks } from './readiness';
 export type { ReadinessCheck, ReadinessReport } from './readiness';
-export { violationBody, codeBody } from './error-bodies';
+export { violationBody, codeBody, renderError } from './error-bodies';
 export type { ErrorRenderer } from './error-bodies';
 export {
   HttpError,
@@ -13,8 +13,9 @@ export {
   NotImplementedError,
   MessageTooLargeError,
   InternalError,
+  OAuthError,
 } from './errors';
-export type { Violation, ViolationSource } from './errors';
+export type { Violation, ViolationSource, OAuthErrorCode } from './errors';
 export { runProcess, runMain } from './service';
 export type { Service, Listener, ProcessOptions, RunningProcess } from './service';
 export { notImplementedRouter } from './not-implemented';
