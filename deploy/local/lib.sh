@@ -3,13 +3,16 @@
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 
-# node_modules is (re)installed when missing or older than package-lock.json. npm ci runs on the
-# machine's own Node; everything after it runs on the Node 24 the `node` devDependency pins.
+# node_modules is (re)installed when missing or older than package-lock.json, on the machine's own
+# Node; everything after it runs on the Node 24 the `node` devDependency pins. `npm install
+# --no-save` rather than `npm ci`: the registries of these machines carry only this platform's
+# optional binaries (@swc/core-<os>-<cpu>, ...), so the lockfile cannot list the others and `npm ci`
+# refuses it as out of sync; `npm install` follows the lockfile for everything it does list.
 ensure_node_modules() {
   local marker="$ROOT/node_modules/.package-lock.json"
   if [ ! -f "$marker" ] || [ "$ROOT/package-lock.json" -nt "$marker" ]; then
-    echo "installing npm dependencies (npm ci)" >&2
-    (cd "$ROOT" && npm ci --no-audit --no-fund --loglevel=error)
+    echo "installing npm dependencies (npm install)" >&2
+    (cd "$ROOT" && npm install --no-save --no-audit --no-fund --loglevel=error)
   fi
   export PATH="$ROOT/node_modules/.bin:$PATH"
   local major
