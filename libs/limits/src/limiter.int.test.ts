@@ -1,0 +1,73 @@
+import { randomBytes } from 'node:crypto';
+import pino from 'pino';
+import { requireEnv } from '@bus/testing';
+import { createLimiter, createRedis, enforce, RateLimitedError, type Redis } from './index';
+
+let redis: Redis;
+beforeAll(async () => {
+  redis = createRedis(requireEnv('REDIS_URL'), pino({ level: 'silent' }));
+  // Until the client is connected every limiter decides in process (insurance); wait for Redis.
+  if (redis.status !== 'ready') await new Promise((resolve) => redis.once('ready', resolve));
+});
+afterAll(() => redis.disconnect());
+
+const unique = (name: string) => `${name}-${randomBytes(4).toString('hex')}`;
+
+async function consumeN(limiter: ReturnType<typeof createLimiter>, key: string, n: number) {
+  const decisions = [];
+  for (let i = 0; i < n; i++) decisions.push(await limiter.consume(key));
+  return decisions;
+}
+
+describe('limits on the real Redis', () => {
+  it('allows the rate, then refuses with a Retry-After within the window', async () => {
+    const limiter = createLimiter(redis, { name: unique('rate'), rate: { points: 5, durationSeconds: 60 } });
+    const decisions = await consumeN(limiter, 'client-a', 6);
+    expect(decisions.slice(0, 5).every((d) => d.allowed)).toBe(true);
+    expect(decisions[5]).toEqual({ allowed: false, retryAfterSeconds: expect.any(Number) });
+    const refused = decisions[5] as { retryAfterSeconds: number };
+    expect(refused.retryAfterSeconds).toBeGreaterThanOrEqual(1);
+    expect(refused.retryAfterSeconds).toBeLessThanOrEqual(60);
+    // Another key has its own allowance.
+    expect(await limiter.consume('client-b')).toEqual({ allowed: true });
+  });
+
+  it('adds the burst allowance once the rate is spent, and no more', async () => {
+    const limiter = createLimiter(redis, {
+      name: unique('bursty'),
+      rate: { points: 3, durationSeconds: 60 },
+      burst: { points: 2, durationSeconds: 60 },
+    });
+    const decisions = await consumeN(limiter, 'k', 6);
+    expect(decisions.map((d) => d.allowed)).toEqual([true, true, true, true, true, false]);
+  });
+
+  it('shares the count between limiters of the same name, as replicas do', async () => {
+    const name = unique('shared');
+    const replicaA = createLimiter(redis, { name, rate: { points: 2, durationSeconds: 60 } });
+    const replicaB = createLimiter(redis, { name, rate: { points: 2, durationSeconds: 60 } });
+    expect(await replicaA.consume('k')).toEqual({ allowed: true });
+    expect(await replicaB.consume('k')).toEqual({ allowed: true });
+    expect((await replicaA.consume('k')).allowed).toBe(false);
+    expect(await redis.get(`limit:${name}:k`)).toBe('3');
+  });
+
+  it('keeps limiting in process when Redis is unreachable', async () => {
+    const dead = createRedis('redis://127.0.0.1:1', pino({ level: 'silent' }));
+    try {
+      const limiter = createLimiter(dead, { name: unique('insured'), rate: { points: 2, durationSeconds: 60 } });
+      expect((await consumeN(limiter, 'k', 3)).map((d) => d.allowed)).toEqual([true, true, false]);
+    } finally {
+      dead.disconnect();
+    }
+  });
+
+  it('enforce throws 429 rate.limited with Retry-After at the first refusing limiter', async () => {
+    const open = createLimiter(redis, { name: unique('open'), rate: { points: 100, durationSeconds: 60 } });
+    const tight = createLimiter(redis, { name: unique('tight'), rate: { points: 1, durationSeconds: 60 } });
+    await enforce([[open, 'ip'], [tight, 'client']]);
+    const error = await enforce([[open, 'ip'], [tight, 'client']]).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(RateLimitedError);
+    expect(error).toMatchObject({ status: 429, rule: 'rate.limited', headers: { 'Retry-After': expect.stringMatching(/^\d+$/) } });
+  });
+});
