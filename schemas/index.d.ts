@@ -17,3 +17,14 @@ export interface SomSchemaSet {
 }
 
 export declare const som: SomSchemaSet;
+
+/** An OpenAPI 3.1 document as parsed from its file. */
+export interface OpenApiDocument {
+  readonly openapi: string;
+  readonly info: { readonly title: string; readonly version: string };
+  readonly paths: Readonly<Record<string, Readonly<Record<string, unknown>>>>;
+  readonly [field: string]: unknown;
+}
+
+/** OpenAPI documents under openapi/: `bus` for the bus host. */
+export declare const openapi: { readonly bus: OpenApiDocument };

@@ -33,4 +33,9 @@ const som = {
   },
 };
 
-module.exports = { som };
+// OpenAPI 3.1 documents of the HTTP APIs, served by the services and checked by the tests.
+const openapi = {
+  bus: require('./openapi/bus.json'),
+};
+
+module.exports = { som, openapi };

@@ -1,4 +1,15 @@
+import { openapi } from '@bus/schemas';
+import { createOpenApiChecker, fetchObserved } from '@bus/testing';
 import { startBus, type RunningBus } from './support/bus';
+
+const busApi = createOpenApiChecker(openapi.bus);
+
+/** Fetches from the bus host and checks the response against its OpenAPI document. */
+async function busFetch(path: string, init?: RequestInit) {
+  const response = await fetchObserved(`${bus.busUrl}${path}`, init);
+  busApi.check(init?.method ?? 'GET', path, response);
+  return response;
+}
 
 // Spec 2.5, in the order the spec lists them.
 const MESSAGE_TYPES = [
@@ -24,15 +35,15 @@ afterAll(async () => {
 
 describe('the all-in-one bus', () => {
   it('answers GET /v1/health with exactly the fields of spec 2.5', async () => {
-    const res = await fetch(`${bus.busUrl}/v1/health`);
+    const res = await busFetch('/v1/health');
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toMatch(/^application\/json/);
-    expect(await res.json()).toEqual({ ok: true, som_version: '1.0.0', message_types: MESSAGE_TYPES });
+    expect(res.body).toEqual({ ok: true, som_version: '1.0.0', message_types: MESSAGE_TYPES });
   });
 
   it('is ready when Postgres, Redis and Kafka are reachable', async () => {
-    const res = await fetch(`${bus.busUrl}/readyz`);
-    expect(await res.json()).toEqual({ ready: true, checks: { postgres: 'ok', redis: 'ok', kafka: 'ok' } });
+    const res = await busFetch('/readyz');
+    expect(res.body).toEqual({ ready: true, checks: { postgres: 'ok', redis: 'ok', kafka: 'ok' } });
     expect(res.status).toBe(200);
     const portal = await fetch(`${bus.portalUrl}/readyz`);
     expect(await portal.json()).toEqual({ ready: true, checks: { postgres: 'ok', kafka: 'ok' } });
@@ -53,9 +64,9 @@ describe('the all-in-one bus', () => {
     ['POST', '/v1/jwt/messages'],
     ['POST', '/v1/messages'],
   ])('answers %s %s on the bus port with 501 in the spec error shape until it lands', async (method, path) => {
-    const res = await fetch(`${bus.busUrl}${path}`, { method });
+    const res = await busFetch(path, { method });
     expect(res.status).toBe(501);
-    expect(await res.json()).toEqual({
+    expect(res.body).toEqual({
       accepted: false,
       violations: [{ source: 'policy', rule: 'route.not_implemented', message: expect.stringContaining('not implemented yet') }],
     });
@@ -69,6 +80,13 @@ describe('the all-in-one bus', () => {
     const res = await fetch(`${bus.portalUrl}${path}`, { method });
     expect(res.status).toBe(501);
     expect(await res.json()).toEqual({ code: 'route.not_implemented', message: expect.any(String), request_id: expect.any(String) });
+  });
+
+  it('serves its OpenAPI document, which lists every route the bus host answers', async () => {
+    const res = await busFetch('/v1/openapi.json');
+    expect(res.body).toEqual(openapi.bus);
+    expect((await busFetch('/healthz')).status).toBe(200);
+    expect((await busFetch('/metrics')).status).toBe(200);
   });
 
   it('keeps bus and portal routes on their own ports', async () => {

@@ -3,3 +3,5 @@ export { createTestDatabase, withClient } from './database';
 export type { TestDatabase } from './database';
 export { freePort, startNodeProcess, waitForHttp, REPO_ROOT } from './process';
 export type { ServiceProcess } from './process';
+export { createOpenApiChecker, fetchObserved } from './openapi';
+export type { OpenApiChecker, OpenApiDocument, ObservedResponse } from './openapi';

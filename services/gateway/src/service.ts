@@ -1,5 +1,5 @@
 import { notImplementedRouter, type ReadinessCheck, type Service } from '@bus/http';
-import { healthRouter } from './health';
+import { discoveryRouter } from './discovery';
 
 export interface GatewayServiceDeps {
   /** Postgres (idempotency, story state), Redis (quotas) and Kafka (bus.messages.v1) readiness. */
@@ -12,7 +12,7 @@ export function createGatewayService(deps: GatewayServiceDeps): Service {
   return {
     name: 'gateway',
     routers: [
-      healthRouter(),
+      discoveryRouter(),
       notImplementedRouter([
         ['post', `${tenant}/messages`],
         ['post', `${tenant}/validate`],

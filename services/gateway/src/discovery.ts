@@ -1,0 +1,19 @@
+import { Router } from 'express';
+import { openapi } from '@bus/schemas';
+import { MESSAGE_TYPES, SOM_VERSION } from '@bus/som';
+
+/**
+ * GET /v1/health (spec 2.5): unauthenticated; what the bus implements, not whether it is ready.
+ * GET /v1/openapi.json: the OpenAPI 3.1 document of the bus host.
+ */
+export function discoveryRouter(): Router {
+  const health = { ok: true, som_version: SOM_VERSION, message_types: [...MESSAGE_TYPES] };
+  const router = Router();
+  router.get('/v1/health', (_req, res) => {
+    res.json(health);
+  });
+  router.get('/v1/openapi.json', (_req, res) => {
+    res.json(openapi.bus);
+  });
+  return router;
+}
