@@ -40,6 +40,7 @@ export async function bootstrap<S extends ConfigSpec>(opts: {
     throw err;
   }
   const logger = createLogger({ service: opts.name, level: config.LOG_LEVEL });
+  logger.info({ node: process.version, pid: process.pid, tracing: opts.tracing.enabled }, 'starting');
   const metrics = createMetricsRegistry();
   const closers: Array<() => Promise<unknown> | void> = [() => opts.tracing.shutdown()];
   try {
