@@ -1,0 +1,46 @@
+import { spawnSync } from 'node:child_process';
+import path from 'node:path';
+import { REPO_ROOT } from '@bus/testing';
+
+/**
+ * Lints `code` with the project's eslint CLI as if it were the file at `file` (relative to the repo)
+ * and returns "rule: message" per problem. The CLI, not ESLint's API: the config is an ES module,
+ * which jest's module runtime cannot import.
+ */
+function violations(file: string, code: string): string[] {
+  const run = spawnSync(
+    process.execPath,
+    [path.join(REPO_ROOT, 'node_modules/eslint/bin/eslint.js'), '--stdin', '--stdin-filename', path.join(REPO_ROOT, file), '--format', 'json'],
+    { cwd: REPO_ROOT, input: code, encoding: 'utf8' },
+  );
+  const [result] = JSON.parse(run.stdout) as Array<{ messages: Array<{ ruleId: string; message: string }> }>;
+  return (result?.messages ?? []).map((m) => `${m.ruleId}: ${m.message}`);
+}
+
+describe('import boundaries (DESIGN §2), enforced by npm run lint', () => {
+  it.each(['pg', 'kafkajs', 'express', 'node:fs'])('refuses %s in a pure lib', async (mod) => {
+    expect(violations('libs/som/src/example.ts', `import x from '${mod}';\nexport const y = x;\n`)).toEqual([
+      expect.stringMatching(/^no-restricted-imports: .*This lib is pure/),
+    ]);
+  });
+
+  it('allows the same import in a service', async () => {
+    expect(violations('services/gateway/src/example.ts', `import x from 'pg';\nexport const y = x;\n`)).toEqual([]);
+  });
+
+  it.each([
+    ['services/gateway/src/example.ts', '@bus/http/src/app'],
+    ['services/gateway/src/example.ts', '@bus/som/dist/index'],
+    ['services/gateway/src/example.ts', '../../libs/http/src/app'],
+  ])('refuses a deep import from %s of %s', async (file, target) => {
+    expect(violations(file, `import { x } from '${target}';\nexport const y = x;\n`)).toEqual([
+      expect.stringMatching(/^no-restricted-imports: .*never its src\/ or dist\//),
+    ]);
+  });
+
+  it('refuses a service import in a lib', async () => {
+    expect(violations('libs/http/src/example.ts', `import { x } from '@bus/gateway';\nexport const y = x;\n`)).toEqual([
+      expect.stringMatching(/^no-restricted-imports: .*A lib never imports a service/),
+    ]);
+  });
+});
