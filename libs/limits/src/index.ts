@@ -2,3 +2,5 @@ export { createRedis, redisReadiness } from './redis';
 export type { Redis } from './redis';
 export { createLimiter, enforce, RateLimitedError } from './limiter';
 export type { Limiter, LimitSpec, LimitDecision, Window } from './limiter';
+export { QUOTA_TIERS, CUSTOM_QUOTA_CEILING, createConnectionQuotas, QuotaExceededError, secondsUntilUtcMidnight } from './quota';
+export type { Quota, QuotaTier, QuotaDecision, ConnectionQuotas } from './quota';

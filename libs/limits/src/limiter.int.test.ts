@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import pino from 'pino';
 import { requireEnv } from '@bus/testing';
-import { createLimiter, createRedis, enforce, RateLimitedError, type Redis } from './index';
+import { createConnectionQuotas, createLimiter, createRedis, enforce, RateLimitedError, type Redis } from './index';
 
 let redis: Redis;
 beforeAll(async () => {
@@ -69,5 +69,30 @@ describe('limits on the real Redis', () => {
     const error = await enforce([[open, 'ip'], [tight, 'client']]).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(RateLimitedError);
     expect(error).toMatchObject({ status: 429, rule: 'rate.limited', headers: { 'Retry-After': expect.stringMatching(/^\d+$/) } });
+  });
+});
+
+describe('connection quotas on the real Redis', () => {
+  const tiny = { perSecond: 2, burst: 3, perDay: 5 };
+
+  it('refuses past the rate with burst as rate.limited, and past the day as quota.exceeded until midnight UTC', async () => {
+    const quotas = createConnectionQuotas(redis);
+    const connection = unique('c');
+    const at = (iso: string) => new Date(iso);
+    const day1 = '2026-11-22T23:59:00.000Z';
+    // 2 per second plus 1 of burst: the fourth within the second is refused.
+    const first = [];
+    for (let i = 0; i < 4; i++) first.push(await quotas.consume(connection, tiny, at(day1)));
+    expect(first.map((d) => d.allowed)).toEqual([true, true, true, false]);
+    expect(first[3]).toMatchObject({ rule: 'rate.limited' });
+
+    // A larger per-second quota (a tier change) applies at once; the day's count (3) carries on.
+    const wider = { ...tiny, perSecond: 50, burst: 50 };
+    expect((await quotas.consume(connection, wider, at(day1))).allowed).toBe(true);
+    expect((await quotas.consume(connection, wider, at(day1))).allowed).toBe(true);
+    expect(await quotas.consume(connection, wider, at(day1))).toEqual({ allowed: false, rule: 'quota.exceeded', retryAfterSeconds: 60 });
+
+    // The next UTC day starts from zero.
+    expect((await quotas.consume(connection, wider, at('2026-11-23T00:00:01.000Z'))).allowed).toBe(true);
   });
 });
