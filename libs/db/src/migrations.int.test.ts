@@ -1,7 +1,8 @@
 import { createTestDatabase, type TestDatabase } from '@bus/testing';
 import { createDatabase, migrateDownAll, migrateLatest, type Knex } from './index';
 
-const TENANCY_TABLES = ['apps', 'connections', 'credentials', 'organisations', 'permissions', 'workspaces'];
+const TABLES = ['accepted_messages', 'apps', 'connections', 'credentials', 'organisations', 'permissions', 'signing_keys', 'story_state', 'workspaces'];
+const ALL = ['001_tenancy', '002_signing_keys', '003_publish'];
 
 let testDb: TestDatabase;
 let db: Knex;
@@ -22,16 +23,16 @@ async function tables(): Promise<string[]> {
 
 describe('migrations on the real Postgres', () => {
   it('run up to the tenancy schema, are idempotent, and run all the way down', async () => {
-    expect(await migrateLatest(db)).toEqual(['001_tenancy']);
-    expect(await tables()).toEqual(TENANCY_TABLES);
+    expect(await migrateLatest(db)).toEqual(ALL);
+    expect(await tables()).toEqual(TABLES);
     expect(await migrateLatest(db)).toEqual([]);
 
-    expect(await migrateDownAll(db)).toEqual(['001_tenancy']);
+    expect(await migrateDownAll(db)).toEqual([...ALL].reverse());
     expect(await tables()).toEqual([]);
     const types = await db('pg_type').whereIn('typname', ['quota_tier', 'connection_kind']).pluck('typname');
     expect(types).toEqual([]);
 
-    expect(await migrateLatest(db)).toEqual(['001_tenancy']);
+    expect(await migrateLatest(db)).toEqual(ALL);
   });
 });
 

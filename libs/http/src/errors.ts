@@ -80,3 +80,21 @@ export class OAuthError extends HttpError {
     super(status, `oauth.${error}`, description, 'policy', headers);
   }
 }
+
+/** A refusal with several violations at once (spec 2.7: all violations are reported together). */
+export class ViolationsError extends HttpError {
+  override readonly name = 'ViolationsError';
+  constructor(
+    status: number,
+    private readonly found: readonly Violation[],
+    headers: Readonly<Record<string, string>> = {},
+  ) {
+    const first = found[0];
+    if (!first) throw new Error('ViolationsError needs at least one violation');
+    super(status, first.rule, first.message, first.source, headers);
+  }
+
+  override violations(): Violation[] {
+    return [...this.found];
+  }
+}

@@ -14,6 +14,7 @@ export {
   MessageTooLargeError,
   InternalError,
   OAuthError,
+  ViolationsError,
 } from './errors';
 export type { Violation, ViolationSource, OAuthErrorCode } from './errors';
 export { runProcess, runMain } from './service';

@@ -83,6 +83,7 @@ export const RULES = {
   'rate.limited': refusing('policy', 429, 'A per-second limit is exceeded; Retry-After says when to try again.'),
   'quota.exceeded': refusing('policy', 429, 'The connection\'s daily quota is used up; it resets at midnight UTC.'),
   'registry.unavailable': refusing('policy', 503, 'The app\'s permissions could not be read; nothing was accepted. Retry with the same message_id.'),
+  'publish.unavailable': refusing('policy', 503, 'The message could not be committed (Kafka or Postgres did not answer); nothing was accepted. Retry with the same message_id.'),
   'route.not_found': refusing('policy', 404, 'No route for this method and path.'),
   'route.not_implemented': refusing('policy', 501, 'The route is in the spec but not implemented yet.'),
   'internal.error': refusing('policy', 500, 'An unexpected error; it is logged with the request id.'),

@@ -1,5 +1,7 @@
 import type { Knex } from 'knex';
 import * as tenancy from './001_tenancy';
+import * as signingKeys from './002_signing_keys';
+import * as publish from './003_publish';
 
 interface NamedMigration {
   name: string;
@@ -10,7 +12,11 @@ interface NamedMigration {
  * Every migration, in order. Listed in code rather than read from a directory so they run the same
  * from TypeScript sources (tests) and compiled output (services), and bundle into the image.
  */
-const MIGRATIONS: readonly NamedMigration[] = [{ name: '001_tenancy', migration: tenancy }];
+const MIGRATIONS: readonly NamedMigration[] = [
+  { name: '001_tenancy', migration: tenancy },
+  { name: '002_signing_keys', migration: signingKeys },
+  { name: '003_publish', migration: publish },
+];
 
 export const migrationSource: Knex.MigrationSource<NamedMigration> = {
   getMigrations: async () => [...MIGRATIONS],

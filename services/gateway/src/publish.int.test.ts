@@ -1,0 +1,227 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import pino from 'pino';
+import { createDatabase, migrateLatest, type Knex } from '@bus/db';
+import { createConsumer, createKafka, createProducer, decodeMessageHeaders, ensureTopics, runBatches, type Kafka, type MessageHeaders, type Producer } from '@bus/kafka';
+import { som } from '@bus/schemas';
+import { createSomValidator } from '@bus/som';
+import { createTestDatabase, requireEnv, type TestDatabase } from '@bus/testing';
+import { kafkaCommitter } from './kafka-commit';
+import { publishMessage, type CommitToKafka, type PublishDeps, type Publisher } from './publish';
+import { KnexPublishStore } from './publish-store';
+
+const logger = pino({ level: 'warn' });
+const topic = `test.publish.${randomBytes(4).toString('hex')}`;
+const workspaceId = 'wpublishtest2';
+const publisher: Publisher = { clientId: 'cpublishtest2', workspaceId, appId: 'apublishtest2' };
+
+let testDb: TestDatabase;
+let db: Knex;
+let kafka: Kafka;
+let producer: Producer;
+let deps: PublishDeps;
+
+beforeAll(async () => {
+  testDb = await createTestDatabase();
+  db = createDatabase({ url: testDb.url, poolMax: 10, applicationName: 'publish-test' });
+  await migrateLatest(db);
+  await db('organisations').insert({ id: 'opublishtest2', name: 'House', kind: 'house' });
+  await db('workspaces').insert({ id: workspaceId, organisation_id: 'opublishtest2', name: 'W' });
+  await db('apps').insert({ id: publisher.appId, workspace_id: workspaceId, organisation_id: 'opublishtest2', name: 'A' });
+  await db('connections').insert({ id: publisher.clientId, app_id: publisher.appId, workspace_id: workspaceId, kind: 'producer' });
+  await db('permissions').insert([
+    { app_id: publisher.appId, kind: 'system_id', value: 'storyteller.web' },
+    ...['telling.started', 'telling.exposed', 'telling.ended'].map((value) => ({ app_id: publisher.appId, kind: 'message_type', value })),
+  ]);
+  kafka = createKafka({ brokers: requireEnv('KAFKA_BROKERS').split(','), clientId: 'publish-test', logger });
+  const admin = kafka.admin();
+  await admin.connect();
+  await ensureTopics(admin, [{ topic, numPartitions: 3, replicationFactor: 1 }]);
+  await admin.disconnect();
+  producer = createProducer(kafka);
+  await producer.connect();
+  deps = { store: KnexPublishStore.create(db), validator: createSomValidator(), commitToKafka: kafkaCommitter(producer, topic) };
+}, 60_000);
+
+afterAll(async () => {
+  await producer?.disconnect();
+  await db?.destroy();
+  await testDb?.drop();
+});
+
+/** A valid message of `type` on `correlationId`, from the schema examples, with a fresh message_id. */
+type Example = Record<string, unknown> & { message_id: string; correlation_id: string; payload: Record<string, unknown> };
+function message(type: 'telling.started' | 'telling.exposed' | 'telling.ended', correlationId: string, extra: Record<string, unknown> = {}): Example {
+  const example = som.examples[type] as Example;
+  return { ...example, message_id: randomUUID(), correlation_id: correlationId, occurred_at: new Date().toISOString(), ...extra };
+}
+const bytes = (value: unknown) => Buffer.from(JSON.stringify(value), 'utf8');
+
+async function refusal(run: Promise<unknown>) {
+  const err = (await run.catch((e: unknown) => e)) as { status: number; violations(): Array<{ rule: string; source: string; path?: string }> };
+  return { status: err.status, rules: err.violations().map((v) => v.rule) };
+}
+
+/** How many records the test topic holds, from the brokers' offsets: catches a record too many. */
+async function topicSize(): Promise<number> {
+  const admin = kafka.admin();
+  await admin.connect();
+  try {
+    const offsets = await admin.fetchTopicOffsets(topic);
+    return offsets.reduce((sum, p) => sum + Number(p.high) - Number(p.low), 0);
+  } finally {
+    await admin.disconnect();
+  }
+}
+
+/** Every record of the test topic, in partition order, read by a fresh consumer group. */
+async function readTopic(expected: number): Promise<Array<{ key: string; value: string; headers: MessageHeaders }>> {
+  const records: Array<{ key: string; value: string; headers: MessageHeaders }> = [];
+  const consumer = createConsumer(kafka, { groupId: `${topic}.${randomBytes(3).toString('hex')}` });
+  await consumer.connect();
+  await consumer.subscribe({ topic, fromBeginning: true });
+  await new Promise<void>((resolve) => {
+    if (expected === 0) resolve();
+    void runBatches(consumer, async (record) => {
+      records.push({ key: String(record.key), value: String(record.value), headers: decodeMessageHeaders(record.headers) });
+      if (records.length === expected) resolve();
+    });
+  });
+  await consumer.disconnect();
+  return records;
+}
+
+describe('publishMessage on the real Postgres and Kafka', () => {
+  const produced: string[] = [];
+
+  it('accepts, commits to Kafka with the exact bytes and headers, and records the acceptance', async () => {
+    const correlation = `c-${randomUUID()}`;
+    const started = message('telling.started', correlation);
+    // Deliberately odd spacing: the bus must publish these bytes, not a re-serialisation.
+    const raw = Buffer.from(JSON.stringify(started, null, 3), 'utf8');
+    const answer = await publishMessage(deps, publisher, raw, 'publish');
+    produced.push(started.message_id);
+    expect(answer).toEqual({
+      status: 202,
+      body: { accepted: true, message_id: started.message_id, message_type: 'telling.started', family: 'telling' },
+    });
+    const [record] = await readTopic(1);
+    expect(record?.key).toBe(`${workspaceId}/${correlation}`);
+    expect(record?.value).toBe(raw.toString('utf8'));
+    expect(record?.headers).toMatchObject({
+      workspace_id: workspaceId,
+      message_id: started.message_id,
+      message_type: 'telling.started',
+      family: 'telling',
+      producer_connection_id: publisher.clientId,
+      content_hash: expect.stringMatching(/^[0-9a-f]{64}$/),
+    });
+    const row = await db('accepted_messages').where({ workspace_id: workspaceId, message_id: started.message_id }).first();
+    expect(row).toMatchObject({ content_hash: record?.headers.content_hash, correlation_id: correlation });
+  }, 30_000);
+
+  it('answers a resend 200 duplicate, even re-serialised, and publishes nothing new', async () => {
+    const started = message('telling.started', `c-${randomUUID()}`);
+    expect((await publishMessage(deps, publisher, bytes(started), 'publish')).status).toBe(202);
+    produced.push(started.message_id);
+    const reordered = Object.fromEntries(Object.entries(started).reverse());
+    for (const body of [bytes(started), Buffer.from(JSON.stringify(reordered, null, 2))]) {
+      expect(await publishMessage(deps, publisher, body, 'publish')).toEqual({
+        status: 200,
+        body: { accepted: true, duplicate: true, message_id: started.message_id },
+      });
+    }
+    expect(await topicSize()).toBe(produced.length);
+    expect((await readTopic(produced.length)).map((r) => r.headers.message_id).sort()).toEqual([...produced].sort());
+  }, 30_000);
+
+  it('refuses a reused message_id with other content with 409', async () => {
+    const started = message('telling.started', `c-${randomUUID()}`);
+    await publishMessage(deps, publisher, bytes(started), 'publish');
+    produced.push(started.message_id);
+    const changed = { ...started, system_id: 'storyteller.web', payload: { ...started.payload, channel: 'web' } };
+    expect(await refusal(publishMessage(deps, publisher, bytes(changed), 'publish'))).toEqual({
+      status: 409,
+      rules: ['idempotency.message_id_reused'],
+    });
+  });
+
+  it('refuses invalid SOM with 400 and every violation, a disallowed type with 403, a bad sequence with 409', async () => {
+    const broken = { ...message('telling.started', 'c-x'), som_version: 2, extra: true };
+    const invalid = await refusal(publishMessage(deps, publisher, bytes(broken), 'publish'));
+    expect(invalid.status).toBe(400);
+    expect(invalid.rules).toEqual(expect.arrayContaining(['schema.type', 'schema.additional_property']));
+
+    const audit = { ...(som.examples['system.audit'] as Record<string, unknown>), message_id: randomUUID() };
+    expect(await refusal(publishMessage(deps, publisher, bytes(audit), 'publish'))).toMatchObject({ status: 403 });
+
+    const exposedFirst = message('telling.exposed', `c-${randomUUID()}`);
+    expect(await refusal(publishMessage(deps, publisher, bytes(exposedFirst), 'publish'))).toEqual({
+      status: 409,
+      rules: ['sequence.telling.not_started'],
+    });
+    expect(await refusal(publishMessage(deps, publisher, Buffer.from('{"not json'), 'publish'))).toEqual({
+      status: 400,
+      rules: ['schema.json_invalid'],
+    });
+  });
+
+  it('validates with dry_run and writes nothing to Postgres or Kafka', async () => {
+    const started = message('telling.started', `c-${randomUUID()}`);
+    expect(await publishMessage(deps, publisher, bytes(started), 'validate')).toEqual({
+      status: 202,
+      body: { accepted: true, message_id: started.message_id, message_type: 'telling.started', family: 'telling', dry_run: true },
+    });
+    expect(await db('accepted_messages').where({ message_id: started.message_id }).first()).toBeUndefined();
+    expect(await db('story_state').where({ correlation_id: started.correlation_id }).first()).toBeUndefined();
+    expect(await topicSize()).toBe(produced.length);
+  }, 30_000);
+
+  it('answers 503 publish.unavailable when Kafka fails, keeps nothing, and accepts the retry once', async () => {
+    const started = message('telling.started', `c-${randomUUID()}`);
+    // Kafka's outage, injected at the boundary: the send fails after the transaction began.
+    const failing: CommitToKafka = async () => {
+      throw new Error('broker unreachable');
+    };
+    expect(await refusal(publishMessage({ ...deps, commitToKafka: failing }, publisher, bytes(started), 'publish'))).toEqual({
+      status: 503,
+      rules: ['publish.unavailable'],
+    });
+    expect(await db('accepted_messages').where({ message_id: started.message_id }).first()).toBeUndefined();
+    expect(await db('story_state').where({ correlation_id: started.correlation_id }).first()).toBeUndefined();
+
+    expect((await publishMessage(deps, publisher, bytes(started), 'publish')).status).toBe(202);
+    expect((await publishMessage(deps, publisher, bytes(started), 'publish')).status).toBe(200);
+    produced.push(started.message_id);
+    expect(await topicSize()).toBe(produced.length);
+  }, 30_000);
+
+  it('keeps Kafka order equal to acceptance order when one correlation id races', async () => {
+    const correlations = Array.from({ length: 5 }, () => `race-${randomUUID()}`);
+    const accepted: string[] = [];
+    await Promise.all(
+      correlations.flatMap((correlation) => {
+        // A start, exposures and an end all at once: whatever wins the lock, Kafka must hold a valid story.
+        const batch = [
+          message('telling.started', correlation),
+          ...Array.from({ length: 4 }, () => message('telling.exposed', correlation)),
+          message('telling.ended', correlation, {}),
+        ];
+        return batch.map(async (m) => {
+          const answer = await publishMessage(deps, publisher, bytes(m), 'publish').catch(() => null);
+          if (answer?.status === 202) accepted.push(m.message_id);
+        });
+      }),
+    );
+    produced.push(...accepted);
+    expect(await topicSize()).toBe(produced.length);
+    const records = await readTopic(produced.length);
+    for (const correlation of correlations) {
+      const types = records.filter((r) => r.key === `${workspaceId}/${correlation}`).map((r) => r.headers.message_type);
+      // Valid per the telling machine: started first, exposures, at most one ended and nothing after it.
+      expect(types[0]).toBe('telling.started');
+      expect(types.slice(1).every((t) => t === 'telling.exposed' || t === 'telling.ended')).toBe(true);
+      expect(types.indexOf('telling.ended') === -1 || types.indexOf('telling.ended') === types.length - 1).toBe(true);
+    }
+    expect(records.map((r) => r.headers.message_id).sort()).toEqual([...produced].sort());
+  }, 60_000);
+});
