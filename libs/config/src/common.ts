@@ -21,6 +21,15 @@ export const databaseConfig = {
 
 export const redisConfig = {
   REDIS_URL: url({ protocols: ['redis:', 'rediss:'] }),
+  /** Starts every key of this deployment, so several (Sandbox, Preview, test runs) can share a Redis. */
+  REDIS_KEY_PREFIX: str({ default: 'bus', pattern: /^[A-Za-z0-9_.-]{1,64}$/ }),
+} as const;
+
+/** The bus host's own limits (spec §8 values by default). */
+export const busLimitsConfig = {
+  BUS_LIMIT_PER_ADDRESS_PER_MINUTE: int({ min: 1, max: 1_000_000, default: 600 }),
+  BUS_LIMIT_API_PER_SECOND: int({ min: 1, max: 100_000, default: 200 }),
+  BUS_LIMIT_API_BURST: int({ min: 1, max: 200_000, default: 400 }),
 } as const;
 
 export const kafkaConfig = {

@@ -12,4 +12,4 @@ export {
   duration,
 } from './spec';
 export type { ConfigOf, ConfigSpec, Env, VarReader } from './spec';
-export { processConfig, servicePort, databaseConfig, redisConfig, kafkaConfig } from './common';
+export { processConfig, servicePort, databaseConfig, redisConfig, kafkaConfig, busLimitsConfig } from './common';

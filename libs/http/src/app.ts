@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import express, { type Express, type NextFunction, type Request, type Response, type Router } from 'express';
+import express, { type Express, type NextFunction, type Request, type RequestHandler, type Response, type Router } from 'express';
 import { Counter, Histogram, type Registry } from 'prom-client';
 import type { Logger } from '@bus/observability';
 import { HttpError, InternalError, RouteNotFoundError } from './errors';
@@ -16,6 +16,8 @@ export interface HttpAppOptions {
   requestMetrics: RequestMetrics;
   readiness: readonly ReadinessCheck[];
   renderError: ErrorRenderer;
+  /** Run for every request after the operational routes and before the routers (e.g. host-wide limits). */
+  middleware?: readonly RequestHandler[];
   /** Mounted in order after the operational routes. */
   routers: readonly Router[];
   readinessTimeoutMs?: number;
@@ -69,6 +71,7 @@ export function createHttpApp(opts: HttpAppOptions): HttpApp {
     res.type(opts.metrics.contentType).send(await opts.metrics.metrics());
   });
 
+  for (const handler of opts.middleware ?? []) app.use(handler);
   for (const router of opts.routers) app.use(router);
 
   app.use((req: Request) => {

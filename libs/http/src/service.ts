@@ -1,4 +1,4 @@
-import type { Router } from 'express';
+import type { RequestHandler, Router } from 'express';
 import type { Registry } from 'prom-client';
 import type { Logger } from '@bus/observability';
 import { createHttpApp, createRequestMetrics } from './app';
@@ -28,6 +28,8 @@ export interface Listener {
   port: number;
   services: Service[];
   renderError: ErrorRenderer;
+  /** Host-wide request handling before the routers, e.g. the bus host's limits. */
+  middleware?: RequestHandler[];
 }
 
 export interface ProcessOptions {
@@ -58,6 +60,7 @@ export async function runProcess(opts: ProcessOptions): Promise<RunningProcess> 
       requestMetrics,
       readiness: listener.services.flatMap((s) => s.readiness),
       routers: listener.services.flatMap((s) => s.routers),
+      ...(listener.middleware ? { middleware: listener.middleware } : {}),
       renderError: listener.renderError,
     });
     servers.push(await serve(app, { host: listener.host, port: listener.port, logger: opts.logger }));

@@ -4,3 +4,5 @@ export { createLimiter, enforce, RateLimitedError } from './limiter';
 export type { Limiter, LimitSpec, LimitDecision, Window } from './limiter';
 export { QUOTA_TIERS, CUSTOM_QUOTA_CEILING, createConnectionQuotas, QuotaExceededError, secondsUntilUtcMidnight } from './quota';
 export type { Quota, QuotaTier, QuotaDecision, ConnectionQuotas } from './quota';
+export { busRequestLimits, busLimitSettings, sourceAddress, SPEC_BUS_REQUEST_LIMITS } from './request-limits';
+export type { BusRequestLimitSettings } from './request-limits';

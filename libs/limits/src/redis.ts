@@ -8,8 +8,10 @@ export type { Redis };
  * (no offline queue, one retry) so a request never waits on a dead Redis: the limiters fall back to
  * their in-process insurance and /readyz says so. The client keeps reconnecting in the background.
  */
-export function createRedis(url: string, logger: Logger): Redis {
+export function createRedis(url: string, logger: Logger, opts: { keyPrefix?: string } = {}): Redis {
   const redis = new Redis(url, {
+    // Every key of this deployment starts with the prefix, so deployments can share one Redis.
+    ...(opts.keyPrefix ? { keyPrefix: `${opts.keyPrefix}:` } : {}),
     enableOfflineQueue: false,
     maxRetriesPerRequest: 1,
     connectTimeout: 2_000,

@@ -1,0 +1,50 @@
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import type { Redis } from 'ioredis';
+import type { busLimitsConfig, ConfigOf } from '@bus/config';
+import { createLimiter, enforce } from './limiter';
+
+/**
+ * The bus host's limits on every route (spec §8), applied before routing and before any body is read:
+ * per source address 600 requests a minute, and the whole API 200 a second with bursts of 400.
+ * Mounted once per process on the bus listener (never per service router, which would count a
+ * request once per router it passes). The operational routes (/healthz, /readyz, /metrics) come
+ * before it, so probes and scrapes are never limited.
+ */
+export interface BusRequestLimitSettings {
+  perAddressPerMinute: number;
+  apiPerSecond: number;
+  apiBurst: number;
+}
+
+/** Spec §8's values; configuration may lower or raise them (e.g. a loopback load test). */
+export const SPEC_BUS_REQUEST_LIMITS: BusRequestLimitSettings = { perAddressPerMinute: 600, apiPerSecond: 200, apiBurst: 400 };
+
+export function busRequestLimits(redis: Redis, settings: BusRequestLimitSettings = SPEC_BUS_REQUEST_LIMITS): RequestHandler {
+  const perAddress = createLimiter(redis, { name: 'bus-address', rate: { points: settings.perAddressPerMinute, durationSeconds: 60 } });
+  const extra = settings.apiBurst - settings.apiPerSecond;
+  const wholeApi = createLimiter(redis, {
+    name: 'bus-api',
+    rate: { points: settings.apiPerSecond, durationSeconds: 1 },
+    ...(extra > 0 ? { burst: { points: extra, durationSeconds: 10 } } : {}),
+  });
+  return (req: Request, _res: Response, next: NextFunction) => {
+    enforce([
+      [perAddress, sourceAddress(req)],
+      [wholeApi, 'all'],
+    ]).then(() => next(), next);
+  };
+}
+
+/** The caller's address as the socket sees it (`trust proxy` is off: a forwarded header is not proof). */
+export function sourceAddress(req: Request): string {
+  return req.socket.remoteAddress ?? 'unknown';
+}
+
+/** The settings a process configured through BUS_LIMIT_* (libs/config busLimitsConfig). */
+export function busLimitSettings(config: ConfigOf<typeof busLimitsConfig>): BusRequestLimitSettings {
+  return {
+    perAddressPerMinute: config.BUS_LIMIT_PER_ADDRESS_PER_MINUTE,
+    apiPerSecond: config.BUS_LIMIT_API_PER_SECOND,
+    apiBurst: config.BUS_LIMIT_API_BURST,
+  };
+}
