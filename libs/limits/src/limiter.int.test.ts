@@ -92,6 +92,9 @@ describe('connection quotas on the real Redis', () => {
     expect((await quotas.consume(connection, wider, at(day1))).allowed).toBe(true);
     expect(await quotas.consume(connection, wider, at(day1))).toEqual({ allowed: false, rule: 'quota.exceeded', retryAfterSeconds: 60 });
 
+    // Lowering the daily quota keeps the day's count: it is now over at once.
+    expect(await quotas.consume(connection, { ...wider, perDay: 4 }, at(day1))).toMatchObject({ allowed: false, rule: 'quota.exceeded' });
+
     // The next UTC day starts from zero.
     expect((await quotas.consume(connection, wider, at('2026-11-23T00:00:01.000Z'))).allowed).toBe(true);
   });

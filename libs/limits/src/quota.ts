@@ -42,37 +42,39 @@ export interface ConnectionQuotas {
 
 /**
  * Per-connection quotas in Redis. The quota is an argument, looked up per request, so a tier change
- * applies at the next request with no new credentials. Limiters are made per distinct quota (the
- * key prefix names it) and per UTC day for the daily count, which therefore resets at midnight UTC.
+ * applies at the next request with no new credentials. The daily count's key names the UTC day, so
+ * it resets at midnight UTC.
  */
 export function createConnectionQuotas(redis: Redis): ConnectionQuotas {
   const rates = new Map<string, Limiter>();
   const days = new Map<string, Limiter>();
 
+  // One Redis count per connection and window, whatever the quota: a tier change keeps today's count
+  // and only moves the threshold. A limiter object is made per distinct quota (its points differ).
   const rateLimiter = (q: Quota): Limiter => {
-    const name = `conn-rate:${q.perSecond}:${q.burst}`;
-    let limiter = rates.get(name);
+    const cacheKey = `${q.perSecond}:${q.burst}`;
+    let limiter = rates.get(cacheKey);
     if (!limiter) {
       const extra = q.burst - q.perSecond;
       limiter = createLimiter(redis, {
-        name,
+        name: 'conn-rate',
         rate: { points: q.perSecond, durationSeconds: 1 },
         ...(extra > 0 ? { burst: { points: extra, durationSeconds: BURST_WINDOW_SECONDS } } : {}),
       });
-      rates.set(name, limiter);
+      rates.set(cacheKey, limiter);
     }
     return limiter;
   };
 
   const dayLimiter = (q: Quota, day: string): Limiter => {
-    const name = `conn-day:${day}:${q.perDay}`;
-    let limiter = days.get(name);
+    const cacheKey = `${day}:${q.perDay}`;
+    let limiter = days.get(cacheKey);
     if (!limiter) {
       // Drop the limiters of earlier days: only today's is ever consulted again.
-      for (const key of days.keys()) if (!key.startsWith(`conn-day:${day}:`)) days.delete(key);
+      for (const key of days.keys()) if (!key.startsWith(`${day}:`)) days.delete(key);
       // Kept a little past midnight; the key names the day, so the count starts at 0 the next day.
-      limiter = createLimiter(redis, { name, rate: { points: q.perDay, durationSeconds: 25 * 3600 } });
-      days.set(name, limiter);
+      limiter = createLimiter(redis, { name: `conn-day:${day}`, rate: { points: q.perDay, durationSeconds: 25 * 3600 } });
+      days.set(cacheKey, limiter);
     }
     return limiter;
   };
