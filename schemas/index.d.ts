@@ -26,5 +26,11 @@ export interface OpenApiDocument {
   readonly [field: string]: unknown;
 }
 
-/** OpenAPI documents under openapi/: `bus` for the bus host. */
-export declare const openapi: { readonly bus: OpenApiDocument };
+/** OpenAPI documents under openapi/: `bus` for the bus host, `catalogue` for the portal's catalogue routes. */
+export declare const openapi: { readonly bus: OpenApiDocument; readonly catalogue: OpenApiDocument };
+
+/**
+ * The skill library as authored: one entry per carried version, parsed from skills/<version>/
+ * (library.json spread, plus skills.json as `skills`). Unchecked data: @bus/skills checks it.
+ */
+export declare const skills: { readonly versions: readonly unknown[] };

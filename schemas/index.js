@@ -36,6 +36,14 @@ const som = {
 // OpenAPI 3.1 documents of the HTTP APIs, served by the services and checked by the tests.
 const openapi = {
   bus: require('./openapi/bus.json'),
+  catalogue: require('./openapi/catalogue.json'),
 };
 
-module.exports = { som, openapi };
+// The skill library, one entry per carried version (skills/<version>/): the version's facts
+// (library.json) and its skills (skills.json). @bus/skills checks the data and derives the rest
+// (skill_version, suite, recall_on schemas, topics, field_kinds).
+const skills = {
+  versions: [{ ...require('./skills/0.2.2/library.json'), skills: require('./skills/0.2.2/skills.json') }],
+};
+
+module.exports = { som, openapi, skills };

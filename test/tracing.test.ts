@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { freePort, startNodeProcess, waitForHttp } from '@bus/testing';
+import { freePort, requireEnv, startNodeProcess, waitForHttp } from '@bus/testing';
 
 /** A stand-in OTLP/HTTP collector: records what each POST carried. */
 async function startCollector(): Promise<{ url: string; received: Array<{ path: string; body: string }>; server: Server }> {
@@ -17,7 +17,7 @@ async function startCollector(): Promise<{ url: string; received: Array<{ path: 
 
 async function runCatalogueOnce(env: Record<string, string>): Promise<void> {
   const port = await freePort();
-  const proc = startNodeProcess('services/catalogue/dist/main.js', { HOST: '127.0.0.1', PORT: String(port), ...env });
+  const proc = startNodeProcess('services/catalogue/dist/main.js', { HOST: '127.0.0.1', PORT: String(port), REDIS_URL: requireEnv('REDIS_URL'), ...env });
   await waitForHttp(`http://127.0.0.1:${port}/healthz`, { process: proc });
   await fetch(`http://127.0.0.1:${port}/api/skills/library`);
   // Spans leave in batches; SIGTERM's shutdown flushes the last batch before the process exits.

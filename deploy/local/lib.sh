@@ -37,7 +37,20 @@ ensure_stack() {
   export KAFKA_MESSAGES_PARTITIONS="${KAFKA_MESSAGES_PARTITIONS:-3}"
 }
 
+# Secrets of the local bus that must survive restarts, kept in .local/ (git-ignored): the key that
+# seals the token service's signing keys (SIGNING_KEY_ENCRYPTION_KEY, base64 of 32 bytes). A new one
+# on every start would leave the stored signing keys unreadable.
+ensure_local_secrets() {
+  local file="$ROOT/.local/signing-key-encryption.key"
+  if [ ! -s "$file" ]; then
+    mkdir -p "$ROOT/.local"
+    (umask 077 && node -e 'process.stdout.write(require("crypto").randomBytes(32).toString("base64"))' > "$file")
+  fi
+  export SIGNING_KEY_ENCRYPTION_KEY="${SIGNING_KEY_ENCRYPTION_KEY:-$(cat "$file")}"
+}
+
 build() {
   echo "building (tsc -b)" >&2
   (cd "$ROOT" && tsc -b)
 }
+

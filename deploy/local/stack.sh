@@ -318,6 +318,8 @@ BEGIN
   END IF;
 END
 $$;
+-- Tests drop their databases WITH (FORCE), which ends other sessions, autovacuum workers included.
+GRANT pg_signal_backend TO bus;
 SELECT 'CREATE DATABASE bus OWNER bus'
 WHERE NOT EXISTS (SELECT 1 FROM pg_database WHERE datname = 'bus') \gexec
 SQL

@@ -10,6 +10,8 @@ cd "$ROOT"
 export HOST="${HOST:-127.0.0.1}" BUS_PORT="${BUS_PORT:-8080}" PORTAL_PORT="${PORTAL_PORT:-8090}"
 BUS_URL="http://127.0.0.1:${BUS_PORT}"
 PORTAL_URL="http://127.0.0.1:${PORTAL_PORT}"
+# Tokens carry iss {base}/v1/oauth and aud {base}: the address clients use to reach this bus.
+export BUS_BASE_URL="${BUS_BASE_URL:-$BUS_URL}"
 
 if curl -fsS -o /dev/null "$BUS_URL/v1/health" 2>/dev/null; then
   echo "the bus already runs (another npm run up): bus $BUS_URL, portal $PORTAL_URL"
@@ -19,8 +21,11 @@ fi
 ensure_node_modules
 started="$(mktemp)"
 ensure_stack "$started"
+ensure_local_secrets
 build
 node services/all-in-one/dist/setup.js
+# The demo tenant: credentials printed on first start, kept in .local/demo.env (a restart keeps both).
+PORTAL_URL="$PORTAL_URL" BUS_DEMO_ENV_FILE="$ROOT/.local/demo.env" node services/all-in-one/dist/seed.js
 
 node services/all-in-one/dist/main.js &
 bus_pid=$!
@@ -47,6 +52,7 @@ cat <<TXT
   message bus is up
     bus     $BUS_URL      (try: curl $BUS_URL/v1/health)
     portal  $PORTAL_URL
+    demo    .local/demo.env  (set -a; . .local/demo.env; set +a; then see README.md's quick start)
   Ctrl-C stops it.
 
 TXT

@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { createTestDatabase, freePort, requireEnv, startNodeProcess, waitForHttp, type ServiceProcess } from '@bus/testing';
 
 export interface RunningBus {
@@ -23,10 +24,14 @@ export async function startBus(env: Record<string, string> = {}): Promise<Runnin
     PORTAL_PORT: String(portalPort),
     DATABASE_URL: database.url,
     REDIS_URL: requireEnv('REDIS_URL'),
+    // Each bus counts its own limits, so test files running side by side do not share them.
+    REDIS_KEY_PREFIX: database.name,
     KAFKA_BROKERS: requireEnv('KAFKA_BROKERS'),
     KAFKA_REPLICATION_FACTOR: process.env.KAFKA_REPLICATION_FACTOR ?? '1',
     KAFKA_MESSAGES_PARTITIONS: process.env.KAFKA_MESSAGES_PARTITIONS ?? '3',
     SHUTDOWN_DRAIN_TIMEOUT: '5s',
+    BUS_BASE_URL: `http://127.0.0.1:${busPort}`,
+    SIGNING_KEY_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
     ...env,
   };
   await runToCompletion('services/all-in-one/dist/setup.js', fullEnv);

@@ -87,6 +87,9 @@ export function createHttpApp(opts: HttpAppOptions): HttpApp {
       res.destroy();
       return;
     }
+    // Refused before its body was read (auth, limits): close rather than let Node drain the body
+    // to reuse the connection, so a refused body is never read at all.
+    if (hasUnreadBody(req)) res.setHeader('Connection', 'close');
     res.status(httpError.status).set(httpError.headers).json(renderError(httpError, requestId, opts.renderError));
   });
 
@@ -96,6 +99,12 @@ export function createHttpApp(opts: HttpAppOptions): HttpApp {
       draining = true;
     },
   };
+}
+
+function hasUnreadBody(req: Request): boolean {
+  const declared = req.headers['content-length'];
+  const hasBody = (declared !== undefined && declared !== '0') || req.headers['transfer-encoding'] !== undefined;
+  return hasBody && !req.readableEnded;
 }
 
 function toHttpError(err: unknown): HttpError {

@@ -22,3 +22,4 @@ export type { Service, Listener, ProcessOptions, RunningProcess } from './servic
 export { notImplementedRouter } from './not-implemented';
 export { bootstrap } from './bootstrap';
 export type { CompositionContext, Composition } from './bootstrap';
+export { requestFirewall, isAttackPattern, RequestBlockedError } from './firewall';

@@ -84,6 +84,7 @@ export const RULES = {
   'quota.exceeded': refusing('policy', 429, 'The connection\'s daily quota is used up; it resets at midnight UTC.'),
   'registry.unavailable': refusing('policy', 503, 'The app\'s permissions could not be read; nothing was accepted. Retry with the same message_id.'),
   'publish.unavailable': refusing('policy', 503, 'The message could not be committed (Kafka or Postgres did not answer); nothing was accepted. Retry with the same message_id.'),
+  'keys.unavailable': refusing('policy', 503, 'GET /v1/oauth/jwks: no signing key could be read; retry shortly.'),
   'route.not_found': refusing('policy', 404, 'No route for this method and path.'),
   'route.not_implemented': refusing('policy', 501, 'The route is in the spec but not implemented yet.'),
   'internal.error': refusing('policy', 500, 'An unexpected error; it is logged with the request id.'),

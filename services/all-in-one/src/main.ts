@@ -1,11 +1,13 @@
 import { tracing } from './instrument';
-import { databaseConfig, kafkaConfig, port, redisConfig } from '@bus/config';
+import { busLimitsConfig, databaseConfig, kafkaConfig, port, redisConfig } from '@bus/config';
 import { createDatabase, databaseReadiness } from '@bus/db';
-import { bootstrap, codeBody, violationBody } from '@bus/http';
-import { createKafka, kafkaReadiness } from '@bus/kafka';
-import { createRedis, redisReadiness } from '@bus/limits';
-import { createAuthService } from '@bus/auth';
-import { createGatewayService } from '@bus/gateway';
+import { bootstrap, codeBody, requestFirewall, violationBody } from '@bus/http';
+import { createKafka, createProducer, kafkaReadiness } from '@bus/kafka';
+import { busLimitSettings, busRequestLimits, createConnectionQuotas, createRedis, redisReadiness } from '@bus/limits';
+import { createIdentity, identityConfig } from '@bus/identity';
+import { createSomValidator } from '@bus/som';
+import { authConfig, createAuthService } from '@bus/auth';
+import { createGatewayService, KnexPublishStore, kafkaCommitter } from '@bus/gateway';
 import { createDeliveryService } from '@bus/delivery';
 import { createPullApiService } from '@bus/pull-api';
 import { createCatalogueService } from '@bus/catalogue';
@@ -25,30 +27,53 @@ void bootstrap({
     ...databaseConfig,
     ...redisConfig,
     ...kafkaConfig,
+    ...busLimitsConfig,
+    ...authConfig,
+    ...identityConfig,
   },
-  compose: async ({ config, logger, onClose }) => {
+  compose: async ({ config, logger, metrics, onClose }) => {
     const db = createDatabase({ url: config.DATABASE_URL, poolMax: config.DATABASE_POOL_MAX, applicationName: 'all-in-one' });
     onClose(() => db.destroy());
-    const redis = createRedis(config.REDIS_URL, logger);
+    const redis = createRedis(config.REDIS_URL, logger, { keyPrefix: config.REDIS_KEY_PREFIX });
     onClose(() => redis.disconnect());
     const kafka = createKafka({ brokers: config.KAFKA_BROKERS, clientId: config.KAFKA_CLIENT_ID, logger });
     const admin = kafka.admin();
     onClose(() => admin.disconnect());
 
+    const producer = createProducer(kafka);
+    await producer.connect();
+    onClose(() => producer.disconnect());
+
     const postgres = databaseReadiness(db);
     const kafkaReady = kafkaReadiness(admin);
     const redisReady = redisReadiness(redis);
+    const identity = createIdentity({ db, kafka, logger, baseUrl: config.BUS_BASE_URL, cacheTtlMs: config.IDENTITY_CACHE_TTL, name: 'all-in-one' });
     const delivery = createDeliveryService({ readiness: [postgres, kafkaReady] });
     return {
       listeners: [
         {
           name: 'bus',
+          middleware: [requestFirewall(), busRequestLimits(redis, busLimitSettings(config))],
           host: config.HOST,
           port: config.BUS_PORT,
           renderError: violationBody,
           services: [
-            createAuthService({ readiness: [postgres, redisReady] }),
-            createGatewayService({ readiness: [postgres, redisReady, kafkaReady] }),
+            createAuthService({
+              db,
+              redis,
+              logger,
+              baseUrl: config.BUS_BASE_URL,
+              signingKeyEncryptionKey: config.SIGNING_KEY_ENCRYPTION_KEY,
+              rotationIntervalMs: config.SIGNING_KEY_ROTATION_INTERVAL,
+              readiness: [postgres, redisReady],
+              metrics,
+            }),
+            createGatewayService({
+              readiness: [postgres, redisReady, kafkaReady],
+              authenticator: identity,
+              quotas: createConnectionQuotas(redis),
+              publish: { store: KnexPublishStore.create(db), validator: createSomValidator(), commitToKafka: kafkaCommitter(producer) },
+            }),
             createPullApiService({ readiness: [postgres] }),
           ],
         },
@@ -57,10 +82,10 @@ void bootstrap({
           host: config.HOST,
           port: config.PORTAL_PORT,
           renderError: codeBody,
-          services: [createCatalogueService(), createPortalService({ readiness: [postgres, kafkaReady] })],
+          services: [createCatalogueService({ redis, readiness: [redisReady] }), createPortalService({ readiness: [postgres, kafkaReady] })],
         },
       ],
-      background: [delivery],
+      background: [identity.service, delivery],
     };
   },
 });

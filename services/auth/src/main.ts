@@ -1,20 +1,31 @@
 import { tracing } from './instrument';
-import { databaseConfig, redisConfig, servicePort } from '@bus/config';
+import { busLimitsConfig, databaseConfig, redisConfig, servicePort } from '@bus/config';
 import { createDatabase, databaseReadiness } from '@bus/db';
-import { bootstrap, violationBody } from '@bus/http';
-import { createRedis, redisReadiness } from '@bus/limits';
+import { bootstrap, requestFirewall, violationBody } from '@bus/http';
+import { busLimitSettings, busRequestLimits, createRedis, redisReadiness } from '@bus/limits';
+import { authConfig } from './config';
 import { createAuthService } from './service';
 
 void bootstrap({
   name: 'auth',
   tracing,
-  config: { ...servicePort(8081), ...databaseConfig, ...redisConfig },
-  compose: async ({ config, logger, onClose }) => {
+  config: { ...servicePort(8081), ...databaseConfig, ...redisConfig, ...busLimitsConfig, ...authConfig },
+  compose: async ({ config, logger, metrics, onClose }) => {
     const db = createDatabase({ url: config.DATABASE_URL, poolMax: config.DATABASE_POOL_MAX, applicationName: 'auth' });
     onClose(() => db.destroy());
-    const redis = createRedis(config.REDIS_URL, logger);
+    const redis = createRedis(config.REDIS_URL, logger, { keyPrefix: config.REDIS_KEY_PREFIX });
     onClose(() => redis.disconnect());
-    const auth = createAuthService({ readiness: [databaseReadiness(db), redisReadiness(redis)] });
-    return { listeners: [{ name: 'auth', host: config.HOST, port: config.PORT, services: [auth], renderError: violationBody }] };
+    const auth = createAuthService({
+      db,
+      redis,
+      logger,
+      baseUrl: config.BUS_BASE_URL,
+      signingKeyEncryptionKey: config.SIGNING_KEY_ENCRYPTION_KEY,
+      rotationIntervalMs: config.SIGNING_KEY_ROTATION_INTERVAL,
+      readiness: [databaseReadiness(db), redisReadiness(redis)],
+      metrics,
+    });
+    const middleware = [requestFirewall(), busRequestLimits(redis, busLimitSettings(config))];
+    return { listeners: [{ name: 'auth', host: config.HOST, port: config.PORT, services: [auth], renderError: violationBody, middleware }] };
   },
 });

@@ -1,15 +1,151 @@
-import { notImplementedRouter, type ReadinessCheck, type Service } from '@bus/http';
+import { Router, type Request, type Response } from 'express';
+import type { Knex } from '@bus/db';
+import { HttpError, MessageTooLargeError, OAuthError, readBody, type ReadinessCheck, type Service } from '@bus/http';
+import { KnexIdentityStore, type IdentityStore } from '@bus/identity';
+import { createLimiter, enforce, RateLimitedError, type LimitSpec, type Redis } from '@bus/limits';
+import { Counter, type Registry } from 'prom-client';
+import { audienceFor } from '@bus/tokens';
+import type { Logger } from 'pino';
+import { createTokenIssuer } from './issuer';
+import { SigningKeys } from './signing-keys';
+import {
+  basicClientId,
+  InvalidClientError,
+  InvalidRequestError,
+  isFormContentType,
+  NO_STORE,
+  parseTokenRequest,
+} from './token-request';
+
+/** Spec §8, token rows. Windows are fixed; "bursts of 40" at 20/s is 20 extra per 10 s (libs/limits). */
+export const TOKEN_LIMITS = {
+  perBasicClient: { rate: { points: 30, durationSeconds: 300 } },
+  perAddress: { rate: { points: 100, durationSeconds: 300 } },
+  allCallers: { rate: { points: 20, durationSeconds: 1 }, burst: { points: 20, durationSeconds: 10 } },
+} as const satisfies Record<string, Omit<LimitSpec, 'name'>>;
+
+export type TokenLimits = { [K in keyof typeof TOKEN_LIMITS]: Omit<LimitSpec, 'name'> };
+
+/** A token request body is a few hundred bytes; anything near this is not one. */
+export const TOKEN_BODY_LIMIT = 8 * 1024;
 
 export interface AuthServiceDeps {
+  db: Knex;
+  redis: Redis;
+  logger: Logger;
+  /** BUS_BASE_URL: tokens are issued for {base}/v1/oauth and {base}. */
+  baseUrl: string;
+  /** SIGNING_KEY_ENCRYPTION_KEY (32 bytes). */
+  signingKeyEncryptionKey: Buffer;
+  /** SIGNING_KEY_ROTATION_INTERVAL in ms. */
+  rotationIntervalMs: number;
   /** Postgres (credentials, signing keys) and Redis (token URL limits) readiness. */
   readiness: ReadinessCheck[];
+  /** The clock; tests pass a controllable one. */
+  now?: () => Date;
+  /** Reads of connections and credentials; the knex store by default. */
+  store?: IdentityStore;
+  /** The process registry: token_requests_total{outcome} is counted there when given. */
+  metrics?: Registry;
+  /** Tests: other windows, and a prefix that keeps their Redis keys apart. */
+  limits?: Partial<TokenLimits>;
+  limitPrefix?: string;
 }
 
-/** Token service: POST /v1/oauth/token, GET /v1/oauth/jwks (spec §2.2–2.4, §4.1, §7.1). */
-export function createAuthService(deps: AuthServiceDeps): Service {
+export class KeySetUnavailableError extends HttpError {
+  override readonly name = 'KeySetUnavailableError';
+  constructor() {
+    super(503, 'keys.unavailable', 'The key set could not be read; retry shortly', 'policy', { 'Retry-After': '1' });
+  }
+}
+
+/** Token service: POST /v1/oauth/token, GET /v1/oauth/jwks (spec §2.2–2.4, §4.1, §7.1, §8). */
+export function createAuthService(deps: AuthServiceDeps): Service & { signingKeys: SigningKeys } {
+  const now = deps.now ?? (() => new Date());
+  const audience = audienceFor(deps.baseUrl);
+  const signingKeys = SigningKeys.create({
+    db: deps.db,
+    encryptionKey: deps.signingKeyEncryptionKey,
+    rotationIntervalMs: deps.rotationIntervalMs,
+    logger: deps.logger,
+    now,
+  });
+  const issue = createTokenIssuer({ store: deps.store ?? KnexIdentityStore.create(deps.db), keys: signingKeys, audience, logger: deps.logger, now });
+  const limits = { ...TOKEN_LIMITS, ...deps.limits };
+  const prefix = deps.limitPrefix ?? 'token';
+  const perClient = createLimiter(deps.redis, { name: `${prefix}.client`, ...limits.perBasicClient });
+  const perAddress = createLimiter(deps.redis, { name: `${prefix}.address`, ...limits.perAddress });
+  const allCallers = createLimiter(deps.redis, { name: `${prefix}.all`, ...limits.allCallers });
+
+  const requests = deps.metrics
+    ? new Counter({
+        name: 'token_requests_total',
+        help: 'Token requests by outcome: issued, or the OAuth error / rate_limited',
+        labelNames: ['outcome'],
+        registers: [deps.metrics],
+      })
+    : undefined;
+  const count = (outcome: string) => requests?.inc({ outcome });
+
+  const tokenRoute = async (req: Request, res: Response) => {
+    res.set(NO_STORE);
+    const authorization = req.header('authorization');
+    // Limits before the body is read: the client of a well-formed Basic header, the source address, everyone.
+    const client = basicClientId(authorization);
+    await enforce(
+      [...(client !== undefined ? ([[perClient, client]] as const) : []), [perAddress, sourceAddress(req)], [allCallers, 'all']],
+      'Too many token requests',
+    );
+    if (!isFormContentType(req.header('content-type'))) {
+      throw new InvalidRequestError('The body must be application/x-www-form-urlencoded');
+    }
+    const body = await readFormBody(req);
+    const request = parseTokenRequest(authorization, body);
+    if (!request.credentials) throw new InvalidClientError(true);
+    res.json(await issue(request.credentials));
+  };
+
+  const router = Router();
+  router.post('/v1/oauth/token', async (req, res) => {
+    try {
+      await tokenRoute(req, res);
+      count('issued');
+    } catch (err) {
+      count(err instanceof OAuthError ? err.error : err instanceof RateLimitedError ? 'rate_limited' : 'error');
+      throw err;
+    }
+  });
+  router.get('/v1/oauth/jwks', async (_req, res) => {
+    let keys;
+    try {
+      keys = await signingKeys.published();
+    } catch {
+      throw new KeySetUnavailableError();
+    }
+    // Spec 2.4: may be cached for five minutes.
+    res.set('Cache-Control', 'public, max-age=300').json({ keys });
+  });
+
   return {
     name: 'auth',
-    routers: [notImplementedRouter([['post', '/v1/oauth/token'], ['get', '/v1/oauth/jwks']])],
+    routers: [router],
     readiness: deps.readiness,
+    signingKeys,
+    start: () => signingKeys.start(),
+    stop: () => signingKeys.stop(),
   };
+}
+
+/** The peer address (`trust proxy` is off: a proxy in front must be configured to keep it). */
+function sourceAddress(req: Request): string {
+  return req.socket.remoteAddress ?? 'unknown';
+}
+
+async function readFormBody(req: Request): Promise<string> {
+  try {
+    return (await readBody(req, TOKEN_BODY_LIMIT)).toString('utf8');
+  } catch (err) {
+    if (err instanceof MessageTooLargeError) throw new InvalidRequestError(`The body is over ${TOKEN_BODY_LIMIT} bytes`);
+    throw err;
+  }
 }

@@ -1,13 +1,17 @@
 import { tracing } from './instrument';
-import { servicePort } from '@bus/config';
+import { redisConfig, servicePort } from '@bus/config';
 import { bootstrap, codeBody } from '@bus/http';
+import { createRedis, redisReadiness } from '@bus/limits';
 import { createCatalogueService } from './service';
 
 void bootstrap({
   name: 'catalogue',
   tracing,
-  config: servicePort(8091),
-  compose: async ({ config }) => ({
-    listeners: [{ name: 'catalogue', host: config.HOST, port: config.PORT, services: [createCatalogueService()], renderError: codeBody }],
-  }),
+  config: { ...servicePort(8091), ...redisConfig },
+  compose: async ({ config, logger, onClose }) => {
+    const redis = createRedis(config.REDIS_URL, logger, { keyPrefix: config.REDIS_KEY_PREFIX });
+    onClose(() => redis.disconnect());
+    const catalogue = createCatalogueService({ redis, readiness: [redisReadiness(redis)] });
+    return { listeners: [{ name: 'catalogue', host: config.HOST, port: config.PORT, services: [catalogue], renderError: codeBody }] };
+  },
 });

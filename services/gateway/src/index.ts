@@ -1,2 +1,5 @@
 export { createGatewayService } from './service';
 export type { GatewayServiceDeps } from './service';
+export { KnexPublishStore } from './publish-store';
+export type { PublishStore } from './publish-store';
+export { kafkaCommitter } from './kafka-commit';

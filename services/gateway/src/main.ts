@@ -1,15 +1,19 @@
 import { tracing } from './instrument';
 import { busLimitsConfig, databaseConfig, kafkaConfig, redisConfig, servicePort } from '@bus/config';
 import { createDatabase, databaseReadiness } from '@bus/db';
-import { bootstrap, violationBody } from '@bus/http';
-import { createKafka, kafkaReadiness } from '@bus/kafka';
-import { busLimitSettings, busRequestLimits, createRedis, redisReadiness } from '@bus/limits';
+import { bootstrap, requestFirewall, violationBody } from '@bus/http';
+import { createIdentity, identityConfig } from '@bus/identity';
+import { createKafka, createProducer, kafkaReadiness } from '@bus/kafka';
+import { busLimitSettings, busRequestLimits, createConnectionQuotas, createRedis, redisReadiness } from '@bus/limits';
+import { createSomValidator } from '@bus/som';
+import { kafkaCommitter } from './kafka-commit';
+import { KnexPublishStore } from './publish-store';
 import { createGatewayService } from './service';
 
 void bootstrap({
   name: 'gateway',
   tracing,
-  config: { ...servicePort(8082), ...databaseConfig, ...redisConfig, ...kafkaConfig, ...busLimitsConfig },
+  config: { ...servicePort(8082), ...databaseConfig, ...redisConfig, ...kafkaConfig, ...busLimitsConfig, ...identityConfig },
   compose: async ({ config, logger, onClose }) => {
     const db = createDatabase({ url: config.DATABASE_URL, poolMax: config.DATABASE_POOL_MAX, applicationName: 'gateway' });
     onClose(() => db.destroy());
@@ -18,10 +22,21 @@ void bootstrap({
     const kafka = createKafka({ brokers: config.KAFKA_BROKERS, clientId: config.KAFKA_CLIENT_ID, logger });
     const admin = kafka.admin();
     onClose(() => admin.disconnect());
+    const producer = createProducer(kafka);
+    await producer.connect();
+    onClose(() => producer.disconnect());
+
+    const identity = createIdentity({ db, kafka, logger, baseUrl: config.BUS_BASE_URL, cacheTtlMs: config.IDENTITY_CACHE_TTL, name: 'gateway' });
     const gateway = createGatewayService({
       readiness: [databaseReadiness(db), redisReadiness(redis), kafkaReadiness(admin)],
+      authenticator: identity,
+      quotas: createConnectionQuotas(redis),
+      publish: { store: KnexPublishStore.create(db), validator: createSomValidator(), commitToKafka: kafkaCommitter(producer) },
     });
-    const middleware = [busRequestLimits(redis, busLimitSettings(config))];
-    return { listeners: [{ name: 'gateway', host: config.HOST, port: config.PORT, services: [gateway], renderError: violationBody, middleware }] };
+    const middleware = [requestFirewall(), busRequestLimits(redis, busLimitSettings(config))];
+    return {
+      listeners: [{ name: 'gateway', host: config.HOST, port: config.PORT, services: [gateway], renderError: violationBody, middleware }],
+      background: [identity.service],
+    };
   },
 });

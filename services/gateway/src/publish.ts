@@ -1,4 +1,5 @@
 import { HttpError, ViolationsError, type Violation } from '@bus/http';
+import { RegistryUnavailableError } from '@bus/identity';
 import { RULES, applySequence, checkPolicy, familyOf, parseJsonBody, parseStoryState, type SomMessage, type SomValidator } from '@bus/som';
 import { contentHash } from './content-hash';
 import type { AcceptedMessage, PriorAcceptance, PublishStore } from './publish-store';
@@ -36,14 +37,6 @@ export class MessageIdReusedError extends HttpError {
   override readonly name = 'MessageIdReusedError';
   constructor(messageId: string) {
     super(409, 'idempotency.message_id_reused', `message_id ${messageId} was accepted before with different content`, 'policy');
-  }
-}
-
-/** 503 registry.unavailable: the registry (permissions, quota, acceptances) could not be read; nothing was accepted. */
-export class RegistryUnavailableError extends HttpError {
-  override readonly name = 'RegistryUnavailableError';
-  constructor() {
-    super(503, 'registry.unavailable', RULES['registry.unavailable'].description, 'policy', { 'Retry-After': '1' });
   }
 }
 

@@ -1,7 +1,8 @@
 import { notImplementedRouter, type ReadinessCheck, type Service } from '@bus/http';
 import { discoveryRouter } from './discovery';
+import { publishRoutes, type PublishRoutesDeps } from './publish-routes';
 
-export interface GatewayServiceDeps {
+export interface GatewayServiceDeps extends PublishRoutesDeps {
   /** Postgres (idempotency, story state), Redis (quotas) and Kafka (bus.messages.v1) readiness. */
   readiness: ReadinessCheck[];
 }
@@ -13,9 +14,8 @@ export function createGatewayService(deps: GatewayServiceDeps): Service {
     name: 'gateway',
     routers: [
       discoveryRouter(),
+      publishRoutes(deps),
       notImplementedRouter([
-        ['post', `${tenant}/messages`],
-        ['post', `${tenant}/validate`],
         ['post', `${tenant}/iam/messages`],
         ['post', `${tenant}/iam/validate`],
         ['post', `${tenant}/principals/verify`],

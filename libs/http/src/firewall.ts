@@ -1,0 +1,65 @@
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import { HttpError } from './errors';
+
+/** 403 request.blocked (spec 7.2): the request looks like an attack; the SOM content is never judged. */
+export class RequestBlockedError extends HttpError {
+  override readonly name = 'RequestBlockedError';
+  constructor() {
+    // Deliberately vague: telling a prober which pattern matched helps the prober.
+    super(403, 'request.blocked', 'The request was refused as an attack pattern');
+  }
+}
+
+/** Methods the bus never serves and scanners love: TRACE echoes headers (cross-site tracing). */
+const BLOCKED_METHODS = new Set(['TRACE', 'TRACK', 'CONNECT', 'DEBUG']);
+
+/**
+ * What the firewall refuses, on the request line and headers only (never the body, which is SOM
+ * content the gateway judges): traversal and encoded traversal, NUL bytes and control characters
+ * in the target, script or SQL injection in the query string, request targets over 2,048 bytes,
+ * and scanner methods.
+ */
+const BLOCKED_TARGET = [
+  /(?:^|[/\\])\.\.(?:[/\\]|$)/, // ../ and ..\
+  /%2e%2e|%252e|\.%2e|%2e\./i, // encoded traversal
+  /%00/, // encoded NUL
+  /%0d|%0a/i, // CR/LF injection
+];
+const BLOCKED_QUERY = [
+  /<\s*script|javascript:|on(?:error|load)\s*=/i, // script injection
+  /\bunion\b[\s+]+(?:all[\s+]+)?select\b|\bselect\b[\s+]+.+[\s+]+\bfrom\b|'\s*(?:or|and)\s*'?\d+'?\s*=\s*'?\d+|;\s*drop\s+table/i, // SQL injection
+];
+const MAX_TARGET_BYTES = 2048;
+
+export function isAttackPattern(method: string, target: string): boolean {
+  if (BLOCKED_METHODS.has(method.toUpperCase())) return true;
+  if (Buffer.byteLength(target) > MAX_TARGET_BYTES) return true;
+  if (hasControlCharacter(target)) return true;
+  if (BLOCKED_TARGET.some((pattern) => pattern.test(target))) return true;
+  const query = target.includes('?') ? safeDecode(target.slice(target.indexOf('?') + 1)) : '';
+  return BLOCKED_QUERY.some((pattern) => pattern.test(query));
+}
+
+/** The bus host's firewall: mounted first on the bus listener, before limits and routing. */
+export function requestFirewall(): RequestHandler {
+  return (req: Request, _res: Response, next: NextFunction) => {
+    next(isAttackPattern(req.method, req.originalUrl) ? new RequestBlockedError() : undefined);
+  };
+}
+
+/** NUL and the other C0 control characters, and DEL: never part of a request target. */
+function hasControlCharacter(text: string): boolean {
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if (code < 0x20 || code === 0x7f) return true;
+  }
+  return false;
+}
+
+function safeDecode(text: string): string {
+  try {
+    return decodeURIComponent(text.replace(/\+/g, ' '));
+  } catch {
+    return text;
+  }
+}

@@ -1,0 +1,189 @@
+import type { Knex } from '@bus/db';
+import { hashSecret, newClientSecret, newId, type ConnectionKind } from '@bus/tokens';
+import type { Logger } from 'pino';
+import type { ControlEvent, ControlPublisher } from './control';
+
+export class ConnectionNotFoundError extends Error {
+  override readonly name = 'ConnectionNotFoundError';
+  constructor(readonly clientId: string) {
+    super(`no connection ${clientId}`);
+  }
+}
+
+export class ConnectionNotActiveError extends Error {
+  override readonly name = 'ConnectionNotActiveError';
+  constructor(readonly clientId: string, readonly status: string) {
+    super(`connection ${clientId} is ${status}`);
+  }
+}
+
+export class AppNotFoundError extends Error {
+  override readonly name = 'AppNotFoundError';
+  constructor(readonly appId: string) {
+    super(`no app ${appId}`);
+  }
+}
+
+export class OverlapWindowError extends Error {
+  override readonly name = 'OverlapWindowError';
+}
+
+/** The longest overlap an owner may choose for a rotated secret. */
+export const MAX_OVERLAP_SECONDS = 7 * 86_400;
+
+export interface IssuedCredential {
+  clientId: string;
+  /** Shown once: only its hash is stored. */
+  clientSecret: string;
+  credentialVersion: number;
+}
+
+export interface IdentityAdminDeps {
+  db: Knex;
+  control: ControlPublisher;
+  logger: Logger;
+  now?: () => Date;
+}
+
+/**
+ * Tenancy and credential lifecycle: what the portal exposes (DESIGN §5) and the local seed uses.
+ * Every change to a connection is committed first, then announced on the control topic so every
+ * cache drops it at once; if the announcement fails the caches' TTL still bounds the delay.
+ */
+export class IdentityAdmin {
+  private readonly now: () => Date;
+  private constructor(private readonly deps: IdentityAdminDeps) {
+    this.now = deps.now ?? (() => new Date());
+  }
+
+  static create(deps: IdentityAdminDeps): IdentityAdmin {
+    return new IdentityAdmin(deps);
+  }
+
+  async createOrganisation(input: { name: string; kind: 'house' | 'vendor' | 'operator'; id?: string }): Promise<string> {
+    const id = input.id ?? newId('o');
+    await this.deps.db('organisations').insert({ id, name: input.name, kind: input.kind, created_at: this.now() });
+    return id;
+  }
+
+  async createWorkspace(input: { organisationId: string; name: string; id?: string }): Promise<string> {
+    const id = input.id ?? newId('w');
+    await this.deps.db('workspaces').insert({ id, organisation_id: input.organisationId, name: input.name, created_at: this.now() });
+    return id;
+  }
+
+  async createApp(input: { workspaceId: string; organisationId: string; name: string; id?: string }): Promise<string> {
+    const id = input.id ?? newId('a');
+    await this.deps.db('apps').insert({
+      id,
+      workspace_id: input.workspaceId,
+      organisation_id: input.organisationId,
+      name: input.name,
+      created_at: this.now(),
+    });
+    return id;
+  }
+
+  /** Replaces what the app may publish. */
+  async setPermissions(appId: string, permissions: { systemIds: readonly string[]; messageTypes: readonly string[] }): Promise<void> {
+    await this.deps.db.transaction(async (trx) => {
+      await trx('permissions').where({ app_id: appId }).delete();
+      const rows = [
+        ...permissions.systemIds.map((value) => ({ app_id: appId, kind: 'system_id', value })),
+        ...permissions.messageTypes.map((value) => ({ app_id: appId, kind: 'message_type', value })),
+      ];
+      if (rows.length > 0) await trx('permissions').insert(rows);
+    });
+    await this.announce({ type: 'app.changed', app_id: appId, at: this.now().toISOString() });
+  }
+
+  /** A new connection of the app with credential version 1; the secret is returned once. */
+  async createConnection(input: { appId: string; kind: ConnectionKind }): Promise<IssuedCredential> {
+    const clientId = newId('c');
+    const clientSecret = newClientSecret();
+    const now = this.now();
+    await this.deps.db.transaction(async (trx) => {
+      const app = (await trx('apps').where({ id: input.appId }).first('workspace_id')) as { workspace_id: string } | undefined;
+      if (!app) throw new AppNotFoundError(input.appId);
+      await trx('connections').insert({
+        id: clientId,
+        app_id: input.appId,
+        workspace_id: app.workspace_id,
+        kind: input.kind,
+        status: 'active',
+        credential_version: 1,
+        created_at: now,
+      });
+      await trx('credentials').insert({ connection_id: clientId, version: 1, secret_hash: hashSecret(clientSecret), created_at: now });
+    });
+    await this.announceConnection(clientId, 'created');
+    return { clientId, clientSecret, credentialVersion: 1 };
+  }
+
+  /**
+   * A new secret with the next credential version. Tokens of earlier versions stop working at once
+   * (within the propagation time); the previous secret keeps obtaining tokens for `overlapSeconds`.
+   */
+  async rotateCredential(clientId: string, opts: { overlapSeconds: number }): Promise<IssuedCredential> {
+    if (!Number.isInteger(opts.overlapSeconds) || opts.overlapSeconds < 0 || opts.overlapSeconds > MAX_OVERLAP_SECONDS) {
+      throw new OverlapWindowError(`the overlap must be a whole number of seconds from 0 to ${MAX_OVERLAP_SECONDS}`);
+    }
+    const clientSecret = newClientSecret();
+    const now = this.now();
+    const version = await this.deps.db.transaction(async (trx) => {
+      const row = (await trx('connections').where({ id: clientId }).forUpdate().first('status', 'credential_version')) as
+        | { status: string; credential_version: number }
+        | undefined;
+      if (!row) throw new ConnectionNotFoundError(clientId);
+      if (row.status !== 'active') throw new ConnectionNotActiveError(clientId, row.status);
+      const next = row.credential_version + 1;
+      await trx('credentials')
+        .where({ connection_id: clientId })
+        .whereNull('usable_until')
+        .update({ usable_until: new Date(now.getTime() + opts.overlapSeconds * 1000) });
+      await trx('credentials').insert({ connection_id: clientId, version: next, secret_hash: hashSecret(clientSecret), created_at: now });
+      await trx('connections').where({ id: clientId }).update({ credential_version: next });
+      return next;
+    });
+    await this.announceConnection(clientId, 'rotated');
+    return { clientId, clientSecret, credentialVersion: version };
+  }
+
+  /** The connection stops working: no new tokens, and its tokens are refused (403 producer.not_registered). */
+  async revokeConnection(clientId: string): Promise<void> {
+    await this.setStatus(clientId, 'revoked');
+    await this.announceConnection(clientId, 'revoked');
+  }
+
+  /** Like revoke, and every secret hash is deleted: the connection can never come back. */
+  async removeConnection(clientId: string): Promise<void> {
+    await this.deps.db.transaction(async (trx) => {
+      const changed = await trx('connections')
+        .where({ id: clientId })
+        .update({ status: 'removed', status_changed_at: this.now() });
+      if (changed === 0) throw new ConnectionNotFoundError(clientId);
+      await trx('credentials').where({ connection_id: clientId }).delete();
+    });
+    await this.announceConnection(clientId, 'removed');
+  }
+
+  private async setStatus(clientId: string, status: 'revoked'): Promise<void> {
+    const changed = await this.deps.db('connections')
+      .where({ id: clientId })
+      .whereNot({ status: 'removed' })
+      .update({ status, status_changed_at: this.now() });
+    if (changed === 0) throw new ConnectionNotFoundError(clientId);
+  }
+
+  private announceConnection(clientId: string, change: 'created' | 'rotated' | 'revoked' | 'removed'): Promise<void> {
+    return this.announce({ type: 'connection.changed', connection_id: clientId, change, at: this.now().toISOString() });
+  }
+
+  private async announce(event: ControlEvent): Promise<void> {
+    try {
+      await this.deps.control.publish(event);
+    } catch (err) {
+      this.deps.logger.warn({ err: err instanceof Error ? err.message : String(err), event: event.type }, 'control event not published; caches catch up within their TTL');
+    }
+  }
+}

@@ -1,0 +1,127 @@
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import { HttpError } from '@bus/http';
+import {
+  authorizeBearer,
+  BearerRefusal,
+  TokenRejectedError,
+  verifyAccessToken,
+  type AccessTokenClaims,
+  type ConnectionKind,
+  type TokenAudience,
+} from '@bus/tokens';
+import type { ConnectionCache, KeySetCache } from './cache';
+
+/** Who called a bearer route, in res.locals.identity once authenticateBearer let the request through. */
+export interface BearerIdentity {
+  clientId: string;
+  kind: ConnectionKind;
+  workspaceId: string;
+  organisationId: string;
+  appId: string;
+  credentialVersion: number;
+  claims: AccessTokenClaims;
+}
+
+/** 401 producer.unauthenticated, 403 producer.not_registered or 403 tenant.mismatch (spec §5, §7.2). */
+export class BearerRefusedError extends HttpError {
+  override readonly name = 'BearerRefusedError';
+  constructor(readonly refusal: BearerRefusal) {
+    super(
+      refusal.status,
+      refusal.rule,
+      refusal.message,
+      'policy',
+      // RFC 6750 §3: a 401 names the scheme; the reason stays in our logs, not in the answer.
+      refusal.status === 401 ? { 'WWW-Authenticate': 'Bearer error="invalid_token"' } : {},
+    );
+  }
+}
+
+/** 503 registry.unavailable: connections, permissions or quotas could not be read; nothing was accepted (spec §7.2). */
+export class RegistryUnavailableError extends HttpError {
+  override readonly name = 'RegistryUnavailableError';
+  constructor() {
+    super(503, 'registry.unavailable', 'The registry could not be read; nothing was accepted. Retry with the same message_id', 'policy', {
+      'Retry-After': '1',
+    });
+  }
+}
+
+export interface BearerAuthenticatorDeps {
+  connections: ConnectionCache;
+  keys: KeySetCache;
+  audience: TokenAudience;
+  now?: () => Date;
+  /** Clock skew allowed on exp and iat; default 30 s. */
+  leewaySeconds?: number;
+}
+
+export interface BearerAuthenticator {
+  /** Authenticates an Authorization header value for a route needing `kind` (and tenant {t}, if any). */
+  authenticate(authorization: string | undefined, need: { kind: ConnectionKind; tenant?: string }): Promise<BearerIdentity>;
+  /** Express middleware: spec §5 rules 1–4, reading the path's {t} when the route has one. */
+  authenticateBearer(opts: { kind: ConnectionKind }): RequestHandler;
+}
+
+const BEARER = /^Bearer +([A-Za-z0-9._~+/-]+=*) *$/i;
+
+export function createBearerAuthenticator(deps: BearerAuthenticatorDeps): BearerAuthenticator {
+  const now = deps.now ?? (() => new Date());
+
+  const authenticate: BearerAuthenticator['authenticate'] = async (authorization, need) => {
+    try {
+      const token = authorization === undefined ? undefined : BEARER.exec(authorization)?.[1];
+      if (!token) throw new TokenRejectedError(authorization === undefined ? 'missing' : 'malformed');
+      const kid = kidOf(token);
+      if (kid !== undefined) await unavailableOnFailure(() => deps.keys.get(kid));
+      const claims = await verifyAccessToken(token, {
+        keys: deps.keys.snapshot(),
+        audience: deps.audience,
+        now: now(),
+        ...(deps.leewaySeconds !== undefined ? { leewaySeconds: deps.leewaySeconds } : {}),
+      });
+      const connection = await unavailableOnFailure(() => deps.connections.get(claims.sub));
+      authorizeBearer(claims, connection, need);
+      const c = connection as NonNullable<typeof connection>;
+      return {
+        clientId: c.id,
+        kind: c.kind,
+        workspaceId: c.workspaceId,
+        organisationId: c.organisationId,
+        appId: c.appId,
+        credentialVersion: c.credentialVersion,
+        claims,
+      };
+    } catch (err) {
+      if (err instanceof BearerRefusal) throw new BearerRefusedError(err);
+      throw err;
+    }
+  };
+
+  return {
+    authenticate,
+    authenticateBearer: ({ kind }) =>
+      async (req: Request, res: Response, next: NextFunction) => {
+        const t = (req.params as Record<string, string | undefined>).t;
+        res.locals.identity = await authenticate(req.header('authorization'), { kind, ...(t !== undefined ? { tenant: t } : {}) });
+        next();
+      },
+  };
+}
+
+function kidOf(token: string): string | undefined {
+  try {
+    const header = JSON.parse(Buffer.from(token.split('.')[0] ?? '', 'base64url').toString('utf8')) as { kid?: unknown };
+    return typeof header.kid === 'string' ? header.kid : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+async function unavailableOnFailure<T>(read: () => Promise<T>): Promise<T> {
+  try {
+    return await read();
+  } catch {
+    throw new RegistryUnavailableError();
+  }
+}

@@ -1,0 +1,17 @@
+import { controlKey, ControlEventError, parseControlEvent, type ControlEvent } from './control';
+
+describe('control events', () => {
+  const event: ControlEvent = { type: 'connection.changed', connection_id: 'cabcdefghijk2', change: 'rotated', at: '2026-11-22T10:00:00.000Z' };
+
+  it('round-trip as JSON, keyed by what changed so compaction keeps the last', () => {
+    expect(parseControlEvent(Buffer.from(JSON.stringify(event)))).toEqual(event);
+    expect(controlKey(event)).toBe('connection/cabcdefghijk2');
+    expect(controlKey({ type: 'app.changed', app_id: 'aabcdefghijk2', at: event.at })).toBe('app/aabcdefghijk2');
+  });
+
+  it('refuses what they cannot be', () => {
+    for (const value of [null, Buffer.from('not json'), Buffer.from('{"type":"connection.changed"}'), Buffer.from('{"type":"other"}')]) {
+      expect(() => parseControlEvent(value)).toThrow(ControlEventError);
+    }
+  });
+});

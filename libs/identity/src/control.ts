@@ -1,0 +1,112 @@
+import { hostname } from 'node:os';
+import { randomBytes } from 'node:crypto';
+import { CONTROL_TOPIC, createConsumer, runBatches, sendAcked, type Consumer, type Kafka, type Producer } from '@bus/kafka';
+import type { Logger } from 'pino';
+
+/**
+ * A change on the control topic bus.control.v1 (DESIGN §4): every process that caches identity drops
+ * what the event names. Keyed by what changed (`connection/<id>`), so compaction keeps the last one.
+ */
+export type ControlEvent =
+  | { type: 'connection.changed'; connection_id: string; change: 'created' | 'rotated' | 'revoked' | 'removed'; at: string }
+  | { type: 'app.changed'; app_id: string; at: string };
+
+export class ControlEventError extends Error {
+  override readonly name = 'ControlEventError';
+}
+
+export function controlKey(event: ControlEvent): string {
+  return event.type === 'connection.changed' ? `connection/${event.connection_id}` : `app/${event.app_id}`;
+}
+
+export function parseControlEvent(value: Buffer | null): ControlEvent {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(value?.toString('utf8') ?? '');
+  } catch {
+    throw new ControlEventError('control record is not JSON');
+  }
+  const e = parsed as Partial<Record<string, unknown>>;
+  if (e?.type === 'connection.changed' && typeof e.connection_id === 'string') return parsed as ControlEvent;
+  if (e?.type === 'app.changed' && typeof e.app_id === 'string') return parsed as ControlEvent;
+  throw new ControlEventError('unknown control event');
+}
+
+export interface ControlPublisher {
+  publish(event: ControlEvent): Promise<void>;
+}
+
+/** Publishes with acks=all; the producer is connected by its owner. */
+export function createControlPublisher(producer: Producer): ControlPublisher {
+  return {
+    publish: async (event) => {
+      await sendAcked(producer, { topic: CONTROL_TOPIC, key: controlKey(event), value: Buffer.from(JSON.stringify(event)), headers: {} });
+    },
+  };
+}
+
+export interface ControlListener {
+  /**
+   * Starts reading and resolves once the consumer joined its group (it then reads from the end of the
+   * topic), or after `joinTimeoutMs` at the latest: a process whose Kafka is down still starts, and
+   * keeps trying in the background; meanwhile the caches' TTL bounds staleness.
+   */
+  start(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/**
+ * Every process instance reads every control event: its consumer group is its own (name, host,
+ * pid, random), and it starts at the end of the topic, since its cache starts empty anyway.
+ */
+export function createControlListener(opts: {
+  kafka: Kafka;
+  name: string;
+  logger: Logger;
+  onEvent(event: ControlEvent): void;
+  joinTimeoutMs?: number;
+  retryMs?: number;
+}): ControlListener {
+  let consumer: Consumer | undefined;
+  let stopped = false;
+  let retry: NodeJS.Timeout | undefined;
+  const groupId = `${opts.name}.${hostname()}.${process.pid}.${randomBytes(4).toString('hex')}`;
+
+  const run = async (onJoin: () => void): Promise<void> => {
+    const c = createConsumer(opts.kafka, { groupId, sessionTimeoutMs: 10_000 });
+    consumer = c;
+    c.on(c.events.GROUP_JOIN, onJoin);
+    try {
+      await c.connect();
+      await c.subscribe({ topic: CONTROL_TOPIC, fromBeginning: false });
+      await runBatches(c, async (record) => {
+        try {
+          opts.onEvent(parseControlEvent(record.value));
+        } catch (err) {
+          opts.logger.warn({ err: err instanceof Error ? err.message : String(err), offset: record.offset }, 'control event skipped');
+        }
+      });
+    } catch (err) {
+      opts.logger.warn({ err: err instanceof Error ? err.message : String(err) }, 'control topic unreachable; caches rely on their TTL until it is back');
+      await c.disconnect().catch(() => undefined);
+      if (!stopped) retry = setTimeout(() => void run(onJoin), opts.retryMs ?? 5_000);
+    }
+  };
+
+  return {
+    start: async () => {
+      let joined: () => void = () => undefined;
+      const join = new Promise<void>((resolve) => (joined = resolve));
+      void run(() => joined());
+      let timer: NodeJS.Timeout | undefined;
+      const timeout = new Promise<void>((resolve) => (timer = setTimeout(resolve, opts.joinTimeoutMs ?? 10_000)));
+      await Promise.race([join, timeout]);
+      clearTimeout(timer);
+    },
+    stop: async () => {
+      stopped = true;
+      clearTimeout(retry);
+      await consumer?.disconnect();
+    },
+  };
+}

@@ -1,0 +1,19 @@
+export { KnexIdentityStore } from './store';
+export type { IdentityStore, ConnectionRecord, CredentialRecord, PublishedKey } from './store';
+export { ConnectionCache, KeySetCache, MAX_CACHE_TTL_MS, CacheTtlError } from './cache';
+export { createBearerAuthenticator, BearerRefusedError, RegistryUnavailableError } from './authenticate';
+export type { BearerAuthenticator, BearerAuthenticatorDeps, BearerIdentity } from './authenticate';
+export { createControlPublisher, createControlListener, parseControlEvent, controlKey, ControlEventError } from './control';
+export type { ControlEvent, ControlPublisher, ControlListener } from './control';
+export {
+  IdentityAdmin,
+  AppNotFoundError,
+  ConnectionNotFoundError,
+  ConnectionNotActiveError,
+  OverlapWindowError,
+  MAX_OVERLAP_SECONDS,
+} from './admin';
+export type { IdentityAdminDeps, IssuedCredential } from './admin';
+export { createIdentity } from './identity';
+export type { Identity, IdentityDeps } from './identity';
+export { identityConfig, busBaseUrlConfig } from './config';

@@ -1,0 +1,100 @@
+import type { Knex } from '@bus/db';
+import type { ConnectionKind, ConnectionState, ConnectionStatus, PublicJwk, SigningKeyLifecycle } from '@bus/tokens';
+
+/** A connection as the token service and the bearer routes see it. */
+export interface ConnectionRecord extends ConnectionState {
+  /** The organisation that owns the workspace (the token's org claim). */
+  organisationId: string;
+}
+
+export interface CredentialRecord {
+  version: number;
+  secretHash: string;
+  /** Set on a secret a rotation replaced: usable until then, never after. Null for the current one. */
+  usableUntil: Date | null;
+}
+
+export interface PublishedKey extends SigningKeyLifecycle {
+  publicJwk: PublicJwk;
+}
+
+/** Reads of the identity tables (libs/db migrations own their layout). */
+export interface IdentityStore {
+  connection(clientId: string): Promise<ConnectionRecord | null>;
+  /** Every credential of the connection, newest version first. */
+  credentials(clientId: string): Promise<CredentialRecord[]>;
+  /** Signing keys' public halves with their lifecycle; the caller picks what is published at its now. */
+  signingKeys(): Promise<PublishedKey[]>;
+}
+
+interface ConnectionRow {
+  id: string;
+  kind: ConnectionKind;
+  status: ConnectionStatus;
+  credential_version: number;
+  app_id: string;
+  app_workspace_id: string;
+  organisation_id: string;
+}
+
+export class KnexIdentityStore implements IdentityStore {
+  private constructor(private readonly db: Knex) {}
+
+  static create(db: Knex): KnexIdentityStore {
+    return new KnexIdentityStore(db);
+  }
+
+  async connection(clientId: string): Promise<ConnectionRecord | null> {
+    const row = (await this.db('connections as c')
+      .join('apps as a', 'a.id', 'c.app_id')
+      .join('workspaces as w', 'w.id', 'a.workspace_id')
+      .where('c.id', clientId)
+      .first(
+        'c.id',
+        'c.kind',
+        'c.status',
+        'c.credential_version',
+        'c.app_id',
+        'a.workspace_id as app_workspace_id',
+        'w.organisation_id',
+      )) as ConnectionRow | undefined;
+    if (!row) return null;
+    return {
+      id: row.id,
+      kind: row.kind,
+      status: row.status,
+      credentialVersion: row.credential_version,
+      // The workspace that holds the app now: a token of a workspace the app left is refused.
+      workspaceId: row.app_workspace_id,
+      appId: row.app_id,
+      organisationId: row.organisation_id,
+    };
+  }
+
+  async credentials(clientId: string): Promise<CredentialRecord[]> {
+    const rows = (await this.db('credentials')
+      .where({ connection_id: clientId })
+      .orderBy('version', 'desc')
+      .select('version', 'secret_hash', 'usable_until')) as Array<{ version: number; secret_hash: string; usable_until: Date | null }>;
+    return rows.map((r) => ({ version: r.version, secretHash: r.secret_hash, usableUntil: r.usable_until }));
+  }
+
+  async signingKeys(): Promise<PublishedKey[]> {
+    const rows = (await this.db('signing_keys').select('kid', 'public_jwk', 'created_at', 'activates_at', 'retires_at', 'unpublish_at')) as Array<{
+      kid: string;
+      public_jwk: PublicJwk;
+      created_at: Date;
+      activates_at: Date;
+      retires_at: Date | null;
+      unpublish_at: Date | null;
+    }>;
+    return rows.map((r) => ({
+      kid: r.kid,
+      publicJwk: r.public_jwk,
+      createdAt: r.created_at,
+      activatesAt: r.activates_at,
+      retiresAt: r.retires_at,
+      unpublishAt: r.unpublish_at,
+    }));
+  }
+}

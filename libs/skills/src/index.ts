@@ -1,0 +1,11 @@
+export { loadSkillLibrary, compareVersions, LibraryDataError, SEVERITY_LADDER } from './library';
+export type { SkillLibrary, SomSchemas } from './library';
+export { checkInstance, checkSkillsInput, MAX_INSTANCES } from './check';
+export type { InstanceCheck, SkillsInput } from './check';
+export { readSkillsBody, MAX_BODY_BYTES } from './input';
+export type { ReadBody } from './input';
+export { FIELD_KINDS } from './kinds';
+export type { FieldKind, FieldContext } from './kinds';
+export { storyContextPaths } from './story-paths';
+export { renderLibraryMarkdown, replaceGeneratedSection, DOC_BEGIN, DOC_END } from './docs';
+export type * from './model';

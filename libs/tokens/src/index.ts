@@ -1,0 +1,25 @@
+export { CLIENT_ID_PATTERN, CLIENT_SECRET_PATTERN, SECRET_PREFIX, newId, newClientId, newClientSecret, isClientId } from './ids';
+export { hashSecret, secretMatches } from './secrets';
+export { ACCESS_TOKEN_TTL_SECONDS, TOKEN_ENVIRONMENT, CLAIM_NAMES, BaseUrlError, audienceFor, buildClaims } from './claims';
+export type { AccessTokenClaims, TokenAudience, ClaimsInput } from './claims';
+export {
+  SigningKeyError,
+  PRE_PUBLISH_MS,
+  POST_RETIRE_MS,
+  generateSigningKey,
+  thumbprint,
+  importPublicJwk,
+  encryptPrivateKey,
+  decryptPrivateKey,
+  signingKeyAt,
+  publishedKeysAt,
+  planRotation,
+} from './keys';
+export type { PublicJwk, GeneratedSigningKey, SigningKeyLifecycle, RotationPlan } from './keys';
+export { signAccessToken } from './sign';
+export { verifyAccessToken } from './verify';
+export type { VerifyOptions } from './verify';
+export { authorizeBearer } from './authorize';
+export type { ConnectionState, ConnectionKind, ConnectionStatus, BearerRequirement } from './authorize';
+export { BearerRefusal, TokenRejectedError, NotRegisteredError, TenantMismatchError } from './refusals';
+export type { UnauthenticatedReason } from './refusals';

@@ -1,0 +1,125 @@
+import { OAuthError } from '@bus/http';
+
+/** Spec §7.1: with Basic, a 401 carries this challenge (RFC 6749 §5.2, RFC 7617). */
+export const BASIC_CHALLENGE = 'Basic realm="bus", charset="UTF-8"';
+/** Every token-route answer, refusals included (spec 2.2). */
+export const NO_STORE = { 'Cache-Control': 'no-store', Pragma: 'no-cache' } as const;
+
+export class InvalidRequestError extends OAuthError {
+  constructor(description: string) {
+    super(400, 'invalid_request', description, NO_STORE);
+  }
+}
+
+export class UnsupportedGrantTypeError extends OAuthError {
+  constructor() {
+    super(400, 'unsupported_grant_type', 'Only grant_type=client_credentials is supported', NO_STORE);
+  }
+}
+
+/** One answer for every failed client authentication: it never says which check failed. */
+export class InvalidClientError extends OAuthError {
+  constructor(challenge: boolean) {
+    super(401, 'invalid_client', 'Client authentication failed', challenge ? { ...NO_STORE, 'WWW-Authenticate': BASIC_CHALLENGE } : NO_STORE);
+  }
+}
+
+export class TemporarilyUnavailableError extends OAuthError {
+  constructor() {
+    super(503, 'temporarily_unavailable', 'Credentials could not be checked or the token could not be signed; retry with backoff', {
+      ...NO_STORE,
+      'Retry-After': '1',
+    });
+  }
+}
+
+export interface ClientCredentials {
+  clientId: string;
+  clientSecret: string;
+  /** Authenticated with HTTP Basic: a 401 then carries WWW-Authenticate. */
+  basic: boolean;
+}
+
+export type TokenRequest =
+  | { credentials: ClientCredentials }
+  /** No client authentication at all: 401 invalid_client with a Basic challenge. */
+  | { credentials: null };
+
+const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
+
+/**
+ * The client id of a Basic header when it is well formed, else undefined; never throws. The token
+ * URL limits run on this before the body is read.
+ */
+export function basicClientId(authorization: string | undefined): string | undefined {
+  try {
+    return parseBasic(authorization)?.clientId;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * RFC 6749 §2.3.1: Authorization: Basic base64(form-encode(id) ":" form-encode(secret)). Returns
+ * undefined without the header; throws invalid_request for another scheme or a malformed value.
+ */
+export function parseBasic(authorization: string | undefined): { clientId: string; clientSecret: string } | undefined {
+  if (authorization === undefined) return undefined;
+  const m = /^Basic +(\S+) *$/i.exec(authorization);
+  if (!m) throw new InvalidRequestError('Client authentication must use HTTP Basic or the request body');
+  const encoded = m[1] as string;
+  if (!BASE64.test(encoded) || encoded.length % 4 !== 0) throw new InvalidRequestError('Malformed Basic credentials');
+  const decoded = Buffer.from(encoded, 'base64').toString('utf8');
+  const colon = decoded.indexOf(':');
+  if (colon < 0) throw new InvalidRequestError('Malformed Basic credentials');
+  const clientId = formDecode(decoded.slice(0, colon));
+  const clientSecret = formDecode(decoded.slice(colon + 1));
+  if (clientId === undefined || clientSecret === undefined || clientId === '') throw new InvalidRequestError('Malformed Basic credentials');
+  return { clientId, clientSecret };
+}
+
+/** application/x-www-form-urlencoded decoding of one value; undefined when a %-escape is malformed. */
+function formDecode(value: string): string | undefined {
+  try {
+    return decodeURIComponent(value.replace(/\+/g, ' '));
+  } catch {
+    return undefined;
+  }
+}
+
+/** True for application/x-www-form-urlencoded with any parameters (charset=utf-8, …). */
+export function isFormContentType(contentType: string | undefined): boolean {
+  return contentType !== undefined && /^application\/x-www-form-urlencoded\s*(;.*)?$/i.test(contentType.trim());
+}
+
+/**
+ * Reads a token request (spec §4.1, §7.1) from the Authorization header and the form body. Order:
+ * a malformed request (bad Basic, repeated parameters, two authentication methods) → invalid_request;
+ * then grant_type; then which client authenticates.
+ */
+export function parseTokenRequest(authorization: string | undefined, body: string): TokenRequest {
+  const basic = parseBasic(authorization);
+  let form: URLSearchParams;
+  try {
+    form = new URLSearchParams(body);
+  } catch {
+    throw new InvalidRequestError('The body is not application/x-www-form-urlencoded');
+  }
+  const seen = new Set<string>();
+  for (const [name] of form) {
+    if (seen.has(name)) throw new InvalidRequestError(`Parameter ${name} is repeated`);
+    seen.add(name);
+  }
+  const bodyId = form.get('client_id');
+  const bodySecret = form.get('client_secret');
+  if (basic && bodySecret !== null) throw new InvalidRequestError('Use one client authentication method: HTTP Basic or the body, not both');
+  if (basic && bodyId !== null && bodyId !== basic.clientId) throw new InvalidRequestError('client_id in the body names another client than HTTP Basic');
+
+  const grant = form.get('grant_type');
+  if (grant === null || grant === '') throw new InvalidRequestError('grant_type is required');
+  if (grant !== 'client_credentials') throw new UnsupportedGrantTypeError();
+
+  if (basic) return { credentials: { ...basic, basic: true } };
+  if (bodyId === null || bodySecret === null || bodyId === '') return { credentials: null };
+  return { credentials: { clientId: bodyId, clientSecret: bodySecret, basic: false } };
+}

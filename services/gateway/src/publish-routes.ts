@@ -1,0 +1,58 @@
+import { Router, type NextFunction, type Request, type Response } from 'express';
+import { readBody } from '@bus/http';
+import { RegistryUnavailableError, type BearerAuthenticator, type BearerIdentity } from '@bus/identity';
+import { QuotaExceededError, RateLimitedError, type ConnectionQuotas } from '@bus/limits';
+import { rulesCatalogue } from '@bus/som';
+import { publishMessage, type PublishDeps, type PublishMode } from './publish';
+
+/** Spec 2.6: one SOM message of at most 240,000 bytes. */
+export const MAX_MESSAGE_BYTES = 240_000;
+
+export interface PublishRoutesDeps {
+  authenticator: BearerAuthenticator;
+  quotas: ConnectionQuotas;
+  publish: PublishDeps;
+}
+
+/**
+ * POST /v1/tenants/{t}/messages and /validate (bearer bus tokens) and GET /v1/rules. The order per
+ * request is DESIGN §4's: authenticate from headers, the connection's quota, then read the body
+ * (at most 240,000 bytes) and run the pipeline. Nothing reads the body before the limits passed.
+ */
+export function publishRoutes(deps: PublishRoutesDeps): Router {
+  const router = Router();
+  const producer = deps.authenticator.authenticateBearer({ kind: 'producer' });
+
+  const connectionQuota = async (_req: Request, res: Response, next: NextFunction) => {
+    const identity = res.locals.identity as BearerIdentity;
+    let quota;
+    try {
+      quota = await deps.publish.store.quota(identity.clientId);
+    } catch {
+      throw new RegistryUnavailableError();
+    }
+    const decision = await deps.quotas.consume(identity.clientId, quota);
+    if (!decision.allowed) {
+      throw decision.rule === 'quota.exceeded'
+        ? new QuotaExceededError(decision.retryAfterSeconds, quota.perDay)
+        : new RateLimitedError(decision.retryAfterSeconds, 'The connection\'s per-second limit is exceeded');
+    }
+    next();
+  };
+
+  const handle = (mode: PublishMode) => async (req: Request, res: Response) => {
+    const identity = res.locals.identity as BearerIdentity;
+    const bytes = await readBody(req, MAX_MESSAGE_BYTES);
+    const answer = await publishMessage(deps.publish, { clientId: identity.clientId, workspaceId: identity.workspaceId, appId: identity.appId }, bytes, mode);
+    res.status(answer.status).json(answer.body);
+  };
+
+  router.post('/v1/tenants/:t/messages', producer, connectionQuota, handle('publish'));
+  router.post('/v1/tenants/:t/validate', producer, connectionQuota, handle('validate'));
+
+  const catalogue = rulesCatalogue();
+  router.get('/v1/rules', (_req, res) => {
+    res.json(catalogue);
+  });
+  return router;
+}

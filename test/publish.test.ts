@@ -1,0 +1,184 @@
+import { randomUUID } from 'node:crypto';
+import { request } from 'node:http';
+import { openapi, som } from '@bus/schemas';
+import { createOpenApiChecker, fetchObserved } from '@bus/testing';
+import { startBus, type RunningBus } from './support/bus';
+import { TenantFixture, type Tenant } from './support/tenants';
+
+const busApi = createOpenApiChecker(openapi.bus);
+const SYSTEM_ID = 'storyteller.web';
+const ALL_TYPES = Object.keys(som.examples);
+
+let bus: RunningBus;
+let tenants: TenantFixture;
+let house: Tenant;
+let other: Tenant;
+let token: string;
+
+beforeAll(async () => {
+  bus = await startBus();
+  tenants = await TenantFixture.create(bus);
+  house = await tenants.tenant({ systemIds: [SYSTEM_ID], messageTypes: ALL_TYPES.filter((t) => t !== 'system.audit') });
+  other = await tenants.tenant({ systemIds: [SYSTEM_ID], messageTypes: ALL_TYPES });
+  token = await tenants.token(house.producer);
+}, 90_000);
+afterAll(async () => {
+  await tenants?.close();
+  await bus?.stop();
+});
+
+type Example = Record<string, unknown> & { message_id: string; correlation_id: string; payload: Record<string, unknown> };
+function message(type: string, correlationId = `c-${randomUUID()}`, extra: Record<string, unknown> = {}): Example {
+  return { ...(som.examples[type] as Example), message_id: randomUUID(), correlation_id: correlationId, occurred_at: new Date().toISOString(), ...extra };
+}
+
+/** POSTs to the bus and checks the answer against the OpenAPI document. */
+async function post(path: string, body: string | Buffer, bearer: string | null = token, headers: Record<string, string> = {}) {
+  const response = await fetchObserved(`${bus.busUrl}${path}`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', ...(bearer ? { Authorization: `Bearer ${bearer}` } : {}), ...headers },
+    body,
+  });
+  busApi.check('POST', path, response);
+  return response;
+}
+const publish = (m: unknown, bearer?: string | null) => post(`/v1/tenants/${house.workspaceId}/messages`, JSON.stringify(m), bearer);
+const rulesOf = (body: unknown) => (body as { violations: Array<{ rule: string }> }).violations.map((v) => v.rule);
+
+describe('POST /v1/tenants/{t}/messages', () => {
+  it('accepts a valid message with 202 and answers its resend 200 duplicate', async () => {
+    const started = message('telling.started');
+    const first = await publish(started);
+    expect(first.status).toBe(202);
+    expect(first.body).toEqual({ accepted: true, message_id: started.message_id, message_type: 'telling.started', family: 'telling' });
+    const again = await publish(started);
+    expect(again.status).toBe(200);
+    expect(again.body).toEqual({ accepted: true, duplicate: true, message_id: started.message_id });
+    const accepted = await tenants.db('accepted_messages').where({ workspace_id: house.workspaceId, message_id: started.message_id });
+    expect(accepted).toHaveLength(1);
+  });
+
+  it('reports tolerated violations on a 202', async () => {
+    const skewed = message('story.context', undefined, { occurred_at: new Date(Date.now() + 60 * 60_000).toISOString() });
+    const res = await publish(skewed);
+    expect(res.status).toBe(202);
+    expect(rulesOf({ violations: (res.body as { tolerated: unknown[] }).tolerated })).toEqual(['conformance.occurred_at_future']);
+  });
+
+  it('refuses with the status and rule of spec 7.2', async () => {
+    const started = message('telling.started');
+    await publish(started);
+    const cases: Array<[string, unknown, number, string[]]> = [
+      ['invalid SOM', { ...message('telling.started'), som_version: 1 }, 400, ['schema.type']],
+      ['a reused message_id', { ...started, system_id: SYSTEM_ID, payload: { ...started.payload, channel: 'web' } }, 409, ['idempotency.message_id_reused']],
+      ['a sequence violation', message('telling.exposed'), 409, ['sequence.telling.not_started']],
+      ['a system_id not allowed', message('story.context', undefined, { system_id: 'other.system' }), 403, ['policy.system_id_not_allowed']],
+      ['a message_type not allowed', message('system.audit', undefined, { system_id: SYSTEM_ID }), 403, ['policy.message_type_not_allowed']],
+    ];
+    for (const [what, body, status, rules] of cases) {
+      const res = await publish(body);
+      expect({ what, status: res.status, rules: rulesOf(res.body) }).toEqual({ what, status, rules });
+    }
+  });
+
+  it('answers 401 producer.unauthenticated without or with a bad token, with WWW-Authenticate', async () => {
+    for (const bearer of [null, 'not-a-jwt', `${token.slice(0, -4)}AAAA`]) {
+      const res = await publish(message('story.context'), bearer);
+      expect(res.status).toBe(401);
+      expect(rulesOf(res.body)).toEqual(['producer.unauthenticated']);
+      expect(res.headers.get('www-authenticate')).toMatch(/^Bearer/);
+    }
+  });
+
+  it('answers 403 tenant.mismatch for another workspace and producer.not_registered for a consumer token', async () => {
+    const mismatch = await post(`/v1/tenants/${other.workspaceId}/messages`, JSON.stringify(message('story.context')));
+    expect([mismatch.status, rulesOf(mismatch.body)]).toEqual([403, ['tenant.mismatch']]);
+    const consumerToken = await tenants.token(house.consumer);
+    const wrongKind = await publish(message('story.context'), consumerToken);
+    expect([wrongKind.status, rulesOf(wrongKind.body)]).toEqual([403, ['producer.not_registered']]);
+  });
+
+  it('accepts 240,000 bytes and refuses 240,001 with 413 message.too_large', async () => {
+    const padded = (size: number) => {
+      const json = JSON.stringify(message('story.context'));
+      return Buffer.from(json + ' '.repeat(size - Buffer.byteLength(json)), 'utf8');
+    };
+    const path = `/v1/tenants/${house.workspaceId}/messages`;
+    expect((await post(path, padded(240_000))).status).toBe(202);
+    const over = await post(path, padded(240_001));
+    expect([over.status, rulesOf(over.body)]).toEqual([413, ['message.too_large']]);
+  });
+
+  it('applies a tier change to the same token at once: 429 rate.limited, then quota.exceeded, with Retry-After', async () => {
+    const tenant = await tenants.tenant({ systemIds: [SYSTEM_ID], messageTypes: ALL_TYPES });
+    const bearer = await tenants.token(tenant.producer);
+    const path = `/v1/tenants/${tenant.workspaceId}/messages`;
+    const send = () => post(path, JSON.stringify(message('story.context')), bearer);
+    expect((await send()).status).toBe(202);
+
+    await tenants.db('workspaces').where({ id: tenant.workspaceId }).update({ quota_tier: 'custom', custom_per_second: 1, custom_burst: 1, custom_per_day: 1000 });
+    // The count of the current one-second window carries over the change; start from a fresh window.
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+    const burst = [await send(), await send()];
+    expect(burst.map((r) => r.status)).toEqual([202, 429]);
+    expect(rulesOf(burst[1]?.body)).toEqual(['rate.limited']);
+    expect(Number(burst[1]?.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+
+    await tenants.db('workspaces').where({ id: tenant.workspaceId }).update({ custom_per_second: 200, custom_burst: 400, custom_per_day: 1 });
+    const exceeded = await send();
+    expect([exceeded.status, exceeded.body]).toEqual([429, expect.objectContaining({ violations: [expect.objectContaining({ rule: 'quota.exceeded' })] })]);
+    expect(Number(exceeded.headers.get('retry-after'))).toBeGreaterThan(0);
+  });
+});
+
+describe('the bus firewall', () => {
+  /** A raw request target, as a scanner sends it (fetch would normalise it first). */
+  function raw(method: string, target: string): Promise<{ status: number; body: unknown }> {
+    return new Promise((resolve, reject) => {
+      const { hostname, port } = new URL(bus.busUrl);
+      const req = request({ hostname, port, path: target, method, headers: { Authorization: `Bearer ${token}` } }, (res) => {
+        let text = '';
+        res.on('data', (d: Buffer) => (text += d.toString()));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) as unknown }));
+      });
+      req.on('error', reject);
+      req.end();
+    });
+  }
+
+  it('answers 403 request.blocked to attack patterns before authenticating or reading anything', async () => {
+    for (const [method, target] of [
+      ['POST', `/v1/tenants/${house.workspaceId}/../../etc/passwd`],
+      ['POST', `/v1/tenants/${house.workspaceId}/messages?x=%3Cscript%3Ealert(1)%3C/script%3E`],
+      ['TRACE', '/v1/health'],
+    ] as const) {
+      const res = await raw(method, target);
+      expect({ target, status: res.status, rules: rulesOf(res.body) }).toEqual({ target, status: 403, rules: ['request.blocked'] });
+    }
+  });
+});
+
+describe('POST /v1/tenants/{t}/validate', () => {
+  it('runs the same checks, answers dry_run, and records nothing', async () => {
+    const started = message('telling.started');
+    const res = await post(`/v1/tenants/${house.workspaceId}/validate`, JSON.stringify(started));
+    expect(res.status).toBe(202);
+    expect(res.body).toEqual({ accepted: true, message_id: started.message_id, message_type: 'telling.started', family: 'telling', dry_run: true });
+    expect(await tenants.db('accepted_messages').where({ message_id: started.message_id })).toEqual([]);
+    const refused = await post(`/v1/tenants/${house.workspaceId}/validate`, JSON.stringify(message('telling.ended')));
+    expect([refused.status, rulesOf(refused.body)]).toEqual([409, ['sequence.telling.not_started']]);
+  });
+});
+
+describe('GET /v1/rules', () => {
+  it('serves the rule catalogue, every rule with source, status and description', async () => {
+    const res = await fetchObserved(`${bus.busUrl}/v1/rules`);
+    busApi.check('GET', '/v1/rules', res);
+    const rules = (res.body as { rules: Array<{ rule: string; status: number }> }).rules;
+    expect(rules).toEqual(expect.arrayContaining([
+      expect.objectContaining({ rule: 'message.too_large', status: 413 }),
+      expect.objectContaining({ rule: 'idempotency.message_id_reused', status: 409 }),
+      expect.objectContaining({ rule: 'publish.unavailable', status: 503 }),
+    ]));
+  });
+});

@@ -1,0 +1,228 @@
+import { mkdtempSync, readFileSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import * as oidc from 'openid-client';
+import { createRemoteJWKSet, jwtVerify } from 'jose';
+import pino from 'pino';
+import { createDatabase, type Knex } from '@bus/db';
+import { createControlPublisher, IdentityAdmin } from '@bus/identity';
+import { createKafka, createProducer, type Producer } from '@bus/kafka';
+import { openapi, som } from '@bus/schemas';
+import { createOpenApiChecker, fetchObserved, startNodeProcess } from '@bus/testing';
+import { startBus, type RunningBus } from './support/bus';
+
+let bus: RunningBus;
+const demoFile = path.join(mkdtempSync(path.join(tmpdir(), 'bus-demo-')), 'demo.env');
+
+async function seed(): Promise<string> {
+  const proc = startNodeProcess('services/all-in-one/dist/seed.js', { ...bus.env, PORTAL_URL: bus.portalUrl, BUS_DEMO_ENV_FILE: demoFile });
+  const code = await proc.exited;
+  if (code !== 0) throw new Error(`seed exited with ${code}:\n${proc.output()}`);
+  return proc.output();
+}
+
+function readEnv(): Record<string, string> {
+  return Object.fromEntries(
+    readFileSync(demoFile, 'utf8')
+      .split('\n')
+      .filter((l) => /^[A-Z_]+=/.test(l))
+      .map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]),
+  );
+}
+
+beforeAll(async () => {
+  bus = await startBus();
+}, 60_000);
+afterAll(async () => {
+  await bus?.stop();
+}, 30_000);
+
+describe('the token service in the running bus, with the demo tenant', () => {
+  let env: Record<string, string>;
+
+  it('seeds the demo tenant once: prints the secrets, writes exactly the listed variables, keeps both on a rerun', async () => {
+    const first = await seed();
+    env = readEnv();
+    expect(Object.keys(env).sort()).toEqual(
+      [
+        'BUS_BASE_URL',
+        'PORTAL_URL',
+        'BUS_WORKSPACE_ID',
+        'BUS_SYSTEM_ID',
+        'BUS_PRODUCER_CLIENT_ID',
+        'BUS_PRODUCER_CLIENT_SECRET',
+        'BUS_CONSUMER_CLIENT_ID',
+        'BUS_CONSUMER_CLIENT_SECRET',
+      ].sort(),
+    );
+    expect(env).toMatchObject({
+      BUS_BASE_URL: bus.busUrl,
+      PORTAL_URL: bus.portalUrl,
+      BUS_WORKSPACE_ID: expect.stringMatching(/^w[a-z2-7]{12}$/),
+      BUS_PRODUCER_CLIENT_ID: expect.stringMatching(/^c[a-z2-7]{12}$/),
+      BUS_PRODUCER_CLIENT_SECRET: expect.stringMatching(/^sbs_/),
+      BUS_CONSUMER_CLIENT_ID: expect.stringMatching(/^c[a-z2-7]{12}$/),
+      BUS_CONSUMER_CLIENT_SECRET: expect.stringMatching(/^sbs_/),
+    });
+    expect(statSync(demoFile).mode & 0o077).toBe(0);
+    expect(first).toContain(env.BUS_PRODUCER_CLIENT_SECRET);
+
+    const before = readFileSync(demoFile, 'utf8');
+    const second = await seed();
+    expect(readFileSync(demoFile, 'utf8')).toBe(before);
+    expect(second).not.toContain(env.BUS_PRODUCER_CLIENT_SECRET);
+    expect(second).toContain(`demo tenant ${env.BUS_WORKSPACE_ID} kept`);
+  }, 60_000);
+
+  it.each(['producer', 'consumer'])('issues the %s a token through openid-client that verifies against the served key set', async (who) => {
+    const prefix = `BUS_${who.toUpperCase()}_CLIENT`;
+    const config = new oidc.Configuration(
+      { issuer: `${bus.busUrl}/v1/oauth`, token_endpoint: `${bus.busUrl}/v1/oauth/token` },
+      env[`${prefix}_ID`] as string,
+      undefined,
+      oidc.ClientSecretBasic(env[`${prefix}_SECRET`] as string),
+    );
+    oidc.allowInsecureRequests(config);
+    const response = await oidc.clientCredentialsGrant(config);
+    expect(response.expires_in).toBe(3600);
+
+    const { payload, protectedHeader } = await jwtVerify(response.access_token, createRemoteJWKSet(new URL(`${bus.busUrl}/v1/oauth/jwks`)), {
+      issuer: `${bus.busUrl}/v1/oauth`,
+      audience: bus.busUrl,
+      algorithms: ['ES256'],
+    });
+    expect(protectedHeader.alg).toBe('ES256');
+    expect(payload).toMatchObject({ sub: env[`${prefix}_ID`], tenant: env.BUS_WORKSPACE_ID, environment: 'sandbox', credential_version: 1 });
+  });
+
+  it('lets the demo producer publish every message type for the demo system_id (a dry run per type)', async () => {
+    const res = await fetch(`${bus.busUrl}/v1/oauth/token`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({
+        grant_type: 'client_credentials',
+        client_id: env.BUS_PRODUCER_CLIENT_ID as string,
+        client_secret: env.BUS_PRODUCER_CLIENT_SECRET as string,
+      }),
+    });
+    const { access_token: token } = (await res.json()) as { access_token: string };
+    for (const [type, example] of Object.entries(som.examples)) {
+      const message = { ...(example as Record<string, unknown>), system_id: env.BUS_SYSTEM_ID };
+      const answer = await fetch(`${bus.busUrl}/v1/tenants/${env.BUS_WORKSPACE_ID}/validate`, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
+        body: JSON.stringify(message),
+      });
+      // Past authentication and policy: accepted, or a sequence refusal of a lone example.
+      expect({ type, allowed: [202, 409].includes(answer.status) }).toEqual({ type, allowed: true });
+    }
+  });
+
+  it('refuses a wrong secret with 401 invalid_client and no-store', async () => {
+    const res = await fetch(`${bus.busUrl}/v1/oauth/token`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ grant_type: 'client_credentials', client_id: env.BUS_PRODUCER_CLIENT_ID as string, client_secret: 'sbs_nope' }),
+    });
+    expect(res.status).toBe(401);
+    expect(res.headers.get('cache-control')).toBe('no-store');
+    expect(await res.json()).toEqual({ error: 'invalid_client', error_description: 'Client authentication failed' });
+  });
+
+  it('answers as its OpenAPI document says: token, refusals and key set', async () => {
+    const api = createOpenApiChecker(openapi.bus);
+    const basic = (secret: string) => `Basic ${Buffer.from(`${env.BUS_PRODUCER_CLIENT_ID}:${secret}`).toString('base64')}`;
+    const form = { 'Content-Type': 'application/x-www-form-urlencoded' };
+    const cases: Array<[number, RequestInit]> = [
+      [200, { method: 'POST', headers: { ...form, Authorization: basic(env.BUS_PRODUCER_CLIENT_SECRET as string) }, body: 'grant_type=client_credentials' }],
+      [400, { method: 'POST', headers: { ...form, Authorization: basic(env.BUS_PRODUCER_CLIENT_SECRET as string) }, body: 'grant_type=password' }],
+      [401, { method: 'POST', headers: { ...form, Authorization: basic('sbs_wrong') }, body: 'grant_type=client_credentials' }],
+    ];
+    for (const [status, init] of cases) {
+      const res = await fetchObserved(`${bus.busUrl}/v1/oauth/token`, init);
+      expect(res.status).toBe(status);
+      api.check('POST', '/v1/oauth/token', res);
+    }
+    const jwks = await fetchObserved(`${bus.busUrl}/v1/oauth/jwks`);
+    expect(jwks.status).toBe(200);
+    api.check('GET', '/v1/oauth/jwks', jwks);
+  });
+
+  it('never writes a secret or a token to the log', async () => {
+    expect(bus.process.output()).not.toContain(env.BUS_PRODUCER_CLIENT_SECRET);
+    expect(bus.process.output()).not.toMatch(/eyJ[A-Za-z0-9_-]+\.eyJ/);
+  });
+});
+
+describe('rotation and revocation reach the running gateway within 2 s (control topic)', () => {
+  const logger = pino({ level: 'silent' });
+  let db: Knex;
+  let producer: Producer;
+  let admin: IdentityAdmin;
+  let workspaceId: string;
+  let appId: string;
+
+  beforeAll(async () => {
+    db = createDatabase({ url: bus.env.DATABASE_URL as string, poolMax: 2, applicationName: 'e2e-token' });
+    producer = createProducer(createKafka({ brokers: (bus.env.KAFKA_BROKERS as string).split(','), clientId: 'e2e-token', logger }));
+    await producer.connect();
+    admin = IdentityAdmin.create({ db, control: createControlPublisher(producer), logger });
+    const organisationId = await admin.createOrganisation({ name: 'E2E house', kind: 'house' });
+    workspaceId = await admin.createWorkspace({ organisationId, name: 'E2E' });
+    appId = await admin.createApp({ workspaceId, organisationId, name: 'E2E app' });
+  });
+  afterAll(async () => {
+    await producer?.disconnect();
+    await db?.destroy();
+  });
+
+  async function tokenOf(clientId: string, clientSecret: string): Promise<string> {
+    const res = await fetch(`${bus.busUrl}/v1/oauth/token`, {
+      method: 'POST',
+      headers: { Authorization: `Basic ${Buffer.from(`${clientId}:${clientSecret}`).toString('base64')}`, 'Content-Type': 'application/x-www-form-urlencoded' },
+      body: 'grant_type=client_credentials',
+    });
+    expect(res.status).toBe(200);
+    return ((await res.json()) as { access_token: string }).access_token;
+  }
+
+  /** A dry run of an empty object: past authentication it is a 400 schema refusal. */
+  async function validate(token: string): Promise<{ status: number; rule?: string }> {
+    const res = await fetch(`${bus.busUrl}/v1/tenants/${workspaceId}/validate`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
+      body: '{}',
+    });
+    const body = (await res.json()) as { violations?: Array<{ rule: string }> };
+    return { status: res.status, ...(body.violations?.[0] ? { rule: body.violations[0].rule } : {}) };
+  }
+
+  async function msUntil(check: () => Promise<boolean>): Promise<number> {
+    const started = Date.now();
+    while (!(await check())) {
+      if (Date.now() - started > 10_000) throw new Error('not within 10 s');
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    return Date.now() - started;
+  }
+
+  it('ends the old tokens after a rotation, lets the new secret in, and ends everything after a revocation', async () => {
+    const cred = await admin.createConnection({ appId, kind: 'producer' });
+    const old = await tokenOf(cred.clientId, cred.clientSecret);
+    expect((await validate(old)).status).not.toBe(401);
+
+    const rotated = await admin.rotateCredential(cred.clientId, { overlapSeconds: 60 });
+    const rotationMs = await msUntil(async () => (await validate(old)).rule === 'producer.unauthenticated');
+    expect(rotationMs).toBeLessThanOrEqual(2_000);
+    // Within the overlap the previous secret still obtains tokens, of the current version.
+    const viaOld = await tokenOf(cred.clientId, cred.clientSecret);
+    expect((await validate(viaOld)).status).not.toBe(401);
+    const fresh = await tokenOf(rotated.clientId, rotated.clientSecret);
+    expect((await validate(fresh)).status).not.toBe(401);
+
+    await admin.revokeConnection(cred.clientId);
+    const revocationMs = await msUntil(async () => (await validate(fresh)).rule === 'producer.not_registered');
+    expect(revocationMs).toBeLessThanOrEqual(2_000);
+    process.stdout.write(`propagation through the running bus: rotation ${rotationMs} ms, revocation ${revocationMs} ms\n`);
+  }, 30_000);
+});
