@@ -11,26 +11,12 @@
 
 const { fork } = require('node:child_process');
 const { randomBytes } = require('node:crypto');
+const { loadStackEnv, measure } = require('./support');
 
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16);
 const WARM_UP_MS = 2_000;
 const RUN_MS = Number(process.env.BENCH_SECONDS ?? 10) * 1000;
 const CLIENTS = 20;
-
-function stackEnv() {
-  const fs = require('node:fs');
-  const path = require('node:path');
-  const file = path.join(__dirname, '..', '.local', 'stack.env');
-  if (fs.existsSync(file)) {
-    for (const line of fs.readFileSync(file, 'utf8').split('\n')) {
-      const m = /^([A-Z0-9_]+)=(.*)$/.exec(line.trim());
-      if (m && process.env[m[1]] === undefined) process.env[m[1]] = m[2];
-    }
-  }
-  for (const name of ['DATABASE_URL', 'REDIS_URL', 'KAFKA_BROKERS']) {
-    if (!process.env[name]) throw new Error(`${name} is not set: start the local stack (bash deploy/local/stack.sh up)`);
-  }
-}
 
 /** The child: a fresh database with a tenant of CLIENTS producers, the token service on a free port. */
 async function server() {
@@ -87,12 +73,8 @@ async function server() {
   });
 }
 
-function percentile(sorted, p) {
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
-}
-
 async function driver() {
-  stackEnv();
+  loadStackEnv();
   const child = fork(require('node:path').join(__dirname, 'token.js'), ['server'], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   const { url, clients } = await new Promise((resolve, reject) => {
     child.once('message', resolve);
@@ -103,37 +85,25 @@ async function driver() {
     'Content-Type': 'application/x-www-form-urlencoded',
   }));
 
-  const latencies = [];
-  let failures = 0;
-  let recording = false;
-  let stopAt = 0;
-  const worker = async (w) => {
-    for (let i = w; Date.now() < stopAt; i += CONCURRENCY) {
-      const started = process.hrtime.bigint();
+  const result = await measure({
+    concurrency: CONCURRENCY,
+    warmUpMs: WARM_UP_MS,
+    runMs: RUN_MS,
+    operation: async (i) => {
       const res = await fetch(`${url}/v1/oauth/token`, { method: 'POST', headers: headers[i % CLIENTS], body: 'grant_type=client_credentials' });
       await res.arrayBuffer();
-      const ms = Number(process.hrtime.bigint() - started) / 1e6;
-      if (res.status !== 200) failures += 1;
-      else if (recording) latencies.push(ms);
-    }
-  };
-  stopAt = Date.now() + WARM_UP_MS;
-  await Promise.all(Array.from({ length: CONCURRENCY }, (_, w) => worker(w)));
-  recording = true;
-  const started = Date.now();
-  stopAt = started + RUN_MS;
-  await Promise.all(Array.from({ length: CONCURRENCY }, (_, w) => worker(w)));
-  const seconds = (Date.now() - started) / 1000;
+      return res.status === 200;
+    },
+  });
   child.send('stop');
   await new Promise((resolve) => child.once('exit', resolve));
 
   const verifications = await verificationsPerSecond();
-  latencies.sort((a, b) => a - b);
   console.log(`Node ${process.version}, concurrency ${CONCURRENCY}, ${RUN_MS / 1000} s after ${WARM_UP_MS / 1000} s warm-up, ${CLIENTS} clients, HTTP Basic\n`);
   console.log('| Concurrency | Tokens/s | p50 ms | p99 ms | Requests | Failures |');
   console.log('|---|---|---|---|---|---|');
   console.log(
-    `| ${CONCURRENCY} | ${Math.round(latencies.length / seconds)} | ${percentile(latencies, 50).toFixed(1)} | ${percentile(latencies, 99).toFixed(1)} | ${latencies.length} | ${failures} |`,
+    `| ${CONCURRENCY} | ${Math.round(result.perSecond)} | ${result.p50.toFixed(1)} | ${result.p99.toFixed(1)} | ${result.count} | ${result.failures} |`,
   );
   console.log(`\nverifyAccessToken (ES256 signature and claims, what every bearer route runs, one core): ${Math.round(verifications)} /s`);
 }
@@ -163,7 +133,7 @@ async function verificationsPerSecond() {
 }
 
 if (process.argv[2] === 'server') {
-  stackEnv();
+  loadStackEnv();
   server().catch((err) => {
     console.error(err);
     process.exit(1);

@@ -4,15 +4,9 @@
  * an error into a status and a body.
  */
 
-/** Spec 2.7: where a refusal comes from. Request-level refusals (auth, limits, routing) use `policy`. */
-export type ViolationSource = 'schema' | 'conformance' | 'sequence' | 'policy';
+import type { Violation, ViolationSource } from '@bus/som';
 
-export interface Violation {
-  source: ViolationSource;
-  rule: string;
-  message: string;
-  path?: string;
-}
+export type { Violation, ViolationSource };
 
 export class HttpError extends Error {
   override readonly name: string = 'HttpError';

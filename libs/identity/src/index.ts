@@ -1,5 +1,5 @@
-export { KnexIdentityStore } from './store';
-export type { IdentityStore, ConnectionRecord, CredentialRecord, PublishedKey } from './store';
+export { KnexIdentityStore, readSigningKeys } from './store';
+export type { IdentityStore, ConnectionRecord, CredentialRecord, PublishedKey, StoredSigningKey } from './store';
 export { ConnectionCache, KeySetCache, MAX_CACHE_TTL_MS, CacheTtlError } from './cache';
 export { createBearerAuthenticator, BearerRefusedError, RegistryUnavailableError } from './authenticate';
 export type { BearerAuthenticator, BearerAuthenticatorDeps, BearerIdentity } from './authenticate';

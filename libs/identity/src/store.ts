@@ -80,21 +80,34 @@ export class KnexIdentityStore implements IdentityStore {
   }
 
   async signingKeys(): Promise<PublishedKey[]> {
-    const rows = (await this.db('signing_keys').select('kid', 'public_jwk', 'created_at', 'activates_at', 'retires_at', 'unpublish_at')) as Array<{
-      kid: string;
-      public_jwk: PublicJwk;
-      created_at: Date;
-      activates_at: Date;
-      retires_at: Date | null;
-      unpublish_at: Date | null;
-    }>;
-    return rows.map((r) => ({
-      kid: r.kid,
-      publicJwk: r.public_jwk,
-      createdAt: r.created_at,
-      activatesAt: r.activates_at,
-      retiresAt: r.retires_at,
-      unpublishAt: r.unpublish_at,
-    }));
+    return (await readSigningKeys(this.db)).map(({ sealed: _sealed, ...published }) => published);
   }
+
+}
+
+/** A signing_keys row: the public half with its lifecycle, and the private half sealed. */
+export interface StoredSigningKey extends PublishedKey {
+  sealed: string;
+}
+
+/** Every signing key; the token service unseals `sealed`, the bearer routes use only the public half. */
+export async function readSigningKeys(db: Knex | Knex.Transaction): Promise<StoredSigningKey[]> {
+  const rows = (await db('signing_keys').select('*')) as Array<{
+    kid: string;
+    public_jwk: PublicJwk;
+    private_key_sealed: string;
+    created_at: Date;
+    activates_at: Date;
+    retires_at: Date | null;
+    unpublish_at: Date | null;
+  }>;
+  return rows.map((r) => ({
+    kid: r.kid,
+    publicJwk: r.public_jwk,
+    sealed: r.private_key_sealed,
+    createdAt: r.created_at,
+    activatesAt: r.activates_at,
+    retiresAt: r.retires_at,
+    unpublishAt: r.unpublish_at,
+  }));
 }

@@ -4,7 +4,7 @@
  */
 export type ViolationSource = 'schema' | 'conformance' | 'sequence' | 'policy';
 
-/** Spec 2.7. Structurally the same as the Violation of @bus/http, which answers with it. */
+/** Spec 2.7. The one definition: @bus/http answers with it. */
 export interface Violation {
   source: ViolationSource;
   /** A stable rule id from RULES. */

@@ -8,14 +8,11 @@ import {
   publishedKeysAt,
   signingKeyAt,
   type PublicJwk,
-  type SigningKeyLifecycle,
 } from '@bus/tokens';
+import { readSigningKeys, type StoredSigningKey } from '@bus/identity';
 import type { Logger } from 'pino';
 
-interface KeyRow extends SigningKeyLifecycle {
-  publicJwk: PublicJwk;
-  sealed: string;
-}
+type KeyRow = StoredSigningKey;
 
 export class NoSigningKeyError extends Error {
   override readonly name = 'NoSigningKeyError';
@@ -52,7 +49,7 @@ export class SigningKeys {
     const now = this.deps.now();
     await this.deps.db.transaction(async (trx) => {
       await trx.raw(`SELECT pg_advisory_xact_lock(hashtext('bus.signing_keys'))`);
-      const rows = await readRows(trx);
+      const rows = await readSigningKeys(trx);
       const plan = planRotation(rows, now, this.deps.rotationIntervalMs);
       if (plan.remove.length > 0) await trx('signing_keys').whereIn('kid', plan.remove).delete();
       if (plan.retire) {
@@ -138,29 +135,9 @@ export class SigningKeys {
   }
 
   private async reload(): Promise<void> {
-    this.rows = await readRows(this.deps.db);
+    this.rows = await readSigningKeys(this.deps.db);
     this.loadedAt = this.deps.now().getTime();
     for (const kid of this.privateKeys.keys()) if (!this.rows.some((r) => r.kid === kid)) this.privateKeys.delete(kid);
   }
 }
 
-async function readRows(db: Knex | Knex.Transaction): Promise<KeyRow[]> {
-  const rows = (await db('signing_keys').select('*')) as Array<{
-    kid: string;
-    public_jwk: PublicJwk;
-    private_key_sealed: string;
-    created_at: Date;
-    activates_at: Date;
-    retires_at: Date | null;
-    unpublish_at: Date | null;
-  }>;
-  return rows.map((r) => ({
-    kid: r.kid,
-    publicJwk: r.public_jwk,
-    sealed: r.private_key_sealed,
-    createdAt: r.created_at,
-    activatesAt: r.activates_at,
-    retiresAt: r.retires_at,
-    unpublishAt: r.unpublish_at,
-  }));
-}
