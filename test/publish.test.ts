@@ -131,6 +131,27 @@ describe('POST /v1/tenants/{t}/messages', () => {
   });
 });
 
+describe('when the registry cannot be read', () => {
+  it('answers 503 registry.unavailable with Retry-After, accepts nothing, and accepts the same message_id once it can', async () => {
+    const started = message('telling.started');
+    // Connections stay readable (cached and in their own tables); the app's permissions do not.
+    await tenants.db.raw('ALTER TABLE permissions RENAME TO permissions_unreadable');
+    let refused;
+    try {
+      refused = await publish(started);
+    } finally {
+      await tenants.db.raw('ALTER TABLE permissions_unreadable RENAME TO permissions');
+    }
+    expect([refused.status, rulesOf(refused.body)]).toEqual([503, ['registry.unavailable']]);
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    expect(await tenants.db('accepted_messages').where({ message_id: started.message_id })).toEqual([]);
+
+    expect((await publish(started)).status).toBe(202);
+    expect((await publish(started)).status).toBe(200);
+    expect(await tenants.db('accepted_messages').where({ message_id: started.message_id })).toHaveLength(1);
+  });
+});
+
 describe('the bus firewall', () => {
   /** A raw request target, as a scanner sends it (fetch would normalise it first). */
   function raw(method: string, target: string): Promise<{ status: number; body: unknown }> {
@@ -167,6 +188,21 @@ describe('POST /v1/tenants/{t}/validate', () => {
     expect(await tenants.db('accepted_messages').where({ message_id: started.message_id })).toEqual([]);
     const refused = await post(`/v1/tenants/${house.workspaceId}/validate`, JSON.stringify(message('telling.ended')));
     expect([refused.status, rulesOf(refused.body)]).toEqual([409, ['sequence.telling.not_started']]);
+  });
+});
+
+describe('metrics', () => {
+  it('count publishes by mode, outcome and rule, and 429s by rule and limit (docs/observability.md)', async () => {
+    const text = await (await fetch(`${bus.busUrl}/metrics`)).text();
+    const value = (series: string) => Number(new RegExp(`^${series.replace(/[{}"[\]().]/g, '\\$&')} (\\d+)$`, 'm').exec(text)?.[1] ?? 0);
+    expect(value('bus_publish_total{mode="publish",outcome="accepted",rule="none"}')).toBeGreaterThan(0);
+    expect(value('bus_publish_total{mode="publish",outcome="duplicate",rule="none"}')).toBeGreaterThan(0);
+    expect(value('bus_publish_total{mode="publish",outcome="refused",rule="sequence.telling.not_started"}')).toBeGreaterThan(0);
+    expect(value('bus_publish_total{mode="publish",outcome="refused",rule="producer.unauthenticated"}')).toBe(3);
+    expect(value('bus_publish_total{mode="publish",outcome="error",rule="registry.unavailable"}')).toBe(1);
+    expect(value('bus_publish_total{mode="validate",outcome="accepted",rule="none"}')).toBeGreaterThan(0);
+    expect(value('bus_rate_limited_total{app="all-in-one",rule="rate.limited",limit="connection_second"}')).toBeGreaterThan(0);
+    expect(value('bus_rate_limited_total{app="all-in-one",rule="quota.exceeded",limit="connection_day"}')).toBe(1);
   });
 });
 

@@ -18,11 +18,18 @@ const logger = createLogger({
   destination: new Writable({ write: (chunk, _enc, done) => (logLines.push(String(chunk)), done()) }),
 });
 
+let postgresUp = true;
 let redisUp = true;
 const readiness: ReadinessCheck[] = [
-  { name: 'postgres', check: async () => 'ok' },
+  {
+    name: 'postgres',
+    check: async () => {
+      if (!postgresUp) throw new Error('connection refused');
+    },
+  },
   {
     name: 'redis',
+    optional: true,
     check: async () => {
       if (!redisUp) throw new Error('connection refused');
     },
@@ -81,15 +88,26 @@ describe('operational routes', () => {
     expect(await res.json()).toEqual({ ok: true });
   });
 
-  it('reports every readiness check and turns 503 when one fails', async () => {
+  it('reports every readiness check and turns 503 when a required one fails', async () => {
     let res = await fetch(`${bus.url}/readyz`);
     expect(res.status).toBe(200);
     expect(await res.json()).toEqual({ ready: true, checks: { postgres: 'ok', redis: 'ok' } });
-    redisUp = false;
+    postgresUp = false;
     try {
       res = await fetch(`${bus.url}/readyz`);
       expect(res.status).toBe(503);
-      expect(await res.json()).toEqual({ ready: false, checks: { postgres: 'ok', redis: 'connection refused' } });
+      expect(await res.json()).toEqual({ ready: false, checks: { postgres: 'connection refused', redis: 'ok' } });
+    } finally {
+      postgresUp = true;
+    }
+  });
+
+  it('stays ready without an optional dependency and says it is degraded', async () => {
+    redisUp = false;
+    try {
+      const res = await fetch(`${bus.url}/readyz`);
+      expect(res.status).toBe(200);
+      expect(await res.json()).toEqual({ ready: true, checks: { postgres: 'ok', redis: 'degraded: connection refused' } });
     } finally {
       redisUp = true;
     }

@@ -2,6 +2,12 @@
 export interface ReadinessCheck {
   name: string;
   check(): Promise<unknown>;
+  /**
+   * The process keeps serving without it (e.g. Redis: every limiter falls back to in-process
+   * limits): a failure is reported as `degraded: …` and the process stays ready, so a load balancer
+   * keeps sending it work.
+   */
+  optional?: boolean;
 }
 
 export interface ReadinessReport {
@@ -14,13 +20,14 @@ export async function runReadinessChecks(checks: readonly ReadinessCheck[], time
     checks.map(async (c) => {
       try {
         await withTimeout(c.check(), timeoutMs);
-        return [c.name, 'ok'] as const;
+        return { name: c.name, result: 'ok', blocking: false };
       } catch (err) {
-        return [c.name, err instanceof Error ? err.message : String(err)] as const;
+        const reason = err instanceof Error ? err.message : String(err);
+        return c.optional ? { name: c.name, result: `degraded: ${reason}`, blocking: false } : { name: c.name, result: reason, blocking: true };
       }
     }),
   );
-  return { ready: results.every(([, r]) => r === 'ok'), checks: Object.fromEntries(results) };
+  return { ready: results.every((r) => !r.blocking), checks: Object.fromEntries(results.map((r) => [r.name, r.result])) };
 }
 
 async function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {

@@ -6,3 +6,5 @@ export { QUOTA_TIERS, CUSTOM_QUOTA_CEILING, createConnectionQuotas, QuotaExceede
 export type { Quota, QuotaTier, QuotaDecision, ConnectionQuotas } from './quota';
 export { busRequestLimits, busLimitSettings, sourceAddress, SPEC_BUS_REQUEST_LIMITS } from './request-limits';
 export type { BusRequestLimitSettings } from './request-limits';
+export { createLimitMetrics } from './metrics';
+export type { LimitMetrics } from './metrics';

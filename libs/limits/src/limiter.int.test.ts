@@ -21,7 +21,7 @@ async function consumeN(limiter: ReturnType<typeof createLimiter>, key: string, 
 
 describe('limits on the real Redis', () => {
   it('allows the rate, then refuses with a Retry-After within the window', async () => {
-    const limiter = createLimiter(redis, { name: unique('rate'), rate: { points: 5, durationSeconds: 60 } });
+    const limiter = createLimiter(redis, { label: 'test', name: unique('rate'), rate: { points: 5, durationSeconds: 60 } });
     const decisions = await consumeN(limiter, 'client-a', 6);
     expect(decisions.slice(0, 5).every((d) => d.allowed)).toBe(true);
     expect(decisions[5]).toEqual({ allowed: false, retryAfterSeconds: expect.any(Number) });
@@ -34,6 +34,7 @@ describe('limits on the real Redis', () => {
 
   it('adds the burst allowance once the rate is spent, and no more', async () => {
     const limiter = createLimiter(redis, {
+      label: 'test',
       name: unique('bursty'),
       rate: { points: 3, durationSeconds: 60 },
       burst: { points: 2, durationSeconds: 60 },
@@ -44,8 +45,8 @@ describe('limits on the real Redis', () => {
 
   it('shares the count between limiters of the same name, as replicas do', async () => {
     const name = unique('shared');
-    const replicaA = createLimiter(redis, { name, rate: { points: 2, durationSeconds: 60 } });
-    const replicaB = createLimiter(redis, { name, rate: { points: 2, durationSeconds: 60 } });
+    const replicaA = createLimiter(redis, { label: 'test', name, rate: { points: 2, durationSeconds: 60 } });
+    const replicaB = createLimiter(redis, { label: 'test', name, rate: { points: 2, durationSeconds: 60 } });
     expect(await replicaA.consume('k')).toEqual({ allowed: true });
     expect(await replicaB.consume('k')).toEqual({ allowed: true });
     expect((await replicaA.consume('k')).allowed).toBe(false);
@@ -55,7 +56,7 @@ describe('limits on the real Redis', () => {
   it('keeps limiting in process when Redis is unreachable', async () => {
     const dead = createRedis('redis://127.0.0.1:1', pino({ level: 'silent' }));
     try {
-      const limiter = createLimiter(dead, { name: unique('insured'), rate: { points: 2, durationSeconds: 60 } });
+      const limiter = createLimiter(dead, { label: 'test', name: unique('insured'), rate: { points: 2, durationSeconds: 60 } });
       expect((await consumeN(limiter, 'k', 3)).map((d) => d.allowed)).toEqual([true, true, false]);
     } finally {
       dead.disconnect();
@@ -63,8 +64,8 @@ describe('limits on the real Redis', () => {
   });
 
   it('enforce throws 429 rate.limited with Retry-After at the first refusing limiter', async () => {
-    const open = createLimiter(redis, { name: unique('open'), rate: { points: 100, durationSeconds: 60 } });
-    const tight = createLimiter(redis, { name: unique('tight'), rate: { points: 1, durationSeconds: 60 } });
+    const open = createLimiter(redis, { label: 'test', name: unique('open'), rate: { points: 100, durationSeconds: 60 } });
+    const tight = createLimiter(redis, { label: 'test', name: unique('tight'), rate: { points: 1, durationSeconds: 60 } });
     await enforce([[open, 'ip'], [tight, 'client']]);
     const error = await enforce([[open, 'ip'], [tight, 'client']]).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(RateLimitedError);

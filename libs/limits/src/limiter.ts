@@ -1,6 +1,7 @@
 import { BurstyRateLimiter, RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import type { Redis } from 'ioredis';
 import { HttpError } from '@bus/http';
+import type { LimitMetrics } from './metrics';
 
 export interface Window {
   points: number;
@@ -10,6 +11,10 @@ export interface Window {
 export interface LimitSpec {
   /** Names the limit in Redis keys (`limit:<name>:<key>`); stable, it is shared by every replica. */
   name: string;
+  /** The limit's label in metrics: one of a bounded set (docs/observability.md), never a key or a date. */
+  label: string;
+  /** The rule a refusal reports; rate.limited unless this is a daily quota. */
+  rule?: 'rate.limited' | 'quota.exceeded';
   /** The sustained rate, e.g. 20 per 1 s. */
   rate: Window;
   /**
@@ -30,7 +35,7 @@ export interface Limiter {
  * A limit shared by every replica through Redis. When Redis is unreachable the in-process insurance
  * limiter (same windows, per replica) decides instead, so requests keep being answered and limited.
  */
-export function createLimiter(redis: Redis, spec: LimitSpec): Limiter {
+export function createLimiter(redis: Redis, spec: LimitSpec, metrics?: LimitMetrics): Limiter {
   const windowed = (suffix: string, w: Window): RateLimiterAbstract =>
     new RateLimiterRedis({
       storeClient: redis,
@@ -43,11 +48,13 @@ export function createLimiter(redis: Redis, spec: LimitSpec): Limiter {
   return {
     name: spec.name,
     consume: async (key) => {
+      if (redis.status !== 'ready') metrics?.fallback(spec.label);
       try {
         await limiter.consume(key);
         return { allowed: true };
       } catch (rejection) {
         if (rejection instanceof RateLimiterRes) {
+          metrics?.limited(spec.label, spec.rule ?? 'rate.limited');
           return { allowed: false, retryAfterSeconds: Math.max(1, Math.ceil(rejection.msBeforeNext / 1000)) };
         }
         throw rejection;

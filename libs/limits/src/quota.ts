@@ -1,6 +1,7 @@
 import type { Redis } from 'ioredis';
 import { HttpError } from '@bus/http';
 import { createLimiter, type Limiter } from './limiter';
+import type { LimitMetrics } from './metrics';
 
 /** A connection's allowance on /v1/tenants/{t}/... (spec §8). */
 export interface Quota {
@@ -45,7 +46,7 @@ export interface ConnectionQuotas {
  * applies at the next request with no new credentials. The daily count's key names the UTC day, so
  * it resets at midnight UTC.
  */
-export function createConnectionQuotas(redis: Redis): ConnectionQuotas {
+export function createConnectionQuotas(redis: Redis, metrics?: LimitMetrics): ConnectionQuotas {
   const rates = new Map<string, Limiter>();
   const days = new Map<string, Limiter>();
 
@@ -58,9 +59,10 @@ export function createConnectionQuotas(redis: Redis): ConnectionQuotas {
       const extra = q.burst - q.perSecond;
       limiter = createLimiter(redis, {
         name: 'conn-rate',
+        label: 'connection_second',
         rate: { points: q.perSecond, durationSeconds: 1 },
         ...(extra > 0 ? { burst: { points: extra, durationSeconds: BURST_WINDOW_SECONDS } } : {}),
-      });
+      }, metrics);
       rates.set(cacheKey, limiter);
     }
     return limiter;
@@ -73,7 +75,11 @@ export function createConnectionQuotas(redis: Redis): ConnectionQuotas {
       // Drop the limiters of earlier days: only today's is ever consulted again.
       for (const key of days.keys()) if (!key.startsWith(`${day}:`)) days.delete(key);
       // Kept a little past midnight; the key names the day, so the count starts at 0 the next day.
-      limiter = createLimiter(redis, { name: `conn-day:${day}`, rate: { points: q.perDay, durationSeconds: 25 * 3600 } });
+      limiter = createLimiter(
+        redis,
+        { name: `conn-day:${day}`, label: 'connection_day', rule: 'quota.exceeded', rate: { points: q.perDay, durationSeconds: 25 * 3600 } },
+        metrics,
+      );
       days.set(cacheKey, limiter);
     }
     return limiter;

@@ -2,6 +2,7 @@ import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { Redis } from 'ioredis';
 import type { busLimitsConfig, ConfigOf } from '@bus/config';
 import { createLimiter, enforce } from './limiter';
+import type { LimitMetrics } from './metrics';
 
 /**
  * The bus host's limits on every route (spec §8), applied before routing and before any body is read:
@@ -19,14 +20,19 @@ export interface BusRequestLimitSettings {
 /** Spec §8's values; configuration may lower or raise them (e.g. a loopback load test). */
 export const SPEC_BUS_REQUEST_LIMITS: BusRequestLimitSettings = { perAddressPerMinute: 600, apiPerSecond: 200, apiBurst: 400 };
 
-export function busRequestLimits(redis: Redis, settings: BusRequestLimitSettings = SPEC_BUS_REQUEST_LIMITS): RequestHandler {
-  const perAddress = createLimiter(redis, { name: 'bus-address', rate: { points: settings.perAddressPerMinute, durationSeconds: 60 } });
+export function busRequestLimits(redis: Redis, settings: BusRequestLimitSettings = SPEC_BUS_REQUEST_LIMITS, metrics?: LimitMetrics): RequestHandler {
+  const perAddress = createLimiter(redis, { name: 'bus-address', label: 'address', rate: { points: settings.perAddressPerMinute, durationSeconds: 60 } }, metrics);
   const extra = settings.apiBurst - settings.apiPerSecond;
-  const wholeApi = createLimiter(redis, {
-    name: 'bus-api',
-    rate: { points: settings.apiPerSecond, durationSeconds: 1 },
-    ...(extra > 0 ? { burst: { points: extra, durationSeconds: 10 } } : {}),
-  });
+  const wholeApi = createLimiter(
+    redis,
+    {
+      name: 'bus-api',
+      label: 'api_global',
+      rate: { points: settings.apiPerSecond, durationSeconds: 1 },
+      ...(extra > 0 ? { burst: { points: extra, durationSeconds: 10 } } : {}),
+    },
+    metrics,
+  );
   return (req: Request, _res: Response, next: NextFunction) => {
     enforce([
       [perAddress, sourceAddress(req)],

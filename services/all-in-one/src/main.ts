@@ -3,7 +3,7 @@ import { busLimitsConfig, databaseConfig, kafkaConfig, port, redisConfig } from 
 import { createDatabase, databaseReadiness } from '@bus/db';
 import { bootstrap, codeBody, requestFirewall, violationBody } from '@bus/http';
 import { createKafka, createProducer, kafkaReadiness } from '@bus/kafka';
-import { busLimitSettings, busRequestLimits, createConnectionQuotas, createRedis, redisReadiness } from '@bus/limits';
+import { busLimitSettings, busRequestLimits, createConnectionQuotas, createLimitMetrics, createRedis, redisReadiness } from '@bus/limits';
 import { createIdentity, identityConfig } from '@bus/identity';
 import { createSomValidator } from '@bus/som';
 import { authConfig, createAuthService } from '@bus/auth';
@@ -47,13 +47,14 @@ void bootstrap({
     const postgres = databaseReadiness(db);
     const kafkaReady = kafkaReadiness(admin);
     const redisReady = redisReadiness(redis);
+    const limitMetrics = createLimitMetrics(metrics, 'all-in-one');
     const identity = createIdentity({ db, kafka, logger, baseUrl: config.BUS_BASE_URL, cacheTtlMs: config.IDENTITY_CACHE_TTL, name: 'all-in-one' });
     const delivery = createDeliveryService({ readiness: [postgres, kafkaReady] });
     return {
       listeners: [
         {
           name: 'bus',
-          middleware: [requestFirewall(), busRequestLimits(redis, busLimitSettings(config))],
+          middleware: [requestFirewall(), busRequestLimits(redis, busLimitSettings(config), limitMetrics)],
           host: config.HOST,
           port: config.BUS_PORT,
           renderError: violationBody,
@@ -67,11 +68,13 @@ void bootstrap({
               rotationIntervalMs: config.SIGNING_KEY_ROTATION_INTERVAL,
               readiness: [postgres, redisReady],
               metrics,
+              limitMetrics,
             }),
             createGatewayService({
               readiness: [postgres, redisReady, kafkaReady],
               authenticator: identity,
-              quotas: createConnectionQuotas(redis),
+              quotas: createConnectionQuotas(redis, limitMetrics),
+              metrics,
               publish: { store: KnexPublishStore.create(db), validator: createSomValidator(), commitToKafka: kafkaCommitter(producer) },
             }),
             createPullApiService({ readiness: [postgres] }),
@@ -82,7 +85,7 @@ void bootstrap({
           host: config.HOST,
           port: config.PORTAL_PORT,
           renderError: codeBody,
-          services: [createCatalogueService({ redis, readiness: [redisReady] }), createPortalService({ readiness: [postgres, kafkaReady] })],
+          services: [createCatalogueService({ redis, readiness: [redisReady], limitMetrics }), createPortalService({ readiness: [postgres, kafkaReady] })],
         },
       ],
       background: [identity.service, delivery],

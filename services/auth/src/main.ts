@@ -2,7 +2,7 @@ import { tracing } from './instrument';
 import { busLimitsConfig, databaseConfig, redisConfig, servicePort } from '@bus/config';
 import { createDatabase, databaseReadiness } from '@bus/db';
 import { bootstrap, requestFirewall, violationBody } from '@bus/http';
-import { busLimitSettings, busRequestLimits, createRedis, redisReadiness } from '@bus/limits';
+import { busLimitSettings, busRequestLimits, createLimitMetrics, createRedis, redisReadiness } from '@bus/limits';
 import { authConfig } from './config';
 import { createAuthService } from './service';
 
@@ -15,6 +15,7 @@ void bootstrap({
     onClose(() => db.destroy());
     const redis = createRedis(config.REDIS_URL, logger, { keyPrefix: config.REDIS_KEY_PREFIX });
     onClose(() => redis.disconnect());
+    const limitMetrics = createLimitMetrics(metrics, 'auth');
     const auth = createAuthService({
       db,
       redis,
@@ -24,8 +25,9 @@ void bootstrap({
       rotationIntervalMs: config.SIGNING_KEY_ROTATION_INTERVAL,
       readiness: [databaseReadiness(db), redisReadiness(redis)],
       metrics,
+      limitMetrics,
     });
-    const middleware = [requestFirewall(), busRequestLimits(redis, busLimitSettings(config))];
+    const middleware = [requestFirewall(), busRequestLimits(redis, busLimitSettings(config), limitMetrics)];
     return { listeners: [{ name: 'auth', host: config.HOST, port: config.PORT, services: [auth], renderError: violationBody, middleware }] };
   },
 });

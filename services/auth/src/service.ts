@@ -2,7 +2,7 @@ import { Router, type Request, type Response } from 'express';
 import type { Knex } from '@bus/db';
 import { HttpError, MessageTooLargeError, OAuthError, readBody, type ReadinessCheck, type Service } from '@bus/http';
 import { KnexIdentityStore, type IdentityStore } from '@bus/identity';
-import { createLimiter, enforce, RateLimitedError, type LimitSpec, type Redis } from '@bus/limits';
+import { createLimiter, enforce, RateLimitedError, type LimitMetrics, type LimitSpec, type Redis } from '@bus/limits';
 import { Counter, type Registry } from 'prom-client';
 import { audienceFor } from '@bus/tokens';
 import type { Logger } from 'pino';
@@ -22,9 +22,9 @@ export const TOKEN_LIMITS = {
   perBasicClient: { rate: { points: 30, durationSeconds: 300 } },
   perAddress: { rate: { points: 100, durationSeconds: 300 } },
   allCallers: { rate: { points: 20, durationSeconds: 1 }, burst: { points: 20, durationSeconds: 10 } },
-} as const satisfies Record<string, Omit<LimitSpec, 'name'>>;
+} as const satisfies Record<string, Omit<LimitSpec, 'name' | 'label'>>;
 
-export type TokenLimits = { [K in keyof typeof TOKEN_LIMITS]: Omit<LimitSpec, 'name'> };
+export type TokenLimits = { [K in keyof typeof TOKEN_LIMITS]: Omit<LimitSpec, 'name' | 'label'> };
 
 /** A token request body is a few hundred bytes; anything near this is not one. */
 export const TOKEN_BODY_LIMIT = 8 * 1024;
@@ -45,8 +45,10 @@ export interface AuthServiceDeps {
   now?: () => Date;
   /** Reads of connections and credentials; the knex store by default. */
   store?: IdentityStore;
-  /** The process registry: token_requests_total{outcome} is counted there when given. */
+  /** The process registry: bus_token_requests_total{outcome} is counted there when given. */
   metrics?: Registry;
+  /** The process's limiter counters (bus_rate_limited_total, bus_rate_limiter_fallback_total). */
+  limitMetrics?: LimitMetrics;
   /** Tests: other windows, and a prefix that keeps their Redis keys apart. */
   limits?: Partial<TokenLimits>;
   limitPrefix?: string;
@@ -73,13 +75,13 @@ export function createAuthService(deps: AuthServiceDeps): Service & { signingKey
   const issue = createTokenIssuer({ store: deps.store ?? KnexIdentityStore.create(deps.db), keys: signingKeys, audience, logger: deps.logger, now });
   const limits = { ...TOKEN_LIMITS, ...deps.limits };
   const prefix = deps.limitPrefix ?? 'token';
-  const perClient = createLimiter(deps.redis, { name: `${prefix}.client`, ...limits.perBasicClient });
-  const perAddress = createLimiter(deps.redis, { name: `${prefix}.address`, ...limits.perAddress });
-  const allCallers = createLimiter(deps.redis, { name: `${prefix}.all`, ...limits.allCallers });
+  const perClient = createLimiter(deps.redis, { name: `${prefix}.client`, label: 'token_client', ...limits.perBasicClient }, deps.limitMetrics);
+  const perAddress = createLimiter(deps.redis, { name: `${prefix}.address`, label: 'token_address', ...limits.perAddress }, deps.limitMetrics);
+  const allCallers = createLimiter(deps.redis, { name: `${prefix}.all`, label: 'token_global', ...limits.allCallers }, deps.limitMetrics);
 
   const requests = deps.metrics
     ? new Counter({
-        name: 'token_requests_total',
+        name: 'bus_token_requests_total',
         help: 'Token requests by outcome: issued, or the OAuth error / rate_limited',
         labelNames: ['outcome'],
         registers: [deps.metrics],

@@ -179,7 +179,7 @@ describe('POST /v1/oauth/token with an independent OAuth client (openid-client)'
 describe('metrics', () => {
   it('counts token requests by outcome, never by client', async () => {
     const text = await (await fetch(`${bus.url}/metrics`)).text();
-    expect(text).toMatch(/token_requests_total\{outcome="issued"\} [1-9]/);
+    expect(text).toMatch(/bus_token_requests_total\{outcome="issued"\} [1-9]/);
     expect(text).not.toContain(producerCred.clientId);
   });
 });

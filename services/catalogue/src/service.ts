@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { Router, type Request } from 'express';
 import { MessageTooLargeError, readBody, type ReadinessCheck, type Service } from '@bus/http';
-import { createLimiter, enforce, type LimitSpec, type Redis } from '@bus/limits';
+import { createLimiter, enforce, type LimitMetrics, type LimitSpec, type Redis } from '@bus/limits';
 import { openapi } from '@bus/schemas';
 import { checkSkillsInput, loadSkillLibrary, MAX_BODY_BYTES, readSkillsBody, type SkillLibrary } from '@bus/skills';
 import { SkillsUnreadableError, SkillsVersionUnknownError } from './errors';
@@ -16,6 +16,8 @@ export interface CatalogueServiceDeps {
   readiness: ReadinessCheck[];
   /** The carried library versions; the data of @bus/schemas when left out. */
   library?: SkillLibrary;
+  /** The process's limiter counters (bus_rate_limited_total, bus_rate_limiter_fallback_total). */
+  limitMetrics?: LimitMetrics;
 }
 
 /**
@@ -23,8 +25,8 @@ export interface CatalogueServiceDeps {
  * second plus a burst allowance of 10 per 10 seconds used once the second's 10 are spent.
  */
 export const CATALOGUE_LIMITS = {
-  library: { name: 'catalogue.library', rate: { points: 10, durationSeconds: 1 }, burst: { points: 10, durationSeconds: 10 } },
-  validate: { name: 'catalogue.validate', rate: { points: 5, durationSeconds: 1 }, burst: { points: 5, durationSeconds: 10 } },
+  library: { name: 'catalogue.library', label: 'skills_library', rate: { points: 10, durationSeconds: 1 }, burst: { points: 10, durationSeconds: 10 } },
+  validate: { name: 'catalogue.validate', label: 'skills_validate', rate: { points: 5, durationSeconds: 1 }, burst: { points: 5, durationSeconds: 10 } },
 } as const satisfies Record<string, LimitSpec>;
 
 /** The library answer may be cached for five minutes (spec 4.3, §8). */
@@ -38,8 +40,8 @@ const ALL_CALLERS = 'all';
  */
 export function createCatalogueService(deps: CatalogueServiceDeps): Service {
   const library = deps.library ?? loadSkillLibrary();
-  const libraryLimit = createLimiter(deps.redis, CATALOGUE_LIMITS.library);
-  const validateLimit = createLimiter(deps.redis, CATALOGUE_LIMITS.validate);
+  const libraryLimit = createLimiter(deps.redis, CATALOGUE_LIMITS.library, deps.limitMetrics);
+  const validateLimit = createLimiter(deps.redis, CATALOGUE_LIMITS.validate, deps.limitMetrics);
 
   // The answers never change while the process runs: serialise and tag each version once.
   const answers = new Map(

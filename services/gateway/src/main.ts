@@ -4,7 +4,7 @@ import { createDatabase, databaseReadiness } from '@bus/db';
 import { bootstrap, requestFirewall, violationBody } from '@bus/http';
 import { createIdentity, identityConfig } from '@bus/identity';
 import { createKafka, createProducer, kafkaReadiness } from '@bus/kafka';
-import { busLimitSettings, busRequestLimits, createConnectionQuotas, createRedis, redisReadiness } from '@bus/limits';
+import { busLimitSettings, busRequestLimits, createConnectionQuotas, createLimitMetrics, createRedis, redisReadiness } from '@bus/limits';
 import { createSomValidator } from '@bus/som';
 import { kafkaCommitter } from './kafka-commit';
 import { KnexPublishStore } from './publish-store';
@@ -14,7 +14,7 @@ void bootstrap({
   name: 'gateway',
   tracing,
   config: { ...servicePort(8082), ...databaseConfig, ...redisConfig, ...kafkaConfig, ...busLimitsConfig, ...identityConfig },
-  compose: async ({ config, logger, onClose }) => {
+  compose: async ({ config, logger, metrics, onClose }) => {
     const db = createDatabase({ url: config.DATABASE_URL, poolMax: config.DATABASE_POOL_MAX, applicationName: 'gateway' });
     onClose(() => db.destroy());
     const redis = createRedis(config.REDIS_URL, logger, { keyPrefix: config.REDIS_KEY_PREFIX });
@@ -26,14 +26,16 @@ void bootstrap({
     await producer.connect();
     onClose(() => producer.disconnect());
 
+    const limitMetrics = createLimitMetrics(metrics, 'gateway');
     const identity = createIdentity({ db, kafka, logger, baseUrl: config.BUS_BASE_URL, cacheTtlMs: config.IDENTITY_CACHE_TTL, name: 'gateway' });
     const gateway = createGatewayService({
       readiness: [databaseReadiness(db), redisReadiness(redis), kafkaReadiness(admin)],
       authenticator: identity,
-      quotas: createConnectionQuotas(redis),
+      quotas: createConnectionQuotas(redis, limitMetrics),
+      metrics,
       publish: { store: KnexPublishStore.create(db), validator: createSomValidator(), commitToKafka: kafkaCommitter(producer) },
     });
-    const middleware = [requestFirewall(), busRequestLimits(redis, busLimitSettings(config))];
+    const middleware = [requestFirewall(), busRequestLimits(redis, busLimitSettings(config), limitMetrics)];
     return {
       listeners: [{ name: 'gateway', host: config.HOST, port: config.PORT, services: [gateway], renderError: violationBody, middleware }],
       background: [identity.service],

@@ -1,5 +1,6 @@
 import { Router, type NextFunction, type Request, type Response } from 'express';
-import { readBody } from '@bus/http';
+import { Counter, type Registry } from 'prom-client';
+import { HttpError, readBody } from '@bus/http';
 import { RegistryUnavailableError, type BearerAuthenticator, type BearerIdentity } from '@bus/identity';
 import { QuotaExceededError, RateLimitedError, type ConnectionQuotas } from '@bus/limits';
 import { rulesCatalogue } from '@bus/som';
@@ -12,6 +13,8 @@ export interface PublishRoutesDeps {
   authenticator: BearerAuthenticator;
   quotas: ConnectionQuotas;
   publish: PublishDeps;
+  /** The process registry: bus_publish_total{mode,outcome,rule} is counted there. */
+  metrics: Registry;
 }
 
 /**
@@ -22,6 +25,22 @@ export interface PublishRoutesDeps {
 export function publishRoutes(deps: PublishRoutesDeps): Router {
   const router = Router();
   const producer = deps.authenticator.authenticateBearer({ kind: 'producer' });
+  const published = new Counter({
+    name: 'bus_publish_total',
+    help: 'Publish and validate requests by outcome and the rule of the first refusing violation',
+    labelNames: ['mode', 'outcome', 'rule'],
+    registers: [deps.metrics],
+  });
+  // Counts every answer of the route, refusals before the body included; the rule comes from the
+  // error the route threw (recorded below), `none` for an accepted message or a duplicate.
+  const observe = (mode: PublishMode) => (_req: Request, res: Response, next: NextFunction) => {
+    res.on('finish', () => {
+      const status = res.statusCode;
+      const outcome = status === 202 ? 'accepted' : status === 200 ? 'duplicate' : status < 500 ? 'refused' : 'error';
+      published.inc({ mode, outcome, rule: (res.locals.refusedRule as string | undefined) ?? 'none' });
+    });
+    next();
+  };
 
   const connectionQuota = async (_req: Request, res: Response, next: NextFunction) => {
     const identity = res.locals.identity as BearerIdentity;
@@ -47,8 +66,12 @@ export function publishRoutes(deps: PublishRoutesDeps): Router {
     res.status(answer.status).json(answer.body);
   };
 
-  router.post('/v1/tenants/:t/messages', producer, connectionQuota, handle('publish'));
-  router.post('/v1/tenants/:t/validate', producer, connectionQuota, handle('validate'));
+  router.post('/v1/tenants/:t/messages', observe('publish'), producer, connectionQuota, handle('publish'));
+  router.post('/v1/tenants/:t/validate', observe('validate'), producer, connectionQuota, handle('validate'));
+  router.use((err: unknown, _req: Request, res: Response, next: NextFunction) => {
+    res.locals.refusedRule = err instanceof HttpError ? err.rule : 'internal.error';
+    next(err);
+  });
 
   const catalogue = rulesCatalogue();
   router.get('/v1/rules', (_req, res) => {

@@ -1,0 +1,28 @@
+import { Counter, type Registry } from 'prom-client';
+
+/** What the limiters report (docs/observability.md); `limit` is one of the bounded labels of spec §8's rows. */
+export interface LimitMetrics {
+  limited(limit: string, rule: 'rate.limited' | 'quota.exceeded'): void;
+  /** A decision the in-process insurance limiter took because Redis was not connected. */
+  fallback(limit: string): void;
+}
+
+/** Registers the limiter counters once per process registry; every limiter of the process reports here. */
+export function createLimitMetrics(registry: Registry, app: string): LimitMetrics {
+  const limited = new Counter({
+    name: 'bus_rate_limited_total',
+    help: '429 answers by rule and limit',
+    labelNames: ['app', 'rule', 'limit'],
+    registers: [registry],
+  });
+  const fallback = new Counter({
+    name: 'bus_rate_limiter_fallback_total',
+    help: 'Limit decisions taken in process because Redis was unreachable',
+    labelNames: ['app', 'limit'],
+    registers: [registry],
+  });
+  return {
+    limited: (limit, rule) => limited.inc({ app, rule, limit }),
+    fallback: (limit) => fallback.inc({ app, limit }),
+  };
+}
