@@ -54,3 +54,8 @@ build() {
   (cd "$ROOT" && tsc -b)
 }
 
+# Tools of the chart check (deploy/helm/check.sh, test/chart.test.ts): Helm 3, the Kubernetes JSON
+# schemas and hadolint. `ensure_chart_tools` installs them into .local/ when missing (Helm by
+# `go install`, ~3 min the first time).
+# shellcheck source=deploy/helm/tools.sh
+. "$ROOT/deploy/helm/tools.sh"

@@ -9,6 +9,7 @@ cd "$ROOT"
 
 ensure_node_modules
 ensure_stack
+ensure_chart_tools
 build
 # The bus topics exist before any test publishes: a fresh broker has none, and the bus never
 # auto-creates topics. (It also migrates the shared `bus` database; each test uses its own.)
