@@ -76,9 +76,14 @@ export async function runProcess(opts: ProcessOptions): Promise<RunningProcess> 
   return { servers, shutdown };
 }
 
-/** `runProcess` for a composition root: exits when SIGTERM/SIGINT shutdown completes. */
+/**
+ * `runProcess` for a composition root: exits when SIGTERM/SIGINT shutdown completes. The signal
+ * handler is installed before anything starts, so a signal that arrives while background work is
+ * still starting (after /readyz already answers) waits for the start and shuts down cleanly instead
+ * of killing the process.
+ */
 export async function runMain(opts: ProcessOptions): Promise<RunningProcess> {
-  const running = await runProcess(opts);
-  onShutdownSignal(opts.logger, running.shutdown);
-  return running;
+  const starting = runProcess(opts);
+  onShutdownSignal(opts.logger, async () => (await starting).shutdown());
+  return starting;
 }
