@@ -60,6 +60,14 @@ describe('loadConfig', () => {
     expect(problemsOf(() => loadConfig({ D: duration() }, { D: raw }))).toEqual(['D']);
   });
 
+  it('enforces duration bounds and names them', () => {
+    const spec = { TTL: duration({ default: 10_000, min: 1000, max: 30_000 }) };
+    expect(loadConfig(spec, { TTL: '30s' })).toEqual({ TTL: 30_000 });
+    expect(loadConfig(spec, {})).toEqual({ TTL: 10_000 });
+    expect(() => loadConfig(spec, { TTL: '31s' })).toThrow('TTL: must be at least 1s and at most 30s, got "31s"');
+    expect(() => loadConfig(spec, { TTL: '500ms' })).toThrow(/TTL: must be at least 1s and at most 30s/);
+  });
+
   it('enforces integer bounds', () => {
     expect(problemsOf(() => loadConfig({ N: int({ min: 1, max: 5 }) }, { N: '6' }))).toEqual(['N']);
     expect(problemsOf(() => loadConfig({ N: int({ min: 1, max: 5 }) }, { N: '2.5' }))).toEqual(['N']);

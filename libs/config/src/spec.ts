@@ -133,13 +133,29 @@ export function hostPorts(opts: Options<string[]> = {}): VarReader<string[]> {
   }, opts);
 }
 
-/** A duration such as 500ms, 30s, 5m, 2h, 7d; returned in milliseconds. */
-export function duration(opts: Options<number> = {}): VarReader<number> {
-  const describe = 'a duration like 500ms, 30s, 5m, 2h or 7d';
+/** A duration such as 500ms, 30s, 5m, 2h, 7d; returned in milliseconds, within `min`/`max` when given. */
+export function duration(opts: Options<number> & { min?: number; max?: number } = {}): VarReader<number> {
+  const bounds = [
+    opts.min !== undefined ? `at least ${formatDuration(opts.min)}` : '',
+    opts.max !== undefined ? `at most ${formatDuration(opts.max)}` : '',
+  ].filter((b) => b !== '');
+  const describe = ['a duration like 500ms, 30s, 5m, 2h or 7d', ...bounds].join(', ');
   const units: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
   return reader(describe, (raw) => {
     const m = /^(\d+)(ms|s|m|h|d)$/.exec(raw);
     if (!m) throw new Error(`must be ${describe}, got "${raw}"`);
-    return Number(m[1]) * (units[m[2] as string] as number);
+    const ms = Number(m[1]) * (units[m[2] as string] as number);
+    if ((opts.min !== undefined && ms < opts.min) || (opts.max !== undefined && ms > opts.max)) {
+      throw new Error(`must be ${bounds.join(' and ')}, got "${raw}"`);
+    }
+    return ms;
   }, opts);
+}
+
+/** The largest whole unit: 30000 → 30s, 7200000 → 2h. */
+function formatDuration(ms: number): string {
+  for (const [unit, size] of [['d', 86_400_000], ['h', 3_600_000], ['m', 60_000], ['s', 1000]] as const) {
+    if (ms % size === 0) return `${ms / size}${unit}`;
+  }
+  return `${ms}ms`;
 }

@@ -15,23 +15,11 @@ function base64Key(bytes: number): VarReader<Buffer> {
   };
 }
 
-function durationAtLeast(defaultMs: number, minMs: number): VarReader<number> {
-  const inner = duration({ default: defaultMs });
-  return {
-    describe: `${inner.describe}, at least ${minMs / 3_600_000}h`,
-    read: (raw) => {
-      const value = inner.read(raw);
-      if (value < minMs) throw new Error(`must be at least ${minMs / 3_600_000}h, got "${raw}"`);
-      return value;
-    },
-  };
-}
-
 /** The token service's own variables (on top of Postgres and Redis). */
 export const authConfig = {
   ...busBaseUrlConfig,
   /** AES-256-GCM key sealing the signing keys' private halves at rest. */
   SIGNING_KEY_ENCRYPTION_KEY: base64Key(32),
   /** How long one signing key signs before the next takes over. */
-  SIGNING_KEY_ROTATION_INTERVAL: durationAtLeast(30 * 86_400_000, 2 * 3_600_000),
+  SIGNING_KEY_ROTATION_INTERVAL: duration({ default: 30 * 86_400_000, min: 2 * 3_600_000 }),
 } as const;
