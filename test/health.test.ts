@@ -31,7 +31,7 @@ beforeAll(async () => {
 }, 60_000);
 afterAll(async () => {
   await bus?.stop();
-});
+}, 30_000);
 
 describe('the all-in-one bus', () => {
   it('answers GET /v1/health with exactly the fields of spec 2.5', async () => {
@@ -53,10 +53,6 @@ describe('the all-in-one bus', () => {
     ['POST', '/v1/tenants/wabcdefghijk2/iam/messages'],
     ['POST', '/v1/tenants/wabcdefghijk2/iam/validate'],
     ['POST', '/v1/tenants/wabcdefghijk2/principals/verify'],
-    ['GET', '/v1/tenants/wabcdefghijk2/consumers/cabcdefghijk2/messages'],
-    ['POST', '/v1/tenants/wabcdefghijk2/consumers/cabcdefghijk2/ack'],
-    ['POST', '/v1/tenants/wabcdefghijk2/consumers/cabcdefghijk2/nack'],
-    ['GET', '/v1/tenants/wabcdefghijk2/consumers/cabcdefghijk2/skills'],
     ['POST', '/v1/jwt/messages'],
     ['POST', '/v1/messages'],
   ])('answers %s %s on the bus port with 501 in the spec error shape until it lands', async (method, path) => {

@@ -47,6 +47,13 @@ ensure_local_secrets() {
     (umask 077 && node -e 'process.stdout.write(require("crypto").randomBytes(32).toString("base64"))' > "$file")
   fi
   export SIGNING_KEY_ENCRYPTION_KEY="${SIGNING_KEY_ENCRYPTION_KEY:-$(cat "$file")}"
+  # The pull API's receipt-handle HMAC key (RECEIPT_HANDLE_KEY): kept, so a restart does not void the
+  # handles of messages consumers are processing.
+  local receipt="$ROOT/.local/receipt-handle.key"
+  if [ ! -s "$receipt" ]; then
+    (umask 077 && node -e 'process.stdout.write(require("crypto").randomBytes(32).toString("base64"))' > "$receipt")
+  fi
+  export RECEIPT_HANDLE_KEY="${RECEIPT_HANDLE_KEY:-$(cat "$receipt")}"
 }
 
 build() {

@@ -32,6 +32,7 @@ export async function startBus(env: Record<string, string> = {}): Promise<Runnin
     SHUTDOWN_DRAIN_TIMEOUT: '5s',
     BUS_BASE_URL: `http://127.0.0.1:${busPort}`,
     SIGNING_KEY_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
+    RECEIPT_HANDLE_KEY: randomBytes(32).toString('base64'),
     ...env,
   };
   await runToCompletion('services/all-in-one/dist/setup.js', fullEnv);

@@ -1,8 +1,21 @@
 import { createTestDatabase, type TestDatabase } from '@bus/testing';
 import { createDatabase, migrateDownAll, migrateLatest, type Knex } from './index';
 
-const TABLES = ['accepted_messages', 'apps', 'connections', 'credentials', 'organisations', 'permissions', 'signing_keys', 'story_state', 'workspaces'];
-const ALL = ['001_tenancy', '002_signing_keys', '003_publish'];
+const TABLES = [
+  'accepted_messages',
+  'apps',
+  'connections',
+  'credentials',
+  'deliveries',
+  'messages',
+  'organisations',
+  'permissions',
+  'quarantined_records',
+  'signing_keys',
+  'story_state',
+  'workspaces',
+];
+const ALL = ['001_tenancy', '002_signing_keys', '003_publish', '004_delivery'];
 
 let testDb: TestDatabase;
 let db: Knex;
@@ -29,7 +42,7 @@ describe('migrations on the real Postgres', () => {
 
     expect(await migrateDownAll(db)).toEqual([...ALL].reverse());
     expect(await tables()).toEqual([]);
-    const types = await db('pg_type').whereIn('typname', ['quota_tier', 'connection_kind']).pluck('typname');
+    const types = await db('pg_type').whereIn('typname', ['quota_tier', 'connection_kind', 'delivery_state']).pluck('typname');
     expect(types).toEqual([]);
 
     expect(await migrateLatest(db)).toEqual(ALL);

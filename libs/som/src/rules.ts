@@ -77,6 +77,8 @@ export const RULES = {
   'producer.unauthenticated': refusing('policy', 401, 'The token is missing, invalid, expired, issued before a rotation, for another environment, or for a workspace the app left.'),
   'producer.not_registered': refusing('policy', FORBIDDEN, 'The connection is not active, or is of the wrong kind for the route.'),
   'tenant.mismatch': refusing('policy', FORBIDDEN, 'The workspace in the path is not the token\'s workspace.'),
+  'consumer.mismatch': refusing('policy', FORBIDDEN, 'Consumer routes: the consumer {c} in the path is not the token\'s own connection.'),
+  'request.invalid': refusing('conformance', BAD_REQUEST, 'Consumer routes: a query parameter or body is malformed (max_messages, wait_seconds, visibility_timeout, receipt_handles, delay_seconds).'),
   'request.blocked': refusing('policy', FORBIDDEN, 'The firewall refused the request as an attack pattern; it does not judge SOM content.'),
   'idempotency.message_id_reused': refusing('policy', CONFLICT, 'The message_id was accepted before with different content.'),
   'message.too_large': refusing('conformance', 413, 'The body is over 240,000 bytes.'),

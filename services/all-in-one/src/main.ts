@@ -1,5 +1,6 @@
 import { tracing } from './instrument';
-import { busLimitsConfig, databaseConfig, kafkaConfig, port, redisConfig } from '@bus/config';
+import { randomBytes } from 'node:crypto';
+import { busLimitsConfig, databaseConfig, kafkaConfig, optional, port, redisConfig } from '@bus/config';
 import { createDatabase, databaseReadiness } from '@bus/db';
 import { bootstrap, codeBody, requestFirewall, violationBody } from '@bus/http';
 import { createKafka, createProducer, kafkaReadiness } from '@bus/kafka';
@@ -8,8 +9,8 @@ import { createIdentity, identityConfig } from '@bus/identity';
 import { createSomValidator } from '@bus/som';
 import { authConfig, createAuthService } from '@bus/auth';
 import { createGatewayService, KnexPublishStore, kafkaCommitter } from '@bus/gateway';
-import { createDeliveryService } from '@bus/delivery';
-import { createPullApiService } from '@bus/pull-api';
+import { createDeliveryService, defaultDeliveryGroupId, deliveryConfig } from '@bus/delivery';
+import { createPullApiService, pullApiConfig } from '@bus/pull-api';
 import { createCatalogueService } from '@bus/catalogue';
 import { createPortalService } from '@bus/portal';
 
@@ -30,6 +31,11 @@ void bootstrap({
     ...busLimitsConfig,
     ...authConfig,
     ...identityConfig,
+    ...deliveryConfig,
+    ...pullApiConfig,
+    // One process locally: without a configured key, a random one per start is enough (handles of a
+    // previous run fail; their messages come back when the leases end).
+    RECEIPT_HANDLE_KEY: optional(pullApiConfig.RECEIPT_HANDLE_KEY),
   },
   compose: async ({ config, logger, metrics, onClose }) => {
     const db = createDatabase({ url: config.DATABASE_URL, poolMax: config.DATABASE_POOL_MAX, applicationName: 'all-in-one' });
@@ -49,7 +55,17 @@ void bootstrap({
     const redisReady = redisReadiness(redis);
     const limitMetrics = createLimitMetrics(metrics, 'all-in-one');
     const identity = createIdentity({ db, kafka, logger, baseUrl: config.BUS_BASE_URL, cacheTtlMs: config.IDENTITY_CACHE_TTL, name: 'all-in-one' });
-    const delivery = createDeliveryService({ readiness: [postgres, kafkaReady] });
+    const delivery = createDeliveryService({
+      readiness: [postgres, kafkaReady],
+      db,
+      kafka,
+      logger,
+      metrics,
+      groupId: config.DELIVERY_GROUP_ID ?? defaultDeliveryGroupId(config.DATABASE_URL),
+      acceptanceWaitMs: config.DELIVERY_ACCEPTANCE_WAIT,
+      retentionMs: config.QUEUE_RETENTION,
+      sweepIntervalMs: config.QUEUE_SWEEP_INTERVAL,
+    });
     return {
       listeners: [
         {
@@ -77,7 +93,10 @@ void bootstrap({
               metrics,
               publish: { store: KnexPublishStore.create(db), validator: createSomValidator(), commitToKafka: kafkaCommitter(producer) },
             }),
-            createPullApiService({ readiness: [postgres] }),
+            createPullApiService({
+              readiness: [postgres],
+              queues: { db, databaseUrl: config.DATABASE_URL, authenticator: identity, receiptHandleKey: config.RECEIPT_HANDLE_KEY ?? randomBytes(32), logger },
+            }),
           ],
         },
         {

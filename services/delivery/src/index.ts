@@ -1,2 +1,11 @@
 export { createDeliveryService } from './service';
 export type { DeliveryServiceDeps } from './service';
+export { KnexDeliveryStore } from './delivery-store';
+export type { DeliveryStore, Acceptance, MessageToEnqueue, QuarantinedRecord, SweepResult, QueueStats } from './delivery-store';
+export { createQueueUpkeep } from './upkeep';
+export type { QueueUpkeep, QueueUpkeepDeps } from './upkeep';
+export { createRecordEnqueuer } from './enqueue';
+export type { MessageRecord, EnqueueOutcome, RecordEnqueuerDeps } from './enqueue';
+export { deliveryConfig, defaultDeliveryGroupId } from './config';
+export { replayToConsumer } from './replay';
+export type { ReplayRequest, ReplayDeps, ReplayResult } from './replay';

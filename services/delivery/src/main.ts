@@ -3,19 +3,30 @@ import { databaseConfig, kafkaConfig, servicePort } from '@bus/config';
 import { createDatabase, databaseReadiness } from '@bus/db';
 import { bootstrap, violationBody } from '@bus/http';
 import { createKafka, kafkaReadiness } from '@bus/kafka';
+import { defaultDeliveryGroupId, deliveryConfig } from './config';
 import { createDeliveryService } from './service';
 
 void bootstrap({
   name: 'delivery',
   tracing,
-  config: { ...servicePort(8084), ...databaseConfig, ...kafkaConfig },
-  compose: async ({ config, logger, onClose }) => {
+  config: { ...servicePort(8084), ...databaseConfig, ...kafkaConfig, ...deliveryConfig },
+  compose: async ({ config, logger, metrics, onClose }) => {
     const db = createDatabase({ url: config.DATABASE_URL, poolMax: config.DATABASE_POOL_MAX, applicationName: 'delivery' });
     onClose(() => db.destroy());
     const kafka = createKafka({ brokers: config.KAFKA_BROKERS, clientId: config.KAFKA_CLIENT_ID, logger });
     const admin = kafka.admin();
     onClose(() => admin.disconnect());
-    const delivery = createDeliveryService({ readiness: [databaseReadiness(db), kafkaReadiness(admin)] });
+    const delivery = createDeliveryService({
+      readiness: [databaseReadiness(db), kafkaReadiness(admin)],
+      db,
+      kafka,
+      logger,
+      metrics,
+      groupId: config.DELIVERY_GROUP_ID ?? defaultDeliveryGroupId(config.DATABASE_URL),
+      acceptanceWaitMs: config.DELIVERY_ACCEPTANCE_WAIT,
+      retentionMs: config.QUEUE_RETENTION,
+      sweepIntervalMs: config.QUEUE_SWEEP_INTERVAL,
+    });
     // Delivery has no API; its port serves the operational routes (/healthz, /readyz, /metrics).
     return { listeners: [{ name: 'delivery', host: config.HOST, port: config.PORT, services: [delivery], renderError: violationBody }] };
   },

@@ -1,14 +1,96 @@
+import type { Registry } from 'prom-client';
+import type { Knex } from '@bus/db';
 import type { ReadinessCheck, Service } from '@bus/http';
+import { MESSAGES_TOPIC, runBatches, type Consumer, type Kafka } from '@bus/kafka';
+import type { Logger } from '@bus/observability';
+import { KnexDeliveryStore } from './delivery-store';
+import { createRecordEnqueuer } from './enqueue';
+import { createQueueUpkeep } from './upkeep';
+
+/** Longest a fetch waits on an idle topic; also bounds how long stop() waits for it. */
+const FETCH_WAIT_MS = 250;
 
 export interface DeliveryServiceDeps {
   /** Postgres (queues) and Kafka (bus.messages.v1) readiness. */
   readiness: ReadinessCheck[];
+  db: Knex;
+  kafka: Kafka;
+  logger: Logger;
+  metrics: Registry;
+  /** Kafka consumer group; every delivery process of one environment shares it. */
+  groupId: string;
+  /** How long a record waits for its acceptance to commit before it is quarantined. */
+  acceptanceWaitMs: number;
+  /** Consumer queue retention (spec §8: 14 days) and how often its sweep runs. */
+  retentionMs: number;
+  sweepIntervalMs: number;
+  /** The messages topic; tests use their own. */
+  topic?: string;
 }
 
 /**
  * Delivery: consumes bus.messages.v1 into one queue per consumer connection (DESIGN §4). It has no
- * routes of its own; its process serves /healthz, /readyz and /metrics only.
+ * routes of its own; its process serves /healthz, /readyz and /metrics only. Offsets are committed
+ * only after the record's Postgres transaction committed (runBatches), so a crash replays records,
+ * and enqueueing is idempotent on (consumer, message_id), so a replay makes no second copy.
  */
 export function createDeliveryService(deps: DeliveryServiceDeps): Service {
-  return { name: 'delivery', routers: [], readiness: deps.readiness };
+  const store = KnexDeliveryStore.create(deps.db);
+  const upkeep = createQueueUpkeep({
+    store,
+    metrics: deps.metrics,
+    logger: deps.logger,
+    retentionMs: deps.retentionMs,
+    sweepIntervalMs: deps.sweepIntervalMs,
+  });
+  const handle = createRecordEnqueuer({
+    store,
+    logger: deps.logger,
+    metrics: deps.metrics,
+    acceptanceWaitMs: deps.acceptanceWaitMs,
+  });
+  const topic = deps.topic ?? MESSAGES_TOPIC;
+  let consumer: Consumer | undefined;
+  let joined = false;
+  const groupJoined: ReadinessCheck = {
+    name: 'delivery-consumer',
+    check: async () => {
+      if (!joined) throw new Error('the delivery consumer has not joined its group yet');
+    },
+  };
+  return {
+    name: 'delivery',
+    routers: [],
+    readiness: [...deps.readiness, groupJoined],
+    start: async () => {
+      upkeep.start();
+      consumer = deps.kafka.consumer({
+        // libs/kafka's createConsumer settings, with a short fetch wait: a disconnect waits for the
+        // fetch in flight, and the default 5 s wait made every shutdown seconds longer.
+        groupId: deps.groupId,
+        sessionTimeout: 30_000,
+        heartbeatInterval: 3_000,
+        allowAutoTopicCreation: false,
+        maxWaitTimeInMs: FETCH_WAIT_MS,
+      });
+      consumer.on(consumer.events.GROUP_JOIN, () => {
+        joined = true;
+      });
+      consumer.on(consumer.events.CRASH, () => {
+        joined = false;
+      });
+      await consumer.connect();
+      // A group without committed offsets reads the topic from its start (invariant B: a record
+      // produced while a new group was still joining is not skipped). Records of workspaces this
+      // database does not have are skipped at the cost of one cached lookup; enqueueing is idempotent.
+      await consumer.subscribe({ topic, fromBeginning: true });
+      await runBatches(consumer, async (record, partition) => {
+        await handle({ topic, partition, offset: record.offset, value: record.value, headers: record.headers });
+      });
+    },
+    stop: async () => {
+      await consumer?.disconnect();
+      await upkeep.stop();
+    },
+  };
 }

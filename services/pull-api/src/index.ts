@@ -1,2 +1,12 @@
 export { createPullApiService } from './service';
 export type { PullApiServiceDeps } from './service';
+export { pullApiConfig } from './config';
+export { KnexQueueStore } from './queue-store';
+export type { QueueStore, LeasedMessage, LeaseRef, SettleOutcome, ReceiveResult } from './queue-store';
+export { createReceiptHandles } from './receipt';
+export type { ReceiptHandles, Lease } from './receipt';
+export { createPgQueueNotifier } from './notifier';
+export type { QueueNotifier } from './notifier';
+export { receive, settle, messageRecord } from './pull';
+export type { PullDeps, ReceiveOptions, HandleResult } from './pull';
+export { PULL_LIMITS } from './pull-routes';

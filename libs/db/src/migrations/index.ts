@@ -2,6 +2,7 @@ import type { Knex } from 'knex';
 import * as tenancy from './001_tenancy';
 import * as signingKeys from './002_signing_keys';
 import * as publish from './003_publish';
+import * as delivery from './004_delivery';
 
 interface NamedMigration {
   name: string;
@@ -16,6 +17,7 @@ const MIGRATIONS: readonly NamedMigration[] = [
   { name: '001_tenancy', migration: tenancy },
   { name: '002_signing_keys', migration: signingKeys },
   { name: '003_publish', migration: publish },
+  { name: '004_delivery', migration: delivery },
 ];
 
 export const migrationSource: Knex.MigrationSource<NamedMigration> = {

@@ -1,0 +1,19 @@
+import { loadConfig } from '@bus/config';
+import { defaultDeliveryGroupId, deliveryConfig } from './config';
+
+describe('delivery config', () => {
+  it('defaults the group to one per database and the acceptance wait to 5 s', () => {
+    expect(loadConfig(deliveryConfig, {})).toEqual({
+      DELIVERY_GROUP_ID: undefined,
+      DELIVERY_ACCEPTANCE_WAIT: 5_000,
+      QUEUE_RETENTION: 14 * 86_400_000,
+      QUEUE_SWEEP_INTERVAL: 60_000,
+    });
+    expect(defaultDeliveryGroupId('postgres://u:p@127.0.0.1:55432/bus_e2e_ab12')).toBe('bus.delivery.bus_e2e_ab12');
+  });
+
+  it('refuses a wait over 60 s and a malformed group id', () => {
+    expect(() => loadConfig(deliveryConfig, { DELIVERY_ACCEPTANCE_WAIT: '2m' })).toThrow(/DELIVERY_ACCEPTANCE_WAIT/);
+    expect(() => loadConfig(deliveryConfig, { DELIVERY_GROUP_ID: 'a b' })).toThrow(/DELIVERY_GROUP_ID/);
+  });
+});

@@ -1,0 +1,34 @@
+import { duration, optional, str, type VarReader } from '@bus/config';
+
+function durationAtMost(defaultMs: number, maxMs: number): VarReader<number> {
+  const inner = duration({ default: defaultMs });
+  return {
+    describe: `${inner.describe}, at most ${maxMs / 1000}s`,
+    read: (raw) => {
+      const value = inner.read(raw);
+      if (value > maxMs) throw new Error(`must be at most ${maxMs / 1000}s, got "${raw}"`);
+      return value;
+    },
+  };
+}
+
+/** Delivery's own variables (on top of Postgres and Kafka). */
+export const deliveryConfig = {
+  /**
+   * Kafka consumer group of the delivery processes of one environment. Unset: `bus.delivery.<database
+   * name>`, so one group feeds one set of queues and two buses on one Kafka never split a group.
+   */
+  DELIVERY_GROUP_ID: optional(str({ pattern: /^[A-Za-z0-9._-]{1,200}$/ })),
+  /** How long a record waits for the gateway's commit of its acceptance before quarantine (invariant A). */
+  DELIVERY_ACCEPTANCE_WAIT: durationAtMost(5_000, 60_000),
+  /** Consumer queue retention (spec §8: 14 days). */
+  QUEUE_RETENTION: duration({ default: 14 * 86_400_000 }),
+  /** How often the retention sweep runs. */
+  QUEUE_SWEEP_INTERVAL: duration({ default: 60_000 }),
+} as const;
+
+/** The default group of the delivery processes writing to the database of `databaseUrl`. */
+export function defaultDeliveryGroupId(databaseUrl: string): string {
+  const name = decodeURIComponent(new URL(databaseUrl).pathname.replace(/^\//, '')) || 'postgres';
+  return `bus.delivery.${name.replace(/[^A-Za-z0-9._-]/g, '_')}`;
+}

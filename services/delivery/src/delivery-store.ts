@@ -1,0 +1,216 @@
+import { DELIVERY_CHANNEL, type Knex } from '@bus/db';
+
+/** What Postgres recorded when the gateway accepted a message (accepted_messages). */
+export interface Acceptance {
+  contentHash: string;
+  correlationId: string;
+  messageType: string;
+  acceptedAt: Date;
+}
+
+export interface MessageToEnqueue {
+  workspaceId: string;
+  messageId: string;
+  body: Buffer;
+  messageType: string;
+  correlationId: string;
+  publishedAt: Date;
+  kafkaPartition: number;
+  kafkaOffset: string;
+}
+
+export interface QuarantinedRecord {
+  topic: string;
+  partition: number;
+  offset: string;
+  workspaceId: string | null;
+  messageId: string | null;
+  reason: string;
+  headers: Record<string, string>;
+  value: Buffer | null;
+}
+
+export interface DeliveryStore {
+  workspaceExists(workspaceId: string): Promise<boolean>;
+  acceptance(workspaceId: string, messageId: string): Promise<Acceptance | null>;
+  /**
+   * In one transaction: stores the message once and one delivery per active consumer connection of
+   * its workspace (idempotent on (consumer, message_id)), and NOTIFYs each consumer that got a new
+   * row. Resolves with those consumers' ids.
+   */
+  enqueue(message: MessageToEnqueue): Promise<string[]>;
+  quarantine(record: QuarantinedRecord): Promise<void>;
+  /**
+   * Replay for one consumer connection: stores the message if needed and makes its delivery to
+   * `consumerId` live again — a new one, or the acked one queued again (a live one is left alone, so
+   * a replay never makes a second live copy). False when the consumer is not an active consumer
+   * connection of the message's workspace or the delivery was live already.
+   */
+  replay(message: MessageToEnqueue, consumerId: string): Promise<boolean>;
+  /**
+   * Retention (spec §8: consumer queues keep 14 days): removes deliveries enqueued before `before`,
+   * acked or not, at most `batch` rows a statement, and then the stored messages no delivery refers to.
+   */
+  sweep(before: Date, batch: number): Promise<SweepResult>;
+  /** Per consumer connection with un-acked deliveries: depth, in flight (leased) and the oldest enqueue time. */
+  queueStats(): Promise<QueueStats[]>;
+}
+
+export interface SweepResult {
+  /** Un-acked deliveries dropped unreceived or unacknowledged. */
+  expired: number;
+  /** Acked deliveries whose idempotency tombstone ended. */
+  acked: number;
+  messages: number;
+}
+
+export interface QueueStats {
+  consumerId: string;
+  depth: number;
+  inFlight: number;
+  oldestEnqueuedAt: Date;
+}
+
+export class KnexDeliveryStore implements DeliveryStore {
+  private constructor(private readonly db: Knex) {}
+
+  static create(db: Knex): KnexDeliveryStore {
+    return new KnexDeliveryStore(db);
+  }
+
+  async workspaceExists(workspaceId: string): Promise<boolean> {
+    return (await this.db('workspaces').where({ id: workspaceId }).first('id')) !== undefined;
+  }
+
+  async acceptance(workspaceId: string, messageId: string): Promise<Acceptance | null> {
+    const row = (await this.db('accepted_messages')
+      .where({ workspace_id: workspaceId, message_id: messageId })
+      .first('content_hash', 'correlation_id', 'message_type', 'accepted_at')) as
+      | { content_hash: string; correlation_id: string; message_type: string; accepted_at: Date }
+      | undefined;
+    return row
+      ? { contentHash: row.content_hash, correlationId: row.correlation_id, messageType: row.message_type, acceptedAt: row.accepted_at }
+      : null;
+  }
+
+  enqueue(m: MessageToEnqueue): Promise<string[]> {
+    return this.db.transaction(async (trx) => {
+      await trx('messages')
+        .insert({
+          workspace_id: m.workspaceId,
+          message_id: m.messageId,
+          body: m.body,
+          message_type: m.messageType,
+          correlation_id: m.correlationId,
+          published_at: m.publishedAt,
+          kafka_partition: m.kafkaPartition,
+          kafka_offset: m.kafkaOffset,
+        })
+        .onConflict(['workspace_id', 'message_id'])
+        .ignore();
+      const inserted = (await trx.raw(
+        `INSERT INTO deliveries (consumer_id, workspace_id, message_id, correlation_id)
+         SELECT c.id, ?, ?, ? FROM connections c
+          WHERE c.workspace_id = ? AND c.kind = 'consumer' AND c.status = 'active'
+          ORDER BY c.id
+         ON CONFLICT (consumer_id, message_id) DO NOTHING
+         RETURNING consumer_id`,
+        [m.workspaceId, m.messageId, m.correlationId, m.workspaceId],
+      )) as { rows: Array<{ consumer_id: string }> };
+      const consumers = inserted.rows.map((r) => r.consumer_id);
+      // Delivered by Postgres at COMMIT, so a woken receiver always finds the rows.
+      for (const consumer of consumers) await trx.raw('select pg_notify(?, ?)', [DELIVERY_CHANNEL, consumer]);
+      return consumers;
+    });
+  }
+
+  async quarantine(r: QuarantinedRecord): Promise<void> {
+    await this.db('quarantined_records')
+      .insert({
+        topic: r.topic,
+        kafka_partition: r.partition,
+        kafka_offset: r.offset,
+        workspace_id: r.workspaceId,
+        message_id: r.messageId,
+        reason: r.reason,
+        headers: JSON.stringify(r.headers),
+        value: r.value,
+      })
+      .onConflict(['topic', 'kafka_partition', 'kafka_offset'])
+      .ignore();
+  }
+
+  async sweep(before: Date, batch: number): Promise<SweepResult> {
+    const result: SweepResult = { expired: 0, acked: 0, messages: 0 };
+    for (;;) {
+      const rows = (
+        (await this.db.raw(
+          `DELETE FROM deliveries WHERE id IN (SELECT id FROM deliveries WHERE enqueued_at < ? ORDER BY id LIMIT ?) RETURNING state`,
+          [before, batch],
+        )) as { rows: Array<{ state: string }> }
+      ).rows;
+      for (const r of rows) if (r.state === 'acked') result.acked++;
+      else result.expired++;
+      if (rows.length < batch) break;
+    }
+    for (;;) {
+      const n = (
+        (await this.db.raw(
+          `DELETE FROM messages WHERE (workspace_id, message_id) IN (
+             SELECT m.workspace_id, m.message_id FROM messages m
+              WHERE m.stored_at < ?
+                AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.workspace_id = m.workspace_id AND d.message_id = m.message_id)
+              LIMIT ?)`,
+          [before, batch],
+        )) as { rowCount: number }
+      ).rowCount;
+      result.messages += n;
+      if (n < batch) break;
+    }
+    return result;
+  }
+
+  async queueStats(): Promise<QueueStats[]> {
+    const rows = (
+      (await this.db.raw(
+        `SELECT consumer_id, count(*)::int AS depth,
+                (count(*) FILTER (WHERE state = 'leased' AND visible_at > now()))::int AS in_flight,
+                min(enqueued_at) AS oldest
+           FROM deliveries WHERE state <> 'acked' GROUP BY consumer_id`,
+      )) as { rows: Array<{ consumer_id: string; depth: number; in_flight: number; oldest: Date }> }
+    ).rows;
+    return rows.map((r) => ({ consumerId: r.consumer_id, depth: r.depth, inFlight: r.in_flight, oldestEnqueuedAt: r.oldest }));
+  }
+
+  replay(m: MessageToEnqueue, consumerId: string): Promise<boolean> {
+    return this.db.transaction(async (trx) => {
+      await trx('messages')
+        .insert({
+          workspace_id: m.workspaceId,
+          message_id: m.messageId,
+          body: m.body,
+          message_type: m.messageType,
+          correlation_id: m.correlationId,
+          published_at: m.publishedAt,
+          kafka_partition: m.kafkaPartition,
+          kafka_offset: m.kafkaOffset,
+        })
+        .onConflict(['workspace_id', 'message_id'])
+        .ignore();
+      const rows = (
+        (await trx.raw(
+          `INSERT INTO deliveries (consumer_id, workspace_id, message_id, correlation_id)
+           SELECT c.id, ?, ?, ? FROM connections c
+            WHERE c.id = ? AND c.workspace_id = ? AND c.kind = 'consumer' AND c.status = 'active'
+           ON CONFLICT (consumer_id, message_id) DO UPDATE
+             SET state = 'queued', visible_at = now(), acked_at = NULL, lease_generation = deliveries.lease_generation + 1
+             WHERE deliveries.state = 'acked'
+           RETURNING consumer_id`,
+          [m.workspaceId, m.messageId, m.correlationId, consumerId, m.workspaceId],
+        )) as { rows: unknown[] }
+      ).rows;
+      if (rows.length > 0) await trx.raw('select pg_notify(?, ?)', [DELIVERY_CHANNEL, consumerId]);
+      return rows.length > 0;
+    });
+  }
+}

@@ -1,0 +1,120 @@
+import type { IHeaders } from 'kafkajs';
+import { Counter, Histogram, type Registry } from 'prom-client';
+import { decodeMessageHeaders, HeaderDecodeError } from '@bus/kafka';
+import type { Logger } from '@bus/observability';
+import type { DeliveryStore } from './delivery-store';
+
+/** One record of bus.messages.v1 as kafkajs hands it over. */
+export interface MessageRecord {
+  topic: string;
+  partition: number;
+  offset: string;
+  value: Buffer | null;
+  headers?: IHeaders;
+}
+
+export interface RecordEnqueuerDeps {
+  store: DeliveryStore;
+  logger: Logger;
+  metrics: Registry;
+  /** How long to wait for the gateway's commit of a record's acceptance before quarantining it. */
+  acceptanceWaitMs: number;
+  /** First re-check interval; doubles up to 500 ms. */
+  recheckMs?: number;
+}
+
+export type EnqueueOutcome = 'enqueued' | 'quarantined';
+
+/**
+ * Invariant A: a record is enqueued only when Postgres holds its acceptance with the same content
+ * hash. The gateway commits Postgres right after the Kafka ack, so an acceptance may be in flight:
+ * the record waits up to `acceptanceWaitMs`, re-checking, and is quarantined (log line + counter)
+ * when it never comes. A hash mismatch or unreadable headers are quarantined at once: no commit can
+ * ever make them acceptable. A record of a workspace this database does not know is only counted.
+ */
+export function createRecordEnqueuer(deps: RecordEnqueuerDeps): (record: MessageRecord) => Promise<EnqueueOutcome> {
+  const quarantined = new Counter({
+    name: 'bus_delivery_quarantined_total',
+    help: 'Kafka records delivery refused to enqueue (invariant A), by reason',
+    labelNames: ['reason'],
+    registers: [deps.metrics],
+  });
+  const enqueued = new Counter({
+    name: 'bus_delivery_enqueued_total',
+    help: 'Deliveries created (one per consumer connection and message)',
+    registers: [deps.metrics],
+  });
+  const lag = new Histogram({
+    name: 'bus_delivery_lag_seconds',
+    help: 'From the gateway accepting a message to its deliveries being committed',
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
+    registers: [deps.metrics],
+  });
+  const recheckMs = deps.recheckMs ?? 25;
+  // Workspaces this database does not have; a record needs its workspace to exist before it is published.
+  const unknownWorkspaces = new Set<string>();
+
+  return async (record) => {
+    const rawHeaders = stringHeaders(record.headers);
+    const quarantine = async (reason: string, workspaceId: string | null, messageId: string | null): Promise<EnqueueOutcome> => {
+      await deps.store.quarantine({ topic: record.topic, partition: record.partition, offset: record.offset, workspaceId, messageId, reason, headers: rawHeaders, value: record.value });
+      quarantined.inc({ reason });
+      deps.logger.warn(
+        { topic: record.topic, partition: record.partition, offset: record.offset, workspace_id: workspaceId, message_id: messageId, reason },
+        'delivery quarantined a Kafka record (invariant A)',
+      );
+      return 'quarantined';
+    };
+
+    let headers;
+    try {
+      headers = decodeMessageHeaders(record.headers);
+    } catch (err) {
+      if (err instanceof HeaderDecodeError) return quarantine('headers.unreadable', null, null);
+      throw err;
+    }
+    if (record.value === null) return quarantine('value.missing', headers.workspace_id, headers.message_id);
+    if (unknownWorkspaces.has(headers.workspace_id) || !(await deps.store.workspaceExists(headers.workspace_id))) {
+      // Another environment's (or a dropped test database's) record on a shared topic: no commit can
+      // ever make it acceptable here. Counted, not stored, so a shared topic's history costs nothing.
+      if (unknownWorkspaces.size >= 10_000) unknownWorkspaces.clear();
+      unknownWorkspaces.add(headers.workspace_id);
+      quarantined.inc({ reason: 'workspace.unknown' });
+      return 'quarantined';
+    }
+
+    const deadline = Date.now() + deps.acceptanceWaitMs;
+    let wait = recheckMs;
+    let acceptance = await deps.store.acceptance(headers.workspace_id, headers.message_id);
+    while (!acceptance && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, Math.min(wait, Math.max(0, deadline - Date.now()))));
+      wait = Math.min(wait * 2, 500);
+      acceptance = await deps.store.acceptance(headers.workspace_id, headers.message_id);
+    }
+    if (!acceptance) return quarantine('acceptance.missing', headers.workspace_id, headers.message_id);
+    if (acceptance.contentHash !== headers.content_hash) return quarantine('acceptance.hash_mismatch', headers.workspace_id, headers.message_id);
+
+    const consumers = await deps.store.enqueue({
+      workspaceId: headers.workspace_id,
+      messageId: headers.message_id,
+      body: record.value,
+      messageType: acceptance.messageType,
+      correlationId: acceptance.correlationId,
+      publishedAt: acceptance.acceptedAt,
+      kafkaPartition: record.partition,
+      kafkaOffset: record.offset,
+    });
+    enqueued.inc(consumers.length);
+    lag.observe(Math.max(0, (Date.now() - acceptance.acceptedAt.getTime()) / 1000));
+    return 'enqueued';
+  };
+}
+
+function stringHeaders(headers: IHeaders | undefined): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [key, raw] of Object.entries(headers ?? {})) {
+    const value = Array.isArray(raw) ? raw[0] : raw;
+    if (value !== undefined && value !== null) out[key] = Buffer.isBuffer(value) ? value.toString('utf8') : String(value);
+  }
+  return out;
+}

@@ -1,0 +1,133 @@
+import { randomBytes } from 'node:crypto';
+import { decodeMessageHeaders, HeaderDecodeError, MESSAGES_TOPIC, type Kafka } from '@bus/kafka';
+import type { Logger } from '@bus/observability';
+import type { DeliveryStore } from './delivery-store';
+
+export interface ReplayRequest {
+  workspaceId: string;
+  consumerId: string;
+  /** Every archived message of the workspace published at or after this time. */
+  since: Date;
+}
+
+export interface ReplayDeps {
+  kafka: Kafka;
+  store: DeliveryStore;
+  logger: Logger;
+  topic?: string;
+}
+
+export interface ReplayResult {
+  /** Records of the workspace read from the archive. */
+  scanned: number;
+  /** Deliveries made live again (new, or acked ones queued again). */
+  replayed: number;
+  /** Records of the workspace without a matching acceptance: never delivered (invariant A). */
+  skipped: number;
+}
+
+/**
+ * The replay primitive (issue 6; the portal exposes it): re-enqueues for one consumer connection
+ * every archived message of its workspace published since `since`, read from Kafka by timestamp up
+ * to the end offsets at the start of the replay. Only records Postgres holds as accepted with the same
+ * content hash are replayed; a delivery still live is left alone (invariant D).
+ */
+export async function replayToConsumer(deps: ReplayDeps, req: ReplayRequest): Promise<ReplayResult> {
+  const topic = deps.topic ?? MESSAGES_TOPIC;
+  const admin = deps.kafka.admin();
+  await admin.connect();
+  let starts: Array<{ partition: number; offset: string }>;
+  let ends: Array<{ partition: number; high: string }>;
+  try {
+    starts = await admin.fetchTopicOffsetsByTimestamp(topic, req.since.getTime());
+    ends = await admin.fetchTopicOffsets(topic);
+  } finally {
+    await admin.disconnect();
+  }
+  const endOf = new Map(ends.map((e) => [e.partition, BigInt(e.high)]));
+  // Partitions with records to read: start offset (-1 means none at or after the time) below the end.
+  const pending = new Map<number, bigint>();
+  for (const s of starts) {
+    const end = endOf.get(s.partition) ?? 0n;
+    const start = BigInt(s.offset);
+    if (start >= 0n && start < end) pending.set(s.partition, start);
+  }
+  const startOf = new Map(pending);
+  const result: ReplayResult = { scanned: 0, replayed: 0, skipped: 0 };
+  if (pending.size === 0) return result;
+
+  const consumer = deps.kafka.consumer({ groupId: `bus.replay.${req.consumerId}.${randomBytes(4).toString('hex')}`, maxWaitTimeInMs: 250 });
+  await consumer.connect();
+  try {
+    await consumer.subscribe({ topic, fromBeginning: true });
+    await new Promise<void>((resolve, reject) => {
+      consumer
+        .run({
+          autoCommit: false,
+          eachBatchAutoResolve: false,
+          eachBatch: async ({ batch, heartbeat, isRunning, isStale }) => {
+            const end = endOf.get(batch.partition) ?? 0n;
+            for (const record of batch.messages) {
+              if (!isRunning() || isStale() || !pending.has(batch.partition)) break;
+              if (BigInt(record.offset) >= end) {
+                pending.delete(batch.partition);
+                break;
+              }
+              // Before the seek applies, the consumer may read from the start: older records are not replayed.
+              if (BigInt(record.offset) < (startOf.get(batch.partition) ?? 0n)) continue;
+              await replayRecord(deps, req, record, batch.partition, result);
+              if (BigInt(record.offset) + 1n >= end) pending.delete(batch.partition);
+              await heartbeat();
+            }
+            if (pending.size === 0) resolve();
+          },
+        })
+        .then(() => {
+          for (const [partition, offset] of pending) consumer.seek({ topic, partition, offset: offset.toString() });
+          // Partitions the consumer was not assigned or that hold nothing more are already done.
+        })
+        .catch(reject);
+    });
+  } finally {
+    await consumer.disconnect();
+  }
+  deps.logger.info({ ...req, since: req.since.toISOString(), ...result }, 'replay finished');
+  return result;
+}
+
+async function replayRecord(
+  deps: ReplayDeps,
+  req: ReplayRequest,
+  record: { offset: string; value: Buffer | null; headers?: import('kafkajs').IHeaders },
+  partition: number,
+  result: ReplayResult,
+): Promise<void> {
+  let headers;
+  try {
+    headers = decodeMessageHeaders(record.headers);
+  } catch (err) {
+    if (err instanceof HeaderDecodeError) return;
+    throw err;
+  }
+  if (headers.workspace_id !== req.workspaceId) return;
+  result.scanned++;
+  const acceptance = await deps.store.acceptance(headers.workspace_id, headers.message_id);
+  if (!record.value || !acceptance || acceptance.contentHash !== headers.content_hash) {
+    result.skipped++;
+    return;
+  }
+  const live = await deps.store.replay(
+    {
+      workspaceId: headers.workspace_id,
+      messageId: headers.message_id,
+      body: record.value,
+      messageType: acceptance.messageType,
+      correlationId: acceptance.correlationId,
+      publishedAt: acceptance.acceptedAt,
+      kafkaPartition: partition,
+      kafkaOffset: record.offset,
+    },
+    req.consumerId,
+  );
+  if (live) result.replayed++;
+}

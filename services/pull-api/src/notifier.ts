@@ -1,0 +1,71 @@
+import { Client } from 'pg';
+import { DELIVERY_CHANNEL } from '@bus/db';
+import type { Logger } from '@bus/observability';
+
+/**
+ * Wakes long polls when a consumer's queue gets work: one dedicated Postgres connection LISTENs on
+ * the delivery channel (delivery NOTIFYs at its COMMIT, nack too) and calls the waiters of that
+ * consumer in this process. No polling: a waiter sleeps until a notification or its own deadline.
+ */
+export interface QueueNotifier {
+  /** Calls `wake` on the next notification for `consumerId`; returns the unsubscribe. */
+  subscribe(consumerId: string, wake: () => void): () => void;
+  /** Wakes the waiters of `consumerId` in this process (after a change made here). */
+  notifyLocal(consumerId: string): void;
+  start(): Promise<void>;
+  stop(): Promise<void>;
+  /** Readiness: the LISTEN connection is up. */
+  listening(): boolean;
+}
+
+export function createPgQueueNotifier(opts: { url: string; logger: Logger }): QueueNotifier {
+  const waiters = new Map<string, Set<() => void>>();
+  let client: Client | undefined;
+  let stopped = false;
+  let up = false;
+
+  const wakeAll = (consumerId?: string) => {
+    const targets = consumerId === undefined ? [...waiters.values()] : [waiters.get(consumerId) ?? new Set<() => void>()];
+    for (const set of targets) for (const wake of [...set]) wake();
+  };
+
+  const connect = async (): Promise<void> => {
+    const c = new Client({ connectionString: opts.url, application_name: 'pull-api-listen' });
+    c.on('notification', (n) => {
+      if (n.channel === DELIVERY_CHANNEL && n.payload) wakeAll(n.payload);
+    });
+    c.on('error', (err) => {
+      up = false;
+      opts.logger.warn({ err }, 'delivery LISTEN connection failed; reconnecting');
+      void c.end().catch(() => undefined);
+      // Anything notified while down is missed: wake every waiter so each re-reads its queue.
+      wakeAll();
+      if (!stopped) setTimeout(() => void connect().catch(() => undefined), 500);
+    });
+    await c.connect();
+    await c.query(`LISTEN ${DELIVERY_CHANNEL}`);
+    client = c;
+    up = true;
+  };
+
+  return {
+    subscribe: (consumerId, wake) => {
+      let set = waiters.get(consumerId);
+      if (!set) waiters.set(consumerId, (set = new Set()));
+      set.add(wake);
+      return () => {
+        set.delete(wake);
+        if (set.size === 0 && waiters.get(consumerId) === set) waiters.delete(consumerId);
+      };
+    },
+    notifyLocal: (consumerId) => wakeAll(consumerId),
+    start: () => connect(),
+    stop: async () => {
+      stopped = true;
+      up = false;
+      wakeAll();
+      await client?.end().catch(() => undefined);
+    },
+    listening: () => up,
+  };
+}

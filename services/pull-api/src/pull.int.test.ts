@@ -1,0 +1,178 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import pino from 'pino';
+import { createDatabase, migrateLatest, type Knex } from '@bus/db';
+import { KnexDeliveryStore } from '@bus/delivery';
+import { createTestDatabase, type TestDatabase } from '@bus/testing';
+import { createPgQueueNotifier, type QueueNotifier } from './notifier';
+import { messageRecord, receive, settle, type PullDeps } from './pull';
+import { KnexQueueStore } from './queue-store';
+import { createReceiptHandles } from './receipt';
+
+const workspaceId = 'wpullapitest2';
+const [a, b] = ['cpullconsuma2', 'cpullconsumb2'] as const;
+
+let testDb: TestDatabase;
+let db: Knex;
+let notifier: QueueNotifier;
+let deps: PullDeps;
+let deliveries: KnexDeliveryStore;
+
+beforeAll(async () => {
+  testDb = await createTestDatabase();
+  db = createDatabase({ url: testDb.url, poolMax: 20, applicationName: 'pull-test' });
+  await migrateLatest(db);
+  await db('organisations').insert({ id: 'opullapitest2', name: 'House', kind: 'house' });
+  await db('workspaces').insert({ id: workspaceId, organisation_id: 'opullapitest2', name: 'W' });
+  await db('apps').insert({ id: 'apullapitest2', workspace_id: workspaceId, organisation_id: 'opullapitest2', name: 'A' });
+  await db('connections').insert([a, b].map((id) => ({ id, app_id: 'apullapitest2', workspace_id: workspaceId, kind: 'consumer' })));
+  notifier = createPgQueueNotifier({ url: testDb.url, logger: pino({ level: 'silent' }) });
+  await notifier.start();
+  deps = { store: KnexQueueStore.create(db), notifier, handles: createReceiptHandles(randomBytes(32)) };
+  deliveries = KnexDeliveryStore.create(db);
+}, 30_000);
+
+afterAll(async () => {
+  await notifier?.stop();
+  await db?.destroy();
+  await testDb?.drop();
+});
+
+let offset = 0;
+/** Enqueues a message to both consumers through delivery's own store (the same transaction and NOTIFY). */
+async function enqueue(correlationId: string): Promise<{ messageId: string; raw: Buffer }> {
+  const messageId = randomUUID();
+  const raw = Buffer.from(`{ "message_id": "${messageId}",   "correlation_id": "${correlationId}" }`, 'utf8');
+  await deliveries.enqueue({
+    workspaceId,
+    messageId,
+    body: raw,
+    messageType: 'telling.started',
+    correlationId,
+    publishedAt: new Date(),
+    kafkaPartition: 0,
+    kafkaOffset: String(offset++),
+  });
+  return { messageId, raw };
+}
+
+const get = (consumer: string, max = 10, visibilityMs = 30_000, waitMs = 0) => receive(deps, consumer, { maxMessages: max, waitMs, visibilityMs });
+const handleOf = (consumer: string, m: { deliveryId: string; generation: number }) => deps.handles.issue({ consumerId: consumer, ...m });
+const ack = (consumer: string, handles: string[]) => settle(deps, consumer, handles, (l) => deps.store.ack(consumer, l));
+const nack = (consumer: string, handles: string[], delayMs = 0) => settle(deps, consumer, handles, (l) => deps.store.nack(consumer, l, delayMs));
+
+/** Drains what is left for `consumer` so each test starts from an empty queue. */
+async function drain(consumer: string) {
+  await db('deliveries').where({ consumer_id: consumer }).update({ state: 'acked' });
+}
+afterEach(async () => {
+  await drain(a);
+  await drain(b);
+});
+
+describe('the pull API queues on the real Postgres', () => {
+  it('hands a message to each consumer with its envelope parsed, acks it once, and refuses foreign or stale handles', async () => {
+    const correlation = `c-${randomUUID()}`;
+    const { messageId, raw } = await enqueue(correlation);
+    const [got] = await get(a);
+    expect(got).toBeDefined();
+    const record = messageRecord(deps.handles, a, got!);
+    expect(record).toMatchObject({ message_id: messageId, message_type: 'telling.started', correlation_id: correlation, receive_count: 1 });
+    expect(record.envelope).toEqual(JSON.parse(raw.toString('utf8')));
+    expect(Buffer.compare(got!.body, raw)).toBe(0);
+    expect((await get(b)).map((m) => m.messageId)).toEqual([messageId]);
+
+    // Consumer b cannot ack a's message with a's handle.
+    expect(await ack(b, [record.receipt_handle])).toEqual([{ receipt_handle: record.receipt_handle, status: 'failed', code: 'receipt_handle.invalid' }]);
+    expect(await ack(a, [record.receipt_handle, 'garbage'])).toEqual([
+      { receipt_handle: record.receipt_handle, status: 'done' },
+      { receipt_handle: 'garbage', status: 'failed', code: 'receipt_handle.invalid' },
+    ]);
+    expect(await ack(a, [record.receipt_handle])).toEqual([{ receipt_handle: record.receipt_handle, status: 'failed', code: 'receipt_handle.stale' }]);
+    expect(await get(a)).toEqual([]);
+  });
+
+  it('keeps FIFO per correlation id (invariant C): runs in order, nothing after an un-acked message, a nack releases the run', async () => {
+    const x = `x-${randomUUID()}`;
+    const y = `y-${randomUUID()}`;
+    const m1 = await enqueue(x);
+    const m2 = await enqueue(x);
+    const m3 = await enqueue(x);
+    const m4 = await enqueue(y);
+
+    const first = await get(a, 1);
+    expect(first.map((m) => m.messageId)).toEqual([m1.messageId]);
+    // x is blocked behind m1; y is free.
+    const second = await get(a, 10);
+    expect(second.map((m) => m.messageId)).toEqual([m4.messageId]);
+    expect(await get(a, 10)).toEqual([]);
+
+    expect(await ack(a, [handleOf(a, first[0]!)])).toMatchObject([{ status: 'done' }]);
+    const run = await get(a, 10);
+    expect(run.map((m) => m.messageId)).toEqual([m2.messageId, m3.messageId]);
+
+    // Nacking m2 releases m3 too: its handle stops working, and both come back, in order.
+    expect(await nack(a, [handleOf(a, run[0]!)])).toMatchObject([{ status: 'done' }]);
+    expect(await ack(a, [handleOf(a, run[1]!)])).toMatchObject([{ status: 'failed', code: 'receipt_handle.stale' }]);
+    const again = await get(a, 10);
+    expect(again.map((m) => [m.messageId, m.receiveCount])).toEqual([
+      [m2.messageId, 2],
+      [m3.messageId, 2],
+    ]);
+  });
+
+  it('makes a message receivable again when its lease expires, with receive_count + 1, and the old handle fails', async () => {
+    const m = await enqueue(`e-${randomUUID()}`);
+    const [first] = await get(a, 1, 300);
+    expect(first?.receiveCount).toBe(1);
+    expect(await get(a)).toEqual([]);
+    const [second] = await get(a, 1, 30_000, 3_000); // long poll woken by the lease's end, not by a loop
+    expect([second?.messageId, second?.receiveCount]).toEqual([m.messageId, 2]);
+    expect(await ack(a, [handleOf(a, first!)])).toMatchObject([{ status: 'failed', code: 'receipt_handle.stale' }]);
+    expect(await ack(a, [handleOf(a, second!)])).toMatchObject([{ status: 'done' }]);
+  });
+
+  it('holds a nacked message back for its delay', async () => {
+    const m = await enqueue(`d-${randomUUID()}`);
+    const [got] = await get(a);
+    const at = Date.now();
+    await nack(a, [handleOf(a, got!)], 700);
+    expect(await get(a)).toEqual([]);
+    const [back] = await get(a, 10, 30_000, 5_000);
+    expect(back?.messageId).toBe(m.messageId);
+    expect(Date.now() - at).toBeGreaterThanOrEqual(650);
+  });
+
+  it('answers a long poll promptly after an enqueue (NOTIFY), well before its wait ends', async () => {
+    const waiting = get(a, 10, 30_000, 10_000);
+    await new Promise((r) => setTimeout(r, 300));
+    const enqueuedAt = Date.now();
+    const m = await enqueue(`n-${randomUUID()}`);
+    const got = await waiting;
+    const latency = Date.now() - enqueuedAt;
+    expect(got.map((g) => g.messageId)).toEqual([m.messageId]);
+    expect(latency).toBeLessThan(500);
+  });
+
+  it('never hands one message to two concurrent receivers (SKIP LOCKED)', async () => {
+    const ids = new Set<string>();
+    for (let i = 0; i < 40; i++) ids.add((await enqueue(`p-${i}-${randomUUID()}`)).messageId);
+    const batches = await Promise.all(Array.from({ length: 12 }, () => get(a, 10)));
+    const seen = batches.flat().map((m) => m.messageId);
+    expect(new Set(seen).size).toBe(seen.length);
+    const rest = await get(a, 10);
+    const all = [...seen, ...rest.map((m) => m.messageId)];
+    expect(all.every((id) => ids.has(id))).toBe(true);
+  });
+
+  it('lets concurrent long polls share messages without one sleeping through a receivable message', async () => {
+    const t0 = Date.now();
+    const waiting = Array.from({ length: 8 }, () => get(a, 1, 30_000, 3_000).then((got) => ({ got, ms: Date.now() - t0 })));
+    await new Promise((r) => setTimeout(r, 100));
+    const ids = [(await enqueue(`l-${randomUUID()}`)).messageId, (await enqueue(`l-${randomUUID()}`)).messageId];
+    const results = await Promise.all(waiting);
+    const winners = results.filter((r) => r.got.length > 0);
+    expect(winners.flatMap((r) => r.got.map((m) => m.messageId)).sort()).toEqual([...ids].sort());
+    for (const w of winners) expect(w.ms).toBeLessThan(1_500);
+  });
+});
+

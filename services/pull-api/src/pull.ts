@@ -1,0 +1,102 @@
+import type { QueueNotifier } from './notifier';
+import type { LeasedMessage, QueueStore } from './queue-store';
+import type { ReceiptHandles } from './receipt';
+
+export interface PullDeps {
+  store: QueueStore;
+  notifier: QueueNotifier;
+  handles: ReceiptHandles;
+}
+
+export interface ReceiveOptions {
+  maxMessages: number;
+  waitMs: number;
+  visibilityMs: number;
+  /** Ends the wait early, e.g. when the client went away. */
+  signal?: AbortSignal;
+}
+
+/**
+ * A receive with long poll: answers as soon as anything is receivable, else waits until a
+ * notification for this consumer (delivery's NOTIFY, a nack), the next visible_at of its queue
+ * (a nack delay or a lease running out), or the deadline, whichever is first. The subscription is
+ * taken before each read, so a NOTIFY between the read and the wait is never lost.
+ */
+export async function receive(deps: PullDeps, consumerId: string, opts: ReceiveOptions): Promise<LeasedMessage[]> {
+  const deadline = Date.now() + opts.waitMs;
+  for (;;) {
+    let woken = false;
+    let wake: () => void = () => undefined;
+    const wokenUp = new Promise<void>((resolve) => {
+      wake = () => {
+        woken = true;
+        resolve();
+      };
+    });
+    const unsubscribe = deps.notifier.subscribe(consumerId, wake);
+    try {
+      const { messages, contended } = await deps.store.receive(consumerId, opts.maxMessages, opts.visibilityMs);
+      if (messages.length > 0 || Date.now() >= deadline || opts.signal?.aborted) return messages;
+      // Another receive held the receivable heads for the moment of its transaction: read again
+      // once it is done (it either leased them or rolled back) instead of sleeping until a NOTIFY.
+      if (woken || contended) {
+        if (contended) await new Promise((resolve) => setImmediate(resolve));
+        continue;
+      }
+      const next = await deps.store.nextVisibleAt(consumerId);
+      const until = Math.min(deadline, next ? next.getTime() + 5 : Number.POSITIVE_INFINITY);
+      await waitFor(wokenUp, until - Date.now(), opts.signal);
+    } finally {
+      unsubscribe();
+    }
+  }
+}
+
+function waitFor(woken: Promise<void>, ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, Math.max(0, ms));
+    signal?.addEventListener('abort', done, { once: true });
+    void woken.then(done);
+  });
+}
+
+/** The record of one message in a receive answer (DESIGN §5). */
+export function messageRecord(handles: ReceiptHandles, consumerId: string, m: LeasedMessage) {
+  return {
+    receipt_handle: handles.issue({ consumerId, deliveryId: m.deliveryId, generation: m.generation }),
+    message_id: m.messageId,
+    message_type: m.messageType,
+    correlation_id: m.correlationId,
+    published_at: m.publishedAt.toISOString(),
+    receive_count: m.receiveCount,
+    // Parsed for the answer; the exact bytes stay stored (invariant E).
+    envelope: JSON.parse(m.body.toString('utf8')) as unknown,
+  };
+}
+
+export type HandleResult =
+  | { receipt_handle: string; status: 'done' }
+  | { receipt_handle: string; status: 'failed'; code: 'receipt_handle.invalid' | 'receipt_handle.stale' };
+
+/** Settles (acks or nacks) a batch, answering per handle like SQS batch calls. */
+export async function settle(
+  deps: PullDeps,
+  consumerId: string,
+  receiptHandles: string[],
+  run: (leases: Array<{ deliveryId: string; generation: number }>) => Promise<Array<'done' | 'stale'>>,
+): Promise<HandleResult[]> {
+  const opened = receiptHandles.map((h) => deps.handles.open(consumerId, h));
+  const valid = opened.flatMap((lease) => (lease ? [lease] : []));
+  const outcomes = valid.length > 0 ? await run(valid) : [];
+  let i = 0;
+  return receiptHandles.map((receipt_handle, k): HandleResult => {
+    if (!opened[k]) return { receipt_handle, status: 'failed', code: 'receipt_handle.invalid' };
+    const outcome = outcomes[i++];
+    return outcome === 'done' ? { receipt_handle, status: 'done' } : { receipt_handle, status: 'failed', code: 'receipt_handle.stale' };
+  });
+}

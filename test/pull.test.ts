@@ -1,0 +1,190 @@
+import { randomUUID } from 'node:crypto';
+import { openapi, som } from '@bus/schemas';
+import { createOpenApiChecker, fetchObserved } from '@bus/testing';
+import { startBus, type RunningBus } from './support/bus';
+import { TenantFixture, type Tenant } from './support/tenants';
+
+const busApi = createOpenApiChecker(openapi.bus);
+const SYSTEM_ID = 'storyteller.web';
+const ALL_TYPES = Object.keys(som.examples);
+
+interface Received {
+  receipt_handle: string;
+  message_id: string;
+  message_type: string;
+  correlation_id: string;
+  published_at: string;
+  receive_count: number;
+  envelope: Record<string, unknown>;
+}
+
+let bus: RunningBus;
+let tenants: TenantFixture;
+let house: Tenant;
+let other: Tenant;
+let second: { clientId: string; clientSecret: string };
+const tokens: Record<string, string> = {};
+
+beforeAll(async () => {
+  bus = await startBus();
+  tenants = await TenantFixture.create(bus);
+  house = await tenants.tenant({ systemIds: [SYSTEM_ID], messageTypes: ALL_TYPES });
+  other = await tenants.tenant({ systemIds: [SYSTEM_ID], messageTypes: ALL_TYPES });
+  second = await tenants.admin.createConnection({ appId: house.appId, kind: 'consumer' });
+  tokens.producer = await tenants.token(house.producer);
+  tokens.consumer = await tenants.token(house.consumer);
+  tokens.second = await tenants.token(second);
+  tokens.other = await tenants.token(other.consumer);
+}, 90_000);
+afterAll(async () => {
+  await tenants?.close();
+  await bus?.stop();
+}, 30_000);
+
+/** Calls the bus and checks the answer against the OpenAPI document. */
+async function call(method: 'GET' | 'POST', path: string, bearer: string, body?: unknown) {
+  const response = await fetchObserved(`${bus.busUrl}${path}`, {
+    method,
+    headers: { Authorization: `Bearer ${bearer}`, ...(body !== undefined ? { 'Content-Type': 'application/json' } : {}) },
+    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+  });
+  busApi.check(method, path, response);
+  return response;
+}
+
+const consumerPath = (c: string, route: string, t = house.workspaceId) => `/v1/tenants/${t}/consumers/${c}/${route}`;
+async function receiveAs(c: string, bearer: string, query = 'wait_seconds=10'): Promise<Received[]> {
+  const res = await call('GET', `${consumerPath(c, 'messages')}?${query}`, bearer);
+  expect(res.status).toBe(200);
+  return (res.body as { messages: Received[] }).messages;
+}
+const settle = (c: string, bearer: string, route: 'ack' | 'nack', body: unknown) => call('POST', consumerPath(c, route), bearer, body);
+
+function message(type = 'telling.started', correlationId = `c-${randomUUID()}`) {
+  return { ...(som.examples[type] as Record<string, unknown>), message_id: randomUUID(), correlation_id: correlationId, occurred_at: new Date().toISOString() };
+}
+async function publishRaw(raw: string) {
+  const res = await fetchObserved(`${bus.busUrl}/v1/tenants/${house.workspaceId}/messages`, {
+    method: 'POST',
+    headers: { Authorization: `Bearer ${tokens.producer}`, 'Content-Type': 'application/json' },
+    body: raw,
+  });
+  busApi.check('POST', `/v1/tenants/${house.workspaceId}/messages`, res);
+  expect(res.status).toBe(202);
+}
+
+/** Receives for `c` until `count` messages arrived (each receive long-polls). */
+async function receiveAll(c: string, bearer: string, count: number): Promise<Received[]> {
+  const got: Received[] = [];
+  const deadline = Date.now() + 30_000;
+  while (got.length < count && Date.now() < deadline) got.push(...(await receiveAs(c, bearer, 'wait_seconds=5&max_messages=10')));
+  return got;
+}
+
+describe('the pull API of the all-in-one bus', () => {
+  it('delivers a published message end to end: receive → ack, with the exact envelope, then nothing is left', async () => {
+    const m = message();
+    await publishRaw(JSON.stringify(m, null, 3));
+    const [got, ...rest] = await receiveAs(house.consumer.clientId, tokens.consumer!, 'wait_seconds=20');
+    expect(rest).toEqual([]);
+    expect(got).toMatchObject({ message_id: m.message_id, message_type: 'telling.started', correlation_id: m.correlation_id, receive_count: 1 });
+    expect(got!.envelope).toEqual(m);
+    const ack = await settle(house.consumer.clientId, tokens.consumer!, 'ack', { receipt_handles: [got!.receipt_handle] });
+    expect(ack.status).toBe(200);
+    expect(ack.body).toEqual({ results: [{ receipt_handle: got!.receipt_handle, status: 'done' }] });
+    // Also drain the second consumer's copy of it.
+    const copy = await receiveAll(second.clientId, tokens.second!, 1);
+    expect(copy.map((r) => r.message_id)).toEqual([m.message_id]);
+    await settle(second.clientId, tokens.second!, 'ack', { receipt_handles: copy.map((r) => r.receipt_handle) });
+    expect(await receiveAs(house.consumer.clientId, tokens.consumer!, 'wait_seconds=0')).toEqual([]);
+  }, 60_000);
+
+  it('answers a waiting long poll promptly after a publish, well before wait_seconds', async () => {
+    const waiting = receiveAs(house.consumer.clientId, tokens.consumer!, 'wait_seconds=20');
+    await new Promise((r) => setTimeout(r, 500));
+    const m = message();
+    const publishedAt = Date.now();
+    await publishRaw(JSON.stringify(m));
+    const got = await waiting;
+    const latency = Date.now() - publishedAt;
+    expect(got.map((r) => r.message_id)).toEqual([m.message_id]);
+    expect(latency).toBeLessThan(2_000);
+    await settle(house.consumer.clientId, tokens.consumer!, 'ack', { receipt_handles: got.map((r) => r.receipt_handle) });
+    const copy = await receiveAll(second.clientId, tokens.second!, 1);
+    await settle(second.clientId, tokens.second!, 'ack', { receipt_handles: copy.map((r) => r.receipt_handle) });
+  }, 60_000);
+
+  it('gives each of two consumers of one workspace every message, in order per correlation id', async () => {
+    const correlation = `c-${randomUUID()}`;
+    const ms = [message('telling.started', correlation), message('telling.exposed', correlation), message('telling.ended', correlation)];
+    for (const m of ms) await publishRaw(JSON.stringify(m));
+    for (const [c, bearer] of [
+      [house.consumer.clientId, tokens.consumer!],
+      [second.clientId, tokens.second!],
+    ] as const) {
+      const got: Received[] = [];
+      while (got.length < ms.length) {
+        const batch = await receiveAs(c, bearer, 'wait_seconds=10&max_messages=1');
+        expect(batch.length).toBeGreaterThan(0);
+        got.push(...batch);
+        // FIFO per correlation id: ack before the next one can come.
+        const ack = await settle(c, bearer, 'ack', { receipt_handles: batch.map((r) => r.receipt_handle) });
+        expect((ack.body as { results: Array<{ status: string }> }).results.every((r) => r.status === 'done')).toBe(true);
+      }
+      expect(got.map((r) => r.message_id)).toEqual(ms.map((m) => m.message_id));
+    }
+  }, 60_000);
+
+  it('fails the handle of an old lease after a nack and a new receive; nack answers per handle', async () => {
+    const m = message();
+    await publishRaw(JSON.stringify(m));
+    const [first] = await receiveAll(house.consumer.clientId, tokens.consumer!, 1);
+    const nack = await settle(house.consumer.clientId, tokens.consumer!, 'nack', { receipt_handles: [first!.receipt_handle, 'not-a-handle'] });
+    expect(nack.body).toEqual({
+      results: [
+        { receipt_handle: first!.receipt_handle, status: 'done' },
+        { receipt_handle: 'not-a-handle', status: 'failed', code: 'receipt_handle.invalid' },
+      ],
+    });
+    const [again] = await receiveAs(house.consumer.clientId, tokens.consumer!, 'wait_seconds=5');
+    expect([again?.message_id, again?.receive_count]).toEqual([m.message_id, 2]);
+    const old = await settle(house.consumer.clientId, tokens.consumer!, 'ack', { receipt_handles: [first!.receipt_handle] });
+    expect(old.body).toEqual({ results: [{ receipt_handle: first!.receipt_handle, status: 'failed', code: 'receipt_handle.stale' }] });
+    // Another consumer cannot touch it with the handle, even on its own path.
+    const foreign = await settle(second.clientId, tokens.second!, 'ack', { receipt_handles: [again!.receipt_handle] });
+    expect(foreign.body).toEqual({ results: [{ receipt_handle: again!.receipt_handle, status: 'failed', code: 'receipt_handle.invalid' }] });
+    const current = await settle(house.consumer.clientId, tokens.consumer!, 'ack', { receipt_handles: [again!.receipt_handle] });
+    expect(current.body).toEqual({ results: [{ receipt_handle: again!.receipt_handle, status: 'done' }] });
+    const copy = await receiveAll(second.clientId, tokens.second!, 1);
+    await settle(second.clientId, tokens.second!, 'ack', { receipt_handles: copy.map((r) => r.receipt_handle) });
+  }, 60_000);
+
+  it('refuses a producer token, another consumer, another tenant, and bad parameters', async () => {
+    const path = `${consumerPath(house.consumer.clientId, 'messages')}?wait_seconds=0`;
+    const rule = (body: unknown) => (body as { violations: Array<{ rule: string }> }).violations[0]?.rule;
+    const asProducer = await call('GET', path, tokens.producer!);
+    expect([asProducer.status, rule(asProducer.body)]).toEqual([403, 'producer.not_registered']);
+    const asSecond = await call('GET', path, tokens.second!);
+    expect([asSecond.status, rule(asSecond.body)]).toEqual([403, 'consumer.mismatch']);
+    const otherTenantPath = `${consumerPath(other.consumer.clientId, 'messages', house.workspaceId)}?wait_seconds=0`;
+    const asOther = await call('GET', otherTenantPath, tokens.other!);
+    expect([asOther.status, rule(asOther.body)]).toEqual([403, 'tenant.mismatch']);
+    const unauthenticated = await fetchObserved(`${bus.busUrl}${path}`);
+    busApi.check('GET', path, unauthenticated);
+    expect(unauthenticated.status).toBe(401);
+    for (const query of ['max_messages=0', 'max_messages=11', 'wait_seconds=21', 'visibility_timeout=x']) {
+      const bad = await call('GET', `${consumerPath(house.consumer.clientId, 'messages')}?${query}`, tokens.consumer!);
+      expect([bad.status, rule(bad.body)]).toEqual([400, 'request.invalid']);
+    }
+    for (const body of [{}, { receipt_handles: [] }, { receipt_handles: ['a'], delay_seconds: 1 }]) {
+      const bad = await settle(house.consumer.clientId, tokens.consumer!, 'ack', body);
+      expect([bad.status, rule(bad.body)]).toEqual([400, 'request.invalid']);
+    }
+  }, 30_000);
+
+  it('answers the skills route with no registrations until the portal binds them', async () => {
+    const res = await call('GET', consumerPath(house.consumer.clientId, 'skills'), tokens.consumer!);
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ registrations: [] });
+  });
+});
