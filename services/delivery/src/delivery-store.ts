@@ -95,19 +95,7 @@ export class KnexDeliveryStore implements DeliveryStore {
 
   enqueue(m: MessageToEnqueue): Promise<string[]> {
     return this.db.transaction(async (trx) => {
-      await trx('messages')
-        .insert({
-          workspace_id: m.workspaceId,
-          message_id: m.messageId,
-          body: m.body,
-          message_type: m.messageType,
-          correlation_id: m.correlationId,
-          published_at: m.publishedAt,
-          kafka_partition: m.kafkaPartition,
-          kafka_offset: m.kafkaOffset,
-        })
-        .onConflict(['workspace_id', 'message_id'])
-        .ignore();
+      await storeMessageOnce(trx, m);
       const inserted = (await trx.raw(
         `INSERT INTO deliveries (consumer_id, workspace_id, message_id, correlation_id)
          SELECT c.id, ?, ?, ? FROM connections c
@@ -184,19 +172,7 @@ export class KnexDeliveryStore implements DeliveryStore {
 
   replay(m: MessageToEnqueue, consumerId: string): Promise<boolean> {
     return this.db.transaction(async (trx) => {
-      await trx('messages')
-        .insert({
-          workspace_id: m.workspaceId,
-          message_id: m.messageId,
-          body: m.body,
-          message_type: m.messageType,
-          correlation_id: m.correlationId,
-          published_at: m.publishedAt,
-          kafka_partition: m.kafkaPartition,
-          kafka_offset: m.kafkaOffset,
-        })
-        .onConflict(['workspace_id', 'message_id'])
-        .ignore();
+      await storeMessageOnce(trx, m);
       const rows = (
         (await trx.raw(
           `INSERT INTO deliveries (consumer_id, workspace_id, message_id, correlation_id)
@@ -213,4 +189,21 @@ export class KnexDeliveryStore implements DeliveryStore {
       return rows.length > 0;
     });
   }
+}
+
+/** The message's exact bytes, stored once whoever enqueues it first (invariant E). */
+async function storeMessageOnce(trx: Knex.Transaction, m: MessageToEnqueue): Promise<void> {
+  await trx('messages')
+    .insert({
+      workspace_id: m.workspaceId,
+      message_id: m.messageId,
+      body: m.body,
+      message_type: m.messageType,
+      correlation_id: m.correlationId,
+      published_at: m.publishedAt,
+      kafka_partition: m.kafkaPartition,
+      kafka_offset: m.kafkaOffset,
+    })
+    .onConflict(['workspace_id', 'message_id'])
+    .ignore();
 }
