@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { openapi } from '@bus/schemas';
-import { createOpenApiChecker, fetchObserved, freePort, requireEnv, startNodeProcess, waitForHttp, type ServiceProcess } from '@bus/testing';
+import { createOpenApiChecker, fetchObserved, freePort, requireEnv, startNodeProcess, waitForAllChecksOk, type ServiceProcess } from '@bus/testing';
 import { startBus, type RunningBus } from './support/bus';
 
 const catalogueApi = createOpenApiChecker(openapi.catalogue);
@@ -50,7 +50,7 @@ describe('the catalogue process alone', () => {
       // The most talkative level: whatever any code logs, at any level, is in the output.
       LOG_LEVEL: 'trace',
     });
-    await waitForHttp(`${url}/readyz`, { process: proc });
+    await waitForAllChecksOk(url, { process: proc });
   }, 30_000);
   afterAll(async () => {
     await proc?.stop();

@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { createTestDatabase, freePort, requireEnv, startNodeProcess, waitForHttp, type ServiceProcess } from '@bus/testing';
+import { createTestDatabase, freePort, requireEnv, startNodeProcess, waitForAllChecksOk, type ServiceProcess } from '@bus/testing';
 
 export interface RunningBus {
   busUrl: string;
@@ -38,7 +38,7 @@ export async function startBus(env: Record<string, string> = {}): Promise<Runnin
   await runToCompletion('services/all-in-one/dist/setup.js', fullEnv);
   const proc = startNodeProcess('services/all-in-one/dist/main.js', fullEnv);
   const busUrl = `http://127.0.0.1:${busPort}`;
-  await waitForHttp(`${busUrl}/healthz`, { process: proc });
+  await waitForAllChecksOk(busUrl, { process: proc });
   return {
     busUrl,
     portalUrl: `http://127.0.0.1:${portalPort}`,

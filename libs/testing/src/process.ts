@@ -69,3 +69,27 @@ export async function waitForHttp(url: string, opts: { status?: number; timeoutM
   }
   throw new Error(`${url} did not answer ${opts.status ?? 200} in time (last: ${last})${opts.process ? `\n${opts.process.output()}` : ''}`);
 }
+
+/**
+ * Waits until `${baseUrl}/readyz` answers 200 with every check `ok`: ready *and* not degraded (an
+ * optional dependency such as Redis may still be connecting after the process is ready).
+ */
+export async function waitForAllChecksOk(baseUrl: string, opts: { timeoutMs?: number; process?: ServiceProcess } = {}): Promise<void> {
+  const deadline = Date.now() + (opts.timeoutMs ?? 30_000);
+  let last = 'no answer';
+  while (Date.now() < deadline) {
+    if (opts.process && opts.process.child.exitCode !== null) {
+      throw new Error(`process exited with ${opts.process.child.exitCode} before it was ready:\n${opts.process.output()}`);
+    }
+    try {
+      const res = await fetch(`${baseUrl}/readyz`);
+      const body = (await res.json()) as { checks?: Record<string, string> };
+      if (res.status === 200 && Object.values(body.checks ?? {}).every((c) => c === 'ok')) return;
+      last = JSON.stringify(body);
+    } catch (err) {
+      last = err instanceof Error ? err.message : String(err);
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`${baseUrl}/readyz did not report every check ok in time (last: ${last})`);
+}
