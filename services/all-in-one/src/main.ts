@@ -6,10 +6,9 @@ import { bootstrap, codeBody, requestFirewall, violationBody } from '@bus/http';
 import { createKafka, createProducer, kafkaReadiness } from '@bus/kafka';
 import { busLimitSettings, busRequestLimits, createConnectionQuotas, createLimitMetrics, createRedis, redisReadiness } from '@bus/limits';
 import { createIdentity, identityConfig } from '@bus/identity';
-import { createSomValidator } from '@bus/som';
 import { authConfig, createAuthService } from '@bus/auth';
-import { createGatewayService, KnexPublishStore, kafkaCommitter } from '@bus/gateway';
-import { createDeliveryService, defaultDeliveryGroupId, deliveryConfig } from '@bus/delivery';
+import { createGatewayService, publishDepsOf } from '@bus/gateway';
+import { createDeliveryService, deliveryConfig, deliverySettings } from '@bus/delivery';
 import { createPullApiService, pullApiConfig } from '@bus/pull-api';
 import { createCatalogueService } from '@bus/catalogue';
 import { createPortalService } from '@bus/portal';
@@ -61,10 +60,7 @@ void bootstrap({
       kafka,
       logger,
       metrics,
-      groupId: config.DELIVERY_GROUP_ID ?? defaultDeliveryGroupId(config.DATABASE_URL),
-      acceptanceWaitMs: config.DELIVERY_ACCEPTANCE_WAIT,
-      retentionMs: config.QUEUE_RETENTION,
-      sweepIntervalMs: config.QUEUE_SWEEP_INTERVAL,
+      ...deliverySettings(config),
     });
     return {
       listeners: [
@@ -91,7 +87,7 @@ void bootstrap({
               authenticator: identity,
               quotas: createConnectionQuotas(redis, limitMetrics),
               metrics,
-              publish: { store: KnexPublishStore.create(db), validator: createSomValidator(), commitToKafka: kafkaCommitter(producer) },
+              publish: publishDepsOf(db, producer),
             }),
             createPullApiService({
               readiness: [postgres],

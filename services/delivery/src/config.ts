@@ -1,16 +1,4 @@
-import { duration, optional, str, type VarReader } from '@bus/config';
-
-function durationAtMost(defaultMs: number, maxMs: number): VarReader<number> {
-  const inner = duration({ default: defaultMs });
-  return {
-    describe: `${inner.describe}, at most ${maxMs / 1000}s`,
-    read: (raw) => {
-      const value = inner.read(raw);
-      if (value > maxMs) throw new Error(`must be at most ${maxMs / 1000}s, got "${raw}"`);
-      return value;
-    },
-  };
-}
+import { duration, optional, str, type ConfigOf } from '@bus/config';
 
 /** Delivery's own variables (on top of Postgres and Kafka). */
 export const deliveryConfig = {
@@ -20,7 +8,7 @@ export const deliveryConfig = {
    */
   DELIVERY_GROUP_ID: optional(str({ pattern: /^[A-Za-z0-9._-]{1,200}$/ })),
   /** How long a record waits for the gateway's commit of its acceptance before quarantine (invariant A). */
-  DELIVERY_ACCEPTANCE_WAIT: durationAtMost(5_000, 60_000),
+  DELIVERY_ACCEPTANCE_WAIT: duration({ default: 5_000, max: 60_000 }),
   /** Consumer queue retention (spec §8: 14 days). */
   QUEUE_RETENTION: duration({ default: 14 * 86_400_000 }),
   /** How often the retention sweep runs. */
@@ -31,4 +19,14 @@ export const deliveryConfig = {
 export function defaultDeliveryGroupId(databaseUrl: string): string {
   const name = decodeURIComponent(new URL(databaseUrl).pathname.replace(/^\//, '')) || 'postgres';
   return `bus.delivery.${name.replace(/[^A-Za-z0-9._-]/g, '_')}`;
+}
+
+/** The delivery service's settings from its configuration: one mapping for every composition root. */
+export function deliverySettings(config: ConfigOf<typeof deliveryConfig> & { DATABASE_URL: string }) {
+  return {
+    groupId: config.DELIVERY_GROUP_ID ?? defaultDeliveryGroupId(config.DATABASE_URL),
+    acceptanceWaitMs: config.DELIVERY_ACCEPTANCE_WAIT,
+    retentionMs: config.QUEUE_RETENTION,
+    sweepIntervalMs: config.QUEUE_SWEEP_INTERVAL,
+  };
 }

@@ -6,6 +6,6 @@ export { createQueueUpkeep } from './upkeep';
 export type { QueueUpkeep, QueueUpkeepDeps } from './upkeep';
 export { createRecordEnqueuer } from './enqueue';
 export type { MessageRecord, EnqueueOutcome, RecordEnqueuerDeps } from './enqueue';
-export { deliveryConfig, defaultDeliveryGroupId } from './config';
+export { deliveryConfig, defaultDeliveryGroupId, deliverySettings } from './config';
 export { replayToConsumer } from './replay';
 export type { ReplayRequest, ReplayDeps, ReplayResult } from './replay';

@@ -3,7 +3,7 @@ import { databaseConfig, kafkaConfig, servicePort } from '@bus/config';
 import { createDatabase, databaseReadiness } from '@bus/db';
 import { bootstrap, violationBody } from '@bus/http';
 import { createKafka, kafkaReadiness } from '@bus/kafka';
-import { defaultDeliveryGroupId, deliveryConfig } from './config';
+import { deliveryConfig, deliverySettings } from './config';
 import { createDeliveryService } from './service';
 
 void bootstrap({
@@ -22,10 +22,7 @@ void bootstrap({
       kafka,
       logger,
       metrics,
-      groupId: config.DELIVERY_GROUP_ID ?? defaultDeliveryGroupId(config.DATABASE_URL),
-      acceptanceWaitMs: config.DELIVERY_ACCEPTANCE_WAIT,
-      retentionMs: config.QUEUE_RETENTION,
-      sweepIntervalMs: config.QUEUE_SWEEP_INTERVAL,
+      ...deliverySettings(config),
     });
     // Delivery has no API; its port serves the operational routes (/healthz, /readyz, /metrics).
     return { listeners: [{ name: 'delivery', host: config.HOST, port: config.PORT, services: [delivery], renderError: violationBody }] };

@@ -5,10 +5,7 @@ import { bootstrap, requestFirewall, violationBody } from '@bus/http';
 import { createIdentity, identityConfig } from '@bus/identity';
 import { createKafka, createProducer, kafkaReadiness } from '@bus/kafka';
 import { busLimitSettings, busRequestLimits, createConnectionQuotas, createLimitMetrics, createRedis, redisReadiness } from '@bus/limits';
-import { createSomValidator } from '@bus/som';
-import { kafkaCommitter } from './kafka-commit';
-import { KnexPublishStore } from './publish-store';
-import { createGatewayService } from './service';
+import { createGatewayService, publishDepsOf } from './service';
 
 void bootstrap({
   name: 'gateway',
@@ -33,7 +30,7 @@ void bootstrap({
       authenticator: identity,
       quotas: createConnectionQuotas(redis, limitMetrics),
       metrics,
-      publish: { store: KnexPublishStore.create(db), validator: createSomValidator(), commitToKafka: kafkaCommitter(producer) },
+      publish: publishDepsOf(db, producer),
     });
     const middleware = [requestFirewall(), busRequestLimits(redis, busLimitSettings(config), limitMetrics)];
     return {

@@ -1,5 +1,11 @@
 import { notImplementedRouter, type ReadinessCheck, type Service } from '@bus/http';
 import { discoveryRouter } from './discovery';
+import type { Knex } from '@bus/db';
+import type { Producer } from '@bus/kafka';
+import { createSomValidator } from '@bus/som';
+import { kafkaCommitter } from './kafka-commit';
+import type { PublishDeps } from './publish';
+import { KnexPublishStore } from './publish-store';
 import { publishRoutes, type PublishRoutesDeps } from './publish-routes';
 
 export interface GatewayServiceDeps extends PublishRoutesDeps {
@@ -25,4 +31,9 @@ export function createGatewayService(deps: GatewayServiceDeps): Service {
     ],
     readiness: deps.readiness,
   };
+}
+
+/** The publish pipeline on the real stores: Postgres for the records, Kafka (acks=all) for the messages. */
+export function publishDepsOf(db: Knex, producer: Producer): PublishDeps {
+  return { store: KnexPublishStore.create(db), validator: createSomValidator(), commitToKafka: kafkaCommitter(producer) };
 }
