@@ -182,6 +182,36 @@ describe('the pull API of the all-in-one bus', () => {
     }
   }, 30_000);
 
+  it("applies the consumer connection's quota before the body: 429 rate.limited, then quota.exceeded with Retry-After", async () => {
+    const tenant = await tenants.tenant({ systemIds: [SYSTEM_ID], messageTypes: ALL_TYPES });
+    const bearer = await tenants.token(tenant.consumer);
+    const c = tenant.consumer.clientId;
+    const rule = (body: unknown) => (body as { violations: Array<{ rule: string }> }).violations.map((v) => v.rule);
+    const receive = () => call('GET', `${consumerPath(c, 'messages', tenant.workspaceId)}?wait_seconds=0`, bearer);
+    expect((await receive()).status).toBe(200);
+
+    await tenants.db('workspaces').where({ id: tenant.workspaceId }).update({ quota_tier: 'custom', custom_per_second: 1, custom_burst: 1, custom_per_day: 1000 });
+    // The count of the current one-second window carries over the change; start from a fresh window.
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+    const burst = [await receive(), await call('GET', consumerPath(c, 'skills', tenant.workspaceId), bearer)];
+    expect(burst.map((r) => r.status)).toEqual([200, 429]);
+    expect(rule(burst[1]?.body)).toEqual(['rate.limited']);
+    expect(Number(burst[1]?.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+
+    await tenants.db('workspaces').where({ id: tenant.workspaceId }).update({ custom_per_second: 200, custom_burst: 400, custom_per_day: 1 });
+    // A body the route would refuse with 400: the quota answers first, so nothing read it.
+    for (const route of ['ack', 'nack'] as const) {
+      const exceeded = await call('POST', consumerPath(c, route, tenant.workspaceId), bearer, { not: 'a settle body' });
+      expect([exceeded.status, rule(exceeded.body)]).toEqual([429, ['quota.exceeded']]);
+      const retryAfter = Number(exceeded.headers.get('retry-after'));
+      const untilMidnight = (Date.UTC(new Date().getUTCFullYear(), new Date().getUTCMonth(), new Date().getUTCDate() + 1) - Date.now()) / 1000;
+      expect(retryAfter).toBeGreaterThan(0);
+      expect(Math.abs(retryAfter - untilMidnight)).toBeLessThan(60);
+    }
+    const receiving = await receive();
+    expect([receiving.status, rule(receiving.body)]).toEqual([429, ['quota.exceeded']]);
+  }, 30_000);
+
   it('answers the skills route with no registrations until the portal binds them', async () => {
     const res = await call('GET', consumerPath(house.consumer.clientId, 'skills'), tokens.consumer!);
     expect(res.status).toBe(200);

@@ -17,3 +17,5 @@ export type { IdentityAdminDeps, IssuedCredential } from './admin';
 export { createIdentity } from './identity';
 export type { Identity, IdentityDeps } from './identity';
 export { identityConfig, busBaseUrlConfig } from './config';
+export { KnexQuotaStore, connectionQuota } from './quota';
+export type { QuotaStore, ConnectionQuotaDeps } from './quota';

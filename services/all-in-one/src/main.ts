@@ -5,7 +5,7 @@ import { createDatabase, databaseReadiness } from '@bus/db';
 import { bootstrap, codeBody, requestFirewall, violationBody } from '@bus/http';
 import { createKafka, createProducer, kafkaReadiness } from '@bus/kafka';
 import { busLimitSettings, busRequestLimits, createConnectionQuotas, createLimitMetrics, createRedis, redisReadiness } from '@bus/limits';
-import { createIdentity, identityConfig } from '@bus/identity';
+import { connectionQuota, createIdentity, identityConfig, KnexQuotaStore } from '@bus/identity';
 import { authConfig, createAuthService } from '@bus/auth';
 import { createGatewayService, publishDepsOf } from '@bus/gateway';
 import { createDeliveryService, deliveryConfig, deliverySettings } from '@bus/delivery';
@@ -54,6 +54,8 @@ void bootstrap({
     const redisReady = redisReadiness(redis);
     const limitMetrics = createLimitMetrics(metrics, 'all-in-one');
     const identity = createIdentity({ db, kafka, logger, baseUrl: config.BUS_BASE_URL, cacheTtlMs: config.IDENTITY_CACHE_TTL, name: 'all-in-one' });
+    // One quota per connection across the bus routes: publish and the consumer routes count alike.
+    const quota = connectionQuota({ store: KnexQuotaStore.create(db), quotas: createConnectionQuotas(redis, limitMetrics) });
     const delivery = createDeliveryService({
       readiness: [postgres, kafkaReady],
       db,
@@ -85,13 +87,18 @@ void bootstrap({
             createGatewayService({
               readiness: [postgres, redisReady, kafkaReady],
               authenticator: identity,
-              quotas: createConnectionQuotas(redis, limitMetrics),
+              connectionQuota: quota,
               metrics,
               publish: publishDepsOf(db, producer),
             }),
             createPullApiService({
-              readiness: [postgres],
-              queues: { db, databaseUrl: config.DATABASE_URL, authenticator: identity, receiptHandleKey: config.RECEIPT_HANDLE_KEY ?? randomBytes(32), logger },
+              readiness: [postgres, redisReady],
+              db,
+              databaseUrl: config.DATABASE_URL,
+              authenticator: identity,
+              connectionQuota: quota,
+              receiptHandleKey: config.RECEIPT_HANDLE_KEY ?? randomBytes(32),
+              logger,
             }),
           ],
         },

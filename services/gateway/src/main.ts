@@ -2,7 +2,7 @@ import { tracing } from './instrument';
 import { busLimitsConfig, databaseConfig, kafkaConfig, redisConfig, servicePort } from '@bus/config';
 import { createDatabase, databaseReadiness } from '@bus/db';
 import { bootstrap, requestFirewall, violationBody } from '@bus/http';
-import { createIdentity, identityConfig } from '@bus/identity';
+import { connectionQuota, createIdentity, identityConfig, KnexQuotaStore } from '@bus/identity';
 import { createKafka, createProducer, kafkaReadiness } from '@bus/kafka';
 import { busLimitSettings, busRequestLimits, createConnectionQuotas, createLimitMetrics, createRedis, redisReadiness } from '@bus/limits';
 import { createGatewayService, publishDepsOf } from './service';
@@ -28,7 +28,7 @@ void bootstrap({
     const gateway = createGatewayService({
       readiness: [databaseReadiness(db), redisReadiness(redis), kafkaReadiness(admin)],
       authenticator: identity,
-      quotas: createConnectionQuotas(redis, limitMetrics),
+      connectionQuota: connectionQuota({ store: KnexQuotaStore.create(db), quotas: createConnectionQuotas(redis, limitMetrics) }),
       metrics,
       publish: publishDepsOf(db, producer),
     });

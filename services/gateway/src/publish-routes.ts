@@ -1,8 +1,7 @@
-import { Router, type NextFunction, type Request, type Response } from 'express';
+import { Router, type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import { Counter, type Registry } from 'prom-client';
 import { HttpError, readBody } from '@bus/http';
-import { RegistryUnavailableError, type BearerAuthenticator, type BearerIdentity } from '@bus/identity';
-import { QuotaExceededError, RateLimitedError, type ConnectionQuotas } from '@bus/limits';
+import type { BearerAuthenticator, BearerIdentity } from '@bus/identity';
 import { rulesCatalogue } from '@bus/som';
 import { publishMessage, type PublishDeps, type PublishMode } from './publish';
 
@@ -11,7 +10,8 @@ export const MAX_MESSAGE_BYTES = 240_000;
 
 export interface PublishRoutesDeps {
   authenticator: BearerAuthenticator;
-  quotas: ConnectionQuotas;
+  /** The per-connection quota of spec §8 (libs/identity connectionQuota), shared with the consumer routes. */
+  connectionQuota: RequestHandler;
   publish: PublishDeps;
   /** The process registry: bus_publish_total{mode,outcome,rule} is counted there. */
   metrics: Registry;
@@ -42,23 +42,6 @@ export function publishRoutes(deps: PublishRoutesDeps): Router {
     next();
   };
 
-  const connectionQuota = async (_req: Request, res: Response, next: NextFunction) => {
-    const identity = res.locals.identity as BearerIdentity;
-    let quota;
-    try {
-      quota = await deps.publish.store.quota(identity.clientId);
-    } catch {
-      throw new RegistryUnavailableError();
-    }
-    const decision = await deps.quotas.consume(identity.clientId, quota);
-    if (!decision.allowed) {
-      throw decision.rule === 'quota.exceeded'
-        ? new QuotaExceededError(decision.retryAfterSeconds, quota.perDay)
-        : new RateLimitedError(decision.retryAfterSeconds, 'The connection\'s per-second limit is exceeded');
-    }
-    next();
-  };
-
   const handle = (mode: PublishMode) => async (req: Request, res: Response) => {
     const identity = res.locals.identity as BearerIdentity;
     const bytes = await readBody(req, MAX_MESSAGE_BYTES);
@@ -66,8 +49,8 @@ export function publishRoutes(deps: PublishRoutesDeps): Router {
     res.status(answer.status).json(answer.body);
   };
 
-  router.post('/v1/tenants/:t/messages', observe('publish'), producer, connectionQuota, handle('publish'));
-  router.post('/v1/tenants/:t/validate', observe('validate'), producer, connectionQuota, handle('validate'));
+  router.post('/v1/tenants/:t/messages', observe('publish'), producer, deps.connectionQuota, handle('publish'));
+  router.post('/v1/tenants/:t/validate', observe('validate'), producer, deps.connectionQuota, handle('validate'));
   router.use((err: unknown, _req: Request, res: Response, next: NextFunction) => {
     res.locals.refusedRule = err instanceof HttpError ? err.rule : 'internal.error';
     next(err);

@@ -1,5 +1,4 @@
 import type { Knex } from '@bus/db';
-import { QUOTA_TIERS, type Quota, type QuotaTier } from '@bus/limits';
 import type { ProducerPermissions, StoryState } from '@bus/som';
 
 export interface AcceptedMessage {
@@ -34,15 +33,6 @@ export interface PublishStore {
    */
   withStoryLock<T>(workspaceId: string, correlationId: string, work: (tx: StoryTransaction) => Promise<T>): Promise<T>;
   permissions(appId: string): Promise<ProducerPermissions>;
-  /** The connection's quota: its workspace's, or its vendor organisation's for a vendor's app (spec §8). */
-  quota(connectionId: string): Promise<Quota>;
-}
-
-interface QuotaRow {
-  quota_tier: QuotaTier | 'custom';
-  custom_per_second: number | null;
-  custom_burst: number | null;
-  custom_per_day: string | number | null;
 }
 
 export class KnexPublishStore implements PublishStore {
@@ -97,23 +87,6 @@ export class KnexPublishStore implements PublishStore {
       systemIds: rows.filter((r) => r.kind === 'system_id').map((r) => r.value),
       messageTypes: rows.filter((r) => r.kind === 'message_type').map((r) => r.value),
     };
-  }
-
-  async quota(connectionId: string): Promise<Quota> {
-    const row = (await this.db('connections as c')
-      .join('apps as a', 'a.id', 'c.app_id')
-      .join('workspaces as w', 'w.id', 'a.workspace_id')
-      .join('organisations as o', 'o.id', 'a.organisation_id')
-      .where('c.id', connectionId)
-      .first(
-        this.db.raw(`case when a.organisation_id = w.organisation_id then w.quota_tier else o.quota_tier end as quota_tier`),
-        this.db.raw(`case when a.organisation_id = w.organisation_id then w.custom_per_second else o.custom_per_second end as custom_per_second`),
-        this.db.raw(`case when a.organisation_id = w.organisation_id then w.custom_burst else o.custom_burst end as custom_burst`),
-        this.db.raw(`case when a.organisation_id = w.organisation_id then w.custom_per_day else o.custom_per_day end as custom_per_day`),
-      )) as QuotaRow | undefined;
-    if (!row) throw new Error(`connection ${connectionId} has no quota row`);
-    if (row.quota_tier !== 'custom') return QUOTA_TIERS[row.quota_tier];
-    return { perSecond: Number(row.custom_per_second), burst: Number(row.custom_burst), perDay: Number(row.custom_per_day) };
   }
 }
 

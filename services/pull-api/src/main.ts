@@ -1,20 +1,41 @@
 import { tracing } from './instrument';
-import { databaseConfig, servicePort } from '@bus/config';
+import { busLimitsConfig, databaseConfig, kafkaConfig, redisConfig, servicePort } from '@bus/config';
 import { createDatabase, databaseReadiness } from '@bus/db';
-import { bootstrap, violationBody } from '@bus/http';
+import { bootstrap, requestFirewall, violationBody } from '@bus/http';
+import { connectionQuota, createIdentity, identityConfig, KnexQuotaStore } from '@bus/identity';
+import { createKafka } from '@bus/kafka';
+import { busLimitSettings, busRequestLimits, createConnectionQuotas, createLimitMetrics, createRedis, redisReadiness } from '@bus/limits';
+import { pullApiConfig } from './config';
 import { createPullApiService } from './service';
 
 void bootstrap({
   name: 'pull-api',
   tracing,
-  config: { ...servicePort(8083), ...databaseConfig },
-  compose: async ({ config, onClose }) => {
+  config: { ...servicePort(8083), ...databaseConfig, ...redisConfig, ...kafkaConfig, ...busLimitsConfig, ...identityConfig, ...pullApiConfig },
+  compose: async ({ config, logger, metrics, onClose }) => {
     const db = createDatabase({ url: config.DATABASE_URL, poolMax: config.DATABASE_POOL_MAX, applicationName: 'pull-api' });
     onClose(() => db.destroy());
-    // Not wired here yet: the standalone pull API needs the identity settings, Redis, Kafka and
-    // RECEIPT_HANDLE_KEY, which the chart does not give this Deployment yet (docs/delivery.md). Until
-    // then its routes answer 501; the all-in-one process serves them.
-    const pullApi = createPullApiService({ readiness: [databaseReadiness(db)] });
-    return { listeners: [{ name: 'pull-api', host: config.HOST, port: config.PORT, services: [pullApi], renderError: violationBody }] };
+    const redis = createRedis(config.REDIS_URL, logger, { keyPrefix: config.REDIS_KEY_PREFIX });
+    onClose(() => redis.disconnect());
+    // Kafka only carries the control topic that drops cached connections; the cache's TTL bounds how
+    // stale they get without it, so Kafka is not a readiness matter here (Postgres and Redis are).
+    const kafka = createKafka({ brokers: config.KAFKA_BROKERS, clientId: config.KAFKA_CLIENT_ID, logger });
+
+    const limitMetrics = createLimitMetrics(metrics, 'pull-api');
+    const identity = createIdentity({ db, kafka, logger, baseUrl: config.BUS_BASE_URL, cacheTtlMs: config.IDENTITY_CACHE_TTL, name: 'pull-api' });
+    const pullApi = createPullApiService({
+      readiness: [databaseReadiness(db), redisReadiness(redis)],
+      db,
+      databaseUrl: config.DATABASE_URL,
+      authenticator: identity,
+      connectionQuota: connectionQuota({ store: KnexQuotaStore.create(db), quotas: createConnectionQuotas(redis, limitMetrics) }),
+      receiptHandleKey: config.RECEIPT_HANDLE_KEY,
+      logger,
+    });
+    const middleware = [requestFirewall(), busRequestLimits(redis, busLimitSettings(config), limitMetrics)];
+    return {
+      listeners: [{ name: 'pull-api', host: config.HOST, port: config.PORT, services: [pullApi], renderError: violationBody, middleware }],
+      background: [identity.service],
+    };
   },
 });

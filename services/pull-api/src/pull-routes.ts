@@ -1,4 +1,4 @@
-import { Router, type NextFunction, type Request, type Response } from 'express';
+import { Router, type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import { readBody } from '@bus/http';
 import type { BearerAuthenticator, BearerIdentity } from '@bus/identity';
 import { ConsumerMismatchError, PullRequestInvalidError } from './errors';
@@ -16,6 +16,8 @@ export const PULL_LIMITS = {
 
 export interface PullRoutesDeps {
   authenticator: BearerAuthenticator;
+  /** The per-connection quota of spec §8 (libs/identity connectionQuota), shared with publish. */
+  connectionQuota: RequestHandler;
   pull: PullDeps;
 }
 
@@ -23,7 +25,8 @@ export interface PullRoutesDeps {
  * GET …/messages (long poll), POST …/ack, POST …/nack, GET …/skills under
  * /v1/tenants/{t}/consumers/{c}, with consumer bearer tokens: a producer token is 403
  * producer.not_registered, {t} other than the token's workspace 403 tenant.mismatch (both from
- * authenticateBearer), {c} other than the token's own connection 403 consumer.mismatch.
+ * authenticateBearer), {c} other than the token's own connection 403 consumer.mismatch. Then the
+ * consumer connection's quota (spec §8: each connection on /v1/tenants/{t}/...), before any body is read.
  */
 export function pullRoutes(deps: PullRoutesDeps): Router {
   const router = Router();
@@ -33,8 +36,9 @@ export function pullRoutes(deps: PullRoutesDeps): Router {
     next();
   };
   const base = '/v1/tenants/:t/consumers/:c';
+  const guards = [consumer, ownConsumer, deps.connectionQuota];
 
-  router.get(`${base}/messages`, consumer, ownConsumer, async (req: Request, res: Response) => {
+  router.get(`${base}/messages`, ...guards, async (req: Request, res: Response) => {
     const consumerId = String(req.params.c);
     const maxMessages = intParam(req, 'max_messages', PULL_LIMITS.maxMessages);
     const waitSeconds = intParam(req, 'wait_seconds', PULL_LIMITS.waitSeconds);
@@ -50,14 +54,14 @@ export function pullRoutes(deps: PullRoutesDeps): Router {
     res.json({ messages: messages.map((m) => messageRecord(deps.pull.handles, consumerId, m)) });
   });
 
-  router.post(`${base}/ack`, consumer, ownConsumer, async (req: Request, res: Response) => {
+  router.post(`${base}/ack`, ...guards, async (req: Request, res: Response) => {
     const consumerId = String(req.params.c);
     const body = await settleBody(req, false);
     const results = await settle(deps.pull, consumerId, body.handles, (leases) => deps.pull.store.ack(consumerId, leases));
     res.json({ results });
   });
 
-  router.post(`${base}/nack`, consumer, ownConsumer, async (req: Request, res: Response) => {
+  router.post(`${base}/nack`, ...guards, async (req: Request, res: Response) => {
     const consumerId = String(req.params.c);
     const body = await settleBody(req, true);
     const results = await settle(deps.pull, consumerId, body.handles, (leases) => deps.pull.store.nack(consumerId, leases, body.delaySeconds * 1000));
@@ -66,7 +70,7 @@ export function pullRoutes(deps: PullRoutesDeps): Router {
   });
 
   // The portal binds registrations (a later issue); until then every connection has none.
-  router.get(`${base}/skills`, consumer, ownConsumer, (_req: Request, res: Response) => {
+  router.get(`${base}/skills`, ...guards, (_req: Request, res: Response) => {
     res.json({ registrations: [] });
   });
   return router;

@@ -1,0 +1,73 @@
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import type { Knex } from '@bus/db';
+import { QUOTA_TIERS, QuotaExceededError, RateLimitedError, type ConnectionQuotas, type Quota, type QuotaTier } from '@bus/limits';
+import { RegistryUnavailableError, type BearerIdentity } from './authenticate';
+
+export interface QuotaStore {
+  /** The connection's quota: its workspace's, or its vendor organisation's for a vendor's app (spec §8). */
+  quota(connectionId: string): Promise<Quota>;
+}
+
+interface QuotaRow {
+  quota_tier: QuotaTier | 'custom';
+  custom_per_second: number | null;
+  custom_burst: number | null;
+  custom_per_day: string | number | null;
+}
+
+/**
+ * Reads the quota tier behind a connection from the tenancy tables. One place for every bearer route
+ * (publish, the consumer routes), so the vendor-versus-house rule cannot drift between services.
+ */
+export class KnexQuotaStore implements QuotaStore {
+  private constructor(private readonly db: Knex) {}
+
+  static create(db: Knex): KnexQuotaStore {
+    return new KnexQuotaStore(db);
+  }
+
+  async quota(connectionId: string): Promise<Quota> {
+    // The app's owner decides: the house's own apps use the workspace's tier, a vendor's apps the
+    // vendor organisation's (decisions.md, "Quotas on organisations and workspaces").
+    const own = (column: string) => this.db.raw(`case when a.organisation_id = w.organisation_id then w.${column} else o.${column} end as ${column}`);
+    const row = (await this.db('connections as c')
+      .join('apps as a', 'a.id', 'c.app_id')
+      .join('workspaces as w', 'w.id', 'a.workspace_id')
+      .join('organisations as o', 'o.id', 'a.organisation_id')
+      .where('c.id', connectionId)
+      .first(own('quota_tier'), own('custom_per_second'), own('custom_burst'), own('custom_per_day'))) as QuotaRow | undefined;
+    if (!row) throw new Error(`connection ${connectionId} has no quota row`);
+    if (row.quota_tier !== 'custom') return QUOTA_TIERS[row.quota_tier];
+    return { perSecond: Number(row.custom_per_second), burst: Number(row.custom_burst), perDay: Number(row.custom_per_day) };
+  }
+}
+
+export interface ConnectionQuotaDeps {
+  store: QuotaStore;
+  quotas: ConnectionQuotas;
+}
+
+/**
+ * Express middleware after authenticateBearer: counts the request against the caller's connection
+ * quota (spec §8), looked up on every request so a tier change applies at once. Mount it before
+ * anything reads the body. 429 rate.limited (per second) or quota.exceeded (per day, Retry-After to
+ * midnight UTC); an unreadable quota is 503 registry.unavailable.
+ */
+export function connectionQuota(deps: ConnectionQuotaDeps): RequestHandler {
+  return async (_req: Request, res: Response, next: NextFunction) => {
+    const { clientId } = res.locals.identity as BearerIdentity;
+    let quota: Quota;
+    try {
+      quota = await deps.store.quota(clientId);
+    } catch {
+      throw new RegistryUnavailableError();
+    }
+    const decision = await deps.quotas.consume(clientId, quota);
+    if (!decision.allowed) {
+      throw decision.rule === 'quota.exceeded'
+        ? new QuotaExceededError(decision.retryAfterSeconds, quota.perDay)
+        : new RateLimitedError(decision.retryAfterSeconds, 'The connection\'s per-second limit is exceeded');
+    }
+    next();
+  };
+}
