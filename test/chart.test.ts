@@ -18,7 +18,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { parser as promqlParser } from '@prometheus-io/lezer-promql';
 import { parse as parseYaml, parseAllDocuments } from 'yaml';
-import { createTestDatabase, freePort, startNodeProcess, waitForHttp, type ServiceProcess } from '@bus/testing';
+import { createOpenApiChecker, createTestDatabase, fetchObserved, freePort, startNodeProcess, waitForHttp, type ServiceProcess } from '@bus/testing';
 
 const ROOT = path.resolve(__dirname, '..');
 const CHART = path.join(ROOT, 'charts', 'message-bus');
@@ -283,6 +283,7 @@ describe('values', () => {
     ['a replica count given as text', ['--set-string', 'gateway.replicaCount=2'], "at '/gateway/replicaCount'"],
     ['a malformed broker list', ['--set', 'kafka.existingSecret=', '--set', 'kafka.brokers=kafka'], "at '/kafka/brokers'"],
     ['a signing key of the wrong size', ['--set', 'signingKeys.existingSecret=', '--set', 'signingKeys.encryptionKey=c2hvcnQ='], "at '/signingKeys/encryptionKey'"],
+    ['a receipt handle key that is too short', ['--set', 'receiptHandles.existingSecret=', '--set', 'receiptHandles.key=c2hvcnQ='], "at '/receiptHandles/key'"],
     ['a CPU target over 100%', ['--set', 'delivery.autoscaling.targetCPUUtilizationPercentage=150'], "at '/delivery/autoscaling/targetCPUUtilizationPercentage'"],
   ])('refuses %s', (_what, args, message) => {
     const result = helmTemplate(args);
@@ -310,7 +311,7 @@ describe('values', () => {
     } catch (err) {
       stderr = (err as { stderr?: Buffer }).stderr?.toString() ?? '';
     }
-    for (const name of ['postgres', 'redis', 'kafka', 'signingKeys', 'operator', 'busBaseUrl', 'ingress.bus.host', 'ingress.portal.host']) {
+    for (const name of ['postgres', 'redis', 'kafka', 'signingKeys', 'receiptHandles', 'operator', 'busBaseUrl', 'ingress.bus.host', 'ingress.portal.host']) {
       expect(stderr).toContain(`  - ${name}`);
     }
   });
@@ -368,6 +369,8 @@ describe('workloads', () => {
     expect(objects('preview', 'Secret')).toEqual([]);
     const auth = one('preview', 'Deployment', 'message-bus-auth').spec.template.spec.containers[0];
     expect(auth.env.find((e: K8s) => e.name === 'SIGNING_KEY_ENCRYPTION_KEY').valueFrom.secretKeyRef).toEqual({ name: 'message-bus-signing', key: 'encryption-key' });
+    const pullApi = one('preview', 'Deployment', 'message-bus-pull-api').spec.template.spec.containers[0];
+    expect(pullApi.env.find((e: K8s) => e.name === 'RECEIPT_HANDLE_KEY').valueFrom.secretKeyRef).toEqual({ name: 'message-bus-receipts', key: 'receipt-handle-key' });
     const portal = one('preview', 'Deployment', 'message-bus-portal').spec.template.spec.containers[0];
     expect(portal.env.find((e: K8s) => e.name === 'OPERATOR_CLIENT_SECRET').valueFrom.secretKeyRef).toEqual({ name: 'message-bus-operator', key: 'client-secret' });
 
@@ -379,6 +382,7 @@ describe('workloads', () => {
       REDIS_URL: values.redis.url,
       KAFKA_BROKERS: values.kafka.brokers,
       SIGNING_KEY_ENCRYPTION_KEY: values.signingKeys.encryptionKey,
+      RECEIPT_HANDLE_KEY: values.receiptHandles.key,
       OPERATOR_CLIENT_ID: values.operator.clientId,
       OPERATOR_CLIENT_SECRET: values.operator.clientSecret,
     });
@@ -464,6 +468,7 @@ describe('the rendered environment', () => {
         REDIS_URL: process.env.REDIS_URL!,
         KAFKA_BROKERS: process.env.KAFKA_BROKERS!,
         SIGNING_KEY_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
+        RECEIPT_HANDLE_KEY: randomBytes(32).toString('base64'),
         OPERATOR_CLIENT_ID: 'operator',
         OPERATOR_CLIENT_SECRET: randomBytes(16).toString('hex'),
       };
@@ -498,6 +503,17 @@ describe('the rendered environment', () => {
         env: { PATH: process.env.PATH ?? '', HEALTH_URL: `${gateway.base}${healthUrl.pathname}` },
       });
       expect(check.stdout).toMatch(/^200 \{"ok":true,"som_version":"1\.0\.0"/);
+
+      // The standalone pull API serves its routes (no 501): an unauthenticated receive is refused by
+      // the consumer authentication with the spec's 401 body.
+      const pullApi = started.find((s) => s.entry === 'services/pull-api/dist/main.js')!;
+      const receivePath = '/v1/tenants/wxxxxxxxxxxxx/consumers/cxxxxxxxxxxxx/messages';
+      const refused = await fetchObserved(`${pullApi.base}${receivePath}`);
+      createOpenApiChecker(openapi.bus).check('GET', receivePath, refused);
+      expect([refused.status, refused.body]).toEqual([
+        401,
+        { accepted: false, violations: [expect.objectContaining({ source: 'policy', rule: 'producer.unauthenticated' })] },
+      ]);
 
       for (const proc of processes.splice(0)) expect(await proc.stop()).toBe(0);
     } finally {

@@ -24,6 +24,18 @@ describe('start-up configuration', () => {
     expect(out).not.toContain('pw-marker');
   });
 
+  it('stops the standalone pull API on a missing or short RECEIPT_HANDLE_KEY without echoing it', async () => {
+    const base = { DATABASE_URL: 'postgres://bus@db/bus', REDIS_URL: 'redis://redis:6379', KAFKA_BROKERS: 'kafka:9092', BUS_BASE_URL: 'https://bus.example.com' };
+    const missing = startNodeProcess('services/pull-api/dist/main.js', base);
+    expect(await missing.exited).toBe(2);
+    expect(missing.output()).toContain('pull-api: Invalid configuration:');
+    expect(missing.output()).toContain('RECEIPT_HANDLE_KEY: is required');
+    const short = startNodeProcess('services/pull-api/dist/main.js', { ...base, RECEIPT_HANDLE_KEY: 'c2hvcnRrZXltYXJrZXI=' });
+    expect(await short.exited).toBe(2);
+    expect(short.output()).toContain('RECEIPT_HANDLE_KEY: must be base64 of at least 32 random bytes');
+    expect(short.output()).not.toContain('c2hvcnRrZXltYXJrZXI');
+  });
+
   it('names the variables of each service: the all-in-one process reads its two ports', async () => {
     const proc = startNodeProcess('services/all-in-one/dist/main.js', { BUS_PORT: '0x50', PORTAL_PORT: '99999' });
     expect(await proc.exited).toBe(2);

@@ -55,7 +55,7 @@ pullApi:
   name: pull-api
   port: 8083
   entry: services/pull-api/dist/main.js
-  needs: [postgres]
+  needs: [postgres, redis, kafka, receiptHandles]
 delivery:
   name: delivery
   port: 8084
@@ -130,6 +130,8 @@ keeps the value in its own Secret. Call with the root context and a dependency n
 {{- $refs = append $refs (dict "env" "KAFKA_BROKERS" "secret" (default $own $v.kafka.existingSecret) "key" (ternary $v.kafka.existingSecretKey "KAFKA_BROKERS" (ne $v.kafka.existingSecret "")) "managed" (eq $v.kafka.existingSecret "") "value" $v.kafka.brokers) -}}
 {{- else if eq .dep "signingKeys" -}}
 {{- $refs = append $refs (dict "env" "SIGNING_KEY_ENCRYPTION_KEY" "secret" (default $own $v.signingKeys.existingSecret) "key" (ternary $v.signingKeys.existingSecretKey "SIGNING_KEY_ENCRYPTION_KEY" (ne $v.signingKeys.existingSecret "")) "managed" (eq $v.signingKeys.existingSecret "") "value" $v.signingKeys.encryptionKey) -}}
+{{- else if eq .dep "receiptHandles" -}}
+{{- $refs = append $refs (dict "env" "RECEIPT_HANDLE_KEY" "secret" (default $own $v.receiptHandles.existingSecret) "key" (ternary $v.receiptHandles.existingSecretKey "RECEIPT_HANDLE_KEY" (ne $v.receiptHandles.existingSecret "")) "managed" (eq $v.receiptHandles.existingSecret "") "value" $v.receiptHandles.key) -}}
 {{- else if eq .dep "operator" -}}
 {{- $refs = append $refs (dict "env" "OPERATOR_CLIENT_ID" "secret" (default $own $v.operator.existingSecret) "key" (ternary $v.operator.clientIdKey "OPERATOR_CLIENT_ID" (ne $v.operator.existingSecret "")) "managed" (eq $v.operator.existingSecret "") "value" $v.operator.clientId) -}}
 {{- $refs = append $refs (dict "env" "OPERATOR_CLIENT_SECRET" "secret" (default $own $v.operator.existingSecret) "key" (ternary $v.operator.clientSecretKey "OPERATOR_CLIENT_SECRET" (ne $v.operator.existingSecret "")) "managed" (eq $v.operator.existingSecret "") "value" $v.operator.clientSecret) -}}
@@ -205,6 +207,12 @@ do): rendering stops with every problem listed.
 {{- end -}}
 {{- if and (has "signingKeys" $deps) $v.signingKeys.encryptionKey (not $v.signingKeys.existingSecret) (ne (len (b64dec $v.signingKeys.encryptionKey)) 32) -}}
 {{- $messages = append $messages "signingKeys.encryptionKey: must be base64 of exactly 32 bytes (openssl rand -base64 32)" -}}
+{{- end -}}
+{{- if and (has "receiptHandles" $deps) (not $v.receiptHandles.key) (not $v.receiptHandles.existingSecret) -}}
+{{- $messages = append $messages "receiptHandles: set receiptHandles.key (RECEIPT_HANDLE_KEY) or receiptHandles.existingSecret" -}}
+{{- end -}}
+{{- if and (has "receiptHandles" $deps) $v.receiptHandles.key (not $v.receiptHandles.existingSecret) (lt (len (b64dec $v.receiptHandles.key)) 32) -}}
+{{- $messages = append $messages "receiptHandles.key: must be base64 of at least 32 bytes (openssl rand -base64 32)" -}}
 {{- end -}}
 {{- if and (has "operator" $deps) (not $v.operator.existingSecret) (or (not $v.operator.clientId) (not $v.operator.clientSecret)) -}}
 {{- $messages = append $messages "operator: set operator.clientId and operator.clientSecret, or operator.existingSecret" -}}
