@@ -9,88 +9,29 @@
 // measured. Then, as the ceiling, a raw kafkajs acks=all send of the same bytes at the same concurrency.
 'use strict';
 
-const { randomBytes, randomUUID } = require('node:crypto');
-const pino = require('pino');
+const { randomBytes } = require('node:crypto');
 const { som } = require('@bus/schemas');
-const { createDatabase } = require('@bus/db');
-const { createControlPublisher, IdentityAdmin } = require('@bus/identity');
-const { createKafka, createProducer, ensureTopics, sendAcked } = require('@bus/kafka');
-const { createTestDatabase, freePort, startNodeProcess, waitForHttp } = require('@bus/testing');
-const { loadStackEnv, machine, measure } = require('./support');
+const { ensureTopics, sendAcked } = require('@bus/kafka');
+const { machine, measure, provisionWorkspace, startBus, storyMessage } = require('./support');
 
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16);
 const RUN_MS = Number(process.env.BENCH_SECONDS ?? 15) * 1000;
 const WARM_UP_MS = 3_000;
 const PRODUCERS = 8;
 
-/** A story.context message of about 2 KB (the typical size the issue names), fresh ids per call. */
-function messageOf(i) {
-  const m = JSON.parse(JSON.stringify(som.examples['story.context']));
-  m.message_id = randomUUID();
-  m.correlation_id = `bench-${i % 256}`;
-  m.occurred_at = new Date().toISOString();
-  return Buffer.from(JSON.stringify(m), 'utf8');
-}
-
-async function run(proc, label, fn) {
-  try {
-    return await fn();
-  } catch (err) {
-    process.stderr.write(`${label} failed: ${err.message}\n${proc ? proc.output() : ''}\n`);
-    throw err;
-  }
-}
+/** A ~2 KB story.context message over 256 correlation ids, a fresh message_id per call. */
+const messageOf = (i) => storyMessage(`bench-${i % 256}`).body;
 
 async function main() {
-  loadStackEnv();
-  const logger = pino({ level: 'warn' });
-  const database = await createTestDatabase('bus_bench');
-  const busPort = await freePort();
-  const busUrl = `http://127.0.0.1:${busPort}`;
-  const env = {
-    HOST: '127.0.0.1',
-    BUS_PORT: String(busPort),
-    PORTAL_PORT: String(await freePort()),
-    DATABASE_URL: database.url,
-    DATABASE_POOL_MAX: '20',
-    REDIS_URL: process.env.REDIS_URL,
-    REDIS_KEY_PREFIX: database.name,
-    KAFKA_BROKERS: process.env.KAFKA_BROKERS,
-    KAFKA_REPLICATION_FACTOR: '1',
-    KAFKA_MESSAGES_PARTITIONS: '3',
-    BUS_BASE_URL: busUrl,
-    SIGNING_KEY_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
-    BUS_LIMIT_PER_ADDRESS_PER_MINUTE: '1000000',
-    BUS_LIMIT_API_PER_SECOND: '100000',
-    BUS_LIMIT_API_BURST: '200000',
-    LOG_LEVEL: 'warn',
-  };
-  const setup = startNodeProcess('services/all-in-one/dist/setup.js', env);
-  if ((await setup.exited) !== 0) throw new Error(`setup failed:\n${setup.output()}`);
-  const bus = startNodeProcess('services/all-in-one/dist/main.js', env);
-  const db = createDatabase({ url: database.url, poolMax: 2, applicationName: 'bench-publish' });
-  const kafka = createKafka({ brokers: process.env.KAFKA_BROKERS.split(','), clientId: 'bench-publish', logger });
-  const producer = createProducer(kafka);
+  const bench = await startBus('bench-publish');
+  const { busUrl, kafka, producer } = bench;
   try {
-    await run(bus, 'start', () => waitForHttp(`${busUrl}/readyz`, { process: bus, timeoutMs: 60_000 }));
-    await producer.connect();
-    const admin = IdentityAdmin.create({ db, control: createControlPublisher(producer), logger });
-    const org = await admin.createOrganisation({ name: 'Bench house', kind: 'house' });
-    const workspace = await admin.createWorkspace({ organisationId: org, name: 'Bench' });
-    await db('workspaces').where({ id: workspace }).update({ quota_tier: 'custom', custom_per_second: 200, custom_burst: 400, custom_per_day: 10_000_000 });
-    const app = await admin.createApp({ workspaceId: workspace, organisationId: org, name: 'Bench app' });
-    await admin.setPermissions(app, { systemIds: [som.examples['story.context'].system_id], messageTypes: Object.keys(som.examples) });
-    const tokens = [];
-    for (let i = 0; i < PRODUCERS; i++) {
-      const c = await admin.createConnection({ appId: app, kind: 'producer' });
-      const res = await fetch(`${busUrl}/v1/oauth/token`, {
-        method: 'POST',
-        headers: { Authorization: `Basic ${Buffer.from(`${c.clientId}:${c.clientSecret}`).toString('base64')}`, 'Content-Type': 'application/x-www-form-urlencoded' },
-        body: 'grant_type=client_credentials',
-      });
-      if (res.status !== 200) throw new Error(`token: ${res.status} ${await res.text()}`);
-      tokens.push((await res.json()).access_token);
-    }
+    const { workspace, producers } = await provisionWorkspace(bench, {
+      systemId: som.examples['story.context'].system_id,
+      messageTypes: Object.keys(som.examples),
+      producers: PRODUCERS,
+    });
+    const tokens = producers.map((p) => p.token);
     const sample = messageOf(0);
 
     const publish = await measure({
@@ -131,10 +72,7 @@ async function main() {
     console.log(row('POST /v1/tenants/{t}/messages (all-in-one)', publish));
     console.log(row('raw kafkajs send, acks=all (ceiling)', raw));
   } finally {
-    await producer.disconnect().catch(() => undefined);
-    await bus.stop();
-    await db.destroy();
-    await database.drop();
+    await bench.stop();
   }
 }
 

@@ -1,4 +1,5 @@
-// Shared by the benchmarks: the local stack's addresses and a fixed-concurrency driver.
+// Shared by the benchmarks: the local stack's addresses, a fixed-concurrency driver, and the running
+// all-in-one bus with a provisioned workspace.
 'use strict';
 
 const fs = require('node:fs');
@@ -59,10 +60,114 @@ async function measure({ concurrency, warmUpMs, runMs, operation }) {
   };
 }
 
+/**
+ * The real all-in-one process on a database of its own, after setup.js, as `npm run up` runs it, with
+ * the bus host's own limits widened (BUS_LIMIT_*): the whole API's 200/s would otherwise be what is
+ * measured. Returns the bus address, a Postgres client and a Kafka producer of the bench's own, an
+ * IdentityAdmin to provision with, and stop().
+ */
+async function startBus(name) {
+  loadStackEnv();
+  const pino = require('pino');
+  const { createDatabase } = require('@bus/db');
+  const { createControlPublisher, IdentityAdmin } = require('@bus/identity');
+  const { createKafka, createProducer } = require('@bus/kafka');
+  const { createTestDatabase, freePort, startNodeProcess, waitForHttp } = require('@bus/testing');
+  const { randomBytes } = require('node:crypto');
+
+  const logger = pino({ level: 'warn' });
+  const database = await createTestDatabase('bus_bench');
+  const busPort = await freePort();
+  const busUrl = `http://127.0.0.1:${busPort}`;
+  const env = {
+    HOST: '127.0.0.1',
+    BUS_PORT: String(busPort),
+    PORTAL_PORT: String(await freePort()),
+    DATABASE_URL: database.url,
+    DATABASE_POOL_MAX: '20',
+    REDIS_URL: process.env.REDIS_URL,
+    REDIS_KEY_PREFIX: database.name,
+    KAFKA_BROKERS: process.env.KAFKA_BROKERS,
+    KAFKA_REPLICATION_FACTOR: '1',
+    KAFKA_MESSAGES_PARTITIONS: '3',
+    BUS_BASE_URL: busUrl,
+    SIGNING_KEY_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
+    RECEIPT_HANDLE_KEY: randomBytes(32).toString('base64'),
+    BUS_LIMIT_PER_ADDRESS_PER_MINUTE: '1000000',
+    BUS_LIMIT_API_PER_SECOND: '100000',
+    BUS_LIMIT_API_BURST: '200000',
+    LOG_LEVEL: 'warn',
+  };
+  const setup = startNodeProcess('services/all-in-one/dist/setup.js', env);
+  if ((await setup.exited) !== 0) throw new Error(`setup failed:\n${setup.output()}`);
+  const bus = startNodeProcess('services/all-in-one/dist/main.js', env);
+  const db = createDatabase({ url: database.url, poolMax: 2, applicationName: name });
+  const kafka = createKafka({ brokers: process.env.KAFKA_BROKERS.split(','), clientId: name, logger });
+  const producer = createProducer(kafka);
+  const stop = async () => {
+    await producer.disconnect().catch(() => undefined);
+    await bus.stop();
+    await db.destroy();
+    await database.drop();
+  };
+  try {
+    await waitForHttp(`${busUrl}/readyz`, { process: bus, timeoutMs: 60_000 });
+    await producer.connect();
+  } catch (err) {
+    process.stderr.write(`start failed: ${err.message}\n${bus.output()}\n`);
+    await stop();
+    throw err;
+  }
+  const admin = IdentityAdmin.create({ db, control: createControlPublisher(producer), logger });
+  return { busUrl, bus, db, kafka, producer, admin, stop };
+}
+
+/**
+ * One house workspace on the custom quota ceiling (200/s, bursts of 400, 10,000,000 a day: spec §8's
+ * highest allowance per connection), one app allowed every message type of `systemId`, and a bearer
+ * token for each of `producers` producer and `consumers` consumer connections.
+ */
+async function provisionWorkspace({ busUrl, db, admin }, { systemId, messageTypes, producers, consumers = 0 }) {
+  const org = await admin.createOrganisation({ name: 'Bench house', kind: 'house' });
+  const workspace = await admin.createWorkspace({ organisationId: org, name: 'Bench' });
+  await db('workspaces').where({ id: workspace }).update({ quota_tier: 'custom', custom_per_second: 200, custom_burst: 400, custom_per_day: 10_000_000 });
+  const app = await admin.createApp({ workspaceId: workspace, organisationId: org, name: 'Bench app' });
+  await admin.setPermissions(app, { systemIds: [systemId], messageTypes });
+  const connect = async (kind) => {
+    const c = await admin.createConnection({ appId: app, kind });
+    const res = await fetch(`${busUrl}/v1/oauth/token`, {
+      method: 'POST',
+      headers: { Authorization: `Basic ${Buffer.from(`${c.clientId}:${c.clientSecret}`).toString('base64')}`, 'Content-Type': 'application/x-www-form-urlencoded' },
+      body: 'grant_type=client_credentials',
+    });
+    if (res.status !== 200) throw new Error(`token: ${res.status} ${await res.text()}`);
+    return { clientId: c.clientId, token: (await res.json()).access_token };
+  };
+  const producerConnections = [];
+  for (let i = 0; i < producers; i++) producerConnections.push(await connect('producer'));
+  const consumerConnections = [];
+  for (let i = 0; i < consumers; i++) consumerConnections.push(await connect('consumer'));
+  return { workspace, producers: producerConnections, consumers: consumerConnections };
+}
+
+/**
+ * A story.context message of about 2 KB (the typical size the issue names) with a fresh message_id,
+ * as the bytes to POST.
+ */
+function storyMessage(correlationId) {
+  const { som } = require('@bus/schemas');
+  const { randomUUID } = require('node:crypto');
+  const m = JSON.parse(JSON.stringify(som.examples['story.context']));
+  m.message_id = randomUUID();
+  m.correlation_id = correlationId;
+  m.occurred_at = new Date().toISOString();
+  return { messageId: m.message_id, body: Buffer.from(JSON.stringify(m), 'utf8') };
+}
+
 /** The machine line every benchmark prints with its figures. */
 function machine() {
   const os = require('node:os');
   return `${os.cpus().length} cores, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}, ${new Date().toISOString().slice(0, 10)}`;
 }
 
-module.exports = { loadStackEnv, measure, machine };
+module.exports = { loadStackEnv, measure, machine, percentile, startBus, provisionWorkspace, storyMessage };
