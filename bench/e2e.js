@@ -16,6 +16,7 @@
 // the same time, so startBus() raises BUS_LIMIT_* for the run; the per-connection quotas stay on.
 'use strict';
 
+const { performance } = require('node:perf_hooks');
 const { som } = require('@bus/schemas');
 const { machine, percentile, provisionWorkspace, startBus, storyMessage } = require('./support');
 
