@@ -54,7 +54,7 @@ void bootstrap({
     const redisReady = redisReadiness(redis);
     const limitMetrics = createLimitMetrics(metrics, 'all-in-one');
     const identity = createIdentity({ db, kafka, logger, baseUrl: config.BUS_BASE_URL, cacheTtlMs: config.IDENTITY_CACHE_TTL, name: 'all-in-one' });
-    // One quota per connection across the bus routes: publish and the consumer routes count alike.
+    // One connection-quota check for the bus listener, mounted by publish and the consumer routes alike.
     const quota = connectionQuota({ store: KnexQuotaStore.create(db), quotas: createConnectionQuotas(redis, limitMetrics) });
     const delivery = createDeliveryService({
       readiness: [postgres, kafkaReady],
