@@ -193,7 +193,7 @@ describe('tenancy and the credential lifecycle, through the bus', () => {
     expect(conflict.status).toBe(409);
     expect(conflict.body).toMatchObject({ code: 'admin.conflict' });
     process.stdout.write(`admin API propagation: rotation ${refusedAfter} ms, revocation ${revokedAfter} ms\n`);
-  });
+  }, 30_000);
 
   it('removes a connection for good: its token is refused and it is listed as removed', async () => {
     const t = await house();
