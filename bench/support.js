@@ -93,6 +93,9 @@ async function startBus(name) {
     BUS_BASE_URL: busUrl,
     SIGNING_KEY_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
     RECEIPT_HANDLE_KEY: randomBytes(32).toString('base64'),
+    // The portal's admin API (in the same process) needs operator credentials; the bench never calls it.
+    OPERATOR_CLIENT_ID: 'operator',
+    OPERATOR_CLIENT_SECRET: randomBytes(24).toString('hex'),
     BUS_LIMIT_PER_ADDRESS_PER_MINUTE: '1000000',
     BUS_LIMIT_API_PER_SECOND: '100000',
     BUS_LIMIT_API_BURST: '200000',

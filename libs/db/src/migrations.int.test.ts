@@ -11,11 +11,13 @@ const TABLES = [
   'organisations',
   'permissions',
   'quarantined_records',
+  'replay_jobs',
   'signing_keys',
+  'skill_registrations',
   'story_state',
   'workspaces',
 ];
-const ALL = ['001_tenancy', '002_signing_keys', '003_publish', '004_delivery'];
+const ALL = ['001_tenancy', '002_signing_keys', '003_publish', '004_delivery', '005_admin'];
 
 let testDb: TestDatabase;
 let db: Knex;

@@ -11,7 +11,7 @@ import { createGatewayService, publishDepsOf } from '@bus/gateway';
 import { createDeliveryService, deliveryConfig, deliverySettings } from '@bus/delivery';
 import { createPullApiService, pullApiConfig } from '@bus/pull-api';
 import { createCatalogueService } from '@bus/catalogue';
-import { createPortalService } from '@bus/portal';
+import { createPortalService, portalConfig, portalDepsOf } from '@bus/portal';
 
 /**
  * Every service in one process, as `npm run up` runs the bus locally: the bus routes (auth, gateway,
@@ -32,6 +32,7 @@ void bootstrap({
     ...identityConfig,
     ...deliveryConfig,
     ...pullApiConfig,
+    ...portalConfig,
     // One process locally: without a configured key, a random one per start is enough (handles of a
     // previous run fail; their messages come back when the leases end).
     RECEIPT_HANDLE_KEY: optional(pullApiConfig.RECEIPT_HANDLE_KEY),
@@ -107,7 +108,14 @@ void bootstrap({
           host: config.HOST,
           port: config.PORTAL_PORT,
           renderError: codeBody,
-          services: [createCatalogueService({ redis, readiness: [redisReady], limitMetrics }), createPortalService({ readiness: [postgres, kafkaReady] })],
+          services: [
+            createCatalogueService({ redis, readiness: [redisReady], limitMetrics }),
+            createPortalService({
+              ...portalDepsOf({ db, redis, kafka, producer, logger }, config),
+              readiness: [postgres, redisReady, kafkaReady],
+              limitMetrics,
+            }),
+          ],
         },
       ],
       background: [identity.service, delivery],

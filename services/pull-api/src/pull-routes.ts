@@ -1,4 +1,5 @@
 import { Router, type NextFunction, type Request, type RequestHandler, type Response } from 'express';
+import type { SkillRegistration } from '@bus/db';
 import { readBody } from '@bus/http';
 import type { BearerAuthenticator, BearerIdentity } from '@bus/identity';
 import { ConsumerMismatchError, PullRequestInvalidError } from './errors';
@@ -19,6 +20,8 @@ export interface PullRoutesDeps {
   /** The per-connection quota of spec §8 (libs/identity connectionQuota), shared with publish. */
   connectionQuota: RequestHandler;
   pull: PullDeps;
+  /** The skill registrations the portal bound to a consumer connection. */
+  registrations(consumerId: string): Promise<SkillRegistration[]>;
 }
 
 /**
@@ -69,9 +72,8 @@ export function pullRoutes(deps: PullRoutesDeps): Router {
     res.json({ results });
   });
 
-  // The portal binds registrations (a later issue); until then every connection has none.
-  router.get(`${base}/skills`, ...guards, (_req: Request, res: Response) => {
-    res.json({ registrations: [] });
+  router.get(`${base}/skills`, ...guards, async (req: Request, res: Response) => {
+    res.json({ registrations: await deps.registrations(String(req.params.c)) });
   });
   return router;
 }

@@ -1,6 +1,6 @@
 import type { RequestHandler } from 'express';
 import type { ReadinessCheck, Service } from '@bus/http';
-import type { Knex } from '@bus/db';
+import { readSkillRegistrations, type Knex } from '@bus/db';
 import type { BearerAuthenticator } from '@bus/identity';
 import type { Logger } from '@bus/observability';
 import { createPgQueueNotifier } from './notifier';
@@ -33,6 +33,7 @@ export function createPullApiService(deps: PullApiServiceDeps): Service {
         authenticator: deps.authenticator,
         connectionQuota: deps.connectionQuota,
         pull: { store: KnexQueueStore.create(deps.db), notifier, handles: createReceiptHandles(deps.receiptHandleKey) },
+        registrations: (consumerId) => readSkillRegistrations(deps.db, consumerId),
       }),
     ],
     // A lost LISTEN connection is not a readiness matter: the notifier reconnects and wakes every

@@ -1,0 +1,38 @@
+import { int, str, type ConfigOf } from '@bus/config';
+import type { Knex } from '@bus/db';
+import { queueOperations } from '@bus/delivery';
+import { createControlPublisher } from '@bus/identity';
+import type { Kafka, Producer } from '@bus/kafka';
+import type { Redis } from '@bus/limits';
+import type { Logger } from '@bus/observability';
+import type { PortalServiceDeps } from './service';
+
+/** The portal's own variables (on top of Postgres, Redis and Kafka). */
+export const portalConfig = {
+  /** The operator's client id for the admin API (HTTP Basic user name). */
+  OPERATOR_CLIENT_ID: str({ pattern: /^[A-Za-z0-9._-]{1,64}$/ }),
+  /** The operator's secret; never logged. At least 24 characters (e.g. `openssl rand -hex 24`). */
+  OPERATOR_CLIENT_SECRET: str({ minLength: 24 }),
+  /** Admin requests a minute per source address (spec §8's "any route" limit by default). */
+  ADMIN_LIMIT_PER_ADDRESS_PER_MINUTE: int({ min: 1, max: 1_000_000, default: 600 }),
+} as const;
+
+/**
+ * The admin API's dependencies from its configuration and the process's clients: one mapping for
+ * every composition root (the portal's main and the all-in-one), which add readiness and metrics.
+ */
+export function portalDepsOf(
+  clients: { db: Knex; redis: Redis; kafka: Kafka; producer: Producer; logger: Logger },
+  config: ConfigOf<typeof portalConfig> & { KAFKA_MESSAGES_RETENTION: number },
+): Omit<PortalServiceDeps, 'readiness' | 'limitMetrics'> {
+  return {
+    db: clients.db,
+    redis: clients.redis,
+    logger: clients.logger,
+    control: createControlPublisher(clients.producer),
+    queues: queueOperations(clients),
+    operator: { clientId: config.OPERATOR_CLIENT_ID, clientSecret: config.OPERATOR_CLIENT_SECRET },
+    perAddressPerMinute: config.ADMIN_LIMIT_PER_ADDRESS_PER_MINUTE,
+    archiveMs: config.KAFKA_MESSAGES_RETENTION,
+  };
+}
