@@ -9,7 +9,7 @@ import { connectionQuota, createIdentity, identityConfig, KnexQuotaStore } from 
 import { authConfig, createAuthService } from '@bus/auth';
 import { createGatewayService, publishDepsOf } from '@bus/gateway';
 import { createDeliveryService, deliveryConfig, deliverySettings } from '@bus/delivery';
-import { createPullApiService, pullApiConfig } from '@bus/pull-api';
+import { createPullApiService, pullApiConfig, pullApiDepsOf } from '@bus/pull-api';
 import { createCatalogueService } from '@bus/catalogue';
 import { createPortalService, portalConfig, portalDepsOf } from '@bus/portal';
 
@@ -93,13 +93,11 @@ void bootstrap({
               publish: publishDepsOf(db, producer),
             }),
             createPullApiService({
+              ...pullApiDepsOf(
+                { db, logger, authenticator: identity, connectionQuota: quota },
+                { ...config, RECEIPT_HANDLE_KEY: config.RECEIPT_HANDLE_KEY ?? randomBytes(32) },
+              ),
               readiness: [postgres, redisReady],
-              db,
-              databaseUrl: config.DATABASE_URL,
-              authenticator: identity,
-              connectionQuota: quota,
-              receiptHandleKey: config.RECEIPT_HANDLE_KEY ?? randomBytes(32),
-              logger,
             }),
           ],
         },

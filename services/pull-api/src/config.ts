@@ -1,4 +1,7 @@
 import type { VarReader } from '@bus/config';
+import type { Knex } from '@bus/db';
+import type { Logger } from '@bus/observability';
+import type { PullApiServiceDeps } from './service';
 
 /** A base64 value of at least `bytes` bytes. Never echoed: it is a secret. */
 function base64Key(bytes: number): VarReader<Buffer> {
@@ -19,3 +22,14 @@ export const pullApiConfig = {
   /** HMAC-SHA256 key of receipt handles; every pull-api process of an environment shares it. */
   RECEIPT_HANDLE_KEY: base64Key(32),
 } as const;
+
+/**
+ * The pull API's dependencies from its configuration and the process's clients: one mapping for every
+ * composition root (the pull API's main and the all-in-one), which add readiness.
+ */
+export function pullApiDepsOf(
+  clients: Pick<PullApiServiceDeps, 'authenticator' | 'connectionQuota'> & { db: Knex; logger: Logger },
+  config: { DATABASE_URL: string; RECEIPT_HANDLE_KEY: Buffer },
+): Omit<PullApiServiceDeps, 'readiness'> {
+  return { ...clients, databaseUrl: config.DATABASE_URL, receiptHandleKey: config.RECEIPT_HANDLE_KEY };
+}

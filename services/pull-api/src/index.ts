@@ -1,6 +1,6 @@
 export { createPullApiService } from './service';
 export type { PullApiServiceDeps } from './service';
-export { pullApiConfig } from './config';
+export { pullApiConfig, pullApiDepsOf } from './config';
 export { KnexQueueStore } from './queue-store';
 export type { QueueStore, LeasedMessage, LeaseRef, SettleOutcome, ReceiveResult } from './queue-store';
 export { createReceiptHandles } from './receipt';

@@ -5,7 +5,7 @@ import { bootstrap, requestFirewall, violationBody } from '@bus/http';
 import { connectionQuota, createIdentity, identityConfig, KnexQuotaStore } from '@bus/identity';
 import { createKafka } from '@bus/kafka';
 import { busLimitSettings, busRequestLimits, createConnectionQuotas, createLimitMetrics, createRedis, redisReadiness } from '@bus/limits';
-import { pullApiConfig } from './config';
+import { pullApiConfig, pullApiDepsOf } from './config';
 import { createPullApiService } from './service';
 
 void bootstrap({
@@ -23,14 +23,10 @@ void bootstrap({
 
     const limitMetrics = createLimitMetrics(metrics, 'pull-api');
     const identity = createIdentity({ db, kafka, logger, baseUrl: config.BUS_BASE_URL, cacheTtlMs: config.IDENTITY_CACHE_TTL, name: 'pull-api' });
+    const quota = connectionQuota({ store: KnexQuotaStore.create(db), quotas: createConnectionQuotas(redis, limitMetrics) });
     const pullApi = createPullApiService({
+      ...pullApiDepsOf({ db, logger, authenticator: identity, connectionQuota: quota }, config),
       readiness: [databaseReadiness(db), redisReadiness(redis)],
-      db,
-      databaseUrl: config.DATABASE_URL,
-      authenticator: identity,
-      connectionQuota: connectionQuota({ store: KnexQuotaStore.create(db), quotas: createConnectionQuotas(redis, limitMetrics) }),
-      receiptHandleKey: config.RECEIPT_HANDLE_KEY,
-      logger,
     });
     const middleware = [requestFirewall(), busRequestLimits(redis, busLimitSettings(config), limitMetrics)];
     return {
