@@ -1,4 +1,5 @@
 import type { ApiErrorBody } from './api';
+import { printable } from './render';
 
 /** Something wrong with what the operator typed (exit 2, with the command's help). */
 export class UsageError extends Error {
@@ -22,7 +23,7 @@ const HINTS: Record<string, string> = {
  */
 export function renderApiError(status: number, body: unknown, text: string, retryAfter: string | null): string {
   if (!isErrorBody(body)) {
-    const excerpt = text.trim().slice(0, 200);
+    const excerpt = printable(text.trim().slice(0, 200));
     return `busctl: the API answered ${status}${excerpt ? `: ${excerpt}` : ''}\n`;
   }
   const lines = [`busctl: the API refused (${status} ${body.code}): ${body.message}${body.request_id ? ` [request ${body.request_id}]` : ''}`];
@@ -37,5 +38,6 @@ export function renderApiError(status: number, body: unknown, text: string, retr
       for (const problem of instance.problems) lines.push(`    - ${problem}`);
     }
   }
-  return lines.join('\n') + '\n';
+  // Messages and problems quote what the operator sent (a skills file's values) and may carry anything.
+  return lines.map(printable).join('\n') + '\n';
 }

@@ -2,13 +2,16 @@ import type { App, Connection, IssuedCredential, Organisation, QueueStats, Quota
 import { formatSeconds } from './duration';
 
 /**
- * Names come from whoever created the resource (a vendor, say); control characters are replaced so a
- * name cannot move the cursor or recolour the operator's terminal, and so a row stays one line.
+ * Text from elsewhere (a name a vendor chose, a proxy's page) with control characters replaced, so
+ * it cannot move the cursor or recolour the operator's terminal, and a table row stays one line.
  */
-function cell(value: string | number | null | undefined): string {
-  if (value === null || value === undefined || value === '') return '-';
+export function printable(text: string): string {
   // eslint-disable-next-line no-control-regex
-  return String(value).replace(/[\u0000-\u001f\u007f-\u009f]/g, ' ');
+  return text.replace(/[\u0000-\u001f\u007f-\u009f]/g, ' ');
+}
+
+function cell(value: string | number | null | undefined): string {
+  return value === null || value === undefined || value === '' ? '-' : printable(String(value));
 }
 
 /** Rows as columns padded to the widest cell, two spaces apart, without trailing spaces. */
