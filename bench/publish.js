@@ -60,6 +60,8 @@ async function main() {
     KAFKA_MESSAGES_PARTITIONS: '3',
     BUS_BASE_URL: busUrl,
     SIGNING_KEY_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
+    OPERATOR_CLIENT_ID: 'operator',
+    OPERATOR_CLIENT_SECRET: randomBytes(24).toString('hex'),
     BUS_LIMIT_PER_ADDRESS_PER_MINUTE: '1000000',
     BUS_LIMIT_API_PER_SECOND: '100000',
     BUS_LIMIT_API_BURST: '200000',

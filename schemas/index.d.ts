@@ -26,8 +26,11 @@ export interface OpenApiDocument {
   readonly [field: string]: unknown;
 }
 
-/** OpenAPI documents under openapi/: `bus` for the bus host, `catalogue` for the portal's catalogue routes. */
-export declare const openapi: { readonly bus: OpenApiDocument; readonly catalogue: OpenApiDocument };
+/**
+ * OpenAPI documents under openapi/: `bus` for the bus host, `catalogue` for the portal's catalogue
+ * routes, `admin` for the portal's operator admin API.
+ */
+export declare const openapi: { readonly bus: OpenApiDocument; readonly catalogue: OpenApiDocument; readonly admin: OpenApiDocument };
 
 /**
  * The skill library as authored: one entry per carried version, parsed from skills/<version>/

@@ -37,6 +37,7 @@ const som = {
 const openapi = {
   bus: require('./openapi/bus.json'),
   catalogue: require('./openapi/catalogue.json'),
+  admin: require('./openapi/admin.json'),
 };
 
 // The skill library, one entry per carried version (skills/<version>/): the version's facts

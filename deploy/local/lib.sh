@@ -54,6 +54,14 @@ ensure_local_secrets() {
     (umask 077 && node -e 'process.stdout.write(require("crypto").randomBytes(32).toString("base64"))' > "$receipt")
   fi
   export RECEIPT_HANDLE_KEY="${RECEIPT_HANDLE_KEY:-$(cat "$receipt")}"
+  # The operator's admin API credentials, written once as busctl's variables (.local/operator.env:
+  # `set -a; . .local/operator.env; set +a` and busctl works against this bus).
+  local operator="$ROOT/.local/operator.env"
+  if [ ! -s "$operator" ]; then
+    (umask 077 && node -e 'const c=require("crypto");process.stdout.write(`BUSCTL_CLIENT_ID=operator\nBUSCTL_CLIENT_SECRET=${c.randomBytes(24).toString("hex")}\n`)' > "$operator")
+  fi
+  export OPERATOR_CLIENT_ID="${OPERATOR_CLIENT_ID:-$(sed -n 's/^BUSCTL_CLIENT_ID=//p' "$operator")}"
+  export OPERATOR_CLIENT_SECRET="${OPERATOR_CLIENT_SECRET:-$(sed -n 's/^BUSCTL_CLIENT_SECRET=//p' "$operator")}"
 }
 
 build() {

@@ -53,6 +53,7 @@ cat <<TXT
     bus     $BUS_URL      (try: curl $BUS_URL/v1/health)
     portal  $PORTAL_URL
     demo    .local/demo.env  (set -a; . .local/demo.env; set +a; then see README.md's quick start)
+    admin   .local/operator.env  (set -a; . .local/operator.env; set +a; then busctl --help)
   Ctrl-C stops it.
 
 TXT

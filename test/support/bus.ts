@@ -33,6 +33,8 @@ export async function startBus(env: Record<string, string> = {}): Promise<Runnin
     BUS_BASE_URL: `http://127.0.0.1:${busPort}`,
     SIGNING_KEY_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
     RECEIPT_HANDLE_KEY: randomBytes(32).toString('base64'),
+    OPERATOR_CLIENT_ID: 'operator',
+    OPERATOR_CLIENT_SECRET: randomBytes(24).toString('hex'),
     ...env,
   };
   await runToCompletion('services/all-in-one/dist/setup.js', fullEnv);

@@ -2,3 +2,5 @@ export { createDatabase, migrateLatest, migrateDownAll, pingDatabase, databaseRe
 export type { DatabaseOptions, Knex } from './database';
 /** Postgres NOTIFY channel delivery signals on when a consumer's queue got work; the payload is the consumer connection id. */
 export const DELIVERY_CHANNEL = 'bus_deliveries';
+export { readSkillRegistrations, skillRegistration } from './registrations';
+export type { SkillRegistration, SkillRegistrationRow } from './registrations';

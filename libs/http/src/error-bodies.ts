@@ -9,7 +9,7 @@ export type ErrorRenderer = (err: HttpError, requestId: string) => unknown;
 
 export const violationBody: ErrorRenderer = (err) => ({ accepted: false, violations: err.violations() });
 
-export const codeBody: ErrorRenderer = (err, requestId) => ({ code: err.rule, message: err.message, request_id: requestId });
+export const codeBody: ErrorRenderer = (err, requestId) => ({ ...err.details(), code: err.rule, message: err.message, request_id: requestId });
 
 /** The one place an error becomes a body: RFC 6749 for OAuthError, the host's shape otherwise. */
 export function renderError(err: HttpError, requestId: string, hostRenderer: ErrorRenderer): unknown {

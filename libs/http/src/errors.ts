@@ -25,6 +25,11 @@ export class HttpError extends Error {
   violations(): Violation[] {
     return [{ source: this.source, rule: this.rule, message: this.message }];
   }
+
+  /** Fields a portal-shaped body carries next to code and message; a subclass with more to say overrides this. */
+  details(): Record<string, unknown> {
+    return {};
+  }
 }
 
 export class RouteNotFoundError extends HttpError {

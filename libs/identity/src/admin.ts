@@ -1,7 +1,7 @@
 import type { Knex } from '@bus/db';
 import { hashSecret, newClientSecret, newId, type ConnectionKind } from '@bus/tokens';
 import type { Logger } from 'pino';
-import type { ControlEvent, ControlPublisher } from './control';
+import type { ControlEvent, ControlPublisher, QuotaScope } from './control';
 
 export class ConnectionNotFoundError extends Error {
   override readonly name = 'ConnectionNotFoundError';
@@ -24,12 +24,24 @@ export class AppNotFoundError extends Error {
   }
 }
 
+export class TenancyNotFoundError extends Error {
+  override readonly name = 'TenancyNotFoundError';
+  constructor(readonly what: QuotaScope, readonly id: string) {
+    super(`no ${what} ${id}`);
+  }
+}
+
 export class OverlapWindowError extends Error {
   override readonly name = 'OverlapWindowError';
 }
 
 /** The longest overlap an owner may choose for a rotated secret. */
 export const MAX_OVERLAP_SECONDS = 7 * 86_400;
+
+/** A named tier of spec §8, or the operator's custom limits (within the spec's ceiling; the tables check it). */
+export type QuotaSetting =
+  | { tier: 'minimal' | 'standard' | 'high' }
+  | { tier: 'custom'; perSecond: number; burst: number; perDay: number };
 
 export interface IssuedCredential {
   clientId: string;
@@ -60,26 +72,49 @@ export class IdentityAdmin {
     return new IdentityAdmin(deps);
   }
 
-  async createOrganisation(input: { name: string; kind: 'house' | 'vendor' | 'operator'; id?: string }): Promise<string> {
+  /** An invited vendor starts on minimal (spec §8); a house or the operator on standard unless told. */
+  async createOrganisation(input: { name: string; kind: 'house' | 'vendor' | 'operator'; quota?: QuotaSetting; id?: string }): Promise<string> {
     const id = input.id ?? newId('o');
-    await this.deps.db('organisations').insert({ id, name: input.name, kind: input.kind, created_at: this.now() });
+    const quota = input.quota ?? { tier: input.kind === 'vendor' ? 'minimal' : 'standard' };
+    await this.deps.db('organisations').insert({ id, name: input.name, kind: input.kind, ...quotaColumns(quota), created_at: this.now() });
     return id;
   }
 
-  async createWorkspace(input: { organisationId: string; name: string; id?: string }): Promise<string> {
+  /** Without a quota the workspace gets its organisation's: the tier the operator set when approving it. */
+  async createWorkspace(input: { organisationId: string; name: string; quota?: QuotaSetting; id?: string }): Promise<string> {
     const id = input.id ?? newId('w');
-    await this.deps.db('workspaces').insert({ id, organisation_id: input.organisationId, name: input.name, created_at: this.now() });
+    await this.deps.db.transaction(async (trx) => {
+      const organisation = (await trx('organisations')
+        .where({ id: input.organisationId })
+        .first('quota_tier', 'custom_per_second', 'custom_burst', 'custom_per_day')) as Record<string, unknown> | undefined;
+      if (!organisation) throw new TenancyNotFoundError('organisation', input.organisationId);
+      const quota = input.quota ? quotaColumns(input.quota) : organisation;
+      await trx('workspaces').insert({ id, organisation_id: input.organisationId, name: input.name, ...quota, created_at: this.now() });
+    });
     return id;
   }
 
-  async createApp(input: { workspaceId: string; organisationId: string; name: string; id?: string }): Promise<string> {
+  /**
+   * Sets a workspace's quota (its house's connections) or an organisation's (its connections in other
+   * houses' workspaces). Quotas are read per request, so the next request of every existing connection
+   * gets the new allowance, with no new credentials.
+   */
+  async setQuota(scope: QuotaScope, id: string, quota: QuotaSetting): Promise<void> {
+    const table = scope === 'organisation' ? 'organisations' : 'workspaces';
+    const changed = await this.deps.db(table).where({ id }).update(quotaColumns(quota));
+    if (changed === 0) throw new TenancyNotFoundError(scope, id);
+    await this.announce({ type: 'quota.changed', scope, id, at: this.now().toISOString() });
+  }
+
+  /** The app's organisation is the workspace's house unless it names a vendor, whose quota its connections then use. */
+  async createApp(input: { workspaceId: string; organisationId?: string; name: string; id?: string }): Promise<string> {
     const id = input.id ?? newId('a');
-    await this.deps.db('apps').insert({
-      id,
-      workspace_id: input.workspaceId,
-      organisation_id: input.organisationId,
-      name: input.name,
-      created_at: this.now(),
+    await this.deps.db.transaction(async (trx) => {
+      const workspace = (await trx('workspaces').where({ id: input.workspaceId }).first('organisation_id')) as { organisation_id: string } | undefined;
+      if (!workspace) throw new TenancyNotFoundError('workspace', input.workspaceId);
+      const organisationId = input.organisationId ?? workspace.organisation_id;
+      if (!(await trx('organisations').where({ id: organisationId }).first('id'))) throw new TenancyNotFoundError('organisation', organisationId);
+      await trx('apps').insert({ id, workspace_id: input.workspaceId, organisation_id: organisationId, name: input.name, created_at: this.now() });
     });
     return id;
   }
@@ -87,6 +122,8 @@ export class IdentityAdmin {
   /** Replaces what the app may publish. */
   async setPermissions(appId: string, permissions: { systemIds: readonly string[]; messageTypes: readonly string[] }): Promise<void> {
     await this.deps.db.transaction(async (trx) => {
+      const app = await trx('apps').where({ id: appId }).forUpdate().first('id');
+      if (!app) throw new AppNotFoundError(appId);
       await trx('permissions').where({ app_id: appId }).delete();
       const rows = [
         ...permissions.systemIds.map((value) => ({ app_id: appId, kind: 'system_id', value })),
@@ -124,12 +161,13 @@ export class IdentityAdmin {
    * A new secret with the next credential version. Tokens of earlier versions stop working at once
    * (within the propagation time); the previous secret keeps obtaining tokens for `overlapSeconds`.
    */
-  async rotateCredential(clientId: string, opts: { overlapSeconds: number }): Promise<IssuedCredential> {
+  async rotateCredential(clientId: string, opts: { overlapSeconds: number }): Promise<IssuedCredential & { previousUsableUntil: Date }> {
     if (!Number.isInteger(opts.overlapSeconds) || opts.overlapSeconds < 0 || opts.overlapSeconds > MAX_OVERLAP_SECONDS) {
       throw new OverlapWindowError(`the overlap must be a whole number of seconds from 0 to ${MAX_OVERLAP_SECONDS}`);
     }
     const clientSecret = newClientSecret();
     const now = this.now();
+    const previousUsableUntil = new Date(now.getTime() + opts.overlapSeconds * 1000);
     const version = await this.deps.db.transaction(async (trx) => {
       const row = (await trx('connections').where({ id: clientId }).forUpdate().first('status', 'credential_version')) as
         | { status: string; credential_version: number }
@@ -140,13 +178,13 @@ export class IdentityAdmin {
       await trx('credentials')
         .where({ connection_id: clientId })
         .whereNull('usable_until')
-        .update({ usable_until: new Date(now.getTime() + opts.overlapSeconds * 1000) });
+        .update({ usable_until: previousUsableUntil });
       await trx('credentials').insert({ connection_id: clientId, version: next, secret_hash: hashSecret(clientSecret), created_at: now });
       await trx('connections').where({ id: clientId }).update({ credential_version: next });
       return next;
     });
     await this.announceConnection(clientId, 'rotated');
-    return { clientId, clientSecret, credentialVersion: version };
+    return { clientId, clientSecret, credentialVersion: version, previousUsableUntil };
   }
 
   /** The connection stops working: no new tokens, and its tokens are refused (403 producer.not_registered). */
@@ -186,4 +224,10 @@ export class IdentityAdmin {
       this.deps.logger.warn({ err: err instanceof Error ? err.message : String(err), event: event.type }, 'control event not published; caches catch up within their TTL');
     }
   }
+}
+
+function quotaColumns(quota: QuotaSetting) {
+  return quota.tier === 'custom'
+    ? { quota_tier: 'custom', custom_per_second: quota.perSecond, custom_burst: quota.burst, custom_per_day: quota.perDay }
+    : { quota_tier: quota.tier, custom_per_second: null, custom_burst: null, custom_per_day: null };
 }

@@ -7,10 +7,13 @@ describe('control events', () => {
     expect(parseControlEvent(Buffer.from(JSON.stringify(event)))).toEqual(event);
     expect(controlKey(event)).toBe('connection/cabcdefghijk2');
     expect(controlKey({ type: 'app.changed', app_id: 'aabcdefghijk2', at: event.at })).toBe('app/aabcdefghijk2');
+    const quota: ControlEvent = { type: 'quota.changed', scope: 'workspace', id: 'wabcdefghijk2', at: event.at };
+    expect(parseControlEvent(Buffer.from(JSON.stringify(quota)))).toEqual(quota);
+    expect(controlKey(quota)).toBe('quota/workspace/wabcdefghijk2');
   });
 
   it('refuses what they cannot be', () => {
-    for (const value of [null, Buffer.from('not json'), Buffer.from('{"type":"connection.changed"}'), Buffer.from('{"type":"other"}')]) {
+    for (const value of [null, Buffer.from('not json'), Buffer.from('{"type":"connection.changed"}'), Buffer.from('{"type":"other"}'), Buffer.from('{"type":"quota.changed","scope":"app","id":"x"}')]) {
       expect(() => parseControlEvent(value)).toThrow(ControlEventError);
     }
   });

@@ -9,14 +9,27 @@ import type { Logger } from 'pino';
  */
 export type ControlEvent =
   | { type: 'connection.changed'; connection_id: string; change: 'created' | 'rotated' | 'revoked' | 'removed'; at: string }
-  | { type: 'app.changed'; app_id: string; at: string };
+  | { type: 'app.changed'; app_id: string; at: string }
+  // Quotas are read per request today, so no cache drops anything on it yet; it is announced so a
+  // cache added later cannot miss a tier change, and the compacted topic records the last one.
+  | { type: 'quota.changed'; scope: QuotaScope; id: string; at: string };
+
+/** Who carries a quota: a workspace (its house's connections) or an organisation (its vendor connections). */
+export type QuotaScope = 'organisation' | 'workspace';
 
 export class ControlEventError extends Error {
   override readonly name = 'ControlEventError';
 }
 
 export function controlKey(event: ControlEvent): string {
-  return event.type === 'connection.changed' ? `connection/${event.connection_id}` : `app/${event.app_id}`;
+  switch (event.type) {
+    case 'connection.changed':
+      return `connection/${event.connection_id}`;
+    case 'app.changed':
+      return `app/${event.app_id}`;
+    case 'quota.changed':
+      return `quota/${event.scope}/${event.id}`;
+  }
 }
 
 export function parseControlEvent(value: Buffer | null): ControlEvent {
@@ -29,6 +42,7 @@ export function parseControlEvent(value: Buffer | null): ControlEvent {
   const e = parsed as Partial<Record<string, unknown>>;
   if (e?.type === 'connection.changed' && typeof e.connection_id === 'string') return parsed as ControlEvent;
   if (e?.type === 'app.changed' && typeof e.app_id === 'string') return parsed as ControlEvent;
+  if (e?.type === 'quota.changed' && (e.scope === 'organisation' || e.scope === 'workspace') && typeof e.id === 'string') return parsed as ControlEvent;
   throw new ControlEventError('unknown control event');
 }
 

@@ -42,9 +42,10 @@ export function createIdentity(deps: IdentityDeps): Identity {
     name: `identity.${deps.name}`,
     logger: deps.logger,
     onEvent: (event) => {
-      // An app's change can move every connection of it; those are few, so drop them all.
       if (event.type === 'connection.changed') connections.invalidate(event.connection_id);
-      else connections.clear();
+      // An app's change can move every connection of it; those are few, so drop them all.
+      else if (event.type === 'app.changed') connections.clear();
+      // quota.changed: the cache holds no quotas (they are read per request).
     },
   });
   const authenticator = createBearerAuthenticator({ connections, keys, audience: audienceFor(deps.baseUrl), now });

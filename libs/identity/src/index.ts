@@ -4,16 +4,17 @@ export { ConnectionCache, KeySetCache, MAX_CACHE_TTL_MS, CacheTtlError } from '.
 export { createBearerAuthenticator, BearerRefusedError, RegistryUnavailableError } from './authenticate';
 export type { BearerAuthenticator, BearerAuthenticatorDeps, BearerIdentity } from './authenticate';
 export { createControlPublisher, createControlListener, parseControlEvent, controlKey, ControlEventError } from './control';
-export type { ControlEvent, ControlPublisher, ControlListener } from './control';
+export type { ControlEvent, ControlPublisher, ControlListener, QuotaScope } from './control';
 export {
   IdentityAdmin,
   AppNotFoundError,
   ConnectionNotFoundError,
   ConnectionNotActiveError,
   OverlapWindowError,
+  TenancyNotFoundError,
   MAX_OVERLAP_SECONDS,
 } from './admin';
-export type { IdentityAdminDeps, IssuedCredential } from './admin';
+export type { IdentityAdminDeps, IssuedCredential, QuotaSetting } from './admin';
 export { createIdentity } from './identity';
 export type { Identity, IdentityDeps } from './identity';
 export { identityConfig, busBaseUrlConfig } from './config';

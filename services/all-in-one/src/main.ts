@@ -5,13 +5,13 @@ import { createDatabase, databaseReadiness } from '@bus/db';
 import { bootstrap, codeBody, requestFirewall, violationBody } from '@bus/http';
 import { createKafka, createProducer, kafkaReadiness } from '@bus/kafka';
 import { busLimitSettings, busRequestLimits, createConnectionQuotas, createLimitMetrics, createRedis, redisReadiness } from '@bus/limits';
-import { createIdentity, identityConfig } from '@bus/identity';
+import { createControlPublisher, createIdentity, identityConfig } from '@bus/identity';
 import { authConfig, createAuthService } from '@bus/auth';
 import { createGatewayService, publishDepsOf } from '@bus/gateway';
-import { createDeliveryService, deliveryConfig, deliverySettings } from '@bus/delivery';
+import { createDeliveryService, deliveryConfig, deliverySettings, queueOperations } from '@bus/delivery';
 import { createPullApiService, pullApiConfig } from '@bus/pull-api';
 import { createCatalogueService } from '@bus/catalogue';
-import { createPortalService } from '@bus/portal';
+import { createPortalService, portalConfig, portalSettings } from '@bus/portal';
 
 /**
  * Every service in one process, as `npm run up` runs the bus locally: the bus routes (auth, gateway,
@@ -32,6 +32,7 @@ void bootstrap({
     ...identityConfig,
     ...deliveryConfig,
     ...pullApiConfig,
+    ...portalConfig,
     // One process locally: without a configured key, a random one per start is enough (handles of a
     // previous run fail; their messages come back when the leases end).
     RECEIPT_HANDLE_KEY: optional(pullApiConfig.RECEIPT_HANDLE_KEY),
@@ -100,7 +101,19 @@ void bootstrap({
           host: config.HOST,
           port: config.PORTAL_PORT,
           renderError: codeBody,
-          services: [createCatalogueService({ redis, readiness: [redisReady], limitMetrics }), createPortalService({ readiness: [postgres, kafkaReady] })],
+          services: [
+            createCatalogueService({ redis, readiness: [redisReady], limitMetrics }),
+            createPortalService({
+              db,
+              redis,
+              control: createControlPublisher(producer),
+              logger,
+              ...portalSettings(config),
+              queues: queueOperations({ db, kafka, logger }),
+              readiness: [postgres, redisReady, kafkaReady],
+              limitMetrics,
+            }),
+          ],
         },
       ],
       background: [identity.service, delivery],

@@ -52,8 +52,11 @@ export interface DeliveryStore {
    * acked or not, at most `batch` rows a statement, and then the stored messages no delivery refers to.
    */
   sweep(before: Date, batch: number): Promise<SweepResult>;
-  /** Per consumer connection with un-acked deliveries: depth, in flight (leased) and the oldest enqueue time. */
-  queueStats(): Promise<QueueStats[]>;
+  /**
+   * Per consumer connection with un-acked deliveries (or only `consumerId`'s): depth, in flight
+   * (leased) and the oldest enqueue time.
+   */
+  queueStats(consumerId?: string): Promise<QueueStats[]>;
 }
 
 export interface SweepResult {
@@ -158,13 +161,14 @@ export class KnexDeliveryStore implements DeliveryStore {
     return result;
   }
 
-  async queueStats(): Promise<QueueStats[]> {
+  async queueStats(consumerId?: string): Promise<QueueStats[]> {
     const rows = (
       (await this.db.raw(
         `SELECT consumer_id, count(*)::int AS depth,
                 (count(*) FILTER (WHERE state = 'leased' AND visible_at > now()))::int AS in_flight,
                 min(enqueued_at) AS oldest
-           FROM deliveries WHERE state <> 'acked' GROUP BY consumer_id`,
+           FROM deliveries WHERE state <> 'acked' ${consumerId === undefined ? '' : 'AND consumer_id = ?'} GROUP BY consumer_id`,
+        consumerId === undefined ? [] : [consumerId],
       )) as { rows: Array<{ consumer_id: string; depth: number; in_flight: number; oldest: Date }> }
     ).rows;
     return rows.map((r) => ({ consumerId: r.consumer_id, depth: r.depth, inFlight: r.in_flight, oldestEnqueuedAt: r.oldest }));

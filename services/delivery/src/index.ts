@@ -9,3 +9,5 @@ export type { MessageRecord, EnqueueOutcome, RecordEnqueuerDeps } from './enqueu
 export { deliveryConfig, defaultDeliveryGroupId, deliverySettings } from './config';
 export { replayToConsumer } from './replay';
 export type { ReplayRequest, ReplayDeps, ReplayResult } from './replay';
+export { queueOperations } from './operations';
+export type { QueueOperations } from './operations';

@@ -1,21 +1,39 @@
 import { tracing } from './instrument';
-import { databaseConfig, kafkaConfig, servicePort } from '@bus/config';
+import { databaseConfig, kafkaConfig, redisConfig, servicePort } from '@bus/config';
 import { createDatabase, databaseReadiness } from '@bus/db';
 import { bootstrap, codeBody } from '@bus/http';
-import { createKafka, kafkaReadiness } from '@bus/kafka';
+import { createKafka, createProducer, kafkaReadiness } from '@bus/kafka';
+import { createControlPublisher } from '@bus/identity';
+import { createLimitMetrics, createRedis, redisReadiness } from '@bus/limits';
+import { queueOperations } from '@bus/delivery';
+import { portalConfig, portalSettings } from './config';
 import { createPortalService } from './service';
 
 void bootstrap({
   name: 'portal',
   tracing,
-  config: { ...servicePort(8092), ...databaseConfig, ...kafkaConfig },
-  compose: async ({ config, logger, onClose }) => {
+  config: { ...servicePort(8092), ...databaseConfig, ...redisConfig, ...kafkaConfig, ...portalConfig },
+  compose: async ({ config, logger, metrics, onClose }) => {
     const db = createDatabase({ url: config.DATABASE_URL, poolMax: config.DATABASE_POOL_MAX, applicationName: 'portal' });
     onClose(() => db.destroy());
+    const redis = createRedis(config.REDIS_URL, logger, { keyPrefix: config.REDIS_KEY_PREFIX });
+    onClose(() => redis.disconnect());
     const kafka = createKafka({ brokers: config.KAFKA_BROKERS, clientId: config.KAFKA_CLIENT_ID, logger });
     const admin = kafka.admin();
     onClose(() => admin.disconnect());
-    const portal = createPortalService({ readiness: [databaseReadiness(db), kafkaReadiness(admin)] });
+    const producer = createProducer(kafka);
+    await producer.connect();
+    onClose(() => producer.disconnect());
+    const portal = createPortalService({
+      db,
+      redis,
+      control: createControlPublisher(producer),
+      logger,
+      ...portalSettings(config),
+      queues: queueOperations({ db, kafka, logger }),
+      readiness: [databaseReadiness(db), redisReadiness(redis), kafkaReadiness(admin)],
+      limitMetrics: createLimitMetrics(metrics, 'portal'),
+    });
     return { listeners: [{ name: 'portal', host: config.HOST, port: config.PORT, services: [portal], renderError: codeBody }] };
   },
 });

@@ -1,15 +1,72 @@
-import { notImplementedRouter, type ReadinessCheck, type Service } from '@bus/http';
+import { Router } from 'express';
+import type { Knex } from '@bus/db';
+import type { ReadinessCheck, Service } from '@bus/http';
+import { IdentityAdmin, type ControlPublisher } from '@bus/identity';
+import { createLimiter, type LimitMetrics, type Redis } from '@bus/limits';
+import type { Logger } from '@bus/observability';
+import { openapi } from '@bus/schemas';
+import { loadSkillLibrary, type SkillLibrary } from '@bus/skills';
+import { adminRoutes, type QueueOperations } from './admin-routes';
+import { KnexAdminStore } from './admin-store';
+import { operatorAuth, type OperatorCredentials } from './operator-auth';
+import { createReplayRunner, type ReplayRunner } from './replays';
 
 export interface PortalServiceDeps {
-  /** Postgres (tenancy) and Kafka (control topic) readiness. */
+  db: Knex;
+  /** The Redis of the per-address admin limit, shared by every replica. */
+  redis: Redis;
+  /** Announces tenancy, credential, permission and quota changes (bus.control.v1). */
+  control: ControlPublisher;
+  logger: Logger;
+  operator: OperatorCredentials;
+  perAddressPerMinute: number;
+  /** The environment's replay archive (KAFKA_MESSAGES_RETENTION). */
+  archiveMs: number;
+  /** Delivery's replay primitive and queue stats, from the composition root. */
+  queues: QueueOperations;
+  /** Postgres, Redis and Kafka readiness. */
   readiness: ReadinessCheck[];
+  library?: SkillLibrary;
+  limitMetrics?: LimitMetrics;
 }
 
-/** Operator and house admin API (DESIGN §5), under /api/admin on the portal host. */
-export function createPortalService(deps: PortalServiceDeps): Service {
+export interface PortalService extends Service {
+  /** The replays this process runs (tests wait on it). */
+  replays: ReplayRunner;
+}
+
+/** The operator's admin API (issue 8, DESIGN §5) under /api/admin on the portal host; docs/admin.md. */
+export function createPortalService(deps: PortalServiceDeps): PortalService {
+  const store = KnexAdminStore.create(deps.db);
+  const replays = createReplayRunner({ store, replay: deps.queues.replay, logger: deps.logger });
+  const perAddress = createLimiter(
+    deps.redis,
+    { name: 'admin.address', label: 'admin_address', rate: { points: deps.perAddressPerMinute, durationSeconds: 60 } },
+    deps.limitMetrics,
+  );
+
+  const documents = Router();
+  documents.get('/api/admin/openapi.json', (_req, res) => {
+    res.json(openapi.admin);
+  });
+  const authenticated = Router();
+  authenticated.use('/api/admin', operatorAuth(deps.operator, perAddress));
+
   return {
     name: 'portal',
-    routers: [notImplementedRouter([['all', '/api/admin/{*path}']])],
+    routers: [
+      documents,
+      authenticated,
+      adminRoutes({
+        admin: IdentityAdmin.create({ db: deps.db, control: deps.control, logger: deps.logger }),
+        store,
+        library: deps.library ?? loadSkillLibrary(),
+        replays,
+        queues: deps.queues,
+        archiveMs: deps.archiveMs,
+      }),
+    ],
     readiness: deps.readiness,
+    replays,
   };
 }

@@ -1,0 +1,36 @@
+import type { Knex } from 'knex';
+
+/**
+ * A configured skill instance bound to a consumer connection by the portal (table
+ * skill_registrations, migration 005): the record both the admin API and the consumer's skills route
+ * return, so the two can never describe a registration differently.
+ */
+export interface SkillRegistration {
+  registration_id: string;
+  /** The library version the instance was checked against. */
+  library_version: string;
+  registered_at: string;
+  /** The instance as registered: skill_id, skill_version, instance_label, values, authority_scale. */
+  instance: Record<string, unknown>;
+}
+
+export interface SkillRegistrationRow {
+  id: string;
+  library_version: string;
+  instance: Record<string, unknown>;
+  registered_at: Date;
+}
+
+export function skillRegistration(row: SkillRegistrationRow): SkillRegistration {
+  return { registration_id: row.id, library_version: row.library_version, registered_at: row.registered_at.toISOString(), instance: row.instance };
+}
+
+/** The connection's registrations, oldest first. */
+export async function readSkillRegistrations(db: Knex, consumerId: string): Promise<SkillRegistration[]> {
+  const rows = (await db('skill_registrations')
+    .where({ consumer_id: consumerId })
+    .orderBy('registered_at')
+    .orderBy('id')
+    .select('id', 'library_version', 'instance', 'registered_at')) as SkillRegistrationRow[];
+  return rows.map(skillRegistration);
+}

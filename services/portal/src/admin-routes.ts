@@ -1,0 +1,259 @@
+import { Router, type Request } from 'express';
+import { MessageTooLargeError, readBody } from '@bus/http';
+import {
+  AppNotFoundError,
+  ConnectionNotActiveError,
+  ConnectionNotFoundError,
+  OverlapWindowError,
+  TenancyNotFoundError,
+  type IdentityAdmin,
+} from '@bus/identity';
+import { checkSkillsInput, MAX_BODY_BYTES, readSkillsBody, type SkillLibrary } from '@bus/skills';
+import * as body from './admin-requests';
+import { RegistrationLabelTakenError, type AdminStore, type ConnectionView } from './admin-store';
+import { AdminConflictError, AdminNotFoundError, AdminRequestInvalidError, RegistrationInvalidError } from './errors';
+import type { ReplayFunction, ReplayRunner } from './replays';
+
+/** What the admin API does to consumer queues; delivery's queueOperations answers it (wired in main). */
+export interface QueueOperations {
+  replay: ReplayFunction;
+  /** Undefined when the consumer has nothing un-acked. */
+  stats(consumerId: string): Promise<{ depth: number; inFlight: number; oldestEnqueuedAt: Date } | undefined>;
+}
+
+export interface AdminRoutesDeps {
+  admin: IdentityAdmin;
+  store: AdminStore;
+  library: SkillLibrary;
+  replays: ReplayRunner;
+  queues: QueueOperations;
+  /** The replay archive of this environment (KAFKA_MESSAGES_RETENTION): 30 days Sandbox, 7 days Preview. */
+  archiveMs: number;
+  now?: () => Date;
+}
+
+/** JSON request bodies of the admin API are small; a skills file may take the catalogue's 256 KB. */
+const BODY_BYTES = 64 * 1024;
+
+/**
+ * The operator's admin API (issue 8, DESIGN §5; docs/admin.md): tenancy, credentials, permissions,
+ * quotas, skill registrations, replay and queue stats, under /api/admin. Authentication is applied
+ * in front of this router (operator-auth.ts). Every answer is `no-store`: it is account data, and
+ * two of them carry a client secret.
+ */
+export function adminRoutes(deps: AdminRoutesDeps): Router {
+  const now = deps.now ?? (() => new Date());
+  const router = Router();
+  router.use('/api/admin', (_req, res, next) => {
+    res.set('Cache-Control', 'no-store');
+    next();
+  });
+
+  const organisationOf = async (id: string) => (await deps.store.organisation(id)) ?? notFound('organisation', id);
+  const workspaceOf = async (id: string) => (await deps.store.workspace(id)) ?? notFound('workspace', id);
+  const appOf = async (id: string) => (await deps.store.app(id)) ?? notFound('app', id);
+  const connectionOf = async (id: string) => (await deps.store.connection(id)) ?? notFound('connection', id);
+  const activeConsumer = async (id: string): Promise<ConnectionView> => {
+    const connection = await connectionOf(id);
+    if (connection.kind !== 'consumer') throw new AdminConflictError(`Connection ${id} is a producer; only consumer connections have registrations and queues`);
+    if (connection.status !== 'active') throw new AdminConflictError(`Connection ${id} is ${connection.status}`);
+    return connection;
+  };
+
+  router.get('/api/admin/organisations', async (_req, res) => {
+    res.json({ organisations: await deps.store.organisations() });
+  });
+  router.post('/api/admin/organisations', async (req, res) => {
+    const b = await jsonBody(req, ['name', 'kind', 'quota']);
+    const id = await deps.admin.createOrganisation({
+      name: body.name(b),
+      kind: body.oneOfField(b, 'kind', body.ORGANISATION_KINDS),
+      ...(b.quota === undefined ? {} : { quota: body.quotaSetting(b.quota) }),
+    });
+    res.status(201).json(await organisationOf(id));
+  });
+  router.get('/api/admin/organisations/:o', async (req, res) => {
+    res.json(await organisationOf(param(req, 'o')));
+  });
+  router.put('/api/admin/organisations/:o/quota', async (req, res) => {
+    const quota = body.quotaSetting(await jsonBody(req));
+    await identityCall(() => deps.admin.setQuota('organisation', param(req, 'o'), quota));
+    res.json(await organisationOf(param(req, 'o')));
+  });
+
+  router.get('/api/admin/workspaces', async (req, res) => {
+    res.json({ workspaces: await deps.store.workspaces({ organisationId: queryId(req, 'organisation_id', 'o') }) });
+  });
+  router.post('/api/admin/workspaces', async (req, res) => {
+    const b = await jsonBody(req, ['organisation_id', 'name', 'quota']);
+    const id = await identityCall(() =>
+      deps.admin.createWorkspace({
+        organisationId: body.id(b, 'organisation_id', 'o'),
+        name: body.name(b),
+        ...(b.quota === undefined ? {} : { quota: body.quotaSetting(b.quota) }),
+      }),
+    );
+    res.status(201).json(await workspaceOf(id));
+  });
+  router.get('/api/admin/workspaces/:w', async (req, res) => {
+    res.json(await workspaceOf(param(req, 'w')));
+  });
+  router.put('/api/admin/workspaces/:w/quota', async (req, res) => {
+    const quota = body.quotaSetting(await jsonBody(req));
+    await identityCall(() => deps.admin.setQuota('workspace', param(req, 'w'), quota));
+    res.json(await workspaceOf(param(req, 'w')));
+  });
+
+  router.get('/api/admin/apps', async (req, res) => {
+    res.json({ apps: await deps.store.apps({ workspaceId: queryId(req, 'workspace_id', 'w') }) });
+  });
+  router.post('/api/admin/apps', async (req, res) => {
+    const b = await jsonBody(req, ['workspace_id', 'organisation_id', 'name']);
+    const organisationId = body.optionalId(b, 'organisation_id', 'o');
+    const id = await identityCall(() =>
+      deps.admin.createApp({ workspaceId: body.id(b, 'workspace_id', 'w'), name: body.name(b), ...(organisationId ? { organisationId } : {}) }),
+    );
+    res.status(201).json(await appOf(id));
+  });
+  router.get('/api/admin/apps/:a', async (req, res) => {
+    res.json(await appOf(param(req, 'a')));
+  });
+  router.put('/api/admin/apps/:a/permissions', async (req, res) => {
+    const permissions = body.permissions(await jsonBody(req));
+    await identityCall(() => deps.admin.setPermissions(param(req, 'a'), permissions));
+    res.json(await appOf(param(req, 'a')));
+  });
+
+  router.get('/api/admin/connections', async (req, res) => {
+    res.json({ connections: await deps.store.connections({ workspaceId: queryId(req, 'workspace_id', 'w'), appId: queryId(req, 'app_id', 'a') }) });
+  });
+  router.post('/api/admin/connections', async (req, res) => {
+    const b = await jsonBody(req, ['app_id', 'kind']);
+    const issued = await identityCall(() => deps.admin.createConnection({ appId: body.id(b, 'app_id', 'a'), kind: body.oneOfField(b, 'kind', body.CONNECTION_KINDS) }));
+    res.status(201).json({
+      client_id: issued.clientId,
+      client_secret: issued.clientSecret,
+      credential_version: issued.credentialVersion,
+      connection: await connectionOf(issued.clientId),
+    });
+  });
+  router.get('/api/admin/connections/:c', async (req, res) => {
+    res.json(await connectionOf(param(req, 'c')));
+  });
+  router.delete('/api/admin/connections/:c', async (req, res) => {
+    await identityCall(() => deps.admin.removeConnection(param(req, 'c')));
+    res.status(204).end();
+  });
+  router.post('/api/admin/connections/:c/revoke', async (req, res) => {
+    const clientId = param(req, 'c');
+    const connection = await connectionOf(clientId);
+    if (connection.status === 'removed') throw new AdminConflictError(`Connection ${clientId} is removed`);
+    if (connection.status === 'active') await identityCall(() => deps.admin.revokeConnection(clientId));
+    res.json(await connectionOf(clientId));
+  });
+  router.post('/api/admin/connections/:c/rotate', async (req, res) => {
+    const overlap = body.overlapSeconds(await jsonBody(req));
+    const issued = await identityCall(() => deps.admin.rotateCredential(param(req, 'c'), { overlapSeconds: overlap }));
+    res.json({
+      client_id: issued.clientId,
+      client_secret: issued.clientSecret,
+      credential_version: issued.credentialVersion,
+      previous_secret_usable_until: issued.previousUsableUntil.toISOString(),
+      connection: await connectionOf(issued.clientId),
+    });
+  });
+
+  router.get('/api/admin/connections/:c/registrations', async (req, res) => {
+    const connection = await connectionOf(param(req, 'c'));
+    res.json({ registrations: await deps.store.registrations(connection.client_id) });
+  });
+  router.post('/api/admin/connections/:c/registrations', async (req, res) => {
+    const connection = await activeConsumer(param(req, 'c'));
+    // The same reading and the same checks as POST /api/skills/validate: one answer, one set of problems.
+    const bytes = await readBody(req, MAX_BODY_BYTES).catch((err: unknown) => {
+      if (err instanceof MessageTooLargeError) throw new AdminRequestInvalidError(`The body is over ${MAX_BODY_BYTES} bytes (256 KB)`);
+      throw err;
+    });
+    const read = readSkillsBody(bytes, req.header('content-type'));
+    if (!read.ok) throw new AdminRequestInvalidError(read.reason);
+    const answer = checkSkillsInput(deps.library, read.input);
+    if (!answer.valid) throw new RegistrationInvalidError(answer);
+    const instances = (read.input.checked === 'instance' ? [read.input.instance] : (read.input.items as unknown[])) as Array<Record<string, unknown>>;
+    if (instances.length === 0) throw new AdminRequestInvalidError('The body holds no skill instance to register');
+    try {
+      const registrations = await deps.store.addRegistrations(
+        connection.client_id,
+        instances.map((instance) => ({
+          instanceLabel: String(instance.instance_label),
+          libraryVersion: typeof instance.skill_version === 'string' ? instance.skill_version : deps.library.current.info.version,
+          instance,
+        })),
+      );
+      res.status(201).json({ registrations });
+    } catch (err) {
+      if (err instanceof RegistrationLabelTakenError) throw new AdminConflictError(err.message);
+      throw err;
+    }
+  });
+  router.delete('/api/admin/connections/:c/registrations/:r', async (req, res) => {
+    const connection = await connectionOf(param(req, 'c'));
+    if (!(await deps.store.removeRegistration(connection.client_id, param(req, 'r')))) notFound('registration', param(req, 'r'));
+    res.status(204).end();
+  });
+
+  router.get('/api/admin/connections/:c/queue', async (req, res) => {
+    const connection = await connectionOf(param(req, 'c'));
+    if (connection.kind !== 'consumer') throw new AdminConflictError(`Connection ${connection.client_id} is a producer; it has no queue`);
+    const stats = await deps.queues.stats(connection.client_id);
+    res.json({
+      client_id: connection.client_id,
+      depth: stats?.depth ?? 0,
+      in_flight: stats?.inFlight ?? 0,
+      oldest_age_seconds: stats ? Math.max(0, (now().getTime() - stats.oldestEnqueuedAt.getTime()) / 1000) : null,
+    });
+  });
+  router.post('/api/admin/connections/:c/replays', async (req, res) => {
+    const connection = await activeConsumer(param(req, 'c'));
+    const since = body.replaySince(await jsonBody(req), now(), deps.archiveMs);
+    const replay = await deps.replays.start({ workspaceId: connection.workspace_id, consumerId: connection.client_id, since });
+    res.status(202).json(replay);
+  });
+  router.get('/api/admin/replays/:p', async (req, res) => {
+    res.json((await deps.store.replay(param(req, 'p'))) ?? notFound('replay', param(req, 'p')));
+  });
+  return router;
+}
+
+async function jsonBody(req: Request, fields?: readonly string[]): Promise<body.JsonObject> {
+  const parsed = body.parseJsonObject(await readBody(req, BODY_BYTES));
+  if (fields) body.onlyFields(parsed, fields);
+  return parsed;
+}
+
+function param(req: Request, name: string): string {
+  return String(req.params[name]);
+}
+
+function queryId(req: Request, name: string, prefix: string): string | undefined {
+  const value = req.query[name];
+  if (value === undefined) return undefined;
+  return body.id({ [name]: value }, name, prefix);
+}
+
+function notFound(what: string, id: string): never {
+  throw new AdminNotFoundError(what, id);
+}
+
+/** The one translation of IdentityAdmin's errors into the admin API's. */
+async function identityCall<T>(call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (err) {
+    if (err instanceof AppNotFoundError) throw new AdminNotFoundError('app', err.appId);
+    if (err instanceof ConnectionNotFoundError) throw new AdminNotFoundError('connection', err.clientId);
+    if (err instanceof TenancyNotFoundError) throw new AdminNotFoundError(err.what, err.id);
+    if (err instanceof ConnectionNotActiveError) throw new AdminConflictError(err.message);
+    if (err instanceof OverlapWindowError) throw new AdminRequestInvalidError(err.message);
+    throw err;
+  }
+}

@@ -1,0 +1,335 @@
+import { readSkillRegistrations, skillRegistration, type Knex, type SkillRegistration, type SkillRegistrationRow } from '@bus/db';
+import { QUOTA_TIERS, type QuotaTier } from '@bus/limits';
+import { newId } from '@bus/tokens';
+
+/** A quota as the admin API shows it: the tier and the allowance it gives (spec §8). */
+export interface QuotaView {
+  tier: QuotaTier | 'custom';
+  per_second: number;
+  burst: number;
+  per_day: number;
+}
+
+export interface OrganisationView {
+  id: string;
+  name: string;
+  kind: 'house' | 'vendor' | 'operator';
+  quota: QuotaView;
+  created_at: string;
+}
+
+export interface WorkspaceView {
+  id: string;
+  organisation_id: string;
+  name: string;
+  quota: QuotaView;
+  created_at: string;
+}
+
+export interface AppView {
+  id: string;
+  workspace_id: string;
+  organisation_id: string;
+  name: string;
+  permissions: { system_ids: string[]; message_types: string[] };
+  created_at: string;
+}
+
+export interface ConnectionView {
+  client_id: string;
+  app_id: string;
+  workspace_id: string;
+  organisation_id: string;
+  kind: 'producer' | 'consumer';
+  status: 'active' | 'revoked' | 'removed';
+  credential_version: number;
+  created_at: string;
+  status_changed_at: string | null;
+}
+
+export interface NewRegistration {
+  instanceLabel: string;
+  libraryVersion: string;
+  instance: Record<string, unknown>;
+}
+
+export type ReplayStatus = 'running' | 'succeeded' | 'failed' | 'interrupted';
+
+export interface ReplayView {
+  replay_id: string;
+  client_id: string;
+  since: string;
+  status: ReplayStatus;
+  scanned: number;
+  replayed: number;
+  skipped: number;
+  requested_at: string;
+  finished_at: string | null;
+  error: string | null;
+}
+
+export type ReplayOutcome =
+  | { status: 'succeeded'; scanned: number; replayed: number; skipped: number }
+  | { status: 'failed'; error: string };
+
+/** An instance_label is already bound to the connection. */
+export class RegistrationLabelTakenError extends Error {
+  override readonly name = 'RegistrationLabelTakenError';
+}
+
+/** The admin API's reads, and the registrations and replay jobs it owns. Tenancy writes go through IdentityAdmin. */
+export interface AdminStore {
+  organisations(): Promise<OrganisationView[]>;
+  organisation(id: string): Promise<OrganisationView | undefined>;
+  workspaces(filter: { organisationId?: string }): Promise<WorkspaceView[]>;
+  workspace(id: string): Promise<WorkspaceView | undefined>;
+  apps(filter: { workspaceId?: string }): Promise<AppView[]>;
+  app(id: string): Promise<AppView | undefined>;
+  connections(filter: { workspaceId?: string; appId?: string }): Promise<ConnectionView[]>;
+  connection(clientId: string): Promise<ConnectionView | undefined>;
+  registrations(consumerId: string): Promise<SkillRegistration[]>;
+  /** All or none; throws RegistrationLabelTakenError when a label is bound to the connection already. */
+  addRegistrations(consumerId: string, registrations: readonly NewRegistration[]): Promise<SkillRegistration[]>;
+  /** False when the connection has no such registration. */
+  removeRegistration(consumerId: string, registrationId: string): Promise<boolean>;
+  createReplay(consumerId: string, since: Date): Promise<ReplayView>;
+  replay(replayId: string): Promise<ReplayView | undefined>;
+  /** Marks the job alive; a job not marked for `REPLAY_STALE_MS` reads as interrupted. */
+  heartbeatReplay(replayId: string): Promise<void>;
+  finishReplay(replayId: string, outcome: ReplayOutcome): Promise<void>;
+}
+
+/** A running replay whose process has not marked it for this long died with it: it reads as interrupted. */
+export const REPLAY_STALE_MS = 60_000;
+
+const UNIQUE_VIOLATION = '23505';
+
+export class KnexAdminStore implements AdminStore {
+  private constructor(private readonly db: Knex) {}
+
+  static create(db: Knex): KnexAdminStore {
+    return new KnexAdminStore(db);
+  }
+
+  async organisations(): Promise<OrganisationView[]> {
+    const rows = (await this.db('organisations').orderBy('created_at').orderBy('id').select('*')) as OrganisationRow[];
+    return rows.map(organisationView);
+  }
+
+  async organisation(id: string): Promise<OrganisationView | undefined> {
+    const row = (await this.db('organisations').where({ id }).first('*')) as OrganisationRow | undefined;
+    return row && organisationView(row);
+  }
+
+  async workspaces(filter: { organisationId?: string }): Promise<WorkspaceView[]> {
+    const query = this.db('workspaces').orderBy('created_at').orderBy('id').select('*');
+    if (filter.organisationId !== undefined) void query.where({ organisation_id: filter.organisationId });
+    return ((await query) as WorkspaceRow[]).map(workspaceView);
+  }
+
+  async workspace(id: string): Promise<WorkspaceView | undefined> {
+    const row = (await this.db('workspaces').where({ id }).first('*')) as WorkspaceRow | undefined;
+    return row && workspaceView(row);
+  }
+
+  async apps(filter: { workspaceId?: string }): Promise<AppView[]> {
+    const query = this.db('apps').orderBy('created_at').orderBy('id').select('*');
+    if (filter.workspaceId !== undefined) void query.where({ workspace_id: filter.workspaceId });
+    return this.withPermissions((await query) as AppRow[]);
+  }
+
+  async app(id: string): Promise<AppView | undefined> {
+    const rows = (await this.db('apps').where({ id }).select('*')) as AppRow[];
+    return (await this.withPermissions(rows))[0];
+  }
+
+  async connections(filter: { workspaceId?: string; appId?: string }): Promise<ConnectionView[]> {
+    const query = this.connectionQuery().orderBy('c.created_at').orderBy('c.id');
+    if (filter.workspaceId !== undefined) void query.where('c.workspace_id', filter.workspaceId);
+    if (filter.appId !== undefined) void query.where('c.app_id', filter.appId);
+    return ((await query) as ConnectionRow[]).map(connectionView);
+  }
+
+  async connection(clientId: string): Promise<ConnectionView | undefined> {
+    const row = (await this.connectionQuery().where('c.id', clientId).first()) as ConnectionRow | undefined;
+    return row && connectionView(row);
+  }
+
+  registrations(consumerId: string): Promise<SkillRegistration[]> {
+    return readSkillRegistrations(this.db, consumerId);
+  }
+
+  async addRegistrations(consumerId: string, registrations: readonly NewRegistration[]): Promise<SkillRegistration[]> {
+    if (registrations.length === 0) return [];
+    const now = new Date();
+    try {
+      const rows = (await this.db('skill_registrations')
+        .insert(
+          registrations.map((r) => ({
+            id: newId('r'),
+            consumer_id: consumerId,
+            instance_label: r.instanceLabel,
+            library_version: r.libraryVersion,
+            instance: JSON.stringify(r.instance),
+            registered_at: now,
+          })),
+        )
+        .returning(['id', 'library_version', 'instance', 'registered_at'])) as SkillRegistrationRow[];
+      return rows.map(skillRegistration);
+    } catch (err) {
+      if ((err as { code?: string }).code === UNIQUE_VIOLATION) {
+        throw new RegistrationLabelTakenError('an instance_label of the request is already registered on this connection');
+      }
+      throw err;
+    }
+  }
+
+  async removeRegistration(consumerId: string, registrationId: string): Promise<boolean> {
+    return (await this.db('skill_registrations').where({ consumer_id: consumerId, id: registrationId }).delete()) > 0;
+  }
+
+  async createReplay(consumerId: string, since: Date): Promise<ReplayView> {
+    const now = new Date();
+    const [row] = (await this.db('replay_jobs')
+      .insert({ id: newId('p'), consumer_id: consumerId, since, requested_at: now, heartbeat_at: now })
+      .returning('*')) as ReplayRow[];
+    return replayView(row!, now);
+  }
+
+  async replay(replayId: string): Promise<ReplayView | undefined> {
+    const row = (await this.db('replay_jobs').where({ id: replayId }).first('*')) as ReplayRow | undefined;
+    return row && replayView(row, new Date());
+  }
+
+  async heartbeatReplay(replayId: string): Promise<void> {
+    await this.db('replay_jobs').where({ id: replayId, status: 'running' }).update({ heartbeat_at: new Date() });
+  }
+
+  async finishReplay(replayId: string, outcome: ReplayOutcome): Promise<void> {
+    const counts = outcome.status === 'succeeded' ? { scanned: outcome.scanned, replayed: outcome.replayed, skipped: outcome.skipped } : { error: outcome.error };
+    await this.db('replay_jobs').where({ id: replayId }).update({ status: outcome.status, ...counts, finished_at: new Date() });
+  }
+
+  private connectionQuery() {
+    return this.db('connections as c')
+      .join('apps as a', 'a.id', 'c.app_id')
+      .select('c.id', 'c.app_id', 'c.workspace_id', 'a.organisation_id', 'c.kind', 'c.status', 'c.credential_version', 'c.created_at', 'c.status_changed_at');
+  }
+
+  private async withPermissions(rows: AppRow[]): Promise<AppView[]> {
+    const permissions = (await this.db('permissions')
+      .whereIn('app_id', rows.map((r) => r.id))
+      .orderBy('value')
+      .select('app_id', 'kind', 'value')) as Array<{ app_id: string; kind: 'system_id' | 'message_type'; value: string }>;
+    return rows.map((r) => {
+      const own = permissions.filter((p) => p.app_id === r.id);
+      return {
+        id: r.id,
+        workspace_id: r.workspace_id,
+        organisation_id: r.organisation_id,
+        name: r.name,
+        permissions: {
+          system_ids: own.filter((p) => p.kind === 'system_id').map((p) => p.value),
+          message_types: own.filter((p) => p.kind === 'message_type').map((p) => p.value),
+        },
+        created_at: r.created_at.toISOString(),
+      };
+    });
+  }
+}
+
+interface QuotaColumns {
+  quota_tier: QuotaTier | 'custom';
+  custom_per_second: number | null;
+  custom_burst: number | null;
+  custom_per_day: string | number | null;
+}
+interface OrganisationRow extends QuotaColumns {
+  id: string;
+  name: string;
+  kind: OrganisationView['kind'];
+  created_at: Date;
+}
+interface WorkspaceRow extends QuotaColumns {
+  id: string;
+  organisation_id: string;
+  name: string;
+  created_at: Date;
+}
+interface AppRow {
+  id: string;
+  workspace_id: string;
+  organisation_id: string;
+  name: string;
+  created_at: Date;
+}
+interface ConnectionRow {
+  id: string;
+  app_id: string;
+  workspace_id: string;
+  organisation_id: string;
+  kind: ConnectionView['kind'];
+  status: ConnectionView['status'];
+  credential_version: number;
+  created_at: Date;
+  status_changed_at: Date | null;
+}
+interface ReplayRow {
+  id: string;
+  consumer_id: string;
+  since: Date;
+  status: 'running' | 'succeeded' | 'failed';
+  scanned: number;
+  replayed: number;
+  skipped: number;
+  error: string | null;
+  requested_at: Date;
+  heartbeat_at: Date;
+  finished_at: Date | null;
+}
+
+function quotaView(row: QuotaColumns): QuotaView {
+  if (row.quota_tier !== 'custom') {
+    const q = QUOTA_TIERS[row.quota_tier];
+    return { tier: row.quota_tier, per_second: q.perSecond, burst: q.burst, per_day: q.perDay };
+  }
+  return { tier: 'custom', per_second: Number(row.custom_per_second), burst: Number(row.custom_burst), per_day: Number(row.custom_per_day) };
+}
+
+function organisationView(r: OrganisationRow): OrganisationView {
+  return { id: r.id, name: r.name, kind: r.kind, quota: quotaView(r), created_at: r.created_at.toISOString() };
+}
+
+function workspaceView(r: WorkspaceRow): WorkspaceView {
+  return { id: r.id, organisation_id: r.organisation_id, name: r.name, quota: quotaView(r), created_at: r.created_at.toISOString() };
+}
+
+function connectionView(r: ConnectionRow): ConnectionView {
+  return {
+    client_id: r.id,
+    app_id: r.app_id,
+    workspace_id: r.workspace_id,
+    organisation_id: r.organisation_id,
+    kind: r.kind,
+    status: r.status,
+    credential_version: r.credential_version,
+    created_at: r.created_at.toISOString(),
+    status_changed_at: r.status_changed_at?.toISOString() ?? null,
+  };
+}
+
+function replayView(r: ReplayRow, now: Date): ReplayView {
+  const stale = r.status === 'running' && now.getTime() - r.heartbeat_at.getTime() > REPLAY_STALE_MS;
+  return {
+    replay_id: r.id,
+    client_id: r.consumer_id,
+    since: r.since.toISOString(),
+    status: stale ? 'interrupted' : r.status,
+    scanned: r.scanned,
+    replayed: r.replayed,
+    skipped: r.skipped,
+    requested_at: r.requested_at.toISOString(),
+    finished_at: r.finished_at?.toISOString() ?? null,
+    error: r.error,
+  };
+}

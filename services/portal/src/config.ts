@@ -1,0 +1,20 @@
+import { int, str, type ConfigOf } from '@bus/config';
+
+/** The portal's own variables (on top of Postgres, Redis and Kafka). */
+export const portalConfig = {
+  /** The operator's client id for the admin API (HTTP Basic user name). */
+  OPERATOR_CLIENT_ID: str({ pattern: /^[A-Za-z0-9._-]{1,64}$/ }),
+  /** The operator's secret; never logged. At least 24 characters (e.g. `openssl rand -hex 24`). */
+  OPERATOR_CLIENT_SECRET: str({ minLength: 24 }),
+  /** Admin requests a minute per source address (spec §8's "any route" limit by default). */
+  ADMIN_LIMIT_PER_ADDRESS_PER_MINUTE: int({ min: 1, max: 1_000_000, default: 600 }),
+} as const;
+
+/** The admin API's settings from its configuration: one mapping for every composition root. */
+export function portalSettings(config: ConfigOf<typeof portalConfig> & { KAFKA_MESSAGES_RETENTION: number }) {
+  return {
+    operator: { clientId: config.OPERATOR_CLIENT_ID, clientSecret: config.OPERATOR_CLIENT_SECRET },
+    perAddressPerMinute: config.ADMIN_LIMIT_PER_ADDRESS_PER_MINUTE,
+    archiveMs: config.KAFKA_MESSAGES_RETENTION,
+  };
+}
