@@ -1,4 +1,3 @@
-#!/usr/bin/env node
 import { readFile } from 'node:fs/promises';
 import { run } from './run';
 
