@@ -60,7 +60,7 @@ describe('busctl against the running bus (compiled all-in-one and CLI)', () => {
   it('runs an operator flow: tenancy, permissions, credentials, tiers, registrations, queue, replay', async () => {
     const testStart = new Date().toISOString();
     const org = await json<{ id: string }>(['org', 'create', '--name', 'Harbour Tales', '--kind', 'house', '--tier', 'standard']);
-    expect(await ok(['org', 'list'])).toMatch(new RegExp(`^ID +NAME +KIND +QUOTA +CREATED\\n(.*\\n)*${org.id} +Harbour Tales +house +standard \\(20/s`, 'm'));
+    expect(await ok(['org', 'list'])).toMatch(new RegExp(`^ID +NAME +KIND +QUOTA +CREATED_AT\\n(.*\\n)*${org.id} +Harbour Tales +house +standard \\(20/s`, 'm'));
 
     const workspace = await json<{ id: string }>(['workspace', 'create', '--org', org.id, '--name', 'Sandbox']);
     expect(await ok(['workspace', 'list', '--org', org.id])).toContain(workspace.id);

@@ -23,7 +23,7 @@ describe('every command → its admin API request', () => {
   it.each<[string, ApiRequest]>([
     ['org create --name Harbour --kind house', { method: 'POST', path: '/organisations', json: { name: 'Harbour', kind: 'house' } }],
     ['org create --name V --kind vendor --tier minimal', { method: 'POST', path: '/organisations', json: { name: 'V', kind: 'vendor', quota: { tier: 'minimal' } } }],
-    ['org list', { method: 'GET', path: '/organisations' }],
+    ['org list', { method: 'GET', path: '/organisations', query: {} }],
     ['org show oabcdefghijkl', { method: 'GET', path: '/organisations/oabcdefghijkl' }],
     ['workspace create --org o1 --name Sandbox', { method: 'POST', path: '/workspaces', json: { organisation_id: 'o1', name: 'Sandbox' } }],
     ['workspace create --org o1 --name S --tier high', { method: 'POST', path: '/workspaces', json: { organisation_id: 'o1', name: 'S', quota: { tier: 'high' } } }],

@@ -6,6 +6,7 @@ import {
   appView,
   connectionView,
   fields,
+  listTable,
   organisationView,
   permissionFields,
   queueFields,
@@ -15,6 +16,7 @@ import {
   SECRET_NOTE,
   table,
   workspaceView,
+  type View,
 } from './render';
 
 /** One admin API call, described as data so parsing is tested without a server. */
@@ -99,6 +101,36 @@ const consumerOption: OptionSpec = { type: 'string', value: '<c>', help: 'the co
 
 const SKILLS_TYPES: Record<string, string> = { '.yaml': 'application/yaml', '.yml': 'application/yaml', '.json': 'application/json' };
 
+/** `<group> show <id>`: one resource's fields. */
+function showCommand<T>(group: string, placeholder: string, collection: string, view: View<T>, summary: string): Command {
+  return {
+    path: [group, 'show'],
+    summary,
+    usage: placeholder,
+    options: {},
+    positionals: [placeholder],
+    plan: (input) => ({
+      request: { method: 'GET', path: `/${collection}/${id(input.positional(0))}` },
+      render: (body) => fields(view.fields, body as T),
+    }),
+  };
+}
+
+/** `<group> list [--filter …]`: the collection as a table; each filter option is a query parameter. */
+function listCommand<T>(group: string, collection: string, filters: Record<string, { query: string; value: string; help: string }>, view: View<T>): Command {
+  return {
+    path: [group, 'list'],
+    summary: `list ${collection}`,
+    usage: Object.entries(filters).map(([name, filter]) => `[--${name} ${filter.value}]`).join(' '),
+    options: Object.fromEntries(Object.entries(filters).map(([name, { value, help }]) => [name, { type: 'string', value, help }])),
+    positionals: [],
+    plan: (input) => ({
+      request: { method: 'GET', path: `/${collection}`, query: given(Object.fromEntries(Object.entries(filters).map(([name, filter]) => [filter.query, input.string(name)]))) },
+      render: (body) => listTable(view, (body as Record<string, T[]>)[collection] ?? []),
+    }),
+  };
+}
+
 export const COMMANDS: readonly Command[] = [
   {
     path: ['org', 'create'],
@@ -119,28 +151,8 @@ export const COMMANDS: readonly Command[] = [
       render: (body) => fields(organisationView.fields, body as Organisation),
     }),
   },
-  {
-    path: ['org', 'list'],
-    summary: 'list organisations',
-    usage: '',
-    options: {},
-    positionals: [],
-    plan: () => ({
-      request: { method: 'GET', path: '/organisations' },
-      render: (body) => table(organisationView.columns, (body as { organisations: Organisation[] }).organisations),
-    }),
-  },
-  {
-    path: ['org', 'show'],
-    summary: 'show one organisation',
-    usage: '<o>',
-    options: {},
-    positionals: ['<o>'],
-    plan: (input) => ({
-      request: { method: 'GET', path: `/organisations/${id(input.positional(0))}` },
-      render: (body) => fields(organisationView.fields, body as Organisation),
-    }),
-  },
+  listCommand('org', 'organisations', {}, organisationView),
+  showCommand('org', '<o>', 'organisations', organisationView, 'show one organisation'),
   {
     path: ['workspace', 'create'],
     summary: "create a workspace (a tenant) in an organisation",
@@ -156,28 +168,8 @@ export const COMMANDS: readonly Command[] = [
       render: (body) => fields(workspaceView.fields, body as Workspace),
     }),
   },
-  {
-    path: ['workspace', 'list'],
-    summary: 'list workspaces',
-    usage: '[--org <o>]',
-    options: { org: { type: 'string', value: '<o>', help: "only this organisation's workspaces" } },
-    positionals: [],
-    plan: (input) => ({
-      request: { method: 'GET', path: '/workspaces', query: given({ organisation_id: input.string('org') }) },
-      render: (body) => table(workspaceView.columns, (body as { workspaces: Workspace[] }).workspaces),
-    }),
-  },
-  {
-    path: ['workspace', 'show'],
-    summary: 'show one workspace',
-    usage: '<w>',
-    options: {},
-    positionals: ['<w>'],
-    plan: (input) => ({
-      request: { method: 'GET', path: `/workspaces/${id(input.positional(0))}` },
-      render: (body) => fields(workspaceView.fields, body as Workspace),
-    }),
-  },
+  listCommand('workspace', 'workspaces', { org: { query: 'organisation_id', value: '<o>', help: "only this organisation's workspaces" } }, workspaceView),
+  showCommand('workspace', '<w>', 'workspaces', workspaceView, 'show one workspace'),
   {
     path: ['app', 'create'],
     summary: 'create an app in a workspace',
@@ -197,28 +189,8 @@ export const COMMANDS: readonly Command[] = [
       render: (body) => fields(appView.fields, body as App),
     }),
   },
-  {
-    path: ['app', 'list'],
-    summary: 'list apps',
-    usage: '[--workspace <w>]',
-    options: { workspace: { type: 'string', value: '<w>', help: "only this workspace's apps" } },
-    positionals: [],
-    plan: (input) => ({
-      request: { method: 'GET', path: '/apps', query: given({ workspace_id: input.string('workspace') }) },
-      render: (body) => table(appView.columns, (body as { apps: App[] }).apps),
-    }),
-  },
-  {
-    path: ['app', 'show'],
-    summary: 'show one app, with its permissions',
-    usage: '<a>',
-    options: {},
-    positionals: ['<a>'],
-    plan: (input) => ({
-      request: { method: 'GET', path: `/apps/${id(input.positional(0))}` },
-      render: (body) => fields(appView.fields, body as App),
-    }),
-  },
+  listCommand('app', 'apps', { workspace: { query: 'workspace_id', value: '<w>', help: "only this workspace's apps" } }, appView),
+  showCommand('app', '<a>', 'apps', appView, 'show one app, with its permissions'),
   {
     path: ['connection', 'create'],
     summary: 'issue a connection (a client id and secret) for an app; the secret is shown once',
@@ -234,31 +206,16 @@ export const COMMANDS: readonly Command[] = [
       note: SECRET_NOTE,
     }),
   },
-  {
-    path: ['connection', 'list'],
-    summary: 'list connections',
-    usage: '[--workspace <w>] [--app <a>]',
-    options: {
-      workspace: { type: 'string', value: '<w>', help: "only this workspace's connections" },
-      app: { type: 'string', value: '<a>', help: "only this app's connections" },
+  listCommand(
+    'connection',
+    'connections',
+    {
+      workspace: { query: 'workspace_id', value: '<w>', help: "only this workspace's connections" },
+      app: { query: 'app_id', value: '<a>', help: "only this app's connections" },
     },
-    positionals: [],
-    plan: (input) => ({
-      request: { method: 'GET', path: '/connections', query: given({ workspace_id: input.string('workspace'), app_id: input.string('app') }) },
-      render: (body) => table(connectionView.columns, (body as { connections: Connection[] }).connections),
-    }),
-  },
-  {
-    path: ['connection', 'show'],
-    summary: 'show one connection',
-    usage: '<c>',
-    options: {},
-    positionals: ['<c>'],
-    plan: (input) => ({
-      request: { method: 'GET', path: `/connections/${id(input.positional(0))}` },
-      render: (body) => fields(connectionView.fields, body as Connection),
-    }),
-  },
+    connectionView,
+  ),
+  showCommand('connection', '<c>', 'connections', connectionView, 'show one connection'),
   {
     path: ['connection', 'remove'],
     summary: 'remove a connection for good (its credential stops working)',

@@ -4,6 +4,7 @@ import {
   connectionView,
   fields,
   formatQuota,
+  listTable,
   organisationView,
   permissionFields,
   queueFields,
@@ -34,10 +35,10 @@ const connection: Connection = {
 };
 
 describe('table', () => {
-  it('aligns columns under their headers, two spaces apart, without trailing spaces', () => {
-    expect(table(organisationView.columns, [org('o1', 'Harbour Tales'), org('oabcdefghijkl', 'V')])).toBe(
+  it('aligns the listed fields under their upper-cased names, two spaces apart, without trailing spaces', () => {
+    expect(listTable(organisationView, [org('o1', 'Harbour Tales'), org('oabcdefghijkl', 'V')])).toBe(
       [
-        'ID             NAME           KIND   QUOTA                                       CREATED',
+        'ID             NAME           KIND   QUOTA                                       CREATED_AT',
         'o1             Harbour Tales  house  standard (20/s, bursts of 40, 100,000/day)  2026-11-22T05:00:00.000Z',
         'oabcdefghijkl  V              house  standard (20/s, bursts of 40, 100,000/day)  2026-11-22T05:00:00.000Z',
         '',
@@ -46,11 +47,11 @@ describe('table', () => {
   });
 
   it('prints the header alone for an empty list', () => {
-    expect(table(connectionView.columns, [])).toBe('CLIENT_ID  KIND  STATUS  APP  WORKSPACE  CREDENTIAL  CREATED\n');
+    expect(listTable(connectionView, [])).toBe('CLIENT_ID  KIND  STATUS  APP_ID  WORKSPACE_ID  CREDENTIAL_VERSION  CREATED_AT\n');
   });
 
   it('keeps a row on one line and the terminal untouched whatever a name holds', () => {
-    const out = table(organisationView.columns, [org('o1', 'evil\nname\u001b[31m\u009b')]);
+    const out = listTable(organisationView, [org('o1', 'evil\nname\u001b[31m\u009b')]);
     expect(out.split('\n')).toHaveLength(3);
     expect(out).toContain('evil name [31m ');
     expect([...out].filter((ch) => ch !== '\n' && (ch < ' ' || (ch >= '\u007f' && ch <= '\u009f')))).toEqual([]);
@@ -125,8 +126,8 @@ describe('registrations', () => {
     };
     expect(table(registrationColumns, [registration])).toBe(
       [
-        'REGISTRATION  SKILL           SKILL_VERSION  LABEL  LIBRARY    REGISTERED',
-        'r1            telling/pacing  -              pace   2026.11.1  2026-11-22T06:00:00.000Z',
+        'REGISTRATION_ID  SKILL_ID        SKILL_VERSION  INSTANCE_LABEL  LIBRARY_VERSION  REGISTERED_AT',
+        'r1               telling/pacing  -              pace            2026.11.1        2026-11-22T06:00:00.000Z',
         '',
       ].join('\n'),
     );

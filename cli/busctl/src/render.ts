@@ -21,11 +21,14 @@ function align(rows: readonly (readonly string[])[]): string {
   return rows.map((row) => row.map((c, i) => (i === row.length - 1 ? c : c.padEnd(widths[i] ?? 0))).join('  ')).join('\n') + '\n';
 }
 
-export type Column<T> = readonly [header: string, value: (item: T) => string | number | null | undefined];
+export type Column<T> = readonly [label: string, value: (item: T) => string | number | null | undefined];
 
-/** A list as a table with a header row (the header alone when the list is empty). */
+/**
+ * A list as a table under a header row of the field names upper-cased (the header alone when the list
+ * is empty): the same names as in `show` and in the --json body.
+ */
 export function table<T>(columns: readonly Column<T>[], items: readonly T[]): string {
-  return align([columns.map(([header]) => header), ...items.map((item) => columns.map(([, value]) => cell(value(item))))]);
+  return align([columns.map(([label]) => label.toUpperCase()), ...items.map((item) => columns.map(([, value]) => cell(value(item))))]);
 }
 
 /** One resource as "field  value" lines. */
@@ -41,24 +44,27 @@ export function formatQuota(q: Quota): string {
 
 const list = (values: readonly string[]): string => (values.length === 0 ? '(none)' : values.join(', '));
 
-/** A resource's table columns (list) and its fields (show); one description serves both views. */
+/** A resource's fields (show) and the ones its list's table has room for. */
 export interface View<T> {
-  columns: readonly Column<T>[];
   fields: readonly Column<T>[];
+  listed: readonly string[];
+}
+
+export function listTable<T>(view: View<T>, items: readonly T[]): string {
+  return table(view.fields.filter(([label]) => view.listed.includes(label)), items);
 }
 
 export const organisationView: View<Organisation> = {
-  columns: [['ID', (o) => o.id], ['NAME', (o) => o.name], ['KIND', (o) => o.kind], ['QUOTA', (o) => formatQuota(o.quota)], ['CREATED', (o) => o.created_at]],
   fields: [['id', (o) => o.id], ['name', (o) => o.name], ['kind', (o) => o.kind], ['quota', (o) => formatQuota(o.quota)], ['created_at', (o) => o.created_at]],
+  listed: ['id', 'name', 'kind', 'quota', 'created_at'],
 };
 
 export const workspaceView: View<Workspace> = {
-  columns: [['ID', (w) => w.id], ['ORGANISATION', (w) => w.organisation_id], ['NAME', (w) => w.name], ['QUOTA', (w) => formatQuota(w.quota)], ['CREATED', (w) => w.created_at]],
   fields: [['id', (w) => w.id], ['organisation_id', (w) => w.organisation_id], ['name', (w) => w.name], ['quota', (w) => formatQuota(w.quota)], ['created_at', (w) => w.created_at]],
+  listed: ['id', 'organisation_id', 'name', 'quota', 'created_at'],
 };
 
 export const appView: View<App> = {
-  columns: [['ID', (a) => a.id], ['WORKSPACE', (a) => a.workspace_id], ['ORGANISATION', (a) => a.organisation_id], ['NAME', (a) => a.name], ['CREATED', (a) => a.created_at]],
   fields: [
     ['id', (a) => a.id],
     ['workspace_id', (a) => a.workspace_id],
@@ -68,6 +74,7 @@ export const appView: View<App> = {
     ['message_types', (a) => list(a.permissions.message_types)],
     ['created_at', (a) => a.created_at],
   ],
+  listed: ['id', 'workspace_id', 'organisation_id', 'name', 'created_at'],
 };
 
 /** permission show: the app's permissions alone. */
@@ -78,15 +85,6 @@ export const permissionFields: readonly Column<App>[] = [
 ];
 
 export const connectionView: View<Connection> = {
-  columns: [
-    ['CLIENT_ID', (c) => c.client_id],
-    ['KIND', (c) => c.kind],
-    ['STATUS', (c) => c.status],
-    ['APP', (c) => c.app_id],
-    ['WORKSPACE', (c) => c.workspace_id],
-    ['CREDENTIAL', (c) => c.credential_version],
-    ['CREATED', (c) => c.created_at],
-  ],
   fields: [
     ['client_id', (c) => c.client_id],
     ['kind', (c) => c.kind],
@@ -98,15 +96,16 @@ export const connectionView: View<Connection> = {
     ['created_at', (c) => c.created_at],
     ['status_changed_at', (c) => c.status_changed_at],
   ],
+  listed: ['client_id', 'kind', 'status', 'app_id', 'workspace_id', 'credential_version', 'created_at'],
 };
 
 export const registrationColumns: readonly Column<Registration>[] = [
-  ['REGISTRATION', (r) => r.registration_id],
-  ['SKILL', (r) => r.instance.skill_id],
-  ['SKILL_VERSION', (r) => r.instance.skill_version],
-  ['LABEL', (r) => r.instance.instance_label],
-  ['LIBRARY', (r) => r.library_version],
-  ['REGISTERED', (r) => r.registered_at],
+  ['registration_id', (r) => r.registration_id],
+  ['skill_id', (r) => r.instance.skill_id],
+  ['skill_version', (r) => r.instance.skill_version],
+  ['instance_label', (r) => r.instance.instance_label],
+  ['library_version', (r) => r.library_version],
+  ['registered_at', (r) => r.registered_at],
 ];
 
 export const queueFields: readonly Column<QueueStats>[] = [

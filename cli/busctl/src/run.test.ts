@@ -102,7 +102,7 @@ describe('run', () => {
     expect(h.sent).toEqual([
       { method: 'GET', url: 'http://portal.test:8090/api/admin/organisations', headers: { authorization: BASIC, accept: 'application/json' }, body: undefined, redirect: 'manual' },
     ]);
-    expect(h.out.stdout).toMatch(/^ID {2}NAME +KIND +QUOTA +CREATED\no1 {2}Harbour {2}house {2}standard/);
+    expect(h.out.stdout).toMatch(/^ID {2}NAME +KIND +QUOTA +CREATED_AT\no1 {2}Harbour {2}house {2}standard/);
   });
 
   it('sends a JSON body and the query, with --url over BUSCTL_URL', async () => {
