@@ -152,6 +152,7 @@ describe('bad input → a usage error saying what is wrong, with the help to fix
     [[], 'missing the command', topHelp()],
     [['--json'], 'missing the command', topHelp()],
     [['orgs', 'list'], "unknown command 'orgs'", topHelp()],
+    [['constructor'], "unknown command 'constructor'", topHelp()],
     [['connection'], 'missing the connection command', groupHelp('connection')],
     [['connection', 'rotate', 'c1'], "unknown command 'connection rotate'", groupHelp('connection')],
   ])('busctl %j: %s', (argv, message, help) => {

@@ -12,7 +12,7 @@ const GLOBAL_OPTIONS: Readonly<Record<string, OptionSpec>> = {
 export type Invocation =
   | { kind: 'help'; text: string }
   | { kind: 'usage'; message: string; help: string }
-  | { kind: 'run'; command: Command; plan: Plan; json: boolean; url: string | undefined };
+  | { kind: 'run'; plan: Plan; json: boolean; url: string | undefined };
 
 type Values = Record<string, string | boolean | (string | boolean)[] | undefined>;
 
@@ -125,7 +125,7 @@ export function parseCommandLine(argv: readonly string[], now: Date): Invocation
   const wantsHelp = first.values.help === true;
   const group = words[0];
   if (group === undefined) return wantsHelp ? { kind: 'help', text: topHelp() } : { kind: 'usage', message: 'missing the command', help: topHelp() };
-  if (!(group in GROUPS)) return { kind: 'usage', message: `unknown command '${group}'`, help: topHelp() };
+  if (!Object.hasOwn(GROUPS, group)) return { kind: 'usage', message: `unknown command '${group}'`, help: topHelp() };
   const command = commandsOf(group).find((c) => c.path.every((word, i) => words[i] === word));
   if (command === undefined) {
     if (wantsHelp) return { kind: 'help', text: groupHelp(group) };
@@ -147,7 +147,7 @@ export function parseCommandLine(argv: readonly string[], now: Date): Invocation
     const blank = rest.findIndex((word) => word.trim() === '');
     if (blank >= 0) throw new UsageError(`${command.positionals[blank]} must not be empty`);
     const plan = command.plan(inputFrom(command, values, rest, now));
-    return { kind: 'run', command, plan, json: values.json === true, url: typeof values.url === 'string' ? values.url : undefined };
+    return { kind: 'run', plan, json: values.json === true, url: typeof values.url === 'string' ? values.url : undefined };
   } catch (err) {
     if (err instanceof UsageError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) return { kind: 'usage', message: (err as Error).message, help };
     throw err;
