@@ -182,7 +182,7 @@ describe('the pull API of the all-in-one bus', () => {
     }
   }, 30_000);
 
-  it('answers the skills route with no registrations until the portal binds them', async () => {
+  it('answers the skills route with no registrations while the portal has bound none', async () => {
     const res = await call('GET', consumerPath(house.consumer.clientId, 'skills'), tokens.consumer!);
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ registrations: [] });

@@ -70,7 +70,7 @@ portal:
   name: portal
   port: 8092
   entry: services/portal/dist/main.js
-  needs: [postgres, kafka, operator]
+  needs: [postgres, redis, kafka, operator]
 {{- end -}}
 
 {{/* Name of one component's objects: <fullname>-<component>. Call with (dict "root" $ "component" "pull-api"). */}}

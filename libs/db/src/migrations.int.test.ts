@@ -11,7 +11,9 @@ const TABLES = [
   'organisations',
   'permissions',
   'quarantined_records',
+  'replay_jobs',
   'signing_keys',
+  'skill_registrations',
   'story_state',
   'workspaces',
 ];

@@ -5,13 +5,13 @@ import { createDatabase, databaseReadiness } from '@bus/db';
 import { bootstrap, codeBody, requestFirewall, violationBody } from '@bus/http';
 import { createKafka, createProducer, kafkaReadiness } from '@bus/kafka';
 import { busLimitSettings, busRequestLimits, createConnectionQuotas, createLimitMetrics, createRedis, redisReadiness } from '@bus/limits';
-import { createControlPublisher, createIdentity, identityConfig } from '@bus/identity';
+import { createIdentity, identityConfig } from '@bus/identity';
 import { authConfig, createAuthService } from '@bus/auth';
 import { createGatewayService, publishDepsOf } from '@bus/gateway';
-import { createDeliveryService, deliveryConfig, deliverySettings, queueOperations } from '@bus/delivery';
+import { createDeliveryService, deliveryConfig, deliverySettings } from '@bus/delivery';
 import { createPullApiService, pullApiConfig } from '@bus/pull-api';
 import { createCatalogueService } from '@bus/catalogue';
-import { createPortalService, portalConfig, portalSettings } from '@bus/portal';
+import { createPortalService, portalConfig, portalDepsOf } from '@bus/portal';
 
 /**
  * Every service in one process, as `npm run up` runs the bus locally: the bus routes (auth, gateway,
@@ -104,12 +104,7 @@ void bootstrap({
           services: [
             createCatalogueService({ redis, readiness: [redisReady], limitMetrics }),
             createPortalService({
-              db,
-              redis,
-              control: createControlPublisher(producer),
-              logger,
-              ...portalSettings(config),
-              queues: queueOperations({ db, kafka, logger }),
+              ...portalDepsOf({ db, redis, kafka, producer, logger }, config),
               readiness: [postgres, redisReady, kafkaReady],
               limitMetrics,
             }),

@@ -65,7 +65,9 @@ export async function replayToConsumer(deps: ReplayDeps, req: ReplayRequest): Pr
         .run({
           autoCommit: false,
           eachBatchAutoResolve: false,
-          eachBatch: async ({ batch, heartbeat, isRunning, isStale }) => {
+          // Offsets are resolved by hand as records are passed: an unresolved batch would be fetched
+          // again and again, so a replay whose range spans more than one fetch never ended.
+          eachBatch: async ({ batch, heartbeat, isRunning, isStale, resolveOffset }) => {
             const end = endOf.get(batch.partition) ?? 0n;
             for (const record of batch.messages) {
               if (!isRunning() || isStale() || !pending.has(batch.partition)) break;
@@ -73,6 +75,7 @@ export async function replayToConsumer(deps: ReplayDeps, req: ReplayRequest): Pr
                 pending.delete(batch.partition);
                 break;
               }
+              resolveOffset(record.offset);
               // Before the seek applies, the consumer may read from the start: older records are not replayed.
               if (BigInt(record.offset) < (startOf.get(batch.partition) ?? 0n)) continue;
               await replayRecord(deps, req, record, batch.partition, result);

@@ -1,4 +1,11 @@
 import { int, str, type ConfigOf } from '@bus/config';
+import type { Knex } from '@bus/db';
+import { queueOperations } from '@bus/delivery';
+import { createControlPublisher } from '@bus/identity';
+import type { Kafka, Producer } from '@bus/kafka';
+import type { Redis } from '@bus/limits';
+import type { Logger } from '@bus/observability';
+import type { PortalServiceDeps } from './service';
 
 /** The portal's own variables (on top of Postgres, Redis and Kafka). */
 export const portalConfig = {
@@ -10,9 +17,20 @@ export const portalConfig = {
   ADMIN_LIMIT_PER_ADDRESS_PER_MINUTE: int({ min: 1, max: 1_000_000, default: 600 }),
 } as const;
 
-/** The admin API's settings from its configuration: one mapping for every composition root. */
-export function portalSettings(config: ConfigOf<typeof portalConfig> & { KAFKA_MESSAGES_RETENTION: number }) {
+/**
+ * The admin API's dependencies from its configuration and the process's clients: one mapping for
+ * every composition root (the portal's main and the all-in-one), which add readiness and metrics.
+ */
+export function portalDepsOf(
+  clients: { db: Knex; redis: Redis; kafka: Kafka; producer: Producer; logger: Logger },
+  config: ConfigOf<typeof portalConfig> & { KAFKA_MESSAGES_RETENTION: number },
+): Omit<PortalServiceDeps, 'readiness' | 'limitMetrics'> {
   return {
+    db: clients.db,
+    redis: clients.redis,
+    logger: clients.logger,
+    control: createControlPublisher(clients.producer),
+    queues: queueOperations(clients),
     operator: { clientId: config.OPERATOR_CLIENT_ID, clientSecret: config.OPERATOR_CLIENT_SECRET },
     perAddressPerMinute: config.ADMIN_LIMIT_PER_ADDRESS_PER_MINUTE,
     archiveMs: config.KAFKA_MESSAGES_RETENTION,

@@ -1,3 +1,3 @@
 export { createPortalService } from './service';
 export type { PortalServiceDeps, PortalService } from './service';
-export { portalConfig, portalSettings } from './config';
+export { portalConfig, portalDepsOf } from './config';

@@ -3,10 +3,8 @@ import { databaseConfig, kafkaConfig, redisConfig, servicePort } from '@bus/conf
 import { createDatabase, databaseReadiness } from '@bus/db';
 import { bootstrap, codeBody } from '@bus/http';
 import { createKafka, createProducer, kafkaReadiness } from '@bus/kafka';
-import { createControlPublisher } from '@bus/identity';
 import { createLimitMetrics, createRedis, redisReadiness } from '@bus/limits';
-import { queueOperations } from '@bus/delivery';
-import { portalConfig, portalSettings } from './config';
+import { portalConfig, portalDepsOf } from './config';
 import { createPortalService } from './service';
 
 void bootstrap({
@@ -25,12 +23,7 @@ void bootstrap({
     await producer.connect();
     onClose(() => producer.disconnect());
     const portal = createPortalService({
-      db,
-      redis,
-      control: createControlPublisher(producer),
-      logger,
-      ...portalSettings(config),
-      queues: queueOperations({ db, kafka, logger }),
+      ...portalDepsOf({ db, redis, kafka, producer, logger }, config),
       readiness: [databaseReadiness(db), redisReadiness(redis), kafkaReadiness(admin)],
       limitMetrics: createLimitMetrics(metrics, 'portal'),
     });

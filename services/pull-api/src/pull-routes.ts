@@ -1,4 +1,5 @@
 import { Router, type NextFunction, type Request, type Response } from 'express';
+import type { SkillRegistration } from '@bus/db';
 import { readBody } from '@bus/http';
 import type { BearerAuthenticator, BearerIdentity } from '@bus/identity';
 import { ConsumerMismatchError, PullRequestInvalidError } from './errors';
@@ -17,6 +18,8 @@ export const PULL_LIMITS = {
 export interface PullRoutesDeps {
   authenticator: BearerAuthenticator;
   pull: PullDeps;
+  /** The skill registrations the portal bound to a consumer connection. */
+  registrations(consumerId: string): Promise<SkillRegistration[]>;
 }
 
 /**
@@ -65,9 +68,8 @@ export function pullRoutes(deps: PullRoutesDeps): Router {
     res.json({ results });
   });
 
-  // The portal binds registrations (a later issue); until then every connection has none.
-  router.get(`${base}/skills`, consumer, ownConsumer, (_req: Request, res: Response) => {
-    res.json({ registrations: [] });
+  router.get(`${base}/skills`, consumer, ownConsumer, async (req: Request, res: Response) => {
+    res.json({ registrations: await deps.registrations(String(req.params.c)) });
   });
   return router;
 }

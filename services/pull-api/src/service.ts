@@ -1,5 +1,5 @@
 import { notImplementedRouter, type ReadinessCheck, type Service } from '@bus/http';
-import type { Knex } from '@bus/db';
+import { readSkillRegistrations, type Knex } from '@bus/db';
 import type { BearerAuthenticator } from '@bus/identity';
 import type { Logger } from '@bus/observability';
 import { createPgQueueNotifier } from './notifier';
@@ -50,6 +50,7 @@ export function createPullApiService(deps: PullApiServiceDeps): Service {
       pullRoutes({
         authenticator: q.authenticator,
         pull: { store: KnexQueueStore.create(q.db), notifier, handles: createReceiptHandles(q.receiptHandleKey) },
+        registrations: (consumerId) => readSkillRegistrations(q.db, consumerId),
       }),
     ],
     // A lost LISTEN connection is not a readiness matter: the notifier reconnects and wakes every

@@ -1,0 +1,58 @@
+import { createDatabase, migrateLatest, type Knex } from '@bus/db';
+import { createTestDatabase, type TestDatabase } from '@bus/testing';
+import { KnexAdminStore, RegistrationLabelTakenError, REPLAY_STALE_MS } from './admin-store';
+
+let testDb: TestDatabase;
+let db: Knex;
+let store: KnexAdminStore;
+const consumerId = 'cadminstore22';
+
+beforeAll(async () => {
+  testDb = await createTestDatabase();
+  db = createDatabase({ url: testDb.url, poolMax: 4, applicationName: 'admin-store-test' });
+  await migrateLatest(db);
+  await db('organisations').insert({ id: 'oadminstore22', name: 'House', kind: 'house' });
+  await db('workspaces').insert({ id: 'wadminstore22', organisation_id: 'oadminstore22', name: 'W', quota_tier: 'custom', custom_per_second: 5, custom_burst: 9, custom_per_day: 1234 });
+  await db('apps').insert({ id: 'aadminstore22', workspace_id: 'wadminstore22', organisation_id: 'oadminstore22', name: 'A' });
+  await db('connections').insert({ id: consumerId, app_id: 'aadminstore22', workspace_id: 'wadminstore22', kind: 'consumer' });
+  store = KnexAdminStore.create(db);
+});
+afterAll(async () => {
+  await db?.destroy();
+  await testDb?.drop();
+});
+
+describe('the admin store on the real Postgres', () => {
+  it('shows a named tier with its allowance and custom limits as stored', async () => {
+    expect((await store.organisation('oadminstore22'))?.quota).toEqual({ tier: 'minimal', per_second: 10, burst: 20, per_day: 25_000 });
+    expect((await store.workspace('wadminstore22'))?.quota).toEqual({ tier: 'custom', per_second: 5, burst: 9, per_day: 1234 });
+    expect(await store.workspace('wnosuchthing2')).toBeUndefined();
+  });
+
+  it('adds registrations all or none: a taken label refuses the whole request', async () => {
+    const instance = (label: string) => ({ instanceLabel: label, libraryVersion: '0.2.2', instance: { skill_id: 'telling/pacing', instance_label: label } });
+    const added = await store.addRegistrations(consumerId, [instance('one'), instance('two')]);
+    expect(added.map((r) => r.instance.instance_label)).toEqual(['one', 'two']);
+    await expect(store.addRegistrations(consumerId, [instance('three'), instance('two')])).rejects.toBeInstanceOf(RegistrationLabelTakenError);
+    expect((await store.registrations(consumerId)).map((r) => r.instance.instance_label)).toEqual(['one', 'two']);
+    expect(await store.removeRegistration(consumerId, added[0]!.registration_id)).toBe(true);
+    expect(await store.removeRegistration(consumerId, added[0]!.registration_id)).toBe(false);
+  });
+
+  it('reads a running replay whose heartbeat stopped as interrupted, and a finished one with its counts', async () => {
+    const job = await store.createReplay(consumerId, new Date('2026-11-22T00:00:00Z'));
+    expect(job).toMatchObject({ status: 'running', scanned: 0, finished_at: null, error: null });
+    await db('replay_jobs').where({ id: job.replay_id }).update({ heartbeat_at: new Date(Date.now() - REPLAY_STALE_MS - 1_000) });
+    expect((await store.replay(job.replay_id))?.status).toBe('interrupted');
+    await store.heartbeatReplay(job.replay_id);
+    expect((await store.replay(job.replay_id))?.status).toBe('running');
+    await store.finishReplay(job.replay_id, { status: 'succeeded', scanned: 7, replayed: 5, skipped: 2 });
+    expect(await store.replay(job.replay_id)).toMatchObject({ status: 'succeeded', scanned: 7, replayed: 5, skipped: 2, finished_at: expect.any(String) });
+
+    const failed = await store.createReplay(consumerId, new Date());
+    await store.finishReplay(failed.replay_id, { status: 'failed', error: 'the archive could not be read' });
+    await db('replay_jobs').where({ id: failed.replay_id }).update({ heartbeat_at: new Date(0) });
+    // Finished jobs are never reported as interrupted, however old their last heartbeat.
+    expect(await store.replay(failed.replay_id)).toMatchObject({ status: 'failed', error: 'the archive could not be read' });
+  });
+});

@@ -1,0 +1,20 @@
+import { openapi } from '@bus/schemas';
+
+type Components = { components: { schemas: Record<string, unknown> } };
+
+describe('the admin OpenAPI document', () => {
+  it('describes a refused registration with the catalogue document\'s own validation answer', () => {
+    // A registration is checked exactly as POST /api/skills/validate checks it, so the 422 body's
+    // `answer` must be the very schema of that route's answer, not a look-alike that can drift.
+    const admin = (openapi.admin as unknown as Components).components.schemas;
+    const catalogue = (openapi.catalogue as unknown as Components).components.schemas;
+    expect(admin.ValidationAnswer).toEqual(catalogue.ValidationAnswer);
+    expect(admin.Version).toEqual(catalogue.Version);
+  });
+
+  it('describes a registration exactly as the bus document\'s consumer skills route returns it', () => {
+    const admin = (openapi.admin as unknown as Components).components.schemas;
+    const bus = (openapi.bus as unknown as Components).components.schemas;
+    expect(bus.SkillRegistration).toEqual(admin.Registration);
+  });
+});

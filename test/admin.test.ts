@@ -1,0 +1,435 @@
+import { randomUUID } from 'node:crypto';
+import { openapi, som } from '@bus/schemas';
+import { createOpenApiChecker, fetchObserved } from '@bus/testing';
+import { startBus, type RunningBus } from './support/bus';
+
+/**
+ * The operator's admin API on the compiled all-in-one (issue 8), end to end through the bus: every
+ * tenancy object is made through the API, every effect is observed on the bus routes, and every
+ * answer of both hosts is checked against its OpenAPI document.
+ */
+
+const adminApi = createOpenApiChecker(openapi.admin);
+const busApi = createOpenApiChecker(openapi.bus);
+const catalogueApi = createOpenApiChecker(openapi.catalogue);
+const SYSTEM_ID = 'storyteller.web';
+/** The issue's goal for a change to reach every service (the spec allows ~30 s). */
+const PROPAGATION_GOAL_MS = 2_000;
+
+interface Connection {
+  client_id: string;
+  workspace_id: string;
+  kind: string;
+  status: string;
+  credential_version: number;
+}
+interface Issued {
+  client_id: string;
+  client_secret: string;
+  credential_version: number;
+  connection: Connection;
+}
+
+let bus: RunningBus;
+let operatorAuth: string;
+
+beforeAll(async () => {
+  bus = await startBus();
+  operatorAuth = basic(bus.env.OPERATOR_CLIENT_ID!, bus.env.OPERATOR_CLIENT_SECRET!);
+}, 90_000);
+afterAll(async () => {
+  await bus?.stop();
+}, 30_000);
+
+function basic(id: string, secret: string): string {
+  return `Basic ${Buffer.from(`${id}:${secret}`).toString('base64')}`;
+}
+
+/** Calls the admin API as the operator (or with `auth`) and checks the answer against its OpenAPI document. */
+async function admin(method: string, path: string, body?: unknown, opts: { auth?: string | null; contentType?: string } = {}) {
+  const headers: Record<string, string> = {};
+  const auth = opts.auth === undefined ? operatorAuth : opts.auth;
+  if (auth !== null) headers.Authorization = auth;
+  if (body !== undefined) headers['Content-Type'] = opts.contentType ?? 'application/json';
+  const response = await fetchObserved(`${bus.portalUrl}${path}`, {
+    method,
+    headers,
+    ...(body !== undefined ? { body: typeof body === 'string' ? body : JSON.stringify(body) } : {}),
+  });
+  adminApi.check(method, path, response);
+  return response;
+}
+
+async function created<T>(path: string, body: unknown): Promise<T> {
+  const res = await admin('POST', path, body);
+  expect(res.status).toBe(201);
+  return res.body as T;
+}
+
+/** A house with one workspace and one app allowed to publish telling.* from SYSTEM_ID. */
+async function house(quota: unknown = { tier: 'high' }) {
+  const organisation = await created<{ id: string }>('/api/admin/organisations', { name: 'House', kind: 'house', quota });
+  const workspace = await created<{ id: string }>('/api/admin/workspaces', { organisation_id: organisation.id, name: 'Stories' });
+  const app = await created<{ id: string }>('/api/admin/apps', { workspace_id: workspace.id, name: 'Studio' });
+  const permitted = await admin('PUT', `/api/admin/apps/${app.id}/permissions`, {
+    system_ids: [SYSTEM_ID],
+    message_types: ['telling.started', 'telling.exposed', 'telling.ended'],
+  });
+  expect(permitted.status).toBe(200);
+  return { organisationId: organisation.id, workspaceId: workspace.id, appId: app.id };
+}
+
+async function tokenResponse(clientId: string, clientSecret: string) {
+  const res = await fetchObserved(`${bus.busUrl}/v1/oauth/token`, {
+    method: 'POST',
+    headers: { Authorization: basic(encodeURIComponent(clientId), encodeURIComponent(clientSecret)), 'Content-Type': 'application/x-www-form-urlencoded' },
+    body: 'grant_type=client_credentials',
+  });
+  busApi.check('POST', '/v1/oauth/token', res);
+  return res;
+}
+
+async function token(clientId: string, clientSecret: string): Promise<string> {
+  const res = await tokenResponse(clientId, clientSecret);
+  expect(res.status).toBe(200);
+  return (res.body as { access_token: string }).access_token;
+}
+
+function message(type = 'telling.started', correlationId = `c-${randomUUID()}`) {
+  return { ...(som.examples[type] as Record<string, unknown>), message_id: randomUUID(), correlation_id: correlationId, occurred_at: new Date().toISOString() };
+}
+
+async function busCall(method: string, path: string, bearer: string, body?: unknown) {
+  const response = await fetchObserved(`${bus.busUrl}${path}`, {
+    method,
+    headers: { Authorization: `Bearer ${bearer}`, ...(body !== undefined ? { 'Content-Type': 'application/json' } : {}) },
+    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+  });
+  busApi.check(method, path, response);
+  return response;
+}
+
+const publish = (workspaceId: string, bearer: string, body: unknown = message()) => busCall('POST', `/v1/tenants/${workspaceId}/messages`, bearer, body);
+const firstRule = (body: unknown) => (body as { violations?: Array<{ rule: string }> }).violations?.[0]?.rule;
+
+/** Milliseconds until `check` holds, polling every 20 ms; fails past `limitMs`. */
+async function msUntil(check: () => Promise<boolean>, limitMs = 30_000): Promise<number> {
+  const started = Date.now();
+  while (!(await check())) {
+    if (Date.now() - started > limitMs) throw new Error(`not within ${limitMs} ms`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  return Date.now() - started;
+}
+
+describe('operator authentication', () => {
+  it('refuses a request without credentials, with a wrong secret or with a bus token: 401 admin.unauthorized', async () => {
+    const t = await house();
+    const producer = await created<Issued>('/api/admin/connections', { app_id: t.appId, kind: 'producer' });
+    const busToken = await token(producer.client_id, producer.client_secret);
+    for (const auth of [null, basic(bus.env.OPERATOR_CLIENT_ID!, 'not-the-secret-not-the-secret'), basic('someone', bus.env.OPERATOR_CLIENT_SECRET!), `Bearer ${busToken}`, 'Basic !!!']) {
+      const res = await admin('GET', '/api/admin/organisations', undefined, { auth });
+      expect(res.status).toBe(401);
+      expect(res.body).toMatchObject({ code: 'admin.unauthorized' });
+      expect(res.headers.get('www-authenticate')).toMatch(/^Basic realm=/);
+    }
+  });
+
+  it('serves its OpenAPI document without credentials', async () => {
+    const res = await admin('GET', '/api/admin/openapi.json', undefined, { auth: null });
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual(openapi.admin);
+  });
+
+  it('never writes the operator secret or an issued client secret to the log', async () => {
+    const t = await house();
+    const issued = await created<Issued>('/api/admin/connections', { app_id: t.appId, kind: 'consumer' });
+    expect(bus.process.output()).not.toContain(bus.env.OPERATOR_CLIENT_SECRET);
+    expect(bus.process.output()).not.toContain(issued.client_secret);
+  });
+});
+
+describe('tenancy and the credential lifecycle, through the bus', () => {
+  it('create → token → publish → rotate (old tokens refused, old secret works until the overlap ends) → revoke', async () => {
+    const t = await house();
+    const issued = await created<Issued>('/api/admin/connections', { app_id: t.appId, kind: 'producer' });
+    expect(issued).toMatchObject({ credential_version: 1, connection: { kind: 'producer', status: 'active', workspace_id: t.workspaceId } });
+    const v1Token = await token(issued.client_id, issued.client_secret);
+    expect((await publish(t.workspaceId, v1Token)).status).toBe(202);
+
+    const overlapSeconds = 4;
+    const rotated = await admin('POST', `/api/admin/connections/${issued.client_id}/rotate`, { overlap_seconds: overlapSeconds });
+    expect(rotated.status).toBe(200);
+    const fresh = rotated.body as Issued & { previous_secret_usable_until: string };
+    expect(fresh.credential_version).toBe(2);
+    expect(fresh.client_secret).not.toBe(issued.client_secret);
+
+    // The token of version 1 is refused within the goal…
+    const refusedAfter = await msUntil(async () => (await publish(t.workspaceId, v1Token)).status === 401);
+    expect(refusedAfter).toBeLessThanOrEqual(PROPAGATION_GOAL_MS);
+    // …while the previous secret still obtains (version 2) tokens during the overlap, and those publish.
+    const overlapToken = await token(issued.client_id, issued.client_secret);
+    expect((await publish(t.workspaceId, overlapToken)).status).toBe(202);
+    // After the overlap the previous secret gets invalid_client; the new one keeps working.
+    await new Promise((r) => setTimeout(r, Math.max(0, Date.parse(fresh.previous_secret_usable_until) - Date.now()) + 200));
+    const late = await tokenResponse(issued.client_id, issued.client_secret);
+    expect(late.status).toBe(401);
+    expect(late.body).toMatchObject({ error: 'invalid_client' });
+    const v2Token = await token(issued.client_id, fresh.client_secret);
+    expect((await publish(t.workspaceId, v2Token)).status).toBe(202);
+
+    const revoked = await admin('POST', `/api/admin/connections/${issued.client_id}/revoke`);
+    expect(revoked.status).toBe(200);
+    expect(revoked.body).toMatchObject({ status: 'revoked' });
+    const revokedAfter = await msUntil(async () => {
+      const res = await publish(t.workspaceId, v2Token);
+      return res.status === 403 && firstRule(res.body) === 'producer.not_registered';
+    });
+    expect(revokedAfter).toBeLessThanOrEqual(PROPAGATION_GOAL_MS);
+    expect((await tokenResponse(issued.client_id, fresh.client_secret)).body).toMatchObject({ error: 'invalid_client' });
+    // Revoking again changes nothing; rotating a revoked connection is a conflict.
+    expect((await admin('POST', `/api/admin/connections/${issued.client_id}/revoke`)).status).toBe(200);
+    const conflict = await admin('POST', `/api/admin/connections/${issued.client_id}/rotate`, { overlap_seconds: 0 });
+    expect(conflict.status).toBe(409);
+    expect(conflict.body).toMatchObject({ code: 'admin.conflict' });
+    process.stdout.write(`admin API propagation: rotation ${refusedAfter} ms, revocation ${revokedAfter} ms\n`);
+  }, 30_000);
+
+  it('removes a connection for good: its token is refused and it is listed as removed', async () => {
+    const t = await house();
+    const issued = await created<Issued>('/api/admin/connections', { app_id: t.appId, kind: 'producer' });
+    const bearer = await token(issued.client_id, issued.client_secret);
+    expect((await admin('DELETE', `/api/admin/connections/${issued.client_id}`)).status).toBe(204);
+    await msUntil(async () => (await publish(t.workspaceId, bearer)).status === 403, PROPAGATION_GOAL_MS);
+    const listed = await admin('GET', `/api/admin/connections?workspace_id=${t.workspaceId}`);
+    expect((listed.body as { connections: Connection[] }).connections).toEqual([expect.objectContaining({ client_id: issued.client_id, status: 'removed' })]);
+    expect((await admin('POST', `/api/admin/connections/${issued.client_id}/revoke`)).status).toBe(409);
+  });
+
+  it('applies a tier change to the next request of an existing connection, with no new credentials', async () => {
+    const t = await house({ tier: 'standard' });
+    const issued = await created<Issued>('/api/admin/connections', { app_id: t.appId, kind: 'producer' });
+    const bearer = await token(issued.client_id, issued.client_secret);
+    const validate = () => busCall('POST', `/v1/tenants/${t.workspaceId}/validate`, bearer, message());
+    expect((await validate()).status).toBe(202);
+
+    const custom = await admin('PUT', `/api/admin/workspaces/${t.workspaceId}/quota`, { tier: 'custom', per_second: 1, burst: 1, per_day: 3 });
+    expect(custom.status).toBe(200);
+    expect(custom.body).toMatchObject({ quota: { tier: 'custom', per_second: 1, burst: 1, per_day: 3 } });
+    const statuses: Array<[number, string | undefined]> = [];
+    for (let i = 0; i < 6; i++) {
+      // One a second: the counts of the second before the change still hold under the new quota.
+      await new Promise((r) => setTimeout(r, 1_100));
+      const res = await validate();
+      statuses.push([res.status, firstRule(res.body)]);
+      if (res.status === 429) expect(Number(res.headers.get('retry-after'))).toBeGreaterThan(0);
+    }
+    // One request a second passes until the day's three (the first came before the change) are spent.
+    expect(statuses.slice(0, 2)).toEqual([[202, undefined], [202, undefined]]);
+    expect(statuses.slice(2)).toEqual(Array(4).fill([429, 'quota.exceeded']));
+    // Two requests within a second: the second is over the custom rate.
+    await new Promise((r) => setTimeout(r, 1_100));
+    await admin('PUT', `/api/admin/workspaces/${t.workspaceId}/quota`, { tier: 'custom', per_second: 1, burst: 1, per_day: 100 });
+    expect((await validate()).status).toBe(202);
+    const tooFast = await validate();
+    expect([tooFast.status, firstRule(tooFast.body)]).toEqual([429, 'rate.limited']);
+
+    await new Promise((r) => setTimeout(r, 1_100));
+    const high = await admin('PUT', `/api/admin/workspaces/${t.workspaceId}/quota`, { tier: 'high' });
+    expect(high.body).toMatchObject({ quota: { tier: 'high', per_second: 100, burst: 200, per_day: 1_000_000 } });
+    expect((await validate()).status).toBe(202);
+  }, 30_000);
+
+  it("gives a vendor's connections in a house the vendor's quota, not the house's", async () => {
+    const t = await house({ tier: 'high' });
+    const vendor = await created<{ id: string; quota: { tier: string } }>('/api/admin/organisations', { name: 'Vendor', kind: 'vendor' });
+    expect(vendor.quota.tier).toBe('minimal');
+    const app = await created<{ id: string; organisation_id: string }>('/api/admin/apps', { workspace_id: t.workspaceId, organisation_id: vendor.id, name: 'Vendor tool' });
+    expect(app.organisation_id).toBe(vendor.id);
+    await admin('PUT', `/api/admin/apps/${app.id}/permissions`, { system_ids: [SYSTEM_ID], message_types: ['telling.started'] });
+    const issued = await created<Issued>('/api/admin/connections', { app_id: app.id, kind: 'producer' });
+    const bearer = await token(issued.client_id, issued.client_secret);
+    await admin('PUT', `/api/admin/organisations/${vendor.id}/quota`, { tier: 'custom', per_second: 1, burst: 1, per_day: 1 });
+    expect((await busCall('POST', `/v1/tenants/${t.workspaceId}/validate`, bearer, message())).status).toBe(202);
+    const second = await busCall('POST', `/v1/tenants/${t.workspaceId}/validate`, bearer, message());
+    expect(second.status).toBe(429);
+  });
+
+  it('refuses the next publish once a permission is removed', async () => {
+    const t = await house();
+    const issued = await created<Issued>('/api/admin/connections', { app_id: t.appId, kind: 'producer' });
+    const bearer = await token(issued.client_id, issued.client_secret);
+    expect((await publish(t.workspaceId, bearer)).status).toBe(202);
+    const narrowed = await admin('PUT', `/api/admin/apps/${t.appId}/permissions`, { system_ids: [SYSTEM_ID], message_types: ['telling.ended'] });
+    expect(narrowed.body).toMatchObject({ permissions: { system_ids: [SYSTEM_ID], message_types: ['telling.ended'] } });
+    const refusedAfter = await msUntil(async () => {
+      const res = await publish(t.workspaceId, bearer);
+      return res.status === 403 && firstRule(res.body) === 'policy.message_type_not_allowed';
+    });
+    expect(refusedAfter).toBeLessThanOrEqual(PROPAGATION_GOAL_MS);
+  });
+
+  it('lists and reads what it made', async () => {
+    const t = await house();
+    const organisation = await admin('GET', `/api/admin/organisations/${t.organisationId}`);
+    expect(organisation.body).toMatchObject({ id: t.organisationId, kind: 'house', quota: { tier: 'high' } });
+    const workspaces = await admin('GET', `/api/admin/workspaces?organisation_id=${t.organisationId}`);
+    // A workspace made without a quota gets its organisation's.
+    expect(workspaces.body).toEqual({ workspaces: [expect.objectContaining({ id: t.workspaceId, quota: expect.objectContaining({ tier: 'high' }) })] });
+    const apps = await admin('GET', `/api/admin/apps?workspace_id=${t.workspaceId}`);
+    expect(apps.body).toEqual({ apps: [expect.objectContaining({ id: t.appId })] });
+    expect((await admin('GET', '/api/admin/organisations')).body).toEqual({ organisations: expect.arrayContaining([expect.objectContaining({ id: t.organisationId })]) });
+  });
+});
+
+describe('refusals', () => {
+  it.each([
+    ['an unknown organisation', 'GET', '/api/admin/organisations/oaaaaaaaaaaaa', undefined, 404, 'admin.not_found'],
+    ['an unknown connection', 'POST', '/api/admin/connections/caaaaaaaaaaaa/rotate', { overlap_seconds: 60 }, 404, 'admin.not_found'],
+    ['a workspace of an unknown organisation', 'POST', '/api/admin/workspaces', { organisation_id: 'oaaaaaaaaaaaa', name: 'x' }, 404, 'admin.not_found'],
+    ['an unknown field', 'POST', '/api/admin/organisations', { name: 'x', kind: 'house', tier: 'high' }, 400, 'admin.request_invalid'],
+    ['an unknown kind', 'POST', '/api/admin/organisations', { name: 'x', kind: 'reseller' }, 400, 'admin.request_invalid'],
+    ['custom limits over the ceiling', 'POST', '/api/admin/organisations', { name: 'x', kind: 'house', quota: { tier: 'custom', per_second: 201, burst: 400, per_day: 10 } }, 400, 'admin.request_invalid'],
+    ['a burst below the rate', 'POST', '/api/admin/organisations', { name: 'x', kind: 'house', quota: { tier: 'custom', per_second: 50, burst: 10, per_day: 10 } }, 400, 'admin.request_invalid'],
+    ['a malformed id filter', 'GET', '/api/admin/connections?workspace_id=nope', undefined, 400, 'admin.request_invalid'],
+    ['a body that is not JSON', 'POST', '/api/admin/organisations', '{"name":', 400, 'admin.request_invalid'],
+  ])('%s', async (_what, method, path, body, status, code) => {
+    const res = await admin(method, path, body);
+    expect(res.status).toBe(status);
+    expect(res.body).toMatchObject({ code });
+  });
+
+  it('answers 404 route.not_found under /api/admin to the operator, 401 to anyone else', async () => {
+    const asOperator = await fetchObserved(`${bus.portalUrl}/api/admin/nothing`, { headers: { Authorization: operatorAuth } });
+    expect(asOperator.status).toBe(404);
+    expect(asOperator.body).toMatchObject({ code: 'route.not_found' });
+    expect((await fetchObserved(`${bus.portalUrl}/api/admin/nothing`)).status).toBe(401);
+  });
+
+  it('refuses an overlap longer than 7 days', async () => {
+    const t = await house();
+    const issued = await created<Issued>('/api/admin/connections', { app_id: t.appId, kind: 'producer' });
+    const res = await admin('POST', `/api/admin/connections/${issued.client_id}/rotate`, { overlap_seconds: 7 * 86_400 + 1 });
+    expect(res.status).toBe(400);
+    expect(res.body).toMatchObject({ code: 'admin.request_invalid', message: expect.stringContaining('overlap_seconds') });
+  });
+});
+
+describe('skill registrations', () => {
+  const valid = 'skills:\n  - skill_id: telling/pacing\n    instance_label: web pacing\n    values:\n      max_segment_ms: { web: 1200 }\n';
+  const invalid = 'skills:\n  - skill_id: telling/pacing\n    instance_label: broken\n    values:\n      max_segment_ms: fast\n  - skill_id: links/nowhere\n    instance_label: unknown\n';
+
+  it('refuses a registration with problems with the very answer the catalogue gives, and registers nothing', async () => {
+    const t = await house();
+    const consumer = await created<Issued>('/api/admin/connections', { app_id: t.appId, kind: 'consumer' });
+    const refused = await admin('POST', `/api/admin/connections/${consumer.client_id}/registrations`, invalid, { contentType: 'application/yaml' });
+    expect(refused.status).toBe(422);
+    const catalogue = await fetchObserved(`${bus.portalUrl}/api/skills/validate`, { method: 'POST', headers: { 'Content-Type': 'application/yaml' }, body: invalid });
+    catalogueApi.check('POST', '/api/skills/validate', catalogue);
+    expect(catalogue.status).toBe(200);
+    expect((catalogue.body as { valid: boolean }).valid).toBe(false);
+    expect(refused.body).toMatchObject({ code: 'registration.invalid', answer: catalogue.body });
+    expect((await admin('GET', `/api/admin/connections/${consumer.client_id}/registrations`)).body).toEqual({ registrations: [] });
+  });
+
+  it("registers a valid file; the consumer sees it on its skills route; a label is taken once; removal works", async () => {
+    const t = await house();
+    const consumer = await created<Issued>('/api/admin/connections', { app_id: t.appId, kind: 'consumer' });
+    const added = await admin('POST', `/api/admin/connections/${consumer.client_id}/registrations`, valid, { contentType: 'application/yaml' });
+    expect(added.status).toBe(201);
+    const [registration] = (added.body as { registrations: Array<{ registration_id: string }> }).registrations;
+    expect(registration).toMatchObject({
+      library_version: '0.2.2',
+      instance: { skill_id: 'telling/pacing', instance_label: 'web pacing', values: { max_segment_ms: { web: 1200 } } },
+    });
+
+    const bearer = await token(consumer.client_id, consumer.client_secret);
+    const skills = await busCall('GET', `/v1/tenants/${t.workspaceId}/consumers/${consumer.client_id}/skills`, bearer);
+    expect(skills.status).toBe(200);
+    expect(skills.body).toEqual({ registrations: [registration] });
+
+    const again = await admin('POST', `/api/admin/connections/${consumer.client_id}/registrations`, valid, { contentType: 'application/yaml' });
+    expect(again.status).toBe(409);
+    const removed = await admin('DELETE', `/api/admin/connections/${consumer.client_id}/registrations/${registration!.registration_id}`);
+    expect(removed.status).toBe(204);
+    expect((await busCall('GET', `/v1/tenants/${t.workspaceId}/consumers/${consumer.client_id}/skills`, bearer)).body).toEqual({ registrations: [] });
+    const gone = await admin('DELETE', `/api/admin/connections/${consumer.client_id}/registrations/${registration!.registration_id}`);
+    expect(gone.status).toBe(404);
+  });
+
+  it('refuses registrations on a producer connection', async () => {
+    const t = await house();
+    const producer = await created<Issued>('/api/admin/connections', { app_id: t.appId, kind: 'producer' });
+    const res = await admin('POST', `/api/admin/connections/${producer.client_id}/registrations`, valid, { contentType: 'application/yaml' });
+    expect(res.status).toBe(409);
+  });
+});
+
+describe('replay and queue stats', () => {
+  interface Received {
+    receipt_handle: string;
+    message_id: string;
+  }
+
+  it("replays what the consumer acked, in order, and reports the queue's depth", async () => {
+    const t = await house();
+    const producer = await created<Issued>('/api/admin/connections', { app_id: t.appId, kind: 'producer' });
+    const consumer = await created<Issued>('/api/admin/connections', { app_id: t.appId, kind: 'consumer' });
+    const producerToken = await token(producer.client_id, producer.client_secret);
+    const consumerToken = await token(consumer.client_id, consumer.client_secret);
+    const correlationId = `c-${randomUUID()}`;
+    const sent = [message('telling.started', correlationId), message('telling.exposed', correlationId), message('telling.ended', correlationId)];
+    const since = new Date(Date.now() - 60_000).toISOString();
+    for (const m of sent) expect((await publish(t.workspaceId, producerToken, m)).status).toBe(202);
+
+    const messagesPath = `/v1/tenants/${t.workspaceId}/consumers/${consumer.client_id}/messages`;
+    // Receive and ack one at a time (FIFO per correlation id hands out one until it is acked).
+    const firstPass: string[] = [];
+    for (let i = 0; i < sent.length; i++) {
+      const res = await busCall('GET', `${messagesPath}?wait_seconds=10&max_messages=1`, consumerToken);
+      const [m] = (res.body as { messages: Received[] }).messages;
+      expect(m).toBeDefined();
+      firstPass.push(m!.message_id);
+      const acked = await busCall('POST', `/v1/tenants/${t.workspaceId}/consumers/${consumer.client_id}/ack`, consumerToken, { receipt_handles: [m!.receipt_handle] });
+      expect(acked.status).toBe(200);
+    }
+    expect(firstPass).toEqual(sent.map((m) => m.message_id));
+    const empty = await admin('GET', `/api/admin/connections/${consumer.client_id}/queue`);
+    expect(empty.body).toEqual({ client_id: consumer.client_id, depth: 0, in_flight: 0, oldest_age_seconds: null });
+
+    const started = await admin('POST', `/api/admin/connections/${consumer.client_id}/replays`, { since });
+    expect(started.status).toBe(202);
+    const replayId = (started.body as { replay_id: string }).replay_id;
+    let replay: { status: string; replayed: number; scanned: number } = started.body as never;
+    await msUntil(async () => {
+      replay = (await admin('GET', `/api/admin/replays/${replayId}`)).body as typeof replay;
+      return replay.status !== 'running';
+    });
+    expect(replay).toMatchObject({ status: 'succeeded', scanned: 3, replayed: 3, skipped: 0 });
+
+    const depth = await admin('GET', `/api/admin/connections/${consumer.client_id}/queue`);
+    expect(depth.body).toMatchObject({ depth: 3, in_flight: 0, oldest_age_seconds: expect.any(Number) });
+    // The replayed messages come back in their order; the first is handed out alone (FIFO).
+    const res = await busCall('GET', `${messagesPath}?wait_seconds=10&max_messages=10`, consumerToken);
+    const again = (res.body as { messages: Received[] }).messages;
+    expect(again.map((m) => m.message_id)).toEqual(sent.map((m) => m.message_id).slice(0, again.length));
+    expect(again.length).toBeGreaterThan(0);
+  }, 60_000);
+
+  it('refuses a since outside the archive or in the future, and replays of producers', async () => {
+    const t = await house();
+    const consumer = await created<Issued>('/api/admin/connections', { app_id: t.appId, kind: 'consumer' });
+    const producer = await created<Issued>('/api/admin/connections', { app_id: t.appId, kind: 'producer' });
+    const longAgo = new Date(Date.now() - 31 * 86_400_000).toISOString();
+    const tooOld = await admin('POST', `/api/admin/connections/${consumer.client_id}/replays`, { since: longAgo });
+    expect(tooOld.status).toBe(400);
+    expect(tooOld.body).toMatchObject({ code: 'admin.request_invalid', message: expect.stringContaining('30 days') });
+    const future = await admin('POST', `/api/admin/connections/${consumer.client_id}/replays`, { since: new Date(Date.now() + 3_600_000).toISOString() });
+    expect(future.status).toBe(400);
+    const notRfc3339 = await admin('POST', `/api/admin/connections/${consumer.client_id}/replays`, { since: '2h' });
+    expect(notRfc3339.status).toBe(400);
+    expect((await admin('POST', `/api/admin/connections/${producer.client_id}/replays`, { since: new Date().toISOString() })).status).toBe(409);
+    expect((await admin('GET', `/api/admin/connections/${producer.client_id}/queue`)).status).toBe(409);
+    expect((await admin('GET', '/api/admin/replays/paaaaaaaaaaaa')).status).toBe(404);
+  });
+});
