@@ -1,5 +1,5 @@
 // Lint rules that carry the architecture (DESIGN §2): pure libs import no I/O clients, no package
-// reaches into another's src/ or dist/, and no lib imports a service.
+// reaches into another's src/ or dist/, no lib imports a service, and the CLI imports no bus package.
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
@@ -37,6 +37,16 @@ export default tseslint.config(
       'no-restricted-imports': ['error', {
         paths: IO_MODULES.map((name) => ({ name, message: 'This lib is pure (input → result): no I/O clients or servers. Do the I/O in a service and pass data in.' })),
         patterns: [deepImports],
+      }],
+    },
+  },
+  {
+    // busctl is a client of the admin API's HTTP contract, like any operator script: it imports no
+    // bus package, so it cannot come to depend on the portal's internals.
+    files: ['cli/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', {
+        patterns: [deepImports, { group: ['@bus/*'], message: 'busctl talks to the admin API over HTTP; it imports no bus package.' }],
       }],
     },
   },

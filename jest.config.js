@@ -38,7 +38,7 @@ module.exports = {
     {
       ...shared,
       displayName: 'unit',
-      testMatch: ['<rootDir>/{libs,services}/*/src/**/*.test.ts'],
+      testMatch: ['<rootDir>/{libs,services,cli}/*/src/**/*.test.ts'],
       testPathIgnorePatterns: [...shared.testPathIgnorePatterns, '\\.int\\.test\\.ts$'],
     },
     {

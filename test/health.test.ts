@@ -64,14 +64,6 @@ describe('the all-in-one bus', () => {
     });
   });
 
-  it.each([
-    ['GET', '/api/admin/organisations'],
-  ])('answers %s %s on the portal port with 501 and a code', async (method, path) => {
-    const res = await fetch(`${bus.portalUrl}${path}`, { method });
-    expect(res.status).toBe(501);
-    expect(await res.json()).toEqual({ code: 'route.not_implemented', message: expect.any(String), request_id: expect.any(String) });
-  });
-
   it('serves its OpenAPI document, which lists every route the bus host answers', async () => {
     const res = await busFetch('/v1/openapi.json');
     expect(res.body).toEqual(openapi.bus);

@@ -38,6 +38,12 @@ describe('import boundaries (DESIGN §2), enforced by npm run lint', () => {
     ]);
   });
 
+  it.each(['@bus/identity', '@bus/portal'])('refuses %s in busctl, which talks HTTP only', async (target) => {
+    expect(violations('cli/busctl/src/example.ts', `import { x } from '${target}';\nexport const y = x;\n`)).toEqual([
+      expect.stringMatching(/^no-restricted-imports: .*busctl talks to the admin API over HTTP/),
+    ]);
+  });
+
   it('refuses a service import in a lib', async () => {
     expect(violations('libs/http/src/example.ts', `import { x } from '@bus/gateway';\nexport const y = x;\n`)).toEqual([
       expect.stringMatching(/^no-restricted-imports: .*A lib never imports a service/),

@@ -1,0 +1,97 @@
+// The admin API's bodies as busctl reads them (schemas/openapi/admin.json is the authority). busctl
+// imports no bus package: it is a client of the HTTP contract, as any operator script would be.
+
+export type Tier = 'minimal' | 'standard' | 'high' | 'custom';
+export const TIERS: readonly Tier[] = ['minimal', 'standard', 'high', 'custom'];
+
+export interface Quota {
+  tier: Tier;
+  per_second: number;
+  burst: number;
+  per_day: number;
+}
+
+export interface Organisation {
+  id: string;
+  name: string;
+  kind: string;
+  quota: Quota;
+  created_at: string;
+}
+
+export interface Workspace {
+  id: string;
+  organisation_id: string;
+  name: string;
+  quota: Quota;
+  created_at: string;
+}
+
+export interface App {
+  id: string;
+  workspace_id: string;
+  organisation_id: string;
+  name: string;
+  permissions: { system_ids: string[]; message_types: string[] };
+  created_at: string;
+}
+
+export interface Connection {
+  client_id: string;
+  app_id: string;
+  workspace_id: string;
+  organisation_id: string;
+  kind: string;
+  status: string;
+  credential_version: number;
+  created_at: string;
+  status_changed_at: string | null;
+}
+
+/** POST /connections and POST /connections/{c}/rotate: the only answers that carry a secret. */
+export interface IssuedCredential {
+  client_id: string;
+  client_secret: string;
+  credential_version: number;
+  previous_secret_usable_until?: string;
+  connection: Connection;
+}
+
+export interface Registration {
+  registration_id: string;
+  library_version: string;
+  registered_at: string;
+  instance: { skill_id: string; skill_version?: string; instance_label: string };
+}
+
+export interface QueueStats {
+  client_id: string;
+  depth: number;
+  in_flight: number;
+  oldest_age_seconds: number | null;
+}
+
+export interface Replay {
+  replay_id: string;
+  client_id: string;
+  since: string;
+  status: 'running' | 'succeeded' | 'failed' | 'interrupted';
+  scanned: number;
+  replayed: number;
+  skipped: number;
+  requested_at: string;
+  finished_at: string | null;
+  error: string | null;
+}
+
+export interface ApiErrorBody {
+  code: string;
+  message: string;
+  request_id?: string;
+  /** registration.invalid only: the catalogue's validation answer. */
+  answer?: {
+    valid: boolean;
+    instances: Array<{ index: number; instance_label?: string; skill_id?: string; valid: boolean; problems: string[] }>;
+    problems: string[];
+  };
+}

@@ -1,0 +1,413 @@
+import type { App, Connection, IssuedCredential, Organisation, QueueStats, Registration, Replay, Workspace } from './api';
+import { TIERS } from './api';
+import { DURATION_FORM, durationSeconds, resolveSince } from './duration';
+import { UsageError } from './errors';
+import {
+  appView,
+  connectionView,
+  fields,
+  listTable,
+  organisationView,
+  permissionFields,
+  queueFields,
+  registrationColumns,
+  renderIssued,
+  replayFields,
+  SECRET_NOTE,
+  table,
+  workspaceView,
+  type View,
+} from './render';
+
+/** One admin API call, described as data so parsing is tested without a server. */
+export interface ApiRequest {
+  method: 'GET' | 'POST' | 'PUT' | 'DELETE';
+  /** Under /api/admin; ids already percent-encoded. */
+  path: string;
+  query?: Record<string, string>;
+  json?: unknown;
+  /** A file sent as the body as it is (registration add), read by the I/O edge. */
+  file?: { path: string; contentType: string };
+}
+
+export interface Plan {
+  request: ApiRequest;
+  /** The success body (null for 204) as the text busctl prints without --json. */
+  render(body: unknown): string;
+  /** Said alongside the output even with --json (on stderr then): the secret is shown only this once. */
+  note?: string;
+  /** replay: poll the replay until it is no longer running, unless --no-wait. */
+  awaitReplay?: boolean;
+}
+
+export interface OptionSpec {
+  type: 'string' | 'boolean';
+  multiple?: boolean;
+  short?: string;
+  /** The value's placeholder in help, e.g. "<app>". */
+  value?: string;
+  help: string;
+}
+
+/** A command's parsed arguments, read through accessors that turn absence and bad forms into usage errors. */
+export interface Input {
+  string(name: string): string | undefined;
+  need(name: string): string;
+  /** A repeatable option, each value also split on commas ("--system-id a,b --system-id c"). */
+  list(name: string): string[];
+  flag(name: string): boolean;
+  positional(index: number): string;
+  now: Date;
+}
+
+export interface Command {
+  path: readonly string[];
+  summary: string;
+  /** The arguments after the command path, for the usage line. */
+  usage: string;
+  options: Readonly<Record<string, OptionSpec>>;
+  positionals: readonly string[];
+  plan(input: Input): Plan;
+}
+
+const id = encodeURIComponent;
+
+function choice<T extends string>(input: Input, name: string, allowed: readonly T[], value = input.string(name)): T | undefined {
+  if (value === undefined) return undefined;
+  if (!(allowed as readonly string[]).includes(value)) throw new UsageError(`--${name} must be one of ${allowed.join(', ')}, not '${value}'`);
+  return value as T;
+}
+
+function count(input: Input, name: string): number {
+  const text = input.need(name);
+  if (!/^\d+$/.test(text) || !Number.isSafeInteger(Number(text))) throw new UsageError(`--${name} must be a whole number, not '${text}'`);
+  return Number(text);
+}
+
+/** The entries whose value was given: optional filters and body fields are left out, not sent empty. */
+function given(pairs: Record<string, string | undefined>): Record<string, string> {
+  return Object.fromEntries(Object.entries(pairs).filter((pair): pair is [string, string] => pair[1] !== undefined));
+}
+
+const CREATE_TIERS = TIERS.filter((t) => t !== 'custom');
+const tierOption: OptionSpec = { type: 'string', value: CREATE_TIERS.join('|'), help: 'quota tier (default: the API decides, see spec §8)' };
+
+function tierQuota(input: Input): { quota?: { tier: string } } {
+  const tier = choice(input, 'tier', CREATE_TIERS);
+  return tier === undefined ? {} : { quota: { tier } };
+}
+
+const consumerOption: OptionSpec = { type: 'string', value: '<c>', help: 'the consumer connection (client id)' };
+
+const SKILLS_TYPES: Record<string, string> = { '.yaml': 'application/yaml', '.yml': 'application/yaml', '.json': 'application/json' };
+
+/** `<group> show <id>`: one resource's fields. */
+function showCommand<T>(group: string, placeholder: string, collection: string, view: View<T>, summary: string): Command {
+  return {
+    path: [group, 'show'],
+    summary,
+    usage: placeholder,
+    options: {},
+    positionals: [placeholder],
+    plan: (input) => ({
+      request: { method: 'GET', path: `/${collection}/${id(input.positional(0))}` },
+      render: (body) => fields(view.fields, body as T),
+    }),
+  };
+}
+
+/** `<group> list [--filter …]`: the collection as a table; each filter option is a query parameter. */
+function listCommand<T>(group: string, collection: string, filters: Record<string, { query: string; value: string; help: string }>, view: View<T>): Command {
+  return {
+    path: [group, 'list'],
+    summary: `list ${collection}`,
+    usage: Object.entries(filters).map(([name, filter]) => `[--${name} ${filter.value}]`).join(' '),
+    options: Object.fromEntries(Object.entries(filters).map(([name, { value, help }]) => [name, { type: 'string', value, help }])),
+    positionals: [],
+    plan: (input) => ({
+      request: { method: 'GET', path: `/${collection}`, query: given(Object.fromEntries(Object.entries(filters).map(([name, filter]) => [filter.query, input.string(name)]))) },
+      render: (body) => listTable(view, (body as Record<string, T[]>)[collection] ?? []),
+    }),
+  };
+}
+
+export const COMMANDS: readonly Command[] = [
+  {
+    path: ['org', 'create'],
+    summary: 'create an organisation',
+    usage: '--name <name> --kind house|vendor|operator [--tier minimal|standard|high]',
+    options: {
+      name: { type: 'string', value: '<name>', help: 'the organisation name' },
+      kind: { type: 'string', value: 'house|vendor|operator', help: 'a house publishes stories; a vendor is invited into houses' },
+      tier: tierOption,
+    },
+    positionals: [],
+    plan: (input) => ({
+      request: {
+        method: 'POST',
+        path: '/organisations',
+        json: { name: input.need('name'), kind: choice(input, 'kind', ['house', 'vendor', 'operator'], input.need('kind')), ...tierQuota(input) },
+      },
+      render: (body) => fields(organisationView.fields, body as Organisation),
+    }),
+  },
+  listCommand('org', 'organisations', {}, organisationView),
+  showCommand('org', '<o>', 'organisations', organisationView, 'show one organisation'),
+  {
+    path: ['workspace', 'create'],
+    summary: "create a workspace (a tenant) in an organisation",
+    usage: '--org <o> --name <name> [--tier minimal|standard|high]',
+    options: {
+      org: { type: 'string', value: '<o>', help: 'the organisation' },
+      name: { type: 'string', value: '<name>', help: 'the workspace name' },
+      tier: tierOption,
+    },
+    positionals: [],
+    plan: (input) => ({
+      request: { method: 'POST', path: '/workspaces', json: { organisation_id: input.need('org'), name: input.need('name'), ...tierQuota(input) } },
+      render: (body) => fields(workspaceView.fields, body as Workspace),
+    }),
+  },
+  listCommand('workspace', 'workspaces', { org: { query: 'organisation_id', value: '<o>', help: "only this organisation's workspaces" } }, workspaceView),
+  showCommand('workspace', '<w>', 'workspaces', workspaceView, 'show one workspace'),
+  {
+    path: ['app', 'create'],
+    summary: 'create an app in a workspace',
+    usage: '--workspace <w> --name <name> [--org <vendor o>]',
+    options: {
+      workspace: { type: 'string', value: '<w>', help: 'the workspace' },
+      name: { type: 'string', value: '<name>', help: 'the app name' },
+      org: { type: 'string', value: '<o>', help: "a vendor organisation owning the app (its connections get the vendor's quota)" },
+    },
+    positionals: [],
+    plan: (input) => ({
+      request: {
+        method: 'POST',
+        path: '/apps',
+        json: { workspace_id: input.need('workspace'), name: input.need('name'), ...given({ organisation_id: input.string('org') }) },
+      },
+      render: (body) => fields(appView.fields, body as App),
+    }),
+  },
+  listCommand('app', 'apps', { workspace: { query: 'workspace_id', value: '<w>', help: "only this workspace's apps" } }, appView),
+  showCommand('app', '<a>', 'apps', appView, 'show one app, with its permissions'),
+  {
+    path: ['connection', 'create'],
+    summary: 'issue a connection (a client id and secret) for an app; the secret is shown once',
+    usage: '--app <a> --kind producer|consumer',
+    options: {
+      app: { type: 'string', value: '<a>', help: 'the app' },
+      kind: { type: 'string', value: 'producer|consumer', help: 'a producer publishes; a consumer reads its queue' },
+    },
+    positionals: [],
+    plan: (input) => ({
+      request: { method: 'POST', path: '/connections', json: { app_id: input.need('app'), kind: choice(input, 'kind', ['producer', 'consumer'], input.need('kind')) } },
+      render: (body) => renderIssued(body as IssuedCredential),
+      note: SECRET_NOTE,
+    }),
+  },
+  listCommand(
+    'connection',
+    'connections',
+    {
+      workspace: { query: 'workspace_id', value: '<w>', help: "only this workspace's connections" },
+      app: { query: 'app_id', value: '<a>', help: "only this app's connections" },
+    },
+    connectionView,
+  ),
+  showCommand('connection', '<c>', 'connections', connectionView, 'show one connection'),
+  {
+    path: ['connection', 'remove'],
+    summary: 'remove a connection for good (its credential stops working)',
+    usage: '<c>',
+    options: {},
+    positionals: ['<c>'],
+    plan: (input) => ({
+      request: { method: 'DELETE', path: `/connections/${id(input.positional(0))}` },
+      render: () => `Removed connection ${input.positional(0)}.\n`,
+    }),
+  },
+  {
+    path: ['credential', 'rotate'],
+    summary: "issue a connection's next secret; the previous one keeps obtaining tokens for the overlap",
+    usage: '<c> --overlap <duration>',
+    options: { overlap: { type: 'string', value: '<duration>', help: `how long the previous secret still obtains tokens: ${DURATION_FORM}` } },
+    positionals: ['<c>'],
+    plan: (input) => {
+      const overlap = input.need('overlap');
+      const seconds = durationSeconds(overlap);
+      if (seconds === undefined) throw new UsageError(`--overlap must be ${DURATION_FORM}, not '${overlap}'`);
+      return {
+        request: { method: 'POST', path: `/connections/${id(input.positional(0))}/rotate`, json: { overlap_seconds: seconds } },
+        render: (body) => renderIssued(body as IssuedCredential),
+        note: SECRET_NOTE,
+      };
+    },
+  },
+  {
+    path: ['credential', 'revoke'],
+    summary: "revoke a connection's credential (its tokens and secret stop working)",
+    usage: '<c>',
+    options: {},
+    positionals: ['<c>'],
+    plan: (input) => ({
+      request: { method: 'POST', path: `/connections/${id(input.positional(0))}/revoke` },
+      render: (body) => fields(connectionView.fields, body as Connection),
+    }),
+  },
+  {
+    path: ['permission', 'set'],
+    summary: "replace an app's permissions: the system ids and message types it may publish",
+    usage: '--app <a> --system-id <id>[,<id>…] --message-type <type>[,<type>…]',
+    options: {
+      app: { type: 'string', value: '<a>', help: 'the app' },
+      'system-id': { type: 'string', multiple: true, value: '<id>', help: 'an allowed system_id (repeat, or separate with commas)' },
+      'message-type': { type: 'string', multiple: true, value: '<type>', help: 'an allowed message_type (repeat, or separate with commas)' },
+    },
+    positionals: [],
+    plan: (input) => ({
+      request: {
+        method: 'PUT',
+        path: `/apps/${id(input.need('app'))}/permissions`,
+        json: { system_ids: input.list('system-id'), message_types: input.list('message-type') },
+      },
+      render: (body) => fields(permissionFields, body as App),
+    }),
+  },
+  {
+    path: ['permission', 'show'],
+    summary: "show an app's permissions",
+    usage: '--app <a>',
+    options: { app: { type: 'string', value: '<a>', help: 'the app' } },
+    positionals: [],
+    plan: (input) => ({
+      request: { method: 'GET', path: `/apps/${id(input.need('app'))}` },
+      render: (body) => fields(permissionFields, body as App),
+    }),
+  },
+  {
+    path: ['tier', 'set'],
+    summary: "set a workspace's or an organisation's quota; existing connections follow within seconds",
+    usage: '(--workspace <w> | --org <o>) minimal|standard|high|custom [--per-second <n> --burst <n> --per-day <n>]',
+    options: {
+      workspace: { type: 'string', value: '<w>', help: 'the workspace' },
+      org: { type: 'string', value: '<o>', help: "the organisation (a vendor's quota applies to its connections in every house)" },
+      'per-second': { type: 'string', value: '<n>', help: 'custom only: requests a second (up to 200)' },
+      burst: { type: 'string', value: '<n>', help: 'custom only: bursts of (up to 400)' },
+      'per-day': { type: 'string', value: '<n>', help: 'custom only: requests a day (up to 10,000,000)' },
+    },
+    positionals: ['minimal|standard|high|custom'],
+    plan: (input) => {
+      const workspace = input.string('workspace');
+      const org = input.string('org');
+      if ((workspace === undefined) === (org === undefined)) throw new UsageError('give exactly one of --workspace and --org');
+      const tier = input.positional(0);
+      if (!(TIERS as readonly string[]).includes(tier)) throw new UsageError(`the tier must be one of ${TIERS.join(', ')}, not '${tier}'`);
+      const limits = ['per-second', 'burst', 'per-day'];
+      if (tier !== 'custom' && limits.some((name) => input.string(name) !== undefined)) {
+        throw new UsageError('--per-second, --burst and --per-day go with the custom tier only');
+      }
+      const quota = tier === 'custom' ? { tier, per_second: count(input, 'per-second'), burst: count(input, 'burst'), per_day: count(input, 'per-day') } : { tier };
+      return workspace !== undefined
+        ? {
+            request: { method: 'PUT', path: `/workspaces/${id(workspace)}/quota`, json: quota },
+            render: (body) => fields(workspaceView.fields, body as Workspace),
+          }
+        : {
+            request: { method: 'PUT', path: `/organisations/${id(org as string)}/quota`, json: quota },
+            render: (body) => fields(organisationView.fields, body as Organisation),
+          };
+    },
+  },
+  {
+    path: ['registration', 'add'],
+    summary: "register a consumer's skill instances from a skills file, checked as the catalogue checks them",
+    usage: '--consumer <c> -f <skills.yaml|skills.json>',
+    options: {
+      consumer: consumerOption,
+      file: { type: 'string', short: 'f', value: '<file>', help: 'a .yaml/.yml or .json file, in any input form POST /api/skills/validate takes' },
+    },
+    positionals: [],
+    plan: (input) => {
+      const file = input.need('file');
+      const contentType = SKILLS_TYPES[/\.[^./\\]*$/.exec(file.toLowerCase())?.[0] ?? ''];
+      if (contentType === undefined) throw new UsageError(`--file must end in .yaml, .yml or .json, not '${file}'`);
+      return {
+        request: { method: 'POST', path: `/connections/${id(input.need('consumer'))}/registrations`, file: { path: file, contentType } },
+        render: (body) => table(registrationColumns, (body as { registrations: Registration[] }).registrations),
+      };
+    },
+  },
+  {
+    path: ['registration', 'list'],
+    summary: "list a consumer's skill registrations",
+    usage: '--consumer <c>',
+    options: { consumer: consumerOption },
+    positionals: [],
+    plan: (input) => ({
+      request: { method: 'GET', path: `/connections/${id(input.need('consumer'))}/registrations` },
+      render: (body) => table(registrationColumns, (body as { registrations: Registration[] }).registrations),
+    }),
+  },
+  {
+    path: ['registration', 'remove'],
+    summary: 'remove one skill registration from a consumer',
+    usage: '--consumer <c> <registration_id>',
+    options: { consumer: consumerOption },
+    positionals: ['<registration_id>'],
+    plan: (input) => {
+      const consumer = input.need('consumer');
+      const registration = input.positional(0);
+      return {
+        request: { method: 'DELETE', path: `/connections/${id(consumer)}/registrations/${id(registration)}` },
+        render: () => `Removed registration ${registration} from ${consumer}.\n`,
+      };
+    },
+  },
+  {
+    path: ['replay'],
+    summary: "replay a consumer's messages from the archive into its queue",
+    usage: '--consumer <c> --since <duration|RFC 3339 time> [--no-wait]',
+    options: {
+      consumer: consumerOption,
+      since: { type: 'string', value: '<when>', help: `replay what was published since then: ${DURATION_FORM} ago, or an RFC 3339 time` },
+      'no-wait': { type: 'boolean', help: 'print the replay as started instead of waiting (each second) until it ends' },
+    },
+    positionals: [],
+    plan: (input) => {
+      const sinceText = input.need('since');
+      const since = resolveSince(sinceText, input.now);
+      if (since === undefined) throw new UsageError(`--since must be ${DURATION_FORM}, or an RFC 3339 time such as 2026-11-22T06:00:00Z, not '${sinceText}'`);
+      return {
+        request: { method: 'POST', path: `/connections/${id(input.need('consumer'))}/replays`, json: { since } },
+        render: (body) => fields(replayFields, body as Replay),
+        awaitReplay: !input.flag('no-wait'),
+      };
+    },
+  },
+  {
+    path: ['queue', 'stats'],
+    summary: "show a consumer's queue: depth, messages in flight, oldest message's age",
+    usage: '--consumer <c>',
+    options: { consumer: consumerOption },
+    positionals: [],
+    plan: (input) => ({
+      request: { method: 'GET', path: `/connections/${id(input.need('consumer'))}/queue` },
+      render: (body) => fields(queueFields, body as QueueStats),
+    }),
+  },
+];
+
+/** The first word of each command, with what it is about, for `busctl --help` and group help. */
+export const GROUPS: Readonly<Record<string, string>> = {
+  org: 'organisations: houses, vendors and the operator',
+  workspace: "workspaces: an organisation's tenants, each with a quota",
+  app: 'apps: what publishes or consumes in a workspace',
+  connection: 'connections: one app, one credential, producer or consumer',
+  credential: "a connection's secret: rotate with an overlap, revoke",
+  permission: 'the system ids and message types an app may publish',
+  tier: 'quota tiers and custom limits',
+  registration: "a consumer's skill registrations",
+  replay: "replay a consumer's messages from the archive",
+  queue: "a consumer's queue",
+};

@@ -1,0 +1,158 @@
+import type { App, Connection, IssuedCredential, Organisation, QueueStats, Registration, Replay } from './api';
+import {
+  appView,
+  connectionView,
+  fields,
+  formatQuota,
+  listTable,
+  organisationView,
+  permissionFields,
+  queueFields,
+  registrationColumns,
+  renderIssued,
+  replayFields,
+  table,
+} from './render';
+
+const org = (id: string, name: string): Organisation => ({
+  id,
+  name,
+  kind: 'house',
+  quota: { tier: 'standard', per_second: 20, burst: 40, per_day: 100_000 },
+  created_at: '2026-11-22T05:00:00.000Z',
+});
+
+const connection: Connection = {
+  client_id: 'cabcdefghijkl',
+  app_id: 'aabcdefghijkl',
+  workspace_id: 'wabcdefghijkl',
+  organisation_id: 'oabcdefghijkl',
+  kind: 'producer',
+  status: 'active',
+  credential_version: 2,
+  created_at: '2026-11-22T05:00:00.000Z',
+  status_changed_at: null,
+};
+
+describe('table', () => {
+  it('aligns the listed fields under their upper-cased names, two spaces apart, without trailing spaces', () => {
+    expect(listTable(organisationView, [org('o1', 'Harbour Tales'), org('oabcdefghijkl', 'V')])).toBe(
+      [
+        'ID             NAME           KIND   QUOTA                                       CREATED_AT',
+        'o1             Harbour Tales  house  standard (20/s, bursts of 40, 100,000/day)  2026-11-22T05:00:00.000Z',
+        'oabcdefghijkl  V              house  standard (20/s, bursts of 40, 100,000/day)  2026-11-22T05:00:00.000Z',
+        '',
+      ].join('\n'),
+    );
+  });
+
+  it('prints the header alone for an empty list', () => {
+    expect(listTable(connectionView, [])).toBe('CLIENT_ID  KIND  STATUS  APP_ID  WORKSPACE_ID  CREDENTIAL_VERSION  CREATED_AT\n');
+  });
+
+  it('keeps a row on one line and the terminal untouched whatever a name holds', () => {
+    const out = listTable(organisationView, [org('o1', 'evil\nname\u001b[31m\u009b')]);
+    expect(out.split('\n')).toHaveLength(3);
+    expect(out).toContain('evil name [31m ');
+    expect([...out].filter((ch) => ch !== '\n' && (ch < ' ' || (ch >= '\u007f' && ch <= '\u009f')))).toEqual([]);
+  });
+
+  it('shows a missing value as -', () => {
+    expect(fields(connectionView.fields, connection)).toContain('status_changed_at   -\n');
+  });
+});
+
+describe('fields', () => {
+  it('shows one resource as aligned "field  value" lines', () => {
+    expect(fields(connectionView.fields, connection)).toBe(
+      [
+        'client_id           cabcdefghijkl',
+        'kind                producer',
+        'status              active',
+        'app_id              aabcdefghijkl',
+        'workspace_id        wabcdefghijkl',
+        'organisation_id     oabcdefghijkl',
+        'credential_version  2',
+        'created_at          2026-11-22T05:00:00.000Z',
+        'status_changed_at   -',
+        '',
+      ].join('\n'),
+    );
+  });
+
+  it('lists an app’s permissions, (none) when empty', () => {
+    const app: App = {
+      id: 'a1',
+      workspace_id: 'w1',
+      organisation_id: 'o1',
+      name: 'Reader',
+      permissions: { system_ids: ['sys-a', 'sys-b'], message_types: [] },
+      created_at: '2026-11-22T05:00:00.000Z',
+    };
+    expect(fields(permissionFields, app)).toBe('app_id         a1\nsystem_ids     sys-a, sys-b\nmessage_types  (none)\n');
+    expect(fields(appView.fields, app)).toContain('system_ids       sys-a, sys-b\n');
+  });
+
+  it('shows queue stats with the oldest age readable, - when the queue is empty', () => {
+    const stats: QueueStats = { client_id: 'c1', depth: 12_345, in_flight: 3, oldest_age_seconds: 3_725 };
+    expect(fields(queueFields, stats)).toBe('client_id   c1\ndepth       12,345\nin_flight   3\noldest_age  1h 2m\n');
+    expect(fields(queueFields, { ...stats, depth: 0, in_flight: 0, oldest_age_seconds: null })).toContain('oldest_age  -\n');
+  });
+
+  it('shows a replay’s counts', () => {
+    const replay: Replay = {
+      replay_id: 'p1',
+      client_id: 'c1',
+      since: '2026-11-22T04:00:00.000Z',
+      status: 'succeeded',
+      scanned: 1200,
+      replayed: 1000,
+      skipped: 200,
+      requested_at: '2026-11-22T06:00:00.000Z',
+      finished_at: '2026-11-22T06:00:04.000Z',
+      error: null,
+    };
+    expect(fields(replayFields, replay)).toMatch(/status\s+succeeded\nscanned\s+1,200\nreplayed\s+1,000\nskipped\s+200\n/);
+  });
+});
+
+describe('registrations', () => {
+  it('tables each instance with its registration id, - for an unversioned skill', () => {
+    const registration: Registration = {
+      registration_id: 'r1',
+      library_version: '2026.11.1',
+      registered_at: '2026-11-22T06:00:00.000Z',
+      instance: { skill_id: 'telling/pacing', instance_label: 'pace' },
+    };
+    expect(table(registrationColumns, [registration])).toBe(
+      [
+        'REGISTRATION_ID  SKILL_ID        SKILL_VERSION  INSTANCE_LABEL  LIBRARY_VERSION  REGISTERED_AT',
+        'r1               telling/pacing  -              pace            2026.11.1        2026-11-22T06:00:00.000Z',
+        '',
+      ].join('\n'),
+    );
+  });
+});
+
+describe('formatQuota', () => {
+  it('names the tier and its limits', () => {
+    expect(formatQuota({ tier: 'custom', per_second: 200, burst: 400, per_day: 10_000_000 })).toBe('custom (200/s, bursts of 400, 10,000,000/day)');
+  });
+});
+
+describe('renderIssued', () => {
+  const issued: IssuedCredential = { client_id: connection.client_id, client_secret: 'sbs_secret', credential_version: 2, connection };
+
+  it('shows the connection, then the secret', () => {
+    const out = renderIssued(issued);
+    expect(out).toContain('client_secret       sbs_secret\n');
+    expect(out.indexOf('status_changed_at')).toBeLessThan(out.indexOf('client_secret'));
+    expect(out).not.toContain('previous_secret_usable_until');
+  });
+
+  it('says until when the previous secret works after a rotation', () => {
+    expect(renderIssued({ ...issued, previous_secret_usable_until: '2026-11-22T07:00:00.000Z' })).toContain(
+      'previous_secret_usable_until  2026-11-22T07:00:00.000Z\n',
+    );
+  });
+});

@@ -1,0 +1,142 @@
+import type { App, Connection, IssuedCredential, Organisation, QueueStats, Quota, Registration, Replay, Workspace } from './api';
+import { formatSeconds } from './duration';
+
+/**
+ * Text from elsewhere (a name a vendor chose, a proxy's page) with control characters replaced, so
+ * it cannot move the cursor or recolour the operator's terminal, and a table row stays one line.
+ */
+export function printable(text: string): string {
+  // eslint-disable-next-line no-control-regex
+  return text.replace(/[\u0000-\u001f\u007f-\u009f]/g, ' ');
+}
+
+function cell(value: string | number | null | undefined): string {
+  return value === null || value === undefined || value === '' ? '-' : printable(String(value));
+}
+
+/** Rows as columns padded to the widest cell, two spaces apart, without trailing spaces. */
+function align(rows: readonly (readonly string[])[]): string {
+  const widths: number[] = [];
+  for (const row of rows) row.forEach((c, i) => (widths[i] = Math.max(widths[i] ?? 0, c.length)));
+  return rows.map((row) => row.map((c, i) => (i === row.length - 1 ? c : c.padEnd(widths[i] ?? 0))).join('  ')).join('\n') + '\n';
+}
+
+export type Column<T> = readonly [label: string, value: (item: T) => string | number | null | undefined];
+
+/**
+ * A list as a table under a header row of the field names upper-cased (the header alone when the list
+ * is empty): the same names as in `show` and in the --json body.
+ */
+export function table<T>(columns: readonly Column<T>[], items: readonly T[]): string {
+  return align([columns.map(([label]) => label.toUpperCase()), ...items.map((item) => columns.map(([, value]) => cell(value(item))))]);
+}
+
+/** One resource as "field  value" lines. */
+export function fields<T>(rows: readonly Column<T>[], item: T): string {
+  return align(rows.map(([label, value]) => [label, cell(value(item))]));
+}
+
+const count = (n: number): string => n.toLocaleString('en-US');
+
+export function formatQuota(q: Quota): string {
+  return `${q.tier} (${count(q.per_second)}/s, bursts of ${count(q.burst)}, ${count(q.per_day)}/day)`;
+}
+
+const list = (values: readonly string[]): string => (values.length === 0 ? '(none)' : values.join(', '));
+
+/** A resource's fields (show) and the ones its list's table has room for. */
+export interface View<T> {
+  fields: readonly Column<T>[];
+  listed: readonly string[];
+}
+
+export function listTable<T>(view: View<T>, items: readonly T[]): string {
+  return table(view.fields.filter(([label]) => view.listed.includes(label)), items);
+}
+
+export const organisationView: View<Organisation> = {
+  fields: [['id', (o) => o.id], ['name', (o) => o.name], ['kind', (o) => o.kind], ['quota', (o) => formatQuota(o.quota)], ['created_at', (o) => o.created_at]],
+  listed: ['id', 'name', 'kind', 'quota', 'created_at'],
+};
+
+export const workspaceView: View<Workspace> = {
+  fields: [['id', (w) => w.id], ['organisation_id', (w) => w.organisation_id], ['name', (w) => w.name], ['quota', (w) => formatQuota(w.quota)], ['created_at', (w) => w.created_at]],
+  listed: ['id', 'organisation_id', 'name', 'quota', 'created_at'],
+};
+
+export const appView: View<App> = {
+  fields: [
+    ['id', (a) => a.id],
+    ['workspace_id', (a) => a.workspace_id],
+    ['organisation_id', (a) => a.organisation_id],
+    ['name', (a) => a.name],
+    ['system_ids', (a) => list(a.permissions.system_ids)],
+    ['message_types', (a) => list(a.permissions.message_types)],
+    ['created_at', (a) => a.created_at],
+  ],
+  listed: ['id', 'workspace_id', 'organisation_id', 'name', 'created_at'],
+};
+
+/** permission show: the app's permissions alone. */
+export const permissionFields: readonly Column<App>[] = [
+  ['app_id', (a) => a.id],
+  ['system_ids', (a) => list(a.permissions.system_ids)],
+  ['message_types', (a) => list(a.permissions.message_types)],
+];
+
+export const connectionView: View<Connection> = {
+  fields: [
+    ['client_id', (c) => c.client_id],
+    ['kind', (c) => c.kind],
+    ['status', (c) => c.status],
+    ['app_id', (c) => c.app_id],
+    ['workspace_id', (c) => c.workspace_id],
+    ['organisation_id', (c) => c.organisation_id],
+    ['credential_version', (c) => c.credential_version],
+    ['created_at', (c) => c.created_at],
+    ['status_changed_at', (c) => c.status_changed_at],
+  ],
+  listed: ['client_id', 'kind', 'status', 'app_id', 'workspace_id', 'credential_version', 'created_at'],
+};
+
+export const registrationColumns: readonly Column<Registration>[] = [
+  ['registration_id', (r) => r.registration_id],
+  ['skill_id', (r) => r.instance.skill_id],
+  ['skill_version', (r) => r.instance.skill_version],
+  ['instance_label', (r) => r.instance.instance_label],
+  ['library_version', (r) => r.library_version],
+  ['registered_at', (r) => r.registered_at],
+];
+
+export const queueFields: readonly Column<QueueStats>[] = [
+  ['client_id', (q) => q.client_id],
+  ['depth', (q) => count(q.depth)],
+  ['in_flight', (q) => count(q.in_flight)],
+  ['oldest_age', (q) => (q.oldest_age_seconds === null ? null : formatSeconds(q.oldest_age_seconds))],
+];
+
+export const replayFields: readonly Column<Replay>[] = [
+  ['replay_id', (r) => r.replay_id],
+  ['client_id', (r) => r.client_id],
+  ['since', (r) => r.since],
+  ['status', (r) => r.status],
+  ['scanned', (r) => count(r.scanned)],
+  ['replayed', (r) => count(r.replayed)],
+  ['skipped', (r) => count(r.skipped)],
+  ['requested_at', (r) => r.requested_at],
+  ['finished_at', (r) => r.finished_at],
+  ['error', (r) => r.error],
+];
+
+export const SECRET_NOTE = 'This is the only time the client secret is shown: the bus keeps only a hash. Store it now; a lost secret can only be replaced (busctl credential rotate).';
+
+/** connection create / credential rotate: the connection, then the secret (SECRET_NOTE goes with it). */
+export function renderIssued(issued: IssuedCredential): string {
+  const secret: Column<IssuedCredential>[] = [
+    ['client_id', (i) => i.client_id],
+    ['client_secret', (i) => i.client_secret],
+    ['credential_version', (i) => i.credential_version],
+  ];
+  if (issued.previous_secret_usable_until !== undefined) secret.push(['previous_secret_usable_until', (i) => i.previous_secret_usable_until]);
+  return `${fields(connectionView.fields, issued.connection)}\n${fields(secret, issued)}`;
+}

@@ -1,0 +1,247 @@
+import { SECRET_NOTE } from './render';
+import { run, type Io } from './run';
+
+const ENV = { BUSCTL_URL: 'http://portal.test:8090', BUSCTL_CLIENT_ID: 'operator', BUSCTL_CLIENT_SECRET: 'operator-secret' };
+const BASIC = `Basic ${Buffer.from('operator:operator-secret').toString('base64')}`;
+
+interface Sent {
+  method: string;
+  url: string;
+  headers: Record<string, string>;
+  body: unknown;
+  redirect: unknown;
+}
+
+/** A fake portal answering the scripted responses in order, and everything busctl printed. */
+function harness(responses: Array<() => Response>, files: Record<string, string> = {}) {
+  const sent: Sent[] = [];
+  const out = { stdout: '', stderr: '' };
+  const sleeps: number[] = [];
+  const io: Io = {
+    fetch: async (input, init) => {
+      sent.push({
+        method: init?.method ?? 'GET',
+        url: String(input),
+        headers: init?.headers as Record<string, string>,
+        body: init?.body instanceof Uint8Array ? Buffer.from(init.body).toString('utf8') : init?.body,
+        redirect: init?.redirect,
+      });
+      const next = responses.shift();
+      if (!next) throw new Error(`unexpected request ${init?.method} ${String(input)}`);
+      return next();
+    },
+    readFile: async (path) => {
+      const text = files[path];
+      if (text === undefined) throw new Error(`ENOENT: no such file or directory, open '${path}'`);
+      return Buffer.from(text);
+    },
+    stdout: (text) => void (out.stdout += text),
+    stderr: (text) => void (out.stderr += text),
+    sleep: async (ms) => void sleeps.push(ms),
+    now: () => new Date('2026-11-22T06:00:00.000Z'),
+  };
+  return { io, sent, out, sleeps, run: (argv: string[], env: Record<string, string> = ENV) => run(argv, env, io) };
+}
+
+const json = (status: number, body: unknown, headers: Record<string, string> = {}) => () =>
+  new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json', ...headers } });
+
+const CONNECTION = {
+  client_id: 'cabcdefghijkl',
+  app_id: 'a1',
+  workspace_id: 'w1',
+  organisation_id: 'o1',
+  kind: 'producer',
+  status: 'active',
+  credential_version: 1,
+  created_at: '2026-11-22T06:00:00.000Z',
+  status_changed_at: null,
+};
+const ISSUED = { client_id: 'cabcdefghijkl', client_secret: 'sbs_issued', credential_version: 1, connection: CONNECTION };
+const ORG = { id: 'o1', name: 'Harbour', kind: 'house', quota: { tier: 'standard', per_second: 20, burst: 40, per_day: 100000 }, created_at: '2026-11-22T06:00:00.000Z' };
+const replay = (status: string, more: Record<string, unknown> = {}) => ({
+  replay_id: 'pabcdefghijkl',
+  client_id: 'c1',
+  since: '2026-11-22T04:00:00.000Z',
+  status,
+  scanned: 10,
+  replayed: 8,
+  skipped: 2,
+  requested_at: '2026-11-22T06:00:00.000Z',
+  finished_at: status === 'running' ? null : '2026-11-22T06:00:03.000Z',
+  error: null,
+  ...more,
+});
+
+describe('run', () => {
+  it('prints help on stdout and exits 0 without a request or credentials', async () => {
+    const h = harness([]);
+    expect(await h.run(['connection', '--help'], {})).toBe(0);
+    expect(h.out.stdout).toContain('busctl connection create');
+    expect(h.sent).toEqual([]);
+  });
+
+  it('prints a usage error and the help on stderr and exits 2', async () => {
+    const h = harness([]);
+    expect(await h.run(['connection', 'create', '--app', 'a1'])).toBe(2);
+    expect(h.out.stderr).toMatch(/^busctl: missing --kind producer\|consumer\n\nbusctl connection create: /);
+    expect(h.out.stdout).toBe('');
+    expect(h.sent).toEqual([]);
+  });
+
+  it('exits 2 naming a missing credential variable before any request', async () => {
+    const h = harness([]);
+    expect(await h.run(['org', 'list'], { BUSCTL_CLIENT_ID: 'operator' })).toBe(2);
+    expect(h.out.stderr).toBe('busctl: BUSCTL_CLIENT_SECRET is not set: the operator client secret\n');
+    expect(h.sent).toEqual([]);
+  });
+
+  it('sends the operator credentials as HTTP Basic, follows no redirect, and prints a table', async () => {
+    const h = harness([json(200, { organisations: [ORG] })]);
+    expect(await h.run(['org', 'list'])).toBe(0);
+    expect(h.sent).toEqual([
+      { method: 'GET', url: 'http://portal.test:8090/api/admin/organisations', headers: { authorization: BASIC, accept: 'application/json' }, body: undefined, redirect: 'manual' },
+    ]);
+    expect(h.out.stdout).toMatch(/^ID {2}NAME +KIND +QUOTA +CREATED_AT\no1 {2}Harbour {2}house {2}standard/);
+  });
+
+  it('sends a JSON body and the query, with --url over BUSCTL_URL', async () => {
+    const h = harness([json(200, { connections: [] }), json(201, ORG)]);
+    await h.run(['connection', 'list', '--workspace', 'w 1', '--app', 'a1', '--url', 'http://other:1']);
+    await h.run(['org', 'create', '--name', 'Harbour', '--kind', 'house']);
+    expect(h.sent.map((s) => [s.method, s.url, s.headers['content-type'], s.body])).toEqual([
+      ['GET', 'http://other:1/api/admin/connections?workspace_id=w+1&app_id=a1', undefined, undefined],
+      ['POST', 'http://portal.test:8090/api/admin/organisations', 'application/json', '{"name":"Harbour","kind":"house"}'],
+    ]);
+  });
+
+  it('prints the body as it is, pretty, with --json', async () => {
+    const h = harness([json(200, ORG)]);
+    expect(await h.run(['org', 'show', 'o1', '--json'])).toBe(0);
+    expect(h.out.stdout).toBe(`${JSON.stringify(ORG, null, 2)}\n`);
+  });
+
+  it('shows a new secret once, saying so: in the output, or on stderr with --json so stdout stays JSON', async () => {
+    const h = harness([json(201, ISSUED), json(201, ISSUED)]);
+    expect(await h.run(['connection', 'create', '--app', 'a1', '--kind', 'producer'])).toBe(0);
+    expect(h.out.stdout).toContain('client_secret       sbs_issued\n');
+    expect(h.out.stdout.endsWith(`\n${SECRET_NOTE}\n`)).toBe(true);
+    h.out.stdout = '';
+    expect(await h.run(['connection', 'create', '--app', 'a1', '--kind', 'producer', '--json'])).toBe(0);
+    expect(JSON.parse(h.out.stdout)).toEqual(ISSUED);
+    expect(h.out.stderr).toBe(`${SECRET_NOTE}\n`);
+  });
+
+  it('exits 1 on a refusal with the code and message, or the error body on stdout with --json', async () => {
+    const refusal = { code: 'admin.conflict', message: 'The connection is removed', request_id: 'req-9' };
+    const h = harness([json(409, refusal), json(409, refusal)]);
+    expect(await h.run(['credential', 'revoke', 'c1'])).toBe(1);
+    expect(h.out).toEqual({ stdout: '', stderr: 'busctl: the API refused (409 admin.conflict): The connection is removed [request req-9]\n' });
+    h.out.stderr = '';
+    expect(await h.run(['credential', 'revoke', 'c1', '--json'])).toBe(1);
+    expect(JSON.parse(h.out.stdout)).toEqual(refusal);
+    expect(h.out.stderr).toBe('');
+  });
+
+  it('passes Retry-After on to the operator', async () => {
+    const h = harness([json(429, { code: 'rate.limited', message: 'Slow down' }, { 'retry-after': '7' })]);
+    expect(await h.run(['org', 'list'])).toBe(1);
+    expect(h.out.stderr).toContain('Retry after 7 seconds.');
+  });
+
+  it('confirms a removal (204, no body), printing nothing with --json', async () => {
+    const h = harness([() => new Response(null, { status: 204 }), () => new Response(null, { status: 204 })]);
+    expect(await h.run(['registration', 'remove', '--consumer', 'c1', 'r1'])).toBe(0);
+    expect(h.out.stdout).toBe('Removed registration r1 from c1.\n');
+    expect(h.sent[0]).toMatchObject({ method: 'DELETE', url: 'http://portal.test:8090/api/admin/connections/c1/registrations/r1' });
+    h.out.stdout = '';
+    expect(await h.run(['connection', 'remove', 'c1', '--json'])).toBe(0);
+    expect(h.out.stdout).toBe('');
+  });
+
+  it('sends a skills file as it is, typed by its extension', async () => {
+    const yaml = 'skills:\n  - skill_id: telling/pacing\n';
+    const h = harness([json(201, { registrations: [] })], { 'skills.yaml': yaml });
+    expect(await h.run(['registration', 'add', '--consumer', 'c1', '-f', 'skills.yaml'])).toBe(0);
+    expect(h.sent[0]).toMatchObject({ method: 'POST', url: 'http://portal.test:8090/api/admin/connections/c1/registrations', body: yaml });
+    expect(h.sent[0]?.headers['content-type']).toBe('application/yaml');
+  });
+
+  it('exits 2 when the skills file cannot be read', async () => {
+    const h = harness([]);
+    expect(await h.run(['registration', 'add', '--consumer', 'c1', '-f', 'missing.json'])).toBe(2);
+    expect(h.out.stderr).toBe("busctl: cannot read missing.json: ENOENT: no such file or directory, open 'missing.json'\n");
+    expect(h.sent).toEqual([]);
+  });
+
+  it('waits for a replay each second, honouring Retry-After, then prints the counts', async () => {
+    const h = harness([
+      json(202, replay('running')),
+      json(429, { code: 'rate.limited', message: 'Slow down' }, { 'retry-after': '3' }),
+      json(200, replay('running')),
+      json(200, replay('succeeded')),
+    ]);
+    expect(await h.run(['replay', '--consumer', 'c1', '--since', '2h'])).toBe(0);
+    expect(h.sent.map((s) => `${s.method} ${s.url.replace('http://portal.test:8090/api/admin', '')}`)).toEqual([
+      'POST /connections/c1/replays',
+      'GET /replays/pabcdefghijkl',
+      'GET /replays/pabcdefghijkl',
+      'GET /replays/pabcdefghijkl',
+    ]);
+    expect(h.sent[0]?.body).toBe('{"since":"2026-11-22T04:00:00.000Z"}');
+    expect(h.sleeps).toEqual([1000, 3000, 1000, 1000]);
+    expect(h.out.stderr).toBe('Replay pabcdefghijkl started; waiting until it ends (Ctrl-C stops the waiting, not the replay).\n');
+    expect(h.out.stdout).toMatch(/status +succeeded\nscanned +10\nreplayed +8\nskipped +2\n/);
+  });
+
+  it('exits 1 when the replay ends other than succeeded, saying why', async () => {
+    const h = harness([json(202, replay('running')), json(200, replay('failed', { error: 'archive unavailable' }))]);
+    expect(await h.run(['replay', '--consumer', 'c1', '--since', '2h', '--json'])).toBe(1);
+    expect(JSON.parse(h.out.stdout)).toMatchObject({ status: 'failed' });
+    expect(h.out.stderr).toContain('busctl: replay pabcdefghijkl ended failed: archive unavailable\n');
+  });
+
+  it('exits 1 when polling a replay is refused', async () => {
+    const h = harness([json(202, replay('running')), json(404, { code: 'admin.not_found', message: 'No replay' })]);
+    expect(await h.run(['replay', '--consumer', 'c1', '--since', '2h'])).toBe(1);
+    expect(h.out.stderr).toContain('busctl: the API refused (404 admin.not_found): No replay\n');
+  });
+
+  it('prints the replay as started with --no-wait', async () => {
+    const h = harness([json(202, replay('running'))]);
+    expect(await h.run(['replay', '--consumer', 'c1', '--since', '2026-11-21T00:00:00Z', '--no-wait'])).toBe(0);
+    expect(h.sent).toHaveLength(1);
+    expect(h.out.stdout).toMatch(/status +running\n/);
+  });
+
+  it('exits 1 when the portal cannot be reached, without printing the credentials', async () => {
+    const h = harness([
+      () => {
+        throw new TypeError('fetch failed', { cause: new Error('connect ECONNREFUSED 127.0.0.1:8090') });
+      },
+    ]);
+    expect(await h.run(['queue', 'stats', '--consumer', 'c1'])).toBe(1);
+    expect(h.out.stderr).toBe('busctl: cannot reach the portal at http://portal.test:8090/api/admin: connect ECONNREFUSED 127.0.0.1:8090\n');
+  });
+
+  it('says what a non-JSON answer was', async () => {
+    const h = harness([() => new Response('<h1>502 Bad Gateway</h1>', { status: 502 })]);
+    expect(await h.run(['org', 'list', '--json'])).toBe(1);
+    expect(h.out).toEqual({ stdout: '', stderr: 'busctl: the API answered 502: <h1>502 Bad Gateway</h1>\n' });
+  });
+
+  it('never prints the operator secret or the Authorization header, whatever happens', async () => {
+    const h = harness([
+      json(200, { organisations: [ORG] }),
+      json(401, { code: 'admin.unauthorized', message: 'Operator credentials required' }, { 'www-authenticate': 'Basic' }),
+      () => {
+        throw new TypeError('fetch failed');
+      },
+    ]);
+    for (const argv of [['org', 'list'], ['org', 'list'], ['org', 'list'], ['org', 'nope']]) await h.run(argv);
+    const printed = h.out.stdout + h.out.stderr;
+    expect(printed).toContain('Check BUSCTL_CLIENT_ID and BUSCTL_CLIENT_SECRET');
+    expect(printed).not.toContain('operator-secret');
+    expect(printed).not.toContain(BASIC.slice('Basic '.length));
+  });
+});

@@ -1,0 +1,175 @@
+import { spawn } from 'node:child_process';
+import path from 'node:path';
+import { REPO_ROOT } from '@bus/testing';
+import { startBus, type RunningBus } from './support/bus';
+
+const BUSCTL = path.join(REPO_ROOT, 'cli/busctl/dist/main.js');
+const FIXTURES = path.join(REPO_ROOT, 'test/fixtures/busctl');
+// The catalogue's own problem string for the typo in skills-invalid.yaml (services/catalogue tests).
+const LOCALE_PROBLEM = 'values.locale_path: "story.langauge" is not a path of SOM 1.0 story.context';
+
+interface Ran {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+let bus: RunningBus;
+let operatorEnv: Record<string, string>;
+
+beforeAll(async () => {
+  bus = await startBus();
+  operatorEnv = {
+    BUSCTL_URL: bus.portalUrl,
+    BUSCTL_CLIENT_ID: bus.env.OPERATOR_CLIENT_ID as string,
+    BUSCTL_CLIENT_SECRET: bus.env.OPERATOR_CLIENT_SECRET as string,
+  };
+}, 120_000);
+afterAll(async () => {
+  await bus?.stop();
+}, 30_000);
+
+/** The compiled CLI as an operator runs it: its own process, configured by environment only. */
+function busctl(args: string[], env: Record<string, string> = operatorEnv): Promise<Ran> {
+  return new Promise((resolve, reject) => {
+    // Killed rather than left to the test's timeout, so a hang still shows what busctl printed.
+    const child = spawn(process.execPath, [BUSCTL, ...args], { env: { PATH: process.env.PATH ?? '', ...env }, cwd: REPO_ROOT, timeout: 30_000 });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+    child.once('error', reject);
+    child.once('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+/** busctl … --json, expecting exit 0: the API's body. */
+async function json<T>(args: string[]): Promise<T> {
+  const ran = await busctl([...args, '--json']);
+  expect({ code: ran.code, stderr: ran.stderr }).toMatchObject({ code: 0 });
+  return JSON.parse(ran.stdout) as T;
+}
+
+async function ok(args: string[]): Promise<string> {
+  const ran = await busctl(args);
+  expect({ code: ran.code, stderr: ran.stderr }).toEqual({ code: 0, stderr: '' });
+  return ran.stdout;
+}
+
+describe('busctl against the running bus (compiled all-in-one and CLI)', () => {
+  it('runs an operator flow: tenancy, permissions, credentials, tiers, registrations, queue, replay', async () => {
+    const testStart = new Date().toISOString();
+    const org = await json<{ id: string }>(['org', 'create', '--name', 'Harbour Tales', '--kind', 'house', '--tier', 'standard']);
+    expect(await ok(['org', 'list'])).toMatch(new RegExp(`^ID +NAME +KIND +QUOTA +CREATED_AT\\n(.*\\n)*${org.id} +Harbour Tales +house +standard \\(20/s`, 'm'));
+
+    const workspace = await json<{ id: string }>(['workspace', 'create', '--org', org.id, '--name', 'Sandbox']);
+    expect(await ok(['workspace', 'list', '--org', org.id])).toContain(workspace.id);
+
+    const appOut = await ok(['app', 'create', '--workspace', workspace.id, '--name', 'Reader']);
+    const appId = /^id +(a[a-z2-7]{12})$/m.exec(appOut)?.[1] as string;
+    expect(appId).toBeDefined();
+    expect(await ok(['app', 'list', '--workspace', workspace.id])).toContain(appId);
+
+    const permissions = await ok(['permission', 'set', '--app', appId, '--system-id', 'storyteller.web', '--message-type', 'telling.started,telling.ended']);
+    expect(permissions).toMatch(/^system_ids +storyteller\.web$/m);
+    expect(permissions).toMatch(/^message_types +telling\.ended, telling\.started$/m);
+    expect(await ok(['permission', 'show', '--app', appId])).toBe(permissions);
+
+    // The secret comes once, in the --json body; the note saying so goes to stderr.
+    const created = await busctl(['connection', 'create', '--app', appId, '--kind', 'consumer', '--json']);
+    expect(created.code).toBe(0);
+    expect(created.stderr).toMatch(/only time the client secret is shown/);
+    const issued = JSON.parse(created.stdout) as { client_id: string; client_secret: string; credential_version: number };
+    expect(issued).toMatchObject({ client_id: expect.stringMatching(/^c[a-z2-7]{12}$/), client_secret: expect.stringMatching(/^sbs_/), credential_version: 1 });
+    const consumer = issued.client_id;
+    expect(await tokenStatus(consumer, issued.client_secret)).toBe(200);
+    const listed = await ok(['connection', 'list', '--app', appId]);
+    expect(listed).toMatch(new RegExp(`^${consumer} +consumer +active +${appId} +${workspace.id} +1 `, 'm'));
+    expect(listed).not.toContain(issued.client_secret);
+
+    const tier = await ok(['tier', 'set', '--workspace', workspace.id, 'custom', '--per-second', '50', '--burst', '100', '--per-day', '200000']);
+    expect(tier).toMatch(/^quota +custom \(50\/s, bursts of 100, 200,000\/day\)$/m);
+
+    const rotated = await ok(['credential', 'rotate', consumer, '--overlap', '1h']);
+    const newSecret = /^client_secret +(sbs_\S+)$/m.exec(rotated)?.[1] as string;
+    expect(newSecret).toBeDefined();
+    expect(newSecret).not.toBe(issued.client_secret);
+    expect(rotated).toMatch(/^credential_version +2$/m);
+    const until = Date.parse(/^previous_secret_usable_until +(\S+)$/m.exec(rotated)?.[1] as string);
+    expect(until - Date.now()).toBeGreaterThan(3_500_000);
+    expect(until - Date.now()).toBeLessThanOrEqual(3_600_000);
+    expect(rotated).toMatch(/only time the client secret is shown/);
+    expect(await tokenStatus(consumer, newSecret)).toBe(200);
+    expect(await tokenStatus(consumer, issued.client_secret)).toBe(200); // within the overlap
+
+    const added = await ok(['registration', 'add', '--consumer', consumer, '-f', path.join(FIXTURES, 'skills-valid.yaml')]);
+    const registrationId = new RegExp(`^(r[a-z2-7]{12}) +telling/pacing +- +speaker pacing `, 'm').exec(added)?.[1] as string;
+    expect(registrationId).toBeDefined();
+    expect(await ok(['registration', 'list', '--consumer', consumer])).toContain(registrationId);
+
+    const refused = await busctl(['registration', 'add', '--consumer', consumer, '-f', path.join(FIXTURES, 'skills-invalid.yaml')]);
+    expect(refused.code).toBe(1);
+    expect(refused.stdout).toBe('');
+    expect(refused.stderr).toMatch(/^busctl: the API refused \(422 registration\.invalid\): /);
+    expect(refused.stderr).toContain('  instance 0 (locale telling/locale-match): invalid\n');
+    expect(refused.stderr).toContain(`    - ${LOCALE_PROBLEM}\n`);
+    expect(await ok(['registration', 'list', '--consumer', consumer])).not.toContain('locale');
+
+    expect(await ok(['queue', 'stats', '--consumer', consumer])).toBe(`client_id   ${consumer}\ndepth       0\nin_flight   0\noldest_age  -\n`);
+
+    // The messages topic is shared by every bus on this Kafka, so a replay since an hour ago may scan
+    // other tests' traffic for a while: that one is only started; the one waited for starts with this test.
+    const started = await busctl(['replay', '--consumer', consumer, '--since', '1h', '--no-wait']);
+    expect(started).toMatchObject({ code: 0, stderr: '', stdout: expect.stringMatching(/^replay_id +p[a-z2-7]{12}\n(.*\n)*status +running\n/m) });
+    const replay = await busctl(['replay', '--consumer', consumer, '--since', testStart]);
+    expect(replay.code).toBe(0);
+    expect(replay.stderr).toMatch(/^Replay p[a-z2-7]{12} started; waiting/);
+    expect(replay.stdout).toMatch(/^status +succeeded\nscanned +0\nreplayed +0\nskipped +0\n/m);
+
+    expect(await ok(['registration', 'remove', '--consumer', consumer, registrationId])).toBe(`Removed registration ${registrationId} from ${consumer}.\n`);
+    expect(await ok(['credential', 'revoke', consumer])).toMatch(/^status +revoked$/m);
+    // The token service learns of the revocation over the control topic (goal ≤ 2 s).
+    expect(await tokenStatusSettles(consumer, newSecret, 401)).toBe(401);
+  }, 120_000);
+
+  it('exits 1 with the API code for a refusal, and says which variables to check on 401', async () => {
+    const missing = await busctl(['connection', 'show', 'caaaaaaaaaaaa']);
+    expect(missing).toEqual({ code: 1, stdout: '', stderr: expect.stringMatching(/^busctl: the API refused \(404 admin\.not_found\): No connection "caaaaaaaaaaaa" \[request \S+\]\n$/) });
+
+    const wrong = await busctl(['org', 'list'], { ...operatorEnv, BUSCTL_CLIENT_SECRET: 'not-the-secret' });
+    expect(wrong.code).toBe(1);
+    expect(wrong.stderr).toMatch(/^busctl: the API refused \(401 admin\.unauthorized\): .*\nCheck BUSCTL_CLIENT_ID and BUSCTL_CLIENT_SECRET/);
+    expect(wrong.stderr).not.toContain('not-the-secret');
+  }, 30_000);
+
+  it('exits 2 for usage errors and missing credentials, before calling the API', async () => {
+    expect(await busctl(['tier', 'set', '--workspace', 'w1', 'gold'])).toMatchObject({ code: 2, stderr: expect.stringMatching(/^busctl: the tier must be one of .*\n\nbusctl tier set: /) });
+    expect(await busctl(['org', 'list'], { BUSCTL_URL: bus.portalUrl, BUSCTL_CLIENT_ID: 'operator' })).toEqual({
+      code: 2,
+      stdout: '',
+      stderr: 'busctl: BUSCTL_CLIENT_SECRET is not set: the operator client secret\n',
+    });
+    expect(await busctl(['connection', 'create', '--help'], {})).toMatchObject({ code: 0, stdout: expect.stringMatching(/^busctl connection create: /) });
+  }, 30_000);
+});
+
+/** The bus's token route for a client id and secret: 200 while the secret is good. */
+async function tokenStatus(clientId: string, clientSecret: string): Promise<number> {
+  const res = await fetch(`${bus.busUrl}/v1/oauth/token`, {
+    method: 'POST',
+    headers: { Authorization: `Basic ${Buffer.from(`${clientId}:${clientSecret}`).toString('base64')}`, 'Content-Type': 'application/x-www-form-urlencoded' },
+    body: 'grant_type=client_credentials',
+  });
+  await res.arrayBuffer();
+  return res.status;
+}
+
+async function tokenStatusSettles(clientId: string, clientSecret: string, expected: number): Promise<number> {
+  const deadline = Date.now() + 10_000;
+  let status = await tokenStatus(clientId, clientSecret);
+  while (status !== expected && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    status = await tokenStatus(clientId, clientSecret);
+  }
+  return status;
+}
