@@ -29,8 +29,7 @@ export function skillRegistration(row: SkillRegistrationRow): SkillRegistration 
 export async function readSkillRegistrations(db: Knex, consumerId: string): Promise<SkillRegistration[]> {
   const rows = (await db('skill_registrations')
     .where({ consumer_id: consumerId })
-    .orderBy('registered_at')
-    .orderBy('id')
+    .orderBy('seq')
     .select('id', 'library_version', 'instance', 'registered_at')) as SkillRegistrationRow[];
   return rows.map(skillRegistration);
 }

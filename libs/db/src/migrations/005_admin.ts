@@ -13,6 +13,9 @@ export async function up(knex: Knex): Promise<void> {
 
   await knex.schema.createTable('skill_registrations', (t) => {
     t.text('id').primary();
+    // The order of registration: the instances of one request share registered_at, and read back in
+    // the order the request listed them.
+    t.bigIncrements('seq', { primaryKey: false });
     t.text('consumer_id').notNullable().references('connections.id').onDelete('CASCADE');
     t.text('instance_label').notNullable();
     t.text('library_version').notNullable();
