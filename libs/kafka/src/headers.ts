@@ -11,7 +11,10 @@ export interface MessageHeaders {
   /** Sequence family (`telling`, `link`) or null for types without one; the header is absent then. */
   family: string | null;
   producer_connection_id: string;
-  /** sha256 hex of the exact bytes; delivery checks it against the accepted idempotency record. */
+  /**
+   * The gateway's content hash (@bus/som contentHash) of the value, for operators reading records.
+   * Delivery does not trust it: it recomputes the hash from the value (invariant A).
+   */
   content_hash: string;
   /** RFC 3339 time the gateway accepted the message. */
   accepted_at: string;

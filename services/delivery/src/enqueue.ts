@@ -3,6 +3,7 @@ import { Counter, Histogram, type Registry } from 'prom-client';
 import { decodeMessageHeaders, HeaderDecodeError } from '@bus/kafka';
 import type { Logger } from '@bus/observability';
 import type { DeliveryStore } from './delivery-store';
+import { recordContentHash } from './record-content';
 
 /** One record of bus.messages.v1 as kafkajs hands it over. */
 export interface MessageRecord {
@@ -26,11 +27,13 @@ export interface RecordEnqueuerDeps {
 export type EnqueueOutcome = 'enqueued' | 'quarantined';
 
 /**
- * Invariant A: a record is enqueued only when Postgres holds its acceptance with the same content
- * hash. The gateway commits Postgres right after the Kafka ack, so an acceptance may be in flight:
- * the record waits up to `acceptanceWaitMs`, re-checking, and is quarantined (log line + counter)
- * when it never comes. A hash mismatch or unreadable headers are quarantined at once: no commit can
- * ever make them acceptable. A record of a workspace this database does not know is only counted.
+ * Invariant A: a record is enqueued only when Postgres holds its acceptance with the content hash
+ * of the record's own bytes (recomputed here; the content_hash header is not trusted). The gateway
+ * commits Postgres right after the Kafka ack, so an acceptance may be in flight: the record waits up
+ * to `acceptanceWaitMs`, re-checking, and is quarantined (log line + counter) when it never comes.
+ * A value that is not JSON, a hash mismatch or unreadable headers are quarantined without waiting
+ * longer: no commit can ever make them acceptable. A record of a workspace this database does not
+ * know is only counted.
  */
 export function createRecordEnqueuer(deps: RecordEnqueuerDeps): (record: MessageRecord) => Promise<EnqueueOutcome> {
   const quarantined = new Counter({
@@ -82,6 +85,8 @@ export function createRecordEnqueuer(deps: RecordEnqueuerDeps): (record: Message
       quarantined.inc({ reason: 'workspace.unknown' });
       return 'quarantined';
     }
+    const hash = recordContentHash(record.value);
+    if (hash === null) return quarantine('value.unreadable', headers.workspace_id, headers.message_id);
 
     const deadline = Date.now() + deps.acceptanceWaitMs;
     let wait = recheckMs;
@@ -92,7 +97,7 @@ export function createRecordEnqueuer(deps: RecordEnqueuerDeps): (record: Message
       acceptance = await deps.store.acceptance(headers.workspace_id, headers.message_id);
     }
     if (!acceptance) return quarantine('acceptance.missing', headers.workspace_id, headers.message_id);
-    if (acceptance.contentHash !== headers.content_hash) return quarantine('acceptance.hash_mismatch', headers.workspace_id, headers.message_id);
+    if (acceptance.contentHash !== hash) return quarantine('acceptance.hash_mismatch', headers.workspace_id, headers.message_id);
 
     const consumers = await deps.store.enqueue({
       workspaceId: headers.workspace_id,
