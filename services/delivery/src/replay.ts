@@ -127,6 +127,7 @@ async function replayRecord(
       publishedAt: acceptance.acceptedAt,
       kafkaPartition: partition,
       kafkaOffset: record.offset,
+      traceparent: headers.traceparent,
     },
     req.consumerId,
   );

@@ -76,6 +76,7 @@ it(`keeps FIFO per correlation id over ${MESSAGES} messages on ${GROUPS} correla
       publishedAt: new Date(),
       kafkaPartition: 0,
       kafkaOffset: String(i),
+      traceparent: null,
     });
   }
 

@@ -3,6 +3,7 @@ import * as tenancy from './001_tenancy';
 import * as signingKeys from './002_signing_keys';
 import * as publish from './003_publish';
 import * as delivery from './004_delivery';
+import * as messageTraceparent from './006_message_traceparent';
 
 interface NamedMigration {
   name: string;
@@ -18,6 +19,7 @@ const MIGRATIONS: readonly NamedMigration[] = [
   { name: '002_signing_keys', migration: signingKeys },
   { name: '003_publish', migration: publish },
   { name: '004_delivery', migration: delivery },
+  { name: '006_message_traceparent', migration: messageTraceparent },
 ];
 
 export const migrationSource: Knex.MigrationSource<NamedMigration> = {
