@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { openapi, som } from '@bus/schemas';
-import { createOpenApiChecker, fetchObserved } from '@bus/testing';
+import { createOpenApiChecker, fetchObserved, seededRandom } from '@bus/testing';
 import { startBus, type RunningBus } from './support/bus';
 import { TenantFixture, type Tenant } from './support/tenants';
 
@@ -66,18 +66,6 @@ afterAll(async () => {
   await bus?.stop();
 }, 30_000);
 
-/** A small deterministic PRNG, so a failure reproduces with its seed. */
-function prng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 const consumerPath = (route: string) => `/v1/tenants/${tenant.workspaceId}/consumers/${tenant.consumer.clientId}/${route}`;
 const storyContext = (messageId: string, correlationId: string) => ({
   ...(som.examples['story.context'] as Record<string, unknown>),
@@ -113,7 +101,7 @@ async function call(method: 'GET' | 'POST', path: string, bearer: string, body?:
 
 it(`keeps FIFO per correlation id over HTTP: ${MESSAGES} messages, ${GROUPS} correlation ids, ${RECEIVERS} concurrent receivers with random nacks, delays and lease expiries`, async () => {
   const seed = Number(process.env.ORDER_CHECK_SEED ?? Date.now() % 1_000_000);
-  const random = prng(seed);
+  const random = seededRandom(seed);
   // Publish order per correlation id: ids[group][index], and message id → (group, index).
   const ids: string[][] = Array.from({ length: GROUPS }, () => []);
   for (let i = 0; i < MESSAGES; i++) ids[Math.floor(random() * GROUPS)]!.push(randomUUID());
@@ -139,7 +127,7 @@ it(`keeps FIFO per correlation id over HTTP: ${MESSAGES} messages, ${GROUPS} cor
   });
 
   const receiver = async (id: number) => {
-    const choose = prng(seed * 31 + id + 1);
+    const choose = seededRandom(seed * 31 + id + 1);
     while (acked < MESSAGES && Date.now() < deadline && !failed) {
       const max = 1 + Math.floor(choose() * 10);
       const visibility = 1 + Math.floor(choose() * 2);

@@ -1,4 +1,4 @@
-import { propagation, ROOT_CONTEXT, type Context } from '@opentelemetry/api';
+import { propagation, ROOT_CONTEXT, SpanStatusCode, type Context, type Span } from '@opentelemetry/api';
 import { NodeSDK } from '@opentelemetry/sdk-node';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { HttpInstrumentation } from '@opentelemetry/instrumentation-http';
@@ -51,4 +51,17 @@ export function startTracingFromEnv(serviceName: string, env: Env = process.env)
  */
 export function publishTraceContext(traceparent: string | null): Context {
   return traceparent === null ? ROOT_CONTEXT : propagation.extract(ROOT_CONTEXT, { traceparent });
+}
+
+/** Runs `work` in `span` and ends the span, marking it failed with the exception when `work` throws. */
+export async function inSpan<T>(span: Span, work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (err) {
+    span.recordException(err as Error);
+    span.setStatus({ code: SpanStatusCode.ERROR });
+    throw err;
+  } finally {
+    span.end();
+  }
 }

@@ -169,24 +169,18 @@ describe('delivery on the real Kafka and Postgres', () => {
     expect(await metrics.getSingleMetricAsString('bus_delivery_quarantined_total')).toMatch(/reason="acceptance.missing"} 1/);
   }, 30_000);
 
-  it('recomputes the hash from the bytes: altered bytes under the accepted hash header are quarantined, never enqueued', async () => {
+  // The header carries the accepted row's hash, as a forger copying the original record's headers would.
+  it.each([
+    ['altered bytes', (m: Record<string, unknown>) => JSON.stringify({ ...m, payload: { ...(m.payload as Record<string, unknown>), altered: true } }), 'acceptance.hash_mismatch'],
+    ['bytes that are not JSON', (m: Record<string, unknown>) => `${JSON.stringify(m)} trailing`, 'value.unreadable'],
+  ])('recomputes the hash from the bytes: %s under the accepted hash header are quarantined, never enqueued', async (_what, alter, reason) => {
     const original = started();
     await acceptOnly(original);
-    const altered = { ...original, payload: { ...(original.payload as Record<string, unknown>), altered: true } };
-    // The header carries the accepted row's hash, as a forger copying the original record's headers would.
-    await produceDirectly(original, Buffer.from(JSON.stringify(altered)), contentHash(original));
-    expect(await quarantineOf(original.message_id)).toEqual(['acceptance.hash_mismatch']);
+    await produceDirectly(original, Buffer.from(alter(original)), contentHash(original));
+    expect(await quarantineOf(original.message_id)).toEqual([reason]);
     expect(await deliveriesOf(original.message_id)).toEqual([]);
     expect(await db('messages').where({ message_id: original.message_id })).toEqual([]);
-    expect(await metrics.getSingleMetricAsString('bus_delivery_quarantined_total')).toMatch(/reason="acceptance.hash_mismatch"} 1/);
-  }, 30_000);
-
-  it('quarantines a record whose bytes are not JSON at all', async () => {
-    const original = started();
-    await acceptOnly(original);
-    await produceDirectly(original, Buffer.from(`${JSON.stringify(original)} trailing`), contentHash(original));
-    expect(await quarantineOf(original.message_id)).toEqual(['value.unreadable']);
-    expect(await deliveriesOf(original.message_id)).toEqual([]);
+    expect(await metrics.getSingleMetricAsString('bus_delivery_quarantined_total')).toMatch(new RegExp(`reason="${reason}"} 1`));
   }, 30_000);
 
   it('enqueues a re-serialised but JSON-equal record (same content, as for the gateway\'s idempotency) and stores its exact bytes', async () => {

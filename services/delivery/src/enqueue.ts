@@ -1,8 +1,8 @@
-import { SpanKind, SpanStatusCode, trace, type Span } from '@opentelemetry/api';
+import { SpanKind, trace, type Span } from '@opentelemetry/api';
 import type { IHeaders } from 'kafkajs';
 import { Counter, Histogram, type Registry } from 'prom-client';
 import { decodeMessageHeaders, HeaderDecodeError, type MessageHeaders } from '@bus/kafka';
-import { publishTraceContext, type Logger } from '@bus/observability';
+import { inSpan, publishTraceContext, type Logger } from '@bus/observability';
 import type { DeliveryStore } from './delivery-store';
 import { recordContentHash } from './record-content';
 
@@ -140,17 +140,11 @@ export function createRecordEnqueuer(deps: RecordEnqueuerDeps): (record: Message
       },
       publishTraceContext(headers?.traceparent ?? null),
     );
-    try {
+    return inSpan(span, async () => {
       const outcome = await enqueue(record, headers, span);
       span.setAttribute('bus.delivery.outcome', outcome);
       return outcome;
-    } catch (err) {
-      span.recordException(err as Error);
-      span.setStatus({ code: SpanStatusCode.ERROR });
-      throw err;
-    } finally {
-      span.end();
-    }
+    });
   };
 }
 

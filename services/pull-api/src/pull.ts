@@ -1,5 +1,5 @@
-import { SpanStatusCode, trace } from '@opentelemetry/api';
-import { publishTraceContext } from '@bus/observability';
+import { trace } from '@opentelemetry/api';
+import { inSpan, publishTraceContext } from '@bus/observability';
 import type { QueueNotifier } from './notifier';
 import type { LeasedMessage, QueueStore } from './queue-store';
 import type { ReceiptHandles } from './receipt';
@@ -28,8 +28,9 @@ export function receive(deps: PullDeps, consumerId: string, opts: ReceiveOptions
   // One span per receive (long poll included), a child of the request's span; each message it hands
   // out links it to that message's publish trace (a link, not a parent: one receive serves many
   // publishes). Bounded attributes: the consumer connection and a count, never bodies or handles.
-  return trace.getTracer('@bus/pull-api').startActiveSpan('pull receive', { attributes: { 'messaging.operation.type': 'receive', 'bus.consumer_id': consumerId } }, async (span) => {
-    try {
+  const attributes = { 'messaging.operation.type': 'receive', 'bus.consumer_id': consumerId };
+  return trace.getTracer('@bus/pull-api').startActiveSpan('pull receive', { attributes }, (span) =>
+    inSpan(span, async () => {
       const messages = await receiveWaiting(deps, consumerId, opts);
       span.setAttribute('messaging.batch.message_count', messages.length);
       span.addLinks(
@@ -39,14 +40,8 @@ export function receive(deps: PullDeps, consumerId: string, opts: ReceiveOptions
         }),
       );
       return messages;
-    } catch (err) {
-      span.recordException(err as Error);
-      span.setStatus({ code: SpanStatusCode.ERROR });
-      throw err;
-    } finally {
-      span.end();
-    }
-  });
+    }),
+  );
 }
 
 async function receiveWaiting(deps: PullDeps, consumerId: string, opts: ReceiveOptions): Promise<LeasedMessage[]> {
