@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { openapi, som } from '@bus/schemas';
 import { createOpenApiChecker, fetchObserved, seededRandom } from '@bus/testing';
 import { startBus, type RunningBus } from './support/bus';
+import { deliveryCaughtUp } from './support/delivery';
 import { TenantFixture, type Tenant } from './support/tenants';
 
 /**
@@ -48,19 +49,8 @@ beforeAll(async () => {
   await tenants.db('workspaces').where({ id: tenant.workspaceId }).update({ quota_tier: 'custom', custom_per_second: 200, custom_burst: 400, custom_per_day: 10_000_000 });
   producerToken = await tenants.token(tenant.producer);
   consumerToken = await tenants.token(tenant.consumer);
-  // A new bus's delivery group first reads the shared topic's history from its start; one message
-  // through end to end before the run, so the run's time and deadline are the checker's own.
-  const warmUp = storyContext(randomUUID(), `warm-up-${randomUUID()}`);
-  expect((await call('POST', `/v1/tenants/${tenant.workspaceId}/messages`, producerToken, warmUp)).response.status).toBe(202);
-  for (;;) {
-    const { response } = await call('GET', `${consumerPath('messages')}?wait_seconds=20`, consumerToken);
-    const [got] = (response.body as { messages: Received[] }).messages;
-    if (!got) continue;
-    expect(got.message_id).toBe(warmUp.message_id);
-    expect((await call('POST', consumerPath('ack'), consumerToken, { receipt_handles: [got.receipt_handle] })).response.status).toBe(200);
-    break;
-  }
-}, 120_000);
+  await deliveryCaughtUp(bus);
+}, 180_000);
 afterAll(async () => {
   await tenants?.close();
   await bus?.stop();

@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { openapi, som } from '@bus/schemas';
 import { createOpenApiChecker, fetchObserved, freePort, requireEnv, startNodeProcess, waitForHttp } from '@bus/testing';
 import { startBus } from './support/bus';
+import { deliveryCaughtUp } from './support/delivery';
 import { TenantFixture } from './support/tenants';
 
 /** A stand-in OTLP/HTTP collector: records what each POST carried. */
@@ -88,6 +89,7 @@ describe('a trace from publish through Kafka to delivery and receive (DESIGN §6
     const secrets: string[] = [];
     let tenants: TenantFixture | undefined;
     try {
+      await deliveryCaughtUp(bus);
       tenants = await TenantFixture.create(bus);
       const tenant = await tenants.tenant({ systemIds: ['storyteller.web'], messageTypes: ['telling.started'] });
       const producerToken = await tenants.token(tenant.producer);
@@ -103,13 +105,9 @@ describe('a trace from publish through Kafka to delivery and receive (DESIGN §6
       expect(published.status).toBe(202);
 
       const receivePath = `/v1/tenants/${tenant.workspaceId}/consumers/${tenant.consumer.clientId}/messages`;
-      // A new bus's delivery group reads the shared topic's history first: receive until it arrives.
-      let messages: Array<{ message_id: string; receipt_handle: string }> = [];
-      for (let attempt = 0; messages.length === 0 && attempt < 4; attempt++) {
-        const received = await fetchObserved(`${bus.busUrl}${receivePath}?wait_seconds=20`, { headers: { Authorization: `Bearer ${consumerToken}` } });
-        busApi.check('GET', receivePath, received);
-        messages = (received.body as { messages: typeof messages }).messages;
-      }
+      const received = await fetchObserved(`${bus.busUrl}${receivePath}?wait_seconds=20`, { headers: { Authorization: `Bearer ${consumerToken}` } });
+      busApi.check('GET', receivePath, received);
+      const messages = (received.body as { messages: Array<{ message_id: string; receipt_handle: string }> }).messages;
       expect(messages.map((m) => m.message_id)).toEqual([message.message_id]);
       secrets.push(messages[0]!.receipt_handle);
     } finally {
