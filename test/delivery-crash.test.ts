@@ -1,9 +1,10 @@
-import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import pino from 'pino';
 import { createDatabase, migrateLatest, type Knex } from '@bus/db';
 import { KnexPublishStore, kafkaCommitter } from '@bus/gateway';
 import { createKafka, createProducer, type Producer } from '@bus/kafka';
 import { som } from '@bus/schemas';
+import { contentHash } from '@bus/som';
 import { createTestDatabase, freePort, requireEnv, startNodeProcess, waitForHttp, type ServiceProcess, type TestDatabase } from '@bus/testing';
 
 /**
@@ -69,17 +70,17 @@ async function publish(): Promise<string> {
   const example = som.examples['telling.started'] as Record<string, unknown>;
   const message = { ...example, message_id: randomUUID(), correlation_id: `c-${randomUUID()}`, occurred_at: new Date().toISOString() };
   const raw = Buffer.from(JSON.stringify(message));
-  const contentHash = createHash('sha256').update(raw).digest('hex');
+  const hash = contentHash(message);
   const acceptedAt = new Date();
   const commit = kafkaCommitter(producer);
   await KnexPublishStore.create(db).withStoryLock(workspaceId, message.correlation_id, async (tx) => {
     const { partition, offset } = await commit({
       key: { workspaceId, correlationId: message.correlation_id },
       value: raw,
-      headers: { messageId: message.message_id, messageType: 'telling.started', family: 'telling', producerConnectionId: producerId, contentHash, acceptedAt },
+      headers: { messageId: message.message_id, messageType: 'telling.started', family: 'telling', producerConnectionId: producerId, contentHash: hash, acceptedAt },
     });
     await tx.record(
-      { workspaceId, messageId: message.message_id, contentHash, messageType: 'telling.started', correlationId: message.correlation_id, producerConnectionId: producerId, acceptedAt, kafkaPartition: partition, kafkaOffset: offset },
+      { workspaceId, messageId: message.message_id, contentHash: hash, messageType: 'telling.started', correlationId: message.correlation_id, producerConnectionId: producerId, acceptedAt, kafkaPartition: partition, kafkaOffset: offset },
       null,
     );
   });

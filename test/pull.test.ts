@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { openapi, som } from '@bus/schemas';
 import { createOpenApiChecker, fetchObserved } from '@bus/testing';
 import { startBus, type RunningBus } from './support/bus';
+import { deliveryCaughtUp } from './support/delivery';
 import { TenantFixture, type Tenant } from './support/tenants';
 
 const busApi = createOpenApiChecker(openapi.bus);
@@ -27,6 +28,7 @@ const tokens: Record<string, string> = {};
 
 beforeAll(async () => {
   bus = await startBus();
+  await deliveryCaughtUp(bus);
   tenants = await TenantFixture.create(bus);
   house = await tenants.tenant({ systemIds: [SYSTEM_ID], messageTypes: ALL_TYPES });
   other = await tenants.tenant({ systemIds: [SYSTEM_ID], messageTypes: ALL_TYPES });
@@ -35,7 +37,7 @@ beforeAll(async () => {
   tokens.consumer = await tenants.token(house.consumer);
   tokens.second = await tenants.token(second);
   tokens.other = await tenants.token(other.consumer);
-}, 90_000);
+}, 180_000);
 afterAll(async () => {
   await tenants?.close();
   await bus?.stop();

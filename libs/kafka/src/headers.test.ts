@@ -24,6 +24,12 @@ describe('message header codec', () => {
     expect(decodeMessageHeaders(encoded)).toEqual({ ...headers, family: null, traceparent: null });
   });
 
+  it('reads a malformed traceparent as none: it is stored with the message, so only a well-formed one passes', () => {
+    for (const traceparent of ['garbage', `00-${'0'.repeat(32)}-b7ad6b7169203331-01-${'x'.repeat(1000)}`, headers.traceparent!.toUpperCase()]) {
+      expect(decodeMessageHeaders({ ...encodeMessageHeaders(headers), traceparent }).traceparent).toBeNull();
+    }
+  });
+
   it('names every missing required header', () => {
     const { content_hash: _h, message_id: _m, ...rest } = headers;
     expect(() => decodeMessageHeaders(rest as unknown as Record<string, string>)).toThrow(

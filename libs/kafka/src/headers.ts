@@ -11,16 +11,24 @@ export interface MessageHeaders {
   /** Sequence family (`telling`, `link`) or null for types without one; the header is absent then. */
   family: string | null;
   producer_connection_id: string;
-  /** sha256 hex of the exact bytes; delivery checks it against the accepted idempotency record. */
+  /**
+   * The gateway's content hash (@bus/som contentHash) of the value, for operators reading records.
+   * Delivery does not trust it: it recomputes the hash from the value (invariant A).
+   */
   content_hash: string;
   /** RFC 3339 time the gateway accepted the message. */
   accepted_at: string;
-  /** W3C trace context, so a trace runs from publish through delivery to receive. */
+  /**
+   * W3C trace context, so a trace runs from publish through delivery to receive. Decoded only when
+   * well formed (a version-00 traceparent, 55 characters), since delivery stores it with the message.
+   */
   traceparent: string | null;
 }
 
 const REQUIRED = ['workspace_id', 'message_id', 'message_type', 'producer_connection_id', 'content_hash', 'accepted_at'] as const;
 const OPTIONAL = ['family', 'traceparent'] as const;
+
+const TRACEPARENT = /^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$/;
 
 export class HeaderDecodeError extends Error {
   override readonly name = 'HeaderDecodeError';
@@ -45,6 +53,7 @@ export function decodeMessageHeaders(headers: IHeaders | undefined): MessageHead
   };
   const missing = REQUIRED.filter((k) => read(k) === null);
   if (missing.length > 0) throw new HeaderDecodeError(`record lacks headers: ${missing.join(', ')}`);
+  const traceparent = read('traceparent');
   return {
     workspace_id: read('workspace_id') as string,
     message_id: read('message_id') as string,
@@ -53,7 +62,7 @@ export function decodeMessageHeaders(headers: IHeaders | undefined): MessageHead
     producer_connection_id: read('producer_connection_id') as string,
     content_hash: read('content_hash') as string,
     accepted_at: read('accepted_at') as string,
-    traceparent: read('traceparent'),
+    traceparent: traceparent !== null && TRACEPARENT.test(traceparent) ? traceparent : null,
   };
 }
 

@@ -1,5 +1,5 @@
 export { createLogger } from './logger';
 export type { Logger, LoggerOptions } from './logger';
 export { createMetricsRegistry, Registry } from './metrics';
-export { startTracing, startTracingFromEnv } from './tracing';
+export { inSpan, publishTraceContext, startTracing, startTracingFromEnv } from './tracing';
 export type { Tracing } from './tracing';

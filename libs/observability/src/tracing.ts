@@ -1,3 +1,4 @@
+import { propagation, ROOT_CONTEXT, SpanStatusCode, type Context, type Span } from '@opentelemetry/api';
 import { NodeSDK } from '@opentelemetry/sdk-node';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { HttpInstrumentation } from '@opentelemetry/instrumentation-http';
@@ -40,5 +41,27 @@ export function startTracingFromEnv(serviceName: string, env: Env = process.env)
   } catch (err) {
     if (err instanceof ConfigError) return DISABLED;
     throw err;
+  }
+}
+
+/**
+ * The publish's trace context from a W3C traceparent (a Kafka record's header, a stored message's
+ * column), as the parent of delivery's span or the source of a receive's links. The root context
+ * when there is none or tracing is off (the global propagator is then a no-op).
+ */
+export function publishTraceContext(traceparent: string | null): Context {
+  return traceparent === null ? ROOT_CONTEXT : propagation.extract(ROOT_CONTEXT, { traceparent });
+}
+
+/** Runs `work` in `span` and ends the span, marking it failed with the exception when `work` throws. */
+export async function inSpan<T>(span: Span, work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (err) {
+    span.recordException(err as Error);
+    span.setStatus({ code: SpanStatusCode.ERROR });
+    throw err;
+  } finally {
+    span.end();
   }
 }

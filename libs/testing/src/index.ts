@@ -5,3 +5,4 @@ export { freePort, startNodeProcess, waitForHttp, waitForAllChecksOk, REPO_ROOT 
 export type { ServiceProcess } from './process';
 export { createOpenApiChecker, fetchObserved } from './openapi';
 export type { OpenApiChecker, OpenApiDocument, ObservedResponse } from './openapi';
+export { seededRandom } from './random';

@@ -17,6 +17,8 @@ export interface MessageToEnqueue {
   publishedAt: Date;
   kafkaPartition: number;
   kafkaOffset: string;
+  /** The publish's W3C trace context (the record's header), for the receive's span links. */
+  traceparent: string | null;
 }
 
 export interface QuarantinedRecord {
@@ -207,6 +209,7 @@ async function storeMessageOnce(trx: Knex.Transaction, m: MessageToEnqueue): Pro
       published_at: m.publishedAt,
       kafka_partition: m.kafkaPartition,
       kafka_offset: m.kafkaOffset,
+      traceparent: m.traceparent,
     })
     .onConflict(['workspace_id', 'message_id'])
     .ignore();

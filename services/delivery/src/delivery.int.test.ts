@@ -1,10 +1,11 @@
-import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import pino from 'pino';
 import { Registry } from 'prom-client';
 import { createDatabase, migrateLatest, type Knex } from '@bus/db';
 import { KnexPublishStore, kafkaCommitter } from '@bus/gateway';
 import { createKafka, createProducer, encodeMessageHeaders, ensureTopics, messageKey, type Kafka, type Producer } from '@bus/kafka';
 import { som } from '@bus/schemas';
+import { contentHash } from '@bus/som';
 import { createTestDatabase, requireEnv, type TestDatabase } from '@bus/testing';
 import type { Service } from '@bus/http';
 import { createDeliveryService } from './service';
@@ -94,22 +95,55 @@ function started(): Record<string, unknown> & { message_id: string; correlation_
 async function publish(): Promise<{ messageId: string; raw: Buffer }> {
   const message = started();
   const raw = Buffer.from(JSON.stringify(message, null, 2), 'utf8');
-  const contentHash = createHash('sha256').update(raw).digest('hex');
+  const hash = contentHash(message);
   const acceptedAt = new Date();
   const commit = kafkaCommitter(producer, topic);
   await KnexPublishStore.create(db).withStoryLock(workspaceId, message.correlation_id, async (tx) => {
     const { partition, offset } = await commit({
       key: { workspaceId, correlationId: message.correlation_id },
       value: raw,
-      headers: { messageId: message.message_id, messageType: 'telling.started', family: 'telling', producerConnectionId: publisher.clientId, contentHash, acceptedAt },
+      headers: { messageId: message.message_id, messageType: 'telling.started', family: 'telling', producerConnectionId: publisher.clientId, contentHash: hash, acceptedAt },
     });
-    await tx.record(
-      { workspaceId, messageId: message.message_id, contentHash, messageType: 'telling.started', correlationId: message.correlation_id, producerConnectionId: publisher.clientId, acceptedAt, kafkaPartition: partition, kafkaOffset: offset },
-      null,
-    );
+    await tx.record(acceptanceOf(message, acceptedAt, partition, offset), null);
   });
   return { messageId: message.message_id, raw };
 }
+
+function acceptanceOf(message: ReturnType<typeof started>, acceptedAt: Date, kafkaPartition: number, kafkaOffset: string) {
+  const { message_id: messageId, correlation_id: correlationId } = message;
+  return { workspaceId, messageId, contentHash: contentHash(message), messageType: 'telling.started', correlationId, producerConnectionId: publisher.clientId, acceptedAt, kafkaPartition, kafkaOffset };
+}
+
+/** Records the acceptance of `message` as the gateway does, without its Kafka record: a test then produces its own. */
+async function acceptOnly(message: ReturnType<typeof started>): Promise<void> {
+  await KnexPublishStore.create(db).withStoryLock(workspaceId, message.correlation_id, (tx) => tx.record(acceptanceOf(message, new Date(), 0, '0'), null));
+}
+
+/** A record produced straight to the topic (not through the gateway), with headers that look right. */
+async function produceDirectly(message: { message_id: string; correlation_id: string }, value: Buffer, headerHash: string): Promise<void> {
+  await producer.send({
+    topic,
+    messages: [
+      {
+        key: messageKey(workspaceId, message.correlation_id),
+        value,
+        headers: encodeMessageHeaders({
+          workspace_id: workspaceId,
+          message_id: message.message_id,
+          message_type: 'telling.started',
+          family: 'telling',
+          producer_connection_id: publisher.clientId,
+          content_hash: headerHash,
+          accepted_at: new Date().toISOString(),
+          traceparent: null,
+        }),
+      },
+    ],
+  });
+}
+
+const quarantineOf = (messageId: string) =>
+  eventually(() => db('quarantined_records').where({ message_id: messageId }).pluck('reason'), (r) => r.length > 0);
 
 const deliveriesOf = (messageId: string) =>
   db('deliveries').where({ message_id: messageId }).orderBy('consumer_id').select('consumer_id', 'state', 'correlation_id');
@@ -128,63 +162,39 @@ describe('delivery on the real Kafka and Postgres', () => {
 
   it('never enqueues a Kafka record without an acceptance, and quarantines it with a metric', async () => {
     const forged = started();
-    const value = Buffer.from(JSON.stringify(forged));
-    await producer.send({
-      topic,
-      messages: [
-        {
-          key: messageKey(workspaceId, forged.correlation_id),
-          value,
-          headers: encodeMessageHeaders({
-            workspace_id: workspaceId,
-            message_id: forged.message_id,
-            message_type: 'telling.started',
-            family: 'telling',
-            producer_connection_id: publisher.clientId,
-            content_hash: 'a'.repeat(64),
-            accepted_at: new Date().toISOString(),
-            traceparent: null,
-          }),
-        },
-      ],
-    });
-    const quarantined = await eventually(
-      () => db('quarantined_records').where({ message_id: forged.message_id }).select('reason'),
-      (r) => r.length > 0,
-    );
-    expect(quarantined).toEqual([{ reason: 'acceptance.missing' }]);
+    await produceDirectly(forged, Buffer.from(JSON.stringify(forged)), contentHash(forged));
+    expect(await quarantineOf(forged.message_id)).toEqual(['acceptance.missing']);
     expect(await deliveriesOf(forged.message_id)).toEqual([]);
     expect(await db('messages').where({ message_id: forged.message_id })).toEqual([]);
     expect(await metrics.getSingleMetricAsString('bus_delivery_quarantined_total')).toMatch(/reason="acceptance.missing"} 1/);
   }, 30_000);
 
-  it('quarantines a record whose content hash differs from the acceptance', async () => {
-    const { messageId } = await publish();
-    await eventually(() => deliveriesOf(messageId), (r) => r.length >= 2);
-    const accepted = await db('accepted_messages').where({ message_id: messageId }).first();
-    const other = started();
-    await producer.send({
-      topic,
-      messages: [
-        {
-          key: messageKey(workspaceId, accepted.correlation_id as string),
-          value: Buffer.from(JSON.stringify({ ...other, message_id: messageId })),
-          headers: encodeMessageHeaders({
-            workspace_id: workspaceId,
-            message_id: messageId,
-            message_type: 'telling.started',
-            family: 'telling',
-            producer_connection_id: publisher.clientId,
-            content_hash: 'b'.repeat(64),
-            accepted_at: new Date().toISOString(),
-            traceparent: null,
-          }),
-        },
-      ],
-    });
-    const quarantined = await eventually(() => db('quarantined_records').where({ message_id: messageId }).select('reason'), (r) => r.length > 0);
-    expect(quarantined).toEqual([{ reason: 'acceptance.hash_mismatch' }]);
-    expect(await deliveriesOf(messageId)).toHaveLength(2);
+  // The header carries the accepted row's hash, as a forger copying the original record's headers would.
+  it.each([
+    ['altered bytes', (m: Record<string, unknown>) => JSON.stringify({ ...m, payload: { ...(m.payload as Record<string, unknown>), altered: true } }), 'acceptance.hash_mismatch'],
+    ['bytes that are not JSON', (m: Record<string, unknown>) => `${JSON.stringify(m)} trailing`, 'value.unreadable'],
+  ])('recomputes the hash from the bytes: %s under the accepted hash header are quarantined, never enqueued', async (_what, alter, reason) => {
+    const original = started();
+    await acceptOnly(original);
+    await produceDirectly(original, Buffer.from(alter(original)), contentHash(original));
+    expect(await quarantineOf(original.message_id)).toEqual([reason]);
+    expect(await deliveriesOf(original.message_id)).toEqual([]);
+    expect(await db('messages').where({ message_id: original.message_id })).toEqual([]);
+    expect(await metrics.getSingleMetricAsString('bus_delivery_quarantined_total')).toMatch(new RegExp(`reason="${reason}"} 1`));
+  }, 30_000);
+
+  it('enqueues a re-serialised but JSON-equal record (same content, as for the gateway\'s idempotency) and stores its exact bytes', async () => {
+    const original = started();
+    await acceptOnly(original);
+    // Keys in another order and other whitespace: the same JSON value, other bytes.
+    const entries = Object.entries(original).reverse();
+    const reserialised = Buffer.from(`{\n${entries.map(([k, v]) => `\t${JSON.stringify(k)} :  ${JSON.stringify(v)}`).join(',\n')}\n}`);
+    expect(Buffer.compare(reserialised, Buffer.from(JSON.stringify(original)))).not.toBe(0);
+    await produceDirectly(original, reserialised, 'c'.repeat(64));
+    expect((await eventually(() => deliveriesOf(original.message_id), (r) => r.length >= 2)).map((r) => r.consumer_id)).toEqual(consumers);
+    const [stored] = await db('messages').where({ message_id: original.message_id }).pluck('body');
+    expect(Buffer.compare(stored as Buffer, reserialised)).toBe(0);
+    expect(await db('quarantined_records').where({ message_id: original.message_id })).toEqual([]);
   }, 30_000);
 
   it('makes no second copy when Kafka redelivers a record, even after an ack', async () => {

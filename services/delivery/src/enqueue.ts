@@ -1,8 +1,10 @@
+import { SpanKind, trace, type Span } from '@opentelemetry/api';
 import type { IHeaders } from 'kafkajs';
 import { Counter, Histogram, type Registry } from 'prom-client';
-import { decodeMessageHeaders, HeaderDecodeError } from '@bus/kafka';
-import type { Logger } from '@bus/observability';
+import { decodeMessageHeaders, HeaderDecodeError, type MessageHeaders } from '@bus/kafka';
+import { inSpan, publishTraceContext, type Logger } from '@bus/observability';
 import type { DeliveryStore } from './delivery-store';
+import { recordContentHash } from './record-content';
 
 /** One record of bus.messages.v1 as kafkajs hands it over. */
 export interface MessageRecord {
@@ -26,11 +28,13 @@ export interface RecordEnqueuerDeps {
 export type EnqueueOutcome = 'enqueued' | 'quarantined';
 
 /**
- * Invariant A: a record is enqueued only when Postgres holds its acceptance with the same content
- * hash. The gateway commits Postgres right after the Kafka ack, so an acceptance may be in flight:
- * the record waits up to `acceptanceWaitMs`, re-checking, and is quarantined (log line + counter)
- * when it never comes. A hash mismatch or unreadable headers are quarantined at once: no commit can
- * ever make them acceptable. A record of a workspace this database does not know is only counted.
+ * Invariant A: a record is enqueued only when Postgres holds its acceptance with the content hash
+ * of the record's own bytes (recomputed here; the content_hash header is not trusted). The gateway
+ * commits Postgres right after the Kafka ack, so an acceptance may be in flight: the record waits up
+ * to `acceptanceWaitMs`, re-checking, and is quarantined (log line + counter) when it never comes.
+ * A value that is not JSON, a hash mismatch or unreadable headers are quarantined without waiting
+ * longer: no commit can ever make them acceptable. A record of a workspace this database does not
+ * know is only counted.
  */
 export function createRecordEnqueuer(deps: RecordEnqueuerDeps): (record: MessageRecord) => Promise<EnqueueOutcome> {
   const quarantined = new Counter({
@@ -54,11 +58,15 @@ export function createRecordEnqueuer(deps: RecordEnqueuerDeps): (record: Message
   // Workspaces this database does not have; a record needs its workspace to exist before it is published.
   const unknownWorkspaces = new Set<string>();
 
-  return async (record) => {
-    const rawHeaders = stringHeaders(record.headers);
-    const quarantine = async (reason: string, workspaceId: string | null, messageId: string | null): Promise<EnqueueOutcome> => {
-      await deps.store.quarantine({ topic: record.topic, partition: record.partition, offset: record.offset, workspaceId, messageId, reason, headers: rawHeaders, value: record.value });
+  const tracer = trace.getTracer('@bus/delivery');
+
+  const enqueue = async (record: MessageRecord, headers: MessageHeaders | null, span: Span): Promise<EnqueueOutcome> => {
+    const quarantine = async (reason: string): Promise<EnqueueOutcome> => {
+      const workspaceId = headers?.workspace_id ?? null;
+      const messageId = headers?.message_id ?? null;
+      await deps.store.quarantine({ topic: record.topic, partition: record.partition, offset: record.offset, workspaceId, messageId, reason, headers: stringHeaders(record.headers), value: record.value });
       quarantined.inc({ reason });
+      span.setAttribute('bus.quarantine.reason', reason);
       deps.logger.warn(
         { topic: record.topic, partition: record.partition, offset: record.offset, workspace_id: workspaceId, message_id: messageId, reason },
         'delivery quarantined a Kafka record (invariant A)',
@@ -66,22 +74,19 @@ export function createRecordEnqueuer(deps: RecordEnqueuerDeps): (record: Message
       return 'quarantined';
     };
 
-    let headers;
-    try {
-      headers = decodeMessageHeaders(record.headers);
-    } catch (err) {
-      if (err instanceof HeaderDecodeError) return quarantine('headers.unreadable', null, null);
-      throw err;
-    }
-    if (record.value === null) return quarantine('value.missing', headers.workspace_id, headers.message_id);
+    if (headers === null) return quarantine('headers.unreadable');
+    if (record.value === null) return quarantine('value.missing');
     if (unknownWorkspaces.has(headers.workspace_id) || !(await deps.store.workspaceExists(headers.workspace_id))) {
       // Another environment's (or a dropped test database's) record on a shared topic: no commit can
       // ever make it acceptable here. Counted, not stored, so a shared topic's history costs nothing.
       if (unknownWorkspaces.size >= 10_000) unknownWorkspaces.clear();
       unknownWorkspaces.add(headers.workspace_id);
       quarantined.inc({ reason: 'workspace.unknown' });
+      span.setAttribute('bus.quarantine.reason', 'workspace.unknown');
       return 'quarantined';
     }
+    const hash = recordContentHash(record.value);
+    if (hash === null) return quarantine('value.unreadable');
 
     const deadline = Date.now() + deps.acceptanceWaitMs;
     let wait = recheckMs;
@@ -91,8 +96,8 @@ export function createRecordEnqueuer(deps: RecordEnqueuerDeps): (record: Message
       wait = Math.min(wait * 2, 500);
       acceptance = await deps.store.acceptance(headers.workspace_id, headers.message_id);
     }
-    if (!acceptance) return quarantine('acceptance.missing', headers.workspace_id, headers.message_id);
-    if (acceptance.contentHash !== headers.content_hash) return quarantine('acceptance.hash_mismatch', headers.workspace_id, headers.message_id);
+    if (!acceptance) return quarantine('acceptance.missing');
+    if (acceptance.contentHash !== hash) return quarantine('acceptance.hash_mismatch');
 
     const consumers = await deps.store.enqueue({
       workspaceId: headers.workspace_id,
@@ -103,10 +108,43 @@ export function createRecordEnqueuer(deps: RecordEnqueuerDeps): (record: Message
       publishedAt: acceptance.acceptedAt,
       kafkaPartition: record.partition,
       kafkaOffset: record.offset,
+      traceparent: headers.traceparent,
     });
     enqueued.inc(consumers.length);
     lag.observe(Math.max(0, (Date.now() - acceptance.acceptedAt.getTime()) / 1000));
     return 'enqueued';
+  };
+
+  return async (record) => {
+    let headers: MessageHeaders | null;
+    try {
+      headers = decodeMessageHeaders(record.headers);
+    } catch (err) {
+      if (!(err instanceof HeaderDecodeError)) throw err;
+      headers = null;
+    }
+    // One span per record, a child of the publish that produced it (the traceparent header), so a
+    // trace runs publish → enqueue. Bounded attributes: never the body or the other headers.
+    const span = tracer.startSpan(
+      'delivery enqueue',
+      {
+        kind: SpanKind.CONSUMER,
+        attributes: {
+          'messaging.system': 'kafka',
+          'messaging.operation.type': 'process',
+          'messaging.destination.name': record.topic,
+          'messaging.destination.partition.id': String(record.partition),
+          'messaging.kafka.offset': Number(record.offset),
+          ...(headers ? { 'messaging.message.id': headers.message_id, 'bus.workspace_id': headers.workspace_id } : {}),
+        },
+      },
+      publishTraceContext(headers?.traceparent ?? null),
+    );
+    return inSpan(span, async () => {
+      const outcome = await enqueue(record, headers, span);
+      span.setAttribute('bus.delivery.outcome', outcome);
+      return outcome;
+    });
   };
 }
 

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { decodeMessageHeaders, HeaderDecodeError, MESSAGES_TOPIC, type Kafka } from '@bus/kafka';
 import type { Logger } from '@bus/observability';
 import type { DeliveryStore } from './delivery-store';
+import { recordContentHash } from './record-content';
 
 export interface ReplayRequest {
   workspaceId: string;
@@ -29,8 +30,8 @@ export interface ReplayResult {
 /**
  * The replay primitive (issue 6; the portal exposes it): re-enqueues for one consumer connection
  * every archived message of its workspace published since `since`, read from Kafka by timestamp up
- * to the end offsets at the start of the replay. Only records Postgres holds as accepted with the same
- * content hash are replayed; a delivery still live is left alone (invariant D).
+ * to the end offsets at the start of the replay. Only records whose bytes hash to what Postgres holds
+ * as accepted are replayed; a delivery still live is left alone (invariant D).
  */
 export async function replayToConsumer(deps: ReplayDeps, req: ReplayRequest): Promise<ReplayResult> {
   const topic = deps.topic ?? MESSAGES_TOPIC;
@@ -115,7 +116,7 @@ async function replayRecord(
   if (headers.workspace_id !== req.workspaceId) return;
   result.scanned++;
   const acceptance = await deps.store.acceptance(headers.workspace_id, headers.message_id);
-  if (!record.value || !acceptance || acceptance.contentHash !== headers.content_hash) {
+  if (!record.value || !acceptance || acceptance.contentHash !== recordContentHash(record.value)) {
     result.skipped++;
     return;
   }
@@ -129,6 +130,7 @@ async function replayRecord(
       publishedAt: acceptance.acceptedAt,
       kafkaPartition: partition,
       kafkaOffset: record.offset,
+      traceparent: headers.traceparent,
     },
     req.consumerId,
   );

@@ -1,7 +1,6 @@
 import { HttpError, ViolationsError, type Violation } from '@bus/http';
 import { RegistryUnavailableError } from '@bus/identity';
-import { RULES, applySequence, checkPolicy, familyOf, parseJsonBody, parseStoryState, type SomMessage, type SomValidator } from '@bus/som';
-import { contentHash } from './content-hash';
+import { RULES, applySequence, checkPolicy, contentHash, familyOf, parseJsonBody, parseStoryState, type SomMessage, type SomValidator } from '@bus/som';
 import type { AcceptedMessage, PriorAcceptance, PublishStore } from './publish-store';
 
 /** The producer a publish is for, as authentication established it. */

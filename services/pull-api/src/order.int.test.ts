@@ -2,7 +2,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import pino from 'pino';
 import { createDatabase, migrateLatest, type Knex } from '@bus/db';
 import { KnexDeliveryStore } from '@bus/delivery';
-import { createTestDatabase, type TestDatabase } from '@bus/testing';
+import { createTestDatabase, seededRandom, type TestDatabase } from '@bus/testing';
 import { createPgQueueNotifier, type QueueNotifier } from './notifier';
 import { receive, settle, type PullDeps } from './pull';
 import { KnexQueueStore } from './queue-store';
@@ -43,21 +43,9 @@ afterAll(async () => {
   await testDb?.drop();
 });
 
-/** A small deterministic PRNG, so a failure reproduces with its seed. */
-function prng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 it(`keeps FIFO per correlation id over ${MESSAGES} messages on ${GROUPS} correlation ids with random nacks, delays and lease expiries`, async () => {
   const seed = Number(process.env.ORDER_CHECK_SEED ?? Date.now() % 1_000_000);
-  const random = prng(seed);
+  const random = seededRandom(seed);
   const store = KnexDeliveryStore.create(db);
   // message id → (group, index within group), in publish order per group.
   const position = new Map<string, { group: number; index: number }>();
@@ -76,6 +64,7 @@ it(`keeps FIFO per correlation id over ${MESSAGES} messages on ${GROUPS} correla
       publishedAt: new Date(),
       kafkaPartition: 0,
       kafkaOffset: String(i),
+      traceparent: null,
     });
   }
 

@@ -51,6 +51,7 @@ async function enqueue(correlationId: string): Promise<{ messageId: string; raw:
     publishedAt: new Date(),
     kafkaPartition: 0,
     kafkaOffset: String(offset++),
+    traceparent: null,
   });
   return { messageId, raw };
 }

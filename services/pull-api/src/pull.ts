@@ -1,3 +1,5 @@
+import { trace } from '@opentelemetry/api';
+import { inSpan, publishTraceContext } from '@bus/observability';
 import type { QueueNotifier } from './notifier';
 import type { LeasedMessage, QueueStore } from './queue-store';
 import type { ReceiptHandles } from './receipt';
@@ -22,7 +24,27 @@ export interface ReceiveOptions {
  * (a nack delay or a lease running out), or the deadline, whichever is first. The subscription is
  * taken before each read, so a NOTIFY between the read and the wait is never lost.
  */
-export async function receive(deps: PullDeps, consumerId: string, opts: ReceiveOptions): Promise<LeasedMessage[]> {
+export function receive(deps: PullDeps, consumerId: string, opts: ReceiveOptions): Promise<LeasedMessage[]> {
+  // One span per receive (long poll included), a child of the request's span; each message it hands
+  // out links it to that message's publish trace (a link, not a parent: one receive serves many
+  // publishes). Bounded attributes: the consumer connection and a count, never bodies or handles.
+  const attributes = { 'messaging.operation.type': 'receive', 'bus.consumer_id': consumerId };
+  return trace.getTracer('@bus/pull-api').startActiveSpan('pull receive', { attributes }, (span) =>
+    inSpan(span, async () => {
+      const messages = await receiveWaiting(deps, consumerId, opts);
+      span.setAttribute('messaging.batch.message_count', messages.length);
+      span.addLinks(
+        messages.flatMap((m) => {
+          const context = trace.getSpanContext(publishTraceContext(m.traceparent));
+          return context ? [{ context, attributes: { 'messaging.message.id': m.messageId } }] : [];
+        }),
+      );
+      return messages;
+    }),
+  );
+}
+
+async function receiveWaiting(deps: PullDeps, consumerId: string, opts: ReceiveOptions): Promise<LeasedMessage[]> {
   const deadline = Date.now() + opts.waitMs;
   for (;;) {
     let woken = false;

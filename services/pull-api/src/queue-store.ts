@@ -11,6 +11,8 @@ export interface LeasedMessage {
   receiveCount: number;
   /** The producer's exact bytes (invariant E). */
   body: Buffer;
+  /** The publish's W3C trace context, when the publish was traced: the receive span links to it. */
+  traceparent: string | null;
 }
 
 /** A lease named by a receipt handle. */
@@ -122,7 +124,7 @@ export class KnexQueueStore implements QueueStore {
                   lease_generation = d.lease_generation + 1, receive_count = d.receive_count + 1
              FROM messages m
             WHERE d.id = ANY(?::bigint[]) AND m.workspace_id = d.workspace_id AND m.message_id = d.message_id
-           RETURNING d.id, d.lease_generation, d.message_id, d.correlation_id, d.receive_count, m.message_type, m.published_at, m.body`,
+           RETURNING d.id, d.lease_generation, d.message_id, d.correlation_id, d.receive_count, m.message_type, m.published_at, m.body, m.traceparent`,
           [visibilityMs, take],
         )) as {
           rows: Array<{
@@ -134,6 +136,7 @@ export class KnexQueueStore implements QueueStore {
             message_type: string;
             published_at: Date;
             body: Buffer;
+            traceparent: string | null;
           }>;
         }
       ).rows;
@@ -151,6 +154,7 @@ export class KnexQueueStore implements QueueStore {
                 publishedAt: r.published_at,
                 receiveCount: r.receive_count,
                 body: r.body,
+                traceparent: r.traceparent,
               },
             ]
           : [];

@@ -4,6 +4,7 @@ import * as signingKeys from './002_signing_keys';
 import * as publish from './003_publish';
 import * as delivery from './004_delivery';
 import * as admin from './005_admin';
+import * as messageTraceparent from './006_message_traceparent';
 
 interface NamedMigration {
   name: string;
@@ -20,6 +21,7 @@ const MIGRATIONS: readonly NamedMigration[] = [
   { name: '003_publish', migration: publish },
   { name: '004_delivery', migration: delivery },
   { name: '005_admin', migration: admin },
+  { name: '006_message_traceparent', migration: messageTraceparent },
 ];
 
 export const migrationSource: Knex.MigrationSource<NamedMigration> = {

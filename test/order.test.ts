@@ -1,0 +1,207 @@
+import { randomUUID } from 'node:crypto';
+import { openapi, som } from '@bus/schemas';
+import { createOpenApiChecker, fetchObserved, seededRandom } from '@bus/testing';
+import { startBus, type RunningBus } from './support/bus';
+import { deliveryCaughtUp } from './support/delivery';
+import { TenantFixture, type Tenant } from './support/tenants';
+
+/**
+ * The order checker of invariant C over HTTP, with concurrent receivers (issue 6): messages published
+ * on many correlation ids while RECEIVERS clients of one consumer connection receive at once, in random
+ * batch sizes, and ack, nack (with and without delay), ack too late or let leases expire (visibility
+ * timeouts of 1–2 s). Each receiver behaves as a correct FIFO client: it settles a run of one correlation
+ * id in order, one handle at a time, and drops the rest of the run at the first message it does not ack.
+ *
+ * The receivers' answers arrive in any order, so the checker reasons on a logical clock (one tick per
+ * request sent and per answer read) and only about what is certain: an ack sent after a receive's answer
+ * arrived cannot have happened before that receive. It asserts
+ * - every receive answer holds, per correlation id, a gap-free run in publish order, and each message
+ *   before the run was acked by an ack sent before that answer arrived (never handed out while an
+ *   earlier one is un-acked);
+ * - every message is acked exactly once (one "done" over all receivers);
+ * - per correlation id, the successful acks were sent in publish order.
+ * `ORDER_CHECK_SEED` fixes every receiver's and publisher's choices (the interleaving is the machine's);
+ * `ORDER_CHECK_HTTP_MESSAGES` scales the run.
+ */
+const MESSAGES = Number(process.env.ORDER_CHECK_HTTP_MESSAGES ?? 600);
+const GROUPS = 20;
+const RECEIVERS = 4;
+const SYSTEM_ID = 'storyteller.web';
+const busApi = createOpenApiChecker(openapi.bus);
+
+interface Received {
+  receipt_handle: string;
+  message_id: string;
+  correlation_id: string;
+}
+
+let bus: RunningBus;
+let tenants: TenantFixture;
+let tenant: Tenant;
+let producerToken: string;
+let consumerToken: string;
+
+beforeAll(async () => {
+  // The checker's own traffic is far above one source address's and the whole API's spec limits.
+  bus = await startBus({ BUS_LIMIT_PER_ADDRESS_PER_MINUTE: '1000000', BUS_LIMIT_API_PER_SECOND: '100000', BUS_LIMIT_API_BURST: '200000' });
+  tenants = await TenantFixture.create(bus);
+  tenant = await tenants.tenant({ systemIds: [SYSTEM_ID], messageTypes: ['story.context'] });
+  await tenants.db('workspaces').where({ id: tenant.workspaceId }).update({ quota_tier: 'custom', custom_per_second: 200, custom_burst: 400, custom_per_day: 10_000_000 });
+  producerToken = await tenants.token(tenant.producer);
+  consumerToken = await tenants.token(tenant.consumer);
+  await deliveryCaughtUp(bus);
+}, 180_000);
+afterAll(async () => {
+  await tenants?.close();
+  await bus?.stop();
+}, 30_000);
+
+const consumerPath = (route: string) => `/v1/tenants/${tenant.workspaceId}/consumers/${tenant.consumer.clientId}/${route}`;
+const storyContext = (messageId: string, correlationId: string) => ({
+  ...(som.examples['story.context'] as Record<string, unknown>),
+  message_id: messageId,
+  correlation_id: correlationId,
+  occurred_at: new Date().toISOString(),
+});
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** The logical clock: one tick per request sent and per answer read (one event loop, so a total order). */
+let clock = 0;
+const tick = () => ++clock;
+
+/**
+ * Calls the bus, checking every answer against the OpenAPI document; a 429 (the connection's quota) is
+ * retried, since it was refused before anything happened. Resolves with the answer and the tick at which
+ * the request that got it was sent and the tick at which its answer was read.
+ */
+async function call(method: 'GET' | 'POST', path: string, bearer: string, body?: unknown) {
+  for (;;) {
+    const sentAt = tick();
+    const response = await fetchObserved(`${bus.busUrl}${path}`, {
+      method,
+      headers: { Authorization: `Bearer ${bearer}`, ...(body !== undefined ? { 'Content-Type': 'application/json' } : {}) },
+      ...(body !== undefined ? { body: typeof body === 'string' ? body : JSON.stringify(body) } : {}),
+    });
+    const answeredAt = tick();
+    busApi.check(method, path, response);
+    if (response.status !== 429) return { response, sentAt, answeredAt };
+    await sleep(100 + 400 * Math.random());
+  }
+}
+
+it(`keeps FIFO per correlation id over HTTP: ${MESSAGES} messages, ${GROUPS} correlation ids, ${RECEIVERS} concurrent receivers with random nacks, delays and lease expiries`, async () => {
+  const seed = Number(process.env.ORDER_CHECK_SEED ?? Date.now() % 1_000_000);
+  const random = seededRandom(seed);
+  // Publish order per correlation id: ids[group][index], and message id → (group, index).
+  const ids: string[][] = Array.from({ length: GROUPS }, () => []);
+  for (let i = 0; i < MESSAGES; i++) ids[Math.floor(random() * GROUPS)]!.push(randomUUID());
+  const position = new Map(ids.flatMap((group, g) => group.map((id, index) => [id, { group: g, index }] as const)));
+
+  const violations: string[] = [];
+  const receives: Array<{ answeredAt: number; receiver: number; messages: string[] }> = [];
+  const acks = new Map<string, Array<{ sentAt: number; receiver: number }>>();
+  let acked = 0;
+  let published = 0;
+  let failed = false;
+  const deadline = Date.now() + 120_000;
+
+  // One publisher per correlation id, each in order (a 202 before the next), all at once: acceptance
+  // order per correlation id is this order.
+  const publishing = ids.map(async (messageIds, group) => {
+    for (const messageId of messageIds) {
+      if (failed) return;
+      const { response } = await call('POST', `/v1/tenants/${tenant.workspaceId}/messages`, producerToken, storyContext(messageId, `order-${seed}-${group}`));
+      expect(response.status).toBe(202);
+      published++;
+    }
+  });
+
+  const receiver = async (id: number) => {
+    const choose = seededRandom(seed * 31 + id + 1);
+    while (acked < MESSAGES && Date.now() < deadline && !failed) {
+      const max = 1 + Math.floor(choose() * 10);
+      const visibility = 1 + Math.floor(choose() * 2);
+      const { response, answeredAt } = await call('GET', `${consumerPath('messages')}?max_messages=${max}&wait_seconds=1&visibility_timeout=${visibility}`, consumerToken);
+      expect(response.status).toBe(200);
+      const got = (response.body as { messages: Received[] }).messages;
+      receives.push({ answeredAt, receiver: id, messages: got.map((m) => m.message_id) });
+      // The runs of this answer, one per correlation id, in the answer's order.
+      const runs = new Map<string, Received[]>();
+      for (const m of got) runs.set(m.correlation_id, [...(runs.get(m.correlation_id) ?? []), m]);
+      // Runs of different correlation ids are independent: settled side by side, each in order.
+      const settleRun = async (run: Received[]) => {
+        for (const m of run) {
+          const action = choose();
+          if (action < 0.08) break; // lease left to expire; the rest of the run with it
+          if (action < 0.14) {
+            const delay = action < 0.11 ? 0 : 1;
+            const { response: nack } = await call('POST', consumerPath('nack'), consumerToken, { receipt_handles: [m.receipt_handle], delay_seconds: delay });
+            expect(nack.status).toBe(200);
+            break; // the nack released the run after it
+          }
+          // Now and then an ack after the lease ended: another receiver may have taken the message.
+          if (action > 0.96) await sleep(visibility * 1000 * (0.8 + choose() * 0.6));
+          const { response: ack, sentAt } = await call('POST', consumerPath('ack'), consumerToken, { receipt_handles: [m.receipt_handle] });
+          expect(ack.status).toBe(200);
+          const [result] = (ack.body as { results: Array<{ status: string }> }).results;
+          if (result?.status !== 'done') break; // stale: someone else holds it now; never ack past it
+          acks.set(m.message_id, [...(acks.get(m.message_id) ?? []), { sentAt, receiver: id }]);
+          acked++;
+        }
+      };
+      await Promise.all([...runs.values()].map(settleRun));
+    }
+  };
+
+  // The first failed expectation stops every loop, so none goes on against a stopped bus.
+  const stopOnFailure = (work: Promise<void>) =>
+    work.catch((err: unknown) => {
+      failed = true;
+      throw err;
+    });
+  await Promise.all([...publishing, ...Array.from({ length: RECEIVERS }, (_, i) => receiver(i))].map(stopOnFailure));
+
+  // Never handed out while an earlier one of its correlation id is un-acked; a run is gap-free, in order.
+  const ackSentAt = (messageId: string) => acks.get(messageId)?.[0]?.sentAt ?? Number.POSITIVE_INFINITY;
+  for (const r of receives) {
+    const seen = new Map<number, number>(); // group → last index in this answer
+    for (const messageId of r.messages) {
+      const p = position.get(messageId);
+      if (!p) {
+        violations.push(`receiver ${r.receiver} got an unknown message ${messageId}`);
+        continue;
+      }
+      const last = seen.get(p.group);
+      if (last !== undefined) {
+        if (p.index !== last + 1) violations.push(`receiver ${r.receiver} got a run with a gap or out of order in group ${p.group}: ${last} then ${p.index}`);
+      } else {
+        for (let j = 0; j < p.index; j++) {
+          const earlier = ids[p.group]![j]!;
+          if (!(ackSentAt(earlier) < r.answeredAt)) {
+            violations.push(`receiver ${r.receiver} got group ${p.group} #${p.index} (tick ${r.answeredAt}) while #${j} was un-acked (its ack was sent at tick ${ackSentAt(earlier)})`);
+          }
+        }
+      }
+      seen.set(p.group, p.index);
+    }
+  }
+  // Every message acked exactly once, and per correlation id in publish order.
+  for (const [messageId, p] of position) {
+    const done = acks.get(messageId) ?? [];
+    if (done.length !== 1) violations.push(`group ${p.group} #${p.index} acked ${done.length} times`);
+  }
+  for (let group = 0; group < GROUPS; group++) {
+    const order = ids[group]!
+      .filter((id) => acks.has(id))
+      .sort((a, b) => ackSentAt(a) - ackSentAt(b))
+      .map((id) => position.get(id)!.index);
+    const expected = [...order].sort((a, b) => a - b);
+    if (order.join() !== expected.join()) violations.push(`group ${group} was acked in the order ${order.join(',')}`);
+  }
+
+  const report = violations.length > 0 ? [`${violations.length} violations (seed ${seed}); the first:`, ...violations.slice(0, 20)] : [];
+  expect({ published, acked, violations: report }).toEqual({ published: MESSAGES, acked: MESSAGES, violations: [] });
+  // Nothing is left for the consumer.
+  const { response: rest } = await call('GET', `${consumerPath('messages')}?wait_seconds=0`, consumerToken);
+  expect((rest.body as { messages: unknown[] }).messages).toEqual([]);
+}, 150_000);
