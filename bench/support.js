@@ -116,6 +116,16 @@ async function startBus(name) {
   try {
     await waitForHttp(`${busUrl}/readyz`, { process: bus, timeoutMs: 60_000 });
     await producer.connect();
+    // A new bus's delivery group first reads the shared topic's history (other runs' records): the
+    // figures start once it has caught up, so they do not measure that history's length.
+    const { defaultDeliveryGroupId } = require('@bus/delivery');
+    const { MESSAGES_TOPIC } = require('@bus/kafka');
+    const { waitForGroupCaughtUp } = require('@bus/testing');
+    const admin = kafka.admin();
+    await admin.connect();
+    const catchUpStarted = Date.now();
+    await waitForGroupCaughtUp(admin, defaultDeliveryGroupId(database.url), MESSAGES_TOPIC, 900_000).finally(() => admin.disconnect());
+    process.stderr.write(`delivery caught up with the shared topic's history in ${((Date.now() - catchUpStarted) / 1000).toFixed(1)} s\n`);
   } catch (err) {
     process.stderr.write(`start failed: ${err.message}\n${bus.output()}\n`);
     await stop();

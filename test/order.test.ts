@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { openapi, som } from '@bus/schemas';
-import { createOpenApiChecker, fetchObserved, seededRandom } from '@bus/testing';
+import { som } from '@bus/schemas';
+import { seededRandom } from '@bus/testing';
 import { startBus, type RunningBus } from './support/bus';
+import { bearerCall } from './support/bus-call';
 import { deliveryCaughtUp } from './support/delivery';
 import { TenantFixture, type Tenant } from './support/tenants';
 
@@ -27,7 +28,6 @@ const MESSAGES = Number(process.env.ORDER_CHECK_HTTP_MESSAGES ?? 600);
 const GROUPS = 20;
 const RECEIVERS = 4;
 const SYSTEM_ID = 'storyteller.web';
-const busApi = createOpenApiChecker(openapi.bus);
 
 interface Received {
   receipt_handle: string;
@@ -77,13 +77,8 @@ const tick = () => ++clock;
 async function call(method: 'GET' | 'POST', path: string, bearer: string, body?: unknown) {
   for (;;) {
     const sentAt = tick();
-    const response = await fetchObserved(`${bus.busUrl}${path}`, {
-      method,
-      headers: { Authorization: `Bearer ${bearer}`, ...(body !== undefined ? { 'Content-Type': 'application/json' } : {}) },
-      ...(body !== undefined ? { body: typeof body === 'string' ? body : JSON.stringify(body) } : {}),
-    });
+    const response = await bearerCall(bus, method, path, bearer, body);
     const answeredAt = tick();
-    busApi.check(method, path, response);
     if (response.status !== 429) return { response, sentAt, answeredAt };
     await sleep(100 + 400 * Math.random());
   }

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { openapi, som } from '@bus/schemas';
 import { createOpenApiChecker, fetchObserved } from '@bus/testing';
 import { startBus, type RunningBus } from './support/bus';
+import { bearerCall } from './support/bus-call';
 import { deliveryCaughtUp } from './support/delivery';
 import { TenantFixture, type Tenant } from './support/tenants';
 
@@ -43,16 +44,7 @@ afterAll(async () => {
   await bus?.stop();
 }, 30_000);
 
-/** Calls the bus and checks the answer against the OpenAPI document. */
-async function call(method: 'GET' | 'POST', path: string, bearer: string, body?: unknown) {
-  const response = await fetchObserved(`${bus.busUrl}${path}`, {
-    method,
-    headers: { Authorization: `Bearer ${bearer}`, ...(body !== undefined ? { 'Content-Type': 'application/json' } : {}) },
-    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-  });
-  busApi.check(method, path, response);
-  return response;
-}
+const call = (method: 'GET' | 'POST', path: string, bearer: string, body?: unknown) => bearerCall(bus, method, path, bearer, body);
 
 const consumerPath = (c: string, route: string, t = house.workspaceId) => `/v1/tenants/${t}/consumers/${c}/${route}`;
 async function receiveAs(c: string, bearer: string, query = 'wait_seconds=10'): Promise<Received[]> {

@@ -71,24 +71,52 @@ export function createConsumer(kafka: Kafka, opts: BatchConsumerOptions): Consum
 
 export type RecordHandler = (record: EachBatchPayload['batch']['messages'][number], partition: number) => Promise<void>;
 
+export interface RunBatchesOptions {
+  /** Partitions handled side by side, each still strictly in order; 1 when left out. */
+  partitionsConcurrently?: number;
+}
+
+/** A partition's handled records are committed at least this often: a crash replays no more. */
+const COMMIT_EVERY_RECORDS = 200;
+const COMMIT_EVERY_MS = 1_000;
+
 /**
  * Runs `handle` for every record, in order within each partition, via eachBatch: a heartbeat after
- * each record keeps a slow handler from triggering a rebalance (eachMessage would), and the offset is
- * resolved and committed only after `handle` returned, so a crash replays instead of skipping.
+ * each record keeps a slow handler from triggering a rebalance (eachMessage would). An offset is
+ * committed only after `handle` returned for its record, so a crash replays instead of skipping; it
+ * is committed per 200 records or second and at the end of each batch, not per record (a commit is a
+ * broker round trip that cost more than the record), so a crash replays at most that much — the
+ * handlers are idempotent.
  */
-export async function runBatches(consumer: Consumer, handle: RecordHandler): Promise<void> {
+export async function runBatches(consumer: Consumer, handle: RecordHandler, opts: RunBatchesOptions = {}): Promise<void> {
   await consumer.run({
     autoCommit: false,
     eachBatchAutoResolve: false,
+    partitionsConsumedConcurrently: opts.partitionsConcurrently ?? 1,
     eachBatch: async ({ batch, resolveOffset, heartbeat, commitOffsetsIfNecessary, isRunning, isStale }) => {
-      for (const message of batch.messages) {
-        if (!isRunning() || isStale()) break;
-        await handle(message, batch.partition);
-        resolveOffset(message.offset);
-        await commitOffsetsIfNecessary({
-          topics: [{ topic: batch.topic, partitions: [{ partition: batch.partition, offset: nextOffset(message.offset) }] }],
-        });
-        await heartbeat();
+      let handled: string | undefined;
+      let uncommitted = 0;
+      let lastCommit = Date.now();
+      const commit = async () => {
+        if (handled === undefined) return;
+        await commitOffsetsIfNecessary({ topics: [{ topic: batch.topic, partitions: [{ partition: batch.partition, offset: nextOffset(handled) }] }] });
+        handled = undefined;
+        uncommitted = 0;
+        lastCommit = Date.now();
+      };
+      try {
+        for (const message of batch.messages) {
+          if (!isRunning() || isStale()) break;
+          await handle(message, batch.partition);
+          resolveOffset(message.offset);
+          handled = message.offset;
+          if (++uncommitted >= COMMIT_EVERY_RECORDS || Date.now() - lastCommit >= COMMIT_EVERY_MS) await commit();
+          await heartbeat();
+        }
+      } finally {
+        // What was handled before a stop or a failing record is done; a partition taken away by a
+        // rebalance is not ours to commit any more (its new owner replays from the last commit).
+        if (!isStale()) await commit();
       }
     },
   });

@@ -3,5 +3,5 @@ export type { TopicSettings } from './topics';
 export { encodeMessageHeaders, decodeMessageHeaders, messageKey, HeaderDecodeError } from './headers';
 export type { MessageHeaders } from './headers';
 export { createKafka, createProducer, createConsumer, sendAcked, runBatches, kafkaReadiness } from './clients';
-export type { KafkaOptions, ProducedRecord, BatchConsumerOptions, RecordHandler } from './clients';
+export type { KafkaOptions, ProducedRecord, BatchConsumerOptions, RecordHandler, RunBatchesOptions } from './clients';
 export type { Kafka, Producer, Consumer, Admin } from 'kafkajs';

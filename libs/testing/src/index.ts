@@ -6,3 +6,5 @@ export type { ServiceProcess } from './process';
 export { createOpenApiChecker, fetchObserved } from './openapi';
 export type { OpenApiChecker, OpenApiDocument, ObservedResponse } from './openapi';
 export { seededRandom } from './random';
+export { waitForGroupCaughtUp } from './kafka-group';
+export type { GroupOffsetsAdmin } from './kafka-group';

@@ -301,5 +301,39 @@ describe('replay on the real Kafka and Postgres', () => {
       expect.arrayContaining([after[0]!.messageId, after[1]!.messageId]),
     );
   }, 60_000);
+
+  it('ends when its range spans many fetches (over 1 MB of one partition)', async () => {
+    // A topic of its own with one partition: 300 records of ~5 KB are well over one fetch's 1 MB per
+    // partition, so the replay must move past its first batch (it once fetched that batch forever).
+    const bigTopic = `${topic}.big`;
+    const admin = kafka.admin();
+    await admin.connect();
+    await ensureTopics(admin, [{ topic: bigTopic, numPartitions: 1, replicationFactor: 1 }]);
+    await admin.disconnect();
+    const since = new Date(Date.now() - 1_000);
+    const padding = 'x'.repeat(5_000);
+    const records = Array.from({ length: 300 }, () => {
+      const message = { ...started(), payload: { ...(started().payload as object), padding } };
+      return {
+        key: messageKey(workspaceId, message.correlation_id),
+        value: Buffer.from(JSON.stringify(message)),
+        headers: encodeMessageHeaders({
+          workspace_id: workspaceId,
+          message_id: message.message_id,
+          message_type: 'telling.started',
+          family: 'telling',
+          producer_connection_id: publisher.clientId,
+          content_hash: 'f'.repeat(64),
+          accepted_at: new Date().toISOString(),
+          traceparent: null,
+        }),
+      };
+    });
+    for (let i = 0; i < records.length; i += 50) await producer.send({ topic: bigTopic, messages: records.slice(i, i + 50) });
+
+    const result = await replayToConsumer({ kafka, store: KnexDeliveryStore.create(db), logger, topic: bigTopic }, { workspaceId, consumerId: consumers[0]!, since });
+    // Never accepted, so never replayed (invariant A) — but every one of them was read.
+    expect(result).toEqual({ scanned: 300, replayed: 0, skipped: 300 });
+  }, 60_000);
 });
 

@@ -57,6 +57,19 @@ export function createRecordEnqueuer(deps: RecordEnqueuerDeps): (record: Message
   const recheckMs = deps.recheckMs ?? 25;
   // Workspaces this database does not have; a record needs its workspace to exist before it is published.
   const unknownWorkspaces = new Set<string>();
+  // Workspaces it has: they are never deleted while the bus runs, so one lookup each is enough.
+  const knownWorkspaces = new Set<string>();
+  const workspaceKnown = async (workspaceId: string): Promise<boolean> => {
+    if (knownWorkspaces.has(workspaceId)) return true;
+    if (unknownWorkspaces.has(workspaceId) || !(await deps.store.workspaceExists(workspaceId))) {
+      if (unknownWorkspaces.size >= 10_000) unknownWorkspaces.clear();
+      unknownWorkspaces.add(workspaceId);
+      return false;
+    }
+    if (knownWorkspaces.size >= 10_000) knownWorkspaces.clear();
+    knownWorkspaces.add(workspaceId);
+    return true;
+  };
 
   const tracer = trace.getTracer('@bus/delivery');
 
@@ -76,11 +89,9 @@ export function createRecordEnqueuer(deps: RecordEnqueuerDeps): (record: Message
 
     if (headers === null) return quarantine('headers.unreadable');
     if (record.value === null) return quarantine('value.missing');
-    if (unknownWorkspaces.has(headers.workspace_id) || !(await deps.store.workspaceExists(headers.workspace_id))) {
+    if (!(await workspaceKnown(headers.workspace_id))) {
       // Another environment's (or a dropped test database's) record on a shared topic: no commit can
       // ever make it acceptable here. Counted, not stored, so a shared topic's history costs nothing.
-      if (unknownWorkspaces.size >= 10_000) unknownWorkspaces.clear();
-      unknownWorkspaces.add(headers.workspace_id);
       quarantined.inc({ reason: 'workspace.unknown' });
       span.setAttribute('bus.quarantine.reason', 'workspace.unknown');
       return 'quarantined';

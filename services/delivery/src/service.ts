@@ -9,6 +9,12 @@ import { createQueueUpkeep } from './upkeep';
 
 /** Longest a fetch waits on an idle topic; also bounds how long stop() waits for it. */
 const FETCH_WAIT_MS = 250;
+/**
+ * Partitions one delivery process handles side by side. Order only matters within a partition (one
+ * correlation id lives on one), and a record waiting for its acceptance (invariant A) then holds up
+ * its own partition only. Each partition in flight uses one Postgres connection at a time.
+ */
+const PARTITIONS_CONCURRENTLY = 4;
 
 export interface DeliveryServiceDeps {
   /** Postgres (queues) and Kafka (bus.messages.v1) readiness. */
@@ -84,9 +90,13 @@ export function createDeliveryService(deps: DeliveryServiceDeps): Service {
       // produced while a new group was still joining is not skipped). Records of workspaces this
       // database does not have are skipped at the cost of one cached lookup; enqueueing is idempotent.
       await consumer.subscribe({ topic, fromBeginning: true });
-      await runBatches(consumer, async (record, partition) => {
-        await handle({ topic, partition, offset: record.offset, value: record.value, headers: record.headers });
-      });
+      await runBatches(
+        consumer,
+        async (record, partition) => {
+          await handle({ topic, partition, offset: record.offset, value: record.value, headers: record.headers });
+        },
+        { partitionsConcurrently: PARTITIONS_CONCURRENTLY },
+      );
     },
     stop: async () => {
       await consumer?.disconnect();

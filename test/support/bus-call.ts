@@ -1,0 +1,19 @@
+import { openapi } from '@bus/schemas';
+import { createOpenApiChecker, fetchObserved } from '@bus/testing';
+import type { RunningBus } from './bus';
+
+const busApi = createOpenApiChecker(openapi.bus);
+
+/**
+ * Calls a bus route with a bearer token (and a JSON body when given: an object is serialised, a
+ * string sent as it is) and checks the answer against the bus's OpenAPI document.
+ */
+export async function bearerCall(bus: RunningBus, method: string, path: string, bearer: string, body?: unknown) {
+  const response = await fetchObserved(`${bus.busUrl}${path}`, {
+    method,
+    headers: { Authorization: `Bearer ${bearer}`, ...(body !== undefined ? { 'Content-Type': 'application/json' } : {}) },
+    ...(body !== undefined ? { body: typeof body === 'string' ? body : JSON.stringify(body) } : {}),
+  });
+  busApi.check(method, path, response);
+  return response;
+}
