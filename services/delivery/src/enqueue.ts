@@ -21,7 +21,11 @@ export interface RecordEnqueuerDeps {
   metrics: Registry;
   /** How long to wait for the gateway's commit of a record's acceptance before quarantining it. */
   acceptanceWaitMs: number;
-  /** First re-check interval; doubles up to 500 ms. */
+  /**
+   * First re-check interval; doubles up to 500 ms. Short, because the usual case is the gateway's
+   * commit a few milliseconds behind its Kafka ack (delivery often reads before it lands), and the
+   * first wait is what a waiting long poll pays.
+   */
   recheckMs?: number;
 }
 
@@ -54,7 +58,7 @@ export function createRecordEnqueuer(deps: RecordEnqueuerDeps): (record: Message
     buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
     registers: [deps.metrics],
   });
-  const recheckMs = deps.recheckMs ?? 25;
+  const recheckMs = deps.recheckMs ?? 4;
   // Workspaces this database does not have; a record needs its workspace to exist before it is published.
   const unknownWorkspaces = new Set<string>();
   // Workspaces it has: they are never deleted while the bus runs, so one lookup each is enough.
