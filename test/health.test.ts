@@ -43,7 +43,7 @@ describe('the all-in-one bus', () => {
 
   it('is ready when Postgres, Redis and Kafka are reachable', async () => {
     const res = await busFetch('/readyz');
-    expect(res.body).toEqual({ ready: true, checks: { postgres: 'ok', redis: 'ok', kafka: 'ok' } });
+    expect(res.body).toEqual({ ready: true, checks: { postgres: 'ok', redis: 'ok', kafka: 'ok', 'control-topic': 'ok' } });
     expect(res.status).toBe(200);
     const portal = await fetch(`${bus.portalUrl}/readyz`);
     expect(await portal.json()).toEqual({ ready: true, checks: { redis: 'ok', postgres: 'ok', kafka: 'ok' } });

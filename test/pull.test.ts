@@ -57,14 +57,9 @@ const settle = (c: string, bearer: string, route: 'ack' | 'nack', body: unknown)
 function message(type = 'telling.started', correlationId = `c-${randomUUID()}`) {
   return { ...(som.examples[type] as Record<string, unknown>), message_id: randomUUID(), correlation_id: correlationId, occurred_at: new Date().toISOString() };
 }
+const publishAs = (route: 'messages' | 'validate', body: unknown) => call('POST', `/v1/tenants/${house.workspaceId}/${route}`, tokens.producer!, body);
 async function publishRaw(raw: string) {
-  const res = await fetchObserved(`${bus.busUrl}/v1/tenants/${house.workspaceId}/messages`, {
-    method: 'POST',
-    headers: { Authorization: `Bearer ${tokens.producer}`, 'Content-Type': 'application/json' },
-    body: raw,
-  });
-  busApi.check('POST', `/v1/tenants/${house.workspaceId}/messages`, res);
-  expect(res.status).toBe(202);
+  expect((await publishAs('messages', raw)).status).toBe(202);
 }
 
 /** Receives for `c` until `count` messages arrived (each receive long-polls). */
@@ -91,6 +86,30 @@ describe('the pull API of the all-in-one bus', () => {
     expect(copy.map((r) => r.message_id)).toEqual([m.message_id]);
     await settle(second.clientId, tokens.second!, 'ack', { receipt_handles: copy.map((r) => r.receipt_handle) });
     expect(await receiveAs(house.consumer.clientId, tokens.consumer!, 'wait_seconds=0')).toEqual([]);
+  }, 60_000);
+
+  it('never hands a consumer a message the gateway refused, nor a dry run', async () => {
+    const correlationId = `c-${randomUUID()}`;
+    const refused = [
+      message('telling.exposed', correlationId), // 409: no telling started for this correlation id
+      { ...message('telling.started'), system_id: 'not.permitted' }, // 403: not the app's system_id
+      { ...message('telling.started'), payload: {} }, // 400: the payload schema
+    ];
+    const statuses = [];
+    for (const m of refused) statuses.push((await publishAs('messages', m)).status);
+    expect(statuses).toEqual([409, 403, 400]);
+    const dryRun = message('telling.started');
+    expect((await publishAs('validate', dryRun)).status).toBe(202);
+    const accepted = message('telling.started', correlationId);
+    await publishRaw(JSON.stringify(accepted));
+
+    for (const [c, bearer] of [[house.consumer.clientId, tokens.consumer!], [second.clientId, tokens.second!]] as const) {
+      const got = await receiveAll(c, bearer, 1);
+      // Whatever else might have been enqueued would be receivable by now (the accepted one came after).
+      got.push(...(await receiveAs(c, bearer, 'wait_seconds=1')));
+      expect(got.map((r) => r.message_id)).toEqual([accepted.message_id]);
+      await settle(c, bearer, 'ack', { receipt_handles: got.map((r) => r.receipt_handle) });
+    }
   }, 60_000);
 
   it('answers a waiting long poll promptly after a publish, well before wait_seconds', async () => {

@@ -27,7 +27,7 @@ describe('/readyz and the limits follow Redis', () => {
     const tenants = await TenantFixture.create(bus);
     try {
       const tenant = await tenants.tenant({ systemIds: ['storyteller.web'], messageTypes: ['story.context'] });
-      const all = { ready: true, checks: { postgres: 'ok', redis: 'ok', kafka: 'ok' } };
+      const all = { ready: true, checks: { postgres: 'ok', redis: 'ok', kafka: 'ok', 'control-topic': 'ok' } };
       expect(await until(bus, (r) => r === 'ok')).toEqual({ status: 200, body: all });
 
       await redis.stop();

@@ -67,6 +67,8 @@ export interface ControlListener {
    */
   start(): Promise<void>;
   stop(): Promise<void>;
+  /** True while the consumer is in its group and reading: changes then reach the caches at once. */
+  live(): boolean;
 }
 
 /**
@@ -83,13 +85,20 @@ export function createControlListener(opts: {
 }): ControlListener {
   let consumer: Consumer | undefined;
   let stopped = false;
+  let live = false;
   let retry: NodeJS.Timeout | undefined;
   const groupId = `${opts.name}.${hostname()}.${process.pid}.${randomBytes(4).toString('hex')}`;
 
   const run = async (onJoin: () => void): Promise<void> => {
     const c = createConsumer(opts.kafka, { groupId, sessionTimeoutMs: 10_000 });
     consumer = c;
-    c.on(c.events.GROUP_JOIN, onJoin);
+    c.on(c.events.GROUP_JOIN, () => {
+      live = true;
+      onJoin();
+    });
+    c.on(c.events.CRASH, () => {
+      live = false;
+    });
     try {
       await c.connect();
       await c.subscribe({ topic: CONTROL_TOPIC, fromBeginning: false });
@@ -101,6 +110,7 @@ export function createControlListener(opts: {
         }
       });
     } catch (err) {
+      live = false;
       opts.logger.warn({ err: err instanceof Error ? err.message : String(err) }, 'control topic unreachable; caches rely on their TTL until it is back');
       await c.disconnect().catch(() => undefined);
       if (!stopped) retry = setTimeout(() => void run(onJoin), opts.retryMs ?? 5_000);
@@ -119,8 +129,10 @@ export function createControlListener(opts: {
     },
     stop: async () => {
       stopped = true;
+      live = false;
       clearTimeout(retry);
       await consumer?.disconnect();
     },
+    live: () => live,
   };
 }

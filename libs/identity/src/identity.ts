@@ -1,5 +1,5 @@
 import type { Knex } from '@bus/db';
-import type { Service } from '@bus/http';
+import type { ReadinessCheck, Service } from '@bus/http';
 import type { Kafka } from '@bus/kafka';
 import { audienceFor } from '@bus/tokens';
 import type { Logger } from 'pino';
@@ -29,6 +29,12 @@ export interface Identity extends BearerAuthenticator {
   keys: KeySetCache;
   /** Background work: the control-topic listener that drops cached connections. Start it with the process. */
   service: Service;
+  /**
+   * `control-topic`, optional: degraded (still ready) until the listener reads the control topic, since
+   * requests are served meanwhile — a change then reaches this process within IDENTITY_CACHE_TTL
+   * instead of at once. Add it to the readiness of the services that authenticate with this identity.
+   */
+  controlReadiness: ReadinessCheck;
 }
 
 /** The shared view of identity for the bearer routes of one process. */
@@ -55,5 +61,12 @@ export function createIdentity(deps: IdentityDeps): Identity {
     connections,
     keys,
     service: { name: 'identity', routers: [], readiness: [], start: () => listener.start(), stop: () => listener.stop() },
+    controlReadiness: {
+      name: 'control-topic',
+      optional: true,
+      check: async () => {
+        if (!listener.live()) throw new Error('not reading the control topic yet: changes arrive within the identity cache TTL');
+      },
+    },
   };
 }

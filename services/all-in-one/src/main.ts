@@ -86,7 +86,7 @@ void bootstrap({
               limitMetrics,
             }),
             createGatewayService({
-              readiness: [postgres, redisReady, kafkaReady],
+              readiness: [postgres, redisReady, kafkaReady, identity.controlReadiness],
               authenticator: identity,
               connectionQuota: quota,
               metrics,
@@ -97,7 +97,7 @@ void bootstrap({
                 { db, logger, authenticator: identity, connectionQuota: quota },
                 { ...config, RECEIPT_HANDLE_KEY: config.RECEIPT_HANDLE_KEY ?? randomBytes(32) },
               ),
-              readiness: [postgres, redisReady],
+              readiness: [postgres, redisReady, identity.controlReadiness],
             }),
           ],
         },

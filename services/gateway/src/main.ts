@@ -26,7 +26,7 @@ void bootstrap({
     const limitMetrics = createLimitMetrics(metrics, 'gateway');
     const identity = createIdentity({ db, kafka, logger, baseUrl: config.BUS_BASE_URL, cacheTtlMs: config.IDENTITY_CACHE_TTL, name: 'gateway' });
     const gateway = createGatewayService({
-      readiness: [databaseReadiness(db), redisReadiness(redis), kafkaReadiness(admin)],
+      readiness: [databaseReadiness(db), redisReadiness(redis), kafkaReadiness(admin), identity.controlReadiness],
       authenticator: identity,
       connectionQuota: connectionQuota({ store: KnexQuotaStore.create(db), quotas: createConnectionQuotas(redis, limitMetrics) }),
       metrics,

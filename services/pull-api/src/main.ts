@@ -18,7 +18,7 @@ void bootstrap({
     const redis = createRedis(config.REDIS_URL, logger, { keyPrefix: config.REDIS_KEY_PREFIX });
     onClose(() => redis.disconnect());
     // Kafka only carries the control topic that drops cached connections; the cache's TTL bounds how
-    // stale they get without it, so Kafka is not a readiness matter here (Postgres and Redis are).
+    // stale they get without it, so Kafka is an optional readiness matter here (control-topic).
     const kafka = createKafka({ brokers: config.KAFKA_BROKERS, clientId: config.KAFKA_CLIENT_ID, logger });
 
     const limitMetrics = createLimitMetrics(metrics, 'pull-api');
@@ -26,7 +26,7 @@ void bootstrap({
     const quota = connectionQuota({ store: KnexQuotaStore.create(db), quotas: createConnectionQuotas(redis, limitMetrics) });
     const pullApi = createPullApiService({
       ...pullApiDepsOf({ db, logger, authenticator: identity, connectionQuota: quota }, config),
-      readiness: [databaseReadiness(db), redisReadiness(redis)],
+      readiness: [databaseReadiness(db), redisReadiness(redis), identity.controlReadiness],
     });
     const middleware = [requestFirewall(), busRequestLimits(redis, busLimitSettings(config), limitMetrics)];
     return {
