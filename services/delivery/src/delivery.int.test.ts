@@ -119,27 +119,27 @@ async function acceptOnly(message: ReturnType<typeof started>): Promise<void> {
   await KnexPublishStore.create(db).withStoryLock(workspaceId, message.correlation_id, (tx) => tx.record(acceptanceOf(message, new Date(), 0, '0'), null));
 }
 
+/** A record as the gateway would produce it for `message`, with `value` and `headerHash` as given. */
+function directRecord(message: { message_id: string; correlation_id: string }, value: Buffer, headerHash: string) {
+  return {
+    key: messageKey(workspaceId, message.correlation_id),
+    value,
+    headers: encodeMessageHeaders({
+      workspace_id: workspaceId,
+      message_id: message.message_id,
+      message_type: 'telling.started',
+      family: 'telling',
+      producer_connection_id: publisher.clientId,
+      content_hash: headerHash,
+      accepted_at: new Date().toISOString(),
+      traceparent: null,
+    }),
+  };
+}
+
 /** A record produced straight to the topic (not through the gateway), with headers that look right. */
 async function produceDirectly(message: { message_id: string; correlation_id: string }, value: Buffer, headerHash: string): Promise<void> {
-  await producer.send({
-    topic,
-    messages: [
-      {
-        key: messageKey(workspaceId, message.correlation_id),
-        value,
-        headers: encodeMessageHeaders({
-          workspace_id: workspaceId,
-          message_id: message.message_id,
-          message_type: 'telling.started',
-          family: 'telling',
-          producer_connection_id: publisher.clientId,
-          content_hash: headerHash,
-          accepted_at: new Date().toISOString(),
-          traceparent: null,
-        }),
-      },
-    ],
-  });
+  await producer.send({ topic, messages: [directRecord(message, value, headerHash)] });
 }
 
 const quarantineOf = (messageId: string) =>
@@ -314,20 +314,7 @@ describe('replay on the real Kafka and Postgres', () => {
     const padding = 'x'.repeat(5_000);
     const records = Array.from({ length: 300 }, () => {
       const message = { ...started(), payload: { ...(started().payload as object), padding } };
-      return {
-        key: messageKey(workspaceId, message.correlation_id),
-        value: Buffer.from(JSON.stringify(message)),
-        headers: encodeMessageHeaders({
-          workspace_id: workspaceId,
-          message_id: message.message_id,
-          message_type: 'telling.started',
-          family: 'telling',
-          producer_connection_id: publisher.clientId,
-          content_hash: 'f'.repeat(64),
-          accepted_at: new Date().toISOString(),
-          traceparent: null,
-        }),
-      };
+      return directRecord(message, Buffer.from(JSON.stringify(message)), 'f'.repeat(64));
     });
     for (let i = 0; i < records.length; i += 50) await producer.send({ topic: bigTopic, messages: records.slice(i, i + 50) });
 
