@@ -41,7 +41,7 @@ export class BearerRefusedError extends HttpError {
 export class RegistryUnavailableError extends HttpError {
   override readonly name = 'RegistryUnavailableError';
   constructor() {
-    super(503, 'registry.unavailable', 'The registry could not be read; nothing was accepted. Retry with the same message_id', 'policy', {
+    super(503, 'registry.unavailable', 'The registry could not be read; nothing was carried out. Retry the request (a publish with the same message_id)', 'policy', {
       'Retry-After': '1',
     });
   }

@@ -84,7 +84,7 @@ export const RULES = {
   'message.too_large': refusing('conformance', 413, 'The body is over 240,000 bytes.'),
   'rate.limited': refusing('policy', 429, 'A per-second limit is exceeded; Retry-After says when to try again.'),
   'quota.exceeded': refusing('policy', 429, 'The connection\'s daily quota is used up; it resets at midnight UTC.'),
-  'registry.unavailable': refusing('policy', 503, 'The app\'s permissions could not be read; nothing was accepted. Retry with the same message_id.'),
+  'registry.unavailable': refusing('policy', 503, 'The registry (connections, permissions, quotas) could not be read; nothing was carried out. Retry the request (a publish with the same message_id).'),
   'publish.unavailable': refusing('policy', 503, 'The message could not be committed (Kafka or Postgres did not answer); nothing was accepted. Retry with the same message_id.'),
   'keys.unavailable': refusing('policy', 503, 'GET /v1/oauth/jwks: no signing key could be read; retry shortly.'),
   'route.not_found': refusing('policy', 404, 'No route for this method and path.'),
