@@ -18,5 +18,5 @@ export type { IdentityAdminDeps, IssuedCredential, QuotaSetting } from './admin'
 export { createIdentity } from './identity';
 export type { Identity, IdentityDeps } from './identity';
 export { identityConfig, busBaseUrlConfig } from './config';
-export { KnexQuotaStore, connectionQuota } from './quota';
-export type { QuotaStore, ConnectionQuotaDeps } from './quota';
+export { KnexQuotaStore, connectionQuota, quotaOfColumns } from './quota';
+export type { QuotaStore, ConnectionQuotaDeps, QuotaColumns } from './quota';

@@ -8,11 +8,18 @@ export interface QuotaStore {
   quota(connectionId: string): Promise<Quota>;
 }
 
-interface QuotaRow {
+/** The quota columns of an organisation or a workspace (migration 001). */
+export interface QuotaColumns {
   quota_tier: QuotaTier | 'custom';
   custom_per_second: number | null;
   custom_burst: number | null;
   custom_per_day: string | number | null;
+}
+
+/** The allowance the columns give: a named tier's of spec §8, or the custom limits as stored. */
+export function quotaOfColumns(row: QuotaColumns): Quota {
+  if (row.quota_tier !== 'custom') return QUOTA_TIERS[row.quota_tier];
+  return { perSecond: Number(row.custom_per_second), burst: Number(row.custom_burst), perDay: Number(row.custom_per_day) };
 }
 
 /**
@@ -35,10 +42,9 @@ export class KnexQuotaStore implements QuotaStore {
       .join('workspaces as w', 'w.id', 'a.workspace_id')
       .join('organisations as o', 'o.id', 'a.organisation_id')
       .where('c.id', connectionId)
-      .first(own('quota_tier'), own('custom_per_second'), own('custom_burst'), own('custom_per_day'))) as QuotaRow | undefined;
+      .first(own('quota_tier'), own('custom_per_second'), own('custom_burst'), own('custom_per_day'))) as QuotaColumns | undefined;
     if (!row) throw new Error(`connection ${connectionId} has no quota row`);
-    if (row.quota_tier !== 'custom') return QUOTA_TIERS[row.quota_tier];
-    return { perSecond: Number(row.custom_per_second), burst: Number(row.custom_burst), perDay: Number(row.custom_per_day) };
+    return quotaOfColumns(row);
   }
 }
 

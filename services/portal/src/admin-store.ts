@@ -1,5 +1,6 @@
 import { readSkillRegistrations, skillRegistration, type Knex, type SkillRegistration, type SkillRegistrationRow } from '@bus/db';
-import { QUOTA_TIERS, type QuotaTier } from '@bus/limits';
+import { quotaOfColumns, type QuotaColumns } from '@bus/identity';
+import type { QuotaTier } from '@bus/limits';
 import { newId } from '@bus/tokens';
 
 /** A quota as the admin API shows it: the tier and the allowance it gives (spec §8). */
@@ -238,12 +239,6 @@ export class KnexAdminStore implements AdminStore {
   }
 }
 
-interface QuotaColumns {
-  quota_tier: QuotaTier | 'custom';
-  custom_per_second: number | null;
-  custom_burst: number | null;
-  custom_per_day: string | number | null;
-}
 interface OrganisationRow extends QuotaColumns {
   id: string;
   name: string;
@@ -289,11 +284,8 @@ interface ReplayRow {
 }
 
 function quotaView(row: QuotaColumns): QuotaView {
-  if (row.quota_tier !== 'custom') {
-    const q = QUOTA_TIERS[row.quota_tier];
-    return { tier: row.quota_tier, per_second: q.perSecond, burst: q.burst, per_day: q.perDay };
-  }
-  return { tier: 'custom', per_second: Number(row.custom_per_second), burst: Number(row.custom_burst), per_day: Number(row.custom_per_day) };
+  const q = quotaOfColumns(row);
+  return { tier: row.quota_tier, per_second: q.perSecond, burst: q.burst, per_day: q.perDay };
 }
 
 function organisationView(r: OrganisationRow): OrganisationView {
