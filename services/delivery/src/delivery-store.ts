@@ -1,4 +1,5 @@
 import { DELIVERY_CHANNEL, type Knex } from '@bus/db';
+import type { MessageHeaders } from '@bus/kafka';
 
 /** What Postgres recorded when the gateway accepted a message (accepted_messages). */
 export interface Acceptance {
@@ -19,6 +20,27 @@ export interface MessageToEnqueue {
   kafkaOffset: string;
   /** The publish's W3C trace context (the record's header), for the receive's span links. */
   traceparent: string | null;
+}
+
+/**
+ * The message a Kafka record carries, as enqueue and replay store it: identity and trace context from
+ * the record's headers, type, correlation id and publish time from the acceptance Postgres holds.
+ */
+export function acceptedMessage(
+  record: { headers: MessageHeaders; body: Buffer; partition: number; offset: string },
+  acceptance: Acceptance,
+): MessageToEnqueue {
+  return {
+    workspaceId: record.headers.workspace_id,
+    messageId: record.headers.message_id,
+    body: record.body,
+    messageType: acceptance.messageType,
+    correlationId: acceptance.correlationId,
+    publishedAt: acceptance.acceptedAt,
+    kafkaPartition: record.partition,
+    kafkaOffset: record.offset,
+    traceparent: record.headers.traceparent,
+  };
 }
 
 export interface QuarantinedRecord {

@@ -3,7 +3,7 @@ import type { IHeaders } from 'kafkajs';
 import { Counter, Histogram, type Registry } from 'prom-client';
 import { decodeMessageHeaders, HeaderDecodeError, type MessageHeaders } from '@bus/kafka';
 import { inSpan, publishTraceContext, type Logger } from '@bus/observability';
-import type { DeliveryStore } from './delivery-store';
+import { acceptedMessage, type DeliveryStore } from './delivery-store';
 import { recordContentHash } from './record-content';
 
 /** One record of bus.messages.v1 as kafkajs hands it over. */
@@ -114,17 +114,9 @@ export function createRecordEnqueuer(deps: RecordEnqueuerDeps): (record: Message
     if (!acceptance) return quarantine('acceptance.missing');
     if (acceptance.contentHash !== hash) return quarantine('acceptance.hash_mismatch');
 
-    const consumers = await deps.store.enqueue({
-      workspaceId: headers.workspace_id,
-      messageId: headers.message_id,
-      body: record.value,
-      messageType: acceptance.messageType,
-      correlationId: acceptance.correlationId,
-      publishedAt: acceptance.acceptedAt,
-      kafkaPartition: record.partition,
-      kafkaOffset: record.offset,
-      traceparent: headers.traceparent,
-    });
+    const consumers = await deps.store.enqueue(
+      acceptedMessage({ headers, body: record.value, partition: record.partition, offset: record.offset }, acceptance),
+    );
     enqueued.inc(consumers.length);
     lag.observe(Math.max(0, (Date.now() - acceptance.acceptedAt.getTime()) / 1000));
     return 'enqueued';

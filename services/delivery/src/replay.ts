@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { decodeMessageHeaders, HeaderDecodeError, MESSAGES_TOPIC, type Kafka } from '@bus/kafka';
 import type { Logger } from '@bus/observability';
-import type { DeliveryStore } from './delivery-store';
+import { acceptedMessage, type DeliveryStore } from './delivery-store';
 import { recordContentHash } from './record-content';
 
 export interface ReplayRequest {
@@ -120,19 +120,6 @@ async function replayRecord(
     result.skipped++;
     return;
   }
-  const live = await deps.store.replay(
-    {
-      workspaceId: headers.workspace_id,
-      messageId: headers.message_id,
-      body: record.value,
-      messageType: acceptance.messageType,
-      correlationId: acceptance.correlationId,
-      publishedAt: acceptance.acceptedAt,
-      kafkaPartition: partition,
-      kafkaOffset: record.offset,
-      traceparent: headers.traceparent,
-    },
-    req.consumerId,
-  );
+  const live = await deps.store.replay(acceptedMessage({ headers, body: record.value, partition, offset: record.offset }, acceptance), req.consumerId);
   if (live) result.replayed++;
 }
