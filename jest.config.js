@@ -1,7 +1,7 @@
-// Three tiers (DESIGN §2): unit tests beside the code (pure, no servers), integration tests of one
-// package against the real Postgres/Redis/Kafka (*.int.test.ts), and end-to-end tests in test/ that
-// drive running services over HTTP. `npm test` runs all three; deploy/local/run-tests.sh starts the
-// servers first. Workspace packages resolve to their TypeScript sources, so tests need no build.
+// Tiers (DESIGN §2): unit tests beside the code (pure, no servers), integration tests of one package
+// against the real Postgres/Redis/Kafka (*.int.test.ts), end-to-end tests in test/ that drive running
+// services over HTTP, and the fault and fuzz tiers in test/faults and test/fuzz. `npm test` runs them
+// all; deploy/local/run-tests.sh starts the servers first. Workspace packages resolve to their TypeScript sources, so tests need no build.
 const swc = [
   '@swc/jest',
   {
@@ -51,6 +51,21 @@ module.exports = {
       ...shared,
       displayName: 'e2e',
       testMatch: ['<rootDir>/test/**/*.test.ts'],
+      testPathIgnorePatterns: [...shared.testPathIgnorePatterns, '<rootDir>/test/(faults|fuzz)/'],
+      setupFiles: ['<rootDir>/test/support/load-stack-env.js'],
+    },
+    // Fault suite (`npm run test:faults`): a bus on servers of its own, which it kills and restarts.
+    {
+      ...shared,
+      displayName: 'faults',
+      testMatch: ['<rootDir>/test/faults/**/*.test.ts'],
+      setupFiles: ['<rootDir>/test/support/load-stack-env.js'],
+    },
+    // API fuzzing (`npm run test:fuzz`): schemathesis against the served OpenAPI documents.
+    {
+      ...shared,
+      displayName: 'fuzz',
+      testMatch: ['<rootDir>/test/fuzz/**/*.test.ts'],
       setupFiles: ['<rootDir>/test/support/load-stack-env.js'],
     },
   ],
