@@ -31,6 +31,12 @@ function tolerated(source: ViolationSource, description: string): RuleDefinition
 export const RULES = {
   // The body as a whole.
   'schema.json_invalid': refusing('schema', BAD_REQUEST, 'The body is not JSON encoded as UTF-8.'),
+  // I-JSON (RFC 7493): what every reader of the accepted bytes reads the same way (docs/gateway.md).
+  'schema.json_bom': refusing('schema', BAD_REQUEST, 'The body starts with a UTF-8 byte order mark; JSON text must not (RFC 8259 §8.1), and readers that keep it cannot parse the message.'),
+  'schema.json_duplicate_name': refusing('schema', BAD_REQUEST, 'An object has the same member name twice (after unescaping); readers disagree on which value counts. path points at the second one.'),
+  'schema.json_too_deep': refusing('schema', BAD_REQUEST, 'Objects and arrays are nested more than 64 levels deep.'),
+  'schema.json_number_unsafe': refusing('schema', BAD_REQUEST, 'An integer beyond ±(2^53 − 1), or a number too large for a double: readers would read different numbers. Send such values as strings.'),
+  'schema.json_string_invalid': refusing('schema', BAD_REQUEST, 'A string or member name holds an escaped lone surrogate (\\uD800–\\uDFFF without its pair), which UTF-8 readers replace or refuse.'),
   'schema.not_object': refusing('schema', BAD_REQUEST, 'The body is JSON but not an object.'),
   'schema.message_type_unknown': refusing('schema', BAD_REQUEST, 'message_type names no type the bus has a schema for (GET /v1/health lists them).'),
 

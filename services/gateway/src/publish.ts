@@ -49,24 +49,23 @@ export class PublishUnavailableError extends HttpError {
 
 /**
  * One message through the gateway after authentication and limits (DESIGN §4 steps 3–5): parse,
- * idempotency, validate (schema, conformance), policy, sequence; then, for a publish, the
+ * validate (schema, conformance), idempotency, policy, sequence; then, for a publish, the
  * transaction that holds the correlation id's lock across the Kafka send and commits before 202.
  * A validate runs the same checks and writes nothing.
  */
 export async function publishMessage(deps: PublishDeps, publisher: Publisher, bytes: Buffer, mode: PublishMode): Promise<PublishAnswer> {
   const parsed = parseJsonBody(bytes);
   if (!parsed.ok) throw refused(parsed.violations);
-  const hash = contentHash(parsed.value);
-  const claimedId = messageIdOf(parsed.value);
-  if (claimedId !== undefined) {
-    const prior = await registryRead(() => deps.store.accepted(publisher.workspaceId, claimedId));
-    const duplicate = answerPrior(prior, claimedId, hash, mode);
-    if (duplicate) return duplicate;
-  }
-
+  // Schema and conformance first: they depend on the content alone, so a resend of an accepted
+  // message passes them again, and the idempotency lookup below only ever sees a well-formed
+  // message_id (a NUL in it would otherwise reach Postgres).
   const validation = deps.validator.validate(parsed.value);
   if (!validation.ok) throw refused(validation.violations);
   const message = validation.message;
+  const hash = contentHash(parsed.value);
+  const prior = await registryRead(() => deps.store.accepted(publisher.workspaceId, message.message_id));
+  const duplicate = answerPrior(prior, message.message_id, hash, mode);
+  if (duplicate) return duplicate;
 
   const permissions = await registryRead(() => deps.store.permissions(publisher.appId));
   const policy = checkPolicy(message, permissions);
@@ -153,12 +152,6 @@ function acceptedBody(message: SomMessage, family: string | null, tolerated: rea
 function refused(violations: readonly Violation[]): ViolationsError {
   const status = Math.max(...violations.map((v) => (Object.hasOwn(RULES, v.rule) ? RULES[v.rule as keyof typeof RULES].status : 400)));
   return new ViolationsError(status, violations);
-}
-
-function messageIdOf(value: unknown): string | undefined {
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) return undefined;
-  const id = (value as Record<string, unknown>).message_id;
-  return typeof id === 'string' ? id : undefined;
 }
 
 async function registryRead<T>(read: () => Promise<T>): Promise<T> {

@@ -1,0 +1,150 @@
+import { pointer } from './json-pointer';
+import { violation } from './rules';
+import type { Violation } from './violation';
+
+/**
+ * The bus's acceptance contract for a body (invariant F, docs/gateway.md "What the gateway reads"):
+ * I-JSON (RFC 7493), so that every reader — the pull API, delivery, a consumer's JSON parser in any
+ * language — reads the accepted bytes as the one value the gateway validated. JSON.parse alone is
+ * not enough: it strips nothing but keeps the *last* of duplicate member names (other parsers keep
+ * the first or refuse), turns integers beyond 2^53 into other numbers, keeps lone surrogates that
+ * UTF-8 readers replace or refuse, and leaves nesting unbounded for recursive readers.
+ */
+export const MAX_JSON_DEPTH = 64;
+
+/** ±(2^53 − 1): integers beyond it are read differently by parsers that keep integers exact. */
+const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const OPEN_OBJECT = 0x7b;
+const CLOSE_OBJECT = 0x7d;
+const OPEN_ARRAY = 0x5b;
+const CLOSE_ARRAY = 0x5d;
+const COMMA = 0x2c;
+const MINUS = 0x2d;
+
+interface Frame {
+  readonly path: string;
+  /** Member names seen so far (objects only). */
+  readonly names: Set<string> | null;
+  /** The current member name or array index, for the path of what is inside. */
+  key: string | number;
+  expectingName: boolean;
+}
+
+/**
+ * Checks text that JSON.parse has already accepted against the rules JSON.parse does not apply.
+ * Returns the first violation found (the body is refused as a whole), or null. One pass, no
+ * recursion: the depth of the input cannot exhaust the stack.
+ */
+export function ijsonViolation(text: string): Violation | null {
+  const stack: Frame[] = [];
+  const here = (): string => {
+    const top = stack.at(-1);
+    return top === undefined ? '' : pointer(top.path, top.key);
+  };
+  let i = 0;
+  while (i < text.length) {
+    const c = text.charCodeAt(i);
+    if (c === QUOTE) {
+      const end = stringEnd(text, i);
+      const raw = text.slice(i + 1, end);
+      const top = stack.at(-1);
+      const isName = top !== undefined && top.names !== null && top.expectingName;
+      if (raw.includes('\\')) {
+        const lone = loneSurrogateEscape(raw);
+        if (lone) {
+          const at = isName ? pointer(top.path) : here();
+          return violation('schema.json_string_invalid', `A string holds the lone surrogate \\u${lone}, which UTF-8 readers replace or refuse`, at);
+        }
+      }
+      if (isName) {
+        const name = raw.includes('\\') ? (JSON.parse(`"${raw}"`) as string) : raw;
+        if (top.names!.has(name)) {
+          return violation('schema.json_duplicate_name', `The member name ${JSON.stringify(name.slice(0, 64))} appears twice in one object; readers disagree on which value counts`, pointer(top.path, name));
+        }
+        top.names!.add(name);
+        top.key = name;
+        top.expectingName = false;
+      }
+      i = end + 1;
+    } else if (c === OPEN_OBJECT || c === OPEN_ARRAY) {
+      if (stack.length >= MAX_JSON_DEPTH) {
+        return violation('schema.json_too_deep', `Objects and arrays are nested more than ${MAX_JSON_DEPTH} levels deep`, here());
+      }
+      stack.push({ path: here(), names: c === OPEN_OBJECT ? new Set() : null, key: 0, expectingName: c === OPEN_OBJECT });
+      i += 1;
+    } else if (c === CLOSE_OBJECT || c === CLOSE_ARRAY) {
+      stack.pop();
+      i += 1;
+    } else if (c === COMMA) {
+      const top = stack.at(-1)!;
+      if (top.names === null) top.key = (top.key as number) + 1;
+      else top.expectingName = true;
+      i += 1;
+    } else if (c === MINUS || (c >= 0x30 && c <= 0x39)) {
+      let end = i + 1;
+      while (end < text.length && isNumberChar(text.charCodeAt(end))) end += 1;
+      const problem = unsafeNumber(text.slice(i, end));
+      if (problem) return violation('schema.json_number_unsafe', problem, here());
+      i = end;
+    } else {
+      // Whitespace, ':' and the literals true, false and null.
+      i += 1;
+    }
+  }
+  return null;
+}
+
+/** The index of the quote that closes the string opening at `start` (the text is valid JSON). */
+function stringEnd(text: string, start: number): number {
+  let i = start + 1;
+  for (;;) {
+    const c = text.charCodeAt(i);
+    if (c === QUOTE) return i;
+    i += c === BACKSLASH ? 2 : 1;
+  }
+}
+
+/** The hex of the first \u escape that is a surrogate without its partner, or null. */
+function loneSurrogateEscape(raw: string): string | null {
+  const escapes = /\\(u([0-9a-fA-F]{4})|.)/g;
+  let pendingHigh: string | null = null;
+  let expectLowAt = -1;
+  for (let m = escapes.exec(raw); m !== null; m = escapes.exec(raw)) {
+    const hex = m[2];
+    const unit = hex === undefined ? -1 : parseInt(hex, 16);
+    const isLow = unit >= 0xdc00 && unit <= 0xdfff;
+    if (pendingHigh !== null) {
+      if (m.index !== expectLowAt || !isLow) return pendingHigh;
+      pendingHigh = null;
+      continue;
+    }
+    if (unit >= 0xd800 && unit <= 0xdbff) {
+      pendingHigh = hex!;
+      expectLowAt = m.index + m[0].length;
+    } else if (isLow) {
+      return hex!;
+    }
+  }
+  return pendingHigh;
+}
+
+function isNumberChar(c: number): boolean {
+  // digits . e E + -
+  return (c >= 0x30 && c <= 0x39) || c === 0x2e || c === 0x65 || c === 0x45 || c === 0x2b || c === MINUS;
+}
+
+function unsafeNumber(token: string): string | null {
+  const integer = !/[.eE]/.test(token);
+  // Beyond 15 digits an integer may pass 2^53; BigInt says exactly (the token is a JSON integer).
+  if (integer && token.replace('-', '').length > 15) {
+    const value = BigInt(token);
+    if (value > MAX_SAFE || value < -MAX_SAFE) {
+      return `The integer ${token.slice(0, 40)} is beyond ±(2^53 − 1): readers that keep integers exact and readers that use doubles read different numbers`;
+    }
+  }
+  if (!Number.isFinite(Number(token))) return `The number ${token.slice(0, 40)} is too large for a double: readers read infinity, null or an error`;
+  return null;
+}
