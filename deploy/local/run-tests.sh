@@ -1,19 +1,58 @@
 #!/usr/bin/env bash
 # `npm test`: install what is missing, start the servers the tests use (real Postgres, Redis, Kafka),
 # type-check and build, create the bus topics (the set-up `npm run up` runs too), lint, then run the
-# unit, integration and end-to-end tiers with jest.
-# Extra arguments go to jest, e.g. `npm test -- --selectProjects unit`.
+# test tiers with jest one after another — unit, integration, e2e, faults, fuzz — printing each
+# step's time, so a slow tier shows before CI's time limit does.
+# Extra arguments go to jest, e.g. `npm test -- --selectProjects unit` (then only that jest run).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 cd "$ROOT"
 
-ensure_node_modules
-ensure_stack
-ensure_chart_tools
-build
+TIERS=(unit integration e2e faults fuzz)
+timings=()
+timed() {
+  local what="$1" started=$SECONDS rc=0
+  shift
+  "$@" || rc=$?
+  timings+=("$what $((SECONDS - started)) s")
+  echo "time: $what $((SECONDS - started)) s" >&2
+  return "$rc"
+}
+
+timed install ensure_node_modules
+timed servers ensure_stack
+timed chart-tools ensure_chart_tools
+timed build build
 # The bus topics exist before any test publishes: a fresh broker has none, and the bus never
 # auto-creates topics. (It also migrates the shared `bus` database; each test uses its own.)
-node services/all-in-one/dist/setup.js
+timed setup node services/all-in-one/dist/setup.js
 echo "linting (eslint)" >&2
-eslint .
-exec jest "$@"
+timed lint eslint .
+
+# A caller choosing its projects gets exactly that jest run.
+for arg in "$@"; do
+  if [[ "$arg" == --selectProjects* ]]; then exec jest "$@"; fi
+done
+
+# One jest run per tier. --outputFile (.ci/run's) is split per tier and merged back at the end.
+output=""
+args=()
+for arg in "$@"; do
+  case "$arg" in
+    --outputFile=*) output="${arg#--outputFile=}" ;;
+    *) args+=("$arg") ;;
+  esac
+done
+status=0
+tier_files=()
+mkdir -p "$ROOT/.local/ci"
+for tier in "${TIERS[@]}"; do
+  file="$ROOT/.local/ci/jest-$tier.json"
+  rm -f "$file"
+  tier_files+=("$file")
+  echo "tier: $tier" >&2
+  timed "tier $tier" jest --selectProjects "$tier" --passWithNoTests ${args[@]+"${args[@]}"} ${output:+"--outputFile=$file"} || status=1
+done
+[ -z "$output" ] || node deploy/local/merge-jest-results.js "$output" "${tier_files[@]}"
+echo "times: $(IFS=','; echo "${timings[*]}" | sed 's/,/, /g')" >&2
+exit "$status"

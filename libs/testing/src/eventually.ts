@@ -16,7 +16,7 @@ export interface EventuallyOptions {
  */
 export async function eventually<T>(read: () => Promise<T> | T, done: (value: T) => boolean, opts: EventuallyOptions = {}): Promise<T> {
   const deadline = Date.now() + (opts.timeoutMs ?? 20_000);
-  let last = 'nothing read yet';
+  let last: string;
   for (;;) {
     opts.abortIf?.();
     try {
