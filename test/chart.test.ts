@@ -141,6 +141,9 @@ const OWNER: Record<string, string> = {
   'GET /v1/health': 'gateway',
   'POST /v1/oauth/token': 'auth',
   'GET /v1/oauth/jwks': 'auth',
+  // RFC 8414 metadata, at both spellings (issue 22).
+  'GET /.well-known/oauth-authorization-server/v1/oauth': 'auth',
+  'GET /v1/oauth/.well-known/oauth-authorization-server': 'auth',
   'POST /v1/tenants/{t}/messages': 'gateway',
   'POST /v1/tenants/{t}/validate': 'gateway',
   'POST /v1/tenants/{t}/iam/messages': 'gateway',
@@ -168,7 +171,7 @@ const OWNER: Record<string, string> = {
 function documentedRoutes(): string[] {
   return [openapi.bus, openapi.catalogue, openapi.admin].flatMap((doc) =>
     Object.entries(doc.paths)
-      .filter(([p]) => p.startsWith('/v1/') || p.startsWith('/api/'))
+      .filter(([p]) => p.startsWith('/v1/') || p.startsWith('/api/') || p.startsWith('/.well-known/'))
       .flatMap(([p, ops]) => Object.keys(ops).map((method) => `${method.toUpperCase()} ${p}`)),
   );
 }
@@ -195,7 +198,7 @@ describe('the rendered ingresses', () => {
 
     it.each(Object.entries(OWNER))('%s → %s', (routeKey, owner) => {
       const reqPath = concrete(routeKey.split(' ')[1]!);
-      const host = reqPath.startsWith('/v1/') ? hosts().bus : hosts().portal;
+      const host = reqPath.startsWith('/api/') ? hosts().portal : hosts().bus;
       const backend = route(objects(env, 'Ingress'), host, reqPath);
       expect(backend).not.toBe('none');
       expect(backend).not.toBe('denied');

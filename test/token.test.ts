@@ -11,6 +11,7 @@ import { openapi, som } from '@bus/schemas';
 import { createOpenApiChecker, fetchObserved, startNodeProcess } from '@bus/testing';
 import { startBus, type RunningBus } from './support/bus';
 
+const busApi = createOpenApiChecker(openapi.bus);
 let bus: RunningBus;
 const demoFile = path.join(mkdtempSync(path.join(tmpdir(), 'bus-demo-')), 'demo.env');
 
@@ -95,6 +96,29 @@ describe('the token service in the running bus, with the demo tenant', () => {
     expect(payload).toMatchObject({ sub: env[`${prefix}_ID`], tenant: env.BUS_WORKSPACE_ID, environment: 'sandbox', credential_version: 1 });
   });
 
+  it('is discoverable from its issuer alone (RFC 8414): openid-client finds the token endpoint, and the token verifies against the discovered key set', async () => {
+    // The issuer is every token's iss (spec 2.3); everything else is discovered from it.
+    const issuer = new URL(`${env.BUS_BASE_URL}/v1/oauth`);
+    const config = await oidc.discovery(issuer, env.BUS_PRODUCER_CLIENT_ID!, undefined, oidc.ClientSecretPost(env.BUS_PRODUCER_CLIENT_SECRET!), {
+      algorithm: 'oauth2',
+      execute: [oidc.allowInsecureRequests],
+    });
+    const server = config.serverMetadata();
+    expect(server).toMatchObject({ issuer: issuer.href, grant_types_supported: ['client_credentials'], token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'] });
+    const response = await oidc.clientCredentialsGrant(config);
+    const { payload } = await jwtVerify(response.access_token, createRemoteJWKSet(new URL(server.jwks_uri!)), { issuer: server.issuer, audience: env.BUS_BASE_URL!, algorithms: ['ES256'] });
+    expect(payload.sub).toBe(env.BUS_PRODUCER_CLIENT_ID);
+
+    // Both spellings answer the same cacheable document, as the OpenAPI document says.
+    for (const where of ['/.well-known/oauth-authorization-server/v1/oauth', '/v1/oauth/.well-known/oauth-authorization-server']) {
+      const res = await fetchObserved(`${bus.busUrl}${where}`);
+      busApi.check('GET', where, res);
+      expect(res.status).toBe(200);
+      expect(res.headers.get('cache-control')).toBe('public, max-age=300');
+      expect(res.body).toEqual(server);
+    }
+  });
+
   it('lets the demo producer publish every message type for the demo system_id (a dry run per type)', async () => {
     const res = await fetch(`${bus.busUrl}/v1/oauth/token`, {
       method: 'POST',
@@ -130,7 +154,6 @@ describe('the token service in the running bus, with the demo tenant', () => {
   });
 
   it('answers as its OpenAPI document says: token, refusals and key set', async () => {
-    const api = createOpenApiChecker(openapi.bus);
     const basic = (secret: string) => `Basic ${Buffer.from(`${env.BUS_PRODUCER_CLIENT_ID}:${secret}`).toString('base64')}`;
     const form = { 'Content-Type': 'application/x-www-form-urlencoded' };
     const cases: Array<[number, RequestInit]> = [
@@ -141,11 +164,11 @@ describe('the token service in the running bus, with the demo tenant', () => {
     for (const [status, init] of cases) {
       const res = await fetchObserved(`${bus.busUrl}/v1/oauth/token`, init);
       expect(res.status).toBe(status);
-      api.check('POST', '/v1/oauth/token', res);
+      busApi.check('POST', '/v1/oauth/token', res);
     }
     const jwks = await fetchObserved(`${bus.busUrl}/v1/oauth/jwks`);
     expect(jwks.status).toBe(200);
-    api.check('GET', '/v1/oauth/jwks', jwks);
+    busApi.check('GET', '/v1/oauth/jwks', jwks);
   });
 
   it('never writes a secret or a token to the log', async () => {

@@ -17,6 +17,8 @@ export {
 } from './keys';
 export type { PublicJwk, GeneratedSigningKey, SigningKeyLifecycle, RotationPlan } from './keys';
 export { signAccessToken } from './sign';
+export { authorizationServerMetadata, metadataPaths } from './metadata';
+export type { AuthorizationServerMetadata } from './metadata';
 export { verifyAccessToken } from './verify';
 export type { VerifyOptions } from './verify';
 export { authorizeBearer } from './authorize';

@@ -4,7 +4,7 @@ import { HttpError, MessageTooLargeError, OAuthError, readBody, type ReadinessCh
 import { KnexIdentityStore, type IdentityStore } from '@bus/identity';
 import { createLimiter, enforce, RateLimitedError, type LimitMetrics, type LimitSpec, type Redis } from '@bus/limits';
 import { Counter, type Registry } from 'prom-client';
-import { audienceFor } from '@bus/tokens';
+import { audienceFor, authorizationServerMetadata, metadataPaths } from '@bus/tokens';
 import type { Logger } from 'pino';
 import { createTokenIssuer } from './issuer';
 import { SigningKeys } from './signing-keys';
@@ -61,7 +61,7 @@ export class KeySetUnavailableError extends HttpError {
   }
 }
 
-/** Token service: POST /v1/oauth/token, GET /v1/oauth/jwks (spec §2.2–2.4, §4.1, §7.1, §8). */
+/** Token service: POST /v1/oauth/token, GET /v1/oauth/jwks (spec §2.2–2.4, §4.1, §7.1, §8) and its RFC 8414 metadata. */
 export function createAuthService(deps: AuthServiceDeps): Service & { signingKeys: SigningKeys } {
   const now = deps.now ?? (() => new Date());
   const audience = audienceFor(deps.baseUrl);
@@ -126,6 +126,13 @@ export function createAuthService(deps: AuthServiceDeps): Service & { signingKey
     }
     // Spec 2.4: may be cached for five minutes.
     res.set('Cache-Control', 'public, max-age=300').json({ keys });
+  });
+
+  // RFC 8414: what OAuth libraries discover from the issuer alone. Fixed per process, so cacheable
+  // like the key set.
+  const metadata = authorizationServerMetadata(audience);
+  router.get(metadataPaths(audience), (_req, res) => {
+    res.set('Cache-Control', 'public, max-age=300').json(metadata);
   });
 
   return {
