@@ -109,7 +109,7 @@ void bootstrap({
           services: [
             createCatalogueService({ redis, readiness: [redisReady], limitMetrics }),
             createPortalService({
-              ...portalDepsOf({ db, redis, kafka, producer, logger }, config),
+              ...portalDepsOf({ db, redis, kafka, producer, logger, metrics }, config),
               readiness: [postgres, redisReady, kafkaReady],
               limitMetrics,
             }),

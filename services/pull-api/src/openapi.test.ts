@@ -3,6 +3,7 @@ import pino from 'pino';
 import { createMetricsRegistry } from '@bus/observability';
 import { openapi } from '@bus/schemas';
 import { createOpenApiChecker } from '@bus/testing';
+import { UNRENDERABLE_REASONS } from './envelope';
 import { createPullMetrics, messageRecord } from './pull';
 import type { LeasedMessage } from './queue-store';
 import { createReceiptHandles } from './receipt';
@@ -32,5 +33,10 @@ describe('the receive record in bus.json', () => {
     expect(answer([{ ...rendered, body_base64: 'e30=' }])).toThrow(/must NOT be valid/);
     expect(answer([{ ...rendered, envelope_error: 'json.invalid' }])).toThrow(/must NOT be valid/);
     expect(answer([{ ...rendered, envelope: null, envelope_error: 'json.unknown', body_base64: 'e30=' }])).toThrow(/envelope_error/);
+  });
+
+  it('names every reason renderEnvelope gives, and no other', () => {
+    const schemas = (openapi.bus as unknown as { components: { schemas: Record<string, { properties: Record<string, { enum?: unknown }> }> } }).components.schemas;
+    expect(schemas.ReceivedMessage?.properties.envelope_error?.enum).toEqual(UNRENDERABLE_REASONS);
   });
 });
