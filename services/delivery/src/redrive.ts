@@ -49,7 +49,7 @@ export async function redriveQuarantined(deps: RedriveDeps, ids: readonly string
   for (const id of ids) {
     const result = await redriveOne(deps.store, id);
     deps.metrics.redrives.inc({ outcome: result.outcome });
-    if (result.outcome !== 'not_found') deps.logger.info({ quarantine_id: id, ...result }, 'quarantined record redrive');
+    if (result.outcome !== 'not_found') deps.logger.info(result, 'quarantined record redrive');
     results.push(result);
   }
   return results;

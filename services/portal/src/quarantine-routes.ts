@@ -33,8 +33,8 @@ export function quarantineRoutes(deps: QuarantineRoutesDeps): Router {
     const unknown = Object.keys(req.query).find((name) => !LIST_PARAMETERS.includes(name));
     if (unknown !== undefined) throw new AdminRequestInvalidError(`Unknown query parameter ${JSON.stringify(unknown.slice(0, 60))} (parameters: ${LIST_PARAMETERS.join(', ')})`);
     const workspaceId = queryId(req, 'workspace_id', 'w');
-    const reason = queryString(req, 'reason');
-    if (reason !== undefined) body.oneOfField({ reason }, 'reason', REFUSAL_REASONS);
+    const reasonText = queryString(req, 'reason');
+    const reason = reasonText === undefined ? undefined : body.oneOfField({ reason: reasonText }, 'reason', REFUSAL_REASONS);
     const after = queryString(req, 'after');
     const page = await deps.store.quarantinedRecords({
       ...(workspaceId === undefined ? {} : { workspaceId }),

@@ -13,8 +13,8 @@ export const UNRENDERABLE_REASONS: readonly UnrenderableReason[] = ['utf8.invali
 /**
  * The deepest envelope a receive renders. Serialising the answer recurses once per level and ran out
  * of stack at about 5,000 levels (Node 24), which made the whole receive a 500; this bound keeps a wide
- * margin below that and lies far above what the gateway accepts (libs/som's strict parse), so every
- * message accepted today renders.
+ * margin below that and lies far above the nesting the gateway accepts (libs/som's strict parse), so
+ * every message it accepts renders.
  */
 export const MAX_ENVELOPE_DEPTH = 1000;
 

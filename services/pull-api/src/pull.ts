@@ -109,7 +109,7 @@ function waitFor(woken: Promise<void>, ms: number, signal: AbortSignal | undefin
 }
 
 /** One message of a receive answer (DESIGN §5; schemas/openapi/bus.json ReceivedMessage). */
-export type MessageRecord = {
+export type ReceivedMessage = {
   receipt_handle: string;
   message_id: string;
   message_type: string;
@@ -129,7 +129,7 @@ export type MessageRecord = {
  * receipt handle, `envelope: null`, why, and the exact bytes in base64 — counted, and logged without
  * the body.
  */
-export function messageRecord(deps: Pick<PullDeps, 'handles' | 'logger' | 'metrics'>, consumerId: string, m: LeasedMessage): MessageRecord {
+export function messageRecord(deps: Pick<PullDeps, 'handles' | 'logger' | 'metrics'>, consumerId: string, m: LeasedMessage): ReceivedMessage {
   const head = {
     receipt_handle: deps.handles.issue({ consumerId, deliveryId: m.deliveryId, generation: m.generation }),
     message_id: m.messageId,
