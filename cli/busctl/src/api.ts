@@ -84,6 +84,37 @@ export interface Replay {
   error: string | null;
 }
 
+export interface QuarantinedRecord {
+  id: string;
+  topic: string;
+  partition: number;
+  offset: string;
+  workspace_id: string | null;
+  message_id: string | null;
+  reason: string;
+  quarantined_at: string;
+  size_bytes: number | null;
+}
+
+export interface QuarantinePage {
+  records: QuarantinedRecord[];
+  next_after: string | null;
+}
+
+export interface RedriveResult {
+  id: string;
+  outcome: 'redriven' | 'refused' | 'not_found';
+  workspace_id?: string | null;
+  message_id?: string | null;
+  reason?: string;
+  deliveries?: number;
+}
+
+export interface RedriveAnswer {
+  results: RedriveResult[];
+  next_after: string | null;
+}
+
 export interface ApiErrorBody {
   code: string;
   message: string;

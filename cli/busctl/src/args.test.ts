@@ -63,6 +63,15 @@ describe('every command → its admin API request', () => {
     ['replay --consumer c1 --since 2h', { method: 'POST', path: '/connections/c1/replays', json: { since: '2026-11-22T04:00:00.000Z' } }],
     ['replay --consumer c1 --since 2026-11-21T12:00:00+01:00', { method: 'POST', path: '/connections/c1/replays', json: { since: '2026-11-21T11:00:00.000Z' } }],
     ['queue stats --consumer c1', { method: 'GET', path: '/connections/c1/queue' }],
+    ['quarantine list', { method: 'GET', path: '/quarantine', query: {} }],
+    [
+      'quarantine list --workspace w1 --reason acceptance.missing --limit 20 --after 41',
+      { method: 'GET', path: '/quarantine', query: { workspace_id: 'w1', reason: 'acceptance.missing', limit: '20', after: '41' } },
+    ],
+    ['quarantine redrive 12', { method: 'POST', path: '/quarantine/redrive', json: { ids: ['12'] } }],
+    ['quarantine redrive 12 13 14', { method: 'POST', path: '/quarantine/redrive', json: { ids: ['12', '13', '14'] } }],
+    ['quarantine redrive --workspace w1', { method: 'POST', path: '/quarantine/redrive', json: { workspace_id: 'w1' } }],
+    ['quarantine redrive --workspace w1 --after 41', { method: 'POST', path: '/quarantine/redrive', json: { workspace_id: 'w1', after: '41' } }],
   ])('busctl %s', (line, expected) => {
     expect(request(words(line))).toEqual(expected);
   });
@@ -134,6 +143,13 @@ describe('bad input → a usage error saying what is wrong, with the help to fix
     ['replay --consumer c1 --since yesterday', "--since must be a whole number followed by s, m, h or d (e.g. 90s, 15m, 1h, 2d), or an RFC 3339 time such as 2026-11-22T06:00:00Z, not 'yesterday'", 'replay'],
     ['replay --consumer c1 --since 2h --no-wait=yes', "Option '--no-wait' does not take an argument", 'replay'],
     ['queue stats', 'missing --consumer <c>', 'queue stats'],
+    ['quarantine list --reason late', "--reason must be one of headers.unreadable, value.missing, value.unreadable, acceptance.missing, acceptance.hash_mismatch, not 'late'", 'quarantine list'],
+    ['quarantine list --limit ten', "--limit must be a whole number, not 'ten'", 'quarantine list'],
+    ['quarantine list 12', "unexpected argument '12'", 'quarantine list'],
+    ['quarantine redrive', 'give record ids or --workspace, one of the two', 'quarantine redrive'],
+    ['quarantine redrive 12 --workspace w1', 'give record ids or --workspace, one of the two', 'quarantine redrive'],
+    ['quarantine redrive 12 --after 11', '--after goes with --workspace', 'quarantine redrive'],
+    [`quarantine redrive ${Array.from({ length: 101 }, (_, i) => i + 1).join(' ')}`, 'at most 100 ids at a time (--workspace takes all of a workspace)', 'quarantine redrive'],
   ])('busctl %s', (line, message, path) => {
     const error = usage(words(line));
     expect(error.message).toContain(message);
@@ -146,6 +162,7 @@ describe('bad input → a usage error saying what is wrong, with the help to fix
 
   it('refuses an empty positional', () => {
     expect(usage(['connection', 'show', '']).message).toBe('<c> must not be empty');
+    expect(usage(['quarantine', 'redrive', '12', ' ']).message).toBe('<id…> must not be empty');
   });
 
   it.each<[string[], string, string]>([

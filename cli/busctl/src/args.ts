@@ -44,7 +44,7 @@ export function topHelp(): string {
     '  BUSCTL_CLIENT_ID      the operator client id (HTTP Basic on every request)',
     '  BUSCTL_CLIENT_SECRET  the operator client secret',
     '',
-    'Exit codes: 0 done; 1 the API refused, could not be reached, or a replay did not succeed; 2 usage error.',
+    'Exit codes: 0 done; 1 the API refused, could not be reached, a replay did not succeed or a redrive left a record in quarantine; 2 usage error.',
     'Run `busctl <group> --help` for a group\'s commands, `busctl <group> <command> --help` for one command.',
     '',
   ].join('\n');
@@ -111,6 +111,7 @@ function inputFrom(command: Command, values: Values, positionals: readonly strin
     },
     flag: (name) => values[name] === true,
     positional: (index) => positionals[index] as string,
+    rest: positionals.slice(command.positionals.length),
     now,
   };
 }
@@ -143,9 +144,9 @@ export function parseCommandLine(argv: readonly string[], now: Date): Invocation
     const rest = positionals.slice(command.path.length);
     const missing = command.positionals[rest.length];
     if (missing !== undefined) throw new UsageError(`missing ${missing}`);
-    if (rest.length > command.positionals.length) throw new UsageError(`unexpected argument '${rest[command.positionals.length]}'`);
+    if (rest.length > command.positionals.length && command.rest === undefined) throw new UsageError(`unexpected argument '${rest[command.positionals.length]}'`);
     const blank = rest.findIndex((word) => word.trim() === '');
-    if (blank >= 0) throw new UsageError(`${command.positionals[blank]} must not be empty`);
+    if (blank >= 0) throw new UsageError(`${command.positionals[blank] ?? command.rest} must not be empty`);
     const plan = command.plan(inputFrom(command, values, rest, now));
     return { kind: 'run', plan, json: values.json === true, url: typeof values.url === 'string' ? values.url : undefined };
   } catch (err) {

@@ -1,4 +1,4 @@
-import type { App, Connection, IssuedCredential, Organisation, QueueStats, Registration, Replay, Workspace } from './api';
+import type { App, Connection, IssuedCredential, Organisation, QuarantinePage, QueueStats, RedriveAnswer, Registration, Replay, Workspace } from './api';
 import { TIERS } from './api';
 import { DURATION_FORM, durationSeconds, resolveSince } from './duration';
 import { UsageError } from './errors';
@@ -10,8 +10,10 @@ import {
   organisationView,
   permissionFields,
   queueFields,
+  redriveColumns,
   registrationColumns,
   renderIssued,
+  renderQuarantinePage,
   replayFields,
   SECRET_NOTE,
   table,
@@ -38,6 +40,21 @@ export interface Plan {
   note?: string;
   /** replay: poll the replay until it is no longer running, unless --no-wait. */
   awaitReplay?: boolean;
+  /** An answer that comes in pages (quarantine redrive --workspace): every page is fetched and merged into one body. */
+  pages?: Paging;
+  /**
+   * Why the command did not do what was asked although the API answered 2xx (a replay that ended
+   * other than succeeded, a record a redrive left in quarantine): said on stderr after the output,
+   * and busctl exits 1.
+   */
+  failure?(body: unknown): string | undefined;
+}
+
+export interface Paging {
+  /** The request for the page after the one answered, or undefined after the last. */
+  next(body: unknown): ApiRequest | undefined;
+  /** The pages' bodies as the one body busctl prints (with --json too). */
+  merge(bodies: readonly unknown[]): unknown;
 }
 
 export interface OptionSpec {
@@ -57,6 +74,8 @@ export interface Input {
   list(name: string): string[];
   flag(name: string): boolean;
   positional(index: number): string;
+  /** The positionals after the named ones (a command with `rest`), possibly none. */
+  rest: readonly string[];
   now: Date;
 }
 
@@ -67,6 +86,8 @@ export interface Command {
   usage: string;
   options: Readonly<Record<string, OptionSpec>>;
   positionals: readonly string[];
+  /** Placeholder of any number of positionals after the named ones, e.g. "<id…>"; absent: none are taken. */
+  rest?: string;
   plan(input: Input): Plan;
 }
 
@@ -130,6 +151,11 @@ function listCommand<T>(group: string, collection: string, filters: Record<strin
     }),
   };
 }
+
+/** The reasons delivery quarantines a record for (docs/delivery.md). */
+const QUARANTINE_REASONS = ['headers.unreadable', 'value.missing', 'value.unreadable', 'acceptance.missing', 'acceptance.hash_mismatch'] as const;
+/** The most record ids one redrive request takes, and the largest list page. */
+const REDRIVE_IDS_MAX = 100;
 
 export const COMMANDS: readonly Command[] = [
   {
@@ -378,10 +404,12 @@ export const COMMANDS: readonly Command[] = [
       const sinceText = input.need('since');
       const since = resolveSince(sinceText, input.now);
       if (since === undefined) throw new UsageError(`--since must be ${DURATION_FORM}, or an RFC 3339 time such as 2026-11-22T06:00:00Z, not '${sinceText}'`);
+      const wait = !input.flag('no-wait');
       return {
         request: { method: 'POST', path: `/connections/${id(input.need('consumer'))}/replays`, json: { since } },
         render: (body) => fields(replayFields, body as Replay),
-        awaitReplay: !input.flag('no-wait'),
+        awaitReplay: wait,
+        ...(wait ? { failure: replayFailure } : {}),
       };
     },
   },
@@ -396,7 +424,76 @@ export const COMMANDS: readonly Command[] = [
       render: (body) => fields(queueFields, body as QueueStats),
     }),
   },
+  {
+    path: ['quarantine', 'list'],
+    summary: 'list Kafka records delivery refused to enqueue (metadata only), oldest first, a page at a time',
+    usage: `[--workspace <w>] [--reason <reason>] [--limit <n>] [--after <id>]`,
+    options: {
+      workspace: { type: 'string', value: '<w>', help: "only this workspace's records" },
+      reason: { type: 'string', value: '<reason>', help: `only those quarantined for this reason: ${QUARANTINE_REASONS.join(', ')}` },
+      limit: { type: 'string', value: '<n>', help: `records per page, 1 to ${REDRIVE_IDS_MAX} (default 50)` },
+      after: { type: 'string', value: '<id>', help: 'the page after this record id (as the previous page says)' },
+    },
+    positionals: [],
+    plan: (input) => {
+      const limit = input.string('limit') === undefined ? undefined : String(count(input, 'limit'));
+      return {
+        request: {
+          method: 'GET',
+          path: '/quarantine',
+          query: given({ workspace_id: input.string('workspace'), reason: choice(input, 'reason', QUARANTINE_REASONS), limit, after: input.string('after') }),
+        },
+        render: (body) => renderQuarantinePage(body as QuarantinePage),
+      };
+    },
+  },
+  {
+    path: ['quarantine', 'redrive'],
+    summary: "check quarantined records against their acceptance again: enqueue those now accepted, say why the others stay",
+    usage: '(<id>… | --workspace <w> [--after <id>])',
+    options: {
+      workspace: { type: 'string', value: '<w>', help: "every quarantined record of this workspace, oldest first (each page of 100 in turn)" },
+      after: { type: 'string', value: '<id>', help: 'with --workspace: start after this record id' },
+    },
+    positionals: [],
+    rest: '<id…>',
+    plan: (input) => {
+      const workspace = input.string('workspace');
+      const after = input.string('after');
+      if ((workspace === undefined) === (input.rest.length === 0)) throw new UsageError('give record ids or --workspace, one of the two');
+      const render = (body: unknown) => table(redriveColumns, (body as RedriveAnswer).results);
+      if (workspace === undefined) {
+        if (after !== undefined) throw new UsageError('--after goes with --workspace');
+        if (input.rest.length > REDRIVE_IDS_MAX) throw new UsageError(`at most ${REDRIVE_IDS_MAX} ids at a time (--workspace takes all of a workspace)`);
+        return { request: { method: 'POST', path: '/quarantine/redrive', json: { ids: input.rest } }, render, failure: redriveFailure };
+      }
+      const page = (from: string | undefined): ApiRequest => ({ method: 'POST', path: '/quarantine/redrive', json: { workspace_id: workspace, ...given({ after: from }) } });
+      return {
+        request: page(after),
+        pages: {
+          next: (body) => {
+            const nextAfter = (body as RedriveAnswer).next_after;
+            return nextAfter === null ? undefined : page(nextAfter);
+          },
+          merge: (bodies) => ({ results: bodies.flatMap((b) => (b as RedriveAnswer).results), next_after: null }),
+        },
+        render,
+        failure: redriveFailure,
+      };
+    },
+  },
 ];
+
+function replayFailure(body: unknown): string | undefined {
+  const replay = body as Replay;
+  return replay.status === 'succeeded' ? undefined : `replay ${replay.replay_id} ended ${replay.status}${replay.error ? `: ${replay.error}` : ''}`;
+}
+
+function redriveFailure(body: unknown): string | undefined {
+  const { results } = body as RedriveAnswer;
+  const stayed = results.filter((r) => r.outcome !== 'redriven').length;
+  return stayed === 0 ? undefined : `${stayed} of ${results.length} records were not redriven (refused: still quarantined, for the reason shown; not_found: not in quarantine)`;
+}
 
 /** The first word of each command, with what it is about, for `busctl --help` and group help. */
 export const GROUPS: Readonly<Record<string, string>> = {
@@ -410,4 +507,5 @@ export const GROUPS: Readonly<Record<string, string>> = {
   registration: "a consumer's skill registrations",
   replay: "replay a consumer's messages from the archive",
   queue: "a consumer's queue",
+  quarantine: 'Kafka records delivery refused to enqueue: list them, redrive those accepted since',
 };

@@ -1,4 +1,4 @@
-import type { App, Connection, IssuedCredential, Organisation, QueueStats, Quota, Registration, Replay, Workspace } from './api';
+import type { App, Connection, IssuedCredential, Organisation, QuarantinePage, QueueStats, Quota, RedriveAnswer, Registration, Replay, Workspace } from './api';
 import { formatSeconds } from './duration';
 
 /**
@@ -126,6 +126,30 @@ export const replayFields: readonly Column<Replay>[] = [
   ['requested_at', (r) => r.requested_at],
   ['finished_at', (r) => r.finished_at],
   ['error', (r) => r.error],
+];
+
+export const quarantineColumns: readonly Column<QuarantinePage['records'][number]>[] = [
+  ['id', (r) => r.id],
+  ['reason', (r) => r.reason],
+  ['workspace_id', (r) => r.workspace_id],
+  ['message_id', (r) => r.message_id],
+  ['size_bytes', (r) => r.size_bytes],
+  ['record', (r) => `${r.topic}/${r.partition}@${r.offset}`],
+  ['quarantined_at', (r) => r.quarantined_at],
+];
+
+/** quarantine list: the page, and how to ask for the next one. */
+export function renderQuarantinePage(page: QuarantinePage): string {
+  return table(quarantineColumns, page.records) + (page.next_after === null ? '' : `More records follow: run again with --after ${page.next_after}.\n`);
+}
+
+export const redriveColumns: readonly Column<RedriveAnswer['results'][number]>[] = [
+  ['id', (r) => r.id],
+  ['outcome', (r) => r.outcome],
+  ['reason', (r) => r.reason],
+  ['deliveries', (r) => r.deliveries],
+  ['workspace_id', (r) => r.workspace_id],
+  ['message_id', (r) => r.message_id],
 ];
 
 export const SECRET_NOTE = 'This is the only time the client secret is shown: the bus keeps only a hash. Store it now; a lost secret can only be replaced (busctl credential rotate).';

@@ -244,4 +244,62 @@ describe('run', () => {
     expect(printed).not.toContain('operator-secret');
     expect(printed).not.toContain(BASIC.slice('Basic '.length));
   });
+
+  describe('quarantine', () => {
+    const record = (id: string, reason = 'acceptance.missing') => ({
+      id,
+      topic: 'bus.messages.v1',
+      partition: 2,
+      offset: `10${id}`,
+      workspace_id: 'w1',
+      message_id: `m-${id}`,
+      reason,
+      quarantined_at: '2026-11-22T05:00:00.000Z',
+      size_bytes: 812,
+    });
+    const redriven = (id: string) => ({ id, outcome: 'redriven', workspace_id: 'w1', message_id: `m-${id}`, deliveries: 2 });
+    const refused = (id: string) => ({ id, outcome: 'refused', workspace_id: 'w1', message_id: `m-${id}`, reason: 'acceptance.hash_mismatch' });
+
+    it('lists a page as a table of metadata and says how to get the next one', async () => {
+      const h = harness([json(200, { records: [record('7'), record('9', 'value.unreadable')], next_after: '9' })]);
+      expect(await h.run(['quarantine', 'list', '--workspace', 'w1', '--limit', '2'])).toBe(0);
+      expect(h.sent[0]?.url).toBe('http://portal.test:8090/api/admin/quarantine?workspace_id=w1&limit=2');
+      expect(h.out.stdout).toBe(
+        [
+          'ID  REASON              WORKSPACE_ID  MESSAGE_ID  SIZE_BYTES  RECORD                 QUARANTINED_AT',
+          '7   acceptance.missing  w1            m-7         812         bus.messages.v1/2@107  2026-11-22T05:00:00.000Z',
+          '9   value.unreadable    w1            m-9         812         bus.messages.v1/2@109  2026-11-22T05:00:00.000Z',
+          'More records follow: run again with --after 9.',
+          '',
+        ].join('\n'),
+      );
+    });
+
+    it('redrives records by id and exits 0 when every one was redriven', async () => {
+      const h = harness([json(200, { results: [redriven('7'), redriven('9')], next_after: null })]);
+      expect(await h.run(['quarantine', 'redrive', '7', '9'])).toBe(0);
+      expect(h.sent[0]).toMatchObject({ method: 'POST', url: 'http://portal.test:8090/api/admin/quarantine/redrive', body: '{"ids":["7","9"]}' });
+      expect(h.out.stdout).toMatch(/^ID +OUTCOME +REASON +DELIVERIES +WORKSPACE_ID +MESSAGE_ID\n7 +redriven +- +2 +w1 +m-7\n/);
+      expect(h.out.stderr).toBe('');
+    });
+
+    it('redrives a whole workspace page after page, honouring Retry-After, and exits 1 saying how many stayed', async () => {
+      const h = harness([
+        json(200, { results: [redriven('7'), refused('8')], next_after: '8' }),
+        json(429, { code: 'rate.limited', message: 'Slow down' }, { 'retry-after': '2' }),
+        json(200, { results: [redriven('9')], next_after: null }),
+      ]);
+      expect(await h.run(['quarantine', 'redrive', '--workspace', 'w1', '--json'])).toBe(1);
+      expect(h.sent.map((s) => s.body)).toEqual(['{"workspace_id":"w1"}', '{"workspace_id":"w1","after":"8"}', '{"workspace_id":"w1","after":"8"}']);
+      expect(h.sleeps).toEqual([2000]);
+      expect(JSON.parse(h.out.stdout)).toEqual({ results: [redriven('7'), refused('8'), redriven('9')], next_after: null });
+      expect(h.out.stderr).toBe('busctl: 1 of 3 records were not redriven (refused: still quarantined, for the reason shown; not_found: not in quarantine)\n');
+    });
+
+    it('exits 1 with the refusal when a later page is refused', async () => {
+      const h = harness([json(200, { results: [redriven('7')], next_after: '7' }), json(400, { code: 'admin.request_invalid', message: 'after must be a quarantined record id' })]);
+      expect(await h.run(['quarantine', 'redrive', '--workspace', 'w1'])).toBe(1);
+      expect(h.out.stderr).toBe('busctl: the API refused (400 admin.request_invalid): after must be a quarantined record id\n');
+    });
+  });
 });

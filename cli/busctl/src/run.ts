@@ -109,6 +109,22 @@ export async function run(argv: readonly string[], env: Readonly<Record<string, 
         answer = polled;
       }
     }
+    if (plan.pages) {
+      const bodies = [answer.body];
+      let next = plan.pages.next(answer.body);
+      while (next !== undefined) {
+        const page = await send(io, portal, next, undefined);
+        if (page.status === 429) {
+          await io.sleep(retryDelayMs(page.retryAfter));
+          continue;
+        }
+        // What earlier pages did stands (and a redrive asked again is harmless): the refusal is what to say.
+        if (!succeeded(page)) return refuse(page);
+        bodies.push(page.body);
+        next = plan.pages.next(page.body);
+      }
+      answer = { ...answer, body: plan.pages.merge(bodies) };
+    }
   } catch (err) {
     const cause = (err as { cause?: Error }).cause;
     io.stderr(`busctl: cannot reach the portal at ${portal.adminUrl}: ${cause?.message ?? (err as Error).message}\n`);
@@ -121,12 +137,10 @@ export async function run(argv: readonly string[], env: Readonly<Record<string, 
   } else {
     io.stdout(plan.render(answer.body) + (plan.note ? `\n${plan.note}\n` : ''));
   }
-  if (plan.awaitReplay) {
-    const replay = answer.body as Replay;
-    if (replay.status !== 'succeeded') {
-      io.stderr(`busctl: replay ${replay.replay_id} ended ${replay.status}${replay.error ? `: ${replay.error}` : ''}\n`);
-      return 1;
-    }
+  const failure = plan.failure?.(answer.body);
+  if (failure !== undefined) {
+    io.stderr(`busctl: ${failure}\n`);
+    return 1;
   }
   return 0;
 }

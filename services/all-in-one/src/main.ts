@@ -94,7 +94,7 @@ void bootstrap({
             }),
             createPullApiService({
               ...pullApiDepsOf(
-                { db, logger, authenticator: identity, connectionQuota: quota },
+                { db, logger, metrics, authenticator: identity, connectionQuota: quota },
                 { ...config, RECEIPT_HANDLE_KEY: config.RECEIPT_HANDLE_KEY ?? randomBytes(32) },
               ),
               readiness: [postgres, redisReady, identity.controlReadiness],
@@ -109,7 +109,7 @@ void bootstrap({
           services: [
             createCatalogueService({ redis, readiness: [redisReady], limitMetrics }),
             createPortalService({
-              ...portalDepsOf({ db, redis, kafka, producer, logger }, config),
+              ...portalDepsOf({ db, redis, kafka, producer, logger, metrics }, config),
               readiness: [postgres, redisReady, kafkaReady],
               limitMetrics,
             }),

@@ -54,6 +54,12 @@ export interface QuarantinedRecord {
   value: Buffer | null;
 }
 
+/** A row of quarantined_records, as a redrive reads it. */
+export interface StoredQuarantinedRecord extends QuarantinedRecord {
+  /** quarantined_records.id (bigserial, as a string). */
+  id: string;
+}
+
 export interface DeliveryStore {
   workspaceExists(workspaceId: string): Promise<boolean>;
   acceptance(workspaceId: string, messageId: string): Promise<Acceptance | null>;
@@ -64,6 +70,14 @@ export interface DeliveryStore {
    */
   enqueue(message: MessageToEnqueue): Promise<string[]>;
   quarantine(record: QuarantinedRecord): Promise<void>;
+  quarantined(id: string): Promise<StoredQuarantinedRecord | undefined>;
+  /**
+   * Redrive: in one transaction, removes quarantined record `id` and enqueues `message` exactly as
+   * enqueue does (idempotent on (consumer, message_id)). Resolves with the consumers that got a new
+   * delivery, or null when the record was no longer quarantined (another redrive took it): then
+   * nothing is enqueued by this call.
+   */
+  releaseQuarantined(id: string, message: MessageToEnqueue): Promise<string[] | null>;
   /**
    * Replay for one consumer connection: stores the message if needed and makes its delivery to
    * `consumerId` live again — a new one, or the acked one queued again (a live one is left alone, so
@@ -121,22 +135,7 @@ export class KnexDeliveryStore implements DeliveryStore {
   }
 
   enqueue(m: MessageToEnqueue): Promise<string[]> {
-    return this.db.transaction(async (trx) => {
-      await storeMessageOnce(trx, m);
-      const inserted = (await trx.raw(
-        `INSERT INTO deliveries (consumer_id, workspace_id, message_id, correlation_id)
-         SELECT c.id, ?, ?, ? FROM connections c
-          WHERE c.workspace_id = ? AND c.kind = 'consumer' AND c.status = 'active'
-          ORDER BY c.id
-         ON CONFLICT (consumer_id, message_id) DO NOTHING
-         RETURNING consumer_id`,
-        [m.workspaceId, m.messageId, m.correlationId, m.workspaceId],
-      )) as { rows: Array<{ consumer_id: string }> };
-      const consumers = inserted.rows.map((r) => r.consumer_id);
-      // Delivered by Postgres at COMMIT, so a woken receiver always finds the rows.
-      for (const consumer of consumers) await trx.raw('select pg_notify(?, ?)', [DELIVERY_CHANNEL, consumer]);
-      return consumers;
-    });
+    return this.db.transaction((trx) => enqueueIn(trx, m));
   }
 
   async quarantine(r: QuarantinedRecord): Promise<void> {
@@ -153,6 +152,46 @@ export class KnexDeliveryStore implements DeliveryStore {
       })
       .onConflict(['topic', 'kafka_partition', 'kafka_offset'])
       .ignore();
+  }
+
+  async quarantined(id: string): Promise<StoredQuarantinedRecord | undefined> {
+    const row = (await this.db('quarantined_records')
+      .where({ id })
+      .first('id', 'topic', 'kafka_partition', 'kafka_offset', 'workspace_id', 'message_id', 'reason', 'headers', 'value')) as
+      | {
+          id: string;
+          topic: string;
+          kafka_partition: number;
+          kafka_offset: string;
+          workspace_id: string | null;
+          message_id: string | null;
+          reason: string;
+          headers: Record<string, string>;
+          value: Buffer | null;
+        }
+      | undefined;
+    return row
+      ? {
+          id: String(row.id),
+          topic: row.topic,
+          partition: row.kafka_partition,
+          offset: String(row.kafka_offset),
+          workspaceId: row.workspace_id,
+          messageId: row.message_id,
+          reason: row.reason,
+          headers: row.headers,
+          value: row.value,
+        }
+      : undefined;
+  }
+
+  releaseQuarantined(id: string, m: MessageToEnqueue): Promise<string[] | null> {
+    return this.db.transaction(async (trx) => {
+      // The row lock decides between concurrent redrives of one record: the second finds it gone.
+      const removed = await trx('quarantined_records').where({ id }).delete();
+      if (removed === 0) return null;
+      return enqueueIn(trx, m);
+    });
   }
 
   async sweep(before: Date, batch: number): Promise<SweepResult> {
@@ -217,6 +256,27 @@ export class KnexDeliveryStore implements DeliveryStore {
       return rows.length > 0;
     });
   }
+}
+
+/**
+ * Stores the message once and one delivery per active consumer connection of its workspace
+ * (idempotent on (consumer, message_id)), NOTIFYing each consumer that got a new row.
+ */
+async function enqueueIn(trx: Knex.Transaction, m: MessageToEnqueue): Promise<string[]> {
+  await storeMessageOnce(trx, m);
+  const inserted = (await trx.raw(
+    `INSERT INTO deliveries (consumer_id, workspace_id, message_id, correlation_id)
+     SELECT c.id, ?, ?, ? FROM connections c
+      WHERE c.workspace_id = ? AND c.kind = 'consumer' AND c.status = 'active'
+      ORDER BY c.id
+     ON CONFLICT (consumer_id, message_id) DO NOTHING
+     RETURNING consumer_id`,
+    [m.workspaceId, m.messageId, m.correlationId, m.workspaceId],
+  )) as { rows: Array<{ consumer_id: string }> };
+  const consumers = inserted.rows.map((r) => r.consumer_id);
+  // Delivered by Postgres at COMMIT, so a woken receiver always finds the rows.
+  for (const consumer of consumers) await trx.raw('select pg_notify(?, ?)', [DELIVERY_CHANNEL, consumer]);
+  return consumers;
 }
 
 /** The message's exact bytes, stored once whoever enqueues it first (invariant E). */

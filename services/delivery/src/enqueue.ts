@@ -1,10 +1,10 @@
 import { SpanKind, trace, type Span } from '@opentelemetry/api';
 import type { IHeaders } from 'kafkajs';
 import { Counter, Histogram, type Registry } from 'prom-client';
-import { decodeMessageHeaders, HeaderDecodeError, type MessageHeaders } from '@bus/kafka';
+import type { MessageHeaders } from '@bus/kafka';
 import { inSpan, publishTraceContext, type Logger } from '@bus/observability';
-import { acceptedMessage, type DeliveryStore } from './delivery-store';
-import { recordContentHash } from './record-content';
+import { checkAcceptance, readMessageHeaders, type RefusalReason } from './acceptance-check';
+import type { DeliveryStore } from './delivery-store';
 
 /** One record of bus.messages.v1 as kafkajs hands it over. */
 export interface MessageRecord {
@@ -32,13 +32,13 @@ export interface RecordEnqueuerDeps {
 export type EnqueueOutcome = 'enqueued' | 'quarantined';
 
 /**
- * Invariant A: a record is enqueued only when Postgres holds its acceptance with the content hash
- * of the record's own bytes (recomputed here; the content_hash header is not trusted). The gateway
- * commits Postgres right after the Kafka ack, so an acceptance may be in flight: the record waits up
- * to `acceptanceWaitMs`, re-checking, and is quarantined (log line + counter) when it never comes.
- * A value that is not JSON, a hash mismatch or unreadable headers are quarantined without waiting
- * longer: no commit can ever make them acceptable. A record of a workspace this database does not
- * know is only counted.
+ * Invariant A (checkAcceptance): a record is enqueued only when Postgres holds its acceptance with the
+ * content hash of the record's own bytes. The gateway commits Postgres right after the Kafka ack, so
+ * an acceptance may be in flight: the record waits up to `acceptanceWaitMs`, re-checking, and is
+ * quarantined (row, log line, counter) when it never comes — an operator can redrive it once the
+ * acceptance is there (redrive.ts). Unreadable headers, a value that is not JSON or a hash mismatch
+ * are quarantined without waiting longer. A record of a workspace this database does not know is only
+ * counted.
  */
 export function createRecordEnqueuer(deps: RecordEnqueuerDeps): (record: MessageRecord) => Promise<EnqueueOutcome> {
   const quarantined = new Counter({
@@ -78,7 +78,7 @@ export function createRecordEnqueuer(deps: RecordEnqueuerDeps): (record: Message
   const tracer = trace.getTracer('@bus/delivery');
 
   const enqueue = async (record: MessageRecord, headers: MessageHeaders | null, span: Span): Promise<EnqueueOutcome> => {
-    const quarantine = async (reason: string): Promise<EnqueueOutcome> => {
+    const quarantine = async (reason: RefusalReason): Promise<EnqueueOutcome> => {
       const workspaceId = headers?.workspace_id ?? null;
       const messageId = headers?.message_id ?? null;
       await deps.store.quarantine({ topic: record.topic, partition: record.partition, offset: record.offset, workspaceId, messageId, reason, headers: stringHeaders(record.headers), value: record.value });
@@ -92,7 +92,6 @@ export function createRecordEnqueuer(deps: RecordEnqueuerDeps): (record: Message
     };
 
     if (headers === null) return quarantine('headers.unreadable');
-    if (record.value === null) return quarantine('value.missing');
     if (!(await workspaceKnown(headers.workspace_id))) {
       // Another environment's (or a dropped test database's) record on a shared topic: no commit can
       // ever make it acceptable here. Counted, not stored, so a shared topic's history costs nothing.
@@ -100,36 +99,22 @@ export function createRecordEnqueuer(deps: RecordEnqueuerDeps): (record: Message
       span.setAttribute('bus.quarantine.reason', 'workspace.unknown');
       return 'quarantined';
     }
-    const hash = recordContentHash(record.value);
-    if (hash === null) return quarantine('value.unreadable');
-
-    const deadline = Date.now() + deps.acceptanceWaitMs;
-    let wait = recheckMs;
-    let acceptance = await deps.store.acceptance(headers.workspace_id, headers.message_id);
-    while (!acceptance && Date.now() < deadline) {
-      await new Promise((resolve) => setTimeout(resolve, Math.min(wait, Math.max(0, deadline - Date.now()))));
-      wait = Math.min(wait * 2, 500);
-      acceptance = await deps.store.acceptance(headers.workspace_id, headers.message_id);
-    }
-    if (!acceptance) return quarantine('acceptance.missing');
-    if (acceptance.contentHash !== hash) return quarantine('acceptance.hash_mismatch');
-
-    const consumers = await deps.store.enqueue(
-      acceptedMessage({ headers, body: record.value, partition: record.partition, offset: record.offset }, acceptance),
+    const check = await checkAcceptance(
+      deps.store,
+      { headers, value: record.value, partition: record.partition, offset: record.offset },
+      { waitMs: deps.acceptanceWaitMs, recheckMs },
     );
+    if (!check.accepted) return quarantine(check.reason);
+
+    const consumers = await deps.store.enqueue(check.message);
     enqueued.inc(consumers.length);
-    lag.observe(Math.max(0, (Date.now() - acceptance.acceptedAt.getTime()) / 1000));
+    // publishedAt is the gateway's acceptance time.
+    lag.observe(Math.max(0, (Date.now() - check.message.publishedAt.getTime()) / 1000));
     return 'enqueued';
   };
 
   return async (record) => {
-    let headers: MessageHeaders | null;
-    try {
-      headers = decodeMessageHeaders(record.headers);
-    } catch (err) {
-      if (!(err instanceof HeaderDecodeError)) throw err;
-      headers = null;
-    }
+    const headers = readMessageHeaders(record.headers);
     // One span per record, a child of the publish that produced it (the traceparent header), so a
     // trace runs publish → enqueue. Bounded attributes: never the body or the other headers.
     const span = tracer.startSpan(

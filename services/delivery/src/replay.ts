@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { decodeMessageHeaders, HeaderDecodeError, MESSAGES_TOPIC, type Kafka } from '@bus/kafka';
+import { MESSAGES_TOPIC, type Kafka } from '@bus/kafka';
 import type { Logger } from '@bus/observability';
-import { acceptedMessage, type DeliveryStore } from './delivery-store';
-import { recordContentHash } from './record-content';
+import { checkAcceptance, readMessageHeaders } from './acceptance-check';
+import type { DeliveryStore } from './delivery-store';
 
 export interface ReplayRequest {
   workspaceId: string;
@@ -106,20 +106,13 @@ async function replayRecord(
   partition: number,
   result: ReplayResult,
 ): Promise<void> {
-  let headers;
-  try {
-    headers = decodeMessageHeaders(record.headers);
-  } catch (err) {
-    if (err instanceof HeaderDecodeError) return;
-    throw err;
-  }
-  if (headers.workspace_id !== req.workspaceId) return;
+  const headers = readMessageHeaders(record.headers);
+  if (headers === null || headers.workspace_id !== req.workspaceId) return;
   result.scanned++;
-  const acceptance = await deps.store.acceptance(headers.workspace_id, headers.message_id);
-  if (!record.value || !acceptance || acceptance.contentHash !== recordContentHash(record.value)) {
+  const check = await checkAcceptance(deps.store, { headers, value: record.value, partition, offset: record.offset });
+  if (!check.accepted) {
     result.skipped++;
     return;
   }
-  const live = await deps.store.replay(acceptedMessage({ headers, body: record.value, partition, offset: record.offset }, acceptance), req.consumerId);
-  if (live) result.replayed++;
+  if (await deps.store.replay(check.message, req.consumerId)) result.replayed++;
 }

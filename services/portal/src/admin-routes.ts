@@ -224,7 +224,7 @@ export function adminRoutes(deps: AdminRoutesDeps): Router {
   return router;
 }
 
-async function jsonBody(req: Request, fields?: readonly string[]): Promise<body.JsonObject> {
+export async function jsonBody(req: Request, fields?: readonly string[]): Promise<body.JsonObject> {
   const parsed = body.parseJsonObject(await readBody(req, BODY_BYTES));
   if (fields) body.onlyFields(parsed, fields);
   return parsed;
@@ -234,7 +234,7 @@ function param(req: Request, name: string): string {
   return String(req.params[name]);
 }
 
-function queryId(req: Request, name: string, prefix: string): string | undefined {
+export function queryId(req: Request, name: string, prefix: string): string | undefined {
   const value = req.query[name];
   if (value === undefined) return undefined;
   return body.id({ [name]: value }, name, prefix);

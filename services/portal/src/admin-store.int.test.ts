@@ -56,3 +56,60 @@ describe('the admin store on the real Postgres', () => {
     expect(await store.replay(failed.replay_id)).toMatchObject({ status: 'failed', error: 'the archive could not be read' });
   });
 });
+
+describe('the quarantine list on the real Postgres', () => {
+  const record = (offset: number, workspaceId: string | null, reason: string, value: Buffer | null) => ({
+    topic: 'bus.messages.v1',
+    kafka_partition: 2,
+    kafka_offset: 1000 + offset,
+    workspace_id: workspaceId,
+    message_id: workspaceId === null ? null : `m-${offset}`,
+    reason,
+    headers: JSON.stringify({ secret_header: 'never listed' }),
+    value,
+  });
+
+  beforeAll(async () => {
+    await db('quarantined_records').insert([
+      record(0, 'wadminstore22', 'acceptance.missing', Buffer.from('{"a":1}')),
+      record(1, 'wothersstore2', 'acceptance.missing', Buffer.from('{}')),
+      record(2, 'wadminstore22', 'acceptance.hash_mismatch', Buffer.from('{"body":"never listed"}')),
+      record(3, null, 'headers.unreadable', Buffer.from('x')),
+      record(4, 'wadminstore22', 'value.missing', null),
+    ]);
+  });
+
+  it('lists metadata only, oldest first, filtered by workspace and reason, a page at a time', async () => {
+    const all = await store.quarantinedRecords({ limit: 10 });
+    expect(all.nextAfter).toBeNull();
+    expect(all.records.map((r) => [r.offset, r.reason])).toEqual([
+      ['1000', 'acceptance.missing'],
+      ['1001', 'acceptance.missing'],
+      ['1002', 'acceptance.hash_mismatch'],
+      ['1003', 'headers.unreadable'],
+      ['1004', 'value.missing'],
+    ]);
+    expect(all.records[0]).toEqual({
+      id: expect.stringMatching(/^[1-9][0-9]*$/),
+      topic: 'bus.messages.v1',
+      partition: 2,
+      offset: '1000',
+      workspace_id: 'wadminstore22',
+      message_id: 'm-0',
+      reason: 'acceptance.missing',
+      quarantined_at: expect.any(String),
+      size_bytes: 7,
+    });
+    expect(all.records[4]?.size_bytes).toBeNull();
+    expect(JSON.stringify(all)).not.toContain('never listed');
+
+    const ours = await store.quarantinedRecords({ workspaceId: 'wadminstore22', limit: 2 });
+    expect(ours.records.map((r) => r.offset)).toEqual(['1000', '1002']);
+    expect(ours.nextAfter).toBe(ours.records[1]?.id);
+    const rest = await store.quarantinedRecords({ workspaceId: 'wadminstore22', limit: 2, after: ours.nextAfter! });
+    expect(rest).toEqual({ records: [expect.objectContaining({ offset: '1004' })], nextAfter: null });
+
+    const missing = await store.quarantinedRecords({ workspaceId: 'wadminstore22', reason: 'acceptance.missing', limit: 10 });
+    expect(missing.records.map((r) => r.offset)).toEqual(['1000']);
+  });
+});

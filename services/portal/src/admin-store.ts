@@ -73,6 +73,34 @@ export type ReplayOutcome =
   | { status: 'succeeded'; scanned: number; replayed: number; skipped: number }
   | { status: 'failed'; error: string };
 
+/** A quarantined Kafka record as the admin API lists it: metadata only, never the value or headers. */
+export interface QuarantinedRecordView {
+  id: string;
+  topic: string;
+  partition: number;
+  offset: string;
+  workspace_id: string | null;
+  message_id: string | null;
+  reason: string;
+  quarantined_at: string;
+  /** The value's length in bytes; null for a record without one (value.missing). */
+  size_bytes: number | null;
+}
+
+export interface QuarantineFilter {
+  workspaceId?: string;
+  reason?: string;
+  /** Only records with a greater id (the previous page's next_after). */
+  after?: string;
+  limit: number;
+}
+
+/** One page, oldest first; `nextAfter` is set when more records match after it. */
+export interface QuarantinePage {
+  records: QuarantinedRecordView[];
+  nextAfter: string | null;
+}
+
 /** An instance_label is already bound to the connection. */
 export class RegistrationLabelTakenError extends Error {
   override readonly name = 'RegistrationLabelTakenError';
@@ -98,6 +126,7 @@ export interface AdminStore {
   /** Marks the job alive; a job not marked for `REPLAY_STALE_MS` reads as interrupted. */
   heartbeatReplay(replayId: string): Promise<void>;
   finishReplay(replayId: string, outcome: ReplayOutcome): Promise<void>;
+  quarantinedRecords(filter: QuarantineFilter): Promise<QuarantinePage>;
 }
 
 /** A running replay whose process has not marked it for this long died with it: it reads as interrupted. */
@@ -211,6 +240,19 @@ export class KnexAdminStore implements AdminStore {
     await this.db('replay_jobs').where({ id: replayId }).update({ status: outcome.status, ...counts, finished_at: new Date() });
   }
 
+  async quarantinedRecords(filter: QuarantineFilter): Promise<QuarantinePage> {
+    const query = this.db('quarantined_records')
+      .orderBy('id')
+      .limit(filter.limit + 1)
+      .select('id', 'topic', 'kafka_partition', 'kafka_offset', 'workspace_id', 'message_id', 'reason', 'quarantined_at', this.db.raw('octet_length(value) AS size_bytes'));
+    if (filter.workspaceId !== undefined) void query.where({ workspace_id: filter.workspaceId });
+    if (filter.reason !== undefined) void query.where({ reason: filter.reason });
+    if (filter.after !== undefined) void query.where('id', '>', filter.after);
+    const rows = (await query) as QuarantineRow[];
+    const page = rows.slice(0, filter.limit).map(quarantinedRecordView);
+    return { records: page, nextAfter: rows.length > filter.limit ? (page.at(-1)?.id ?? null) : null };
+  }
+
   private connectionQuery() {
     return this.db('connections as c')
       .join('apps as a', 'a.id', 'c.app_id')
@@ -269,6 +311,17 @@ interface ConnectionRow {
   created_at: Date;
   status_changed_at: Date | null;
 }
+interface QuarantineRow {
+  id: string;
+  topic: string;
+  kafka_partition: number;
+  kafka_offset: string;
+  workspace_id: string | null;
+  message_id: string | null;
+  reason: string;
+  quarantined_at: Date;
+  size_bytes: number | null;
+}
 interface ReplayRow {
   id: string;
   consumer_id: string;
@@ -323,5 +376,19 @@ function replayView(r: ReplayRow, now: Date): ReplayView {
     requested_at: r.requested_at.toISOString(),
     finished_at: r.finished_at?.toISOString() ?? null,
     error: r.error,
+  };
+}
+
+function quarantinedRecordView(r: QuarantineRow): QuarantinedRecordView {
+  return {
+    id: String(r.id),
+    topic: r.topic,
+    partition: r.kafka_partition,
+    offset: String(r.kafka_offset),
+    workspace_id: r.workspace_id,
+    message_id: r.message_id,
+    reason: r.reason,
+    quarantined_at: r.quarantined_at.toISOString(),
+    size_bytes: r.size_bytes,
   };
 }

@@ -4,7 +4,7 @@ import { queueOperations } from '@bus/delivery';
 import { createControlPublisher } from '@bus/identity';
 import type { Kafka, Producer } from '@bus/kafka';
 import type { Redis } from '@bus/limits';
-import type { Logger } from '@bus/observability';
+import type { Logger, Registry } from '@bus/observability';
 import type { PortalServiceDeps } from './service';
 
 /** The portal's own variables (on top of Postgres, Redis and Kafka). */
@@ -22,7 +22,7 @@ export const portalConfig = {
  * every composition root (the portal's main and the all-in-one), which add readiness and metrics.
  */
 export function portalDepsOf(
-  clients: { db: Knex; redis: Redis; kafka: Kafka; producer: Producer; logger: Logger },
+  clients: { db: Knex; redis: Redis; kafka: Kafka; producer: Producer; logger: Logger; metrics: Registry },
   config: ConfigOf<typeof portalConfig> & { KAFKA_MESSAGES_RETENTION: number },
 ): Omit<PortalServiceDeps, 'readiness' | 'limitMetrics'> {
   return {

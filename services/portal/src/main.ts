@@ -23,7 +23,7 @@ void bootstrap({
     await producer.connect();
     onClose(() => producer.disconnect());
     const portal = createPortalService({
-      ...portalDepsOf({ db, redis, kafka, producer, logger }, config),
+      ...portalDepsOf({ db, redis, kafka, producer, logger, metrics }, config),
       readiness: [databaseReadiness(db), redisReadiness(redis), kafkaReadiness(admin)],
       limitMetrics: createLimitMetrics(metrics, 'portal'),
     });

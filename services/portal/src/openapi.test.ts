@@ -1,3 +1,4 @@
+import { REFUSAL_REASONS } from '@bus/delivery';
 import { openapi } from '@bus/schemas';
 
 type Components = { components: { schemas: Record<string, unknown> } };
@@ -16,5 +17,14 @@ describe('the admin OpenAPI document', () => {
     const admin = (openapi.admin as unknown as Components).components.schemas;
     const bus = (openapi.bus as unknown as Components).components.schemas;
     expect(bus.SkillRegistration).toEqual(admin.Registration);
+  });
+
+  it("names delivery's quarantine reasons exactly, wherever a reason appears", () => {
+    const admin = openapi.admin as unknown as Components & { paths: Record<string, { get?: { parameters?: Array<{ name: string; schema: unknown }> } }> };
+    const schemas = admin.components.schemas as Record<string, { properties?: Record<string, unknown>; oneOf?: Array<{ properties: Record<string, unknown> }> }>;
+    const reasons = { enum: [...REFUSAL_REASONS] };
+    expect(admin.paths['/api/admin/quarantine']?.get?.parameters?.find((p) => p.name === 'reason')?.schema).toEqual(reasons);
+    expect(schemas.QuarantinedRecord?.properties?.reason).toMatchObject(reasons);
+    expect(schemas.RedriveResult?.oneOf?.[1]?.properties.reason).toEqual(reasons);
   });
 });

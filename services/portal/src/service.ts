@@ -9,6 +9,7 @@ import { loadSkillLibrary, type SkillLibrary } from '@bus/skills';
 import { adminRoutes, type QueueOperations } from './admin-routes';
 import { KnexAdminStore } from './admin-store';
 import { operatorAuth, type OperatorCredentials } from './operator-auth';
+import { quarantineRoutes, type QuarantineOperations } from './quarantine-routes';
 import { createReplayRunner, type ReplayRunner } from './replays';
 
 export interface PortalServiceDeps {
@@ -22,8 +23,8 @@ export interface PortalServiceDeps {
   perAddressPerMinute: number;
   /** The environment's replay archive (KAFKA_MESSAGES_RETENTION). */
   archiveMs: number;
-  /** Delivery's replay primitive and queue stats, from the composition root. */
-  queues: QueueOperations;
+  /** Delivery's replay primitive, queue stats and quarantine redrive, from the composition root. */
+  queues: QueueOperations & QuarantineOperations;
   /** Postgres, Redis and Kafka readiness. */
   readiness: ReadinessCheck[];
   library?: SkillLibrary;
@@ -65,6 +66,7 @@ export function createPortalService(deps: PortalServiceDeps): PortalService {
         queues: deps.queues,
         archiveMs: deps.archiveMs,
       }),
+      quarantineRoutes({ store, queues: deps.queues }),
     ],
     readiness: deps.readiness,
     replays,

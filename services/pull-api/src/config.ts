@@ -1,6 +1,6 @@
 import type { VarReader } from '@bus/config';
 import type { Knex } from '@bus/db';
-import type { Logger } from '@bus/observability';
+import type { Logger, Registry } from '@bus/observability';
 import type { PullApiServiceDeps } from './service';
 
 /** A base64 value of at least `bytes` bytes. Never echoed: it is a secret. */
@@ -28,7 +28,7 @@ export const pullApiConfig = {
  * composition root (the pull API's main and the all-in-one), which add readiness.
  */
 export function pullApiDepsOf(
-  clients: Pick<PullApiServiceDeps, 'authenticator' | 'connectionQuota'> & { db: Knex; logger: Logger },
+  clients: Pick<PullApiServiceDeps, 'authenticator' | 'connectionQuota'> & { db: Knex; logger: Logger; metrics: Registry },
   config: { DATABASE_URL: string; RECEIPT_HANDLE_KEY: Buffer },
 ): Omit<PullApiServiceDeps, 'readiness'> {
   return { ...clients, databaseUrl: config.DATABASE_URL, receiptHandleKey: config.RECEIPT_HANDLE_KEY };

@@ -25,7 +25,7 @@ void bootstrap({
     const identity = createIdentity({ db, kafka, logger, baseUrl: config.BUS_BASE_URL, cacheTtlMs: config.IDENTITY_CACHE_TTL, name: 'pull-api' });
     const quota = connectionQuota({ store: KnexQuotaStore.create(db), quotas: createConnectionQuotas(redis, limitMetrics) });
     const pullApi = createPullApiService({
-      ...pullApiDepsOf({ db, logger, authenticator: identity, connectionQuota: quota }, config),
+      ...pullApiDepsOf({ db, logger, metrics, authenticator: identity, connectionQuota: quota }, config),
       readiness: [databaseReadiness(db), redisReadiness(redis), identity.controlReadiness],
     });
     const middleware = [requestFirewall(), busRequestLimits(redis, busLimitSettings(config), limitMetrics)];

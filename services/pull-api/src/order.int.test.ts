@@ -2,9 +2,10 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import pino from 'pino';
 import { createDatabase, migrateLatest, type Knex } from '@bus/db';
 import { KnexDeliveryStore } from '@bus/delivery';
+import { createMetricsRegistry } from '@bus/observability';
 import { createTestDatabase, seededRandom, type TestDatabase } from '@bus/testing';
 import { createPgQueueNotifier, type QueueNotifier } from './notifier';
-import { receive, settle, type PullDeps } from './pull';
+import { createPullMetrics, receive, settle, type PullDeps } from './pull';
 import { KnexQueueStore } from './queue-store';
 import { createReceiptHandles } from './receipt';
 
@@ -34,7 +35,7 @@ beforeAll(async () => {
   await db('connections').insert({ id: consumer, app_id: 'aorderchecks2', workspace_id: workspaceId, kind: 'consumer' });
   notifier = createPgQueueNotifier({ url: testDb.url, logger: pino({ level: 'silent' }) });
   await notifier.start();
-  deps = { store: KnexQueueStore.create(db), notifier, handles: createReceiptHandles(randomBytes(32)) };
+  deps = { store: KnexQueueStore.create(db), notifier, handles: createReceiptHandles(randomBytes(32)), logger: pino({ level: 'silent' }), metrics: createPullMetrics(createMetricsRegistry({ defaultMetrics: false })) };
 }, 30_000);
 
 afterAll(async () => {

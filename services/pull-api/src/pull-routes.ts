@@ -54,7 +54,7 @@ export function pullRoutes(deps: PullRoutesDeps): Router {
       visibilityMs: visibility * 1000,
       signal: aborted.signal,
     });
-    res.json({ messages: messages.map((m) => messageRecord(deps.pull.handles, consumerId, m)) });
+    res.json({ messages: messages.map((m) => messageRecord(deps.pull, consumerId, m)) });
   });
 
   router.post(`${base}/ack`, ...guards, async (req: Request, res: Response) => {

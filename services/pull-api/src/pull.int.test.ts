@@ -2,9 +2,10 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import pino from 'pino';
 import { createDatabase, migrateLatest, type Knex } from '@bus/db';
 import { KnexDeliveryStore } from '@bus/delivery';
+import { createMetricsRegistry } from '@bus/observability';
 import { createTestDatabase, type TestDatabase } from '@bus/testing';
 import { createPgQueueNotifier, type QueueNotifier } from './notifier';
-import { messageRecord, receive, settle, type PullDeps } from './pull';
+import { createPullMetrics, messageRecord, receive, settle, type PullDeps } from './pull';
 import { KnexQueueStore } from './queue-store';
 import { createReceiptHandles } from './receipt';
 
@@ -27,7 +28,7 @@ beforeAll(async () => {
   await db('connections').insert([a, b].map((id) => ({ id, app_id: 'apullapitest2', workspace_id: workspaceId, kind: 'consumer' })));
   notifier = createPgQueueNotifier({ url: testDb.url, logger: pino({ level: 'silent' }) });
   await notifier.start();
-  deps = { store: KnexQueueStore.create(db), notifier, handles: createReceiptHandles(randomBytes(32)) };
+  deps = { store: KnexQueueStore.create(db), notifier, handles: createReceiptHandles(randomBytes(32)), logger: pino({ level: 'silent' }), metrics: createPullMetrics(createMetricsRegistry({ defaultMetrics: false })) };
   deliveries = KnexDeliveryStore.create(db);
 }, 30_000);
 
@@ -76,7 +77,7 @@ describe('the pull API queues on the real Postgres', () => {
     const { messageId, raw } = await enqueue(correlation);
     const [got] = await get(a);
     expect(got).toBeDefined();
-    const record = messageRecord(deps.handles, a, got!);
+    const record = messageRecord(deps, a, got!);
     expect(record).toMatchObject({ message_id: messageId, message_type: 'telling.started', correlation_id: correlation, receive_count: 1 });
     expect(record.envelope).toEqual(JSON.parse(raw.toString('utf8')));
     expect(Buffer.compare(got!.body, raw)).toBe(0);

@@ -1,5 +1,7 @@
 import { trace } from '@opentelemetry/api';
-import { inSpan, publishTraceContext } from '@bus/observability';
+import { Counter, type Registry } from 'prom-client';
+import { inSpan, publishTraceContext, type Logger } from '@bus/observability';
+import { renderEnvelope, type UnrenderableReason } from './envelope';
 import type { QueueNotifier } from './notifier';
 import type { LeasedMessage, QueueStore } from './queue-store';
 import type { ReceiptHandles } from './receipt';
@@ -8,6 +10,25 @@ export interface PullDeps {
   store: QueueStore;
   notifier: QueueNotifier;
   handles: ReceiptHandles;
+  /** Where a message handed out without its envelope is reported (ids and reason, never the body). */
+  logger: Logger;
+  metrics: PullMetrics;
+}
+
+export interface PullMetrics {
+  unrenderable: Counter<'reason'>;
+}
+
+/** The pull API's own counters, registered once per process. */
+export function createPullMetrics(registry: Registry): PullMetrics {
+  return {
+    unrenderable: new Counter({
+      name: 'bus_pull_unrenderable_total',
+      help: 'Messages handed out without an envelope because their stored bytes are not a JSON object (each receive counts), by reason',
+      labelNames: ['reason'],
+      registers: [registry],
+    }),
+  };
 }
 
 export interface ReceiveOptions {
@@ -87,18 +108,44 @@ function waitFor(woken: Promise<void>, ms: number, signal: AbortSignal | undefin
   });
 }
 
-/** The record of one message in a receive answer (DESIGN §5). */
-export function messageRecord(handles: ReceiptHandles, consumerId: string, m: LeasedMessage) {
-  return {
-    receipt_handle: handles.issue({ consumerId, deliveryId: m.deliveryId, generation: m.generation }),
+/** One message of a receive answer (DESIGN §5; schemas/openapi/bus.json ReceivedMessage). */
+export type ReceivedMessage = {
+  receipt_handle: string;
+  message_id: string;
+  message_type: string;
+  correlation_id: string;
+  published_at: string;
+  receive_count: number;
+} & (
+  | { envelope: Record<string, unknown> }
+  | { envelope: null; envelope_error: UnrenderableReason; body_base64: string }
+);
+
+/**
+ * The record of one leased message. Its envelope is the stored bytes parsed (the exact bytes stay
+ * stored, invariant E). Bytes that cannot be rendered as an envelope (stored before the gateway refused
+ * them, or any future mismatch between what the gateway accepts and what this reads) never fail the
+ * receive nor hold back the other messages of it: the message is handed out like any other, with its
+ * receipt handle, `envelope: null`, why, and the exact bytes in base64 — counted, and logged without
+ * the body.
+ */
+export function messageRecord(deps: Pick<PullDeps, 'handles' | 'logger' | 'metrics'>, consumerId: string, m: LeasedMessage): ReceivedMessage {
+  const head = {
+    receipt_handle: deps.handles.issue({ consumerId, deliveryId: m.deliveryId, generation: m.generation }),
     message_id: m.messageId,
     message_type: m.messageType,
     correlation_id: m.correlationId,
     published_at: m.publishedAt.toISOString(),
     receive_count: m.receiveCount,
-    // Parsed for the answer; the exact bytes stay stored (invariant E).
-    envelope: JSON.parse(m.body.toString('utf8')) as unknown,
   };
+  const rendered = renderEnvelope(m.body);
+  if (rendered.ok) return { ...head, envelope: rendered.envelope };
+  deps.metrics.unrenderable.inc({ reason: rendered.reason });
+  deps.logger.warn(
+    { consumer_id: consumerId, message_id: m.messageId, reason: rendered.reason, receive_count: m.receiveCount },
+    'handed out a message whose stored bytes are not a JSON object (envelope null, bytes in body_base64)',
+  );
+  return { ...head, envelope: null, envelope_error: rendered.reason, body_base64: m.body.toString('base64') };
 }
 
 export type HandleResult =

@@ -2,8 +2,9 @@ import type { RequestHandler } from 'express';
 import type { ReadinessCheck, Service } from '@bus/http';
 import { readSkillRegistrations, type Knex } from '@bus/db';
 import type { BearerAuthenticator } from '@bus/identity';
-import type { Logger } from '@bus/observability';
+import type { Logger, Registry } from '@bus/observability';
 import { createPgQueueNotifier } from './notifier';
+import { createPullMetrics } from './pull';
 import { KnexQueueStore } from './queue-store';
 import { createReceiptHandles } from './receipt';
 import { pullRoutes } from './pull-routes';
@@ -21,6 +22,8 @@ export interface PullApiServiceDeps {
   /** HMAC key of the receipt handles (RECEIPT_HANDLE_KEY); all pull-api processes share it. */
   receiptHandleKey: Buffer;
   logger: Logger;
+  /** The process's registry, served at /metrics. */
+  metrics: Registry;
 }
 
 /** Consumer routes: receive (long poll), ack, nack, skills (spec §2.8, §4; DESIGN §5). */
@@ -32,7 +35,13 @@ export function createPullApiService(deps: PullApiServiceDeps): Service {
       pullRoutes({
         authenticator: deps.authenticator,
         connectionQuota: deps.connectionQuota,
-        pull: { store: KnexQueueStore.create(deps.db), notifier, handles: createReceiptHandles(deps.receiptHandleKey) },
+        pull: {
+          store: KnexQueueStore.create(deps.db),
+          notifier,
+          handles: createReceiptHandles(deps.receiptHandleKey),
+          logger: deps.logger,
+          metrics: createPullMetrics(deps.metrics),
+        },
         registrations: (consumerId) => readSkillRegistrations(deps.db, consumerId),
       }),
     ],

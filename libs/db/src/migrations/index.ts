@@ -5,6 +5,7 @@ import * as publish from './003_publish';
 import * as delivery from './004_delivery';
 import * as admin from './005_admin';
 import * as messageTraceparent from './006_message_traceparent';
+import * as quarantineListing from './007_quarantine_listing';
 
 interface NamedMigration {
   name: string;
@@ -22,6 +23,7 @@ const MIGRATIONS: readonly NamedMigration[] = [
   { name: '004_delivery', migration: delivery },
   { name: '005_admin', migration: admin },
   { name: '006_message_traceparent', migration: messageTraceparent },
+  { name: '007_quarantine_listing', migration: quarantineListing },
 ];
 
 export const migrationSource: Knex.MigrationSource<NamedMigration> = {
