@@ -65,8 +65,11 @@ async function publishRaw(raw: string) {
 /** Receives for `c` until `count` messages arrived (each receive long-polls). */
 async function receiveAll(c: string, bearer: string, count: number): Promise<Received[]> {
   const got: Received[] = [];
-  const deadline = Date.now() + 30_000;
-  while (got.length < count && Date.now() < deadline) got.push(...(await receiveAs(c, bearer, 'wait_seconds=5&max_messages=10')));
+  const received = async () => {
+    got.push(...(await receiveAs(c, bearer, 'wait_seconds=5&max_messages=10')));
+    return got.length;
+  };
+  await eventually(received, (n) => n >= count, { timeoutMs: 30_000, retryReadErrors: false, what: `${count} messages for ${c}` });
   return got;
 }
 
