@@ -67,7 +67,7 @@ const storyContext = (messageId: string, correlationId: string) => ({
  * A consumer's processing time, simulated on purpose (not a wait for a condition): now and then an ack
  * is held until about its lease's end, sometimes past it, as a slow consumer's would be.
  */
-// eslint-disable-next-line no-restricted-syntax -- deliberate simulated processing time; nothing is awaited
+// eslint-disable-next-line no-restricted-syntax -- deliberate simulated processing time, not a wait for a condition
 const processingTime = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** The logical clock: one tick per request sent and per answer read (one event loop, so a total order). */
