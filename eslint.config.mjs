@@ -6,6 +6,15 @@ import tseslint from 'typescript-eslint';
 const IO_MODULES = ['pg', 'knex', 'kafkajs', 'ioredis', 'express', 'rate-limiter-flexible', 'node:http', 'node:https', 'node:net', 'node:fs', 'node:child_process', 'http', 'https', 'net', 'fs', 'child_process'];
 const PURE_LIBS = ['libs/config', 'libs/som', 'libs/skills', 'libs/tokens'];
 
+// A timer in a test is a sleep or a hand-made poll: setTimeout/setInterval however reached, or node:timers/promises.
+const SLEEPS = [
+  "CallExpression[callee.name=/^set(Timeout|Interval)$/]",
+  "CallExpression[callee.property.name=/^set(Timeout|Interval)$/]",
+  "ImportDeclaration[source.value=/^(node:)?timers.promises$/]",
+  "CallExpression[callee.name='require'][arguments.0.value=/^(node:)?timers.promises$/]",
+];
+const SLEEP_MESSAGE = 'Tests wait on a condition with eventually() from @bus/testing, never on a timer.';
+
 const deepImports = {
   group: ['@bus/*/*', '../../libs/**', '../../services/**', '**/../*/src/**', '@bus/*/dist/**'],
   message: 'Import another package by its name (@bus/<name>), never its src/ or dist/ files.',
@@ -53,5 +62,15 @@ export default tseslint.config(
   {
     files: ['**/*.js', '**/*.mjs'],
     rules: { '@typescript-eslint/no-require-imports': 'off' },
+  },
+  {
+    // Tests wait on conditions, never on sleeps (issue 13): a fixed pause either hopes the event came
+    // (flaky) or waits longer than needed (slow). The one loop that paces reads is eventually's; a
+    // deliberate pause (a simulated slow consumer) says why in an eslint-disable comment.
+    files: ['**/*.test.ts', 'test/**/*.ts', 'test/**/*.js', 'libs/testing/src/**/*.ts'],
+    ignores: ['libs/testing/src/eventually.ts'],
+    rules: {
+      'no-restricted-syntax': ['error', ...SLEEPS.map((selector) => ({ selector, message: SLEEP_MESSAGE }))],
+    },
   },
 );

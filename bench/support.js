@@ -121,10 +121,8 @@ async function startBus(name) {
     const { defaultDeliveryGroupId } = require('@bus/delivery');
     const { MESSAGES_TOPIC } = require('@bus/kafka');
     const { waitForGroupCaughtUp } = require('@bus/testing');
-    const admin = kafka.admin();
-    await admin.connect();
     const catchUpStarted = Date.now();
-    await waitForGroupCaughtUp(admin, defaultDeliveryGroupId(database.url), MESSAGES_TOPIC, 900_000).finally(() => admin.disconnect());
+    await waitForGroupCaughtUp(kafka.admin(), defaultDeliveryGroupId(database.url), MESSAGES_TOPIC, 900_000);
     process.stderr.write(`delivery caught up with the shared topic's history in ${((Date.now() - catchUpStarted) / 1000).toFixed(1)} s\n`);
   } catch (err) {
     process.stderr.write(`start failed: ${err.message}\n${bus.output()}\n`);

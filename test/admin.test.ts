@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { openapi, som } from '@bus/schemas';
-import { createOpenApiChecker, fetchObserved } from '@bus/testing';
+import { createOpenApiChecker, eventually, fetchObserved, msUntil } from '@bus/testing';
 import { startBus, type RunningBus } from './support/bus';
 import { bearerCall } from './support/bus-call';
 import { deliveryCaughtUp } from './support/delivery';
@@ -108,15 +108,12 @@ const busCall = (method: string, path: string, bearer: string, body?: unknown) =
 const publish = (workspaceId: string, bearer: string, body: unknown = message()) => busCall('POST', `/v1/tenants/${workspaceId}/messages`, bearer, body);
 const firstRule = (body: unknown) => (body as { violations?: Array<{ rule: string }> }).violations?.[0]?.rule;
 
-/** Milliseconds until `check` holds, polling every 20 ms; fails past `limitMs`. */
-async function msUntil(check: () => Promise<boolean>, limitMs = 30_000): Promise<number> {
-  const started = Date.now();
-  while (!(await check())) {
-    if (Date.now() - started > limitMs) throw new Error(`not within ${limitMs} ms`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  return Date.now() - started;
-}
+/** Waits on answers that are checked against their OpenAPI documents: a failed check ends the wait at once. */
+const ANSWERS_CHECKED = { retryReadErrors: false } as const;
+
+/** The first answer of `call` that is not 429 rate.limited: sent again until the connection's rate window has passed. */
+const afterRateWindow = (call: () => ReturnType<typeof busCall>) =>
+  eventually(call, (res) => !(res.status === 429 && firstRule(res.body) === 'rate.limited'), { ...ANSWERS_CHECKED, intervalMs: 200, timeoutMs: 5_000, what: 'the rate window passed' });
 
 describe('operator authentication', () => {
   it('refuses a request without credentials, with a wrong secret or with a bus token: 401 admin.unauthorized', async () => {
@@ -161,15 +158,19 @@ describe('tenancy and the credential lifecycle, through the bus', () => {
     expect(fresh.client_secret).not.toBe(issued.client_secret);
 
     // The token of version 1 is refused within the goal…
-    const refusedAfter = await msUntil(async () => (await publish(t.workspaceId, v1Token)).status === 401);
+    const refusedAfter = await msUntil(async () => (await publish(t.workspaceId, v1Token)).status === 401, ANSWERS_CHECKED);
     expect(refusedAfter).toBeLessThanOrEqual(PROPAGATION_GOAL_MS);
     // …while the previous secret still obtains (version 2) tokens during the overlap, and those publish.
     const overlapToken = await token(issued.client_id, issued.client_secret);
     expect((await publish(t.workspaceId, overlapToken)).status).toBe(202);
-    // After the overlap the previous secret gets invalid_client; the new one keeps working.
-    await new Promise((r) => setTimeout(r, Math.max(0, Date.parse(fresh.previous_secret_usable_until) - Date.now()) + 200));
-    const late = await tokenResponse(issued.client_id, issued.client_secret);
-    expect(late.status).toBe(401);
+    // After the overlap the previous secret gets invalid_client (within a few seconds of its end); the new one keeps working.
+    const late = await eventually(() => tokenResponse(issued.client_id, issued.client_secret), (res) => res.status === 401, {
+      timeoutMs: Math.max(0, Date.parse(fresh.previous_secret_usable_until) - Date.now()) + 5_000,
+      // Gently: the token route allows a client id 30 requests per 5 minutes.
+      intervalMs: 500,
+      ...ANSWERS_CHECKED,
+      what: 'the previous secret refused after the overlap',
+    });
     expect(late.body).toMatchObject({ error: 'invalid_client' });
     const v2Token = await token(issued.client_id, fresh.client_secret);
     expect((await publish(t.workspaceId, v2Token)).status).toBe(202);
@@ -180,7 +181,7 @@ describe('tenancy and the credential lifecycle, through the bus', () => {
     const revokedAfter = await msUntil(async () => {
       const res = await publish(t.workspaceId, v2Token);
       return res.status === 403 && firstRule(res.body) === 'producer.not_registered';
-    });
+    }, ANSWERS_CHECKED);
     expect(revokedAfter).toBeLessThanOrEqual(PROPAGATION_GOAL_MS);
     expect((await tokenResponse(issued.client_id, fresh.client_secret)).body).toMatchObject({ error: 'invalid_client' });
     // Revoking again changes nothing; rotating a revoked connection is a conflict.
@@ -196,7 +197,7 @@ describe('tenancy and the credential lifecycle, through the bus', () => {
     const issued = await created<Issued>('/api/admin/connections', { app_id: t.appId, kind: 'producer' });
     const bearer = await token(issued.client_id, issued.client_secret);
     expect((await admin('DELETE', `/api/admin/connections/${issued.client_id}`)).status).toBe(204);
-    await msUntil(async () => (await publish(t.workspaceId, bearer)).status === 403, PROPAGATION_GOAL_MS);
+    await msUntil(async () => (await publish(t.workspaceId, bearer)).status === 403, { timeoutMs: PROPAGATION_GOAL_MS, ...ANSWERS_CHECKED, what: 'the removed connection refused' });
     const listed = await admin('GET', `/api/admin/connections?workspace_id=${t.workspaceId}`);
     expect((listed.body as { connections: Connection[] }).connections).toEqual([expect.objectContaining({ client_id: issued.client_id, status: 'removed' })]);
     expect((await admin('POST', `/api/admin/connections/${issued.client_id}/revoke`)).status).toBe(409);
@@ -214,9 +215,9 @@ describe('tenancy and the credential lifecycle, through the bus', () => {
     expect(custom.body).toMatchObject({ quota: { tier: 'custom', per_second: 1, burst: 1, per_day: 3 } });
     const statuses: Array<[number, string | undefined]> = [];
     for (let i = 0; i < 6; i++) {
-      // One a second: the counts of the second before the change still hold under the new quota.
-      await new Promise((r) => setTimeout(r, 1_100));
-      const res = await validate();
+      // One a second: each waits out the rate window of the one before (the counts of the second
+      // before the change still hold under the new quota). A rate.limited answer counts nothing for the day.
+      const res = await afterRateWindow(validate);
       statuses.push([res.status, firstRule(res.body)]);
       if (res.status === 429) expect(Number(res.headers.get('retry-after'))).toBeGreaterThan(0);
     }
@@ -224,13 +225,12 @@ describe('tenancy and the credential lifecycle, through the bus', () => {
     expect(statuses.slice(0, 2)).toEqual([[202, undefined], [202, undefined]]);
     expect(statuses.slice(2)).toEqual(Array(4).fill([429, 'quota.exceeded']));
     // Two requests within a second: the second is over the custom rate.
-    await new Promise((r) => setTimeout(r, 1_100));
     await admin('PUT', `/api/admin/workspaces/${t.workspaceId}/quota`, { tier: 'custom', per_second: 1, burst: 1, per_day: 100 });
-    expect((await validate()).status).toBe(202);
+    expect((await afterRateWindow(validate)).status).toBe(202);
     const tooFast = await validate();
     expect([tooFast.status, firstRule(tooFast.body)]).toEqual([429, 'rate.limited']);
 
-    await new Promise((r) => setTimeout(r, 1_100));
+    // The high tier's rate applies to this same second at once: its two requests so far are far below 100.
     const high = await admin('PUT', `/api/admin/workspaces/${t.workspaceId}/quota`, { tier: 'high' });
     expect(high.body).toMatchObject({ quota: { tier: 'high', per_second: 100, burst: 200, per_day: 1_000_000 } });
     expect((await validate()).status).toBe(202);
@@ -261,7 +261,7 @@ describe('tenancy and the credential lifecycle, through the bus', () => {
     const refusedAfter = await msUntil(async () => {
       const res = await publish(t.workspaceId, bearer);
       return res.status === 403 && firstRule(res.body) === 'policy.message_type_not_allowed';
-    });
+    }, ANSWERS_CHECKED);
     expect(refusedAfter).toBeLessThanOrEqual(PROPAGATION_GOAL_MS);
   });
 
@@ -396,11 +396,11 @@ describe('replay and queue stats', () => {
     const started = await admin('POST', `/api/admin/connections/${consumer.client_id}/replays`, { since });
     expect(started.status).toBe(202);
     const replayId = (started.body as { replay_id: string }).replay_id;
-    let replay: { status: string; replayed: number; scanned: number } = started.body as never;
-    await msUntil(async () => {
-      replay = (await admin('GET', `/api/admin/replays/${replayId}`)).body as typeof replay;
-      return replay.status !== 'running';
-    });
+    const replay = await eventually(
+      async () => (await admin('GET', `/api/admin/replays/${replayId}`)).body as { status: string; replayed: number; scanned: number },
+      (r) => r.status !== 'running',
+      { ...ANSWERS_CHECKED, what: 'the replay finished' },
+    );
     expect(replay).toMatchObject({ status: 'succeeded', scanned: 3, replayed: 3, skipped: 0 });
 
     const depth = await admin('GET', `/api/admin/connections/${consumer.client_id}/queue`);

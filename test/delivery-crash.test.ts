@@ -5,7 +5,7 @@ import { KnexPublishStore, kafkaCommitter } from '@bus/gateway';
 import { createKafka, createProducer, type Producer } from '@bus/kafka';
 import { som } from '@bus/schemas';
 import { contentHash } from '@bus/som';
-import { createTestDatabase, freePort, requireEnv, startNodeProcess, waitForHttp, type ServiceProcess, type TestDatabase } from '@bus/testing';
+import { createTestDatabase, eventually, freePort, requireEnv, startNodeProcess, waitForHttp, type ServiceProcess, type TestDatabase } from '@bus/testing';
 
 /**
  * At least once across a killed delivery process (issue 6): the standalone delivery process is
@@ -98,13 +98,9 @@ it('loses and doubles nothing when the delivery process is killed mid-stream', a
     }
   }
   await startDelivery();
-  const deadline = Date.now() + 60_000;
-  let count = 0;
-  while (Date.now() < deadline) {
-    count = Number((await db('deliveries').count<{ n: string }[]>({ n: '*' }))[0]!.n);
-    if (count >= published.length * consumerIds.length) break;
-    await new Promise((r) => setTimeout(r, 200));
-  }
+  const deliveryCount = async () => Number((await db('deliveries').count<{ n: string }[]>({ n: '*' }))[0]!.n);
+  // Past the deadline the count is asserted as it stands, with the processes' output to say why.
+  const count = await eventually(deliveryCount, (n) => n >= published.length * consumerIds.length, { timeoutMs: 60_000, intervalMs: 200 }).catch(() => deliveryCount());
   if (count !== published.length * consumerIds.length) console.log(processes.map((p) => p.output().slice(-4000)).join('\n-----\n'));
   expect(count).toBe(published.length * consumerIds.length);
   const perMessage = (await db('deliveries').select('message_id').count<{ message_id: string; n: string }[]>({ n: '*' }).groupBy('message_id')) as Array<{

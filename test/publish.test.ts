@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { request } from 'node:http';
 import { openapi, som } from '@bus/schemas';
-import { createOpenApiChecker, fetchObserved } from '@bus/testing';
+import { createOpenApiChecker, eventually, fetchObserved } from '@bus/testing';
 import { startBus, type RunningBus } from './support/bus';
 import { TenantFixture, type Tenant } from './support/tenants';
 
@@ -117,9 +117,10 @@ describe('POST /v1/tenants/{t}/messages', () => {
     expect((await send()).status).toBe(202);
 
     await tenants.db('workspaces').where({ id: tenant.workspaceId }).update({ quota_tier: 'custom', custom_per_second: 1, custom_burst: 1, custom_per_day: 1000 });
-    // The count of the current one-second window carries over the change; start from a fresh window.
-    await new Promise((resolve) => setTimeout(resolve, 1100));
-    const burst = [await send(), await send()];
+    // The count of the current one-second window carries over the change: the first publish let in
+    // opens a fresh window, and the next one within it is over the rate.
+    const firstInWindow = await eventually(send, (res) => res.status === 202, { intervalMs: 200, timeoutMs: 5_000, retryReadErrors: false, what: 'a fresh rate window' });
+    const burst = [firstInWindow, await send()];
     expect(burst.map((r) => r.status)).toEqual([202, 429]);
     expect(rulesOf(burst[1]?.body)).toEqual(['rate.limited']);
     expect(Number(burst[1]?.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);

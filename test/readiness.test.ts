@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { som } from '@bus/schemas';
+import { eventually } from '@bus/testing';
 import { startBus, startOwnRedis, type RunningBus } from './support/bus';
 import { TenantFixture } from './support/tenants';
 
@@ -11,13 +12,8 @@ async function readiness(bus: RunningBus): Promise<Readiness> {
 }
 
 /** /readyz is polled: Redis' loss is noticed by the next ping, its return by the client's reconnect. */
-async function until(bus: RunningBus, redisCheck: (value: string | undefined) => boolean): Promise<Readiness> {
-  const deadline = Date.now() + 15_000;
-  for (;;) {
-    const r = await readiness(bus);
-    if (redisCheck(r.body.checks.redis) || Date.now() > deadline) return r;
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
+function until(bus: RunningBus, redisCheck: (value: string | undefined) => boolean): Promise<Readiness> {
+  return eventually(() => readiness(bus), (r) => redisCheck(r.body.checks.redis), { timeoutMs: 15_000, intervalMs: 200, what: "/readyz's redis check" });
 }
 
 describe('/readyz and the limits follow Redis', () => {

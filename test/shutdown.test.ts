@@ -1,4 +1,18 @@
-import { freePort, startNodeProcess, waitForHttp } from '@bus/testing';
+import { eventually, freePort, startNodeProcess, waitForHttp, type ServiceProcess } from '@bus/testing';
+
+/** Resolves once the slow route has taken a request: signalled after this, the request is in flight. */
+const slowRequestStarted = (proc: ServiceProcess) =>
+  eventually(() => proc.output(), (output) => output.includes('"msg":"slow request started"'), { timeoutMs: 5_000, what: 'the slow request in flight' });
+
+/** Whether a new request to `url` is refused (the listener closed) rather than answered. */
+async function refused(url: string): Promise<boolean> {
+  try {
+    await (await fetch(url)).arrayBuffer();
+    return false;
+  } catch {
+    return true;
+  }
+}
 
 describe('SIGTERM', () => {
   it('lets an in-flight request finish, refuses new connections, then exits 0', async () => {
@@ -8,11 +22,10 @@ describe('SIGTERM', () => {
     await waitForHttp(`${url}/healthz`, { process: proc });
 
     const inFlight = fetch(`${url}/slow?ms=1500`);
-    await new Promise((r) => setTimeout(r, 300));
+    await slowRequestStarted(proc);
     proc.child.kill('SIGTERM');
-    await new Promise((r) => setTimeout(r, 200));
 
-    await expect(fetch(`${url}/healthz`)).rejects.toThrow();
+    await eventually(() => refused(`${url}/healthz`), (isRefused) => isRefused, { timeoutMs: 1_000, what: 'new connections refused' });
     const res = await inFlight;
     expect(res.status).toBe(200);
     expect(await res.json()).toEqual({ finished: true });
@@ -27,7 +40,7 @@ describe('SIGTERM', () => {
     await waitForHttp(`${url}/healthz`, { process: proc });
 
     const tooSlow = fetch(`${url}/slow?ms=10000`);
-    await new Promise((r) => setTimeout(r, 200));
+    await slowRequestStarted(proc);
     proc.child.kill('SIGTERM');
     await expect(tooSlow).rejects.toThrow();
     expect(await proc.exited).toBe(0);

@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { createTestDatabase, freePort, requireEnv, startNodeProcess, waitForAllChecksOk, type ServiceProcess } from '@bus/testing';
+import { createTestDatabase, eventually, freePort, requireEnv, startNodeProcess, waitForAllChecksOk, type ServiceProcess } from '@bus/testing';
 
 export interface RunningBus {
   busUrl: string;
@@ -80,15 +80,11 @@ export async function startOwnRedis(port?: number): Promise<{ url: string; port:
 
 async function waitForPort(port: number): Promise<void> {
   const { connect } = await import('node:net');
-  const deadline = Date.now() + 10_000;
-  while (Date.now() < deadline) {
-    const open = await new Promise<boolean>((resolve) => {
+  const accepts = () =>
+    new Promise<boolean>((resolve) => {
       const socket = connect(port, '127.0.0.1');
       socket.once('connect', () => (socket.destroy(), resolve(true)));
       socket.once('error', () => resolve(false));
     });
-    if (open) return;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error(`nothing listens on ${port}`);
+  await eventually(accepts, (open) => open, { timeoutMs: 10_000, what: `something listening on ${port}` });
 }

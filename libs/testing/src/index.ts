@@ -6,7 +6,7 @@ export type { ServiceProcess } from './process';
 export { createOpenApiChecker, fetchObserved } from './openapi';
 export type { OpenApiChecker, OpenApiDocument, ObservedResponse } from './openapi';
 export { seededRandom } from './random';
-export { eventually } from './eventually';
+export { eventually, msUntil } from './eventually';
 export type { EventuallyOptions } from './eventually';
 export { waitForGroupCaughtUp } from './kafka-group';
 export type { GroupOffsetsAdmin } from './kafka-group';

@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import path from 'node:path';
+import { eventually } from './eventually';
 
 export const REPO_ROOT = path.resolve(__dirname, '..', '..', '..');
 
@@ -50,24 +51,19 @@ export function startNodeProcess(entry: string, env: Record<string, string>, arg
   };
 }
 
-/** Polls `url` until it answers `status` (default 200) or the deadline passes. */
+/** Waits until `url` answers `status` (default 200); stops at once if `opts.process` exits first. */
 export async function waitForHttp(url: string, opts: { status?: number; timeoutMs?: number; process?: ServiceProcess } = {}): Promise<void> {
-  const deadline = Date.now() + (opts.timeoutMs ?? 30_000);
-  let last = 'no answer';
-  while (Date.now() < deadline) {
-    if (opts.process && opts.process.child.exitCode !== null) {
-      throw new Error(`process exited with ${opts.process.child.exitCode} before ${url} answered:\n${opts.process.output()}`);
-    }
-    try {
+  const expected = opts.status ?? 200;
+  await eventuallyWhileRunning(
+    opts.process,
+    async () => {
       const res = await fetch(url);
-      if (res.status === (opts.status ?? 200)) return;
-      last = `status ${res.status}`;
-    } catch (err) {
-      last = err instanceof Error ? err.message : String(err);
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`${url} did not answer ${opts.status ?? 200} in time (last: ${last})${opts.process ? `\n${opts.process.output()}` : ''}`);
+      await res.arrayBuffer();
+      return res.status;
+    },
+    (status) => status === expected,
+    { timeoutMs: opts.timeoutMs ?? 30_000, what: `${url} answering ${expected}` },
+  );
 }
 
 /**
@@ -75,21 +71,35 @@ export async function waitForHttp(url: string, opts: { status?: number; timeoutM
  * optional dependency such as Redis may still be connecting after the process is ready).
  */
 export async function waitForAllChecksOk(baseUrl: string, opts: { timeoutMs?: number; process?: ServiceProcess } = {}): Promise<void> {
-  const deadline = Date.now() + (opts.timeoutMs ?? 30_000);
-  let last = 'no answer';
-  while (Date.now() < deadline) {
-    if (opts.process && opts.process.child.exitCode !== null) {
-      throw new Error(`process exited with ${opts.process.child.exitCode} before it was ready:\n${opts.process.output()}`);
-    }
-    try {
+  await eventuallyWhileRunning(
+    opts.process,
+    async () => {
       const res = await fetch(`${baseUrl}/readyz`);
-      const body = (await res.json()) as { checks?: Record<string, string> };
-      if (res.status === 200 && Object.values(body.checks ?? {}).every((c) => c === 'ok')) return;
-      last = JSON.stringify(body);
-    } catch (err) {
-      last = err instanceof Error ? err.message : String(err);
-    }
-    await new Promise((r) => setTimeout(r, 100));
+      return { status: res.status, body: (await res.json()) as { checks?: Record<string, string> } };
+    },
+    ({ status, body }) => status === 200 && Object.values(body.checks ?? {}).every((check) => check === 'ok'),
+    { timeoutMs: opts.timeoutMs ?? 30_000, what: `${baseUrl}/readyz reporting every check ok` },
+  );
+}
+
+/**
+ * `eventually` on what a process answers: it stops at once when `proc` has exited (nothing can come
+ * any more), and either failure carries what the process wrote, which usually says why.
+ */
+async function eventuallyWhileRunning<T>(
+  proc: ServiceProcess | undefined,
+  read: () => Promise<T>,
+  done: (value: T) => boolean,
+  opts: { timeoutMs: number; what: string },
+): Promise<T> {
+  const exited = () => {
+    const code = proc?.child.exitCode ?? proc?.child.signalCode ?? null;
+    if (code !== null) throw new Error(`process exited (${code}) before ${opts.what}`);
+  };
+  try {
+    return await eventually(read, done, { ...opts, intervalMs: 100, abortIf: exited });
+  } catch (err) {
+    if (!proc || !(err instanceof Error)) throw err;
+    throw new Error(`${err.message}\n${proc.output()}`, { cause: err });
   }
-  throw new Error(`${baseUrl}/readyz did not report every check ok in time (last: ${last})`);
 }

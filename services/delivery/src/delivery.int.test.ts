@@ -6,7 +6,7 @@ import { KnexPublishStore, kafkaCommitter } from '@bus/gateway';
 import { createKafka, createProducer, encodeMessageHeaders, ensureTopics, messageKey, type Kafka, type Producer } from '@bus/kafka';
 import { som } from '@bus/schemas';
 import { contentHash } from '@bus/som';
-import { createTestDatabase, requireEnv, type TestDatabase } from '@bus/testing';
+import { createTestDatabase, eventually, requireEnv, waitForGroupCaughtUp, type TestDatabase } from '@bus/testing';
 import type { Service } from '@bus/http';
 import { createDeliveryService } from './service';
 import { KnexDeliveryStore } from './delivery-store';
@@ -72,15 +72,6 @@ afterAll(async () => {
   await db?.destroy();
   await testDb?.drop();
 });
-
-async function eventually<T>(read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (done(value) || Date.now() > deadline) return value;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 function started(): Record<string, unknown> & { message_id: string; correlation_id: string } {
   const example = som.examples['telling.started'] as Record<string, unknown>;
@@ -205,11 +196,9 @@ describe('delivery on the real Kafka and Postgres', () => {
     // The very record again, as a replay or a redelivery after a crash before the offset commit.
     const [original] = await readRecord(accepted.kafka_partition as number, String(accepted.kafka_offset));
     await producer.send({ topic, messages: [{ key: original!.key, value: original!.value, headers: original!.headers }] });
-    // A marker published after it proves the redelivered record was processed (same partition order is not
-    // guaranteed, so wait for the marker and then for the quarantine/messages state to settle).
-    const marker = await publish();
-    await eventually(() => deliveriesOf(marker.messageId), (r) => r.length >= 2);
-    await new Promise((r) => setTimeout(r, 500));
+    // Delivery commits a record's offset only after its transaction: once it has committed past the
+    // redelivered record, that record has been handled, and what it did (or did not) do can be checked.
+    await waitForGroupCaughtUp(kafka.admin(), `${topic}.delivery`, topic, 20_000);
     const rows = await deliveriesOf(messageId);
     expect(rows.map((r) => [r.consumer_id, r.state])).toEqual([
       [consumers[0], 'acked'],
@@ -269,9 +258,8 @@ describe('queue upkeep on the real Postgres', () => {
     expect(await db('messages').where({ message_id: old.messageId })).toEqual([]);
     expect(await deliveriesOf(fresh.messageId)).toHaveLength(2);
     expect(await registry.getSingleMetricAsString('bus_queue_expired_total')).toMatch(/bus_queue_expired_total 2/);
-    await new Promise((r) => setTimeout(r, 1_100)); // the scrape cache
-    const after = await registry.getMetricsAsJSON();
-    expect(value(after, 'bus_queue_depth', consumers[1]!)).toBe(1);
+    // The gauges read Postgres at most once a second (a scrape cache): read until the sweep shows.
+    const after = await eventually(() => registry.getMetricsAsJSON(), (m) => value(m, 'bus_queue_depth', consumers[1]!) === 1, { what: 'the gauges after the sweep' });
     expect(value(after, 'bus_queue_oldest_age_seconds', consumers[1]!)).toBeLessThan(60);
     await upkeep.stop();
   }, 30_000);
@@ -280,9 +268,11 @@ describe('queue upkeep on the real Postgres', () => {
 describe('replay on the real Kafka and Postgres', () => {
   it('re-enqueues for one consumer every accepted message of its workspace since T, and nothing older', async () => {
     const before = await publish();
+    // The replay finds records by their Kafka timestamp, the producer's clock when it built the send:
+    // at most this. `since` must lie after it, and the later records' timestamps at or after `since`.
+    const beforeSentBy = Date.now();
     await eventually(() => deliveriesOf(before.messageId), (r) => r.length >= 2);
-    await new Promise((r) => setTimeout(r, 1_100));
-    const since = new Date();
+    const since = await eventually(() => new Date(), (now) => now.getTime() > beforeSentBy, { what: "the clock past the earlier record's timestamp" });
     const after = [await publish(), await publish()];
     for (const m of after) await eventually(() => deliveriesOf(m.messageId), (r) => r.length >= 2);
     await db('deliveries').update({ state: 'acked', acked_at: new Date() });

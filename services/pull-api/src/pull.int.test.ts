@@ -3,10 +3,10 @@ import pino from 'pino';
 import { createDatabase, migrateLatest, type Knex } from '@bus/db';
 import { KnexDeliveryStore } from '@bus/delivery';
 import { createMetricsRegistry } from '@bus/observability';
-import { createTestDatabase, type TestDatabase } from '@bus/testing';
+import { createTestDatabase, eventually, type TestDatabase } from '@bus/testing';
 import { createPgQueueNotifier, type QueueNotifier } from './notifier';
 import { createPullMetrics, messageRecord, receive, settle, type PullDeps } from './pull';
-import { KnexQueueStore } from './queue-store';
+import { KnexQueueStore, type QueueStore } from './queue-store';
 import { createReceiptHandles } from './receipt';
 
 const workspaceId = 'wpullapitest2';
@@ -57,10 +57,30 @@ async function enqueue(correlationId: string): Promise<{ messageId: string; raw:
   return { messageId, raw };
 }
 
-const get = (consumer: string, max = 10, visibilityMs = 30_000, waitMs = 0) => receive(deps, consumer, { maxMessages: max, waitMs, visibilityMs });
+const get = (consumer: string, max = 10, visibilityMs = 30_000, waitMs = 0, pull: PullDeps = deps) => receive(pull, consumer, { maxMessages: max, waitMs, visibilityMs });
 const handleOf = (consumer: string, m: { deliveryId: string; generation: number }) => deps.handles.issue({ consumerId: consumer, ...m });
 const ack = (consumer: string, handles: string[]) => settle(deps, consumer, handles, (l) => deps.store.ack(consumer, l));
 const nack = (consumer: string, handles: string[], delayMs = 0) => settle(deps, consumer, handles, (l) => deps.store.nack(consumer, l, delayMs));
+
+/**
+ * The pull deps with a store that counts the long polls gone to wait: a receive asks for the next
+ * visible_at only after it found nothing receivable, right before it waits for a NOTIFY or that time.
+ * A test enqueues once the polls it started are waiting, so the NOTIFY is what must wake them.
+ */
+function countingWaits(): { pull: PullDeps; waiting: () => number } {
+  let waiting = 0;
+  const store: QueueStore = {
+    receive: (...args) => deps.store.receive(...args),
+    ack: (...args) => deps.store.ack(...args),
+    nack: (...args) => deps.store.nack(...args),
+    nextVisibleAt: async (consumerId) => {
+      const at = await deps.store.nextVisibleAt(consumerId);
+      waiting += 1;
+      return at;
+    },
+  };
+  return { pull: { ...deps, store }, waiting: () => waiting };
+}
 
 /** Drains what is left for `consumer` so each test starts from an empty queue. */
 async function drain(consumer: string) {
@@ -145,8 +165,9 @@ describe('the pull API queues on the real Postgres', () => {
   });
 
   it('answers a long poll promptly after an enqueue (NOTIFY), well before its wait ends', async () => {
-    const waiting = get(a, 10, 30_000, 10_000);
-    await new Promise((r) => setTimeout(r, 300));
+    const polls = countingWaits();
+    const waiting = get(a, 10, 30_000, 10_000, polls.pull);
+    await eventually(polls.waiting, (n) => n >= 1, { what: 'the long poll waiting' });
     const enqueuedAt = Date.now();
     const m = await enqueue(`n-${randomUUID()}`);
     const got = await waiting;
@@ -168,8 +189,9 @@ describe('the pull API queues on the real Postgres', () => {
 
   it('lets concurrent long polls share messages without one sleeping through a receivable message', async () => {
     const t0 = Date.now();
-    const waiting = Array.from({ length: 8 }, () => get(a, 1, 30_000, 3_000).then((got) => ({ got, ms: Date.now() - t0 })));
-    await new Promise((r) => setTimeout(r, 100));
+    const polls = countingWaits();
+    const waiting = Array.from({ length: 8 }, () => get(a, 1, 30_000, 3_000, polls.pull).then((got) => ({ got, ms: Date.now() - t0 })));
+    await eventually(polls.waiting, (n) => n >= 8, { what: 'the 8 long polls waiting' });
     const ids = [(await enqueue(`l-${randomUUID()}`)).messageId, (await enqueue(`l-${randomUUID()}`)).messageId];
     const results = await Promise.all(waiting);
     const winners = results.filter((r) => r.got.length > 0);
