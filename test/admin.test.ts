@@ -289,6 +289,10 @@ describe('refusals', () => {
     ['a burst below the rate', 'POST', '/api/admin/organisations', { name: 'x', kind: 'house', quota: { tier: 'custom', per_second: 50, burst: 10, per_day: 10 } }, 400, 'admin.request_invalid'],
     ['a malformed id filter', 'GET', '/api/admin/connections?workspace_id=nope', undefined, 400, 'admin.request_invalid'],
     ['a body that is not JSON', 'POST', '/api/admin/organisations', '{"name":', 400, 'admin.request_invalid'],
+    // Checked against admin.json (issue 13): what the document says is what is refused.
+    ['a name with a tab (no control characters)', 'POST', '/api/admin/organisations', { name: 'Tab\there', kind: 'house' }, 400, 'admin.request_invalid'],
+    ['a query parameter the route does not take', 'GET', '/api/admin/organisations?page=2', undefined, 400, 'admin.request_invalid'],
+    ['an id not of its form', 'GET', '/api/admin/connections/nope', undefined, 400, 'admin.request_invalid'],
   ])('%s', async (_what, method, path, body, status, code) => {
     const res = await admin(method, path, body);
     expect(res.status).toBe(status);
@@ -424,6 +428,9 @@ describe('replay and queue stats', () => {
     expect(future.status).toBe(400);
     const notRfc3339 = await admin('POST', `/api/admin/connections/${consumer.client_id}/replays`, { since: '2h' });
     expect(notRfc3339.status).toBe(400);
+    // No calendar date: refused as such, never rolled over into 2 March.
+    const february30 = await admin('POST', `/api/admin/connections/${consumer.client_id}/replays`, { since: '2026-02-30T08:00:00Z' });
+    expect(february30.body).toMatchObject({ code: 'admin.request_invalid', message: 'body "since" must match format "date-time"' });
     expect((await admin('POST', `/api/admin/connections/${producer.client_id}/replays`, { since: new Date().toISOString() })).status).toBe(409);
     expect((await admin('GET', `/api/admin/connections/${producer.client_id}/queue`)).status).toBe(409);
     expect((await admin('GET', '/api/admin/replays/paaaaaaaaaaaa')).status).toBe(404);

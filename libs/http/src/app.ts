@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import express, { type Express, type NextFunction, type Request, type RequestHandler, type Response, type Router } from 'express';
 import { Counter, Histogram, type Registry } from 'prom-client';
 import type { Logger } from '@bus/observability';
-import { HttpError, InternalError, RouteNotFoundError } from './errors';
+import { HttpError, InternalError, MethodNotAllowedError, RouteNotFoundError } from './errors';
+import { servedMethods } from './methods';
 import { renderError, type ErrorRenderer } from './error-bodies';
 import { runReadinessChecks, type ReadinessCheck } from './readiness';
 
@@ -27,6 +28,8 @@ export interface HttpApp {
   express: Express;
   /** /readyz answers 503 from now on, so load balancers stop sending new work during a drain. */
   startDraining(): void;
+  /** The body of an error in this app's shape, for answers written outside express (server.ts). */
+  errorBody(err: HttpError, requestId: string): unknown;
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -74,7 +77,10 @@ export function createHttpApp(opts: HttpAppOptions): HttpApp {
   for (const handler of opts.middleware ?? []) app.use(handler);
   for (const router of opts.routers) app.use(router);
 
+  // Nothing matched: a path served for other methods is 405 with Allow, any other path 404.
   app.use((req: Request) => {
+    const allowed = servedMethods(app.router, req.path);
+    if (allowed.length > 0) throw new MethodNotAllowedError(req.method, req.path, allowed);
     throw new RouteNotFoundError(req.method, req.path);
   });
   app.use((err: unknown, req: Request, res: Response, _next: NextFunction) => {
@@ -98,6 +104,7 @@ export function createHttpApp(opts: HttpAppOptions): HttpApp {
     startDraining: () => {
       draining = true;
     },
+    errorBody: (err, requestId) => renderError(err, requestId, opts.renderError),
   };
 }
 

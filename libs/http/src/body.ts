@@ -1,5 +1,5 @@
 import type { Request } from 'express';
-import { MessageTooLargeError } from './errors';
+import { MalformedRequestError, MessageTooLargeError } from './errors';
 
 /**
  * Reads a request body up to `limitBytes`. A declared Content-Length over the limit is refused before
@@ -14,13 +14,20 @@ export async function readBody(req: Request, limitBytes: number): Promise<Buffer
   }
   const chunks: Buffer[] = [];
   let received = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    received += chunk.length;
-    if (received > limitBytes) {
-      refuseRest(req);
-      throw new MessageTooLargeError(limitBytes);
+  try {
+    for await (const chunk of req as AsyncIterable<Buffer>) {
+      received += chunk.length;
+      if (received > limitBytes) {
+        refuseRest(req);
+        throw new MessageTooLargeError(limitBytes);
+      }
+      chunks.push(chunk);
     }
-    chunks.push(chunk);
+  } catch (err) {
+    if (err instanceof MessageTooLargeError) throw err;
+    // The body broke off: the client went away, or the parser refused its framing (then the
+    // server's clientError handler has already answered). The client's fault, not a 500.
+    throw new MalformedRequestError('the body could not be read to its end');
   }
   return Buffer.concat(chunks, received);
 }

@@ -39,6 +39,43 @@ export class RouteNotFoundError extends HttpError {
   }
 }
 
+/**
+ * 405 method.not_allowed: the path exists but does not serve the method. `Allow` lists the methods
+ * it does serve (RFC 9110 15.5.6), HEAD included wherever GET is.
+ */
+export class MethodNotAllowedError extends HttpError {
+  override readonly name = 'MethodNotAllowedError';
+  constructor(method: string, path: string, allowed: readonly string[]) {
+    super(405, 'method.not_allowed', `${path} does not serve ${method}; it serves ${allowed.join(', ')}`, 'policy', { Allow: allowed.join(', ') });
+  }
+}
+
+/**
+ * What Node's HTTP parser refuses before any route sees the request (the server's clientError):
+ * 400 request.malformed (CR or NUL in a header, Content-Length with Transfer-Encoding, bad chunked
+ * encoding, an unknown method), 431 request.headers_too_large, 408 request.timeout.
+ */
+export class MalformedRequestError extends HttpError {
+  override readonly name = 'MalformedRequestError';
+  constructor(reason: string) {
+    super(400, 'request.malformed', `The request is not well-formed HTTP/1.1: ${reason}`);
+  }
+}
+
+export class RequestHeadersTooLargeError extends HttpError {
+  override readonly name = 'RequestHeadersTooLargeError';
+  constructor() {
+    super(431, 'request.headers_too_large', 'The request line and headers are over the server\'s limit (16 KB)');
+  }
+}
+
+export class RequestTimeoutError extends HttpError {
+  override readonly name = 'RequestTimeoutError';
+  constructor() {
+    super(408, 'request.timeout', 'The request was not received in full in time');
+  }
+}
+
 /** A route of the spec whose implementation has not landed yet: says so instead of pretending. */
 export class NotImplementedError extends HttpError {
   override readonly name = 'NotImplementedError';

@@ -10,14 +10,14 @@ export class RequestBlockedError extends HttpError {
   }
 }
 
-/** Methods the bus never serves and scanners love: TRACE echoes headers (cross-site tracing). */
-const BLOCKED_METHODS = new Set(['TRACE', 'TRACK', 'CONNECT', 'DEBUG']);
-
 /**
  * What the firewall refuses, on the request line and headers only (never the body, which is SOM
  * content the gateway judges): traversal and encoded traversal, NUL bytes and control characters
- * in the target, script or SQL injection in the query string, request targets over 2,048 bytes,
- * and scanner methods.
+ * in the target, script or SQL injection in the query string, request targets over 2,048 bytes.
+ * Methods are routing's business, not the firewall's: one no route serves is 405 on a known path
+ * (TRACE included: nothing echoes a request back, so cross-site tracing has nothing to read) and 404
+ * elsewhere; names Node's parser does not know (TRACK, DEBUG) are 400 request.malformed before any
+ * route; CONNECT is routed like any other method (server.ts).
  */
 const BLOCKED_TARGET = [
   /(?:^|[/\\])\.\.(?:[/\\]|$)/, // ../ and ..\
@@ -31,8 +31,7 @@ const BLOCKED_QUERY = [
 ];
 const MAX_TARGET_BYTES = 2048;
 
-export function isAttackPattern(method: string, target: string): boolean {
-  if (BLOCKED_METHODS.has(method.toUpperCase())) return true;
+export function isAttackPattern(target: string): boolean {
   if (Buffer.byteLength(target) > MAX_TARGET_BYTES) return true;
   if (hasControlCharacter(target)) return true;
   if (BLOCKED_TARGET.some((pattern) => pattern.test(target))) return true;
@@ -43,7 +42,7 @@ export function isAttackPattern(method: string, target: string): boolean {
 /** The bus host's firewall: mounted first on the bus listener, before limits and routing. */
 export function requestFirewall(): RequestHandler {
   return (req: Request, _res: Response, next: NextFunction) => {
-    next(isAttackPattern(req.method, req.originalUrl) ? new RequestBlockedError() : undefined);
+    next(isAttackPattern(req.originalUrl) ? new RequestBlockedError() : undefined);
   };
 }
 

@@ -10,6 +10,10 @@ export type { ErrorRenderer } from './error-bodies';
 export {
   HttpError,
   RouteNotFoundError,
+  MethodNotAllowedError,
+  MalformedRequestError,
+  RequestHeadersTooLargeError,
+  RequestTimeoutError,
   NotImplementedError,
   MessageTooLargeError,
   InternalError,
@@ -23,3 +27,5 @@ export { notImplementedRouter } from './not-implemented';
 export { bootstrap } from './bootstrap';
 export type { CompositionContext, Composition } from './bootstrap';
 export { requestFirewall, isAttackPattern, RequestBlockedError } from './firewall';
+export { compileOpenApiRequests, requestValidation, validatedQuery } from './openapi-requests';
+export type { CheckResult, CompiledOperation, OpenApiRequestDocument, OpenApiRequests, RequestValidation } from './openapi-requests';

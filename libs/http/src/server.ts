@@ -1,7 +1,10 @@
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { randomUUID } from 'node:crypto';
+import { createServer, ServerResponse, STATUS_CODES, type IncomingMessage, type Server } from 'node:http';
+import { Socket, type AddressInfo } from 'node:net';
+import type { Duplex } from 'node:stream';
 import type { Logger } from '@bus/observability';
 import type { HttpApp } from './app';
+import { MalformedRequestError, RequestHeadersTooLargeError, RequestTimeoutError, RouteNotFoundError, type HttpError } from './errors';
 
 export interface RunningServer {
   server: Server;
@@ -16,6 +19,8 @@ export async function serve(app: HttpApp, opts: { host: string; port: number; lo
   // Long polls hold a request for up to 20 s; keep-alive must outlive the proxies in front of us.
   server.keepAliveTimeout = 65_000;
   server.headersTimeout = 66_000;
+  answerParserErrors(server, app, opts.logger);
+  routeConnectRequests(server, app);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(opts.port, opts.host, () => {
@@ -43,6 +48,84 @@ export async function serve(app: HttpApp, opts: { host: string; port: number; lo
       clearTimeout(timer);
     },
   };
+}
+
+/** How long a refused connection may stay open for the client to read the answer. */
+const REFUSED_LINGER_MS = 2000;
+
+/**
+ * Node's own parser refuses some requests before express sees them (CR or NUL in a header,
+ * Content-Length with Transfer-Encoding, bad chunked encoding, an unknown method, headers over
+ * 16 KB). By default it answers with a bare status and no body; this answers in the app's error
+ * shape instead (docs/errors.md), with a request id, and closes the connection: after a parse error
+ * nothing more on it can be trusted. As Node does, nothing is written once a response on the
+ * connection has started.
+ */
+function answerParserErrors(server: Server, app: HttpApp, logger: Logger): void {
+  const inFlight = new WeakMap<Duplex, ServerResponse>();
+  server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+    inFlight.set(req.socket, res);
+    res.once('close', () => inFlight.delete(req.socket));
+  });
+  server.on('clientError', (err: Error & { code?: string }, socket: Duplex) => {
+    if (err.code === 'ECONNRESET' || !socket.writable || inFlight.get(socket)?.headersSent) {
+      socket.destroy();
+      return;
+    }
+    const refusal = parserRefusal(err);
+    const requestId = randomUUID();
+    // The parser's error code names what was wrong; the raw bytes of the request are never logged.
+    logger.info({ request_id: requestId, status: refusal.status, rule: refusal.rule, parser_error: err.code }, 'request refused by the HTTP parser');
+    answerAndClose(socket, app, refusal, requestId);
+  });
+}
+
+function parserRefusal(err: Error & { code?: string }): HttpError {
+  if (err.code === 'HPE_HEADER_OVERFLOW') return new RequestHeadersTooLargeError();
+  if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT') return new RequestTimeoutError();
+  // llhttp's messages are fixed texts ("Parse Error: Invalid header value char"), never request data.
+  return new MalformedRequestError(err.message.replace(/^Parse Error: /, ''));
+}
+
+/** A complete HTTP/1.1 error answer written straight to the socket, for requests express never sees. */
+function answerAndClose(socket: Duplex, app: HttpApp, refusal: HttpError, requestId: string): void {
+  const body = JSON.stringify(app.errorBody(refusal, requestId));
+  const headers = {
+    'Content-Type': 'application/json; charset=utf-8',
+    'Content-Length': String(Buffer.byteLength(body)),
+    Connection: 'close',
+    'X-Request-Id': requestId,
+    ...refusal.headers,
+  };
+  const head = [`HTTP/1.1 ${refusal.status} ${STATUS_CODES[refusal.status] ?? ''}`, ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`)];
+  socket.end(`${head.join('\r\n')}\r\n\r\n${body}`);
+  const linger = setTimeout(() => socket.destroy(), REFUSED_LINGER_MS);
+  linger.unref();
+  socket.once('close', () => clearTimeout(linger));
+}
+
+/**
+ * Node hands CONNECT to a separate event and, without a listener, drops the connection without a
+ * word. The bus is no proxy: a CONNECT to a path goes through the app like any other method, so it
+ * gets what an unserved method gets (405 with Allow on a known path, else 404); a CONNECT to an
+ * authority (host:port, the proxy form) names no path of ours: 404 route.not_found. Either way the
+ * connection closes afterwards.
+ */
+function routeConnectRequests(server: Server, app: HttpApp): void {
+  server.on('connect', (req: IncomingMessage, socket: Duplex) => {
+    if (!(socket instanceof Socket) || !req.url?.startsWith('/')) {
+      answerAndClose(socket, app, new RouteNotFoundError(req.method ?? 'CONNECT', (req.url ?? '').slice(0, 200)), randomUUID());
+      return;
+    }
+    const res = new ServerResponse(req);
+    res.shouldKeepAlive = false;
+    res.assignSocket(socket);
+    res.once('finish', () => {
+      res.detachSocket(socket);
+      socket.end();
+    });
+    app.express(req, res);
+  });
 }
 
 /**

@@ -19,10 +19,14 @@ export interface FieldKind {
 export const SNAKE_CASE_NAME = /^[a-z][a-z0-9_]*$/;
 const TEXT_MAX = 200;
 
-/** A value quoted for a one-line problem: JSON, so line breaks stay escaped, and cut when long. */
+/**
+ * A value quoted for a one-line problem: JSON, so line breaks stay escaped, and cut when long — by
+ * code points, so the cut never splits a surrogate pair into a lone surrogate no JSON reader takes.
+ */
 export function quote(value: unknown): string {
   const text = JSON.stringify(value) ?? String(value);
-  return text.length > 60 ? `${text.slice(0, 57)}...` : text;
+  const codePoints = [...text];
+  return codePoints.length > 60 ? `${codePoints.slice(0, 57).join('')}...` : text;
 }
 
 /** What a value is, for "must be ..., got ..." problems. */

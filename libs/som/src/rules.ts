@@ -93,7 +93,11 @@ export const RULES = {
   'registry.unavailable': refusing('policy', 503, 'The registry (connections, permissions, quotas) could not be read; nothing was carried out. Retry the request (a publish with the same message_id).'),
   'publish.unavailable': refusing('policy', 503, 'The message could not be committed (Kafka or Postgres did not answer); nothing was accepted. Retry with the same message_id.'),
   'keys.unavailable': refusing('policy', 503, 'GET /v1/oauth/jwks: no signing key could be read; retry shortly.'),
-  'route.not_found': refusing('policy', 404, 'No route for this method and path.'),
+  'route.not_found': refusing('policy', 404, 'No route for this path.'),
+  'method.not_allowed': refusing('policy', 405, 'The path exists but does not serve this method; the Allow header lists the methods it serves.'),
+  'request.malformed': refusing('policy', BAD_REQUEST, 'Node\'s HTTP parser refused the request before any route saw it (CR or NUL in a header, Content-Length with Transfer-Encoding, bad chunked encoding, an unknown method), or its body broke off; the connection is closed.'),
+  'request.headers_too_large': refusing('policy', 431, 'The request line and headers are over 16 KB; the connection is closed.'),
+  'request.timeout': refusing('policy', 408, 'The request was not received in full in time; the connection is closed.'),
   'route.not_implemented': refusing('policy', 501, 'The route is in the spec but not implemented yet.'),
   'internal.error': refusing('policy', 500, 'An unexpected error; it is logged with the request id.'),
 } as const satisfies Record<string, RuleDefinition>;

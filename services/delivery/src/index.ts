@@ -4,7 +4,7 @@ export { KnexDeliveryStore } from './delivery-store';
 export type { DeliveryStore, Acceptance, MessageToEnqueue, QuarantinedRecord, StoredQuarantinedRecord, SweepResult, QueueStats } from './delivery-store';
 export { checkAcceptance, readMessageHeaders, REFUSAL_REASONS } from './acceptance-check';
 export type { AcceptanceCheck, AcceptanceWait, RecordToCheck, RefusalReason } from './acceptance-check';
-export { redriveQuarantined, createRedriveMetrics, QUARANTINE_ID } from './redrive';
+export { redriveQuarantined, createRedriveMetrics } from './redrive';
 export type { RedriveDeps, RedriveMetrics, RedriveOutcome, RedriveResult } from './redrive';
 export { createQueueUpkeep } from './upkeep';
 export type { QueueUpkeep, QueueUpkeepDeps } from './upkeep';

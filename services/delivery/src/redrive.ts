@@ -12,7 +12,7 @@ export type RedriveResult =
 export type RedriveOutcome = RedriveResult['outcome'];
 
 /** quarantined_records.id as the admin API takes it: a positive bigint, well inside int8. */
-export const QUARANTINE_ID = /^[1-9][0-9]{0,17}$/;
+const QUARANTINE_ID = /^[1-9][0-9]{0,17}$/;
 
 export interface RedriveDeps {
   store: DeliveryStore;

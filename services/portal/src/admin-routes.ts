@@ -1,5 +1,5 @@
 import { Router, type Request } from 'express';
-import { MessageTooLargeError, readBody } from '@bus/http';
+import { MessageTooLargeError, readBody, validatedQuery, type RequestValidation } from '@bus/http';
 import {
   AppNotFoundError,
   ConnectionNotActiveError,
@@ -29,6 +29,11 @@ export interface AdminRoutesDeps {
   queues: QueueOperations;
   /** The replay archive of this environment (KAFKA_MESSAGES_RETENTION): 30 days Sandbox, 7 days Preview. */
   archiveMs: number;
+  /**
+   * Requests checked against schemas/openapi/admin.json: its `parameters` middleware runs in front of
+   * this router (service.ts), its `jsonBody` reads the bodies here.
+   */
+  requests: RequestValidation;
   now?: () => Date;
 }
 
@@ -43,6 +48,7 @@ const BODY_BYTES = 64 * 1024;
  */
 export function adminRoutes(deps: AdminRoutesDeps): Router {
   const now = deps.now ?? (() => new Date());
+  const jsonBody = async <T>(req: Request): Promise<T> => (await deps.requests.jsonBody(req, BODY_BYTES)) as T;
   const router = Router();
   router.use('/api/admin', (_req, res, next) => {
     res.set('Cache-Control', 'no-store');
@@ -64,10 +70,10 @@ export function adminRoutes(deps: AdminRoutesDeps): Router {
     res.json({ organisations: await deps.store.organisations() });
   });
   router.post('/api/admin/organisations', async (req, res) => {
-    const b = await jsonBody(req, ['name', 'kind', 'quota']);
+    const b = await jsonBody<body.OrganisationCreate>(req);
     const id = await deps.admin.createOrganisation({
-      name: body.name(b),
-      kind: body.oneOfField(b, 'kind', body.ORGANISATION_KINDS),
+      name: b.name,
+      kind: b.kind,
       ...(b.quota === undefined ? {} : { quota: body.quotaSetting(b.quota) }),
     });
     res.status(201).json(await organisationOf(id));
@@ -76,20 +82,20 @@ export function adminRoutes(deps: AdminRoutesDeps): Router {
     res.json(await organisationOf(param(req, 'o')));
   });
   router.put('/api/admin/organisations/:o/quota', async (req, res) => {
-    const quota = body.quotaSetting(await jsonBody(req));
+    const quota = body.quotaSetting(await jsonBody<body.QuotaBody>(req), 'body');
     await identityCall(() => deps.admin.setQuota('organisation', param(req, 'o'), quota));
     res.json(await organisationOf(param(req, 'o')));
   });
 
   router.get('/api/admin/workspaces', async (req, res) => {
-    res.json({ workspaces: await deps.store.workspaces({ organisationId: queryId(req, 'organisation_id', 'o') }) });
+    res.json({ workspaces: await deps.store.workspaces({ organisationId: queryText(req, 'organisation_id') }) });
   });
   router.post('/api/admin/workspaces', async (req, res) => {
-    const b = await jsonBody(req, ['organisation_id', 'name', 'quota']);
+    const b = await jsonBody<body.WorkspaceCreate>(req);
     const id = await identityCall(() =>
       deps.admin.createWorkspace({
-        organisationId: body.id(b, 'organisation_id', 'o'),
-        name: body.name(b),
+        organisationId: b.organisation_id,
+        name: b.name,
         ...(b.quota === undefined ? {} : { quota: body.quotaSetting(b.quota) }),
       }),
     );
@@ -99,19 +105,18 @@ export function adminRoutes(deps: AdminRoutesDeps): Router {
     res.json(await workspaceOf(param(req, 'w')));
   });
   router.put('/api/admin/workspaces/:w/quota', async (req, res) => {
-    const quota = body.quotaSetting(await jsonBody(req));
+    const quota = body.quotaSetting(await jsonBody<body.QuotaBody>(req), 'body');
     await identityCall(() => deps.admin.setQuota('workspace', param(req, 'w'), quota));
     res.json(await workspaceOf(param(req, 'w')));
   });
 
   router.get('/api/admin/apps', async (req, res) => {
-    res.json({ apps: await deps.store.apps({ workspaceId: queryId(req, 'workspace_id', 'w') }) });
+    res.json({ apps: await deps.store.apps({ workspaceId: queryText(req, 'workspace_id') }) });
   });
   router.post('/api/admin/apps', async (req, res) => {
-    const b = await jsonBody(req, ['workspace_id', 'organisation_id', 'name']);
-    const organisationId = body.optionalId(b, 'organisation_id', 'o');
+    const b = await jsonBody<body.AppCreate>(req);
     const id = await identityCall(() =>
-      deps.admin.createApp({ workspaceId: body.id(b, 'workspace_id', 'w'), name: body.name(b), ...(organisationId ? { organisationId } : {}) }),
+      deps.admin.createApp({ workspaceId: b.workspace_id, name: b.name, ...(b.organisation_id ? { organisationId: b.organisation_id } : {}) }),
     );
     res.status(201).json(await appOf(id));
   });
@@ -119,17 +124,17 @@ export function adminRoutes(deps: AdminRoutesDeps): Router {
     res.json(await appOf(param(req, 'a')));
   });
   router.put('/api/admin/apps/:a/permissions', async (req, res) => {
-    const permissions = body.permissions(await jsonBody(req));
+    const permissions = body.permissions(await jsonBody<body.PermissionsBody>(req));
     await identityCall(() => deps.admin.setPermissions(param(req, 'a'), permissions));
     res.json(await appOf(param(req, 'a')));
   });
 
   router.get('/api/admin/connections', async (req, res) => {
-    res.json({ connections: await deps.store.connections({ workspaceId: queryId(req, 'workspace_id', 'w'), appId: queryId(req, 'app_id', 'a') }) });
+    res.json({ connections: await deps.store.connections({ workspaceId: queryText(req, 'workspace_id'), appId: queryText(req, 'app_id') }) });
   });
   router.post('/api/admin/connections', async (req, res) => {
-    const b = await jsonBody(req, ['app_id', 'kind']);
-    const issued = await identityCall(() => deps.admin.createConnection({ appId: body.id(b, 'app_id', 'a'), kind: body.oneOfField(b, 'kind', body.CONNECTION_KINDS) }));
+    const b = await jsonBody<body.ConnectionCreate>(req);
+    const issued = await identityCall(() => deps.admin.createConnection({ appId: b.app_id, kind: b.kind }));
     res.status(201).json({
       client_id: issued.clientId,
       client_secret: issued.clientSecret,
@@ -152,7 +157,7 @@ export function adminRoutes(deps: AdminRoutesDeps): Router {
     res.json(await connectionOf(clientId));
   });
   router.post('/api/admin/connections/:c/rotate', async (req, res) => {
-    const overlap = body.overlapSeconds(await jsonBody(req));
+    const overlap = (await jsonBody<body.RotationBody>(req)).overlap_seconds;
     const issued = await identityCall(() => deps.admin.rotateCredential(param(req, 'c'), { overlapSeconds: overlap }));
     res.json({
       client_id: issued.clientId,
@@ -214,7 +219,7 @@ export function adminRoutes(deps: AdminRoutesDeps): Router {
   });
   router.post('/api/admin/connections/:c/replays', async (req, res) => {
     const connection = await activeConsumer(param(req, 'c'));
-    const since = body.replaySince(await jsonBody(req), now(), deps.archiveMs);
+    const since = body.replaySince(await jsonBody<body.ReplayBody>(req), now(), deps.archiveMs);
     const replay = await deps.replays.start({ workspaceId: connection.workspace_id, consumerId: connection.client_id, since });
     res.status(202).json(replay);
   });
@@ -224,20 +229,14 @@ export function adminRoutes(deps: AdminRoutesDeps): Router {
   return router;
 }
 
-export async function jsonBody(req: Request, fields?: readonly string[]): Promise<body.JsonObject> {
-  const parsed = body.parseJsonObject(await readBody(req, BODY_BYTES));
-  if (fields) body.onlyFields(parsed, fields);
-  return parsed;
-}
-
 function param(req: Request, name: string): string {
   return String(req.params[name]);
 }
 
-export function queryId(req: Request, name: string, prefix: string): string | undefined {
-  const value = req.query[name];
-  if (value === undefined) return undefined;
-  return body.id({ [name]: value }, name, prefix);
+/** A text query parameter the document declares (checked by requestValidation); undefined when absent. */
+function queryText(req: Request, name: string): string | undefined {
+  const value = validatedQuery(req)[name];
+  return typeof value === 'string' ? value : undefined;
 }
 
 function notFound(what: string, id: string): never {

@@ -1,6 +1,6 @@
 import { Router } from 'express';
 import type { Knex } from '@bus/db';
-import type { ReadinessCheck, Service } from '@bus/http';
+import { requestValidation, type ReadinessCheck, type Service } from '@bus/http';
 import { IdentityAdmin, type ControlPublisher } from '@bus/identity';
 import { createLimiter, type LimitMetrics, type Redis } from '@bus/limits';
 import type { Logger } from '@bus/observability';
@@ -9,6 +9,7 @@ import { loadSkillLibrary, type SkillLibrary } from '@bus/skills';
 import { adminRoutes, type QueueOperations } from './admin-routes';
 import { KnexAdminStore } from './admin-store';
 import { operatorAuth, type OperatorCredentials } from './operator-auth';
+import { AdminRequestInvalidError } from './errors';
 import { quarantineRoutes, type QuarantineOperations } from './quarantine-routes';
 import { createReplayRunner, type ReplayRunner } from './replays';
 
@@ -50,8 +51,11 @@ export function createPortalService(deps: PortalServiceDeps): PortalService {
   documents.get('/api/admin/openapi.json', (_req, res) => {
     res.json(openapi.admin);
   });
+  // Every admin request is checked against the served document once the operator is known: the
+  // path and query parameters here, a JSON body where the route reads it (admin-routes.ts).
+  const requests = requestValidation(openapi.admin, (problem) => new AdminRequestInvalidError(problem));
   const authenticated = Router();
-  authenticated.use('/api/admin', operatorAuth(deps.operator, perAddress));
+  authenticated.use('/api/admin', operatorAuth(deps.operator, perAddress), requests.parameters);
 
   return {
     name: 'portal',
@@ -65,8 +69,9 @@ export function createPortalService(deps: PortalServiceDeps): PortalService {
         replays,
         queues: deps.queues,
         archiveMs: deps.archiveMs,
+        requests,
       }),
-      quarantineRoutes({ store, queues: deps.queues }),
+      quarantineRoutes({ store, queues: deps.queues, requests }),
     ],
     readiness: deps.readiness,
     replays,
