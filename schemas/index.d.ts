@@ -12,7 +12,12 @@ export interface SomSchemaSet {
   readonly envelope: JsonSchemaDocument;
   /** Payload schema per message type; the keys are the message types the bus has schemas for. */
   readonly payloads: Readonly<Record<string, JsonSchemaDocument>>;
-  /** One valid example message per message type, as parsed from examples/<message_type>.json. */
+  /**
+   * The examples (examples/NN-<message_type>.json) in publishing order: one story under one
+   * correlation id, one message per type, accepted in this order by an app allowed their system_ids.
+   */
+  readonly story: readonly unknown[];
+  /** The same examples by message type. */
   readonly examples: Readonly<Record<string, unknown>>;
 }
 

@@ -23,11 +23,22 @@ ensure_node_modules() {
   fi
 }
 
+# How the scripts here start a compiled entry point of the bus, as every other start of it does (npm
+# start scripts, the image's entrypoint, libs/testing): kafkajs 2.2.4 sets a negative timer that Node 24
+# warns about at every start (TimeoutNegativeWarning, kafkajs issue 1751, fixed upstream but
+# unreleased). Harmless, so that one warning type is off; every other warning still prints.
+BUS_NODE=(node --disable-warning=TimeoutNegativeWarning)
+
 # Starts (or reuses) Postgres, Redis and Kafka and exports their addresses; prints the started ones
 # into the file named by $1 so the caller can stop exactly those.
 ensure_stack() {
-  local started_file="${1:-/dev/null}"
-  bash "$ROOT/deploy/local/stack.sh" up | tee /dev/stderr | sed -n 's/^started: //p' > "$started_file"
+  local started_file="${1:-/dev/null}" result
+  # stack.sh's result lines (started:/reused:/external:, the URLs) join its progress on stderr. Taken
+  # whole rather than through `tee /dev/stderr`, which opens stderr anew: when stderr is a log file
+  # (`npm run up > log 2>&1`) that truncates it and leaves NUL bytes where the earlier lines were.
+  result="$(bash "$ROOT/deploy/local/stack.sh" up)"
+  printf '%s\n' "$result" >&2
+  sed -n 's/^started: //p' <<<"$result" > "$started_file"
   set -a
   # shellcheck disable=SC1091
   . "$ROOT/.local/stack.env"
@@ -37,9 +48,10 @@ ensure_stack() {
   export KAFKA_MESSAGES_PARTITIONS="${KAFKA_MESSAGES_PARTITIONS:-3}"
 }
 
-# Secrets of the local bus that must survive restarts, kept in .local/ (git-ignored): the key that
-# seals the token service's signing keys (SIGNING_KEY_ENCRYPTION_KEY, base64 of 32 bytes). A new one
-# on every start would leave the stored signing keys unreadable.
+# Secrets of the local bus that must survive restarts, kept in .local/ (git-ignored); $1 is the URL of
+# the portal they are for. The key that seals the token service's signing keys
+# (SIGNING_KEY_ENCRYPTION_KEY, base64 of 32 bytes): a new one on every start would leave the stored
+# signing keys unreadable.
 ensure_local_secrets() {
   local file="$ROOT/.local/signing-key-encryption.key"
   if [ ! -s "$file" ]; then
@@ -54,14 +66,22 @@ ensure_local_secrets() {
     (umask 077 && node -e 'process.stdout.write(require("crypto").randomBytes(32).toString("base64"))' > "$receipt")
   fi
   export RECEIPT_HANDLE_KEY="${RECEIPT_HANDLE_KEY:-$(cat "$receipt")}"
-  # The operator's admin API credentials, written once as busctl's variables (.local/operator.env:
-  # `set -a; . .local/operator.env; set +a` and busctl works against this bus).
-  local operator="$ROOT/.local/operator.env"
-  if [ ! -s "$operator" ]; then
-    (umask 077 && node -e 'const c=require("crypto");process.stdout.write(`BUSCTL_CLIENT_ID=operator\nBUSCTL_CLIENT_SECRET=${c.randomBytes(24).toString("hex")}\n`)' > "$operator")
+  # The operator's admin API credentials as busctl's variables (.local/operator.env: `set -a; .
+  # .local/operator.env; set +a` and busctl works against this bus). The credentials are made once;
+  # BUSCTL_URL is rewritten at every start, so busctl talks to this stack's portal ($1), whatever
+  # PORTAL_PORT it has, and never to another stack's on the default port.
+  local portal_url="$1" operator="$ROOT/.local/operator.env" id="" secret=""
+  if [ -s "$operator" ]; then
+    id="$(sed -n 's/^BUSCTL_CLIENT_ID=//p' "$operator")"
+    secret="$(sed -n 's/^BUSCTL_CLIENT_SECRET=//p' "$operator")"
   fi
-  export OPERATOR_CLIENT_ID="${OPERATOR_CLIENT_ID:-$(sed -n 's/^BUSCTL_CLIENT_ID=//p' "$operator")}"
-  export OPERATOR_CLIENT_SECRET="${OPERATOR_CLIENT_SECRET:-$(sed -n 's/^BUSCTL_CLIENT_SECRET=//p' "$operator")}"
+  id="${id:-operator}"
+  secret="${secret:-$(node -e 'process.stdout.write(require("crypto").randomBytes(24).toString("hex"))')}"
+  (umask 077 && printf '# The operator of `npm run up` (deploy/local/lib.sh), for busctl. Secret: keep this file private.\nBUSCTL_URL=%s\nBUSCTL_CLIENT_ID=%s\nBUSCTL_CLIENT_SECRET=%s\n' \
+    "$portal_url" "$id" "$secret" > "$operator.tmp")
+  mv -f "$operator.tmp" "$operator"
+  export OPERATOR_CLIENT_ID="${OPERATOR_CLIENT_ID:-$id}"
+  export OPERATOR_CLIENT_SECRET="${OPERATOR_CLIENT_SECRET:-$secret}"
 }
 
 build() {

@@ -2,7 +2,8 @@
 # deploy/local/stack.sh — the bus's local infrastructure: PostgreSQL, Redis, Kafka.
 #
 #   stack.sh up     [postgres|redis|kafka ...]  install what is missing, start what is not
-#                                               running, write .local/stack.env (default: all)
+#                                               running, write .local/stack.env (default: all);
+#                                               if one fails, stop those this run started
 #   stack.sh down   [postgres|redis|kafka ...]  stop what this script started (default: all)
 #   stack.sh status [postgres|redis|kafka ...]  one line per component; exit 3 if any is down
 #   stack.sh env                                print the dotenv lines (DATABASE_URL, ...)
@@ -20,7 +21,8 @@
 #
 # Environment:
 #   BUS_PG_PORT (55432) BUS_REDIS_PORT (56379) BUS_KAFKA_PORT (59092)
-#   BUS_KAFKA_CONTROLLER_PORT (59093)           all servers listen on 127.0.0.1 only
+#   BUS_KAFKA_CONTROLLER_PORT (59093)           all servers listen on 127.0.0.1 only; a second
+#                                               stack beside this one needs all four changed
 #   DATABASE_URL / REDIS_URL / KAFKA_BROKERS    if set, that component is "external": it is
 #                                               neither installed nor started, and the value
 #                                               is passed through to stack.env. (A value equal
@@ -307,9 +309,10 @@ EOF
   return 0
 }
 
-# Create role bus / database bus (idempotent), as the superuser over TCP (trust auth).
+# Create role bus / database bus (idempotent), as the superuser over TCP (trust auth). Warnings only:
+# a repeated GRANT's NOTICE ("already a member") on every start reads like a problem and is none.
 pg_ensure_db() {
-  "$PG_BIN/psql" -X -q -h 127.0.0.1 -p "$BUS_PG_PORT" -U postgres -d postgres \
+  PGOPTIONS='-c client_min_messages=warning' "$PG_BIN/psql" -X -q -h 127.0.0.1 -p "$BUS_PG_PORT" -U postgres -d postgres \
     -v ON_ERROR_STOP=1 >/dev/null <<'SQL' || die "postgres: could not create role/database 'bus'"
 DO $$
 BEGIN
@@ -690,18 +693,37 @@ take_lock() {
   fi
 }
 
+# The components this `up` found stopped and set out to start. When a later one fails, the EXIT trap
+# stops these again (the one that failed too, if it got as far as running): a failed `up` leaves
+# nothing of its own running, and says so.
+STARTING=()
+stop_started_on_failure() {
+  local rc=$? c
+  trap - EXIT
+  if ((rc != 0 && ${#STARTING[@]} > 0)); then
+    say "up failed; stopping what this run started: ${STARTING[*]}"
+    for c in "${STARTING[@]}"; do
+      ("${c}_down") >&2 || say "$c: could not stop it (see above)"
+    done
+  fi
+  exit "$rc"
+}
+
 cmd_up() {
   parse_components "$@"
   take_lock
   mkdir -p "$LOGS"
+  trap stop_started_on_failure EXIT
   local c
   for c in "${COMPONENTS[@]}"; do
     if is_external "$c"; then
       echo "external: $c"
     else
+      "${c}_status" >/dev/null 2>&1 || STARTING+=("$c")
       "${c}_up"
     fi
   done
+  trap - EXIT
   write_env_file
   cat "$LOCAL/stack.env"
 }

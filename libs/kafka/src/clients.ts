@@ -1,4 +1,4 @@
-import { Kafka, logLevel, type Admin, type Consumer, type EachBatchPayload, type LogEntry, type Producer } from 'kafkajs';
+import { Kafka, logLevel, Partitioners, type Admin, type Consumer, type EachBatchPayload, type LogEntry, type Producer } from 'kafkajs';
 import type { Logger } from 'pino';
 
 export interface KafkaOptions {
@@ -17,10 +17,20 @@ export function createKafka(opts: KafkaOptions): Kafka {
   });
 }
 
+/**
+ * kafkajs logs every error response at error level, also the ones it retries by design. A broker that
+ * just started answers GroupCoordinator requests with this until its offsets topic is ready (seconds on
+ * a fresh local stack), and kafkajs retries them: a debug line, not an error on a healthy start. A
+ * coordinator that never comes fails the retries, which is still logged at error level.
+ */
+const RETRIED_RESPONSE_ERRORS: ReadonlySet<string> = new Set(['The group coordinator is not available']);
+
 function logKafkaEntry(logger: Logger, { level, log }: LogEntry): void {
   const { message, timestamp: _ts, ...fields } = log;
   const line = { kafka: { namespace: fields.namespace ?? undefined, ...fields } };
-  if (level === logLevel.ERROR || level === logLevel.NOTHING) logger.error(line, message);
+  const retried = typeof fields.error === 'string' && RETRIED_RESPONSE_ERRORS.has(fields.error) && message.startsWith('Response ');
+  if (retried) logger.debug(line, message);
+  else if (level === logLevel.ERROR || level === logLevel.NOTHING) logger.error(line, message);
   else if (level === logLevel.WARN) logger.warn(line, message);
   else logger.debug(line, message);
 }
@@ -32,7 +42,9 @@ function logKafkaEntry(logger: Logger, { level, log }: LogEntry): void {
  * duplicates from retries are absorbed by message_id dedup in delivery.
  */
 export function createProducer(kafka: Kafka): Producer {
-  return kafka.producer({ idempotent: false, allowAutoTopicCreation: false });
+  // kafkajs 2's default partitioner (murmur2, the Java client's), named so kafkajs does not warn at
+  // every start that its default changed in 2.0: this project never used the legacy one.
+  return kafka.producer({ idempotent: false, allowAutoTopicCreation: false, createPartitioner: Partitioners.DefaultPartitioner });
 }
 
 export interface ProducedRecord {

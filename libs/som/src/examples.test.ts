@@ -1,7 +1,8 @@
 import { som } from '@bus/schemas';
 import { MESSAGE_TYPES } from './schema-set';
 import { example, testValidator } from './testing';
-import { SOM_ENVELOPE_VERSION } from './message';
+import { SOM_ENVELOPE_VERSION, type SomMessage } from './message';
+import { applySequence, type StoryState } from './sequence';
 
 describe('MESSAGE_TYPES', () => {
   it('are the ten types of spec 2.5, sorted', () => {
@@ -45,4 +46,42 @@ describe.each(MESSAGE_TYPES)('example of %s (schemas/som/1.0/examples)', (type) 
     expect(ids.filter((id) => id === example(type)['message_id'])).toHaveLength(1);
   });
 
+});
+
+describe('the examples as one story (som.story: the files numbered in publishing order)', () => {
+  const story = som.story as SomMessage[];
+
+  it('holds every example once, one per message type', () => {
+    expect(story.map((m) => m.message_type).sort()).toEqual([...MESSAGE_TYPES]);
+    expect(story.map((m) => som.examples[m.message_type])).toEqual(story);
+  });
+
+  it('is accepted in that order: each message passes the sequence rules on the state the ones before it left', () => {
+    let state: StoryState | null = null;
+    for (const message of story) {
+      const outcome = applySequence(state, message);
+      expect({ type: message.message_type, ok: outcome.ok }).toEqual({ type: message.message_type, ok: true });
+      if (outcome.ok) state = outcome.next;
+    }
+    expect(state?.telling).toMatchObject({ phase: 'ended' });
+  });
+
+  it('starts the telling before its exposures and ends it after them, and happens in that order', () => {
+    const types = story.map((m) => m.message_type);
+    expect(types.indexOf('telling.started')).toBeLessThan(types.indexOf('telling.exposed'));
+    expect(types.indexOf('telling.exposed')).toBeLessThan(types.indexOf('telling.ended'));
+    const times = story.map((m) => Date.parse(m.occurred_at));
+    expect(times).toEqual([...times].sort((a, b) => a - b));
+  });
+
+  it('refers only to messages published before the referring one', () => {
+    const earlier = new Set<string>();
+    for (const message of story) {
+      const payload = message.payload as { trigger?: { message_id: string }; subject?: { message_id: string } };
+      for (const reference of [payload.trigger, payload.subject]) {
+        if (reference) expect(earlier).toContain(reference.message_id);
+      }
+      earlier.add(message.message_id);
+    }
+  });
 });

@@ -14,10 +14,14 @@ import { secretMatches } from '@bus/tokens';
  * the credentials once and writes them to BUS_DEMO_ENV_FILE (.local/demo.env); later runs keep the
  * tenant and the file. Only when the file is gone or no longer matches the database (a wiped database,
  * a revoked connection) are new secrets issued, for the same tenant.
+ *
+ * The organisation and app have fixed ids, by which a rerun finds them. The workspace, the one of the
+ * demo organisation, gets a new random id in each database: the workspace id is what Kafka records
+ * carry, and buses that share a Kafka (a database wiped under a kept broker, the e2e tests, two
+ * checkouts on one broker) must not take each other's demo records for their own.
  */
 const DEMO = {
   organisationId: 'odemohouse222',
-  workspaceId: 'wdemosandbox2',
   appId: 'ademostudio22',
   systemId: 'demo.studio',
 } as const;
@@ -50,10 +54,13 @@ async function seed(): Promise<void> {
   try {
     const existing = readDemoEnv(file);
     const valid = existing !== undefined && (await stillValid(db, existing));
-    const env = (creds: { producer: { clientId: string; clientSecret: string }; consumer: { clientId: string; clientSecret: string } }): DemoEnv => ({
+    const env = (
+      workspaceId: string,
+      creds: { producer: { clientId: string; clientSecret: string }; consumer: { clientId: string; clientSecret: string } },
+    ): DemoEnv => ({
       BUS_BASE_URL: config.BUS_BASE_URL,
       PORTAL_URL: config.PORTAL_URL,
-      BUS_WORKSPACE_ID: DEMO.workspaceId,
+      BUS_WORKSPACE_ID: workspaceId,
       BUS_SYSTEM_ID: DEMO.systemId,
       BUS_PRODUCER_CLIENT_ID: creds.producer.clientId,
       BUS_PRODUCER_CLIENT_SECRET: creds.producer.clientSecret,
@@ -71,17 +78,17 @@ async function seed(): Promise<void> {
         await producer.connect();
         await admin.setPermissions(DEMO.appId, { systemIds: [DEMO.systemId], messageTypes: [...MESSAGE_TYPES] });
       }
-      process.stdout.write(`demo tenant ${DEMO.workspaceId} kept; its credentials are in ${shown}\n`);
+      process.stdout.write(`demo tenant ${existing.BUS_WORKSPACE_ID} kept; its credentials are in ${shown}\n`);
       return;
     }
     await producer.connect();
-    const [producerCred, consumerCred] = await issueCredentials(db, admin);
-    const fresh = env({ producer: producerCred, consumer: consumerCred });
+    const { workspaceId, credentials } = await issueCredentials(db, admin);
+    const fresh = env(workspaceId, { producer: credentials[0], consumer: credentials[1] });
     writeDemoEnv(file, fresh);
     process.stdout.write(
       [
         '',
-        `  demo tenant ${DEMO.workspaceId} (organisation ${DEMO.organisationId}, app ${DEMO.appId}, system_id ${DEMO.systemId})`,
+        `  demo tenant ${workspaceId} (organisation ${DEMO.organisationId}, app ${DEMO.appId}, system_id ${DEMO.systemId})`,
         `    producer  client_id ${fresh.BUS_PRODUCER_CLIENT_ID}  client_secret ${fresh.BUS_PRODUCER_CLIENT_SECRET}`,
         `    consumer  client_id ${fresh.BUS_CONSUMER_CLIENT_ID}  client_secret ${fresh.BUS_CONSUMER_CLIENT_SECRET}`,
         `  The secrets are shown this once and kept in ${shown}: set -a; . ${shown}; set +a`,
@@ -95,16 +102,20 @@ async function seed(): Promise<void> {
   }
 }
 
+/** The demo organisation's workspace, when this database has it. */
+async function demoWorkspaceId(db: Knex): Promise<string | undefined> {
+  const row = (await db('workspaces').where({ organisation_id: DEMO.organisationId }).orderBy('created_at').first('id')) as { id: string } | undefined;
+  return row?.id;
+}
+
 /** Creates what is missing of the demo tenant and issues new secrets for its two connections. */
-async function issueCredentials(db: Knex, admin: IdentityAdmin): Promise<[IssuedCredential, IssuedCredential]> {
+async function issueCredentials(db: Knex, admin: IdentityAdmin): Promise<{ workspaceId: string; credentials: [IssuedCredential, IssuedCredential] }> {
   if (!(await db('organisations').where({ id: DEMO.organisationId }).first('id'))) {
     await admin.createOrganisation({ id: DEMO.organisationId, name: 'Demo house', kind: 'house' });
   }
-  if (!(await db('workspaces').where({ id: DEMO.workspaceId }).first('id'))) {
-    await admin.createWorkspace({ id: DEMO.workspaceId, organisationId: DEMO.organisationId, name: 'Demo sandbox' });
-  }
+  const workspaceId = (await demoWorkspaceId(db)) ?? (await admin.createWorkspace({ organisationId: DEMO.organisationId, name: 'Demo sandbox' }));
   if (!(await db('apps').where({ id: DEMO.appId }).first('id'))) {
-    await admin.createApp({ id: DEMO.appId, workspaceId: DEMO.workspaceId, organisationId: DEMO.organisationId, name: 'Demo studio' });
+    await admin.createApp({ id: DEMO.appId, workspaceId, organisationId: DEMO.organisationId, name: 'Demo studio' });
   }
   await admin.setPermissions(DEMO.appId, { systemIds: [DEMO.systemId], messageTypes: [...MESSAGE_TYPES] });
   const issue = async (kind: 'producer' | 'consumer'): Promise<IssuedCredential> => {
@@ -114,7 +125,7 @@ async function issueCredentials(db: Knex, admin: IdentityAdmin): Promise<[Issued
     // The same connection gets a new secret (the lost one cannot be recovered); no overlap.
     return active ? admin.rotateCredential(active.id, { overlapSeconds: 0 }) : admin.createConnection({ appId: DEMO.appId, kind });
   };
-  return [await issue('producer'), await issue('consumer')];
+  return { workspaceId, credentials: [await issue('producer'), await issue('consumer')] };
 }
 
 async function permissionsCurrent(db: Knex): Promise<boolean> {
@@ -126,7 +137,7 @@ async function permissionsCurrent(db: Knex): Promise<boolean> {
 
 /** The file's connections are the demo app's, active, and their secrets are current. */
 async function stillValid(db: Knex, env: DemoEnv): Promise<boolean> {
-  if (env.BUS_WORKSPACE_ID !== DEMO.workspaceId) return false;
+  if (env.BUS_WORKSPACE_ID !== (await demoWorkspaceId(db))) return false;
   const store = KnexIdentityStore.create(db);
   for (const [id, secret, kind] of [
     [env.BUS_PRODUCER_CLIENT_ID, env.BUS_PRODUCER_CLIENT_SECRET, 'producer'],
