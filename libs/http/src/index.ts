@@ -13,6 +13,8 @@ export {
   NotImplementedError,
   MessageTooLargeError,
   InternalError,
+  DependencyUnavailableError,
+  unavailableUnlessDone,
   OAuthError,
   ViolationsError,
 } from './errors';
