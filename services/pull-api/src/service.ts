@@ -4,7 +4,7 @@ import { readSkillRegistrations, type Knex } from '@bus/db';
 import type { BearerAuthenticator } from '@bus/identity';
 import type { Logger } from '@bus/observability';
 import { createPgQueueNotifier } from './notifier';
-import { KnexQueueStore } from './queue-store';
+import { KnexQueueStore, queueCall } from './queue-store';
 import { createReceiptHandles } from './receipt';
 import { pullRoutes } from './pull-routes';
 
@@ -33,7 +33,7 @@ export function createPullApiService(deps: PullApiServiceDeps): Service {
         authenticator: deps.authenticator,
         connectionQuota: deps.connectionQuota,
         pull: { store: KnexQueueStore.create(deps.db), notifier, handles: createReceiptHandles(deps.receiptHandleKey) },
-        registrations: (consumerId) => readSkillRegistrations(deps.db, consumerId),
+        registrations: (consumerId) => queueCall(() => readSkillRegistrations(deps.db, consumerId)),
       }),
     ],
     // A lost LISTEN connection is not a readiness matter: the notifier reconnects and wakes every
