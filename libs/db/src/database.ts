@@ -24,7 +24,7 @@ export interface DatabaseOptions {
 
 export const DEFAULT_CONNECT_TIMEOUT_MS = 5_000;
 export const DEFAULT_STATEMENT_TIMEOUT_MS = 10_000;
-/** How much longer than the server's statement_timeout the client waits for an answer. */
+/** How much longer than the server's statement_timeout (and pg's connection timeout) the client waits. */
 const CLIENT_TIMEOUT_MARGIN_MS = 1_000;
 
 export function createDatabase(opts: DatabaseOptions): Knex {
@@ -41,7 +41,9 @@ export function createDatabase(opts: DatabaseOptions): Knex {
       ...(statementTimeoutMs > 0 ? { statement_timeout: statementTimeoutMs, query_timeout: statementTimeoutMs + CLIENT_TIMEOUT_MARGIN_MS } : {}),
     },
     pool: { min: 0, max: opts.poolMax },
-    acquireConnectionTimeout: connectTimeoutMs,
+    // A bit longer than the connection's own timeout, so a server that does not answer fails with pg's
+    // error (which says so) rather than the pool's anonymous one; a full pool waits as long.
+    acquireConnectionTimeout: connectTimeoutMs + CLIENT_TIMEOUT_MARGIN_MS,
     // A failed query's error names the SQL with its placeholders, never the values bound to them:
     // those can be message bodies or secret hashes, and errors reach the logs.
     compileSqlOnError: false,
