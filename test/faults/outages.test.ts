@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { openapi, som } from '@bus/schemas';
 import { createOpenApiChecker, eventually, fetchObserved, type ObservedResponse } from '@bus/testing';
 import { startBus, type RunningBus } from '../support/bus';
+import { deliveryCaughtUp } from '../support/delivery';
 import { startOwnStack, type OwnStack } from '../support/stack';
 import { TenantFixture, type Tenant } from '../support/tenants';
 
@@ -70,6 +71,7 @@ let idle: Tenant;
 let producerToken: string;
 let consumerToken: string;
 let idleConsumerToken: string;
+let idleProducerToken: string;
 
 const tally = new Tally();
 const nonConforming: string[] = [];
@@ -83,6 +85,8 @@ const receipts: Array<{ messageId: string; correlationId: string; receiveCount: 
 /** How long each 503 publish.unavailable took to answer. */
 const unavailablePublishMs: number[] = [];
 let streaming = true;
+/** Set when the test ends early (a failed expectation): every client loop returns instead of retrying a stopped bus. */
+let aborted = false;
 
 beforeAll(async () => {
   stack = await startOwnStack('faults');
@@ -96,10 +100,12 @@ beforeAll(async () => {
   producerToken = await tenants.token(tenant.producer);
   consumerToken = await tenants.token(tenant.consumer);
   idleConsumerToken = await tenants.token(idle.consumer);
+  idleProducerToken = await tenants.token(idle.producer);
 }, 300_000);
 
 afterAll(async () => {
   streaming = false;
+  aborted = true;
   await tenants?.close().catch(() => undefined);
   await bus?.stop().catch(() => undefined);
   await stack?.destroy();
@@ -150,7 +156,7 @@ function message(type: TellingType, correlationId: string) {
  */
 async function publish(body: ReturnType<typeof message>, expected: 'accepted' | 'refused'): Promise<void> {
   const path = `/v1/tenants/${tenant.workspaceId}/messages`;
-  for (;;) {
+  while (!aborted) {
     const sentAt = Date.now();
     const res = await call('publish', 'POST', path, producerToken, body);
     if (res === null) {
@@ -188,7 +194,7 @@ async function produce(correlationId: string): Promise<void> {
 /** A consumer client: long polls (2 s), records each message, acks the batch; retries what failed for a while. */
 async function receiveUntil(done: () => boolean): Promise<void> {
   const base = `/v1/tenants/${tenant.workspaceId}/consumers/${tenant.consumer.clientId}`;
-  while (!done()) {
+  while (!done() && !aborted) {
     const res = await call('receive', 'GET', `${base}/messages?max_messages=10&wait_seconds=2&visibility_timeout=${VISIBILITY_TIMEOUT_S}`, consumerToken);
     if (res === null || res.status !== 200) {
       await pause(res === null ? 500 : retryAfterMs(res));
@@ -201,25 +207,45 @@ async function receiveUntil(done: () => boolean): Promise<void> {
     const giveUpAt = Date.now() + VISIBILITY_TIMEOUT_S * 1000;
     for (;;) {
       const ack = await call('ack', 'POST', `${base}/ack`, consumerToken, { receipt_handles: messages.map((m) => m.receipt_handle) });
-      if ((ack !== null && ack.status === 200) || Date.now() > giveUpAt) break;
+      if ((ack !== null && ack.status === 200) || Date.now() > giveUpAt || aborted) break;
       await pause(ack === null ? 500 : retryAfterMs(ack));
     }
   }
 }
 
+/** Kafka records delivery quarantined (invariant A), by reason, as the running process counted them. */
+async function quarantined(): Promise<string> {
+  const text = await fetch(`${bus!.busUrl}/metrics`).then(
+    (res) => res.text(),
+    () => '',
+  );
+  const counts = [...text.matchAll(/^bus_delivery_quarantined_total\{reason="([^"]+)"\} (\d+)/gm)].map(([, reason, n]) => `${reason} ${n}`);
+  return `quarantined since the process started: ${counts.join(', ') || 'none'}`;
+}
+
 /** The bus's log lines about refused requests of a dependency outage, by the named error's type. */
-function outageLogs(): Map<string, Array<{ cause?: { message?: string } }>> {
-  const byType = new Map<string, Array<{ cause?: { message?: string } }>>();
+interface LoggedError {
+  type: string;
+  cause?: { type?: string; message?: string };
+}
+
+function outageLogs(): Map<string, LoggedError[]> {
+  const byType = new Map<string, LoggedError[]>();
   for (const line of bus!.process.output().split('\n')) {
     if (!line.includes('"dependency unavailable"')) continue;
-    const entry = JSON.parse(line) as { err: { type: string; cause?: { message?: string } } };
+    const entry = JSON.parse(line) as { err: LoggedError };
     byType.set(entry.err.type, [...(byType.get(entry.err.type) ?? []), entry.err]);
   }
   return byType;
 }
 
-function summary(logs: Map<string, unknown[]>): string {
-  return [...logs].map(([type, entries]) => `${type} ${entries.length}`).join(', ') || 'none';
+/** Per named error: how many lines, and the first one's cause. */
+function summary(logs: Map<string, LoggedError[]>): string {
+  return (
+    [...logs]
+      .map(([type, entries]) => `${type} ${entries.length} (e.g. cause ${entries[0]?.cause?.type}: ${entries[0]?.cause?.message?.slice(0, 160)})`)
+      .join('; ') || 'none'
+  );
 }
 
 it('loses nothing, delivers nothing refused, keeps order and answers no 500 while the bus, Kafka, Postgres and Redis fail in turn', async () => {
@@ -232,7 +258,7 @@ it('loses nothing, delivers nothing refused, keeps order and answers no 500 whil
     const before = tally.snapshot();
     const started = Date.now();
     const extra = await run();
-    const line = `${name}: ${((Date.now() - started) / 1000).toFixed(1)} s; ${tally.since(before)}${extra ? `; ${extra}` : ''}`;
+    const line = `${name}: ${((Date.now() - started) / 1000).toFixed(1)} s; ${tally.since(before)}${extra ? `; ${extra}` : ''}; ${await quarantined()}`;
     report.push(line);
     process.stdout.write(`fault suite — ${line}\n`);
   };
@@ -244,6 +270,16 @@ it('loses nothing, delivers nothing refused, keeps order and answers no 500 whil
     await eventually(accepted202, (n) => n > before, { timeoutMs: 90_000, intervalMs: 100, what: 'a publish accepted again' });
     return `publishing again ${((Date.now() - from) / 1000).toFixed(1)} s after it`;
   };
+  /**
+   * Seconds until delivery has handled every record Kafka held when called: after a broker restart its
+   * consumer group waits for the crashed member's session to end; a record whose publish failed after
+   * its Kafka send waits DELIVERY_ACCEPTANCE_WAIT before quarantine.
+   */
+  const deliveryBack = async (): Promise<string> => {
+    const from = Date.now();
+    await deliveryCaughtUp(bus!, 180_000);
+    return `delivery caught up ${((Date.now() - from) / 1000).toFixed(1)} s after that`;
+  };
 
   await phase('steady stream', async () => {
     await pause(STEADY_MS);
@@ -252,7 +288,7 @@ it('loses nothing, delivers nothing refused, keeps order and answers no 500 whil
   await phase('bus killed (SIGKILL) and restarted', async () => {
     await bus!.process.stop('SIGKILL');
     await bus!.restart();
-    const back = await recovered();
+    const back = [await recovered(), await deliveryBack()].join(', ');
     await pause(STEADY_MS);
     return back;
   });
@@ -262,7 +298,7 @@ it('loses nothing, delivers nothing refused, keeps order and answers no 500 whil
     await stack!.stop('kafka');
     await pause(KAFKA_DOWN_MS);
     await stack!.start('kafka');
-    const back = await recovered();
+    const back = [await recovered(), await deliveryBack()].join(', ');
     await pause(STEADY_MS);
     const answers = unavailablePublishMs.slice(before);
     expect(answers.length).toBeGreaterThan(0);
@@ -281,16 +317,32 @@ it('loses nothing, delivers nothing refused, keeps order and answers no 500 whil
     await stack!.start('postgres');
     expect(answer?.status).toBe(503);
     expect(firstRule(answer!)).toBe('queue.unavailable');
-    const back = await recovered();
+    const back = [await recovered(), await deliveryBack()].join(', ');
+    // Long polls are woken by new deliveries again (the LISTEN connection came back): a message for the
+    // idle consumer ends its 20 s wait at once instead of at its end.
+    const waiting = call('long poll', 'GET', `${idleBase}/messages?wait_seconds=20`, idleConsumerToken);
+    const publishedAt = Date.now();
+    const woken = await call('publish', 'POST', `/v1/tenants/${idle.workspaceId}/messages`, idleProducerToken, message('telling.started', `idle-${randomUUID()}`));
+    expect(woken?.status).toBe(202);
+    const received = await waiting;
+    const wokenAfterMs = Date.now() - publishedAt;
+    expect((received?.body as { messages?: unknown[] } | undefined)?.messages).toHaveLength(1);
+    expect(wokenAfterMs).toBeLessThan(5_000);
     await pause(STEADY_MS);
-    return `${back}; the open long poll answered 503 ${firstRule(answer!)} ${answeredMs} ms after the stop`;
+    return [
+      back,
+      `the open long poll answered 503 ${firstRule(answer!)} ${answeredMs} ms after the stop`,
+      `a waiting long poll got a new message ${wokenAfterMs} ms after its publish`,
+    ].join('; ');
   });
 
   await phase(`Redis stopped for ${REDIS_DOWN_MS / 1000} s`, async () => {
     await stack!.stop('redis');
     await pause(REDIS_DOWN_MS);
     await stack!.start('redis');
+    const back = await deliveryBack();
     await pause(STEADY_MS);
+    return back;
   });
 
   await phase('stream ended, queue drained', async () => {
