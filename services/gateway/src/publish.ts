@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import { DependencyUnavailableError, HttpError, ViolationsError, type Violation } from '@bus/http';
-import { unavailableOnFailure } from '@bus/identity';
+// A failed registry read is 503 registry.unavailable with the store's error as its cause (logged once).
+import { unavailableOnFailure as registryRead } from '@bus/identity';
 import { RULES, applySequence, checkPolicy, contentHash, familyOf, parseJsonBody, parseStoryState, type SomMessage, type SomValidator } from '@bus/som';
 import { deadlineIn } from './deadline';
 import type { AcceptedMessage, PriorAcceptance, PublishStore } from './publish-store';
@@ -68,7 +69,7 @@ export async function publishMessage(deps: PublishDeps, publisher: Publisher, by
   const hash = contentHash(parsed.value);
   const claimedId = messageIdOf(parsed.value);
   if (claimedId !== undefined) {
-    const prior = await unavailableOnFailure(() => deps.store.accepted(publisher.workspaceId, claimedId));
+    const prior = await registryRead(() => deps.store.accepted(publisher.workspaceId, claimedId));
     const duplicate = answerPrior(prior, claimedId, hash, mode);
     if (duplicate) return duplicate;
   }
@@ -77,14 +78,14 @@ export async function publishMessage(deps: PublishDeps, publisher: Publisher, by
   if (!validation.ok) throw refused(validation.violations);
   const message = validation.message;
 
-  const permissions = await unavailableOnFailure(() => deps.store.permissions(publisher.appId));
+  const permissions = await registryRead(() => deps.store.permissions(publisher.appId));
   const policy = checkPolicy(message, permissions);
   if (policy.length > 0) throw refused(policy);
 
   const family = familyOf(message.message_type);
   const accepted = acceptedBody(message, family, validation.tolerated);
   if (mode === 'validate') {
-    nextStoryState(await unavailableOnFailure(() => deps.store.storyState(publisher.workspaceId, message.correlation_id)), message);
+    nextStoryState(await registryRead(() => deps.store.storyState(publisher.workspaceId, message.correlation_id)), message);
     return { status: 202, body: { ...accepted, dry_run: true } };
   }
   // The sequence is checked inside the commit, against the state its lock holds still.
