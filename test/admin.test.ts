@@ -192,6 +192,40 @@ describe('tenancy and the credential lifecycle, through the bus', () => {
     process.stdout.write(`admin API propagation: rotation ${refusedAfter} ms, revocation ${revokedAfter} ms\n`);
   }, 30_000);
 
+  it('a second rotation ends the older secret at once: only the immediately previous one keeps its overlap (spec §2.1)', async () => {
+    const t = await house();
+    const v1 = await created<Issued>('/api/admin/connections', { app_id: t.appId, kind: 'producer' });
+    const rotate = (overlapSeconds: number) => admin('POST', `/api/admin/connections/${v1.client_id}/rotate`, { overlap_seconds: overlapSeconds });
+    const firstRotation = await rotate(3600);
+    expect(firstRotation.status).toBe(200);
+    const v2 = firstRotation.body as Issued;
+    // Within its hour the version-1 secret still obtains tokens…
+    expect((await tokenResponse(v1.client_id, v1.client_secret)).status).toBe(200);
+
+    const overlapSeconds = 3;
+    const secondRotation = await rotate(overlapSeconds);
+    expect(secondRotation.status).toBe(200);
+    const v3 = secondRotation.body as Issued & { previous_secret_usable_until: string };
+    expect(v3.credential_version).toBe(3);
+    // …until the next rotation, which ends it at once although its hour has not passed.
+    const v1Refused = await tokenResponse(v1.client_id, v1.client_secret);
+    expect(v1Refused.status).toBe(401);
+    expect(v1Refused.body).toMatchObject({ error: 'invalid_client' });
+    // The version-2 secret keeps its own overlap: it obtains (version 3) tokens that publish…
+    expect((await publish(t.workspaceId, await token(v1.client_id, v2.client_secret))).status).toBe(202);
+    // …and is refused once that overlap is over; version 3 works throughout, version 1 never again.
+    const v2Refused = await eventually(
+      () => tokenResponse(v1.client_id, v2.client_secret),
+      (res) => res.status !== 200,
+      { timeoutMs: overlapSeconds * 1000 + 5_000, intervalMs: 200, what: 'the version-2 secret refused after its overlap' },
+    );
+    expect(Date.now()).toBeGreaterThanOrEqual(Date.parse(v3.previous_secret_usable_until));
+    expect(v2Refused.status).toBe(401);
+    expect(v2Refused.body).toMatchObject({ error: 'invalid_client' });
+    expect((await publish(t.workspaceId, await token(v1.client_id, v3.client_secret))).status).toBe(202);
+    expect((await tokenResponse(v1.client_id, v1.client_secret)).status).toBe(401);
+  }, 30_000);
+
   it('removes a connection for good: its token is refused and it is listed as removed', async () => {
     const t = await house();
     const issued = await created<Issued>('/api/admin/connections', { app_id: t.appId, kind: 'producer' });

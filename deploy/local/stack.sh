@@ -9,11 +9,12 @@
 #   stack.sh env                                print the dotenv lines (DATABASE_URL, ...)
 #
 # Everything runs as plain processes owned by this checkout (no Docker, no system services)
-# and keeps its state under <repo>/.local/, which is git-ignored:
+# and keeps its state under <repo>/.local/ (or BUS_LOCAL_DIR), which is git-ignored:
 #   .local/postgres/data     our own cluster (never the Debian system cluster)
 #   .local/postgres/run      its unix socket
 #   .local/redis/            redis working dir + redis.pid
-#   .local/kafka/libs        Kafka jars resolved from Maven Central (deploy/local/kafka/pom.xml)
+#   .local/kafka/libs        Kafka jars resolved from Maven Central (deploy/local/kafka/pom.xml);
+#                            always under <repo>/.local (or BUS_KAFKA_LIBS), shared by every stack
 #   .local/kafka/data        Kafka log dir (KRaft metadata + topics)
 #   .local/logs/*.log        server logs
 #   .local/stack.env         the URLs for the app/tests, rewritten by every `up`
@@ -30,6 +31,15 @@
 #                                               so sourcing stack.env into the environment and
 #                                               re-running `up` still manages the local stack.)
 #   BUS_KAFKA_START_TIMEOUT (90)                seconds to wait for the broker
+#   BUS_LOCAL_DIR (<repo>/.local)               where this stack keeps its state, logs, stack.env
+#                                               and lock. A second stack (the fault suite's, which
+#                                               stops and restarts its servers) uses a directory
+#                                               and ports of its own and never touches the first:
+#                                                 BUS_LOCAL_DIR=$PWD/.local/faults BUS_PG_PORT=55532 \
+#                                                 BUS_REDIS_PORT=56479 BUS_KAFKA_PORT=59192 \
+#                                                 BUS_KAFKA_CONTROLLER_PORT=59193 stack.sh up
+#                                               (with DATABASE_URL, REDIS_URL, KAFKA_BROKERS unset)
+#   BUS_KAFKA_LIBS (<repo>/.local/kafka/libs)   the resolved Kafka jars
 #   BUS_STACK_LOCK_TIMEOUT (1200)               seconds to wait for another stack.sh run
 #
 # stdout carries only the result lines (started:/reused:/external:, the env lines, status);
@@ -38,7 +48,8 @@ set -euo pipefail
 
 ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
 DEPLOY="$ROOT/deploy/local"
-LOCAL="$ROOT/.local"
+# Absolute, so the servers (started from other directories) and the pid files agree on it.
+LOCAL="$(realpath -m -- "${BUS_LOCAL_DIR:-$ROOT/.local}")"
 LOGS="$LOCAL/logs"
 
 BUS_PG_PORT="${BUS_PG_PORT:-55432}"
@@ -56,7 +67,8 @@ PG_RUN="$PG_DIR/run"
 REDIS_DIR="$LOCAL/redis"
 REDIS_PIDFILE="$REDIS_DIR/redis.pid"
 KAFKA_DIR="$LOCAL/kafka"
-KAFKA_LIBS="$KAFKA_DIR/libs"
+# The jars are the checkout's, not one stack's: a second stack reuses them instead of resolving again.
+KAFKA_LIBS="$(realpath -m -- "${BUS_KAFKA_LIBS:-$ROOT/.local/kafka/libs}")"
 KAFKA_DATA="$KAFKA_DIR/data"
 KAFKA_PROPS="$KAFKA_DIR/server.properties"
 KAFKA_PIDFILE="$KAFKA_DIR/kafka.pid"
@@ -489,8 +501,9 @@ kafka_ensure_jars() {
     die "kafka: Maven ('mvn') is needed once to download the Kafka jars. Install it (apt-get install -y maven) or set KAFKA_BROKERS."
   say "kafka: resolving Kafka jars from Maven Central (once; log: $LOGS/maven.log)"
   # Download into a temp dir and swap, so a failed/interrupted download never looks complete.
-  local tmp="$KAFKA_DIR/libs.tmp"
+  local tmp="$KAFKA_LIBS.tmp"
   rm -rf "$tmp"
+  mkdir -p "$(dirname "$KAFKA_LIBS")"
   mvn -q -B -f "$KAFKA_POM" dependency:copy-dependencies -DoutputDirectory="$tmp" \
     >"$LOGS/maven.log" 2>&1 ||
     { tail -n 30 "$LOGS/maven.log" >&2; rm -rf "$tmp"; die "kafka: Maven could not resolve the Kafka jars (is Maven Central reachable?). Log: $LOGS/maven.log"; }

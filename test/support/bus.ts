@@ -1,21 +1,29 @@
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { createTestDatabase, eventually, freePort, requireEnv, startNodeProcess, waitForAllChecksOk, type ServiceProcess } from '@bus/testing';
+import type { StackUrls } from './stack';
 
 export interface RunningBus {
   busUrl: string;
   portalUrl: string;
-  process: ServiceProcess;
+  /** The running process; a new one after `restart`. */
+  readonly process: ServiceProcess;
   env: Record<string, string>;
+  /** Starts the process again with the same environment (after it ended, e.g. killed) and waits until it is ready. */
+  restart(): Promise<void>;
   stop(): Promise<void>;
 }
 
+const MAIN = 'services/all-in-one/dist/main.js';
+
 /**
  * The whole bus as `npm run up` runs it (the compiled all-in-one process) on its own fresh database,
- * after the same set-up step (migrations, topics). `env` overrides any variable, e.g. REDIS_URL.
+ * after the same set-up step (migrations, topics). `env` overrides any variable, e.g. REDIS_URL;
+ * `servers` are the Postgres (where the database is made), Redis and Kafka it uses, by default the
+ * shared ones of .local/stack.env.
  */
-export async function startBus(env: Record<string, string> = {}): Promise<RunningBus> {
-  const database = await createTestDatabase('bus_e2e');
+export async function startBus(env: Record<string, string> = {}, servers: StackUrls = sharedServers()): Promise<RunningBus> {
+  const database = await createTestDatabase('bus_e2e', servers.DATABASE_URL);
   const busPort = await freePort();
   const portalPort = await freePort();
   const fullEnv = {
@@ -23,10 +31,10 @@ export async function startBus(env: Record<string, string> = {}): Promise<Runnin
     BUS_PORT: String(busPort),
     PORTAL_PORT: String(portalPort),
     DATABASE_URL: database.url,
-    REDIS_URL: requireEnv('REDIS_URL'),
+    REDIS_URL: servers.REDIS_URL,
     // Each bus counts its own limits, so test files running side by side do not share them.
     REDIS_KEY_PREFIX: database.name,
-    KAFKA_BROKERS: requireEnv('KAFKA_BROKERS'),
+    KAFKA_BROKERS: servers.KAFKA_BROKERS,
     KAFKA_REPLICATION_FACTOR: process.env.KAFKA_REPLICATION_FACTOR ?? '1',
     KAFKA_MESSAGES_PARTITIONS: process.env.KAFKA_MESSAGES_PARTITIONS ?? '3',
     SHUTDOWN_DRAIN_TIMEOUT: '5s',
@@ -38,19 +46,29 @@ export async function startBus(env: Record<string, string> = {}): Promise<Runnin
     ...env,
   };
   await runToCompletion('services/all-in-one/dist/setup.js', fullEnv);
-  const proc = startNodeProcess('services/all-in-one/dist/main.js', fullEnv);
+  let proc = startNodeProcess(MAIN, fullEnv);
   const busUrl = `http://127.0.0.1:${busPort}`;
   await waitForAllChecksOk(busUrl, { process: proc });
   return {
     busUrl,
     portalUrl: `http://127.0.0.1:${portalPort}`,
-    process: proc,
+    get process() {
+      return proc;
+    },
     env: fullEnv,
+    restart: async () => {
+      proc = startNodeProcess(MAIN, fullEnv);
+      await waitForAllChecksOk(busUrl, { process: proc, timeoutMs: 60_000 });
+    },
     stop: async () => {
       await proc.stop();
       await database.drop();
     },
   };
+}
+
+function sharedServers(): StackUrls {
+  return { DATABASE_URL: requireEnv('DATABASE_URL'), REDIS_URL: requireEnv('REDIS_URL'), KAFKA_BROKERS: requireEnv('KAFKA_BROKERS') };
 }
 
 async function runToCompletion(entry: string, env: Record<string, string>): Promise<void> {

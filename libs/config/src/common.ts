@@ -17,6 +17,10 @@ export function servicePort(defaultPort: number) {
 export const databaseConfig = {
   DATABASE_URL: url({ protocols: ['postgres:', 'postgresql:'] }),
   DATABASE_POOL_MAX: int({ min: 1, max: 500, default: 10 }),
+  /** Opening a connection or waiting for a free one: past it the request gets its 503. */
+  DATABASE_CONNECT_TIMEOUT: duration({ default: 5_000, min: 100, max: 60_000 }),
+  /** One statement (Postgres cancels it; lock waits included). */
+  DATABASE_STATEMENT_TIMEOUT: duration({ default: 10_000, min: 100, max: 600_000 }),
 } as const;
 
 export const redisConfig = {

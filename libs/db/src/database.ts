@@ -8,15 +8,61 @@ export interface DatabaseOptions {
   poolMax: number;
   /** Names the connections in pg_stat_activity. */
   applicationName: string;
+  /**
+   * How long opening a connection, or waiting for a free one of a full pool, may take before the
+   * query fails (default 5 s): a stopped or unreachable Postgres is an error in bounded time, which
+   * the routes answer with their 503.
+   */
+  connectTimeoutMs?: number;
+  /**
+   * Upper bound of one statement (default 10 s): Postgres cancels it (statement_timeout, which also
+   * bounds lock waits), and the client gives up a second later should the server not answer at all.
+   * 0 for none, e.g. for migrations.
+   */
+  statementTimeoutMs?: number;
 }
 
+export const DEFAULT_CONNECT_TIMEOUT_MS = 5_000;
+export const DEFAULT_STATEMENT_TIMEOUT_MS = 10_000;
+/** How much longer than the server's statement_timeout (and pg's connection timeout) the client waits. */
+const CLIENT_TIMEOUT_MARGIN_MS = 1_000;
+
 export function createDatabase(opts: DatabaseOptions): Knex {
+  const connectTimeoutMs = opts.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
+  const statementTimeoutMs = opts.statementTimeoutMs ?? DEFAULT_STATEMENT_TIMEOUT_MS;
   return knex({
     client: 'pg',
-    connection: { connectionString: opts.url, application_name: opts.applicationName },
+    connection: {
+      connectionString: opts.url,
+      application_name: opts.applicationName,
+      connectionTimeoutMillis: connectTimeoutMs,
+      // A peer that vanished without closing the connection is noticed on an idle connection too.
+      keepAlive: true,
+      ...(statementTimeoutMs > 0 ? { statement_timeout: statementTimeoutMs, query_timeout: statementTimeoutMs + CLIENT_TIMEOUT_MARGIN_MS } : {}),
+    },
     pool: { min: 0, max: opts.poolMax },
+    // A bit longer than the connection's own timeout, so a server that does not answer fails with pg's
+    // error (which says so) rather than the pool's anonymous one; a full pool waits as long.
+    acquireConnectionTimeout: connectTimeoutMs + CLIENT_TIMEOUT_MARGIN_MS,
+    // A failed query's error names the SQL with its placeholders, never the values bound to them:
+    // those can be message bodies or secret hashes, and errors reach the logs.
+    compileSqlOnError: false,
     migrations: { migrationSource, tableName: 'knex_migrations' },
   });
+}
+
+/** The options a process configured through DATABASE_* (libs/config databaseConfig). */
+export function databaseOptionsOf(
+  config: { DATABASE_URL: string; DATABASE_POOL_MAX: number; DATABASE_CONNECT_TIMEOUT: number; DATABASE_STATEMENT_TIMEOUT: number },
+  applicationName: string,
+): DatabaseOptions {
+  return {
+    url: config.DATABASE_URL,
+    poolMax: config.DATABASE_POOL_MAX,
+    applicationName,
+    connectTimeoutMs: config.DATABASE_CONNECT_TIMEOUT,
+    statementTimeoutMs: config.DATABASE_STATEMENT_TIMEOUT,
+  };
 }
 
 export async function migrateLatest(db: Knex): Promise<string[]> {

@@ -3,7 +3,7 @@ import { request } from 'node:http';
 import { Router } from 'express';
 import { createLogger, createMetricsRegistry } from '@bus/observability';
 import { codeBody, violationBody, type ErrorRenderer } from './error-bodies';
-import { HttpError, OAuthError } from './errors';
+import { DependencyUnavailableError, HttpError, OAuthError, unavailableUnlessDone } from './errors';
 import { notImplementedRouter } from './not-implemented';
 import { readBody } from './body';
 import { createHttpApp, createRequestMetrics } from './app';
@@ -50,6 +50,10 @@ function router(): Router {
   });
   r.get('/crash', () => {
     throw new Error('secret internal detail');
+  });
+  r.get('/dependency', async () => {
+    const refused = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
+    await unavailableUnlessDone(() => Promise.reject(refused), (cause) => new DependencyUnavailableError('registry.unavailable', 'The registry could not be read', cause));
   });
   return r;
 }
@@ -169,6 +173,19 @@ describe('errors', () => {
     expect(body.violations[0]?.rule).toBe('internal.error');
     expect(JSON.stringify(body)).not.toContain('secret internal detail');
     expect(logLines.some((l) => l.includes('secret internal detail') && l.includes('"level":"error"'))).toBe(true);
+  });
+
+  it("answers a dependency's failure 503 with Retry-After and logs it once, its cause included", async () => {
+    const res = await fetch(`${bus.url}/dependency`, { headers: { 'X-Request-Id': 'dependency-cause-1' } });
+    expect(res.status).toBe(503);
+    expect(res.headers.get('retry-after')).toBe('1');
+    expect(await res.json()).toEqual({ accepted: false, violations: [{ source: 'policy', rule: 'registry.unavailable', message: 'The registry could not be read' }] });
+    const logged = logLines.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.request_id === 'dependency-cause-1' && l.level === 'warn');
+    expect(logged).toHaveLength(1);
+    expect(logged[0]).toMatchObject({
+      msg: 'dependency unavailable',
+      err: { type: 'DependencyUnavailableError', message: 'The registry could not be read', cause: { message: 'connect ECONNREFUSED 127.0.0.1:5432', code: 'ECONNREFUSED' } },
+    });
   });
 });
 

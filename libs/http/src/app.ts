@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import express, { type Express, type NextFunction, type Request, type RequestHandler, type Response, type Router } from 'express';
 import { Counter, Histogram, type Registry } from 'prom-client';
 import type { Logger } from '@bus/observability';
-import { HttpError, InternalError, MethodNotAllowedError, RouteNotFoundError } from './errors';
+import { DependencyUnavailableError, HttpError, InternalError, MethodNotAllowedError, RouteNotFoundError } from './errors';
 import { servedMethods } from './methods';
 import { renderError, type ErrorRenderer } from './error-bodies';
 import { runReadinessChecks, type ReadinessCheck } from './readiness';
@@ -88,6 +88,10 @@ export function createHttpApp(opts: HttpAppOptions): HttpApp {
     const httpError = toHttpError(err);
     if (httpError instanceof InternalError) {
       opts.logger.error({ request_id: requestId, err: describe(err), route: routeLabel(req) }, 'unhandled error');
+    } else if (httpError instanceof DependencyUnavailableError) {
+      // The one log line of a dependency outage per request: the named error with the dependency's own
+      // error as its cause (connection refused, timeout, ...); the answer itself is only the rule.
+      opts.logger.warn({ request_id: requestId, err: httpError, route: routeLabel(req) }, 'dependency unavailable');
     }
     if (res.headersSent) {
       res.destroy();

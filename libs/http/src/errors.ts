@@ -17,8 +17,10 @@ export class HttpError extends Error {
     readonly source: ViolationSource = 'policy',
     /** Extra response headers, e.g. Retry-After on a 429. */
     readonly headers: Readonly<Record<string, string>> = {},
+    /** `cause`: the error behind this one, for the log (never rendered into the answer). */
+    options?: ErrorOptions,
   ) {
-    super(message);
+    super(message, options);
   }
 
   /** The violations of a bus-shaped body; subclasses that carry several override this. */
@@ -88,6 +90,30 @@ export class MessageTooLargeError extends HttpError {
   override readonly name = 'MessageTooLargeError';
   constructor(limitBytes: number) {
     super(413, 'message.too_large', `The body is over ${limitBytes} bytes`, 'conformance');
+  }
+}
+
+/**
+ * 503 with Retry-After: a dependency (Postgres, Kafka) failed, so nothing was carried out and the
+ * client may retry. `cause` is the dependency's own error: the error middleware logs it once (warn,
+ * pino `err` with its cause) so an operator sees why, while the answer says only what to do.
+ */
+export class DependencyUnavailableError extends HttpError {
+  override readonly name: string = 'DependencyUnavailableError';
+  constructor(rule: string, message: string, cause: unknown) {
+    super(503, rule, message, 'policy', { 'Retry-After': '1' }, { cause });
+  }
+}
+
+/**
+ * Runs `work` against a dependency; whatever it throws becomes `unavailable(cause)`: the one way a
+ * store turns its dependency's failure into the route's documented 503.
+ */
+export async function unavailableUnlessDone<T>(work: () => Promise<T>, unavailable: (cause: unknown) => DependencyUnavailableError): Promise<T> {
+  try {
+    return await work();
+  } catch (err) {
+    throw unavailable(err);
   }
 }
 

@@ -17,6 +17,8 @@ export {
   NotImplementedError,
   MessageTooLargeError,
   InternalError,
+  DependencyUnavailableError,
+  unavailableUnlessDone,
   OAuthError,
   ViolationsError,
 } from './errors';

@@ -159,7 +159,8 @@ export class IdentityAdmin {
 
   /**
    * A new secret with the next credential version. Tokens of earlier versions stop working at once
-   * (within the propagation time); the previous secret keeps obtaining tokens for `overlapSeconds`.
+   * (within the propagation time); the previous secret keeps obtaining tokens for `overlapSeconds`,
+   * and every older one stops at once, even inside the overlap an earlier rotation gave it.
    */
   async rotateCredential(clientId: string, opts: { overlapSeconds: number }): Promise<IssuedCredential & { previousUsableUntil: Date }> {
     if (!Number.isInteger(opts.overlapSeconds) || opts.overlapSeconds < 0 || opts.overlapSeconds > MAX_OVERLAP_SECONDS) {
@@ -175,6 +176,12 @@ export class IdentityAdmin {
       if (!row) throw new ConnectionNotFoundError(clientId);
       if (row.status !== 'active') throw new ConnectionNotActiveError(clientId, row.status);
       const next = row.credential_version + 1;
+      // Only the secret this rotation replaces keeps an overlap (spec §2.1): one that an earlier
+      // rotation left usable for a while ends now, whatever its own window said.
+      await trx('credentials')
+        .where({ connection_id: clientId })
+        .where('usable_until', '>', now)
+        .update({ usable_until: now });
       await trx('credentials')
         .where({ connection_id: clientId })
         .whereNull('usable_until')

@@ -1,5 +1,5 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import { HttpError } from '@bus/http';
+import { DependencyUnavailableError, HttpError, unavailableUnlessDone } from '@bus/http';
 import {
   authorizeBearer,
   BearerRefusal,
@@ -37,13 +37,14 @@ export class BearerRefusedError extends HttpError {
   }
 }
 
-/** 503 registry.unavailable: connections, permissions or quotas could not be read; nothing was accepted (spec §7.2). */
-export class RegistryUnavailableError extends HttpError {
+/**
+ * 503 registry.unavailable: connections, permissions or quotas could not be read; nothing was accepted
+ * (spec §7.2). `cause` is the store's own error, which the error middleware logs.
+ */
+export class RegistryUnavailableError extends DependencyUnavailableError {
   override readonly name = 'RegistryUnavailableError';
-  constructor() {
-    super(503, 'registry.unavailable', 'The registry could not be read; nothing was carried out. Retry the request (a publish with the same message_id)', 'policy', {
-      'Retry-After': '1',
-    });
+  constructor(cause: unknown) {
+    super('registry.unavailable', 'The registry could not be read; nothing was carried out. Retry the request (a publish with the same message_id)', cause);
   }
 }
 
@@ -118,10 +119,7 @@ function kidOf(token: string): string | undefined {
   }
 }
 
-async function unavailableOnFailure<T>(read: () => Promise<T>): Promise<T> {
-  try {
-    return await read();
-  } catch {
-    throw new RegistryUnavailableError();
-  }
+/** A failed registry read is a 503 whose cause is the read's own error (logged once, by the error middleware). */
+export function unavailableOnFailure<T>(read: () => Promise<T>): Promise<T> {
+  return unavailableUnlessDone(read, (cause) => new RegistryUnavailableError(cause));
 }

@@ -1,7 +1,7 @@
 export { KnexIdentityStore, readSigningKeys } from './store';
 export type { IdentityStore, ConnectionRecord, CredentialRecord, PublishedKey, StoredSigningKey } from './store';
 export { ConnectionCache, KeySetCache, MAX_CACHE_TTL_MS, CacheTtlError } from './cache';
-export { createBearerAuthenticator, BearerRefusedError, RegistryUnavailableError } from './authenticate';
+export { createBearerAuthenticator, BearerRefusedError, RegistryUnavailableError, unavailableOnFailure } from './authenticate';
 export type { BearerAuthenticator, BearerAuthenticatorDeps, BearerIdentity } from './authenticate';
 export { createControlPublisher, createControlListener, parseControlEvent, controlKey, ControlEventError } from './control';
 export type { ControlEvent, ControlPublisher, ControlListener, QuotaScope } from './control';

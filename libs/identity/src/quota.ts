@@ -1,7 +1,7 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { Knex } from '@bus/db';
 import { QUOTA_TIERS, QuotaExceededError, RateLimitedError, type ConnectionQuotas, type Quota, type QuotaTier } from '@bus/limits';
-import { RegistryUnavailableError, type BearerIdentity } from './authenticate';
+import { unavailableOnFailure, type BearerIdentity } from './authenticate';
 
 export interface QuotaStore {
   /** The connection's quota: its workspace's, or its vendor organisation's for a vendor's app (spec §8). */
@@ -62,12 +62,7 @@ export interface ConnectionQuotaDeps {
 export function connectionQuota(deps: ConnectionQuotaDeps): RequestHandler {
   return async (_req: Request, res: Response, next: NextFunction) => {
     const { clientId } = res.locals.identity as BearerIdentity;
-    let quota: Quota;
-    try {
-      quota = await deps.store.quota(clientId);
-    } catch {
-      throw new RegistryUnavailableError();
-    }
+    const quota = await unavailableOnFailure(() => deps.store.quota(clientId));
     const decision = await deps.quotas.consume(clientId, quota);
     if (!decision.allowed) {
       throw decision.rule === 'quota.exceeded'

@@ -1,4 +1,4 @@
-import { Kafka, logLevel, Partitioners, type Admin, type Consumer, type EachBatchPayload, type LogEntry, type Producer } from 'kafkajs';
+import { Kafka, logLevel, Partitioners, type Admin, type Consumer, type EachBatchPayload, type KafkaConfig, type LogEntry, type Producer, type ProducerConfig, type RetryOptions } from 'kafkajs';
 import type { Logger } from 'pino';
 
 export interface KafkaOptions {
@@ -7,14 +7,17 @@ export interface KafkaOptions {
   logger: Logger;
 }
 
-export function createKafka(opts: KafkaOptions): Kafka {
-  return new Kafka({
+function clientConfig(opts: KafkaOptions): KafkaConfig {
+  return {
     clientId: opts.clientId,
     brokers: opts.brokers,
     logLevel: logLevel.WARN,
     logCreator: () => (entry: LogEntry) => logKafkaEntry(opts.logger, entry),
-    retry: { retries: 8, initialRetryTime: 100, maxRetryTime: 5_000 },
-  });
+  };
+}
+
+export function createKafka(opts: KafkaOptions): Kafka {
+  return new Kafka({ ...clientConfig(opts), retry: { retries: 8, initialRetryTime: 100, maxRetryTime: 5_000 } });
 }
 
 /**
@@ -42,9 +45,70 @@ function logKafkaEntry(logger: Logger, { level, log }: LogEntry): void {
  * duplicates from retries are absorbed by message_id dedup in delivery.
  */
 export function createProducer(kafka: Kafka): Producer {
-  // kafkajs 2's default partitioner (murmur2, the Java client's), named so kafkajs does not warn at
-  // every start that its default changed in 2.0: this project never used the legacy one.
-  return kafka.producer({ idempotent: false, allowAutoTopicCreation: false, createPartitioner: Partitioners.DefaultPartitioner });
+  return kafka.producer(PRODUCER_CONFIG);
+}
+
+// kafkajs 2's default partitioner (murmur2, the Java client's), named so kafkajs does not warn at
+// every start that its default changed in 2.0: this project never used the legacy one.
+const PRODUCER_CONFIG: ProducerConfig = { idempotent: false, allowAutoTopicCreation: false, createPartitioner: Partitioners.DefaultPartitioner };
+
+/** kafkajs's backoff (src/retry): each wait is the previous one times 2 with ±20 % jitter, capped. */
+const BACKOFF = { initialRetryTime: 100, multiplier: 2, factor: 0.2 } as const;
+
+/** The client and producer settings of `createBoundedProducer` for a send that must answer within `deadlineMs`. */
+export interface BoundedSendSettings {
+  connectionTimeout: number;
+  requestTimeout: number;
+  /** The client's own retries (connecting, metadata): none, each attempt of the send fails at once. */
+  clientRetry: RetryOptions;
+  /** The send's retries: as many as fit in the deadline against a broker that refuses connections. */
+  producerRetry: RetryOptions;
+  /** The longest the send takes against a broker that refuses connections (or is unreachable): every attempt's connection timeout plus the longest backoffs. */
+  worstCaseUnreachableMs: number;
+}
+
+export function boundedSendSettings(deadlineMs: number): BoundedSendSettings {
+  const connectionTimeout = Math.min(1_000, Math.max(100, Math.floor(deadlineMs / 10)));
+  const maxRetryTime = Math.min(1_000, Math.max(BACKOFF.initialRetryTime, Math.floor(deadlineMs / 5)));
+  // The longest waits kafkajs can draw: jitter at its top every time.
+  const longestWait = (retry: number): number => {
+    let wait = Math.ceil(BACKOFF.initialRetryTime * (1 + BACKOFF.factor));
+    for (let i = 0; i < retry; i++) wait = Math.min(Math.ceil(wait * (1 + BACKOFF.factor)) * BACKOFF.multiplier, maxRetryTime);
+    return wait;
+  };
+  const worstCase = (retries: number): number => {
+    let total = (retries + 1) * connectionTimeout;
+    for (let i = 0; i < retries; i++) total += longestWait(i);
+    return total;
+  };
+  let retries = 0;
+  while (worstCase(retries + 1) <= deadlineMs) retries++;
+  return {
+    connectionTimeout,
+    // A broker that accepted the request but never answers is given up at the deadline.
+    requestTimeout: deadlineMs,
+    clientRetry: { retries: 0 },
+    producerRetry: { retries, initialRetryTime: BACKOFF.initialRetryTime, maxRetryTime, multiplier: BACKOFF.multiplier, factor: BACKOFF.factor },
+    worstCaseUnreachableMs: worstCase(retries),
+  };
+}
+
+/**
+ * A producer (as createProducer's) on a client of its own whose timeouts and retries are sized to
+ * `deadlineMs`: the gateway answers a publish within its commit timeout, and a send it gave up should
+ * give up too instead of retrying for half a minute (kafkajs's defaults retry a refused connection
+ * for ~30 s, and its requests wait 30 s). Against a broker that is down the send fails within the
+ * deadline (worstCaseUnreachableMs); a request a hung broker never answers is cut at the deadline.
+ */
+export function createBoundedProducer(opts: KafkaOptions, deadlineMs: number): Producer {
+  const settings = boundedSendSettings(deadlineMs);
+  const kafka = new Kafka({
+    ...clientConfig(opts),
+    connectionTimeout: settings.connectionTimeout,
+    requestTimeout: settings.requestTimeout,
+    retry: settings.clientRetry,
+  });
+  return kafka.producer({ ...PRODUCER_CONFIG, retry: settings.producerRetry });
 }
 
 export interface ProducedRecord {
@@ -55,11 +119,15 @@ export interface ProducedRecord {
   timestamp?: string;
 }
 
-/** Sends one record with acks=all and resolves with its partition and offset once all replicas have it. */
-export async function sendAcked(producer: Producer, record: ProducedRecord): Promise<{ partition: number; offset: string }> {
+/**
+ * Sends one record with acks=all and resolves with its partition and offset once all replicas have it.
+ * `ackTimeoutMs`: how long the brokers may wait for the in-sync replicas (kafkajs's default is 30 s).
+ */
+export async function sendAcked(producer: Producer, record: ProducedRecord, opts: { ackTimeoutMs?: number } = {}): Promise<{ partition: number; offset: string }> {
   const [meta] = await producer.send({
     topic: record.topic,
     acks: -1,
+    ...(opts.ackTimeoutMs !== undefined ? { timeout: opts.ackTimeoutMs } : {}),
     messages: [{ key: record.key, value: record.value, headers: record.headers, ...(record.timestamp ? { timestamp: record.timestamp } : {}) }],
   });
   if (!meta || meta.baseOffset === undefined) throw new Error(`no acknowledgement for ${record.topic}`);

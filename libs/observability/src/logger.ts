@@ -41,6 +41,9 @@ export function createLogger(opts: LoggerOptions): Logger {
       level: opts.level,
       base: { service: opts.service },
       redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
+      // `err.cause` as an object of its own (type, message, code, stack, and an AggregateError's
+      // errors), not only folded into the message: a 503's cause is what an operator needs to see.
+      serializers: { err: pino.stdSerializers.errWithCause },
       timestamp: pino.stdTimeFunctions.isoTime,
       formatters: { level: (label) => ({ level: label }) },
     },

@@ -93,6 +93,7 @@ export const RULES = {
   'registry.unavailable': refusing('policy', 503, 'The registry (connections, permissions, quotas) could not be read; nothing was carried out. Retry the request (a publish with the same message_id).'),
   'publish.unavailable': refusing('policy', 503, 'The message could not be committed (Kafka or Postgres did not answer); nothing was accepted. Retry with the same message_id.'),
   'keys.unavailable': refusing('policy', 503, 'GET /v1/oauth/jwks: no signing key could be read; retry shortly.'),
+  'queue.unavailable': refusing('policy', 503, 'Consumer routes: the queue or the skill registrations (Postgres) could not be read or changed; retry the request. A failed receive hands nothing out (a lease it may have taken ends with its visibility timeout); a handle an ack or nack settled before the failure answers receipt_handle.stale on the retry.'),
   'route.not_found': refusing('policy', 404, 'No route for this path.'),
   'method.not_allowed': refusing('policy', 405, 'The path exists but does not serve this method; the Allow header lists the methods it serves.'),
   'request.malformed': refusing('policy', BAD_REQUEST, 'Node\'s HTTP parser refused the request before any route saw it (CR or NUL in a header, Content-Length with Transfer-Encoding, bad chunked encoding, an unknown method), or its body broke off; the connection is closed.'),

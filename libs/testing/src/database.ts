@@ -10,11 +10,10 @@ export interface TestDatabase {
 }
 
 /**
- * A new empty database on the real server of DATABASE_URL, so each test file owns its schema and
- * parallel test files never see each other's rows.
+ * A new empty database on the real server of DATABASE_URL (or of `adminUrl`), so each test file owns
+ * its schema and parallel test files never see each other's rows.
  */
-export async function createTestDatabase(prefix = 'bus_test'): Promise<TestDatabase> {
-  const adminUrl = requireEnv('DATABASE_URL');
+export async function createTestDatabase(prefix = 'bus_test', adminUrl = requireEnv('DATABASE_URL')): Promise<TestDatabase> {
   const name = `${prefix}_${randomBytes(6).toString('hex')}`;
   await withClient(adminUrl, (c) => c.query(`CREATE DATABASE ${name}`));
   const url = new URL(adminUrl);

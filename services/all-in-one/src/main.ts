@@ -1,13 +1,13 @@
 import { tracing } from './instrument';
 import { randomBytes } from 'node:crypto';
 import { busLimitsConfig, databaseConfig, kafkaConfig, optional, port, redisConfig } from '@bus/config';
-import { createDatabase, databaseReadiness } from '@bus/db';
+import { createDatabase, databaseOptionsOf, databaseReadiness } from '@bus/db';
 import { bootstrap, codeBody, requestFirewall, violationBody } from '@bus/http';
-import { createKafka, createProducer, kafkaReadiness } from '@bus/kafka';
+import { createBoundedProducer, createKafka, kafkaReadiness } from '@bus/kafka';
 import { busLimitSettings, busRequestLimits, createConnectionQuotas, createLimitMetrics, createRedis, redisReadiness } from '@bus/limits';
 import { connectionQuota, createIdentity, identityConfig, KnexQuotaStore } from '@bus/identity';
 import { authConfig, createAuthService } from '@bus/auth';
-import { createGatewayService, publishDepsOf } from '@bus/gateway';
+import { createGatewayService, gatewayConfig, publishDepsOf } from '@bus/gateway';
 import { createDeliveryService, deliveryConfig, deliverySettings } from '@bus/delivery';
 import { createPullApiService, pullApiConfig, pullApiDepsOf } from '@bus/pull-api';
 import { createCatalogueService } from '@bus/catalogue';
@@ -30,6 +30,7 @@ void bootstrap({
     ...busLimitsConfig,
     ...authConfig,
     ...identityConfig,
+    ...gatewayConfig,
     ...deliveryConfig,
     ...pullApiConfig,
     ...portalConfig,
@@ -38,7 +39,7 @@ void bootstrap({
     RECEIPT_HANDLE_KEY: optional(pullApiConfig.RECEIPT_HANDLE_KEY),
   },
   compose: async ({ config, logger, metrics, onClose }) => {
-    const db = createDatabase({ url: config.DATABASE_URL, poolMax: config.DATABASE_POOL_MAX, applicationName: 'all-in-one' });
+    const db = createDatabase(databaseOptionsOf(config, 'all-in-one'));
     onClose(() => db.destroy());
     const redis = createRedis(config.REDIS_URL, logger, { keyPrefix: config.REDIS_KEY_PREFIX });
     onClose(() => redis.disconnect());
@@ -46,7 +47,9 @@ void bootstrap({
     const admin = kafka.admin();
     onClose(() => admin.disconnect());
 
-    const producer = createProducer(kafka);
+    // The publish's producer (the portal's control events use it too) gives up within the commit
+    // timeout; delivery's consumer and the admin keep kafkajs's patient defaults on their own client.
+    const producer = createBoundedProducer({ brokers: config.KAFKA_BROKERS, clientId: config.KAFKA_CLIENT_ID, logger }, config.PUBLISH_COMMIT_TIMEOUT);
     await producer.connect();
     onClose(() => producer.disconnect());
 
@@ -90,7 +93,7 @@ void bootstrap({
               authenticator: identity,
               connectionQuota: quota,
               metrics,
-              publish: publishDepsOf(db, producer),
+              publish: publishDepsOf({ db, producer, logger }, config),
             }),
             createPullApiService({
               ...pullApiDepsOf(

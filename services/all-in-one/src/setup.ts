@@ -11,7 +11,8 @@ import { createLogger } from '@bus/observability';
 async function setup(): Promise<void> {
   const config = loadConfig({ LOG_LEVEL: processConfig.LOG_LEVEL, ...databaseConfig, ...kafkaConfig });
   const logger = createLogger({ service: 'setup', level: config.LOG_LEVEL });
-  const db = createDatabase({ url: config.DATABASE_URL, poolMax: 1, applicationName: 'setup' });
+  // Migrations may rewrite large tables: no statement bound here (the routes' bound is for requests).
+  const db = createDatabase({ url: config.DATABASE_URL, poolMax: 1, applicationName: 'setup', connectTimeoutMs: config.DATABASE_CONNECT_TIMEOUT, statementTimeoutMs: 0 });
   try {
     const applied = await migrateLatest(db);
     logger.info({ applied }, 'migrations up to date');

@@ -1,6 +1,6 @@
 import { tracing } from './instrument';
 import { busLimitsConfig, databaseConfig, redisConfig, servicePort } from '@bus/config';
-import { createDatabase, databaseReadiness } from '@bus/db';
+import { createDatabase, databaseOptionsOf, databaseReadiness } from '@bus/db';
 import { bootstrap, requestFirewall, violationBody } from '@bus/http';
 import { busLimitSettings, busRequestLimits, createLimitMetrics, createRedis, redisReadiness } from '@bus/limits';
 import { authConfig } from './config';
@@ -11,7 +11,7 @@ void bootstrap({
   tracing,
   config: { ...servicePort(8081), ...databaseConfig, ...redisConfig, ...busLimitsConfig, ...authConfig },
   compose: async ({ config, logger, metrics, onClose }) => {
-    const db = createDatabase({ url: config.DATABASE_URL, poolMax: config.DATABASE_POOL_MAX, applicationName: 'auth' });
+    const db = createDatabase(databaseOptionsOf(config, 'auth'));
     onClose(() => db.destroy());
     const redis = createRedis(config.REDIS_URL, logger, { keyPrefix: config.REDIS_KEY_PREFIX });
     onClose(() => redis.disconnect());

@@ -2,10 +2,10 @@ import { loadConfig } from '@bus/config';
 import { defaultDeliveryGroupId, deliveryConfig } from './config';
 
 describe('delivery config', () => {
-  it('defaults the group to one per database and the acceptance wait to 5 s', () => {
+  it('defaults the group to one per database and the acceptance wait to 15 s (three publish commit timeouts)', () => {
     expect(loadConfig(deliveryConfig, {})).toEqual({
       DELIVERY_GROUP_ID: undefined,
-      DELIVERY_ACCEPTANCE_WAIT: 5_000,
+      DELIVERY_ACCEPTANCE_WAIT: 15_000,
       QUEUE_RETENTION: 14 * 86_400_000,
       QUEUE_SWEEP_INTERVAL: 60_000,
     });

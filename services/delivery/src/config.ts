@@ -7,8 +7,12 @@ export const deliveryConfig = {
    * name>`, so one group feeds one set of queues and two buses on one Kafka never split a group.
    */
   DELIVERY_GROUP_ID: optional(str({ pattern: /^[A-Za-z0-9._-]{1,200}$/ })),
-  /** How long a record waits for the gateway's commit of its acceptance before quarantine (invariant A). */
-  DELIVERY_ACCEPTANCE_WAIT: duration({ default: 5_000, max: 60_000 }),
+  /**
+   * How long a record waits for the gateway's commit of its acceptance before quarantine (invariant A).
+   * Three times the gateway's PUBLISH_COMMIT_TIMEOUT (5 s): a commit the gateway finished within its
+   * bound always lands inside this wait (docs/operations.md, "Dependency outages").
+   */
+  DELIVERY_ACCEPTANCE_WAIT: duration({ default: 15_000, max: 60_000 }),
   /** Consumer queue retention (spec §8: 14 days). */
   QUEUE_RETENTION: duration({ default: 14 * 86_400_000 }),
   /** How often the retention sweep runs. */

@@ -1,6 +1,6 @@
 import { tracing } from './instrument';
 import { databaseConfig, kafkaConfig, servicePort } from '@bus/config';
-import { createDatabase, databaseReadiness } from '@bus/db';
+import { createDatabase, databaseOptionsOf, databaseReadiness } from '@bus/db';
 import { bootstrap, violationBody } from '@bus/http';
 import { createKafka, kafkaReadiness } from '@bus/kafka';
 import { deliveryConfig, deliverySettings } from './config';
@@ -11,7 +11,7 @@ void bootstrap({
   tracing,
   config: { ...servicePort(8084), ...databaseConfig, ...kafkaConfig, ...deliveryConfig },
   compose: async ({ config, logger, metrics, onClose }) => {
-    const db = createDatabase({ url: config.DATABASE_URL, poolMax: config.DATABASE_POOL_MAX, applicationName: 'delivery' });
+    const db = createDatabase(databaseOptionsOf(config, 'delivery'));
     onClose(() => db.destroy());
     const kafka = createKafka({ brokers: config.KAFKA_BROKERS, clientId: config.KAFKA_CLIENT_ID, logger });
     const admin = kafka.admin();

@@ -3,3 +3,4 @@ export type { GatewayServiceDeps } from './service';
 export { KnexPublishStore } from './publish-store';
 export type { PublishStore } from './publish-store';
 export { kafkaCommitter } from './kafka-commit';
+export { gatewayConfig } from './config';

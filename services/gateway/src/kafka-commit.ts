@@ -4,9 +4,10 @@ import type { CommitToKafka } from './publish';
 
 /**
  * The gateway's Kafka send: key `<workspace>/<correlation_id>`, the producer's exact bytes as the
- * value, DESIGN §4's headers including the W3C traceparent of the publish request, acks=all.
+ * value, DESIGN §4's headers including the W3C traceparent of the publish request, acks=all (the
+ * brokers wait at most `ackTimeoutMs` for the in-sync replicas).
  */
-export function kafkaCommitter(producer: Producer, topic: string = MESSAGES_TOPIC): CommitToKafka {
+export function kafkaCommitter(producer: Producer, topic: string = MESSAGES_TOPIC, opts: { ackTimeoutMs?: number } = {}): CommitToKafka {
   return async ({ key, value, headers }) => {
     const carrier: Record<string, string> = {};
     propagation.inject(context.active(), carrier);
@@ -24,6 +25,6 @@ export function kafkaCommitter(producer: Producer, topic: string = MESSAGES_TOPI
         accepted_at: headers.acceptedAt.toISOString(),
         traceparent: carrier.traceparent ?? null,
       }) as Record<string, string>,
-    });
+    }, opts);
   };
 }

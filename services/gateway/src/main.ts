@@ -1,25 +1,28 @@
 import { tracing } from './instrument';
 import { busLimitsConfig, databaseConfig, kafkaConfig, redisConfig, servicePort } from '@bus/config';
-import { createDatabase, databaseReadiness } from '@bus/db';
+import { createDatabase, databaseOptionsOf, databaseReadiness } from '@bus/db';
 import { bootstrap, requestFirewall, violationBody } from '@bus/http';
 import { connectionQuota, createIdentity, identityConfig, KnexQuotaStore } from '@bus/identity';
-import { createKafka, createProducer, kafkaReadiness } from '@bus/kafka';
+import { createBoundedProducer, createKafka, kafkaReadiness } from '@bus/kafka';
 import { busLimitSettings, busRequestLimits, createConnectionQuotas, createLimitMetrics, createRedis, redisReadiness } from '@bus/limits';
+import { gatewayConfig } from './config';
 import { createGatewayService, publishDepsOf } from './service';
 
 void bootstrap({
   name: 'gateway',
   tracing,
-  config: { ...servicePort(8082), ...databaseConfig, ...redisConfig, ...kafkaConfig, ...busLimitsConfig, ...identityConfig },
+  config: { ...servicePort(8082), ...databaseConfig, ...redisConfig, ...kafkaConfig, ...busLimitsConfig, ...identityConfig, ...gatewayConfig },
   compose: async ({ config, logger, metrics, onClose }) => {
-    const db = createDatabase({ url: config.DATABASE_URL, poolMax: config.DATABASE_POOL_MAX, applicationName: 'gateway' });
+    const db = createDatabase(databaseOptionsOf(config, 'gateway'));
     onClose(() => db.destroy());
     const redis = createRedis(config.REDIS_URL, logger, { keyPrefix: config.REDIS_KEY_PREFIX });
     onClose(() => redis.disconnect());
     const kafka = createKafka({ brokers: config.KAFKA_BROKERS, clientId: config.KAFKA_CLIENT_ID, logger });
     const admin = kafka.admin();
     onClose(() => admin.disconnect());
-    const producer = createProducer(kafka);
+    // The publish's producer gives up within the commit timeout (its own client: the control-topic
+    // consumer and the admin keep kafkajs's patient defaults).
+    const producer = createBoundedProducer({ brokers: config.KAFKA_BROKERS, clientId: config.KAFKA_CLIENT_ID, logger }, config.PUBLISH_COMMIT_TIMEOUT);
     await producer.connect();
     onClose(() => producer.disconnect());
 
@@ -30,7 +33,7 @@ void bootstrap({
       authenticator: identity,
       connectionQuota: connectionQuota({ store: KnexQuotaStore.create(db), quotas: createConnectionQuotas(redis, limitMetrics) }),
       metrics,
-      publish: publishDepsOf(db, producer),
+      publish: publishDepsOf({ db, producer, logger }, config),
     });
     const middleware = [requestFirewall(), busRequestLimits(redis, busLimitSettings(config), limitMetrics)];
     return {

@@ -1,10 +1,12 @@
 import { randomBytes, randomUUID } from 'node:crypto';
+import { Writable } from 'node:stream';
 import pino from 'pino';
 import { createDatabase, migrateLatest, type Knex } from '@bus/db';
 import { createConsumer, createKafka, createProducer, decodeMessageHeaders, ensureTopics, runBatches, type Kafka, type MessageHeaders, type Producer } from '@bus/kafka';
 import { som } from '@bus/schemas';
 import { createSomValidator } from '@bus/som';
-import { createTestDatabase, requireEnv, type TestDatabase } from '@bus/testing';
+import { createTestDatabase, eventually, requireEnv, type TestDatabase } from '@bus/testing';
+import { CommitTimeoutError } from './deadline';
 import { kafkaCommitter } from './kafka-commit';
 import { publishMessage, type CommitToKafka, type PublishDeps, type Publisher } from './publish';
 import { KnexPublishStore } from './publish-store';
@@ -39,7 +41,7 @@ beforeAll(async () => {
   await admin.disconnect();
   producer = createProducer(kafka);
   await producer.connect();
-  deps = { store: KnexPublishStore.create(db), validator: createSomValidator(), commitToKafka: kafkaCommitter(producer, topic) };
+  deps = { store: KnexPublishStore.create(db), validator: createSomValidator(), commitToKafka: kafkaCommitter(producer, topic), commitTimeoutMs: 5_000, logger };
 }, 60_000);
 
 afterAll(async () => {
@@ -182,10 +184,10 @@ describe('publishMessage on the real Postgres and Kafka', () => {
     const failing: CommitToKafka = async () => {
       throw new Error('broker unreachable');
     };
-    expect(await refusal(publishMessage({ ...deps, commitToKafka: failing }, publisher, bytes(started), 'publish'))).toEqual({
-      status: 503,
-      rules: ['publish.unavailable'],
-    });
+    const failed = publishMessage({ ...deps, commitToKafka: failing }, publisher, bytes(started), 'publish');
+    expect(await refusal(failed)).toEqual({ status: 503, rules: ['publish.unavailable'] });
+    // The 503 carries Kafka's own error as its cause, for the log line the error middleware writes.
+    expect(((await failed.catch((e: unknown) => e)) as Error).cause).toEqual(new Error('broker unreachable'));
     expect(await db('accepted_messages').where({ message_id: started.message_id }).first()).toBeUndefined();
     expect(await db('story_state').where({ correlation_id: started.correlation_id }).first()).toBeUndefined();
 
@@ -193,6 +195,65 @@ describe('publishMessage on the real Postgres and Kafka', () => {
     expect((await publishMessage(deps, publisher, bytes(started), 'publish')).status).toBe(200);
     produced.push(started.message_id);
     expect(await topicSize()).toBe(produced.length);
+  }, 30_000);
+
+  it('gives up a commit whose Kafka send does not answer within the commit timeout: 503, nothing kept, the lock free, a late ack logged', async () => {
+    const started = message('telling.started', `c-${randomUUID()}`);
+    let land: (ack: { partition: number; offset: string }) => void = () => undefined;
+    const hanging: CommitToKafka = () => new Promise((resolve) => (land = resolve));
+    const lines: string[] = [];
+    const captured = pino({ level: 'warn' }, new Writable({ write: (chunk, _enc, done) => (lines.push(String(chunk)), done()) }));
+    const commitTimeoutMs = 300;
+    const startedAt = Date.now();
+    const failed = await publishMessage({ ...deps, commitToKafka: hanging, commitTimeoutMs, logger: captured }, publisher, bytes(started), 'publish').catch((e: unknown) => e);
+    const tookMs = Date.now() - startedAt;
+    expect(failed).toMatchObject({ status: 503, rule: 'publish.unavailable', headers: { 'Retry-After': '1' } });
+    expect((failed as Error).cause).toEqual(new CommitTimeoutError(commitTimeoutMs, 'the Kafka acknowledgement'));
+    expect(tookMs).toBeGreaterThanOrEqual(commitTimeoutMs - 5);
+    expect(tookMs).toBeLessThan(commitTimeoutMs + 1_000);
+    expect(await db('accepted_messages').where({ message_id: started.message_id }).first()).toBeUndefined();
+    expect(await db('story_state').where({ correlation_id: started.correlation_id }).first()).toBeUndefined();
+
+    // The transaction rolled back and let go of the story lock: the retry is accepted at once.
+    expect((await publishMessage(deps, publisher, bytes(started), 'publish')).status).toBe(202);
+    produced.push(started.message_id);
+    // The abandoned send lands after all: delivery will quarantine that record, and the log says why.
+    land({ partition: 1, offset: '4242' });
+    const late = await eventually(() => lines, (l) => l.length > 0, { what: 'the late acknowledgement logged' });
+    expect(JSON.parse(late[0]!)).toMatchObject({
+      level: 40,
+      message_id: started.message_id,
+      partition: 1,
+      offset: '4242',
+      msg: 'Kafka acknowledged a record after its publish had timed out; delivery will quarantine it (acceptance.missing)',
+    });
+    expect(await topicSize()).toBe(produced.length);
+  }, 30_000);
+
+  it('gives up a commit that waits for the story lock past the commit timeout and sends nothing', async () => {
+    const correlation = `c-${randomUUID()}`;
+    const started = message('telling.started', correlation);
+    let sends = 0;
+    const counting: CommitToKafka = async (record) => {
+      sends++;
+      return deps.commitToKafka(record);
+    };
+    // Another transaction holds the correlation id's lock (a publish stuck on a slow Kafka, say).
+    let release: () => void = () => undefined;
+    const holding = KnexPublishStore.create(db).withStoryLock(workspaceId, correlation, () => new Promise<void>((resolve) => (release = resolve)));
+    const startedAt = Date.now();
+    const failed = await publishMessage({ ...deps, commitToKafka: counting, commitTimeoutMs: 300 }, publisher, bytes(started), 'publish').catch((e: unknown) => e);
+    expect(Date.now() - startedAt).toBeLessThan(1_300);
+    expect(failed).toMatchObject({ status: 503, rule: 'publish.unavailable' });
+    expect((failed as Error).cause).toEqual(new CommitTimeoutError(300, 'the story lock'));
+    release();
+    await holding;
+    // The waiting transaction got the lock after its answer went out: it must neither send nor commit.
+    const advisoryLocks = async () =>
+      Number(((await db.raw(`select count(*) as n from pg_locks where locktype = 'advisory' and database = (select oid from pg_database where datname = current_database())`)) as { rows: Array<{ n: string }> }).rows[0]!.n);
+    await eventually(advisoryLocks, (n) => n === 0, { what: 'no advisory lock held in this database any more' });
+    expect(sends).toBe(0);
+    expect(await db('accepted_messages').where({ message_id: started.message_id }).first()).toBeUndefined();
   }, 30_000);
 
   it('keeps Kafka order equal to acceptance order when one correlation id races', async () => {

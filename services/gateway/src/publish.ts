@@ -1,6 +1,9 @@
-import { HttpError, ViolationsError, type Violation } from '@bus/http';
-import { RegistryUnavailableError } from '@bus/identity';
+import type { Logger } from 'pino';
+import { DependencyUnavailableError, HttpError, ViolationsError, type Violation } from '@bus/http';
+// A failed registry read is 503 registry.unavailable with the store's error as its cause (logged once).
+import { unavailableOnFailure as registryRead } from '@bus/identity';
 import { RULES, applySequence, checkPolicy, contentHash, familyOf, parseJsonBody, parseStoryState, type SomMessage, type SomValidator } from '@bus/som';
+import { deadlineIn } from './deadline';
 import type { AcceptedMessage, PriorAcceptance, PublishStore } from './publish-store';
 
 /** The producer a publish is for, as authentication established it. */
@@ -21,6 +24,10 @@ export interface PublishDeps {
   store: PublishStore;
   validator: SomValidator;
   commitToKafka: CommitToKafka;
+  /** The commit's budget (PUBLISH_COMMIT_TIMEOUT): past it the transaction rolls back and the answer is 503. */
+  commitTimeoutMs: number;
+  /** Reports a Kafka send that landed after its publish was given up. */
+  logger: Logger;
   now?: () => Date;
 }
 
@@ -39,11 +46,14 @@ export class MessageIdReusedError extends HttpError {
   }
 }
 
-/** 503 publish.unavailable: Postgres or Kafka failed during the commit; nothing was accepted. */
-export class PublishUnavailableError extends HttpError {
+/**
+ * 503 publish.unavailable: Postgres or Kafka failed during the commit, or it ran out of time; nothing
+ * was accepted. `cause` is the failure itself, which the error middleware logs.
+ */
+export class PublishUnavailableError extends DependencyUnavailableError {
   override readonly name = 'PublishUnavailableError';
-  constructor() {
-    super(503, 'publish.unavailable', RULES['publish.unavailable'].description, 'policy', { 'Retry-After': '1' });
+  constructor(cause: unknown) {
+    super('publish.unavailable', RULES['publish.unavailable'].description, cause);
   }
 }
 
@@ -90,39 +100,64 @@ async function commit(
   hash: string,
   family: string | null,
 ): Promise<PublishAnswer | null> {
-  try {
-    return await deps.store.withStoryLock(publisher.workspaceId, message.correlation_id, async (tx) => {
-      // Re-checked under the lock: a racing publish of the same message_id or of the same
-      // correlation id may have committed while this one waited.
-      const duplicate = answerPrior(await tx.accepted(message.message_id), message.message_id, hash, 'publish');
-      if (duplicate) return duplicate;
-      const next = nextStoryState(await tx.storyState(), message);
-      const acceptedAt = (deps.now ?? (() => new Date()))();
-      const { partition, offset } = await deps.commitToKafka({
-        key: { workspaceId: publisher.workspaceId, correlationId: message.correlation_id },
-        value: bytes,
-        headers: { messageId: message.message_id, messageType: message.message_type, family, producerConnectionId: publisher.clientId, contentHash: hash, acceptedAt },
-      });
-      const record: AcceptedMessage = {
-        workspaceId: publisher.workspaceId,
-        messageId: message.message_id,
-        contentHash: hash,
-        messageType: message.message_type,
-        correlationId: message.correlation_id,
-        producerConnectionId: publisher.clientId,
-        acceptedAt,
-        kafkaPartition: partition,
-        kafkaOffset: offset,
-      };
-      await tx.record(record, next.changed ? next.state : null);
-      return null;
+  // One budget for the whole commit: the answer never waits past it (not even for a rollback queued
+  // behind a slow statement), and the transaction never sends to Kafka or commits after it.
+  const deadline = deadlineIn(deps.commitTimeoutMs);
+  // What the commit waits for, named in the timeout's cause (the log says why a publish was given up).
+  let waitingFor = 'the story lock';
+  const transaction = deps.store.withStoryLock(publisher.workspaceId, message.correlation_id, async (tx) => {
+    waitingFor = 'Postgres (acceptance and story state)';
+    // Re-checked under the lock: a racing publish of the same message_id or of the same
+    // correlation id may have committed while this one waited.
+    const duplicate = answerPrior(await tx.accepted(message.message_id), message.message_id, hash, 'publish');
+    if (duplicate) return duplicate;
+    const next = nextStoryState(await tx.storyState(), message);
+    const acceptedAt = (deps.now ?? (() => new Date()))();
+    // A publish already answered 503 (the lock came too late) sends nothing.
+    deadline.check(waitingFor);
+    waitingFor = 'the Kafka acknowledgement';
+    const sent = deps.commitToKafka({
+      key: { workspaceId: publisher.workspaceId, correlationId: message.correlation_id },
+      value: bytes,
+      headers: { messageId: message.message_id, messageType: message.message_type, family, producerConnectionId: publisher.clientId, contentHash: hash, acceptedAt },
     });
+    const { partition, offset } = await deadline.race(sent, waitingFor, (late) => {
+      // The record landed without its acceptance: delivery waits DELIVERY_ACCEPTANCE_WAIT for it, then
+      // quarantines it (acceptance.missing), so it is never delivered (invariant A). Said here so the
+      // quarantine has a visible reason; the producer's retry with the same message_id is accepted once.
+      if (late.status === 'fulfilled') {
+        deps.logger.warn(
+          { workspace_id: publisher.workspaceId, message_id: message.message_id, partition: late.value.partition, offset: late.value.offset },
+          'Kafka acknowledged a record after its publish had timed out; delivery will quarantine it (acceptance.missing)',
+        );
+      }
+    });
+    const record: AcceptedMessage = {
+      workspaceId: publisher.workspaceId,
+      messageId: message.message_id,
+      contentHash: hash,
+      messageType: message.message_type,
+      correlationId: message.correlation_id,
+      producerConnectionId: publisher.clientId,
+      acceptedAt,
+      kafkaPartition: partition,
+      kafkaOffset: offset,
+    };
+    waitingFor = 'Postgres (recording the acceptance)';
+    await tx.record(record, next.changed ? next.state : null);
+    // Never commit what was answered 503.
+    deadline.check(waitingFor);
+    waitingFor = 'the Postgres commit';
+    return null;
+  });
+  try {
+    return await deadline.race(transaction, () => waitingFor);
   } catch (err) {
     if (err instanceof HttpError) throw err;
-    // Kafka or Postgres failed: the transaction rolled back, so nothing is accepted and a retry with
-    // the same message_id is safe. A record Kafka may hold without its commit is never delivered
-    // (delivery enqueues only what accepted_messages confirms: invariant A).
-    throw new PublishUnavailableError();
+    // Kafka or Postgres failed or ran out of time: the transaction rolled back, so nothing is accepted
+    // and a retry with the same message_id is safe. A record Kafka may hold without its commit is never
+    // delivered (delivery enqueues only what accepted_messages confirms: invariant A).
+    throw new PublishUnavailableError(err);
   }
 }
 
@@ -152,12 +187,4 @@ function acceptedBody(message: SomMessage, family: string | null, tolerated: rea
 function refused(violations: readonly Violation[]): ViolationsError {
   const status = Math.max(...violations.map((v) => (Object.hasOwn(RULES, v.rule) ? RULES[v.rule as keyof typeof RULES].status : 400)));
   return new ViolationsError(status, violations);
-}
-
-async function registryRead<T>(read: () => Promise<T>): Promise<T> {
-  try {
-    return await read();
-  } catch {
-    throw new RegistryUnavailableError();
-  }
 }

@@ -1,8 +1,11 @@
 import { notImplementedRouter, type ReadinessCheck, type Service } from '@bus/http';
 import { discoveryRouter } from './discovery';
+import type { ConfigOf } from '@bus/config';
 import type { Knex } from '@bus/db';
-import type { Producer } from '@bus/kafka';
+import type { Logger } from '@bus/observability';
+import { MESSAGES_TOPIC, type Producer } from '@bus/kafka';
 import { createSomValidator } from '@bus/som';
+import type { gatewayConfig } from './config';
 import { kafkaCommitter } from './kafka-commit';
 import type { PublishDeps } from './publish';
 import { KnexPublishStore } from './publish-store';
@@ -34,6 +37,14 @@ export function createGatewayService(deps: GatewayServiceDeps): Service {
 }
 
 /** The publish pipeline on the real stores: Postgres for the records, Kafka (acks=all) for the messages. */
-export function publishDepsOf(db: Knex, producer: Producer): PublishDeps {
-  return { store: KnexPublishStore.create(db), validator: createSomValidator(), commitToKafka: kafkaCommitter(producer) };
+export function publishDepsOf(clients: { db: Knex; producer: Producer; logger: Logger }, config: ConfigOf<typeof gatewayConfig>): PublishDeps {
+  const commitTimeoutMs = config.PUBLISH_COMMIT_TIMEOUT;
+  return {
+    store: KnexPublishStore.create(clients.db),
+    validator: createSomValidator(),
+    // The brokers may take as long as the whole commit to acknowledge; the commit's own deadline cuts it.
+    commitToKafka: kafkaCommitter(clients.producer, MESSAGES_TOPIC, { ackTimeoutMs: commitTimeoutMs }),
+    commitTimeoutMs,
+    logger: clients.logger,
+  };
 }

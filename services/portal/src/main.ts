@@ -1,6 +1,6 @@
 import { tracing } from './instrument';
 import { databaseConfig, kafkaConfig, redisConfig, servicePort } from '@bus/config';
-import { createDatabase, databaseReadiness } from '@bus/db';
+import { createDatabase, databaseOptionsOf, databaseReadiness } from '@bus/db';
 import { bootstrap, codeBody } from '@bus/http';
 import { createKafka, createProducer, kafkaReadiness } from '@bus/kafka';
 import { createLimitMetrics, createRedis, redisReadiness } from '@bus/limits';
@@ -12,7 +12,7 @@ void bootstrap({
   tracing,
   config: { ...servicePort(8092), ...databaseConfig, ...redisConfig, ...kafkaConfig, ...portalConfig },
   compose: async ({ config, logger, metrics, onClose }) => {
-    const db = createDatabase({ url: config.DATABASE_URL, poolMax: config.DATABASE_POOL_MAX, applicationName: 'portal' });
+    const db = createDatabase(databaseOptionsOf(config, 'portal'));
     onClose(() => db.destroy());
     const redis = createRedis(config.REDIS_URL, logger, { keyPrefix: config.REDIS_KEY_PREFIX });
     onClose(() => redis.disconnect());

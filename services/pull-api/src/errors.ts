@@ -1,4 +1,4 @@
-import { HttpError } from '@bus/http';
+import { DependencyUnavailableError, HttpError } from '@bus/http';
 
 /** 403 consumer.mismatch: the path's {c} is not the token's own consumer connection. */
 export class ConsumerMismatchError extends HttpError {
@@ -13,5 +13,16 @@ export class PullRequestInvalidError extends HttpError {
   override readonly name = 'PullRequestInvalidError';
   constructor(message: string) {
     super(400, 'request.invalid', message, 'conformance');
+  }
+}
+
+/**
+ * 503 queue.unavailable: Postgres failed while a consumer route read or changed the queue (or the
+ * skill registrations). `cause` is Postgres's own error, which the error middleware logs.
+ */
+export class QueueUnavailableError extends DependencyUnavailableError {
+  override readonly name = 'QueueUnavailableError';
+  constructor(cause: unknown) {
+    super('queue.unavailable', 'The queue could not be read or changed; retry the request', cause);
   }
 }

@@ -1,6 +1,6 @@
 import { tracing } from './instrument';
 import { busLimitsConfig, databaseConfig, kafkaConfig, redisConfig, servicePort } from '@bus/config';
-import { createDatabase, databaseReadiness } from '@bus/db';
+import { createDatabase, databaseOptionsOf, databaseReadiness } from '@bus/db';
 import { bootstrap, requestFirewall, violationBody } from '@bus/http';
 import { connectionQuota, createIdentity, identityConfig, KnexQuotaStore } from '@bus/identity';
 import { createKafka } from '@bus/kafka';
@@ -13,7 +13,7 @@ void bootstrap({
   tracing,
   config: { ...servicePort(8083), ...databaseConfig, ...redisConfig, ...kafkaConfig, ...busLimitsConfig, ...identityConfig, ...pullApiConfig },
   compose: async ({ config, logger, metrics, onClose }) => {
-    const db = createDatabase({ url: config.DATABASE_URL, poolMax: config.DATABASE_POOL_MAX, applicationName: 'pull-api' });
+    const db = createDatabase(databaseOptionsOf(config, 'pull-api'));
     onClose(() => db.destroy());
     const redis = createRedis(config.REDIS_URL, logger, { keyPrefix: config.REDIS_KEY_PREFIX });
     onClose(() => redis.disconnect());

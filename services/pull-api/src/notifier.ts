@@ -29,6 +29,21 @@ export function createPgQueueNotifier(opts: { url: string; logger: Logger }): Qu
     for (const set of targets) for (const wake of [...set]) wake();
   };
 
+  // Tries again every 500 ms until it is back: a failed connect reports to its caller only (pg emits
+  // no 'error' for it), so each failed attempt schedules the next, for as long as Postgres is away.
+  // One attempt at a time: a failure that is both an 'error' event and a rejection schedules one.
+  let reconnectTimer: NodeJS.Timeout | undefined;
+  const reconnectSoon = (): void => {
+    if (stopped || reconnectTimer) return;
+    reconnectTimer = setTimeout(() => {
+      reconnectTimer = undefined;
+      connect().then(
+        () => opts.logger.info('delivery LISTEN connection restored'),
+        () => reconnectSoon(),
+      );
+    }, 500);
+  };
+
   const connect = async (): Promise<void> => {
     const c = new Client({ connectionString: opts.url, application_name: 'pull-api-listen' });
     c.on('notification', (n) => {
@@ -40,12 +55,23 @@ export function createPgQueueNotifier(opts: { url: string; logger: Logger }): Qu
       void c.end().catch(() => undefined);
       // Anything notified while down is missed: wake every waiter so each re-reads its queue.
       wakeAll();
-      if (!stopped) setTimeout(() => void connect().catch(() => undefined), 500);
+      reconnectSoon();
     });
-    await c.connect();
-    await c.query(`LISTEN ${DELIVERY_CHANNEL}`);
+    try {
+      await c.connect();
+      await c.query(`LISTEN ${DELIVERY_CHANNEL}`);
+    } catch (err) {
+      await c.end().catch(() => undefined);
+      throw err;
+    }
+    if (stopped) {
+      await c.end().catch(() => undefined);
+      return;
+    }
     client = c;
     up = true;
+    // After a reconnect: what was notified while the connection was away is missed, so every waiter re-reads its queue.
+    wakeAll();
   };
 
   return {
@@ -62,6 +88,7 @@ export function createPgQueueNotifier(opts: { url: string; logger: Logger }): Qu
     start: () => connect(),
     stop: async () => {
       stopped = true;
+      clearTimeout(reconnectTimer);
       up = false;
       wakeAll();
       await client?.end().catch(() => undefined);

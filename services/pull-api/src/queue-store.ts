@@ -1,4 +1,6 @@
 import { DELIVERY_CHANNEL, type Knex } from '@bus/db';
+import { unavailableUnlessDone } from '@bus/http';
+import { QueueUnavailableError } from './errors';
 
 /** One leased delivery as a receive hands it out. */
 export interface LeasedMessage {
@@ -52,6 +54,9 @@ interface DeliveryRow {
   correlation_id: string;
 }
 
+/** A Postgres failure of the queue is the consumer routes' 503 queue.unavailable, its cause Postgres's own error. */
+export const queueCall = <T>(work: () => Promise<T>): Promise<T> => unavailableUnlessDone(work, (cause) => new QueueUnavailableError(cause));
+
 export class KnexQueueStore implements QueueStore {
   private constructor(private readonly db: Knex) {}
 
@@ -60,6 +65,22 @@ export class KnexQueueStore implements QueueStore {
   }
 
   receive(consumerId: string, max: number, visibilityMs: number): Promise<ReceiveResult> {
+    return queueCall(() => this.leaseReceivable(consumerId, max, visibilityMs));
+  }
+
+  ack(consumerId: string, leases: LeaseRef[]): Promise<SettleOutcome[]> {
+    return queueCall(() => this.settleAcks(consumerId, leases));
+  }
+
+  nack(consumerId: string, leases: LeaseRef[], delayMs: number): Promise<SettleOutcome[]> {
+    return queueCall(() => this.release(consumerId, leases, delayMs));
+  }
+
+  nextVisibleAt(consumerId: string): Promise<Date | null> {
+    return queueCall(() => this.nextVisible(consumerId));
+  }
+
+  private leaseReceivable(consumerId: string, max: number, visibilityMs: number): Promise<ReceiveResult> {
     return this.db.transaction(async (trx): Promise<ReceiveResult> => {
       // The head of every group: its oldest un-acked delivery. A group is receivable only when its head is.
       const heads = (
@@ -163,7 +184,7 @@ export class KnexQueueStore implements QueueStore {
     });
   }
 
-  async ack(consumerId: string, leases: LeaseRef[]): Promise<SettleOutcome[]> {
+  private async settleAcks(consumerId: string, leases: LeaseRef[]): Promise<SettleOutcome[]> {
     const outcomes: SettleOutcome[] = [];
     // One short statement per handle, in the caller's order; a handle is current when its
     // generation is the row's and the row is not acked yet (an expired lease nobody re-took still acks).
@@ -176,7 +197,7 @@ export class KnexQueueStore implements QueueStore {
     return outcomes;
   }
 
-  async nack(consumerId: string, leases: LeaseRef[], delayMs: number): Promise<SettleOutcome[]> {
+  private async release(consumerId: string, leases: LeaseRef[], delayMs: number): Promise<SettleOutcome[]> {
     const outcomes: SettleOutcome[] = [];
     for (const lease of leases) {
       const done = await this.db.transaction(async (trx) => {
@@ -204,7 +225,7 @@ export class KnexQueueStore implements QueueStore {
     return outcomes;
   }
 
-  async nextVisibleAt(consumerId: string): Promise<Date | null> {
+  private async nextVisible(consumerId: string): Promise<Date | null> {
     const row = (await this.db('deliveries')
       .where({ consumer_id: consumerId })
       .whereNot({ state: 'acked' })

@@ -5,7 +5,7 @@ import type { BearerAuthenticator } from '@bus/identity';
 import type { Logger, Registry } from '@bus/observability';
 import { createPgQueueNotifier } from './notifier';
 import { createPullMetrics } from './pull';
-import { KnexQueueStore } from './queue-store';
+import { KnexQueueStore, queueCall } from './queue-store';
 import { createReceiptHandles } from './receipt';
 import { pullRoutes } from './pull-routes';
 
@@ -42,7 +42,7 @@ export function createPullApiService(deps: PullApiServiceDeps): Service {
           logger: deps.logger,
           metrics: createPullMetrics(deps.metrics),
         },
-        registrations: (consumerId) => readSkillRegistrations(deps.db, consumerId),
+        registrations: (consumerId) => queueCall(() => readSkillRegistrations(deps.db, consumerId)),
       }),
     ],
     // A lost LISTEN connection is not a readiness matter: the notifier reconnects and wakes every

@@ -1,0 +1,66 @@
+import { createServer, type Server, type Socket } from 'node:net';
+import { createTestDatabase, type TestDatabase } from '@bus/testing';
+import { createDatabase, type Knex } from './index';
+
+/**
+ * The bounds that make a Postgres outage an error in bounded time (issue 13): a statement Postgres
+ * cancels, a server that never answers the connection, and query errors that do not carry the values
+ * bound to them (errors reach the logs; values can be message bodies).
+ */
+let testDb: TestDatabase;
+const opened: Knex[] = [];
+const open = (opts: { url: string; connectTimeoutMs?: number; statementTimeoutMs?: number }) => {
+  const db = createDatabase({ poolMax: 2, applicationName: 'db-bounds-test', ...opts });
+  opened.push(db);
+  return db;
+};
+
+beforeAll(async () => {
+  testDb = await createTestDatabase();
+});
+afterAll(async () => {
+  await Promise.all(opened.map((db) => db.destroy()));
+  await testDb.drop();
+});
+
+async function failureOf(run: Promise<unknown>): Promise<{ err: Error & { code?: string }; ms: number }> {
+  const started = Date.now();
+  const err = await run.then(
+    () => new Error('expected a failure'),
+    (e: unknown) => e as Error,
+  );
+  return { err, ms: Date.now() - started };
+}
+
+it('cancels a statement that runs past the statement timeout', async () => {
+  const db = open({ url: testDb.url, statementTimeoutMs: 300 });
+  const { err, ms } = await failureOf(db.raw('select pg_sleep(5)'));
+  expect(err.code).toBe('57014'); // query_canceled
+  expect(ms).toBeLessThan(2_000);
+  // The connection is usable afterwards.
+  expect(((await db.raw('select 1 as one')) as { rows: Array<{ one: number }> }).rows).toEqual([{ one: 1 }]);
+});
+
+it('gives up on a server that accepts the connection but never answers, within the connect timeout', async () => {
+  const sockets: Socket[] = [];
+  const silent: Server = createServer((socket) => sockets.push(socket));
+  await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+  try {
+    const port = (silent.address() as { port: number }).port;
+    const db = open({ url: `postgres://bus:bus@127.0.0.1:${port}/bus`, connectTimeoutMs: 300 });
+    const { err, ms } = await failureOf(db.raw('select 1'));
+    expect(err.message).toMatch(/timeout/i);
+    expect(ms).toBeLessThan(2_000);
+  } finally {
+    for (const socket of sockets) socket.destroy();
+    await new Promise((resolve) => silent.close(resolve));
+  }
+});
+
+it('names the SQL of a failed query with its placeholders, never the values bound to it', async () => {
+  const db = open({ url: testDb.url });
+  const { err } = await failureOf(db.raw('select ? as body from no_such_table', ['the message body']));
+  expect(err.message).toContain('select $1 as body from no_such_table');
+  expect(err.message).toContain('relation "no_such_table" does not exist');
+  expect(JSON.stringify({ ...err, message: err.message })).not.toContain('the message body');
+});

@@ -1,0 +1,11 @@
+import { duration } from '@bus/config';
+
+/** The gateway's own variables (on top of Postgres, Redis, Kafka and the identity settings). */
+export const gatewayConfig = {
+  /**
+   * How long a publish's commit may take (story lock, Kafka send with acks=all, Postgres commit):
+   * past it the transaction rolls back and the answer is 503 publish.unavailable. Keep it well below
+   * delivery's DELIVERY_ACCEPTANCE_WAIT (docs/operations.md, "Dependency outages").
+   */
+  PUBLISH_COMMIT_TIMEOUT: duration({ default: 5_000, min: 100, max: 20_000 }),
+} as const;

@@ -1,0 +1,47 @@
+/** The commit of a publish took longer than its budget (PUBLISH_COMMIT_TIMEOUT). */
+export class CommitTimeoutError extends Error {
+  override readonly name = 'CommitTimeoutError';
+  constructor(timeoutMs: number, waitingFor: string) {
+    super(`the publish commit did not finish within ${timeoutMs} ms (waiting for ${waitingFor})`);
+  }
+}
+
+/** A point in time a piece of work must finish by. */
+export interface Deadline {
+  /** Throws CommitTimeoutError once the deadline has passed: a step that must not start late. */
+  check(waitingFor: string): void;
+  /**
+   * Settles as `work` does, or rejects with CommitTimeoutError at the deadline; `work` is then
+   * abandoned and its outcome, when it comes, goes to `onAbandoned` (never an unhandled rejection).
+   */
+  race<T>(work: Promise<T>, waitingFor: string | (() => string), onAbandoned?: (outcome: PromiseSettledResult<T>) => void): Promise<T>;
+}
+
+export function deadlineIn(timeoutMs: number): Deadline {
+  const at = Date.now() + timeoutMs;
+  return {
+    check: (waitingFor) => {
+      if (Date.now() >= at) throw new CommitTimeoutError(timeoutMs, waitingFor);
+    },
+    race: (work, waitingFor, onAbandoned) =>
+      new Promise((resolve, reject) => {
+        let abandoned = false;
+        const timer = setTimeout(() => {
+          abandoned = true;
+          reject(new CommitTimeoutError(timeoutMs, typeof waitingFor === 'string' ? waitingFor : waitingFor()));
+        }, Math.max(0, at - Date.now()));
+        work.then(
+          (value) => {
+            clearTimeout(timer);
+            if (abandoned) onAbandoned?.({ status: 'fulfilled', value });
+            else resolve(value);
+          },
+          (reason: unknown) => {
+            clearTimeout(timer);
+            if (abandoned) onAbandoned?.({ status: 'rejected', reason });
+            else reject(reason);
+          },
+        );
+      }),
+  };
+}
