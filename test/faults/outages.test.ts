@@ -36,6 +36,7 @@ const VISIBILITY_TIMEOUT_S = 5;
 const SYSTEM_ID = 'storyteller.web';
 
 const busApi = createOpenApiChecker(openapi.bus);
+const adminApi = createOpenApiChecker(openapi.admin);
 
 type What = 'publish' | 'receive' | 'ack' | 'long poll';
 
@@ -317,7 +318,17 @@ it('loses nothing, delivers nothing refused, keeps order and answers no 500 whil
     await stack!.stop('postgres');
     const answer = await longPoll;
     const answeredMs = Date.now() - stoppedAt;
+    // The admin API with Postgres down: its documented 503, not a 500.
+    const operator = Buffer.from(`${bus!.env.OPERATOR_CLIENT_ID}:${bus!.env.OPERATOR_CLIENT_SECRET}`).toString('base64');
+    const adminAnswer = await fetchObserved(`${bus!.portalUrl}/api/admin/organisations`, {
+      headers: { Authorization: `Basic ${operator}` },
+      signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+    });
+    adminApi.check('GET', '/api/admin/organisations', adminAnswer);
     await stack!.start('postgres');
+    expect(adminAnswer.status).toBe(503);
+    expect(adminAnswer.body).toMatchObject({ code: 'admin.unavailable' });
+    expect(adminAnswer.headers.get('retry-after')).toBe('1');
     expect(answer?.status).toBe(503);
     expect(firstRule(answer!)).toBe('queue.unavailable');
     const back = [await recovered(), await deliveryBack()].join(', ');

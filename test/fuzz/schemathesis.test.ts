@@ -141,6 +141,13 @@ function configuration(extra: string): string {
     'database = "none"',
     '[checks]',
     ...CHECKS_LEFT_OUT.map((check) => `${check} = { enabled = false }`),
+    // In the stateful phase schemathesis 4.32 overwrites its own negative mutations with values from
+    // API links and re-injects the credentials, then reports the valid request it sent as "invalid
+    // data accepted" (seen twice: a redrive with a real workspace_id and Authorization, a receive
+    // with wait_seconds=0, both answered 200 as they should). The check stays on in the coverage and
+    // fuzzing phases, where the data it calls invalid is what it sends.
+    '[phases.stateful.checks]',
+    'negative_data_rejection = { enabled = false }',
     extra,
   ].join('\n');
 }

@@ -117,6 +117,21 @@ export async function unavailableUnlessDone<T>(work: () => Promise<T>, unavailab
   }
 }
 
+/**
+ * `target` with every method wrapped in unavailableUnlessDone: for a store whose every method is a
+ * call to its dependency, so that no method of it can answer a route with anything but its
+ * documented 503 when the dependency fails. Non-function properties pass through unchanged.
+ */
+export function unavailableOnAnyFailure<T extends object>(target: T, unavailable: (cause: unknown) => DependencyUnavailableError): T {
+  return new Proxy(target, {
+    get(object, property, receiver) {
+      const value: unknown = Reflect.get(object, property, receiver);
+      if (typeof value !== 'function') return value;
+      return (...args: unknown[]) => unavailableUnlessDone(async () => (await (value as (...a: unknown[]) => unknown).apply(object, args)) as unknown, unavailable);
+    },
+  });
+}
+
 export class InternalError extends HttpError {
   override readonly name = 'InternalError';
   constructor() {

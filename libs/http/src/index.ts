@@ -19,6 +19,7 @@ export {
   InternalError,
   DependencyUnavailableError,
   unavailableUnlessDone,
+  unavailableOnAnyFailure,
   OAuthError,
   ViolationsError,
 } from './errors';

@@ -11,7 +11,7 @@ import {
 import { checkSkillsInput, MAX_BODY_BYTES, readSkillsBody, type SkillLibrary } from '@bus/skills';
 import * as body from './admin-requests';
 import { RegistrationLabelTakenError, type AdminStore, type ConnectionView } from './admin-store';
-import { AdminConflictError, AdminNotFoundError, AdminRequestInvalidError, RegistrationInvalidError } from './errors';
+import { AdminConflictError, AdminNotFoundError, AdminRequestInvalidError, AdminUnavailableError, RegistrationInvalidError } from './errors';
 import type { ReplayFunction, ReplayRunner } from './replays';
 
 /** What the admin API does to consumer queues; delivery's queueOperations answers it (wired in main). */
@@ -71,11 +71,13 @@ export function adminRoutes(deps: AdminRoutesDeps): Router {
   });
   router.post('/api/admin/organisations', async (req, res) => {
     const b = await jsonBody<body.OrganisationCreate>(req);
-    const id = await deps.admin.createOrganisation({
-      name: b.name,
-      kind: b.kind,
-      ...(b.quota === undefined ? {} : { quota: body.quotaSetting(b.quota) }),
-    });
+    const id = await identityCall(() =>
+      deps.admin.createOrganisation({
+        name: b.name,
+        kind: b.kind,
+        ...(b.quota === undefined ? {} : { quota: body.quotaSetting(b.quota) }),
+      }),
+    );
     res.status(201).json(await organisationOf(id));
   });
   router.get('/api/admin/organisations/:o', async (req, res) => {
@@ -243,7 +245,7 @@ function notFound(what: string, id: string): never {
   throw new AdminNotFoundError(what, id);
 }
 
-/** The one translation of IdentityAdmin's errors into the admin API's. */
+/** The one translation of IdentityAdmin's errors into the admin API's; its dependencies' failures are 503s. */
 async function identityCall<T>(call: () => Promise<T>): Promise<T> {
   try {
     return await call();
@@ -253,6 +255,7 @@ async function identityCall<T>(call: () => Promise<T>): Promise<T> {
     if (err instanceof TenancyNotFoundError) throw new AdminNotFoundError(err.what, err.id);
     if (err instanceof ConnectionNotActiveError) throw new AdminConflictError(err.message);
     if (err instanceof OverlapWindowError) throw new AdminRequestInvalidError(err.message);
-    throw err;
+    // Anything else is IdentityAdmin's Postgres or Kafka failing.
+    throw new AdminUnavailableError(err);
   }
 }

@@ -1,4 +1,4 @@
-import { HttpError } from '@bus/http';
+import { DependencyUnavailableError, HttpError } from '@bus/http';
 import type { ValidationAnswer } from '@bus/skills';
 
 /**
@@ -45,5 +45,13 @@ export class RegistrationInvalidError extends HttpError {
 
   override details(): Record<string, unknown> {
     return { answer: this.answer };
+  }
+}
+
+/** 503 admin.unavailable: Postgres or Kafka failed while the route read or changed the registry; retry. */
+export class AdminUnavailableError extends DependencyUnavailableError {
+  override readonly name = 'AdminUnavailableError';
+  constructor(cause: unknown) {
+    super('admin.unavailable', 'The registry (Postgres) or the control topic (Kafka) could not be reached; nothing was changed unless the answer says so. Retry shortly', cause);
   }
 }

@@ -1,6 +1,6 @@
 import { Router } from 'express';
 import type { Knex } from '@bus/db';
-import { requestValidation, type ReadinessCheck, type Service } from '@bus/http';
+import { requestValidation, unavailableOnAnyFailure, type ReadinessCheck, type Service } from '@bus/http';
 import { IdentityAdmin, type ControlPublisher } from '@bus/identity';
 import { createLimiter, type LimitMetrics, type Redis } from '@bus/limits';
 import type { Logger } from '@bus/observability';
@@ -9,7 +9,7 @@ import { loadSkillLibrary, type SkillLibrary } from '@bus/skills';
 import { adminRoutes, type QueueOperations } from './admin-routes';
 import { KnexAdminStore } from './admin-store';
 import { operatorAuth, type OperatorCredentials } from './operator-auth';
-import { AdminRequestInvalidError } from './errors';
+import { AdminRequestInvalidError, AdminUnavailableError } from './errors';
 import { quarantineRoutes, type QuarantineOperations } from './quarantine-routes';
 import { createReplayRunner, type ReplayRunner } from './replays';
 
@@ -39,8 +39,11 @@ export interface PortalService extends Service {
 
 /** The operator's admin API (issue 8, DESIGN §5) under /api/admin on the portal host; docs/admin.md. */
 export function createPortalService(deps: PortalServiceDeps): PortalService {
-  const store = KnexAdminStore.create(deps.db);
-  const replays = createReplayRunner({ store, replay: deps.queues.replay, logger: deps.logger });
+  // Every store call and delivery operation is a Postgres call: whatever fails there is the
+  // documented 503 admin.unavailable (cause logged), never a 500.
+  const store = unavailableOnAnyFailure(KnexAdminStore.create(deps.db), (cause) => new AdminUnavailableError(cause));
+  const queues = unavailableOnAnyFailure(deps.queues, (cause) => new AdminUnavailableError(cause));
+  const replays = createReplayRunner({ store, replay: queues.replay, logger: deps.logger });
   const perAddress = createLimiter(
     deps.redis,
     { name: 'admin.address', label: 'admin_address', rate: { points: deps.perAddressPerMinute, durationSeconds: 60 } },
@@ -67,11 +70,11 @@ export function createPortalService(deps: PortalServiceDeps): PortalService {
         store,
         library: deps.library ?? loadSkillLibrary(),
         replays,
-        queues: deps.queues,
+        queues,
         archiveMs: deps.archiveMs,
         requests,
       }),
-      quarantineRoutes({ store, queues: deps.queues, requests }),
+      quarantineRoutes({ store, queues, requests }),
     ],
     readiness: deps.readiness,
     replays,
