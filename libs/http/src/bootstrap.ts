@@ -55,7 +55,7 @@ export async function bootstrap<S extends ConfigSpec>(opts: {
       },
     });
   } catch (err) {
-    logger.fatal({ err: err instanceof Error ? err.message : String(err) }, 'start-up failed');
+    logger.fatal({ err }, 'start-up failed');
     process.exit(1);
   }
 }

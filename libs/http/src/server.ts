@@ -144,7 +144,7 @@ export function onShutdownSignal(logger: Logger, shutdown: () => Promise<void>):
     shutdown().then(
       () => process.exit(0),
       (err: unknown) => {
-        logger.error({ err: err instanceof Error ? err.message : String(err) }, 'shutdown failed');
+        logger.error({ err }, 'shutdown failed');
         process.exit(1);
       },
     );

@@ -228,7 +228,7 @@ export class IdentityAdmin {
     try {
       await this.deps.control.publish(event);
     } catch (err) {
-      this.deps.logger.warn({ err: err instanceof Error ? err.message : String(err), event: event.type }, 'control event not published; caches catch up within their TTL');
+      this.deps.logger.warn({ err, event: event.type }, 'control event not published; caches catch up within their TTL');
     }
   }
 }

@@ -106,12 +106,12 @@ export function createControlListener(opts: {
         try {
           opts.onEvent(parseControlEvent(record.value));
         } catch (err) {
-          opts.logger.warn({ err: err instanceof Error ? err.message : String(err), offset: record.offset }, 'control event skipped');
+          opts.logger.warn({ err, offset: record.offset }, 'control event skipped');
         }
       });
     } catch (err) {
       live = false;
-      opts.logger.warn({ err: err instanceof Error ? err.message : String(err) }, 'control topic unreachable; caches rely on their TTL until it is back');
+      opts.logger.warn({ err }, 'control topic unreachable; caches rely on their TTL until it is back');
       await c.disconnect().catch(() => undefined);
       if (!stopped) retry = setTimeout(() => void run(onJoin), opts.retryMs ?? 5_000);
     }

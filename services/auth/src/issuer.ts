@@ -47,7 +47,7 @@ export function createTokenIssuer(deps: TokenIssuerDeps) {
     try {
       [connection, secrets] = await Promise.all([deps.store.connection(credentials.clientId), deps.store.credentials(credentials.clientId)]);
     } catch (err) {
-      deps.logger.error({ err: err instanceof Error ? err.message : String(err) }, 'credentials could not be read');
+      deps.logger.error({ err }, 'credentials could not be read');
       throw new TemporarilyUnavailableError();
     }
     const now = deps.now();
@@ -74,7 +74,7 @@ export function createTokenIssuer(deps: TokenIssuerDeps) {
     try {
       accessToken = await signAccessToken(claims, await deps.keys.current());
     } catch (err) {
-      deps.logger.error({ err: err instanceof Error ? err.message : String(err) }, 'token could not be signed');
+      deps.logger.error({ err }, 'token could not be signed');
       throw new TemporarilyUnavailableError();
     }
     return { access_token: accessToken, token_type: 'Bearer', expires_in: ACCESS_TOKEN_TTL_SECONDS };

@@ -112,7 +112,7 @@ export class SigningKeys {
   async start(): Promise<void> {
     const attempt = () =>
       this.rotate().catch((err: unknown) =>
-        this.deps.logger.error({ err: err instanceof Error ? err.message : String(err) }, 'signing-key rotation failed'),
+        this.deps.logger.error({ err }, 'signing-key rotation failed'),
       );
     await attempt();
     this.timer = setInterval(() => void attempt(), this.deps.checkEveryMs ?? 60_000);
@@ -130,7 +130,7 @@ export class SigningKeys {
     } catch (err) {
       // Keep signing with what we have while Postgres is briefly away; without keys there is nothing to do.
       if (this.rows.length === 0) throw err;
-      this.deps.logger.warn({ err: err instanceof Error ? err.message : String(err) }, 'signing keys not refreshed');
+      this.deps.logger.warn({ err }, 'signing keys not refreshed');
     }
   }
 

@@ -50,7 +50,7 @@ export function createQueueUpkeep(deps: QueueUpkeepDeps): QueueUpkeep {
         try {
           for (const s of await stats()) this.set({ consumer: s.consumerId }, value(s));
         } catch (err) {
-          deps.logger.warn({ err: err instanceof Error ? err.message : String(err) }, 'queue metrics could not be read');
+          deps.logger.warn({ err }, 'queue metrics could not be read');
         }
       },
     });
@@ -72,7 +72,7 @@ export function createQueueUpkeep(deps: QueueUpkeepDeps): QueueUpkeep {
     start: () => {
       timer = setInterval(() => {
         running = sweep().catch((err: unknown) =>
-          deps.logger.warn({ err: err instanceof Error ? err.message : String(err) }, 'queue retention sweep failed; next interval retries'),
+          deps.logger.warn({ err }, 'queue retention sweep failed; next interval retries'),
         );
       }, deps.sweepIntervalMs);
       timer.unref();
