@@ -21,6 +21,7 @@ export async function serve(app: HttpApp, opts: { host: string; port: number; lo
   server.headersTimeout = 66_000;
   answerParserErrors(server, app, opts.logger);
   routeConnectRequests(server, app);
+  const drain = closeConnectionsWhenDrained(server);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(opts.port, opts.host, () => {
@@ -38,6 +39,7 @@ export async function serve(app: HttpApp, opts: { host: string; port: number; lo
     url,
     close: async (drainTimeoutMs) => {
       app.startDraining();
+      drain();
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
       const timer = setTimeout(() => {
@@ -47,6 +49,29 @@ export async function serve(app: HttpApp, opts: { host: string; port: number; lo
       await closed;
       clearTimeout(timer);
     },
+  };
+}
+
+/**
+ * server.close() closes the connections idle at that moment only: a keep-alive connection whose
+ * response was in flight would stay open after it, and the drain would wait for its whole timeout.
+ * Once draining, every response not yet started says `Connection: close`, and a connection that
+ * goes idle is closed at once. Returns the switch that starts the drain.
+ */
+function closeConnectionsWhenDrained(server: Server): () => void {
+  const inFlight = new Set<ServerResponse>();
+  let draining = false;
+  server.on('request', (_req: IncomingMessage, res: ServerResponse) => {
+    if (draining) res.shouldKeepAlive = false;
+    inFlight.add(res);
+    res.once('finish', () => {
+      if (draining) setImmediate(() => server.closeIdleConnections());
+    });
+    res.once('close', () => inFlight.delete(res));
+  });
+  return () => {
+    draining = true;
+    for (const res of inFlight) if (!res.headersSent) res.shouldKeepAlive = false;
   };
 }
 
