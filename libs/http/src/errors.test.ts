@@ -1,9 +1,10 @@
-import { DependencyUnavailableError, unavailableOnAnyFailure } from './errors';
+import { DependencyUnavailableError, HttpError, unavailableOnAnyFailure } from './errors';
 
 class Store {
   readonly name = 'store';
   constructor(private readonly rows: string[]) {}
   async row(i: number): Promise<string> {
+    if (i < 0) throw new HttpError(409, 'admin.conflict', 'No negative rows');
     const found = this.rows[i];
     if (found === undefined) throw new Error('connect ECONNREFUSED 127.0.0.1:5432');
     return found;
@@ -26,5 +27,9 @@ describe('unavailableOnAnyFailure', () => {
     expect(failure).toBeInstanceOf(DependencyUnavailableError);
     expect(failure).toMatchObject({ status: 503, rule: 'admin.unavailable', headers: { 'Retry-After': '1' } });
     expect(((failure as Error).cause as Error).message).toBe('connect ECONNREFUSED 127.0.0.1:5432');
+  });
+
+  it("lets a method's own HttpError through: it is already the route's answer", async () => {
+    await expect(unavailableOnAnyFailure(new Store([]), unavailable).row(-1)).rejects.toMatchObject({ status: 409, rule: 'admin.conflict' });
   });
 });

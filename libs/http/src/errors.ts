@@ -118,16 +118,23 @@ export async function unavailableUnlessDone<T>(work: () => Promise<T>, unavailab
 }
 
 /**
- * `target` with every method wrapped in unavailableUnlessDone: for a store whose every method is a
- * call to its dependency, so that no method of it can answer a route with anything but its
- * documented 503 when the dependency fails. Non-function properties pass through unchanged.
+ * `target` with every method's failures turned into `unavailable(cause)`: for a store whose every
+ * method is a call to its dependency, so that no method of it can answer a route with a 500 when the
+ * dependency fails. An HttpError a method throws is already the route's answer (a conflict it
+ * found, say) and passes through. Non-function properties pass through unchanged.
  */
 export function unavailableOnAnyFailure<T extends object>(target: T, unavailable: (cause: unknown) => DependencyUnavailableError): T {
   return new Proxy(target, {
     get(object, property, receiver) {
       const value: unknown = Reflect.get(object, property, receiver);
       if (typeof value !== 'function') return value;
-      return (...args: unknown[]) => unavailableUnlessDone(async () => (await (value as (...a: unknown[]) => unknown).apply(object, args)) as unknown, unavailable);
+      return async (...args: unknown[]) => {
+        try {
+          return (await (value as (...a: unknown[]) => unknown).apply(object, args)) as unknown;
+        } catch (err) {
+          throw err instanceof HttpError ? err : unavailable(err);
+        }
+      };
     },
   });
 }

@@ -1,5 +1,5 @@
 import { Router, type Request } from 'express';
-import { MessageTooLargeError, readBody, validatedQuery, type RequestValidation } from '@bus/http';
+import { HttpError, MessageTooLargeError, readBody, validatedQuery, type RequestValidation } from '@bus/http';
 import {
   AppNotFoundError,
   ConnectionNotActiveError,
@@ -10,7 +10,7 @@ import {
 } from '@bus/identity';
 import { checkSkillsInput, MAX_BODY_BYTES, readSkillsBody, type SkillLibrary } from '@bus/skills';
 import * as body from './admin-requests';
-import { RegistrationLabelTakenError, type AdminStore, type ConnectionView } from './admin-store';
+import type { AdminStore, ConnectionView } from './admin-store';
 import { AdminConflictError, AdminNotFoundError, AdminRequestInvalidError, AdminUnavailableError, RegistrationInvalidError } from './errors';
 import type { ReplayFunction, ReplayRunner } from './replays';
 
@@ -187,20 +187,16 @@ export function adminRoutes(deps: AdminRoutesDeps): Router {
     if (!answer.valid) throw new RegistrationInvalidError(answer);
     const instances = (read.input.checked === 'instance' ? [read.input.instance] : (read.input.items as unknown[])) as Array<Record<string, unknown>>;
     if (instances.length === 0) throw new AdminRequestInvalidError('The body holds no skill instance to register');
-    try {
-      const registrations = await deps.store.addRegistrations(
-        connection.client_id,
-        instances.map((instance) => ({
-          instanceLabel: String(instance.instance_label),
-          libraryVersion: typeof instance.skill_version === 'string' ? instance.skill_version : deps.library.current.info.version,
-          instance,
-        })),
-      );
-      res.status(201).json({ registrations });
-    } catch (err) {
-      if (err instanceof RegistrationLabelTakenError) throw new AdminConflictError(err.message);
-      throw err;
-    }
+    // A label already registered is the store's RegistrationLabelTakenError, a 409.
+    const registrations = await deps.store.addRegistrations(
+      connection.client_id,
+      instances.map((instance) => ({
+        instanceLabel: String(instance.instance_label),
+        libraryVersion: typeof instance.skill_version === 'string' ? instance.skill_version : deps.library.current.info.version,
+        instance,
+      })),
+    );
+    res.status(201).json({ registrations });
   });
   router.delete('/api/admin/connections/:c/registrations/:r', async (req, res) => {
     const connection = await connectionOf(param(req, 'c'));
@@ -255,7 +251,9 @@ async function identityCall<T>(call: () => Promise<T>): Promise<T> {
     if (err instanceof TenancyNotFoundError) throw new AdminNotFoundError(err.what, err.id);
     if (err instanceof ConnectionNotActiveError) throw new AdminConflictError(err.message);
     if (err instanceof OverlapWindowError) throw new AdminRequestInvalidError(err.message);
-    // Anything else is IdentityAdmin's Postgres or Kafka failing.
+    // The route's own refusals (a request rule checked inside the call) are its answer already;
+    // anything else is IdentityAdmin's Postgres or Kafka failing.
+    if (err instanceof HttpError) throw err;
     throw new AdminUnavailableError(err);
   }
 }

@@ -2,6 +2,7 @@ import { readSkillRegistrations, skillRegistration, type Knex, type SkillRegistr
 import { quotaOfColumns, type QuotaColumns } from '@bus/identity';
 import type { QuotaTier } from '@bus/limits';
 import { newId } from '@bus/tokens';
+import { AdminConflictError } from './errors';
 
 /** A quota as the admin API shows it: the tier and the allowance it gives (spec §8). */
 export interface QuotaView {
@@ -101,8 +102,8 @@ export interface QuarantinePage {
   nextAfter: string | null;
 }
 
-/** An instance_label is already bound to the connection. */
-export class RegistrationLabelTakenError extends Error {
+/** An instance_label is already bound to the connection: the admin API's 409, as the store finds it. */
+export class RegistrationLabelTakenError extends AdminConflictError {
   override readonly name = 'RegistrationLabelTakenError';
 }
 

@@ -30,7 +30,7 @@ export class AdminRequestInvalidError extends HttpError {
 
 /** The request is well-formed but the resource's state refuses it (e.g. rotating a revoked connection). */
 export class AdminConflictError extends HttpError {
-  override readonly name = 'AdminConflictError';
+  override readonly name: string = 'AdminConflictError';
   constructor(reason: string) {
     super(409, 'admin.conflict', reason);
   }
