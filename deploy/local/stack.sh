@@ -552,9 +552,13 @@ kafka_format() {
   # An unformatted data dir holds nothing of value (e.g. a format that was interrupted).
   rm -rf "$KAFKA_DATA"
   # A cluster id is 16 random bytes in URL-safe base64 without padding (what
-  # `kafka-storage random-uuid` prints) — generated here to save a JVM start.
-  local cluster_id
-  cluster_id="$(head -c 16 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=')"
+  # `kafka-storage random-uuid` prints) — generated here to save a JVM start. Like Kafka's own
+  # Uuid.randomUuid, draw again when it starts with '-': the format tool would read it as an option
+  # (1 fresh format in 64 failed that way).
+  local cluster_id="-"
+  while [[ "$cluster_id" == -* ]]; do
+    cluster_id="$(head -c 16 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=')"
+  done
   say "kafka: formatting $KAFKA_DATA (cluster id $cluster_id)"
   kafka_java kafka.tools.StorageTool format -t "$cluster_id" -c "$KAFKA_PROPS" \
     >"$LOGS/kafka-format.log" 2>&1 ||
