@@ -12,9 +12,9 @@
 const { randomBytes } = require('node:crypto');
 const { som } = require('@bus/schemas');
 const { ensureTopics, sendAcked } = require('@bus/kafka');
-const { machine, measure, provisionWorkspace, startBus, storyMessage } = require('./support');
+const { cpuLine, cpuMeter, machine, measure, provisionWorkspace, startBus, storyMessage } = require('./support');
 
-const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16);
+const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 64);
 const RUN_MS = Number(process.env.BENCH_SECONDS ?? 15) * 1000;
 const WARM_UP_MS = 3_000;
 const PRODUCERS = 8;
@@ -35,6 +35,7 @@ async function main() {
     const sample = messageOf(0);
 
     const publish = await measure({
+      cpu: cpuMeter({ bus: bench.bus.child.pid, bench: process.pid }),
       concurrency: CONCURRENCY,
       warmUpMs: WARM_UP_MS,
       runMs: RUN_MS,
@@ -54,6 +55,7 @@ async function main() {
     await kafkaAdmin.connect();
     await ensureTopics(kafkaAdmin, [{ topic, numPartitions: 3, replicationFactor: 1 }]);
     const raw = await measure({
+      cpu: cpuMeter({ bench: process.pid }),
       concurrency: CONCURRENCY,
       warmUpMs: WARM_UP_MS,
       runMs: RUN_MS,
@@ -71,6 +73,8 @@ async function main() {
     console.log('|---|---|---|---|---|');
     console.log(row('POST /v1/tenants/{t}/messages (all-in-one)', publish));
     console.log(row('raw kafkajs send, acks=all (ceiling)', raw));
+    console.log(`\nRatio to the raw producer ceiling: ${(publish.perSecond / raw.perSecond).toFixed(3)}`);
+    console.log(`CPU ms per 1,000 messages — publish: ${cpuLine(publish.cpuPerThousand)}; raw send: ${cpuLine(raw.cpuPerThousand)}`);
   } finally {
     await bench.stop();
   }

@@ -26,9 +26,10 @@ function percentile(sorted, p) {
 /**
  * Runs `operation(i)` from `concurrency` workers, each starting the next as soon as one finishes:
  * a warm-up whose results are dropped, then `runMs` measured. `operation` resolves true on success.
- * Returns successes per second and latency percentiles (ms) of the successes.
+ * Returns successes per second and latency percentiles (ms) of the successes, and with a `cpu`
+ * (cpuMeter) the CPU milliseconds per 1,000 successes of each process over the measured part.
  */
-async function measure({ concurrency, warmUpMs, runMs, operation }) {
+async function measure({ concurrency, warmUpMs, runMs, operation, cpu }) {
   const latencies = [];
   let failures = 0;
   let recording = false;
@@ -47,11 +48,14 @@ async function measure({ concurrency, warmUpMs, runMs, operation }) {
   await Promise.all(Array.from({ length: concurrency }, worker));
   recording = true;
   const began = Date.now();
+  const cpuBefore = cpu?.sample();
   stopAt = began + runMs;
   await Promise.all(Array.from({ length: concurrency }, worker));
   const seconds = (Date.now() - began) / 1000;
+  const cpuPerThousand = cpu ? cpu.perThousand(cpuBefore, cpu.sample(), latencies.length) : undefined;
   latencies.sort((a, b) => a - b);
   return {
+    cpuPerThousand,
     perSecond: latencies.length / seconds,
     p50: percentile(latencies, 50),
     p99: percentile(latencies, 99),
@@ -103,7 +107,10 @@ async function startBus(name) {
   };
   const setup = startNodeProcess('services/all-in-one/dist/setup.js', env);
   if ((await setup.exited) !== 0) throw new Error(`setup failed:\n${setup.output()}`);
-  const bus = startNodeProcess('services/all-in-one/dist/main.js', env);
+  // BENCH_CPU_PROF=<dir>: the bus writes a V8 CPU profile there when it stops (open it in Chrome's
+  // DevTools or summarise it with bench/profile-summary.js).
+  const profileArgs = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(process.env.BENCH_CPU_PROF)}`] : [];
+  const bus = startNodeProcess('services/all-in-one/dist/main.js', env, profileArgs);
   const db = createDatabase({ url: database.url, poolMax: 2, applicationName: name });
   const kafka = createKafka({ brokers: process.env.KAFKA_BROKERS.split(','), clientId: name, logger });
   const producer = createProducer(kafka);
@@ -175,10 +182,84 @@ function storyMessage(correlationId) {
   return { messageId: m.message_id, body: Buffer.from(JSON.stringify(m), 'utf8') };
 }
 
+/** Clock ticks per second of /proc/<pid>/stat's CPU times (Linux's USER_HZ, 100 on every usual kernel). */
+const TICKS_PER_SECOND = 100;
+
+/** utime + stime of a live process in ticks (0 when it is gone), and of its reaped children if asked. */
+function processTicks(pid, withChildren = false) {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // Fields after the command name, which is in parentheses and may itself contain spaces.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const [utime, stime, cutime, cstime] = [11, 12, 13, 14].map((i) => Number(fields[i]));
+    return utime + stime + (withChildren ? cutime + cstime : 0);
+  } catch {
+    return 0;
+  }
+}
+
+function pidFromFile(file) {
+  try {
+    const pid = Number(fs.readFileSync(file, 'utf8').split('\n')[0].trim());
+    return Number.isInteger(pid) && pid > 0 ? pid : null;
+  } catch {
+    return null;
+  }
+}
+
+/** The live children of `parent`, as pids. */
+function childrenOf(parent) {
+  const pids = [];
+  for (const entry of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
+      if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === parent) pids.push(Number(entry));
+    } catch {
+      // Gone between the listing and the read.
+    }
+  }
+  return pids;
+}
+
+/**
+ * CPU used by each process of a run, read from /proc: `busPids` (name → pid of a bus process), the
+ * local stack's Postgres (its postmaster with reaped children, plus every live backend and auxiliary
+ * process), Kafka and Redis. Postgres, Kafka and Redis are shared by whatever else runs on the machine:
+ * run benches on a quiet machine. `sample()` returns a snapshot; `perThousand(a, b, messages)` the CPU
+ * milliseconds per 1,000 messages for each process between two snapshots.
+ */
+function cpuMeter(busPids) {
+  const local = path.join(__dirname, '..', '.local');
+  const postmaster = pidFromFile(path.join(local, 'postgres', 'data', 'postmaster.pid'));
+  const kafka = pidFromFile(path.join(local, 'kafka', 'kafka.pid'));
+  const redis = pidFromFile(path.join(local, 'redis', 'redis.pid'));
+  const sample = () => {
+    const ticks = {};
+    for (const [name, pid] of Object.entries(busPids)) ticks[name] = processTicks(pid);
+    if (postmaster) {
+      ticks.postgres = processTicks(postmaster, true) + childrenOf(postmaster).reduce((sum, pid) => sum + processTicks(pid), 0);
+    }
+    if (kafka) ticks.kafka = processTicks(kafka);
+    if (redis) ticks.redis = processTicks(redis);
+    return ticks;
+  };
+  const perThousand = (before, after, messages) =>
+    Object.fromEntries(Object.keys(after).map((name) => [name, (((after[name] - (before[name] ?? 0)) * 1000) / TICKS_PER_SECOND / messages) * 1000]));
+  return { sample, perThousand };
+}
+
+/** One line: CPU milliseconds per 1,000 messages for each process, from cpuMeter's perThousand. */
+function cpuLine(perThousand) {
+  return Object.entries(perThousand)
+    .map(([name, ms]) => `${name} ${ms.toFixed(0)}`)
+    .join(', ');
+}
+
 /** The machine line every benchmark prints with its figures. */
 function machine() {
   const os = require('node:os');
   return `${os.cpus().length} cores, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}, ${new Date().toISOString().slice(0, 10)}`;
 }
 
-module.exports = { loadStackEnv, measure, machine, percentile, startBus, provisionWorkspace, storyMessage };
+module.exports = { cpuLine, cpuMeter, loadStackEnv, measure, machine, percentile, startBus, provisionWorkspace, storyMessage };
