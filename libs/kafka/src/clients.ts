@@ -1,4 +1,4 @@
-import { Kafka, logLevel, Partitioners, type Admin, type Consumer, type EachBatchPayload, type KafkaConfig, type LogEntry, type Producer, type ProducerConfig, type RetryOptions } from 'kafkajs';
+import { Kafka, logLevel, Partitioners, type Admin, type ICustomPartitioner, type Message, type Consumer, type EachBatchPayload, type KafkaConfig, type LogEntry, type Producer, type ProducerConfig, type RetryOptions } from 'kafkajs';
 import type { Logger } from 'pino';
 
 export interface KafkaOptions {
@@ -48,9 +48,26 @@ export function createProducer(kafka: Kafka): Producer {
   return kafka.producer(PRODUCER_CONFIG);
 }
 
-// kafkajs 2's default partitioner (murmur2, the Java client's), named so kafkajs does not warn at
-// every start that its default changed in 2.0: this project never used the legacy one.
-const PRODUCER_CONFIG: ProducerConfig = { idempotent: false, allowAutoTopicCreation: false, createPartitioner: Partitioners.DefaultPartitioner };
+/**
+ * The partition kafkajs chose for each message object of a send (sendAckedBatch reads it to give each
+ * record its own offset: a produce answer has one base offset per partition, not one per record).
+ */
+const chosenPartitions = new WeakMap<object, number>();
+
+/**
+ * kafkajs 2's default partitioner (murmur2, the Java client's), named so kafkajs does not warn at every
+ * start that its default changed in 2.0 (this project never used the legacy one), noting its choice.
+ */
+const recordingPartitioner: ICustomPartitioner = () => {
+  const choose = Partitioners.DefaultPartitioner();
+  return (args) => {
+    const partition = choose(args);
+    chosenPartitions.set(args.message, partition);
+    return partition;
+  };
+};
+
+const PRODUCER_CONFIG: ProducerConfig = { idempotent: false, allowAutoTopicCreation: false, createPartitioner: recordingPartitioner };
 
 /** kafkajs's backoff (src/retry): each wait is the previous one times 2 with ±20 % jitter, capped. */
 const BACKOFF = { initialRetryTime: 100, multiplier: 2, factor: 0.2 } as const;
@@ -134,11 +151,45 @@ export async function sendAcked(producer: Producer, record: ProducedRecord, opts
   return { partition: meta.partition, offset: meta.baseOffset };
 }
 
+/**
+ * Sends records to one topic in one produce request with acks=all and resolves, once all replicas
+ * have them, with each record's partition and offset in the order given. Records of one partition
+ * are appended in the order given, so their offsets are the partition's base offset plus their
+ * position among them. The producer must be one of createProducer's or createBoundedProducer's.
+ */
+export async function sendAckedBatch(
+  producer: Producer,
+  topic: string,
+  records: ReadonlyArray<Omit<ProducedRecord, 'topic'>>,
+  opts: { ackTimeoutMs?: number } = {},
+): Promise<Array<{ partition: number; offset: string }>> {
+  if (records.length === 0) return [];
+  const messages: Message[] = records.map((r) => ({ key: r.key, value: r.value, headers: r.headers, ...(r.timestamp ? { timestamp: r.timestamp } : {}) }));
+  const answers = await producer.send({ topic, acks: -1, ...(opts.ackTimeoutMs !== undefined ? { timeout: opts.ackTimeoutMs } : {}), messages });
+  const baseOffsets = new Map(answers.map((a) => [a.partition, a.baseOffset]));
+  const nextInPartition = new Map<number, bigint>();
+  return messages.map((message) => {
+    const partition = chosenPartitions.get(message);
+    const base = partition === undefined ? undefined : baseOffsets.get(partition);
+    if (partition === undefined || base === undefined) throw new Error(`no acknowledgement for a record of ${topic}`);
+    const offset = nextInPartition.get(partition) ?? BigInt(base);
+    nextInPartition.set(partition, offset + 1n);
+    return { partition, offset: offset.toString() };
+  });
+}
+
 export interface BatchConsumerOptions {
   groupId: string;
   /** Upper bound on the wait between heartbeats inside a batch handler. */
   sessionTimeoutMs?: number;
 }
+
+/**
+ * Longest a fetch waits on an idle topic. A disconnect waits for the fetch in flight, so kafkajs's
+ * default of 5 s made every stop of a process with an idle consumer (the control topic's, say) take
+ * seconds; a record that arrives ends the wait at once whatever this is.
+ */
+const FETCH_WAIT_MS = 250;
 
 export function createConsumer(kafka: Kafka, opts: BatchConsumerOptions): Consumer {
   return kafka.consumer({
@@ -146,6 +197,7 @@ export function createConsumer(kafka: Kafka, opts: BatchConsumerOptions): Consum
     sessionTimeout: opts.sessionTimeoutMs ?? 30_000,
     heartbeatInterval: 3_000,
     allowAutoTopicCreation: false,
+    maxWaitTimeInMs: FETCH_WAIT_MS,
   });
 }
 

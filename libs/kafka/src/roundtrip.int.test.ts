@@ -12,6 +12,7 @@ import {
   messageKey,
   runBatches,
   sendAcked,
+  sendAckedBatch,
   type Kafka,
   type MessageHeaders,
 } from './index';
@@ -110,5 +111,39 @@ describe('libs/kafka on the real broker', () => {
     await done;
     await consumer.disconnect();
     expect(received).toEqual(sent);
+  }, 60_000);
+
+  it('gives each record of one batched send its own partition and offset, in the order sent', async () => {
+    const batchTopic = `${topic}.batch`;
+    await ensureTopics(admin, [{ topic: batchTopic, numPartitions: 3, replicationFactor: 1 }]);
+    const producer = createProducer(kafka);
+    await producer.connect();
+    try {
+      const records = Array.from({ length: 40 }, (_, i) => ({ key: `key-${i % 7}`, value: Buffer.from(`value-${i}`), headers: {} }));
+      const first = await sendAckedBatch(producer, batchTopic, records.slice(0, 20));
+      const second = await sendAckedBatch(producer, batchTopic, records.slice(20));
+      const placed = [...first, ...second];
+      // Every record's answer names where it really is: fetch each back by partition and offset.
+      const stored = new Map<string, string>();
+      const consumer = createConsumer(kafka, { groupId: `${batchTopic}.reader` });
+      await consumer.connect();
+      await consumer.subscribe({ topic: batchTopic, fromBeginning: true });
+      const done = new Promise<void>((resolve) => {
+        void runBatches(consumer, async (record, partition) => {
+          stored.set(`${partition}/${record.offset}`, record.value?.toString('utf8') ?? '');
+          if (stored.size === records.length) resolve();
+        });
+      });
+      await done;
+      await consumer.disconnect();
+      expect(placed.map((p) => stored.get(`${p.partition}/${p.offset}`))).toEqual(records.map((r) => r.value.toString('utf8')));
+      // One key, one partition, as a single send would place it.
+      const partitionsOfKey = new Map<string, Set<number>>();
+      placed.forEach((p, i) => partitionsOfKey.set(records[i]!.key, (partitionsOfKey.get(records[i]!.key) ?? new Set()).add(p.partition)));
+      for (const partitions of partitionsOfKey.values()) expect(partitions.size).toBe(1);
+    } finally {
+      await producer.disconnect();
+      await admin.deleteTopics({ topics: [batchTopic] }).catch(() => undefined);
+    }
   }, 60_000);
 });
