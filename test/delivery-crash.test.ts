@@ -1,10 +1,11 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import pino from 'pino';
+import { Registry } from 'prom-client';
 import { createDatabase, migrateLatest, type Knex } from '@bus/db';
-import { KnexPublishStore, kafkaCommitter } from '@bus/gateway';
+import { createGroupCommitter, KnexPublishStore, kafkaCommitter } from '@bus/gateway';
 import { createKafka, createProducer, type Producer } from '@bus/kafka';
 import { som } from '@bus/schemas';
-import { contentHash } from '@bus/som';
+import { contentHash, type SomMessage } from '@bus/som';
 import { createTestDatabase, eventually, freePort, requireEnv, startNodeProcess, waitForHttp, type ServiceProcess, type TestDatabase } from '@bus/testing';
 
 /**
@@ -67,23 +68,17 @@ async function startDelivery(): Promise<ServiceProcess> {
 
 /** The gateway's commit (publishMessage's last step) on the real topic: Kafka with acks=all, then the acceptance. */
 async function publish(): Promise<string> {
-  const example = som.examples['telling.started'] as Record<string, unknown>;
-  const message = { ...example, message_id: randomUUID(), correlation_id: `c-${randomUUID()}`, occurred_at: new Date().toISOString() };
+  const example = som.examples['telling.started'] as unknown as SomMessage;
+  const message: SomMessage = { ...example, message_id: randomUUID(), correlation_id: `c-${randomUUID()}`, occurred_at: new Date().toISOString() };
   const raw = Buffer.from(JSON.stringify(message));
-  const hash = contentHash(message);
-  const acceptedAt = new Date();
-  const commit = kafkaCommitter(producer);
-  await KnexPublishStore.create(db).withStoryLock(workspaceId, message.correlation_id, async (tx) => {
-    const { partition, offset } = await commit({
-      key: { workspaceId, correlationId: message.correlation_id },
-      value: raw,
-      headers: { messageId: message.message_id, messageType: 'telling.started', family: 'telling', producerConnectionId: producerId, contentHash: hash, acceptedAt },
-    });
-    await tx.record(
-      { workspaceId, messageId: message.message_id, contentHash: hash, messageType: 'telling.started', correlationId: message.correlation_id, producerConnectionId: producerId, acceptedAt, kafkaPartition: partition, kafkaOffset: offset },
-      null,
-    );
-  });
+  const decision = await createGroupCommitter({
+    store: KnexPublishStore.create(db),
+    commitToKafka: kafkaCommitter(producer),
+    commitTimeoutMs: 5_000,
+    logger: pino({ level: 'silent' }),
+    metrics: new Registry(),
+  }).commit({ workspaceId, producerConnectionId: producerId, message, hash: contentHash(message), policy: [], bytes: raw, family: 'telling', traceparent: null });
+  expect(decision).toEqual({ kind: 'accepted' });
   return message.message_id;
 }
 

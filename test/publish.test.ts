@@ -109,24 +109,33 @@ describe('POST /v1/tenants/{t}/messages', () => {
     expect([over.status, rulesOf(over.body)]).toEqual([413, ['message.too_large']]);
   });
 
-  it('applies a tier change to the same token at once: 429 rate.limited, then quota.exceeded, with Retry-After', async () => {
+  it('applies a tier change to the same token within 2 s: 429 rate.limited, then quota.exceeded, with Retry-After', async () => {
     const tenant = await tenants.tenant({ systemIds: [SYSTEM_ID], messageTypes: ALL_TYPES });
     const bearer = await tenants.token(tenant.producer);
     const path = `/v1/tenants/${tenant.workspaceId}/messages`;
     const send = () => post(path, JSON.stringify(message('story.context')), bearer);
     expect((await send()).status).toBe(202);
 
-    await tenants.db('workspaces').where({ id: tenant.workspaceId }).update({ quota_tier: 'custom', custom_per_second: 1, custom_burst: 1, custom_per_day: 1000 });
-    // The count of the current one-second window carries over the change: the first publish let in
-    // opens a fresh window, and the next one within it is over the rate.
-    const firstInWindow = await eventually(send, (res) => res.status === 202, { intervalMs: 200, timeoutMs: 5_000, retryReadErrors: false, what: 'a fresh rate window' });
-    const burst = [firstInWindow, await send()];
-    expect(burst.map((r) => r.status)).toEqual([202, 429]);
+    // Through the admin API's store, which announces the change on the control topic: the gateway's
+    // cached allowance is dropped at once, and the next publishes count against the new tier.
+    await tenants.admin.setQuota('workspace', tenant.workspaceId, { tier: 'custom', perSecond: 1, burst: 1, perDay: 1000 });
+    // The first publish let in under the new tier opens a fresh one-second window, and the next one
+    // within it is over the rate.
+    const burst = await eventually(
+      async () => [await send(), await send()],
+      (pair) => pair[0]?.status === 202 && pair[1]?.status === 429,
+      { intervalMs: 100, timeoutMs: 2_000, retryReadErrors: false, what: 'the new tier of 1/s applied' },
+    );
     expect(rulesOf(burst[1]?.body)).toEqual(['rate.limited']);
     expect(Number(burst[1]?.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
 
-    await tenants.db('workspaces').where({ id: tenant.workspaceId }).update({ custom_per_second: 200, custom_burst: 400, custom_per_day: 1 });
-    const exceeded = await send();
+    await tenants.admin.setQuota('workspace', tenant.workspaceId, { tier: 'custom', perSecond: 200, burst: 400, perDay: 1 });
+    const exceeded = await eventually(send, (res) => res.status === 429 && rulesOf(res.body).includes('quota.exceeded'), {
+      intervalMs: 100,
+      timeoutMs: 2_000,
+      retryReadErrors: false,
+      what: 'the new daily allowance of 1 applied',
+    });
     expect([exceeded.status, exceeded.body]).toEqual([429, expect.objectContaining({ violations: [expect.objectContaining({ rule: 'quota.exceeded' })] })]);
     expect(Number(exceeded.headers.get('retry-after'))).toBeGreaterThan(0);
   });
@@ -135,11 +144,15 @@ describe('POST /v1/tenants/{t}/messages', () => {
 describe('when the registry cannot be read', () => {
   it('answers 503 registry.unavailable with Retry-After, accepts nothing, and accepts the same message_id once it can', async () => {
     const started = message('telling.started');
-    // Connections stay readable (cached and in their own tables); the app's permissions do not.
+    // A tenant this bus has not cached yet: its connection is read (its own table stays readable),
+    // its app's permissions are not.
+    const fresh = await tenants.tenant({ systemIds: [SYSTEM_ID], messageTypes: ALL_TYPES });
+    const bearer = await tenants.token(fresh.producer);
+    const publishFresh = (m: unknown) => post(`/v1/tenants/${fresh.workspaceId}/messages`, JSON.stringify(m), bearer);
     await tenants.db.raw('ALTER TABLE permissions RENAME TO permissions_unreadable');
     let refused;
     try {
-      refused = await publish(started);
+      refused = await publishFresh(started);
     } finally {
       await tenants.db.raw('ALTER TABLE permissions_unreadable RENAME TO permissions');
     }
@@ -147,8 +160,9 @@ describe('when the registry cannot be read', () => {
     expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
     expect(await tenants.db('accepted_messages').where({ message_id: started.message_id })).toEqual([]);
 
-    expect((await publish(started)).status).toBe(202);
-    expect((await publish(started)).status).toBe(200);
+    // A failed read is not cached: the retry reads the permissions again.
+    expect((await publishFresh(started)).status).toBe(202);
+    expect((await publishFresh(started)).status).toBe(200);
     expect(await tenants.db('accepted_messages').where({ message_id: started.message_id })).toHaveLength(1);
   });
 });

@@ -226,16 +226,25 @@ describe('the pull API of the all-in-one bus', () => {
     const receive = () => call('GET', `${consumerPath(c, 'messages', tenant.workspaceId)}?wait_seconds=0`, bearer);
     expect((await receive()).status).toBe(200);
 
-    await tenants.db('workspaces').where({ id: tenant.workspaceId }).update({ quota_tier: 'custom', custom_per_second: 1, custom_burst: 1, custom_per_day: 1000 });
-    // The count of the current one-second window carries over the change: the first receive let in
-    // opens a fresh window, and the next call within it is over the rate.
-    const firstInWindow = await eventually(receive, (res) => res.status === 200, { intervalMs: 200, timeoutMs: 5_000, retryReadErrors: false, what: 'a fresh rate window' });
-    const burst = [firstInWindow, await call('GET', consumerPath(c, 'skills', tenant.workspaceId), bearer)];
-    expect(burst.map((r) => r.status)).toEqual([200, 429]);
+    // Through the admin API's store, which announces the change on the control topic: the cached
+    // allowance is dropped at once. The first receive let in under the new tier opens a fresh
+    // one-second window, and the next call within it is over the rate.
+    await tenants.admin.setQuota('workspace', tenant.workspaceId, { tier: 'custom', perSecond: 1, burst: 1, perDay: 1000 });
+    const burst = await eventually(
+      async () => [await receive(), await call('GET', consumerPath(c, 'skills', tenant.workspaceId), bearer)],
+      (pair) => pair[0]?.status === 200 && pair[1]?.status === 429,
+      { intervalMs: 100, timeoutMs: 2_000, retryReadErrors: false, what: 'the new tier of 1/s applied' },
+    );
     expect(rule(burst[1]?.body)).toEqual(['rate.limited']);
     expect(Number(burst[1]?.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
 
-    await tenants.db('workspaces').where({ id: tenant.workspaceId }).update({ custom_per_second: 200, custom_burst: 400, custom_per_day: 1 });
+    await tenants.admin.setQuota('workspace', tenant.workspaceId, { tier: 'custom', perSecond: 200, burst: 400, perDay: 1 });
+    await eventually(receive, (res) => res.status === 429 && rule(res.body).includes('quota.exceeded'), {
+      intervalMs: 100,
+      timeoutMs: 2_000,
+      retryReadErrors: false,
+      what: 'the new daily allowance of 1 applied',
+    });
     // A body the route would refuse with 400: the quota answers first, so nothing read it.
     for (const route of ['ack', 'nack'] as const) {
       const exceeded = await call('POST', consumerPath(c, route, tenant.workspaceId), bearer, { not: 'a settle body' });

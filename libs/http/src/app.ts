@@ -6,6 +6,7 @@ import { DependencyUnavailableError, HttpError, InternalError, MethodNotAllowedE
 import { servedMethods } from './methods';
 import { renderError, type ErrorRenderer } from './error-bodies';
 import { runReadinessChecks, type ReadinessCheck } from './readiness';
+import { requestTimings, sendServerTiming } from './server-timing';
 
 export interface HttpAppOptions {
   /** Names the process in logs and metrics, e.g. `gateway` or `bus` for the all-in-one bus port. */
@@ -45,11 +46,13 @@ export function createHttpApp(opts: HttpAppOptions): HttpApp {
     const requestId = incoming && REQUEST_ID.test(incoming) ? incoming : randomUUID();
     res.locals.requestId = requestId;
     res.setHeader('X-Request-Id', requestId);
-    const started = process.hrtime.bigint();
+    const timings = requestTimings(res);
+    sendServerTiming(res);
     res.on('finish', () => {
-      const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+      const seconds = timings.totalMs() / 1000;
       const route = routeLabel(req);
       opts.requestMetrics.observe(opts.name, req.method, route, res.statusCode, seconds);
+      for (const step of timings.recorded()) opts.requestMetrics.observeStep(opts.name, route, step.name, step.ms / 1000);
       // Method, route pattern, status and time only: no headers, no query, no body (they carry secrets).
       opts.logger.info(
         { request_id: requestId, method: req.method, route, status: res.statusCode, ms: Math.round(seconds * 1000) },
@@ -138,6 +141,8 @@ function routeLabel(req: Request): string {
 
 export interface RequestMetrics {
   observe(app: string, method: string, route: string, status: number, seconds: number): void;
+  /** One step of a request (auth, quota, body, validate, policy, commit: the Server-Timing steps). */
+  observeStep(app: string, route: string, step: string, seconds: number): void;
 }
 
 /** Registers the HTTP request metrics once per registry; every app of the process reports into them. */
@@ -155,10 +160,20 @@ export function createRequestMetrics(registry: Registry): RequestMetrics {
     buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 25],
     registers: [registry],
   });
+  const steps = new Histogram({
+    name: 'bus_request_step_seconds',
+    help: 'Time a request spent in each step of its route (the Server-Timing steps: auth, quota, body, validate, policy, commit)',
+    labelNames: ['app', 'route', 'step'],
+    buckets: [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1, 5],
+    registers: [registry],
+  });
   return {
     observe: (app, method, route, status, seconds) => {
       requests.inc({ app, method, route, status: String(status) });
       duration.observe({ app, method, route }, seconds);
+    },
+    observeStep: (app, route, step, seconds) => {
+      steps.observe({ app, route, step }, seconds);
     },
   };
 }

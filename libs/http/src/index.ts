@@ -32,3 +32,4 @@ export type { CompositionContext, Composition } from './bootstrap';
 export { requestFirewall, isAttackPattern, RequestBlockedError } from './firewall';
 export { compileOpenApiRequests, requestValidation, validatedQuery } from './openapi-requests';
 export type { CheckResult, CompiledOperation, OpenApiRequestDocument, OpenApiRequests, RequestValidation } from './openapi-requests';
+export { markStep, requestTimings, RequestTimings } from './server-timing';

@@ -9,7 +9,7 @@ import {
   type ConnectionKind,
   type TokenAudience,
 } from '@bus/tokens';
-import type { ConnectionCache, KeySetCache } from './cache';
+import { VerifiedTokenCache, type ConnectionCache, type KeySetCache } from './cache';
 
 /** Who called a bearer route, in res.locals.identity once authenticateBearer let the request through. */
 export interface BearerIdentity {
@@ -68,6 +68,8 @@ const BEARER = /^Bearer +([A-Za-z0-9._~+/-]+=*) *$/i;
 
 export function createBearerAuthenticator(deps: BearerAuthenticatorDeps): BearerAuthenticator {
   const now = deps.now ?? (() => new Date());
+  const leewaySeconds = deps.leewaySeconds ?? 30;
+  const verified = new VerifiedTokenCache();
 
   const authenticate: BearerAuthenticator['authenticate'] = async (authorization, need) => {
     try {
@@ -75,12 +77,13 @@ export function createBearerAuthenticator(deps: BearerAuthenticatorDeps): Bearer
       if (!token) throw new TokenRejectedError(authorization === undefined ? 'missing' : 'malformed');
       const kid = kidOf(token);
       if (kid !== undefined) await unavailableOnFailure(() => deps.keys.get(kid));
-      const claims = await verifyAccessToken(token, {
-        keys: deps.keys.snapshot(),
-        audience: deps.audience,
-        now: now(),
-        ...(deps.leewaySeconds !== undefined ? { leewaySeconds: deps.leewaySeconds } : {}),
-      });
+      const at = now();
+      let claims = verified.get(token, deps.keys.snapshot(), at, leewaySeconds);
+      if (!claims) {
+        claims = await verifyAccessToken(token, { keys: deps.keys.snapshot(), audience: deps.audience, now: at, leewaySeconds });
+        // verifyAccessToken found the kid in the key set, so it is a string.
+        verified.remember(token, kid as string, claims);
+      }
       const connection = await unavailableOnFailure(() => deps.connections.get(claims.sub));
       authorizeBearer(claims, connection, need);
       const c = connection as NonNullable<typeof connection>;

@@ -1,4 +1,4 @@
-import { importPublicJwk, publishedKeysAt, type PublicJwk } from '@bus/tokens';
+import { importPublicJwk, publishedKeysAt, type AccessTokenClaims, type PublicJwk } from '@bus/tokens';
 import type { KeyObject } from 'node:crypto';
 import type { ConnectionRecord, IdentityStore } from './store';
 
@@ -10,49 +10,65 @@ export class CacheTtlError extends Error {
 }
 
 /**
- * Connections read through a short cache. Control events drop an entry at once (target ≤ 2 s); the
- * TTL is the bound when an event is lost or the control topic is down. Concurrent misses share one read.
+ * Values read through a short per-process cache (connections, quota allowances, permissions). Control
+ * events drop an entry at once (target ≤ 2 s); the TTL is the bound when an event is lost or the
+ * control topic is down. Concurrent misses share one read; a failed read is not cached. At most
+ * `maxEntries` are held: past it the oldest entry goes (Map keeps insertion order).
  */
-export class ConnectionCache {
-  private readonly entries = new Map<string, { value: ConnectionRecord | null; expires: number }>();
-  private readonly loading = new Map<string, Promise<ConnectionRecord | null>>();
+export class ReadThroughCache<V> {
+  private readonly entries = new Map<string, { value: V; expires: number }>();
+  private readonly loading = new Map<string, Promise<V>>();
   private generation = 0;
 
   constructor(
-    private readonly store: IdentityStore,
+    private readonly load: (key: string) => Promise<V>,
     private readonly ttlMs: number,
     private readonly now: () => Date = () => new Date(),
+    private readonly maxEntries = 100_000,
   ) {
     if (ttlMs < 0 || ttlMs > MAX_CACHE_TTL_MS) throw new CacheTtlError(`the identity cache TTL must be at most ${MAX_CACHE_TTL_MS} ms`);
   }
 
-  async get(clientId: string): Promise<ConnectionRecord | null> {
-    const hit = this.entries.get(clientId);
+  async get(key: string): Promise<V> {
+    const hit = this.entries.get(key);
     if (hit && hit.expires > this.now().getTime()) return hit.value;
-    const pending = this.loading.get(clientId);
+    const pending = this.loading.get(key);
     if (pending) return pending;
     const generation = this.generation;
-    const load = this.store.connection(clientId).then(
-      (value) => {
+    const load = this.load(key)
+      .then((value) => {
         // An invalidation that arrived while the read ran wins: the read may predate the change.
-        if (generation === this.generation) this.entries.set(clientId, { value, expires: this.now().getTime() + this.ttlMs });
+        if (generation === this.generation) this.remember(key, value);
         return value;
-      },
-    ).finally(() => this.loading.delete(clientId));
-    this.loading.set(clientId, load);
+      })
+      .finally(() => this.loading.delete(key));
+    this.loading.set(key, load);
     return load;
   }
 
-  invalidate(clientId: string): void {
+  invalidate(key: string): void {
     this.generation++;
-    this.entries.delete(clientId);
-    this.loading.delete(clientId);
+    this.entries.delete(key);
+    this.loading.delete(key);
   }
 
   clear(): void {
     this.generation++;
     this.entries.clear();
     this.loading.clear();
+  }
+
+  private remember(key: string, value: V): void {
+    this.entries.delete(key);
+    if (this.entries.size >= this.maxEntries) this.entries.delete(this.entries.keys().next().value as string);
+    this.entries.set(key, { value, expires: this.now().getTime() + this.ttlMs });
+  }
+}
+
+/** Connections by client id (null: no such connection — cached too, so a flood of unknown ids costs one read each per TTL). */
+export class ConnectionCache extends ReadThroughCache<ConnectionRecord | null> {
+  constructor(store: IdentityStore, ttlMs: number, now: () => Date = () => new Date()) {
+    super((clientId) => store.connection(clientId), ttlMs, now);
   }
 }
 
@@ -100,5 +116,34 @@ export class KeySetCache {
       }
     })();
     await this.loading;
+  }
+}
+
+/**
+ * Access tokens whose signature and claims verified, kept until their exp so a client sending the
+ * same token on every request pays for one ES256 verification, not one per request. An entry counts
+ * only while its kid is still in the key set (a withdrawn key ends its tokens at the next key
+ * refresh) and its exp, with the verifier's leeway, has not passed; the connection behind the token
+ * (credential version, status, kind, tenancy) is still checked on every request by authorizeBearer.
+ * Bounded: past `maxEntries` the oldest entry goes.
+ */
+export class VerifiedTokenCache {
+  private readonly entries = new Map<string, { claims: AccessTokenClaims; kid: string }>();
+
+  constructor(private readonly maxEntries = 10_000) {}
+
+  get(token: string, keys: ReadonlyMap<string, KeyObject>, now: Date, leewaySeconds: number): AccessTokenClaims | undefined {
+    const hit = this.entries.get(token);
+    if (!hit) return undefined;
+    if (!keys.has(hit.kid) || hit.claims.exp <= Math.floor(now.getTime() / 1000) - leewaySeconds) {
+      this.entries.delete(token);
+      return undefined;
+    }
+    return hit.claims;
+  }
+
+  remember(token: string, kid: string, claims: AccessTokenClaims): void {
+    if (this.entries.size >= this.maxEntries) this.entries.delete(this.entries.keys().next().value as string);
+    this.entries.set(token, { claims, kid });
   }
 }

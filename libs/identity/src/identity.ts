@@ -4,8 +4,9 @@ import type { Kafka } from '@bus/kafka';
 import { audienceFor } from '@bus/tokens';
 import type { Logger } from 'pino';
 import { createBearerAuthenticator, type BearerAuthenticator } from './authenticate';
-import { ConnectionCache, KeySetCache } from './cache';
-import { createControlListener } from './control';
+import { ConnectionCache, KeySetCache, ReadThroughCache } from './cache';
+import { createControlListener, type ControlEvent } from './control';
+import { KnexQuotaStore, type QuotaStore } from './quota';
 import { KnexIdentityStore, type IdentityStore } from './store';
 
 export interface IdentityDeps {
@@ -19,14 +20,25 @@ export interface IdentityDeps {
   /** Names this process's control-topic consumer group (a unique suffix is added). */
   name: string;
   now?: () => Date;
-  /** Tests pass a store of their own; the knex store otherwise. */
+  /** Tests pass stores of their own; the knex stores otherwise. */
   store?: IdentityStore;
+  quotaStore?: QuotaStore;
 }
+
+/** Which keys of a cache a control event makes stale: some, all, or none. */
+export type StaleKeys = (event: ControlEvent) => readonly string[] | 'all';
 
 export interface Identity extends BearerAuthenticator {
   store: IdentityStore;
   connections: ConnectionCache;
   keys: KeySetCache;
+  /** Each connection's quota allowance (spec §8), cached like connections; dropped by quota, app and connection changes. */
+  quotas: QuotaStore;
+  /**
+   * A cache of this process's own (the gateway's permissions, say) that the control topic drops
+   * entries of, with IDENTITY_CACHE_TTL as the backstop: `stale` names what an event changes.
+   */
+  cache<V>(load: (key: string) => Promise<V>, stale: StaleKeys): ReadThroughCache<V>;
   /** Background work: the control-topic listener that drops cached connections. Start it with the process. */
   service: Service;
   /**
@@ -43,6 +55,19 @@ export function createIdentity(deps: IdentityDeps): Identity {
   const store = deps.store ?? KnexIdentityStore.create(deps.db);
   const connections = new ConnectionCache(store, deps.cacheTtlMs, now);
   const keys = new KeySetCache(store, now);
+  const caches: Array<{ cache: ReadThroughCache<unknown>; stale: StaleKeys }> = [];
+  const cache = <V>(load: (key: string) => Promise<V>, stale: StaleKeys): ReadThroughCache<V> => {
+    const created = new ReadThroughCache(load, deps.cacheTtlMs, now);
+    caches.push({ cache: created as ReadThroughCache<unknown>, stale });
+    return created;
+  };
+  const quotaStore = deps.quotaStore ?? KnexQuotaStore.create(deps.db);
+  // A quota change names a workspace or an organisation, not the connections under it: tier changes
+  // are rare, so every cached allowance goes.
+  const quotas = cache(
+    (clientId) => quotaStore.quota(clientId),
+    (event) => (event.type === 'connection.changed' ? [event.connection_id] : 'all'),
+  );
   const listener = createControlListener({
     kafka: deps.kafka,
     name: `identity.${deps.name}`,
@@ -51,7 +76,11 @@ export function createIdentity(deps: IdentityDeps): Identity {
       if (event.type === 'connection.changed') connections.invalidate(event.connection_id);
       // An app's change can move every connection of it; those are few, so drop them all.
       else if (event.type === 'app.changed') connections.clear();
-      // quota.changed: the cache holds no quotas (they are read per request).
+      for (const { cache: c, stale } of caches) {
+        const keysOf = stale(event);
+        if (keysOf === 'all') c.clear();
+        else for (const key of keysOf) c.invalidate(key);
+      }
     },
   });
   const authenticator = createBearerAuthenticator({ connections, keys, audience: audienceFor(deps.baseUrl), now });
@@ -60,6 +89,8 @@ export function createIdentity(deps: IdentityDeps): Identity {
     store,
     connections,
     keys,
+    quotas: { quota: (clientId) => quotas.get(clientId) },
+    cache,
     service: { name: 'identity', routers: [], readiness: [], start: () => listener.start(), stop: () => listener.stop() },
     controlReadiness: {
       name: 'control-topic',

@@ -55,7 +55,8 @@ export interface ConnectionQuotaDeps {
 
 /**
  * Express middleware after authenticateBearer: counts the request against the caller's connection
- * quota (spec §8), looked up on every request so a tier change applies at once. Mount it before
+ * quota (spec §8). Give it the identity's cached store (Identity.quotas): a tier change reaches it
+ * through the control topic within seconds, as credential changes do. Mount it before
  * anything reads the body. 429 rate.limited (per second) or quota.exceeded (per day, Retry-After to
  * midnight UTC); an unreadable quota is 503 registry.unavailable.
  */

@@ -5,7 +5,7 @@ import { createDatabase, databaseOptionsOf, databaseReadiness } from '@bus/db';
 import { bootstrap, codeBody, requestFirewall, violationBody } from '@bus/http';
 import { createBoundedProducer, createKafka, kafkaReadiness } from '@bus/kafka';
 import { busLimitSettings, busRequestLimits, createConnectionQuotas, createLimitMetrics, createRedis, redisReadiness } from '@bus/limits';
-import { connectionQuota, createIdentity, identityConfig, KnexQuotaStore } from '@bus/identity';
+import { connectionQuota, createIdentity, identityConfig } from '@bus/identity';
 import { authConfig, createAuthService } from '@bus/auth';
 import { createGatewayService, gatewayConfig, publishDepsOf } from '@bus/gateway';
 import { createDeliveryService, deliveryConfig, deliverySettings } from '@bus/delivery';
@@ -59,7 +59,7 @@ void bootstrap({
     const limitMetrics = createLimitMetrics(metrics, 'all-in-one');
     const identity = createIdentity({ db, kafka, logger, baseUrl: config.BUS_BASE_URL, cacheTtlMs: config.IDENTITY_CACHE_TTL, name: 'all-in-one' });
     // One connection-quota check for the bus listener, mounted by publish and the consumer routes alike.
-    const quota = connectionQuota({ store: KnexQuotaStore.create(db), quotas: createConnectionQuotas(redis, limitMetrics) });
+    const quota = connectionQuota({ store: identity.quotas, quotas: createConnectionQuotas(redis, limitMetrics) });
     const delivery = createDeliveryService({
       readiness: [postgres, kafkaReady],
       db,
@@ -93,7 +93,7 @@ void bootstrap({
               authenticator: identity,
               connectionQuota: quota,
               metrics,
-              publish: publishDepsOf({ db, producer, logger }, config),
+              publish: publishDepsOf({ db, producer, logger, metrics, identity }, config),
             }),
             createPullApiService({
               ...pullApiDepsOf(

@@ -2,10 +2,10 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import pino from 'pino';
 import { Registry } from 'prom-client';
 import { createDatabase, migrateLatest, type Knex } from '@bus/db';
-import { KnexPublishStore, kafkaCommitter } from '@bus/gateway';
+import { createGroupCommitter, KnexPublishStore, kafkaCommitter } from '@bus/gateway';
 import { createKafka, createProducer, encodeMessageHeaders, ensureTopics, messageKey, type Kafka, type Producer } from '@bus/kafka';
 import { som } from '@bus/schemas';
-import { contentHash } from '@bus/som';
+import { contentHash, type SomMessage } from '@bus/som';
 import { createTestDatabase, eventually, requireEnv, waitForGroupCaughtUp, type TestDatabase } from '@bus/testing';
 import type { Service } from '@bus/http';
 import { createDeliveryService } from './service';
@@ -73,8 +73,8 @@ afterAll(async () => {
   await testDb?.drop();
 });
 
-function started(): Record<string, unknown> & { message_id: string; correlation_id: string } {
-  const example = som.examples['telling.started'] as Record<string, unknown>;
+function started(): SomMessage {
+  const example = som.examples['telling.started'] as unknown as SomMessage;
   return { ...example, message_id: randomUUID(), correlation_id: `c-${randomUUID()}`, occurred_at: new Date().toISOString() };
 }
 
@@ -86,17 +86,24 @@ function started(): Record<string, unknown> & { message_id: string; correlation_
 async function publish(): Promise<{ messageId: string; raw: Buffer }> {
   const message = started();
   const raw = Buffer.from(JSON.stringify(message, null, 2), 'utf8');
-  const hash = contentHash(message);
-  const acceptedAt = new Date();
-  const commit = kafkaCommitter(producer, topic);
-  await KnexPublishStore.create(db).withStoryLock(workspaceId, message.correlation_id, async (tx) => {
-    const { partition, offset } = await commit({
-      key: { workspaceId, correlationId: message.correlation_id },
-      value: raw,
-      headers: { messageId: message.message_id, messageType: 'telling.started', family: 'telling', producerConnectionId: publisher.clientId, contentHash: hash, acceptedAt },
-    });
-    await tx.record(acceptanceOf(message, acceptedAt, partition, offset), null);
+  const committer = createGroupCommitter({
+    store: KnexPublishStore.create(db),
+    commitToKafka: kafkaCommitter(producer, topic),
+    commitTimeoutMs: 5_000,
+    logger: pino({ level: 'silent' }),
+    metrics: new Registry(),
   });
+  const decision = await committer.commit({
+    workspaceId,
+    producerConnectionId: publisher.clientId,
+    message,
+    hash: contentHash(message),
+    policy: [],
+    bytes: raw,
+    family: 'telling',
+    traceparent: null,
+  });
+  expect(decision).toEqual({ kind: 'accepted' });
   return { messageId: message.message_id, raw };
 }
 
@@ -107,7 +114,8 @@ function acceptanceOf(message: ReturnType<typeof started>, acceptedAt: Date, kaf
 
 /** Records the acceptance of `message` as the gateway does, without its Kafka record: a test then produces its own. */
 async function acceptOnly(message: ReturnType<typeof started>): Promise<void> {
-  await KnexPublishStore.create(db).withStoryLock(workspaceId, message.correlation_id, (tx) => tx.record(acceptanceOf(message, new Date(), 0, '0'), null));
+  const story = { workspaceId, correlationId: message.correlation_id };
+  await KnexPublishStore.create(db).withStoryLocks([story], 5_000, (tx) => tx.record([acceptanceOf(message, new Date(), 0, '0')], []));
 }
 
 /** A record as the gateway would produce it for `message`, with `value` and `headerHash` as given. */
@@ -162,8 +170,8 @@ describe('delivery on the real Kafka and Postgres', () => {
 
   // The header carries the accepted row's hash, as a forger copying the original record's headers would.
   it.each([
-    ['altered bytes', (m: Record<string, unknown>) => JSON.stringify({ ...m, payload: { ...(m.payload as Record<string, unknown>), altered: true } }), 'acceptance.hash_mismatch'],
-    ['bytes that are not JSON', (m: Record<string, unknown>) => `${JSON.stringify(m)} trailing`, 'value.unreadable'],
+    ['altered bytes', (m: SomMessage) => JSON.stringify({ ...m, payload: { ...m.payload, altered: true } }), 'acceptance.hash_mismatch'],
+    ['bytes that are not JSON', (m: SomMessage) => `${JSON.stringify(m)} trailing`, 'value.unreadable'],
   ])('recomputes the hash from the bytes: %s under the accepted hash header are quarantined, never enqueued', async (_what, alter, reason) => {
     const original = started();
     await acceptOnly(original);

@@ -55,20 +55,22 @@ function started(): Message {
 
 /** The gateway's acceptance row for `message` (its store, under the correlation lock), as a late commit lands. */
 async function accept(message: Message): Promise<void> {
-  await KnexPublishStore.create(db).withStoryLock(workspaceId, message.correlation_id, (tx) =>
+  await KnexPublishStore.create(db).withStoryLocks([{ workspaceId, correlationId: message.correlation_id }], 5_000, (tx) =>
     tx.record(
-      {
-        workspaceId,
-        messageId: message.message_id,
-        contentHash: contentHash(message),
-        messageType: 'telling.started',
-        correlationId: message.correlation_id,
-        producerConnectionId: producerId,
-        acceptedAt: new Date(),
-        kafkaPartition: 0,
-        kafkaOffset: '0',
-      },
-      null,
+      [
+        {
+          workspaceId,
+          messageId: message.message_id,
+          contentHash: contentHash(message),
+          messageType: 'telling.started',
+          correlationId: message.correlation_id,
+          producerConnectionId: producerId,
+          acceptedAt: new Date(),
+          kafkaPartition: 0,
+          kafkaOffset: '0',
+        },
+      ],
+      [],
     ),
   );
 }

@@ -2,7 +2,7 @@ import { tracing } from './instrument';
 import { busLimitsConfig, databaseConfig, kafkaConfig, redisConfig, servicePort } from '@bus/config';
 import { createDatabase, databaseOptionsOf, databaseReadiness } from '@bus/db';
 import { bootstrap, requestFirewall, violationBody } from '@bus/http';
-import { connectionQuota, createIdentity, identityConfig, KnexQuotaStore } from '@bus/identity';
+import { connectionQuota, createIdentity, identityConfig } from '@bus/identity';
 import { createBoundedProducer, createKafka, kafkaReadiness } from '@bus/kafka';
 import { busLimitSettings, busRequestLimits, createConnectionQuotas, createLimitMetrics, createRedis, redisReadiness } from '@bus/limits';
 import { gatewayConfig } from './config';
@@ -31,9 +31,9 @@ void bootstrap({
     const gateway = createGatewayService({
       readiness: [databaseReadiness(db), redisReadiness(redis), kafkaReadiness(admin), identity.controlReadiness],
       authenticator: identity,
-      connectionQuota: connectionQuota({ store: KnexQuotaStore.create(db), quotas: createConnectionQuotas(redis, limitMetrics) }),
+      connectionQuota: connectionQuota({ store: identity.quotas, quotas: createConnectionQuotas(redis, limitMetrics) }),
       metrics,
-      publish: publishDepsOf({ db, producer, logger }, config),
+      publish: publishDepsOf({ db, producer, logger, metrics, identity }, config),
     });
     const middleware = [requestFirewall(), busRequestLimits(redis, busLimitSettings(config), limitMetrics)];
     return {

@@ -1,6 +1,6 @@
 import { Router, type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import { Counter, type Registry } from 'prom-client';
-import { HttpError, readBody } from '@bus/http';
+import { HttpError, markStep, readBody, requestTimings } from '@bus/http';
 import type { BearerAuthenticator, BearerIdentity } from '@bus/identity';
 import { rulesCatalogue } from '@bus/som';
 import { publishMessage, type PublishDeps, type PublishMode } from './publish';
@@ -44,13 +44,16 @@ export function publishRoutes(deps: PublishRoutesDeps): Router {
 
   const handle = (mode: PublishMode) => async (req: Request, res: Response) => {
     const identity = res.locals.identity as BearerIdentity;
+    const timings = requestTimings(res);
     const bytes = await readBody(req, MAX_MESSAGE_BYTES);
-    const answer = await publishMessage(deps.publish, { clientId: identity.clientId, workspaceId: identity.workspaceId, appId: identity.appId }, bytes, mode);
+    timings.mark('body');
+    const answer = await publishMessage(deps.publish, { clientId: identity.clientId, workspaceId: identity.workspaceId, appId: identity.appId }, bytes, mode, timings);
     res.status(answer.status).json(answer.body);
   };
 
-  router.post('/v1/tenants/:t/messages', observe('publish'), producer, deps.connectionQuota, handle('publish'));
-  router.post('/v1/tenants/:t/validate', observe('validate'), producer, deps.connectionQuota, handle('validate'));
+  const steps = [producer, markStep('auth'), deps.connectionQuota, markStep('quota')];
+  router.post('/v1/tenants/:t/messages', observe('publish'), ...steps, handle('publish'));
+  router.post('/v1/tenants/:t/validate', observe('validate'), ...steps, handle('validate'));
   router.use((err: unknown, _req: Request, res: Response, next: NextFunction) => {
     res.locals.refusedRule = err instanceof HttpError ? err.rule : 'internal.error';
     next(err);

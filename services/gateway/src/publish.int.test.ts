@@ -6,21 +6,43 @@ import { createConsumer, createKafka, createProducer, decodeMessageHeaders, ensu
 import { som } from '@bus/schemas';
 import { createSomValidator } from '@bus/som';
 import { createTestDatabase, eventually, requireEnv, type TestDatabase } from '@bus/testing';
+import { Registry } from 'prom-client';
 import { CommitTimeoutError } from './deadline';
+import { createGroupCommitter, type CommitToKafka } from './group-commit';
 import { kafkaCommitter } from './kafka-commit';
-import { publishMessage, type CommitToKafka, type PublishDeps, type Publisher } from './publish';
+import { publishMessage, type PublishDeps, type Publisher } from './publish';
 import { KnexPublishStore } from './publish-store';
 
 const logger = pino({ level: 'warn' });
 const topic = `test.publish.${randomBytes(4).toString('hex')}`;
 const workspaceId = 'wpublishtest2';
 const publisher: Publisher = { clientId: 'cpublishtest2', workspaceId, appId: 'apublishtest2' };
+const batchPublisher: Publisher = { clientId: 'cpublishbatch', workspaceId: 'wpublishbatch', appId: 'apublishbatch' };
 
 let testDb: TestDatabase;
 let db: Knex;
 let kafka: Kafka;
 let producer: Producer;
 let deps: PublishDeps;
+let sendToKafka: CommitToKafka;
+
+/** The publish pipeline on the test's database and topic, with the commit's Kafka send, budget or log replaced if asked. */
+function publishDeps(opts: { commitToKafka?: CommitToKafka; commitTimeoutMs?: number; logger?: pino.Logger } = {}): PublishDeps {
+  const store = KnexPublishStore.create(db);
+  return {
+    store,
+    validator: createSomValidator(),
+    permissions: (appId) => store.permissions(appId),
+    committer: createGroupCommitter({
+      store,
+      commitToKafka: opts.commitToKafka ?? sendToKafka,
+      commitTimeoutMs: opts.commitTimeoutMs ?? 5_000,
+      logger: opts.logger ?? logger,
+      metrics: new Registry(),
+    }),
+    traceparent: () => null,
+  };
+}
 
 beforeAll(async () => {
   testDb = await createTestDatabase();
@@ -34,6 +56,10 @@ beforeAll(async () => {
     { app_id: publisher.appId, kind: 'system_id', value: 'storyteller.web' },
     ...['telling.started', 'telling.exposed', 'telling.ended'].map((value) => ({ app_id: publisher.appId, kind: 'message_type', value })),
   ]);
+  // A second workspace, for the group-commit comparison: the same messages publish there as a batch.
+  await db('workspaces').insert({ id: batchPublisher.workspaceId, organisation_id: 'opublishtest2', name: 'W batch' });
+  await db('apps').insert({ id: batchPublisher.appId, workspace_id: batchPublisher.workspaceId, organisation_id: 'opublishtest2', name: 'A batch' });
+  await db('connections').insert({ id: batchPublisher.clientId, app_id: batchPublisher.appId, workspace_id: batchPublisher.workspaceId, kind: 'producer' });
   kafka = createKafka({ brokers: requireEnv('KAFKA_BROKERS').split(','), clientId: 'publish-test', logger });
   const admin = kafka.admin();
   await admin.connect();
@@ -41,7 +67,8 @@ beforeAll(async () => {
   await admin.disconnect();
   producer = createProducer(kafka);
   await producer.connect();
-  deps = { store: KnexPublishStore.create(db), validator: createSomValidator(), commitToKafka: kafkaCommitter(producer, topic), commitTimeoutMs: 5_000, logger };
+  sendToKafka = kafkaCommitter(producer, topic);
+  deps = publishDeps();
 }, 60_000);
 
 afterAll(async () => {
@@ -184,7 +211,7 @@ describe('publishMessage on the real Postgres and Kafka', () => {
     const failing: CommitToKafka = async () => {
       throw new Error('broker unreachable');
     };
-    const failed = publishMessage({ ...deps, commitToKafka: failing }, publisher, bytes(started), 'publish');
+    const failed = publishMessage(publishDeps({ commitToKafka: failing }), publisher, bytes(started), 'publish');
     expect(await refusal(failed)).toEqual({ status: 503, rules: ['publish.unavailable'] });
     // The 503 carries Kafka's own error as its cause, for the log line the error middleware writes.
     expect(((await failed.catch((e: unknown) => e)) as Error).cause).toEqual(new Error('broker unreachable'));
@@ -199,13 +226,15 @@ describe('publishMessage on the real Postgres and Kafka', () => {
 
   it('gives up a commit whose Kafka send does not answer within the commit timeout: 503, nothing kept, the lock free, a late ack logged', async () => {
     const started = message('telling.started', `c-${randomUUID()}`);
-    let land: (ack: { partition: number; offset: string }) => void = () => undefined;
+    let land: (acks: Array<{ partition: number; offset: string }>) => void = () => undefined;
     const hanging: CommitToKafka = () => new Promise((resolve) => (land = resolve));
     const lines: string[] = [];
     const captured = pino({ level: 'warn' }, new Writable({ write: (chunk, _enc, done) => (lines.push(String(chunk)), done()) }));
     const commitTimeoutMs = 300;
     const startedAt = Date.now();
-    const failed = await publishMessage({ ...deps, commitToKafka: hanging, commitTimeoutMs, logger: captured }, publisher, bytes(started), 'publish').catch((e: unknown) => e);
+    const failed = await publishMessage(publishDeps({ commitToKafka: hanging, commitTimeoutMs, logger: captured }), publisher, bytes(started), 'publish').catch(
+      (e: unknown) => e,
+    );
     const tookMs = Date.now() - startedAt;
     expect(failed).toMatchObject({ status: 503, rule: 'publish.unavailable', headers: { 'Retry-After': '1' } });
     expect((failed as Error).cause).toEqual(new CommitTimeoutError(commitTimeoutMs, 'the Kafka acknowledgement'));
@@ -218,14 +247,13 @@ describe('publishMessage on the real Postgres and Kafka', () => {
     expect((await publishMessage(deps, publisher, bytes(started), 'publish')).status).toBe(202);
     produced.push(started.message_id);
     // The abandoned send lands after all: delivery will quarantine that record, and the log says why.
-    land({ partition: 1, offset: '4242' });
+    land([{ partition: 1, offset: '4242' }]);
     const late = await eventually(() => lines, (l) => l.length > 0, { what: 'the late acknowledgement logged' });
     expect(JSON.parse(late[0]!)).toMatchObject({
       level: 40,
-      message_id: started.message_id,
-      partition: 1,
-      offset: '4242',
-      msg: 'Kafka acknowledged a record after its publish had timed out; delivery will quarantine it (acceptance.missing)',
+      message_ids: [started.message_id],
+      records: 1,
+      msg: 'Kafka acknowledged records after their publish had timed out; delivery will quarantine them (acceptance.missing)',
     });
     expect(await topicSize()).toBe(produced.length);
   }, 30_000);
@@ -234,18 +262,19 @@ describe('publishMessage on the real Postgres and Kafka', () => {
     const correlation = `c-${randomUUID()}`;
     const started = message('telling.started', correlation);
     let sends = 0;
-    const counting: CommitToKafka = async (record) => {
+    const counting: CommitToKafka = async (records) => {
       sends++;
-      return deps.commitToKafka(record);
+      return sendToKafka(records);
     };
     // Another transaction holds the correlation id's lock (a publish stuck on a slow Kafka, say).
     let release: () => void = () => undefined;
-    const holding = KnexPublishStore.create(db).withStoryLock(workspaceId, correlation, () => new Promise<void>((resolve) => (release = resolve)));
+    const holding = KnexPublishStore.create(db).withStoryLocks([{ workspaceId, correlationId: correlation }], 30_000, () => new Promise<void>((resolve) => (release = resolve)));
     const startedAt = Date.now();
-    const failed = await publishMessage({ ...deps, commitToKafka: counting, commitTimeoutMs: 300 }, publisher, bytes(started), 'publish').catch((e: unknown) => e);
+    const failed = await publishMessage(publishDeps({ commitToKafka: counting, commitTimeoutMs: 300 }), publisher, bytes(started), 'publish').catch((e: unknown) => e);
     expect(Date.now() - startedAt).toBeLessThan(1_300);
     expect(failed).toMatchObject({ status: 503, rule: 'publish.unavailable' });
-    expect((failed as Error).cause).toEqual(new CommitTimeoutError(300, 'the story lock'));
+    // The deadline or Postgres' own lock_timeout (set to the same budget), whichever fires first.
+    expect(String((failed as Error).cause)).toMatch(/the story locks|lock timeout/);
     release();
     await holding;
     // The waiting transaction got the lock after its answer went out: it must neither send nor commit.
@@ -284,5 +313,75 @@ describe('publishMessage on the real Postgres and Kafka', () => {
       expect(types.indexOf('telling.ended') === -1 || types.indexOf('telling.ended') === types.length - 1).toBe(true);
     }
     expect(records.map((r) => r.headers.message_id).sort()).toEqual([...produced].sort());
+  }, 60_000);
+
+  it('answers every member of a group commit exactly as each publish alone, in arrival order', async () => {
+    const c1 = `c-${randomUUID()}`;
+    const c2 = `c-${randomUUID()}`;
+    const c3 = `c-${randomUUID()}`;
+    const first = message('telling.started', c1);
+    const earlier = message('telling.started', c3);
+    const exposed = message('telling.exposed', c1);
+    const table: Array<[string, unknown]> = [
+      ['a resend of a message accepted before the batch', earlier],
+      ['a first start', first],
+      ['an exposure right behind its start, in the same batch', exposed],
+      ['a resend of the start, in the same batch', first],
+      ["the start's message_id with other content", { ...first, occurred_at: '2020-01-01T00:00:00Z' }],
+      ['an exposure of a story never started', message('telling.exposed', c2)],
+      ['a type the app may not publish', { ...(som.examples['system.audit'] as Record<string, unknown>), message_id: randomUUID() }],
+      ['the end of the story', message('telling.ended', c1)],
+      ['an exposure after the end', message('telling.exposed', c1)],
+      ['a start of the never-started story', message('telling.started', c2)],
+      ['its exposure, two members later', message('telling.exposed', c2)],
+    ];
+    const answerOf = (run: Promise<unknown>) =>
+      run.then(
+        (answer) => answer,
+        (err: { status: number; violations?: () => Array<{ rule: string }>; rule?: string }) => ({ status: err.status, rules: err.violations?.().map((v) => v.rule) ?? [err.rule] }),
+      );
+
+    // Alone: one publish at a time in the first workspace.
+    expect((await publishMessage(deps, publisher, bytes(earlier), 'publish')).status).toBe(202);
+    const alone: unknown[] = [];
+    for (const [, m] of table) alone.push(await answerOf(publishMessage(deps, publisher, bytes(m), 'publish')));
+
+    // Together: the same messages in the second workspace, all arriving while one publish commits.
+    const metrics = new Registry();
+    let openGate: () => void = () => undefined;
+    const gate = new Promise<void>((resolve) => (openGate = resolve));
+    const store = KnexPublishStore.create(db);
+    // The policy of the first workspace's app, read once (as the gateway's cache holds it): the two
+    // runs differ only in how they commit, and every publish reaches the committer in the order sent.
+    const allowed = await store.permissions(publisher.appId);
+    const gated: PublishDeps = {
+      ...deps,
+      permissions: async () => allowed,
+      committer: createGroupCommitter({
+        store,
+        commitToKafka: async (records) => {
+          await gate;
+          return sendToKafka(records);
+        },
+        commitTimeoutMs: 5_000,
+        logger,
+        metrics,
+      }),
+    };
+    const before = publishMessage(gated, batchPublisher, bytes(earlier), 'publish');
+    const together = table.map(([, m]) => answerOf(publishMessage(gated, batchPublisher, bytes(m), 'publish')));
+    openGate();
+    expect((await before as { status: number }).status).toBe(202);
+    const batched = await Promise.all(together);
+
+    // One batch for the table: every member went through the same transaction and produce request.
+    expect(await metrics.getSingleMetricAsString('bus_publish_batch_size')).toMatch(/^bus_publish_batch_size_count 2$/m);
+    expect(await metrics.getSingleMetricAsString('bus_publish_batch_size')).toMatch(/^bus_publish_batch_size_sum 12$/m);
+    expect(table.map(([what], i) => [what, batched[i]])).toEqual(table.map(([what], i) => [what, alone[i]]));
+    // And the answers are the expected ones (not merely equal): accepted, duplicate, reused, refused.
+    expect(alone.map((a) => (a as { status: number }).status)).toEqual([200, 202, 202, 200, 409, 409, 403, 202, 409, 202, 202]);
+    const acceptedIds = table.filter((_, i) => (alone[i] as { status: number }).status === 202).map(([, m]) => (m as { message_id: string }).message_id);
+    produced.push(earlier.message_id, ...acceptedIds, earlier.message_id, ...acceptedIds);
+    expect(await topicSize()).toBe(produced.length);
   }, 60_000);
 });

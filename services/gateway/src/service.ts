@@ -6,7 +6,10 @@ import type { Logger } from '@bus/observability';
 import { MESSAGES_TOPIC, type Producer } from '@bus/kafka';
 import { createSomValidator } from '@bus/som';
 import type { gatewayConfig } from './config';
-import { kafkaCommitter } from './kafka-commit';
+import type { Registry } from 'prom-client';
+import type { Identity } from '@bus/identity';
+import { createGroupCommitter } from './group-commit';
+import { currentTraceparent, kafkaCommitter } from './kafka-commit';
 import type { PublishDeps } from './publish';
 import { KnexPublishStore } from './publish-store';
 import { publishRoutes, type PublishRoutesDeps } from './publish-routes';
@@ -37,14 +40,25 @@ export function createGatewayService(deps: GatewayServiceDeps): Service {
 }
 
 /** The publish pipeline on the real stores: Postgres for the records, Kafka (acks=all) for the messages. */
-export function publishDepsOf(clients: { db: Knex; producer: Producer; logger: Logger }, config: ConfigOf<typeof gatewayConfig>): PublishDeps {
+export function publishDepsOf(
+  clients: { db: Knex; producer: Producer; logger: Logger; metrics: Registry; identity: Pick<Identity, 'cache'> },
+  config: ConfigOf<typeof gatewayConfig>,
+): PublishDeps {
   const commitTimeoutMs = config.PUBLISH_COMMIT_TIMEOUT;
+  const store = KnexPublishStore.create(clients.db);
+  const permissions = clients.identity.cache((appId) => store.permissions(appId), (event) => (event.type === 'app.changed' ? [event.app_id] : []));
   return {
-    store: KnexPublishStore.create(clients.db),
+    store,
     validator: createSomValidator(),
-    // The brokers may take as long as the whole commit to acknowledge; the commit's own deadline cuts it.
-    commitToKafka: kafkaCommitter(clients.producer, MESSAGES_TOPIC, { ackTimeoutMs: commitTimeoutMs }),
-    commitTimeoutMs,
-    logger: clients.logger,
+    permissions: (appId) => permissions.get(appId),
+    committer: createGroupCommitter({
+      store,
+      // The brokers may take as long as the whole commit to acknowledge; the commit's own deadline cuts it.
+      commitToKafka: kafkaCommitter(clients.producer, MESSAGES_TOPIC, { ackTimeoutMs: commitTimeoutMs }),
+      commitTimeoutMs,
+      logger: clients.logger,
+      metrics: clients.metrics,
+    }),
+    traceparent: currentTraceparent,
   };
 }

@@ -2,7 +2,7 @@ import { tracing } from './instrument';
 import { busLimitsConfig, databaseConfig, kafkaConfig, redisConfig, servicePort } from '@bus/config';
 import { createDatabase, databaseOptionsOf, databaseReadiness } from '@bus/db';
 import { bootstrap, requestFirewall, violationBody } from '@bus/http';
-import { connectionQuota, createIdentity, identityConfig, KnexQuotaStore } from '@bus/identity';
+import { connectionQuota, createIdentity, identityConfig } from '@bus/identity';
 import { createKafka } from '@bus/kafka';
 import { busLimitSettings, busRequestLimits, createConnectionQuotas, createLimitMetrics, createRedis, redisReadiness } from '@bus/limits';
 import { pullApiConfig, pullApiDepsOf } from './config';
@@ -23,7 +23,7 @@ void bootstrap({
 
     const limitMetrics = createLimitMetrics(metrics, 'pull-api');
     const identity = createIdentity({ db, kafka, logger, baseUrl: config.BUS_BASE_URL, cacheTtlMs: config.IDENTITY_CACHE_TTL, name: 'pull-api' });
-    const quota = connectionQuota({ store: KnexQuotaStore.create(db), quotas: createConnectionQuotas(redis, limitMetrics) });
+    const quota = connectionQuota({ store: identity.quotas, quotas: createConnectionQuotas(redis, limitMetrics) });
     const pullApi = createPullApiService({
       ...pullApiDepsOf({ db, logger, metrics, authenticator: identity, connectionQuota: quota }, config),
       readiness: [databaseReadiness(db), redisReadiness(redis), identity.controlReadiness],

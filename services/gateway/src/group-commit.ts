@@ -1,0 +1,185 @@
+import type { Logger } from 'pino';
+import { Histogram, type Registry } from 'prom-client';
+import { decideBatch, type BatchMember, type MemberDecision } from './batch-decisions';
+import { deadlineIn } from './deadline';
+import type { AcceptedMessage, PublishStore } from './publish-store';
+
+/** A publish ready to commit: checked for everything that depends on its content alone. */
+export interface PublishToCommit extends BatchMember {
+  /** The producer connection that published it. */
+  producerConnectionId: string;
+  /** The producer's exact bytes, sent to Kafka unchanged. */
+  bytes: Buffer;
+  family: string | null;
+  /** The W3C trace context of the publish request, for the Kafka record's header. */
+  traceparent: string | null;
+}
+
+/** A record of bus.messages.v1 as the gateway sends it. */
+export interface RecordToSend {
+  workspaceId: string;
+  correlationId: string;
+  value: Buffer;
+  headers: {
+    messageId: string;
+    messageType: string;
+    family: string | null;
+    producerConnectionId: string;
+    contentHash: string;
+    acceptedAt: Date;
+    traceparent: string | null;
+  };
+}
+
+/** Sends records to Kafka in one request with acks=all; resolves with each one's partition and offset, in order. */
+export type CommitToKafka = (records: readonly RecordToSend[]) => Promise<Array<{ partition: number; offset: string }>>;
+
+export interface GroupCommitDeps {
+  store: PublishStore;
+  commitToKafka: CommitToKafka;
+  /** PUBLISH_COMMIT_TIMEOUT: a batch's transaction (locks, statements, the Kafka ack, COMMIT) must finish within it. */
+  commitTimeoutMs: number;
+  /** Reports a Kafka send that landed after its batch was given up. */
+  logger: Logger;
+  metrics: Registry;
+  /** Most publishes one batch carries (one transaction, one produce request). */
+  maxBatch?: number;
+  now?: () => Date;
+}
+
+export interface GroupCommitter {
+  /**
+   * Commits one publish together with whatever else is waiting: resolves with its decision once its
+   * batch committed (accepted: after both the Kafka ack and the Postgres commit), or rejects with the
+   * batch's failure (Kafka, Postgres or the deadline) — then nothing of the batch was accepted.
+   */
+  commit(publish: PublishToCommit): Promise<MemberDecision>;
+}
+
+interface Waiting {
+  publish: PublishToCommit;
+  resolve: (decision: MemberDecision) => void;
+  reject: (err: unknown) => void;
+}
+
+const DEFAULT_MAX_BATCH = 256;
+
+/**
+ * Group commit (DESIGN §4 step 5): publishes that arrive while a batch is committing wait for it and
+ * then go together in the next — one transaction holding all their story locks, one Kafka produce
+ * request, one COMMIT. A publish arriving when nothing commits goes at once, alone, so an idle bus
+ * adds no wait. Members are decided in arrival order by decideBatch, so each answer is what the
+ * publish would have got alone at its place; a failure of the batch fails every member (503), and
+ * since nothing was committed, none of them is ever delivered (invariant A).
+ */
+export function createGroupCommitter(deps: GroupCommitDeps): GroupCommitter {
+  const maxBatch = deps.maxBatch ?? DEFAULT_MAX_BATCH;
+  const now = deps.now ?? (() => new Date());
+  const batchSize = new Histogram({
+    name: 'bus_publish_batch_size',
+    help: 'Publishes committed together in one transaction and one Kafka produce request (group commit)',
+    buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256],
+    registers: [deps.metrics],
+  });
+  const queue: Waiting[] = [];
+  let committing = false;
+
+  const runBatch = async (batch: Waiting[]): Promise<void> => {
+    batchSize.observe(batch.length);
+    try {
+      const decisions = await commitBatch(deps, batch.map((w) => w.publish), now);
+      batch.forEach((w, i) => w.resolve(decisions[i] as MemberDecision));
+    } catch (err) {
+      for (const w of batch) w.reject(err);
+    }
+  };
+
+  const drain = async (): Promise<void> => {
+    committing = true;
+    while (queue.length > 0) await runBatch(queue.splice(0, maxBatch));
+    committing = false;
+  };
+
+  return {
+    commit: (publish) =>
+      new Promise<MemberDecision>((resolve, reject) => {
+        queue.push({ publish, resolve, reject });
+        if (!committing) void drain();
+      }),
+  };
+}
+
+/** One batch's transaction: locks, the members' decisions, the Kafka send of the accepted ones, their records, COMMIT. */
+async function commitBatch(deps: GroupCommitDeps, members: readonly PublishToCommit[], now: () => Date): Promise<MemberDecision[]> {
+  // One budget for the whole commit: the answer never waits past it (not even for a rollback queued
+  // behind a slow statement), and the transaction never sends to Kafka or commits after it.
+  const deadline = deadlineIn(deps.commitTimeoutMs);
+  // What the commit waits for, named in the timeout's cause (the log says why a publish was given up).
+  let waitingFor = 'the story locks';
+  const stories = members.map((m) => ({ workspaceId: m.workspaceId, correlationId: m.message.correlation_id }));
+  const transaction = deps.store.withStoryLocks(stories, deps.commitTimeoutMs, async (tx) => {
+    waitingFor = 'Postgres (acceptances and story states)';
+    // Read under the locks: a racing publish of the same message_id or correlation id elsewhere has
+    // committed or waits for these locks.
+    const [prior, stored] = await Promise.all([
+      tx.accepted(members.map((m) => ({ workspaceId: m.workspaceId, messageId: m.message.message_id }))),
+      tx.storyStates(stories),
+    ]);
+    const { decisions, nextStates } = decideBatch(members, prior, stored);
+    const accepted = members.filter((_, i) => decisions[i]?.kind === 'accepted');
+    if (accepted.length === 0) return decisions;
+    const acceptedAt = now();
+    // A batch already answered 503 (the locks came too late) sends nothing.
+    deadline.check(waitingFor);
+    waitingFor = 'the Kafka acknowledgement';
+    const sent = deps.commitToKafka(accepted.map((m) => recordOf(m, acceptedAt)));
+    const placed = await deadline.race(sent, waitingFor, (late) => {
+      // The records landed without their acceptance: delivery waits DELIVERY_ACCEPTANCE_WAIT for it,
+      // then quarantines them (acceptance.missing), so they are never delivered (invariant A). Said
+      // here so the quarantine has a visible reason; the producers' retries are accepted once.
+      if (late.status === 'fulfilled') {
+        deps.logger.warn(
+          { records: late.value.length, message_ids: accepted.map((m) => m.message.message_id) },
+          'Kafka acknowledged records after their publish had timed out; delivery will quarantine them (acceptance.missing)',
+        );
+      }
+    });
+    waitingFor = 'Postgres (recording the acceptances)';
+    await tx.record(
+      accepted.map((m, i): AcceptedMessage => ({
+        workspaceId: m.workspaceId,
+        messageId: m.message.message_id,
+        contentHash: m.hash,
+        messageType: m.message.message_type,
+        correlationId: m.message.correlation_id,
+        producerConnectionId: m.producerConnectionId,
+        acceptedAt,
+        kafkaPartition: (placed[i] as { partition: number }).partition,
+        kafkaOffset: (placed[i] as { offset: string }).offset,
+      })),
+      nextStates.map((s) => ({ ...s, updatedAt: acceptedAt })),
+    );
+    // Never commit what was answered 503.
+    deadline.check(waitingFor);
+    waitingFor = 'the Postgres commit';
+    return decisions;
+  });
+  return deadline.race(transaction, () => waitingFor);
+}
+
+function recordOf(m: PublishToCommit, acceptedAt: Date): RecordToSend {
+  return {
+    workspaceId: m.workspaceId,
+    correlationId: m.message.correlation_id,
+    value: m.bytes,
+    headers: {
+      messageId: m.message.message_id,
+      messageType: m.message.message_type,
+      family: m.family,
+      producerConnectionId: m.producerConnectionId,
+      contentHash: m.hash,
+      acceptedAt,
+      traceparent: m.traceparent,
+    },
+  };
+}
