@@ -90,10 +90,11 @@ export interface DeliveryStore {
   enqueue(message: MessageToEnqueue): Promise<string[]>;
   quarantine(record: QuarantinedRecord): Promise<void>;
   /**
-   * Quarantined records of `reason` quarantined within [from, to), oldest first, at most `limit`: the
-   * upkeep's automatic re-check of `acceptance.missing` (upkeep.ts).
+   * Quarantined records of `reason` whose age (by Postgres' clock) is in one of `ages` — each from
+   * `fromMs` (inclusive) to `toMs` — oldest first, at most `limit`: the upkeep's automatic re-check of
+   * `acceptance.missing` (upkeep.ts).
    */
-  quarantinedBetween(reason: string, from: Date, to: Date, limit: number): Promise<StoredQuarantinedRecord[]>;
+  quarantinedAged(reason: string, ages: ReadonlyArray<{ fromMs: number; toMs: number }>, limit: number): Promise<StoredQuarantinedRecord[]>;
   quarantined(id: string): Promise<StoredQuarantinedRecord | undefined>;
   /**
    * Redrive: in one transaction, removes quarantined record `id` and enqueues `message` exactly as
@@ -193,11 +194,19 @@ export class KnexDeliveryStore implements DeliveryStore {
     return row ? storedQuarantine(row) : undefined;
   }
 
-  async quarantinedBetween(reason: string, from: Date, to: Date, limit: number): Promise<StoredQuarantinedRecord[]> {
+  async quarantinedAged(reason: string, ages: ReadonlyArray<{ fromMs: number; toMs: number }>, limit: number): Promise<StoredQuarantinedRecord[]> {
+    if (ages.length === 0) return [];
     const rows = (await this.db('quarantined_records')
       .where({ reason })
-      .where('quarantined_at', '>=', from)
-      .where('quarantined_at', '<', to)
+      .where((any) => {
+        for (const { fromMs, toMs } of ages) {
+          any.orWhere((band) =>
+            band
+              .whereRaw(`quarantined_at <= now() - (? * interval '1 millisecond')`, [fromMs])
+              .whereRaw(`quarantined_at > now() - (? * interval '1 millisecond')`, [toMs]),
+          );
+        }
+      })
       .orderBy('id')
       .limit(limit)
       .select(QUARANTINE_COLUMNS)) as QuarantineRow[];

@@ -33,6 +33,8 @@ export interface DeliveryServiceDeps {
   groupId: string;
   /** How long a record waits for its acceptance to commit before it is quarantined. */
   acceptanceWaitMs: number;
+  /** How long an `acceptance.missing` quarantine is re-checked automatically (0: never); upkeep.ts. */
+  quarantineRecheckMs: number;
   /** Consumer queue retention (spec §8: 14 days) and how often its sweep runs. */
   retentionMs: number;
   sweepIntervalMs: number;
@@ -55,6 +57,7 @@ export function createDeliveryService(deps: DeliveryServiceDeps): Service {
     logger: deps.logger,
     retentionMs: deps.retentionMs,
     sweepIntervalMs: deps.sweepIntervalMs,
+    quarantineRecheckMs: deps.quarantineRecheckMs,
   });
   const handle = createBatchEnqueuer({
     store,
