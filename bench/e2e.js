@@ -152,6 +152,9 @@ async function publishToReceivable(api, db, consumerId, cpu) {
   const toEnqueued = [];
   const enqueuedToReceived = [];
   let lost = 0;
+  // The last window ends at the last measured publish: on a machine that cannot keep the rate, the
+  // schedule slips past RUN_SECONDS.
+  const lastSecond = Math.max(...[...published.values()].filter((p) => p.measured).map((p) => p.second));
   for (const [id, p] of published) {
     if (!p.measured) continue;
     const got = received.get(id);
@@ -159,7 +162,7 @@ async function publishToReceivable(api, db, consumerId, cpu) {
     else {
       fromAccepted.push(got.at - p.acceptedAt);
       if (p.second < EDGE_SECONDS) firstSeconds.push(got.at - p.acceptedAt);
-      if (p.second >= RUN_SECONDS - EDGE_SECONDS) lastSeconds.push(got.at - p.acceptedAt);
+      if (p.second >= lastSecond - EDGE_SECONDS) lastSeconds.push(got.at - p.acceptedAt);
       fromStart.push(got.at - p.startedAt);
       toEnqueued.push(enqueuedAt.get(id) - p.acceptedWall);
       enqueuedToReceived.push(got.wall - enqueuedAt.get(id));
