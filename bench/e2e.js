@@ -2,26 +2,37 @@
 // deploy/local/stack.sh up). Not a test: the figures depend on the machine, so nothing here passes or
 // fails, and it stops by itself (every loop is bounded in count and time; loopback only).
 //
-// Starts the real all-in-one process (gateway, delivery and pull API in one process, as `npm run up`)
-// on a database of its own, provisions one workspace on the custom tier of 200/s (bursts of 400) with
+// Starts the real bus on a database of its own — the all-in-one process (gateway, delivery and pull
+// API in one process, as `npm run up`) and the standalone layout (auth, gateway, delivery and pull-api
+// as separate processes, as in Kubernetes), one after the other (BENCH_LAYOUT=all-in-one|standalone
+// for one only) — provisions one workspace on the custom tier of 200/s (bursts of 400) with
 // PRODUCERS producer connections and one consumer connection, and measures over HTTP on 127.0.0.1:
-//   (a) publish → receivable latency at a steady RATE msg/s for BENCH_SECONDS, while the consumer
-//       long-polls continuously: latency = the receive answer's arrival − the publish's 202 arrival,
-//       and also − the publish's start;
+//   (a) publish → receivable latency at a steady RATE msg/s (BENCH_RATE, 200) for BENCH_SECONDS (60),
+//       while the consumer long-polls continuously: latency = the receive answer's arrival − the
+//       publish's 202 arrival, and also − the publish's start; the p99 of the first and of the last
+//       10 s of publishes too (a steady state keeps them alike; a backlog grows the last);
 //   (b) long-poll wake-up: a receive already waiting (wait_seconds=20) on an empty queue, then one
 //       publish: the receive answer's arrival − the publish's 202 arrival (and − its start), TRIALS times;
-//   (c) sustained receive + ack messages/s for the one consumer, batches of 10, one request at a time,
-//       over a queue pre-filled with BACKLOG messages.
+//   (c) sustained receive + ack messages/s for the one consumer, batches of 10, one call at a time
+//       and with 4 calls in flight, each over a queue pre-filled with BACKLOG messages.
+// Each of (a) and (c) prints the CPU milliseconds per 1,000 messages of every process (bus processes,
+// the bench itself, Postgres, Kafka, Redis; support.js cpuMeter). The machine's load (uptime) is printed
+// with the figures: other work on it skews them.
 // The bus host's whole-API limit (200/s) would throttle a run that publishes at 200/s and receives at
 // the same time, so startBus() raises BUS_LIMIT_* for the run; the per-connection quotas stay on.
 'use strict';
 
 const { performance } = require('node:perf_hooks');
 const { som } = require('@bus/schemas');
-const { machine, percentile, provisionWorkspace, startBus, storyMessage } = require('./support');
+const { cpuLine, cpuMeter, machine, percentile, provisionWorkspace, startBus, storyMessage } = require('./support');
 
 const RATE = Number(process.env.BENCH_RATE ?? 200);
-const RUN_SECONDS = Number(process.env.BENCH_SECONDS ?? 20);
+const RUN_SECONDS = Number(process.env.BENCH_SECONDS ?? 60);
+// The window whose p99 is compared at the start and the end of (a).
+const EDGE_SECONDS = 10;
+const LAYOUTS = process.env.BENCH_LAYOUT ? [process.env.BENCH_LAYOUT] : ['all-in-one', 'standalone'];
+// (c)'s calls in flight, one run each.
+const DRAIN_CONCURRENCY = [1, 4];
 const WARM_UP_SECONDS = 2;
 const TRIALS = Number(process.env.BENCH_TRIALS ?? 100);
 const BACKLOG = Number(process.env.BENCH_BACKLOG ?? 5000);
@@ -44,8 +55,8 @@ const now = () => performance.now();
  * fails on the network answers status 0 and is counted in `networkErrors`, so one reset connection
  * neither stops the run nor goes unreported.
  */
-function busClient(busUrl, workspace, producers, consumer) {
-  const consumerBase = `${busUrl}/v1/tenants/${workspace}/consumers/${consumer.clientId}`;
+function busClient(urls, workspace, producers, consumer) {
+  const consumerBase = `${urls.pullApi}/v1/tenants/${workspace}/consumers/${consumer.clientId}`;
   const json = (token) => ({ Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' });
   const client = { networkErrors: 0 };
   const call = async (url, init) => {
@@ -61,7 +72,7 @@ function busClient(busUrl, workspace, producers, consumer) {
   client.publish = async (i, correlationId) => {
     const { messageId, body } = storyMessage(correlationId);
     const startedAt = now();
-    const res = await call(`${busUrl}/v1/tenants/${workspace}/messages`, { method: 'POST', headers: json(producers[i % producers.length].token), body });
+    const res = await call(`${urls.gateway}/v1/tenants/${workspace}/messages`, { method: 'POST', headers: json(producers[i % producers.length].token), body });
     // Wall-clock too, to compare with the enqueued_at that Postgres stamps (same machine, same clock).
     return { messageId, status: res.status, startedAt, acceptedAt: now(), acceptedWall: Date.now() };
   };
@@ -86,7 +97,7 @@ function stats(values) {
  * receives and acks. The latency is split at the delivery row's enqueued_at: 202 → enqueued is
  * delivery (Kafka consumer, acceptance check, insert), enqueued → received is the pull API.
  */
-async function publishToReceivable(api, db, consumerId) {
+async function publishToReceivable(api, db, consumerId, cpu) {
   const total = RATE * (WARM_UP_SECONDS + RUN_SECONDS);
   const measuredFrom = RATE * WARM_UP_SECONDS;
   const published = new Map();
@@ -112,6 +123,7 @@ async function publishToReceivable(api, db, consumerId) {
   })();
 
   const t0 = now();
+  const cpuBefore = cpu.sample();
   const inFlight = new Set();
   for (let i = 0; i < total; i++) {
     const delay = t0 + (i * 1000) / RATE - now();
@@ -119,7 +131,7 @@ async function publishToReceivable(api, db, consumerId) {
     while (inFlight.size >= MAX_IN_FLIGHT) await Promise.race(inFlight);
     const publish = api.publish(i, `bench-${i % CORRELATION_IDS}`).then((p) => {
       inFlight.delete(publish);
-      if (p.status === 202) published.set(p.messageId, { ...p, measured: i >= measuredFrom });
+      if (p.status === 202) published.set(p.messageId, { ...p, measured: i >= measuredFrom, second: (p.startedAt - t0) / 1000 - WARM_UP_SECONDS });
       else refused += 1;
     });
     inFlight.add(publish);
@@ -129,20 +141,28 @@ async function publishToReceivable(api, db, consumerId) {
   publishing = false;
   await consumer;
   await Promise.all(acks);
+  const cpuPerThousand = cpu.perThousand(cpuBefore, cpu.sample(), received.size);
 
   const rows = await db('deliveries').where({ consumer_id: consumerId }).select('message_id', 'enqueued_at');
   const enqueuedAt = new Map(rows.map((r) => [r.message_id, new Date(r.enqueued_at).getTime()]));
   const fromAccepted = [];
+  const firstSeconds = [];
+  const lastSeconds = [];
   const fromStart = [];
   const toEnqueued = [];
   const enqueuedToReceived = [];
   let lost = 0;
+  // The last window ends at the last measured publish: on a machine that cannot keep the rate, the
+  // schedule slips past RUN_SECONDS.
+  const lastSecond = Math.max(...[...published.values()].filter((p) => p.measured).map((p) => p.second));
   for (const [id, p] of published) {
     if (!p.measured) continue;
     const got = received.get(id);
     if (got === undefined) lost += 1;
     else {
       fromAccepted.push(got.at - p.acceptedAt);
+      if (p.second < EDGE_SECONDS) firstSeconds.push(got.at - p.acceptedAt);
+      if (p.second >= lastSecond - EDGE_SECONDS) lastSeconds.push(got.at - p.acceptedAt);
       fromStart.push(got.at - p.startedAt);
       toEnqueued.push(enqueuedAt.get(id) - p.acceptedWall);
       enqueuedToReceived.push(got.wall - enqueuedAt.get(id));
@@ -150,7 +170,10 @@ async function publishToReceivable(api, db, consumerId) {
   }
   return {
     achievedRate,
+    cpuPerThousand,
     fromAccepted: stats(fromAccepted),
+    first: stats(firstSeconds),
+    last: stats(lastSeconds),
     fromStart: stats(fromStart),
     toEnqueued: stats(toEnqueued),
     enqueuedToReceived: stats(enqueuedToReceived),
@@ -181,8 +204,8 @@ async function longPollWakeUp(api) {
   return { fromAccepted: stats(fromAccepted), fromStart: stats(fromStart), missed };
 }
 
-/** (c) Pre-fills the consumer's queue, waits until delivery enqueued it all, then receives + acks it. */
-async function receiveAndAck(api, db, consumerId) {
+/** (c) Pre-fills the consumer's queue, waits until delivery enqueued it all, then receives + acks it with `concurrency` calls in flight. */
+async function receiveAndAck(api, db, consumerId, concurrency, cpu) {
   let next = 0;
   const prefill = async () => {
     while (next < BACKLOG) {
@@ -201,34 +224,48 @@ async function receiveAndAck(api, db, consumerId) {
   let calls = 0;
   let limited = 0;
   const started = now();
+  const cpuBefore = cpu.sample();
   const deadline = started + PHASE_TIMEOUT_MS;
-  while (acked < backlog && now() < deadline) {
-    const r = await api.receive(1);
-    calls += 1;
-    if (r.status === 429) {
-      limited += 1;
-      await sleep(r.retryAfter * 1000);
-      continue;
-    }
-    if (r.messages.length === 0) continue;
-    const handles = r.messages.map((m) => m.receipt_handle);
-    for (;;) {
-      const a = await api.ack(handles);
+  // Each loop receives and then acks what it got; with several, their calls overlap. A loop that finds
+  // nothing receivable (the others hold the heads of every correlation id) asks again.
+  const loop = async () => {
+    while (acked < backlog && now() < deadline) {
+      const r = await api.receive(1);
       calls += 1;
-      if (a.status !== 429) {
-        acked += a.done;
-        break;
+      if (r.status === 429) {
+        limited += 1;
+        await sleep(r.retryAfter * 1000);
+        continue;
       }
-      limited += 1;
-      await sleep(a.retryAfter * 1000);
+      if (r.messages.length === 0) continue;
+      const handles = r.messages.map((m) => m.receipt_handle);
+      for (;;) {
+        const a = await api.ack(handles);
+        calls += 1;
+        if (a.status !== 429) {
+          acked += a.done;
+          break;
+        }
+        limited += 1;
+        await sleep(a.retryAfter * 1000);
+      }
     }
-  }
+  };
+  await Promise.all(Array.from({ length: concurrency }, loop));
   const seconds = (now() - started) / 1000;
-  return { backlog, acked, perSecond: acked / seconds, seconds, callsPerSecond: calls / seconds, limited };
+  return { concurrency, backlog, acked, perSecond: acked / seconds, seconds, callsPerSecond: calls / seconds, limited, cpuPerThousand: cpu.perThousand(cpuBefore, cpu.sample(), acked) };
 }
 
-async function main() {
-  const bench = await startBus('bench-e2e');
+/** The load of the machine (1, 5 and 15 minutes), to read the figures by. */
+function load() {
+  return require('node:os')
+    .loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ');
+}
+
+async function runLayout(layout) {
+  const bench = await startBus(`bench-e2e-${layout}`, { layout });
   try {
     const { workspace, producers, consumers } = await provisionWorkspace(bench, {
       systemId: som.examples['story.context'].system_id,
@@ -236,32 +273,46 @@ async function main() {
       producers: PRODUCERS,
       consumers: 1,
     });
-    const api = busClient(bench.busUrl, workspace, producers, consumers[0]);
-    const latency = await publishToReceivable(api, bench.db, consumers[0].clientId);
+    const api = busClient(bench.urls, workspace, producers, consumers[0]);
+    const cpu = cpuMeter({ ...Object.fromEntries(Object.entries(bench.processes).map(([name, p]) => [name, p.child.pid])), bench: process.pid });
+    const loadBefore = load();
+    const latency = await publishToReceivable(api, bench.db, consumers[0].clientId, cpu);
+    const loadAfterA = load();
     const wake = await longPollWakeUp(api);
-    const drain = await receiveAndAck(api, bench.db, consumers[0].clientId);
+    const drains = [];
+    for (const concurrency of DRAIN_CONCURRENCY) drains.push({ ...(await receiveAndAck(api, bench.db, consumers[0].clientId, concurrency, cpu)), load: load() });
 
     const ms = (v) => (v === undefined ? '—' : v.toFixed(1));
-    console.log(`\nEnd-to-end benchmark — ${machine()}; all-in-one on 127.0.0.1, BUS_LIMIT_* raised for the run, workspace on the custom tier 200/s\n`);
-    console.log(`Network errors (calls that got no answer): ${api.networkErrors}\n`);
+    console.log(`\nEnd-to-end benchmark, ${layout} — ${machine()}; on 127.0.0.1, BUS_LIMIT_* raised for the run, workspace on the custom tier 200/s\n`);
+    console.log(`Load average (1, 5, 15 min) before (a): ${loadBefore}; after (a): ${loadAfterA}. Network errors (calls that got no answer): ${api.networkErrors}\n`);
     console.log('| measure | n | p50 ms | p99 ms | max ms | notes |');
     console.log('|---|---|---|---|---|---|');
     const row = (name, s, notes) => console.log(`| ${name} | ${s.count} | ${ms(s.p50)} | ${ms(s.p99)} | ${ms(s.max)} | ${notes} |`);
     const steady = `${RATE} msg/s asked, ${latency.achievedRate.toFixed(0)} achieved, ${RUN_SECONDS} s measured after ${WARM_UP_SECONDS} s warm-up; ${latency.refused} not 202, ${latency.lost} never received`;
     row('(a) publish 202 → received', latency.fromAccepted, steady);
+    row(`(a) publish 202 → received, first ${EDGE_SECONDS} s`, latency.first, 'steady state: first and last alike');
+    row(`(a) publish 202 → received, last ${EDGE_SECONDS} s`, latency.last, 'a backlog makes it grow');
     row('(a) publish start → received', latency.fromStart, 'same messages');
     row('(a) of which publish 202 → enqueued (delivery)', latency.toEnqueued, 'wall clock, enqueued_at from Postgres');
     row('(a) of which enqueued → received (pull API)', latency.enqueuedToReceived, 'wall clock');
     row('(b) long-poll wake-up: publish 202 → receive answered', wake.fromAccepted, `receive parked ${PARK_MS} ms before the publish; ${wake.missed} missed`);
     row('(b) long-poll wake-up: publish start → receive answered', wake.fromStart, 'same trials');
-    console.log('\n| measure | messages | seconds | messages/s | calls/s | 429s |');
-    console.log('|---|---|---|---|---|---|');
-    console.log(
-      `| (c) receive + ack, batches of 10, one consumer, one call at a time | ${drain.acked} of ${drain.backlog} | ${drain.seconds.toFixed(1)} | ${drain.perSecond.toFixed(0)} | ${drain.callsPerSecond.toFixed(0)} | ${drain.limited} |`,
-    );
+    console.log(`\nCPU ms per 1,000 messages, (a) publish → receive + ack: ${cpuLine(latency.cpuPerThousand)}`);
+    console.log('\n| measure | messages | seconds | messages/s | calls/s | 429s | load after | CPU ms per 1,000 messages |');
+    console.log('|---|---|---|---|---|---|---|---|');
+    for (const d of drains) {
+      const how = d.concurrency === 1 ? 'one call at a time' : `${d.concurrency} calls in flight`;
+      console.log(
+        `| (c) receive + ack, batches of 10, one consumer, ${how} | ${d.acked} of ${d.backlog} | ${d.seconds.toFixed(1)} | ${d.perSecond.toFixed(0)} | ${d.callsPerSecond.toFixed(0)} | ${d.limited} | ${d.load} | ${cpuLine(d.cpuPerThousand)} |`,
+      );
+    }
   } finally {
     await bench.stop();
   }
+}
+
+async function main() {
+  for (const layout of LAYOUTS) await runLayout(layout);
 }
 
 main().catch((err) => {

@@ -67,10 +67,12 @@ async function measure({ concurrency, warmUpMs, runMs, operation, cpu }) {
 /**
  * The real all-in-one process on a database of its own, after setup.js, as `npm run up` runs it, with
  * the bus host's own limits widened (BUS_LIMIT_*): the whole API's 200/s would otherwise be what is
- * measured. Returns the bus address, a Postgres client and a Kafka producer of the bench's own, an
- * IdentityAdmin to provision with, and stop().
+ * measured. With `layout: 'standalone'`, the auth, gateway, delivery and pull-api processes instead
+ * (services/<name>/dist/main.js, as in Kubernetes), `busUrl` then being auth's (the token issuer).
+ * Returns the bus address, `urls` of the token, publish and consumer routes, the processes by name, a
+ * Postgres client and a Kafka producer of the bench's own, an IdentityAdmin to provision with, and stop().
  */
-async function startBus(name) {
+async function startBus(name, { layout = 'all-in-one' } = {}) {
   loadStackEnv();
   const pino = require('pino');
   const { createDatabase } = require('@bus/db');
@@ -110,18 +112,33 @@ async function startBus(name) {
   // BENCH_CPU_PROF=<dir>: the bus writes a V8 CPU profile there when it stops (open it in Chrome's
   // DevTools or summarise it with bench/profile-summary.js).
   const profileArgs = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(process.env.BENCH_CPU_PROF)}`] : [];
-  const bus = startNodeProcess('services/all-in-one/dist/main.js', env, profileArgs);
+  const processes = {};
+  const urls = { auth: busUrl, gateway: busUrl, pullApi: busUrl };
+  // Each process's own address, for its /readyz (delivery serves only the operational routes).
+  const own = {};
+  if (layout === 'standalone') {
+    for (const [service, key] of [['auth', 'auth'], ['gateway', 'gateway'], ['delivery', null], ['pull-api', 'pullApi']]) {
+      const port = service === 'auth' ? busPort : await freePort();
+      own[service] = `http://127.0.0.1:${port}`;
+      if (key !== null) urls[key] = own[service];
+      processes[service] = startNodeProcess(`services/${service}/dist/main.js`, { ...env, PORT: String(port) }, profileArgs);
+    }
+  } else {
+    own['all-in-one'] = busUrl;
+    processes['all-in-one'] = startNodeProcess('services/all-in-one/dist/main.js', env, profileArgs);
+  }
+  const bus = processes.auth ?? processes['all-in-one'];
   const db = createDatabase({ url: database.url, poolMax: 2, applicationName: name });
   const kafka = createKafka({ brokers: process.env.KAFKA_BROKERS.split(','), clientId: name, logger });
   const producer = createProducer(kafka);
   const stop = async () => {
     await producer.disconnect().catch(() => undefined);
-    await bus.stop();
+    await Promise.all(Object.values(processes).map((p) => p.stop()));
     await db.destroy();
     await database.drop();
   };
   try {
-    await waitForHttp(`${busUrl}/readyz`, { process: bus, timeoutMs: 60_000 });
+    for (const [service, p] of Object.entries(processes)) await waitForHttp(`${own[service]}/readyz`, { process: p, timeoutMs: 60_000 });
     await producer.connect();
     // A new bus's delivery group first reads the shared topic's history (other runs' records): the
     // figures start once it has caught up, so they do not measure that history's length.
@@ -132,12 +149,12 @@ async function startBus(name) {
     await waitForGroupCaughtUp(kafka.admin(), defaultDeliveryGroupId(database.url), MESSAGES_TOPIC, 900_000);
     process.stderr.write(`delivery caught up with the shared topic's history in ${((Date.now() - catchUpStarted) / 1000).toFixed(1)} s\n`);
   } catch (err) {
-    process.stderr.write(`start failed: ${err.message}\n${bus.output()}\n`);
+    process.stderr.write(`start failed: ${err.message}\n${Object.values(processes).map((p) => p.output()).join('\n')}\n`);
     await stop();
     throw err;
   }
   const admin = IdentityAdmin.create({ db, control: createControlPublisher(producer), logger });
-  return { busUrl, bus, db, kafka, producer, admin, stop };
+  return { busUrl, urls, bus, processes, db, kafka, producer, admin, stop };
 }
 
 /**

@@ -43,8 +43,10 @@ interface Received {
 }
 
 beforeAll(async () => {
-  // A short acceptance wait, so a record without its acceptance is quarantined within a second.
-  bus = await startBus({ DELIVERY_ACCEPTANCE_WAIT: '1s' });
+  // A short acceptance wait, so a record without its acceptance is quarantined within a second; no
+  // automatic re-check, so what stays quarantined is the operator's to redrive (the re-check is
+  // services/delivery's delivery.int.test.ts).
+  bus = await startBus({ DELIVERY_ACCEPTANCE_WAIT: '1s', DELIVERY_QUARANTINE_RECHECK: '0s' });
   operatorAuth = `Basic ${Buffer.from(`${bus.env.OPERATOR_CLIENT_ID}:${bus.env.OPERATOR_CLIENT_SECRET}`).toString('base64')}`;
   db = createDatabase({ url: bus.env.DATABASE_URL as string, poolMax: 2, applicationName: 'test-quarantine' });
   producer = createProducer(createKafka({ brokers: (bus.env.KAFKA_BROKERS as string).split(','), clientId: 'test-quarantine', logger: pino({ level: 'warn' }) }));

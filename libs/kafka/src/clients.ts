@@ -254,6 +254,44 @@ export async function runBatches(consumer: Consumer, handle: RecordHandler, opts
   });
 }
 
+export type BatchHandler = (records: Array<EachBatchPayload['batch']['messages'][number]>, partition: number, heartbeat: () => Promise<void>) => Promise<void>;
+
+export interface RunRecordBatchesOptions extends RunBatchesOptions {
+  /** Most records handed to one call of the handler; a longer Kafka batch is handed over in slices. */
+  maxRecords?: number;
+}
+
+/**
+ * Runs `handle` for each Kafka batch (one partition's records, in order, in slices of at most
+ * `maxRecords`): a handler that does one round of work for many records instead of one per record.
+ * The slice's offsets are committed only after `handle` returned for it, so a crash replays the slice
+ * instead of skipping it — the handler must be idempotent. `heartbeat` is for a handler that waits
+ * (kafkajs sends it at most once per heartbeat interval); one is sent after each slice too. A
+ * partition taken away by a rebalance meanwhile is not committed (its new owner replays from the last
+ * commit).
+ */
+export async function runRecordBatches(consumer: Consumer, handle: BatchHandler, opts: RunRecordBatchesOptions = {}): Promise<void> {
+  const maxRecords = opts.maxRecords ?? COMMIT_EVERY_RECORDS;
+  await consumer.run({
+    autoCommit: false,
+    eachBatchAutoResolve: false,
+    partitionsConsumedConcurrently: opts.partitionsConcurrently ?? 1,
+    eachBatch: async ({ batch, resolveOffset, heartbeat, commitOffsetsIfNecessary, isRunning, isStale }) => {
+      for (let from = 0; from < batch.messages.length; from += maxRecords) {
+        if (!isRunning() || isStale()) break;
+        const records = batch.messages.slice(from, from + maxRecords);
+        const last = records[records.length - 1]?.offset;
+        if (last === undefined) break;
+        await handle(records, batch.partition, heartbeat);
+        resolveOffset(last);
+        if (isStale()) break;
+        await commitOffsetsIfNecessary({ topics: [{ topic: batch.topic, partitions: [{ partition: batch.partition, offset: nextOffset(last) }] }] });
+        await heartbeat();
+      }
+    },
+  });
+}
+
 function nextOffset(offset: string): string {
   return (BigInt(offset) + 1n).toString();
 }

@@ -1,6 +1,6 @@
 import type { IHeaders } from 'kafkajs';
 import { decodeMessageHeaders, HeaderDecodeError, type MessageHeaders } from '@bus/kafka';
-import { acceptedMessage, type DeliveryStore, type MessageToEnqueue } from './delivery-store';
+import { acceptedMessage, type Acceptance, type DeliveryStore, type MessageToEnqueue } from './delivery-store';
 import { recordContentHash } from './record-content';
 
 /**
@@ -22,13 +22,6 @@ export interface RecordToCheck {
 
 export type AcceptanceCheck = { accepted: true; message: MessageToEnqueue } | { accepted: false; reason: Exclude<RefusalReason, 'headers.unreadable'> };
 
-/** Waiting for an acceptance the gateway may still be committing (delivery's first look only). */
-export interface AcceptanceWait {
-  waitMs: number;
-  /** First re-check interval; doubles up to 500 ms. */
-  recheckMs: number;
-}
-
 /** The headers of a record, or null when they lack what the bus writes (`headers.unreadable`). */
 export function readMessageHeaders(headers: IHeaders | undefined): MessageHeaders | null {
   try {
@@ -39,30 +32,41 @@ export function readMessageHeaders(headers: IHeaders | undefined): MessageHeader
   }
 }
 
-/**
- * Invariant A, the one check behind delivery's enqueue, replay and the operator's redrive of
- * quarantined records: a record may be delivered only when Postgres holds its acceptance with the
- * content hash of the record's own bytes — recomputed here with the gateway's function; the
- * content_hash header is not trusted (whoever could alter the bytes could alter it too). Accepted, the
- * answer is the message as the store enqueues it. A value that is missing or not JSON is refused at
- * once: no commit can ever make it acceptable. Without an acceptance, `wait` re-checks for one the
- * gateway commits right after its Kafka ack; replay and redrive look once.
- */
-export async function checkAcceptance(store: Pick<DeliveryStore, 'acceptance'>, record: RecordToCheck, wait?: AcceptanceWait): Promise<AcceptanceCheck> {
-  if (record.value === null) return { accepted: false, reason: 'value.missing' };
-  const hash = recordContentHash(record.value);
-  if (hash === null) return { accepted: false, reason: 'value.unreadable' };
+/** A record's value with its content hash, or why it can never be delivered (no commit can make it acceptable). */
+export type RecordContent = { body: Buffer; hash: string } | { reason: 'value.missing' | 'value.unreadable' };
 
-  const { workspace_id: workspaceId, message_id: messageId } = record.headers;
-  const deadline = Date.now() + (wait?.waitMs ?? 0);
-  let pause = wait?.recheckMs ?? 0;
-  let acceptance = await store.acceptance(workspaceId, messageId);
-  while (!acceptance && Date.now() < deadline) {
-    await new Promise((resolve) => setTimeout(resolve, Math.min(pause, Math.max(0, deadline - Date.now()))));
-    pause = Math.min(pause * 2, 500);
-    acceptance = await store.acceptance(workspaceId, messageId);
-  }
+/** The content hash of a record's value, recomputed with the gateway's function (record-content.ts). */
+export function readRecordContent(value: Buffer | null): RecordContent {
+  if (value === null) return { reason: 'value.missing' };
+  const hash = recordContentHash(value);
+  return hash === null ? { reason: 'value.unreadable' } : { body: value, hash };
+}
+
+/**
+ * Invariant A's verdict on a record of readable `content`, given the acceptance Postgres holds for its
+ * id (null: none yet). Accepted, the answer is the message as the store enqueues it.
+ */
+export function judgeAcceptance(
+  record: Omit<RecordToCheck, 'value'>,
+  content: { body: Buffer; hash: string },
+  acceptance: Acceptance | null,
+): AcceptanceCheck {
   if (!acceptance) return { accepted: false, reason: 'acceptance.missing' };
-  if (acceptance.contentHash !== hash) return { accepted: false, reason: 'acceptance.hash_mismatch' };
-  return { accepted: true, message: acceptedMessage({ headers: record.headers, body: record.value, partition: record.partition, offset: record.offset }, acceptance) };
+  if (acceptance.contentHash !== content.hash) return { accepted: false, reason: 'acceptance.hash_mismatch' };
+  return { accepted: true, message: acceptedMessage({ headers: record.headers, body: content.body, partition: record.partition, offset: record.offset }, acceptance) };
+}
+
+/**
+ * Invariant A, the one check behind delivery's enqueue (in batches, enqueue.ts), replay and the
+ * operator's and the upkeep's redrive of quarantined records: a record may be delivered only when
+ * Postgres holds its acceptance with the content hash of the record's own bytes — recomputed here with
+ * the gateway's function; the content_hash header is not trusted (whoever could alter the bytes could
+ * alter it too). A value that is missing or not JSON is refused at once: no commit can ever make it
+ * acceptable. This looks once; delivery's first look waits for an acceptance in flight (enqueue.ts).
+ */
+export async function checkAcceptance(store: Pick<DeliveryStore, 'acceptance'>, record: RecordToCheck): Promise<AcceptanceCheck> {
+  const content = readRecordContent(record.value);
+  if ('reason' in content) return { accepted: false, reason: content.reason };
+  const { workspace_id: workspaceId, message_id: messageId } = record.headers;
+  return judgeAcceptance(record, content, await store.acceptance(workspaceId, messageId));
 }

@@ -2,10 +2,11 @@ import { loadConfig } from '@bus/config';
 import { defaultDeliveryGroupId, deliveryConfig } from './config';
 
 describe('delivery config', () => {
-  it('defaults the group to one per database and the acceptance wait to 15 s (three publish commit timeouts)', () => {
+  it('defaults the group to one per database, the acceptance wait to 15 s (three publish commit timeouts) and the quarantine re-check to 30 s', () => {
     expect(loadConfig(deliveryConfig, {})).toEqual({
       DELIVERY_GROUP_ID: undefined,
       DELIVERY_ACCEPTANCE_WAIT: 15_000,
+      DELIVERY_QUARANTINE_RECHECK: 30_000,
       QUEUE_RETENTION: 14 * 86_400_000,
       QUEUE_SWEEP_INTERVAL: 60_000,
     });

@@ -13,6 +13,13 @@ export const deliveryConfig = {
    * bound always lands inside this wait (docs/operations.md, "Dependency outages").
    */
   DELIVERY_ACCEPTANCE_WAIT: duration({ default: 15_000, max: 60_000 }),
+  /**
+   * How long after quarantining a record as `acceptance.missing` delivery keeps re-checking it (every
+   * second), enqueueing it once its acceptance committed after all; it looks once more at ten times
+   * this age. Twice the acceptance wait by default: well past the gateway's PUBLISH_COMMIT_TIMEOUT (5 s),
+   * so a commit that outlived the wait still reaches its consumers (docs/delivery.md). 0s: off.
+   */
+  DELIVERY_QUARANTINE_RECHECK: duration({ default: 30_000, max: 3_600_000 }),
   /** Consumer queue retention (spec §8: 14 days). */
   QUEUE_RETENTION: duration({ default: 14 * 86_400_000 }),
   /** How often the retention sweep runs. */
@@ -30,6 +37,7 @@ export function deliverySettings(config: ConfigOf<typeof deliveryConfig> & { DAT
   return {
     groupId: config.DELIVERY_GROUP_ID ?? defaultDeliveryGroupId(config.DATABASE_URL),
     acceptanceWaitMs: config.DELIVERY_ACCEPTANCE_WAIT,
+    quarantineRecheckMs: config.DELIVERY_QUARANTINE_RECHECK,
     retentionMs: config.QUEUE_RETENTION,
     sweepIntervalMs: config.QUEUE_SWEEP_INTERVAL,
   };

@@ -60,16 +60,41 @@ export interface StoredQuarantinedRecord extends QuarantinedRecord {
   id: string;
 }
 
+/** A message as accepted_messages keys it. */
+export interface MessageKey {
+  workspaceId: string;
+  messageId: string;
+}
+
+/** What one Kafka batch (or one re-check round of it) writes, in one transaction. */
+export interface BatchWrite {
+  /** In Kafka order: deliveries get their FIFO ids in this order. */
+  enqueue: MessageToEnqueue[];
+  quarantine: QuarantinedRecord[];
+}
+
 export interface DeliveryStore {
-  workspaceExists(workspaceId: string): Promise<boolean>;
+  /** Which of `workspaceIds` this database has. */
+  existingWorkspaces(workspaceIds: readonly string[]): Promise<Set<string>>;
   acceptance(workspaceId: string, messageId: string): Promise<Acceptance | null>;
+  /** The acceptances Postgres holds for `keys`, in one query, by acceptanceKey. */
+  acceptances(keys: readonly MessageKey[]): Promise<Map<string, Acceptance>>;
   /**
-   * In one transaction: stores the message once and one delivery per active consumer connection of
-   * its workspace (idempotent on (consumer, message_id)), and NOTIFYs each consumer that got a new
-   * row. Resolves with those consumers' ids.
+   * In one transaction: stores each message once (one multi-row insert), one delivery per active
+   * consumer connection of its workspace (one multi-row insert, idempotent on (consumer, message_id),
+   * ids in the order of `enqueue`), one NOTIFY per consumer that got a new row, and the quarantined
+   * records. Resolves with the number of deliveries created.
    */
+  write(batch: BatchWrite): Promise<number>;
+  /** write() of one message: resolves with the consumers that got a new delivery. */
   enqueue(message: MessageToEnqueue): Promise<string[]>;
   quarantine(record: QuarantinedRecord): Promise<void>;
+  /**
+   * Quarantined records of `reason` whose age (by Postgres' clock) is in one of `ages` — each from
+   * `fromMs` (inclusive) to `toMs` — oldest first, at most `limit`: the upkeep's automatic re-check of
+   * `acceptance.missing` (upkeep.ts).
+   */
+  quarantinedAged(reason: string, ages: ReadonlyArray<{ fromMs: number; toMs: number }>, limit: number): Promise<StoredQuarantinedRecord[]>;
   quarantined(id: string): Promise<StoredQuarantinedRecord | undefined>;
   /**
    * Redrive: in one transaction, removes quarantined record `id` and enqueues `message` exactly as
@@ -119,8 +144,9 @@ export class KnexDeliveryStore implements DeliveryStore {
     return new KnexDeliveryStore(db);
   }
 
-  async workspaceExists(workspaceId: string): Promise<boolean> {
-    return (await this.db('workspaces').where({ id: workspaceId }).first('id')) !== undefined;
+  async existingWorkspaces(workspaceIds: readonly string[]): Promise<Set<string>> {
+    if (workspaceIds.length === 0) return new Set();
+    return new Set((await this.db('workspaces').whereIn('id', [...workspaceIds]).pluck('id')) as string[]);
   }
 
   async acceptance(workspaceId: string, messageId: string): Promise<Acceptance | null> {
@@ -129,60 +155,62 @@ export class KnexDeliveryStore implements DeliveryStore {
       .first('content_hash', 'correlation_id', 'message_type', 'accepted_at')) as
       | { content_hash: string; correlation_id: string; message_type: string; accepted_at: Date }
       | undefined;
-    return row
-      ? { contentHash: row.content_hash, correlationId: row.correlation_id, messageType: row.message_type, acceptedAt: row.accepted_at }
-      : null;
+    return row ? acceptanceOf(row) : null;
+  }
+
+  async acceptances(keys: readonly MessageKey[]): Promise<Map<string, Acceptance>> {
+    if (keys.length === 0) return new Map();
+    const rows = (
+      (await this.db.raw(
+        `SELECT a.workspace_id, a.message_id, a.content_hash, a.correlation_id, a.message_type, a.accepted_at
+           FROM accepted_messages a
+           JOIN unnest(?::text[], ?::text[]) AS k(workspace_id, message_id) ON a.workspace_id = k.workspace_id AND a.message_id = k.message_id`,
+        [keys.map((k) => k.workspaceId), keys.map((k) => k.messageId)],
+      )) as { rows: Array<AcceptanceRow & { workspace_id: string; message_id: string }> }
+    ).rows;
+    return new Map(rows.map((r) => [acceptanceKey({ workspaceId: r.workspace_id, messageId: r.message_id }), acceptanceOf(r)]));
+  }
+
+  write(batch: BatchWrite): Promise<number> {
+    return this.db.transaction(async (trx) => {
+      const created = await enqueueIn(trx, batch.enqueue);
+      if (batch.quarantine.length > 0) {
+        await trx('quarantined_records').insert(batch.quarantine.map(quarantineRow)).onConflict(['topic', 'kafka_partition', 'kafka_offset']).ignore();
+      }
+      return created.length;
+    });
   }
 
   enqueue(m: MessageToEnqueue): Promise<string[]> {
-    return this.db.transaction((trx) => enqueueIn(trx, m));
+    return this.db.transaction((trx) => enqueueIn(trx, [m]));
   }
 
   async quarantine(r: QuarantinedRecord): Promise<void> {
-    await this.db('quarantined_records')
-      .insert({
-        topic: r.topic,
-        kafka_partition: r.partition,
-        kafka_offset: r.offset,
-        workspace_id: r.workspaceId,
-        message_id: r.messageId,
-        reason: r.reason,
-        headers: JSON.stringify(r.headers),
-        value: r.value,
-      })
-      .onConflict(['topic', 'kafka_partition', 'kafka_offset'])
-      .ignore();
+    await this.db('quarantined_records').insert(quarantineRow(r)).onConflict(['topic', 'kafka_partition', 'kafka_offset']).ignore();
   }
 
   async quarantined(id: string): Promise<StoredQuarantinedRecord | undefined> {
-    const row = (await this.db('quarantined_records')
-      .where({ id })
-      .first('id', 'topic', 'kafka_partition', 'kafka_offset', 'workspace_id', 'message_id', 'reason', 'headers', 'value')) as
-      | {
-          id: string;
-          topic: string;
-          kafka_partition: number;
-          kafka_offset: string;
-          workspace_id: string | null;
-          message_id: string | null;
-          reason: string;
-          headers: Record<string, string>;
-          value: Buffer | null;
+    const row = (await this.db('quarantined_records').where({ id }).first(QUARANTINE_COLUMNS)) as QuarantineRow | undefined;
+    return row ? storedQuarantine(row) : undefined;
+  }
+
+  async quarantinedAged(reason: string, ages: ReadonlyArray<{ fromMs: number; toMs: number }>, limit: number): Promise<StoredQuarantinedRecord[]> {
+    if (ages.length === 0) return [];
+    const rows = (await this.db('quarantined_records')
+      .where({ reason })
+      .where((any) => {
+        for (const { fromMs, toMs } of ages) {
+          any.orWhere((band) =>
+            band
+              .whereRaw(`quarantined_at <= now() - (? * interval '1 millisecond')`, [fromMs])
+              .whereRaw(`quarantined_at > now() - (? * interval '1 millisecond')`, [toMs]),
+          );
         }
-      | undefined;
-    return row
-      ? {
-          id: String(row.id),
-          topic: row.topic,
-          partition: row.kafka_partition,
-          offset: String(row.kafka_offset),
-          workspaceId: row.workspace_id,
-          messageId: row.message_id,
-          reason: row.reason,
-          headers: row.headers,
-          value: row.value,
-        }
-      : undefined;
+      })
+      .orderBy('id')
+      .limit(limit)
+      .select(QUARANTINE_COLUMNS)) as QuarantineRow[];
+    return rows.map(storedQuarantine);
   }
 
   releaseQuarantined(id: string, m: MessageToEnqueue): Promise<string[] | null> {
@@ -190,7 +218,7 @@ export class KnexDeliveryStore implements DeliveryStore {
       // The row lock decides between concurrent redrives of one record: the second finds it gone.
       const removed = await trx('quarantined_records').where({ id }).delete();
       if (removed === 0) return null;
-      return enqueueIn(trx, m);
+      return enqueueIn(trx, [m]);
     });
   }
 
@@ -239,7 +267,7 @@ export class KnexDeliveryStore implements DeliveryStore {
 
   replay(m: MessageToEnqueue, consumerId: string): Promise<boolean> {
     return this.db.transaction(async (trx) => {
-      await storeMessageOnce(trx, m);
+      await storeMessagesOnce(trx, [m]);
       const rows = (
         (await trx.raw(
           `INSERT INTO deliveries (consumer_id, workspace_id, message_id, correlation_id)
@@ -258,41 +286,108 @@ export class KnexDeliveryStore implements DeliveryStore {
   }
 }
 
-/**
- * Stores the message once and one delivery per active consumer connection of its workspace
- * (idempotent on (consumer, message_id)), NOTIFYing each consumer that got a new row.
- */
-async function enqueueIn(trx: Knex.Transaction, m: MessageToEnqueue): Promise<string[]> {
-  await storeMessageOnce(trx, m);
-  const inserted = (await trx.raw(
-    `INSERT INTO deliveries (consumer_id, workspace_id, message_id, correlation_id)
-     SELECT c.id, ?, ?, ? FROM connections c
-      WHERE c.workspace_id = ? AND c.kind = 'consumer' AND c.status = 'active'
-      ORDER BY c.id
-     ON CONFLICT (consumer_id, message_id) DO NOTHING
-     RETURNING consumer_id`,
-    [m.workspaceId, m.messageId, m.correlationId, m.workspaceId],
-  )) as { rows: Array<{ consumer_id: string }> };
-  const consumers = inserted.rows.map((r) => r.consumer_id);
-  // Delivered by Postgres at COMMIT, so a woken receiver always finds the rows.
-  for (const consumer of consumers) await trx.raw('select pg_notify(?, ?)', [DELIVERY_CHANNEL, consumer]);
-  return consumers;
+/** accepted_messages' key as the acceptances() map holds it (no workspace id or message id holds a NUL). */
+export function acceptanceKey(key: MessageKey): string {
+  return `${key.workspaceId}\u0000${key.messageId}`;
 }
 
-/** The message's exact bytes, stored once whoever enqueues it first (invariant E). */
-async function storeMessageOnce(trx: Knex.Transaction, m: MessageToEnqueue): Promise<void> {
+interface AcceptanceRow {
+  content_hash: string;
+  correlation_id: string;
+  message_type: string;
+  accepted_at: Date;
+}
+
+function acceptanceOf(row: AcceptanceRow): Acceptance {
+  return { contentHash: row.content_hash, correlationId: row.correlation_id, messageType: row.message_type, acceptedAt: row.accepted_at };
+}
+
+const QUARANTINE_COLUMNS = ['id', 'topic', 'kafka_partition', 'kafka_offset', 'workspace_id', 'message_id', 'reason', 'headers', 'value'];
+
+interface QuarantineRow {
+  id: string;
+  topic: string;
+  kafka_partition: number;
+  kafka_offset: string;
+  workspace_id: string | null;
+  message_id: string | null;
+  reason: string;
+  headers: Record<string, string>;
+  value: Buffer | null;
+}
+
+function quarantineRow(r: QuarantinedRecord) {
+  return {
+    topic: r.topic,
+    kafka_partition: r.partition,
+    kafka_offset: r.offset,
+    workspace_id: r.workspaceId,
+    message_id: r.messageId,
+    reason: r.reason,
+    headers: JSON.stringify(r.headers),
+    value: r.value,
+  };
+}
+
+function storedQuarantine(row: QuarantineRow): StoredQuarantinedRecord {
+  return {
+    id: String(row.id),
+    topic: row.topic,
+    partition: row.kafka_partition,
+    offset: String(row.kafka_offset),
+    workspaceId: row.workspace_id,
+    messageId: row.message_id,
+    reason: row.reason,
+    headers: row.headers,
+    value: row.value,
+  };
+}
+
+/**
+ * Stores each message once (one multi-row insert) and one delivery per active consumer connection of
+ * its workspace (one multi-row insert, idempotent on (consumer, message_id)), their ids — the FIFO
+ * sequence — in the order of `messages`, then NOTIFYs each consumer that got a new row once (in the
+ * same statement). Resolves with the consumer of each new delivery.
+ */
+async function enqueueIn(trx: Knex.Transaction, messages: readonly MessageToEnqueue[]): Promise<string[]> {
+  if (messages.length === 0) return [];
+  await storeMessagesOnce(trx, messages);
+  const inserted = (await trx.raw(
+    `WITH batch AS (
+       SELECT * FROM unnest(?::text[], ?::text[], ?::text[]) WITH ORDINALITY AS b(workspace_id, message_id, correlation_id, position)
+     ),
+     inserted AS (
+       INSERT INTO deliveries (consumer_id, workspace_id, message_id, correlation_id)
+       SELECT c.id, b.workspace_id, b.message_id, b.correlation_id
+         FROM batch b JOIN connections c ON c.workspace_id = b.workspace_id AND c.kind = 'consumer' AND c.status = 'active'
+        ORDER BY b.position, c.id
+       ON CONFLICT (consumer_id, message_id) DO NOTHING
+       RETURNING consumer_id
+     ),
+     -- Delivered by Postgres at COMMIT, so a woken receiver always finds the rows.
+     notified AS (SELECT pg_notify(?, consumer_id) FROM (SELECT DISTINCT consumer_id FROM inserted) woken)
+     SELECT consumer_id, (SELECT count(*) FROM notified) AS notified FROM inserted`,
+    [messages.map((m) => m.workspaceId), messages.map((m) => m.messageId), messages.map((m) => m.correlationId), DELIVERY_CHANNEL],
+  )) as { rows: Array<{ consumer_id: string }> };
+  return inserted.rows.map((r) => r.consumer_id);
+}
+
+/** The messages' exact bytes, each stored once whoever enqueues it first (invariant E). */
+async function storeMessagesOnce(trx: Knex.Transaction, messages: readonly MessageToEnqueue[]): Promise<void> {
   await trx('messages')
-    .insert({
-      workspace_id: m.workspaceId,
-      message_id: m.messageId,
-      body: m.body,
-      message_type: m.messageType,
-      correlation_id: m.correlationId,
-      published_at: m.publishedAt,
-      kafka_partition: m.kafkaPartition,
-      kafka_offset: m.kafkaOffset,
-      traceparent: m.traceparent,
-    })
+    .insert(
+      messages.map((m) => ({
+        workspace_id: m.workspaceId,
+        message_id: m.messageId,
+        body: m.body,
+        message_type: m.messageType,
+        correlation_id: m.correlationId,
+        published_at: m.publishedAt,
+        kafka_partition: m.kafkaPartition,
+        kafka_offset: m.kafkaOffset,
+        traceparent: m.traceparent,
+      })),
+    )
     .onConflict(['workspace_id', 'message_id'])
     .ignore();
 }

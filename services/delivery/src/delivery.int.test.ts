@@ -59,6 +59,7 @@ beforeAll(async () => {
     metrics,
     groupId: `${topic}.delivery`,
     acceptanceWaitMs: 500,
+    quarantineRecheckMs: 30_000,
     retentionMs: 14 * 86_400_000,
     sweepIntervalMs: 60_000,
     topic,
@@ -168,6 +169,19 @@ describe('delivery on the real Kafka and Postgres', () => {
     expect(await metrics.getSingleMetricAsString('bus_delivery_quarantined_total')).toMatch(/reason="acceptance.missing"} 1/);
   }, 30_000);
 
+  it('delivers by itself a record whose acceptance committed only after the wait: quarantined as acceptance.missing, then enqueued for every consumer, counted', async () => {
+    const late = started();
+    await produceDirectly(late, Buffer.from(JSON.stringify(late)), contentHash(late));
+    expect(await quarantineOf(late.message_id)).toEqual(['acceptance.missing']);
+    expect(await deliveriesOf(late.message_id)).toEqual([]);
+    // The gateway's commit lands now, after delivery stopped waiting; nobody redrives it.
+    await acceptOnly(late);
+    const rows = await eventually(() => deliveriesOf(late.message_id), (r) => r.length >= 2, { what: 'the late record enqueued by the re-check' });
+    expect(rows.map((r) => [r.consumer_id, r.state])).toEqual(consumers.map((c) => [c, 'queued']));
+    expect(await db('quarantined_records').where({ message_id: late.message_id })).toEqual([]);
+    expect(await metrics.getSingleMetricAsString('bus_delivery_quarantine_redriven_total')).toMatch(/^bus_delivery_quarantine_redriven_total 1$/m);
+  }, 30_000);
+
   // The header carries the accepted row's hash, as a forger copying the original record's headers would.
   it.each([
     ['altered bytes', (m: SomMessage) => JSON.stringify({ ...m, payload: { ...m.payload, altered: true } }), 'acceptance.hash_mismatch'],
@@ -252,7 +266,7 @@ describe('queue upkeep on the real Postgres', () => {
     await db('deliveries').where({ message_id: fresh.messageId, consumer_id: consumers[0] }).update({ state: 'leased', visible_at: new Date(Date.now() + 60_000) });
 
     const registry = new Registry();
-    const upkeep = createQueueUpkeep({ store: KnexDeliveryStore.create(db), metrics: registry, logger, retentionMs: 14 * 86_400_000, sweepIntervalMs: 60_000 });
+    const upkeep = createQueueUpkeep({ store: KnexDeliveryStore.create(db), metrics: registry, logger, retentionMs: 14 * 86_400_000, sweepIntervalMs: 60_000, quarantineRecheckMs: 0 });
     const before = await registry.getMetricsAsJSON();
     const value = (metrics: typeof before, name: string, consumer: string) =>
       metrics.find((m) => m.name === name)?.values.find((v) => v.labels.consumer === consumer)?.value;

@@ -1,16 +1,18 @@
-import { SpanKind, trace, type Span } from '@opentelemetry/api';
+import { SpanKind, SpanStatusCode, trace, type Span } from '@opentelemetry/api';
 import type { IHeaders } from 'kafkajs';
 import { Counter, Histogram, type Registry } from 'prom-client';
 import type { MessageHeaders } from '@bus/kafka';
-import { inSpan, publishTraceContext, type Logger } from '@bus/observability';
-import { checkAcceptance, readMessageHeaders, type RefusalReason } from './acceptance-check';
-import type { DeliveryStore } from './delivery-store';
+import { publishTraceContext, type Logger } from '@bus/observability';
+import { judgeAcceptance, readMessageHeaders, readRecordContent, type RefusalReason } from './acceptance-check';
+import { acceptanceKey, type Acceptance, type DeliveryStore, type MessageToEnqueue, type QuarantinedRecord } from './delivery-store';
 
 /** One record of bus.messages.v1 as kafkajs hands it over. */
 export interface MessageRecord {
   topic: string;
   partition: number;
   offset: string;
+  /** The Kafka key: `<workspace>/<correlation id>` for every record the gateway writes (messageKey). */
+  key: Buffer | null;
   value: Buffer | null;
   headers?: IHeaders;
 }
@@ -27,20 +29,45 @@ export interface RecordEnqueuerDeps {
    * first wait is what a waiting long poll pays.
    */
   recheckMs?: number;
+  /** How long a workspace this database did not have is taken as absent before it is looked up again. */
+  unknownWorkspaceTtlMs?: number;
 }
 
 export type EnqueueOutcome = 'enqueued' | 'quarantined';
 
+/** Handles one Kafka batch of one partition, in order; `heartbeat` keeps the group membership while it waits. */
+export type BatchEnqueuer = (records: readonly MessageRecord[], heartbeat?: () => Promise<void>) => Promise<EnqueueOutcome[]>;
+
+/** Workspaces looked up at most this often while absent; a workspace created later is then seen within it. */
+const UNKNOWN_WORKSPACE_TTL_MS = 10_000;
+/** Bound of each workspace cache: past it the cache starts over (a lookup is one query per batch). */
+const WORKSPACE_CACHE_ENTRIES = 10_000;
+const LONGEST_RECHECK_MS = 500;
+
+/** A record whose headers and value are readable, on its way to a verdict. */
+interface Candidate {
+  index: number;
+  record: MessageRecord;
+  headers: MessageHeaders;
+  content: { body: Buffer; hash: string };
+  /** Records of one key keep their Kafka order: a record waiting for its acceptance holds back the later ones. */
+  orderKey: string;
+}
+
 /**
- * Invariant A (checkAcceptance): a record is enqueued only when Postgres holds its acceptance with the
- * content hash of the record's own bytes. The gateway commits Postgres right after the Kafka ack, so
- * an acceptance may be in flight: the record waits up to `acceptanceWaitMs`, re-checking, and is
- * quarantined (row, log line, counter) when it never comes — an operator can redrive it once the
- * acceptance is there (redrive.ts). Unreadable headers, a value that is not JSON or a hash mismatch
- * are quarantined without waiting longer. A record of a workspace this database does not know is only
- * counted.
+ * Invariant A for a whole Kafka batch: a record is enqueued only when Postgres holds its acceptance
+ * with the content hash of the record's own bytes (judgeAcceptance). Per batch: one lookup of the
+ * workspaces not known yet, one query for every record's acceptance, and one transaction (message
+ * insert, delivery insert, one NOTIFY per consumer, quarantines) for what is decided. The gateway
+ * commits Postgres right after the Kafka ack, so an acceptance may be in flight: only the records whose
+ * acceptance is missing are re-checked (one query per round for all of them, backing off), up to
+ * `acceptanceWaitMs`, and then quarantined as `acceptance.missing` (row, log line, counter; the upkeep
+ * re-checks them, upkeep.ts). A waiting record holds back the later records of its correlation id (the
+ * Kafka key), never the others, so FIFO per correlation id follows Kafka order. Unreadable headers, a
+ * value that is not JSON or a hash mismatch are quarantined without waiting. A record of a workspace
+ * this database does not know is only counted. Each record has its span, a child of its publish.
  */
-export function createRecordEnqueuer(deps: RecordEnqueuerDeps): (record: MessageRecord) => Promise<EnqueueOutcome> {
+export function createBatchEnqueuer(deps: RecordEnqueuerDeps): BatchEnqueuer {
   const quarantined = new Counter({
     name: 'bus_delivery_quarantined_total',
     help: 'Kafka records delivery refused to enqueue (invariant A), by reason',
@@ -59,84 +86,181 @@ export function createRecordEnqueuer(deps: RecordEnqueuerDeps): (record: Message
     registers: [deps.metrics],
   });
   const recheckMs = deps.recheckMs ?? 4;
-  // Workspaces this database does not have; a record needs its workspace to exist before it is published.
-  const unknownWorkspaces = new Set<string>();
-  // Workspaces it has: they are never deleted while the bus runs, so one lookup each is enough.
-  const knownWorkspaces = new Set<string>();
-  const workspaceKnown = async (workspaceId: string): Promise<boolean> => {
-    if (knownWorkspaces.has(workspaceId)) return true;
-    if (unknownWorkspaces.has(workspaceId) || !(await deps.store.workspaceExists(workspaceId))) {
-      if (unknownWorkspaces.size >= 10_000) unknownWorkspaces.clear();
-      unknownWorkspaces.add(workspaceId);
-      return false;
-    }
-    if (knownWorkspaces.size >= 10_000) knownWorkspaces.clear();
-    knownWorkspaces.add(workspaceId);
-    return true;
-  };
-
+  const workspaces = workspaceCache(deps.store, deps.unknownWorkspaceTtlMs ?? UNKNOWN_WORKSPACE_TTL_MS);
   const tracer = trace.getTracer('@bus/delivery');
 
-  const enqueue = async (record: MessageRecord, headers: MessageHeaders | null, span: Span): Promise<EnqueueOutcome> => {
-    const quarantine = async (reason: RefusalReason): Promise<EnqueueOutcome> => {
-      const workspaceId = headers?.workspace_id ?? null;
-      const messageId = headers?.message_id ?? null;
-      await deps.store.quarantine({ topic: record.topic, partition: record.partition, offset: record.offset, workspaceId, messageId, reason, headers: stringHeaders(record.headers), value: record.value });
-      quarantined.inc({ reason });
-      span.setAttribute('bus.quarantine.reason', reason);
-      deps.logger.warn(
-        { topic: record.topic, partition: record.partition, offset: record.offset, workspace_id: workspaceId, message_id: messageId, reason },
-        'delivery quarantined a Kafka record (invariant A)',
-      );
-      return 'quarantined';
-    };
-
-    if (headers === null) return quarantine('headers.unreadable');
-    if (!(await workspaceKnown(headers.workspace_id))) {
-      // Another environment's (or a dropped test database's) record on a shared topic: no commit can
-      // ever make it acceptable here. Counted, not stored, so a shared topic's history costs nothing.
-      quarantined.inc({ reason: 'workspace.unknown' });
-      span.setAttribute('bus.quarantine.reason', 'workspace.unknown');
-      return 'quarantined';
-    }
-    const check = await checkAcceptance(
-      deps.store,
-      { headers, value: record.value, partition: record.partition, offset: record.offset },
-      { waitMs: deps.acceptanceWaitMs, recheckMs },
-    );
-    if (!check.accepted) return quarantine(check.reason);
-
-    const consumers = await deps.store.enqueue(check.message);
-    enqueued.inc(consumers.length);
-    // publishedAt is the gateway's acceptance time.
-    lag.observe(Math.max(0, (Date.now() - check.message.publishedAt.getTime()) / 1000));
-    return 'enqueued';
-  };
-
-  return async (record) => {
-    const headers = readMessageHeaders(record.headers);
+  return async (records, heartbeat) => {
+    const outcomes: EnqueueOutcome[] = [];
     // One span per record, a child of the publish that produced it (the traceparent header), so a
     // trace runs publish → enqueue. Bounded attributes: never the body or the other headers.
-    const span = tracer.startSpan(
-      'delivery enqueue',
-      {
-        kind: SpanKind.CONSUMER,
-        attributes: {
-          'messaging.system': 'kafka',
-          'messaging.operation.type': 'process',
-          'messaging.destination.name': record.topic,
-          'messaging.destination.partition.id': String(record.partition),
-          'messaging.kafka.offset': Number(record.offset),
-          ...(headers ? { 'messaging.message.id': headers.message_id, 'bus.workspace_id': headers.workspace_id } : {}),
-        },
+    const spans: Span[] = [];
+    const headersOf = records.map((record) => readMessageHeaders(record.headers));
+    records.forEach((record, i) => spans.push(recordSpan(tracer, record, headersOf[i] ?? null)));
+    const decide = (index: number, outcome: EnqueueOutcome, reason?: RefusalReason | 'workspace.unknown') => {
+      outcomes[index] = outcome;
+      const span = spans[index];
+      if (reason !== undefined) span?.setAttribute('bus.quarantine.reason', reason);
+      span?.setAttribute('bus.delivery.outcome', outcome);
+      span?.end();
+    };
+    try {
+      const pending: { enqueue: Array<{ index: number; message: MessageToEnqueue }>; quarantine: Array<{ index: number; reason: RefusalReason; row: QuarantinedRecord }> } = {
+        enqueue: [],
+        quarantine: [],
+      };
+      const refuse = (index: number, record: MessageRecord, headers: MessageHeaders | null, reason: RefusalReason) => {
+        pending.quarantine.push({ index, reason, row: quarantineRow(record, headers, reason) });
+      };
+      // Written in one transaction; the outcomes (metrics, logs, spans) count once it committed.
+      const flush = async () => {
+        if (pending.enqueue.length + pending.quarantine.length === 0) return;
+        const batch = { enqueue: pending.enqueue.map((e) => e.message), quarantine: pending.quarantine.map((q) => q.row) };
+        const written = { enqueue: pending.enqueue, quarantine: pending.quarantine };
+        pending.enqueue = [];
+        pending.quarantine = [];
+        enqueued.inc(await deps.store.write(batch));
+        for (const { index, message } of written.enqueue) {
+          // publishedAt is the gateway's acceptance time.
+          lag.observe(Math.max(0, (Date.now() - message.publishedAt.getTime()) / 1000));
+          decide(index, 'enqueued');
+        }
+        for (const { index, reason, row } of written.quarantine) {
+          quarantined.inc({ reason });
+          deps.logger.warn(
+            { topic: row.topic, partition: row.partition, offset: row.offset, workspace_id: row.workspaceId, message_id: row.messageId, reason },
+            'delivery quarantined a Kafka record (invariant A)',
+          );
+          decide(index, 'quarantined', reason);
+        }
+      };
+
+      const readable: Array<{ index: number; record: MessageRecord; headers: MessageHeaders }> = [];
+      records.forEach((record, index) => {
+        const headers = headersOf[index] ?? null;
+        if (headers === null) refuse(index, record, null, 'headers.unreadable');
+        else readable.push({ index, record, headers });
+      });
+      const known = await workspaces.known(readable.map((r) => r.headers.workspace_id));
+      let undecided: Candidate[] = [];
+      for (const { index, record, headers } of readable) {
+        if (!known.has(headers.workspace_id)) {
+          // Another environment's (or a dropped test database's) record on a shared topic: no commit can
+          // ever make it acceptable here. Counted, not stored, so a shared topic's history costs nothing.
+          quarantined.inc({ reason: 'workspace.unknown' });
+          decide(index, 'quarantined', 'workspace.unknown');
+          continue;
+        }
+        const content = readRecordContent(record.value);
+        if ('reason' in content) {
+          refuse(index, record, headers, content.reason);
+          continue;
+        }
+        const orderKey = record.key?.toString('utf8') ?? acceptanceKey({ workspaceId: headers.workspace_id, messageId: headers.message_id });
+        undecided.push({ index, record, headers, content, orderKey });
+      }
+
+      const acceptances = new Map<string, Acceptance>();
+      const lookUp = async (of: readonly Candidate[]) => {
+        const found = await deps.store.acceptances(of.map((c) => ({ workspaceId: c.headers.workspace_id, messageId: c.headers.message_id })));
+        for (const [key, acceptance] of found) acceptances.set(key, acceptance);
+      };
+      const deadline = Date.now() + deps.acceptanceWaitMs;
+      let pause = recheckMs;
+      await lookUp(undecided);
+      for (;;) {
+        const expired = Date.now() >= deadline;
+        const waiting = new Set<string>();
+        const still: Candidate[] = [];
+        for (const c of undecided) {
+          const acceptance = acceptances.get(acceptanceKey({ workspaceId: c.headers.workspace_id, messageId: c.headers.message_id })) ?? null;
+          if (waiting.has(c.orderKey) || (acceptance === null && !expired)) {
+            waiting.add(c.orderKey);
+            still.push(c);
+            continue;
+          }
+          const check = judgeAcceptance({ headers: c.headers, partition: c.record.partition, offset: c.record.offset }, c.content, acceptance);
+          if (check.accepted) pending.enqueue.push({ index: c.index, message: check.message });
+          else refuse(c.index, c.record, c.headers, check.reason);
+        }
+        await flush();
+        undecided = still;
+        if (undecided.length === 0) break;
+        await new Promise((resolve) => setTimeout(resolve, Math.min(pause, Math.max(0, deadline - Date.now()))));
+        pause = Math.min(pause * 2, LONGEST_RECHECK_MS);
+        await heartbeat?.();
+        await lookUp(undecided.filter((c) => !acceptances.has(acceptanceKey({ workspaceId: c.headers.workspace_id, messageId: c.headers.message_id }))));
+      }
+      return outcomes;
+    } catch (err) {
+      for (const [index, span] of spans.entries()) {
+        if (outcomes[index] !== undefined) continue;
+        span.recordException(err as Error);
+        span.setStatus({ code: SpanStatusCode.ERROR });
+        span.end();
+      }
+      throw err;
+    }
+  };
+}
+
+function recordSpan(tracer: ReturnType<typeof trace.getTracer>, record: MessageRecord, headers: MessageHeaders | null): Span {
+  return tracer.startSpan(
+    'delivery enqueue',
+    {
+      kind: SpanKind.CONSUMER,
+      attributes: {
+        'messaging.system': 'kafka',
+        'messaging.operation.type': 'process',
+        'messaging.destination.name': record.topic,
+        'messaging.destination.partition.id': String(record.partition),
+        'messaging.kafka.offset': Number(record.offset),
+        ...(headers ? { 'messaging.message.id': headers.message_id, 'bus.workspace_id': headers.workspace_id } : {}),
       },
-      publishTraceContext(headers?.traceparent ?? null),
-    );
-    return inSpan(span, async () => {
-      const outcome = await enqueue(record, headers, span);
-      span.setAttribute('bus.delivery.outcome', outcome);
-      return outcome;
-    });
+    },
+    publishTraceContext(headers?.traceparent ?? null),
+  );
+}
+
+function quarantineRow(record: MessageRecord, headers: MessageHeaders | null, reason: RefusalReason): QuarantinedRecord {
+  return {
+    topic: record.topic,
+    partition: record.partition,
+    offset: record.offset,
+    workspaceId: headers?.workspace_id ?? null,
+    messageId: headers?.message_id ?? null,
+    reason,
+    headers: stringHeaders(record.headers),
+    value: record.value,
+  };
+}
+
+/**
+ * Which workspaces this database has, looked up once per batch for those not cached: a workspace that
+ * exists stays known (workspaces are never deleted while the bus runs); an absent one is taken as
+ * absent for `unknownTtlMs` only, so a workspace created after its id was first seen is not skipped for
+ * long. Both caches are bounded.
+ */
+function workspaceCache(store: Pick<DeliveryStore, 'existingWorkspaces'>, unknownTtlMs: number) {
+  const known = new Set<string>();
+  const unknownUntil = new Map<string, number>();
+  return {
+    known: async (workspaceIds: readonly string[]): Promise<Set<string>> => {
+      const now = Date.now();
+      const toLookUp = [...new Set(workspaceIds)].filter((id) => !known.has(id) && (unknownUntil.get(id) ?? 0) <= now);
+      const found = await store.existingWorkspaces(toLookUp);
+      const answer = new Set(workspaceIds.filter((id) => known.has(id) || found.has(id)));
+      for (const id of toLookUp) {
+        if (found.has(id)) {
+          if (known.size >= WORKSPACE_CACHE_ENTRIES) known.clear();
+          known.add(id);
+          unknownUntil.delete(id);
+        } else {
+          if (unknownUntil.size >= WORKSPACE_CACHE_ENTRIES) unknownUntil.clear();
+          unknownUntil.set(id, now + unknownTtlMs);
+        }
+      }
+      return answer;
+    },
   };
 }
 

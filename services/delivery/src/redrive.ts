@@ -1,7 +1,7 @@
 import { Counter, type Registry } from 'prom-client';
 import type { Logger } from '@bus/observability';
 import { checkAcceptance, readMessageHeaders, type RefusalReason } from './acceptance-check';
-import type { DeliveryStore } from './delivery-store';
+import type { DeliveryStore, StoredQuarantinedRecord } from './delivery-store';
 
 /** What a redrive did with one quarantined record (docs/admin.md, "Quarantine"). */
 export type RedriveResult =
@@ -58,6 +58,16 @@ export async function redriveQuarantined(deps: RedriveDeps, ids: readonly string
 async function redriveOne(store: DeliveryStore, id: string): Promise<RedriveResult> {
   const record = QUARANTINE_ID.test(id) ? await store.quarantined(id) : undefined;
   if (!record) return { id, outcome: 'not_found' };
+  return redriveRecord(store, record);
+}
+
+/**
+ * Invariant A's check, now, for one quarantined record as read from quarantine, and its enqueue when
+ * it passes (the record leaves quarantine in the same transaction): the operator's redrive and the
+ * upkeep's automatic re-check of `acceptance.missing` both go through it.
+ */
+export async function redriveRecord(store: DeliveryStore, record: StoredQuarantinedRecord): Promise<RedriveResult> {
+  const { id } = record;
   const refused = (reason: RefusalReason): RedriveResult => ({ id, outcome: 'refused', workspace_id: record.workspaceId, message_id: record.messageId, reason });
   const headers = readMessageHeaders(record.headers);
   if (headers === null) return refused('headers.unreadable');

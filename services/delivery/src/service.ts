@@ -1,20 +1,24 @@
 import type { Registry } from 'prom-client';
 import type { Knex } from '@bus/db';
 import type { ReadinessCheck, Service } from '@bus/http';
-import { MESSAGES_TOPIC, runBatches, type Consumer, type Kafka } from '@bus/kafka';
+import { createConsumer, MESSAGES_TOPIC, runRecordBatches, type Consumer, type Kafka } from '@bus/kafka';
 import type { Logger } from '@bus/observability';
 import { KnexDeliveryStore } from './delivery-store';
-import { createRecordEnqueuer } from './enqueue';
+import { createBatchEnqueuer } from './enqueue';
 import { createQueueUpkeep } from './upkeep';
 
-/** Longest a fetch waits on an idle topic; also bounds how long stop() waits for it. */
-const FETCH_WAIT_MS = 250;
 /**
  * Partitions one delivery process handles side by side. Order only matters within a partition (one
  * correlation id lives on one), and a record waiting for its acceptance (invariant A) then holds up
- * its own partition only. Each partition in flight uses one Postgres connection at a time.
+ * the later records of its own correlation id only. Each partition in flight uses one Postgres
+ * connection at a time.
  */
 const PARTITIONS_CONCURRENTLY = 4;
+/**
+ * Most records of one Kafka batch handled (one acceptance query, one transaction) and committed
+ * together: a crash replays at most this many per partition, and one transaction stays small.
+ */
+const RECORDS_PER_BATCH = 200;
 
 export interface DeliveryServiceDeps {
   /** Postgres (queues) and Kafka (bus.messages.v1) readiness. */
@@ -27,6 +31,8 @@ export interface DeliveryServiceDeps {
   groupId: string;
   /** How long a record waits for its acceptance to commit before it is quarantined. */
   acceptanceWaitMs: number;
+  /** How long an `acceptance.missing` quarantine is re-checked automatically (0: never); upkeep.ts. */
+  quarantineRecheckMs: number;
   /** Consumer queue retention (spec §8: 14 days) and how often its sweep runs. */
   retentionMs: number;
   sweepIntervalMs: number;
@@ -36,9 +42,10 @@ export interface DeliveryServiceDeps {
 
 /**
  * Delivery: consumes bus.messages.v1 into one queue per consumer connection (DESIGN §4). It has no
- * routes of its own; its process serves /healthz, /readyz and /metrics only. Offsets are committed
- * only after the record's Postgres transaction committed (runBatches), so a crash replays records,
- * and enqueueing is idempotent on (consumer, message_id), so a replay makes no second copy.
+ * routes of its own; its process serves /healthz, /readyz and /metrics only. It works in Kafka batches
+ * (enqueue.ts): offsets are committed only after the batch's Postgres transaction committed
+ * (runRecordBatches), so a crash replays records, and enqueueing is idempotent on (consumer,
+ * message_id), so a replay makes no second copy.
  */
 export function createDeliveryService(deps: DeliveryServiceDeps): Service {
   const store = KnexDeliveryStore.create(deps.db);
@@ -48,8 +55,9 @@ export function createDeliveryService(deps: DeliveryServiceDeps): Service {
     logger: deps.logger,
     retentionMs: deps.retentionMs,
     sweepIntervalMs: deps.sweepIntervalMs,
+    quarantineRecheckMs: deps.quarantineRecheckMs,
   });
-  const handle = createRecordEnqueuer({
+  const handle = createBatchEnqueuer({
     store,
     logger: deps.logger,
     metrics: deps.metrics,
@@ -70,15 +78,7 @@ export function createDeliveryService(deps: DeliveryServiceDeps): Service {
     readiness: [...deps.readiness, groupJoined],
     start: async () => {
       upkeep.start();
-      consumer = deps.kafka.consumer({
-        // libs/kafka's createConsumer settings, with a short fetch wait: a disconnect waits for the
-        // fetch in flight, and the default 5 s wait made every shutdown seconds longer.
-        groupId: deps.groupId,
-        sessionTimeout: 30_000,
-        heartbeatInterval: 3_000,
-        allowAutoTopicCreation: false,
-        maxWaitTimeInMs: FETCH_WAIT_MS,
-      });
+      consumer = createConsumer(deps.kafka, { groupId: deps.groupId });
       consumer.on(consumer.events.GROUP_JOIN, () => {
         joined = true;
       });
@@ -90,12 +90,15 @@ export function createDeliveryService(deps: DeliveryServiceDeps): Service {
       // produced while a new group was still joining is not skipped). Records of workspaces this
       // database does not have are skipped at the cost of one cached lookup; enqueueing is idempotent.
       await consumer.subscribe({ topic, fromBeginning: true });
-      await runBatches(
+      await runRecordBatches(
         consumer,
-        async (record, partition) => {
-          await handle({ topic, partition, offset: record.offset, value: record.value, headers: record.headers });
+        async (records, partition, heartbeat) => {
+          await handle(
+            records.map((record) => ({ topic, partition, offset: record.offset, key: record.key, value: record.value, headers: record.headers })),
+            heartbeat,
+          );
         },
-        { partitionsConcurrently: PARTITIONS_CONCURRENTLY },
+        { partitionsConcurrently: PARTITIONS_CONCURRENTLY, maxRecords: RECORDS_PER_BATCH },
       );
     },
     stop: async () => {

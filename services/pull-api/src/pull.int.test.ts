@@ -82,6 +82,21 @@ function countingWaits(): { pull: PullDeps; waiting: () => number } {
   return { pull: { ...deps, store }, waiting: () => waiting };
 }
 
+/** Runs `work` and counts the statements it sent to Postgres (each one round trip), BEGIN and COMMIT included. */
+async function roundTrips<T>(work: () => Promise<T>): Promise<{ result: T; roundTrips: number }> {
+  let statements = 0;
+  const count = () => {
+    statements += 1;
+  };
+  db.on('query', count);
+  try {
+    const result = await work();
+    return { result, roundTrips: statements };
+  } finally {
+    db.off('query', count);
+  }
+}
+
 /** Drains what is left for `consumer` so each test starts from an empty queue. */
 async function drain(consumer: string) {
   await db('deliveries').where({ consumer_id: consumer }).update({ state: 'acked' });
@@ -198,5 +213,55 @@ describe('the pull API queues on the real Postgres', () => {
     expect(winners.flatMap((r) => r.got.map((m) => m.messageId)).sort()).toEqual([...ids].sort());
     for (const w of winners) expect(w.ms).toBeLessThan(1_500);
   });
-});
+  it('receives up to 10, acks 10 handles and nacks 10 handles in one Postgres round trip each, FIFO kept', async () => {
+    const groups = [`r1-${randomUUID()}`, `r2-${randomUUID()}`, `r3-${randomUUID()}`];
+    const sent: string[] = [];
+    for (let i = 0; i < 12; i++) sent.push((await enqueue(groups[i % 3]!)).messageId);
+    const inOrderOf = (group: number) => sent.filter((_, i) => i % 3 === group);
 
+    const received = await roundTrips(() => deps.store.receive(a, 10, 30_000));
+    expect(received.roundTrips).toBe(1);
+    const leased = received.result.messages;
+    expect(leased).toHaveLength(10);
+    // Whole runs in order: every correlation id's messages in enqueue order, nothing skipped in a run.
+    for (const group of [0, 1, 2]) {
+      const got = leased.filter((m) => m.correlationId === groups[group]).map((m) => m.messageId);
+      expect(got).toEqual(inOrderOf(group).slice(0, got.length));
+    }
+
+    const acked = await roundTrips(() => ack(a, leased.map((m) => handleOf(a, m))));
+    expect(acked.roundTrips).toBe(1);
+    expect(acked.result.map((r) => r.status)).toEqual(Array(10).fill('done'));
+
+    const rest = (await get(a, 10)).map((m) => m.messageId);
+    expect(rest.sort()).toEqual(sent.filter((id) => !leased.some((m) => m.messageId === id)).sort());
+    await drain(a);
+
+    for (let i = 0; i < 10; i++) await enqueue(`n${i}-${randomUUID()}`);
+    const ten = await get(a, 10);
+    const nacked = await roundTrips(() => nack(a, ten.map((m) => handleOf(a, m)), 0));
+    expect(nacked.roundTrips).toBe(1);
+    expect(nacked.result.map((r) => r.status)).toEqual(Array(10).fill('done'));
+    expect((await get(a, 10)).map((m) => [m.messageId, m.receiveCount])).toEqual(ten.map((m) => [m.messageId, 2]));
+  });
+
+  it('answers a batch nack handle by handle as one nack at a time would: a run released by an earlier handle is stale, a repeated handle too', async () => {
+    const x = `x-${randomUUID()}`;
+    const y = `y-${randomUUID()}`;
+    const [x1, x2, x3] = [await enqueue(x), await enqueue(x), await enqueue(x)];
+    const y1 = await enqueue(y);
+    const got = await get(a, 10);
+    const byId = new Map(got.map((m) => [m.messageId, handleOf(a, m)]));
+    const h = (m: { messageId: string }) => byId.get(m.messageId)!;
+    // x2 first: it and the run after it (x3) come back; x1 after it is still its own lease; x3 was
+    // released by x2; y1 twice: done once.
+    const results = await nack(a, [h(x2), h(x1), h(x3), h(y1), h(y1)], 0);
+    expect(results.map((r) => r.status)).toEqual(['done', 'done', 'failed', 'done', 'failed']);
+    expect((await get(a, 10)).map((m) => [m.messageId, m.receiveCount])).toEqual([
+      [x1.messageId, 2],
+      [x2.messageId, 2],
+      [x3.messageId, 2],
+      [y1.messageId, 2],
+    ]);
+  });
+});

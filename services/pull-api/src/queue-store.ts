@@ -49,9 +49,36 @@ export interface QueueStore {
   nextVisibleAt(consumerId: string): Promise<Date | null>;
 }
 
-interface DeliveryRow {
-  id: string;
-  correlation_id: string;
+/** A row of the receive statement: a leased delivery with its message, or NULLs when nothing was leased. */
+type LeasedRow = { heads: number } & (
+  | {
+      id: string;
+      lease_generation: number;
+      message_id: string;
+      correlation_id: string;
+      receive_count: number;
+      message_type: string;
+      published_at: Date;
+      body: Buffer;
+      traceparent: string | null;
+    }
+  | { id: null }
+);
+
+/** The receipt handles' leases as the two arrays the settle statements unnest. */
+function leaseArrays(leases: LeaseRef[]): { ids: string[]; generations: number[] } {
+  return { ids: leases.map((l) => l.deliveryId), generations: leases.map((l) => l.generation) };
+}
+
+/** Per lease in the caller's order: done when `settled` says so the first time a (row, generation) is named, stale after. */
+function outcomesInOrder(leases: LeaseRef[], settled: (lease: LeaseRef) => boolean): SettleOutcome[] {
+  const answered = new Set<string>();
+  return leases.map((lease) => {
+    const key = `${lease.deliveryId}/${lease.generation}`;
+    if (answered.has(key) || !settled(lease)) return 'stale';
+    answered.add(key);
+    return 'done';
+  });
 }
 
 /** A Postgres failure of the queue is the consumer routes' 503 queue.unavailable, its cause Postgres's own error. */
@@ -80,149 +107,171 @@ export class KnexQueueStore implements QueueStore {
     return queueCall(() => this.nextVisible(consumerId));
   }
 
-  private leaseReceivable(consumerId: string, max: number, visibilityMs: number): Promise<ReceiveResult> {
-    return this.db.transaction(async (trx): Promise<ReceiveResult> => {
-      // The head of every group: its oldest un-acked delivery. A group is receivable only when its head is.
-      const heads = (
-        (await trx.raw(
-          `SELECT id, correlation_id FROM (
-             SELECT DISTINCT ON (correlation_id) id, correlation_id, visible_at
+  /**
+   * One statement (one round trip, its own transaction): the head of every group — its oldest
+   * un-acked delivery; a group is receivable only when its head is — locked with SKIP LOCKED, so
+   * concurrent receivers skip each other's heads instead of waiting (the WHERE is re-checked on the
+   * locked row version, so a head leased or acked meanwhile drops out); after each locked head the
+   * run of its group in order, cut at the first row another transaction holds, so a run never has a
+   * gap; the first `max` of them by (head, id) — earlier heads' runs first — leased, with their messages.
+   * With nothing leased, one row of NULLs tells whether heads were found (contended).
+   */
+  private async leaseReceivable(consumerId: string, max: number, visibilityMs: number): Promise<ReceiveResult> {
+    const rows = (
+      (await this.db.raw(
+        `WITH heads AS (
+           SELECT id FROM (
+             SELECT DISTINCT ON (correlation_id) id, visible_at
                FROM deliveries
-              WHERE consumer_id = ? AND state <> 'acked'
+              WHERE consumer_id = :consumerId AND state <> 'acked'
               ORDER BY correlation_id, id
            ) h
            WHERE visible_at <= now()
            ORDER BY id
-           LIMIT ?`,
-          [consumerId, max],
-        )) as { rows: DeliveryRow[] }
-      ).rows;
-      if (heads.length === 0) return { messages: [], contended: false };
-      // Concurrent receivers skip each other's heads instead of waiting; the WHERE is re-checked on the
-      // locked row version, so a head leased or acked meanwhile drops out.
-      const locked = (
-        (await trx.raw(
-          `SELECT id FROM deliveries WHERE id = ANY(?::bigint[]) AND state <> 'acked' AND visible_at <= now()
-           ORDER BY id FOR UPDATE SKIP LOCKED`,
-          [heads.map((h) => h.id)],
-        )) as { rows: Array<{ id: string }> }
-      ).rows.map((r) => String(r.id));
-      const lockedSet = new Set(locked);
-
-      const take: string[] = [];
-      for (const head of heads) {
-        if (take.length >= max) break;
-        if (!lockedSet.has(String(head.id))) continue;
-        take.push(String(head.id));
-        const room = max - take.length;
-        if (room === 0) break;
-        // The run after the head, in order; it stops at the first row another transaction holds, so
-        // a run never has a gap.
-        const following = (
-          (await trx.raw(
-            `SELECT id FROM deliveries WHERE consumer_id = ? AND correlation_id = ? AND id > ? AND state <> 'acked' ORDER BY id LIMIT ?`,
-            [consumerId, head.correlation_id, head.id, room],
-          )) as { rows: Array<{ id: string }> }
-        ).rows.map((r) => String(r.id));
-        if (following.length === 0) continue;
-        const got = new Set(
-          (
-            (await trx.raw(`SELECT id FROM deliveries WHERE id = ANY(?::bigint[]) AND state <> 'acked' FOR UPDATE SKIP LOCKED`, [following])) as {
-              rows: Array<{ id: string }>;
-            }
-          ).rows.map((r) => String(r.id)),
-        );
-        for (const id of following) {
-          if (!got.has(id)) break;
-          take.push(id);
-        }
-      }
-      if (take.length === 0) return { messages: [], contended: heads.length > 0 };
-      const leased = (
-        (await trx.raw(
-          `UPDATE deliveries d
-              SET state = 'leased', visible_at = now() + (? * interval '1 millisecond'),
+           LIMIT :max
+         ),
+         locked_heads AS MATERIALIZED (
+           SELECT id, correlation_id FROM deliveries
+            WHERE id = ANY(ARRAY(SELECT id FROM heads)) AND state <> 'acked' AND visible_at <= now()
+            ORDER BY id FOR UPDATE SKIP LOCKED
+         ),
+         following AS MATERIALIZED (
+           SELECT h.id AS head_id, f.id, f.rank
+             FROM locked_heads h
+            CROSS JOIN LATERAL (
+              SELECT id, row_number() OVER (ORDER BY id) AS rank FROM deliveries
+               WHERE consumer_id = :consumerId AND correlation_id = h.correlation_id AND id > h.id AND state <> 'acked'
+               ORDER BY id LIMIT :max - 1
+            ) f
+         ),
+         following_locked AS MATERIALIZED (
+           SELECT id FROM deliveries WHERE id = ANY(ARRAY(SELECT id FROM following)) AND state <> 'acked'
+            ORDER BY id FOR UPDATE SKIP LOCKED
+         ),
+         runs AS (
+           SELECT f.head_id, f.id, f.rank, count(l.id) OVER (PARTITION BY f.head_id ORDER BY f.rank) AS locked_so_far
+             FROM following f LEFT JOIN following_locked l ON l.id = f.id
+         ),
+         take AS (
+           SELECT id, position FROM (
+             SELECT id, row_number() OVER (ORDER BY head_id, id) AS position FROM (
+               SELECT id AS head_id, id FROM locked_heads
+               UNION ALL
+               SELECT head_id, id FROM runs WHERE locked_so_far = rank
+             ) candidates
+           ) ordered
+           WHERE position <= :max
+         ),
+         leased AS (
+           UPDATE deliveries d
+              SET state = 'leased', visible_at = now() + (:visibilityMs * interval '1 millisecond'),
                   lease_generation = d.lease_generation + 1, receive_count = d.receive_count + 1
              FROM messages m
-            WHERE d.id = ANY(?::bigint[]) AND m.workspace_id = d.workspace_id AND m.message_id = d.message_id
-           RETURNING d.id, d.lease_generation, d.message_id, d.correlation_id, d.receive_count, m.message_type, m.published_at, m.body, m.traceparent`,
-          [visibilityMs, take],
-        )) as {
-          rows: Array<{
-            id: string;
-            lease_generation: number;
-            message_id: string;
-            correlation_id: string;
-            receive_count: number;
-            message_type: string;
-            published_at: Date;
-            body: Buffer;
-            traceparent: string | null;
-          }>;
-        }
-      ).rows;
-      const byId = new Map(leased.map((r) => [String(r.id), r]));
-      const messages = take.flatMap((id) => {
-        const r = byId.get(id);
-        return r
-          ? [
-              {
-                deliveryId: id,
-                generation: r.lease_generation,
-                messageId: r.message_id,
-                messageType: r.message_type,
-                correlationId: r.correlation_id,
-                publishedAt: r.published_at,
-                receiveCount: r.receive_count,
-                body: r.body,
-                traceparent: r.traceparent,
-              },
-            ]
-          : [];
-      });
-      return { messages, contended: false };
-    });
+            WHERE d.id IN (SELECT id FROM take) AND m.workspace_id = d.workspace_id AND m.message_id = d.message_id
+           RETURNING d.id, d.lease_generation, d.message_id, d.correlation_id, d.receive_count, m.message_type, m.published_at, m.body, m.traceparent
+         )
+         SELECT found.heads, leased.*
+           FROM (SELECT count(*)::int AS heads FROM heads) found
+           LEFT JOIN (leased JOIN take USING (id)) ON true
+          ORDER BY take.position`,
+        { consumerId, max, visibilityMs },
+      )) as { rows: LeasedRow[] }
+    ).rows;
+    const messages = rows.flatMap((r): LeasedMessage[] =>
+      r.id === null
+        ? []
+        : [
+            {
+              deliveryId: String(r.id),
+              generation: r.lease_generation,
+              messageId: r.message_id,
+              messageType: r.message_type,
+              correlationId: r.correlation_id,
+              publishedAt: r.published_at,
+              receiveCount: r.receive_count,
+              body: r.body,
+              traceparent: r.traceparent,
+            },
+          ],
+    );
+    return { messages, contended: messages.length === 0 && (rows[0]?.heads ?? 0) > 0 };
   }
 
+  /**
+   * One statement: a handle is current when its generation is the row's and the row is leased (an
+   * expired lease nobody re-took still acks). The named rows are locked in id order first, so two
+   * batches naming the same rows wait for each other instead of deadlocking. A handle named twice is
+   * done once, at its first place, as one ack at a time would answer.
+   */
   private async settleAcks(consumerId: string, leases: LeaseRef[]): Promise<SettleOutcome[]> {
-    const outcomes: SettleOutcome[] = [];
-    // One short statement per handle, in the caller's order; a handle is current when its
-    // generation is the row's and the row is not acked yet (an expired lease nobody re-took still acks).
-    for (const lease of leases) {
-      const n = await this.db('deliveries')
-        .where({ id: lease.deliveryId, consumer_id: consumerId, lease_generation: lease.generation, state: 'leased' })
-        .update({ state: 'acked', acked_at: this.db.fn.now() });
-      outcomes.push(n === 1 ? 'done' : 'stale');
-    }
-    return outcomes;
+    const acked = (
+      (await this.db.raw(
+        `WITH named AS (
+           SELECT DISTINCT id, generation FROM unnest(:ids::bigint[], :generations::int[]) AS n(id, generation)
+         ),
+         target AS MATERIALIZED (
+           SELECT id FROM deliveries WHERE id = ANY(ARRAY(SELECT id FROM named)) AND consumer_id = :consumerId AND state = 'leased'
+            ORDER BY id FOR UPDATE
+         )
+         UPDATE deliveries d SET state = 'acked', acked_at = now()
+           FROM named n
+          WHERE d.id = n.id AND d.id IN (SELECT id FROM target) AND d.lease_generation = n.generation AND d.state = 'leased'
+         RETURNING d.id, n.generation`,
+        { consumerId, ...leaseArrays(leases) },
+      )) as { rows: Array<{ id: string; generation: number }> }
+    ).rows;
+    return outcomesInOrder(leases, (lease) => acked.some((r) => String(r.id) === lease.deliveryId && r.generation === lease.generation));
   }
 
+  /**
+   * One statement, answering each handle as releasing them one at a time in the caller's order would
+   * (invariant C): a current lease is released after `delayMs` with the leased run after it (released
+   * at once; their handles stop working). A handle is therefore stale when an earlier handle of the
+   * batch released it: the group's earlier-named current lease with a lower id. The rows from each
+   * group's first named row on are locked in id order first (no deadlock between batches), and
+   * consumers' long polls on every pull-api process are woken when anything was released.
+   */
   private async release(consumerId: string, leases: LeaseRef[], delayMs: number): Promise<SettleOutcome[]> {
-    const outcomes: SettleOutcome[] = [];
-    for (const lease of leases) {
-      const done = await this.db.transaction(async (trx) => {
-        const released = (
-          (await trx.raw(
-            `UPDATE deliveries SET state = 'queued', visible_at = now() + (? * interval '1 millisecond'), lease_generation = lease_generation + 1
-              WHERE id = ? AND consumer_id = ? AND lease_generation = ? AND state = 'leased'
-              RETURNING correlation_id`,
-            [delayMs, lease.deliveryId, consumerId, lease.generation],
-          )) as { rows: Array<{ correlation_id: string }> }
-        ).rows[0];
-        if (!released) return false;
-        // Invariant C: releasing one releases the leased run after it (their handles stop working).
-        await trx.raw(
-          `UPDATE deliveries SET state = 'queued', visible_at = now(), lease_generation = lease_generation + 1
-            WHERE consumer_id = ? AND correlation_id = ? AND id > ? AND state = 'leased'`,
-          [consumerId, released.correlation_id, lease.deliveryId],
-        );
-        // Wakes long polls (on every pull-api process) to re-read the queue and its next visible time.
-        await trx.raw('select pg_notify(?, ?)', [DELIVERY_CHANNEL, consumerId]);
-        return true;
-      });
-      outcomes.push(done ? 'done' : 'stale');
-    }
-    return outcomes;
+    const released = (
+      (await this.db.raw(
+        `WITH named AS (
+           SELECT id, generation, position FROM unnest(:ids::bigint[], :generations::int[]) WITH ORDINALITY AS n(id, generation, position)
+         ),
+         groups AS (
+           SELECT d.correlation_id, min(d.id) AS from_id FROM deliveries d
+            WHERE d.id = ANY(ARRAY(SELECT id FROM named)) AND d.consumer_id = :consumerId
+            GROUP BY d.correlation_id
+         ),
+         locked AS MATERIALIZED (
+           SELECT d.id, d.correlation_id, d.lease_generation FROM deliveries d JOIN groups g ON g.correlation_id = d.correlation_id
+            WHERE d.consumer_id = :consumerId AND d.id >= g.from_id AND d.state = 'leased'
+            ORDER BY d.id FOR UPDATE OF d
+         ),
+         current AS (
+           SELECT l.id, l.correlation_id, min(n.position) AS position
+             FROM locked l JOIN named n ON n.id = l.id AND n.generation = l.lease_generation
+            GROUP BY l.id, l.correlation_id
+         ),
+         done AS (
+           SELECT c.id, c.correlation_id, c.position FROM current c
+            WHERE NOT EXISTS (SELECT 1 FROM current e WHERE e.correlation_id = c.correlation_id AND e.position < c.position AND e.id < c.id)
+         ),
+         run_from AS (SELECT correlation_id, min(id) AS from_id FROM done GROUP BY correlation_id),
+         released AS (
+           UPDATE deliveries d
+              SET state = 'queued', lease_generation = d.lease_generation + 1,
+                  visible_at = CASE WHEN d.id IN (SELECT id FROM done) THEN now() + (:delayMs * interval '1 millisecond') ELSE now() END
+             FROM locked l JOIN run_from r ON r.correlation_id = l.correlation_id
+            WHERE d.id = l.id AND l.id >= r.from_id
+           RETURNING d.id
+         ),
+         woken AS (SELECT pg_notify(:channel, :consumerId) WHERE EXISTS (SELECT 1 FROM released))
+         SELECT done.position, (SELECT count(*) FROM woken) AS woken FROM (SELECT 1) one LEFT JOIN done ON true`,
+        { consumerId, delayMs, channel: DELIVERY_CHANNEL, ...leaseArrays(leases) },
+      )) as { rows: Array<{ position: string | null }> }
+    ).rows;
+    const donePositions = new Set(released.flatMap((r) => (r.position === null ? [] : [Number(r.position) - 1])));
+    return leases.map((_, i) => (donePositions.has(i) ? 'done' : 'stale'));
   }
 
   private async nextVisible(consumerId: string): Promise<Date | null> {

@@ -1,0 +1,175 @@
+/**
+ * Delivery's batch enqueue (createBatchEnqueuer) on the real Postgres, fed records as kafkajs hands
+ * them over: what one batch costs in statements, and FIFO per correlation id while a record waits for
+ * its acceptance.
+ */
+import { randomUUID } from 'node:crypto';
+import pino from 'pino';
+import { createDatabase, migrateLatest, type Knex } from '@bus/db';
+import { encodeMessageHeaders, messageKey } from '@bus/kafka';
+import { createMetricsRegistry } from '@bus/observability';
+import { som } from '@bus/schemas';
+import { contentHash } from '@bus/som';
+import { createTestDatabase, eventually, type TestDatabase } from '@bus/testing';
+import { KnexDeliveryStore } from './delivery-store';
+import { createBatchEnqueuer, type BatchEnqueuer, type MessageRecord } from './enqueue';
+
+const workspaceId = 'wenqueuetest2';
+const producerId = 'cenqueueprod2';
+const consumers = ['cenqueuecona2', 'cenqueueconb2'];
+
+let testDb: TestDatabase;
+let db: Knex;
+
+beforeAll(async () => {
+  testDb = await createTestDatabase();
+  db = createDatabase({ url: testDb.url, poolMax: 4, applicationName: 'enqueue-test' });
+  await migrateLatest(db);
+  await db('organisations').insert({ id: 'oenqueuetest2', name: 'House', kind: 'house' });
+  await provisionWorkspace(workspaceId, producerId, consumers);
+}, 30_000);
+
+afterAll(async () => {
+  await db?.destroy();
+  await testDb?.drop();
+});
+
+async function provisionWorkspace(id: string, producer: string, consumerIds: string[]): Promise<void> {
+  await db('workspaces').insert({ id, organisation_id: 'oenqueuetest2', name: 'W' });
+  await db('apps').insert({ id: `a${id.slice(1)}`, workspace_id: id, organisation_id: 'oenqueuetest2', name: 'A' });
+  await db('connections').insert([
+    { id: producer, app_id: `a${id.slice(1)}`, workspace_id: id, kind: 'producer' },
+    ...consumerIds.map((c) => ({ id: c, app_id: `a${id.slice(1)}`, workspace_id: id, kind: 'consumer' })),
+  ]);
+}
+
+function enqueuer(acceptanceWaitMs: number, unknownWorkspaceTtlMs?: number): BatchEnqueuer {
+  return createBatchEnqueuer({
+    store: KnexDeliveryStore.create(db),
+    logger: pino({ level: 'silent' }),
+    metrics: createMetricsRegistry({ defaultMetrics: false }),
+    acceptanceWaitMs,
+    ...(unknownWorkspaceTtlMs === undefined ? {} : { unknownWorkspaceTtlMs }),
+  });
+}
+
+type Message = Record<string, unknown> & { message_id: string; correlation_id: string };
+function started(correlationId: string): Message {
+  return { ...(som.examples['telling.started'] as Record<string, unknown>), message_id: randomUUID(), correlation_id: correlationId, occurred_at: new Date().toISOString() };
+}
+
+let offset = 0;
+/** The record the gateway produces for `message` in `workspace`, as kafkajs hands it to delivery. */
+function recordOf(message: Message, workspace = workspaceId): MessageRecord {
+  return {
+    topic: 'bus.messages.v1',
+    partition: 0,
+    offset: String(offset++),
+    key: Buffer.from(messageKey(workspace, message.correlation_id)),
+    value: Buffer.from(JSON.stringify(message)),
+    headers: encodeMessageHeaders({
+      workspace_id: workspace,
+      message_id: message.message_id,
+      message_type: 'telling.started',
+      family: 'telling',
+      producer_connection_id: producerId,
+      content_hash: contentHash(message),
+      accepted_at: new Date().toISOString(),
+      traceparent: null,
+    }),
+  };
+}
+
+/** The gateway's acceptance row for `message`, committed now. */
+async function accept(messages: Message[], workspace = workspaceId): Promise<void> {
+  await db('accepted_messages').insert(
+    messages.map((m) => ({
+      workspace_id: workspace,
+      message_id: m.message_id,
+      content_hash: contentHash(m),
+      message_type: 'telling.started',
+      correlation_id: m.correlation_id,
+      producer_connection_id: producerId,
+      accepted_at: new Date(),
+      kafka_partition: 0,
+      kafka_offset: 0,
+    })),
+  );
+}
+
+/** Delivery ids (the FIFO sequence) of `consumer`, by message id. */
+async function deliveryIds(consumer: string, messages: Message[]): Promise<Map<string, number>> {
+  const rows = (await db('deliveries')
+    .where({ consumer_id: consumer })
+    .whereIn('message_id', messages.map((m) => m.message_id))
+    .select('id', 'message_id')) as Array<{ id: string; message_id: string }>;
+  return new Map(rows.map((r) => [r.message_id, Number(r.id)]));
+}
+
+describe('delivery enqueues a Kafka batch at once', () => {
+  it('writes 50 accepted records in a handful of statements, whatever the batch length, each consumer in Kafka order', async () => {
+    const messages = Array.from({ length: 50 }, (_, i) => started(`batch-${i % 10}-${randomUUID().slice(0, 4)}`));
+    await accept(messages);
+    const handle = enqueuer(5_000);
+    let statements = 0;
+    const count = () => {
+      statements += 1;
+    };
+    db.on('query', count);
+    let outcomes;
+    try {
+      outcomes = await handle(messages.map((m) => recordOf(m)));
+    } finally {
+      db.off('query', count);
+    }
+    expect(outcomes).toEqual(Array(50).fill('enqueued'));
+    // Workspace lookup, acceptances, BEGIN, messages, deliveries with their NOTIFYs, COMMIT.
+    expect(statements).toBeLessThanOrEqual(6);
+    for (const consumer of consumers) {
+      const ids = await deliveryIds(consumer, messages);
+      const inKafkaOrder = messages.map((m) => ids.get(m.message_id));
+      expect(inKafkaOrder.every((id) => id !== undefined)).toBe(true);
+      expect([...inKafkaOrder].sort((a, b) => a! - b!)).toEqual(inKafkaOrder);
+    }
+  });
+
+  it('lets a record waiting for its acceptance hold back the later records of its correlation id only, then enqueues them in order', async () => {
+    const x = `x-${randomUUID()}`;
+    const [first, other, second] = [started(x), started(`y-${randomUUID()}`), started(x)];
+    await accept([other, second]);
+    const handling = enqueuer(20_000)([recordOf(first), recordOf(other), recordOf(second)]);
+    // The other correlation id is not held back by the wait...
+    await eventually(() => deliveryIds(consumers[0]!, [other]), (ids) => ids.size === 1, { what: 'the other correlation id enqueued' });
+    // ...but the record after the waiting one in its own correlation id is.
+    expect((await deliveryIds(consumers[0]!, [first, second])).size).toBe(0);
+    await accept([first]);
+    expect(await handling).toEqual(['enqueued', 'enqueued', 'enqueued']);
+    for (const consumer of consumers) {
+      const ids = await deliveryIds(consumer, [first, other, second]);
+      expect(ids.get(first.message_id)).toBeLessThan(ids.get(second.message_id)!);
+      expect(ids.get(other.message_id)).toBeLessThan(ids.get(first.message_id)!);
+    }
+  }, 30_000);
+
+  it('quarantines a record whose acceptance never came, and then enqueues the later record of its correlation id', async () => {
+    const x = `x-${randomUUID()}`;
+    const [never, after] = [started(x), started(x)];
+    await accept([after]);
+    expect(await enqueuer(300)([recordOf(never), recordOf(after)])).toEqual(['quarantined', 'enqueued']);
+    expect(await db('quarantined_records').where({ message_id: never.message_id }).pluck('reason')).toEqual(['acceptance.missing']);
+    expect((await deliveryIds(consumers[0]!, [never, after])).size).toBe(1);
+  }, 30_000);
+
+  it('skips a workspace it does not have without storing anything, and delivers its records once it exists', async () => {
+    const later = 'wenqueuelate2';
+    const message = started(`l-${randomUUID()}`);
+    const handle = enqueuer(1_000, 50);
+    const record = recordOf(message, later);
+    expect(await handle([record])).toEqual(['quarantined']);
+    expect(await db('quarantined_records').where({ message_id: message.message_id })).toEqual([]);
+    await provisionWorkspace(later, 'cenqueueprod3', ['cenqueuecond3']);
+    await accept([message], later);
+    await eventually(() => handle([record]), (outcomes) => outcomes[0] === 'enqueued', { what: 'the new workspace seen' });
+    expect((await deliveryIds('cenqueuecond3', [message])).size).toBe(1);
+  }, 30_000);
+});
