@@ -4,6 +4,7 @@ import { createOpenApiChecker, eventually, fetchObserved } from '@bus/testing';
 import { startBus, type RunningBus } from './support/bus';
 import { bearerCall } from './support/bus-call';
 import { deliveryCaughtUp } from './support/delivery';
+import { rateLimitLeft } from './support/rate-limit';
 import { TenantFixture, type Tenant } from './support/tenants';
 
 const busApi = createOpenApiChecker(openapi.bus);
@@ -234,6 +235,10 @@ describe('the pull API of the all-in-one bus', () => {
     expect(burst.map((r) => r.status)).toEqual([200, 429]);
     expect(rule(burst[1]?.body)).toEqual(['rate.limited']);
     expect(Number(burst[1]?.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    // RateLimit-Policy and RateLimit name the new tier and what each answer left of it.
+    for (const answer of burst) expect(answer.headers.get('ratelimit-policy')).toBe('"burst";q=1;w=1;bus-burst=1, "daily";q=1000;w=86400');
+    expect(rateLimitLeft(firstInWindow.headers).burst?.r).toBe(0);
+    expect(rateLimitLeft(burst[1]!.headers)).toEqual({ burst: { r: 0, t: Number(burst[1]?.headers.get('retry-after')) } });
 
     await tenants.db('workspaces').where({ id: tenant.workspaceId }).update({ custom_per_second: 200, custom_burst: 400, custom_per_day: 1 });
     // A body the route would refuse with 400: the quota answers first, so nothing read it.
@@ -244,6 +249,7 @@ describe('the pull API of the all-in-one bus', () => {
       const untilMidnight = (Date.UTC(new Date().getUTCFullYear(), new Date().getUTCMonth(), new Date().getUTCDate() + 1) - Date.now()) / 1000;
       expect(retryAfter).toBeGreaterThan(0);
       expect(Math.abs(retryAfter - untilMidnight)).toBeLessThan(60);
+      expect(rateLimitLeft(exceeded.headers).daily).toEqual({ r: 0, t: retryAfter });
     }
     const receiving = await receive();
     expect([receiving.status, rule(receiving.body)]).toEqual([429, ['quota.exceeded']]);

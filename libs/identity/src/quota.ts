@@ -1,6 +1,6 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { Knex } from '@bus/db';
-import { QUOTA_TIERS, QuotaExceededError, RateLimitedError, type ConnectionQuotas, type Quota, type QuotaTier } from '@bus/limits';
+import { QUOTA_TIERS, QuotaExceededError, RateLimitedError, rateLimitFields, type ConnectionQuotas, type Quota, type QuotaTier } from '@bus/limits';
 import { unavailableOnFailure, type BearerIdentity } from './authenticate';
 
 export interface QuotaStore {
@@ -56,14 +56,16 @@ export interface ConnectionQuotaDeps {
 /**
  * Express middleware after authenticateBearer: counts the request against the caller's connection
  * quota (spec §8), looked up on every request so a tier change applies at once. Mount it before
- * anything reads the body. 429 rate.limited (per second) or quota.exceeded (per day, Retry-After to
- * midnight UTC); an unreadable quota is 503 registry.unavailable.
+ * anything reads the body. Every answer after it, a 429 included, carries the RateLimit-Policy and
+ * RateLimit fields of what the request left. 429 rate.limited (per second) or quota.exceeded (per day,
+ * Retry-After to midnight UTC); an unreadable quota is 503 registry.unavailable.
  */
 export function connectionQuota(deps: ConnectionQuotaDeps): RequestHandler {
   return async (_req: Request, res: Response, next: NextFunction) => {
     const { clientId } = res.locals.identity as BearerIdentity;
     const quota = await unavailableOnFailure(() => deps.store.quota(clientId));
     const decision = await deps.quotas.consume(clientId, quota);
+    res.set(rateLimitFields(quota, decision));
     if (!decision.allowed) {
       throw decision.rule === 'quota.exceeded'
         ? new QuotaExceededError(decision.retryAfterSeconds, quota.perDay)
