@@ -35,7 +35,7 @@ export function sendCacheable(req: Request, res: Response, answer: CacheableJson
 }
 
 /** If-None-Match: `*` or any listed tag, compared weakly (a W/ prefix is ignored), matches. */
-export function noneMatchHits(ifNoneMatch: string | undefined, etag: string): boolean {
+function noneMatchHits(ifNoneMatch: string | undefined, etag: string): boolean {
   if (!ifNoneMatch) return false;
   if (ifNoneMatch.trim() === '*') return true;
   return ifNoneMatch.split(',').some((tag) => tag.trim().replace(/^W\//, '') === etag);
