@@ -3,6 +3,7 @@ import { request } from 'node:http';
 import { openapi, som } from '@bus/schemas';
 import { createOpenApiChecker, eventually, fetchObserved } from '@bus/testing';
 import { startBus, type RunningBus } from './support/bus';
+import { rateLimitLeft } from './support/rate-limit';
 import { TenantFixture, type Tenant } from './support/tenants';
 
 const busApi = createOpenApiChecker(openapi.bus);
@@ -81,12 +82,14 @@ describe('POST /v1/tenants/{t}/messages', () => {
     }
   });
 
-  it('answers 401 producer.unauthenticated without or with a bad token, with WWW-Authenticate', async () => {
+  it('answers 401 producer.unauthenticated without or with a bad token, with WWW-Authenticate, and no ETag nor quota fields', async () => {
     for (const bearer of [null, 'not-a-jwt', `${token.slice(0, -4)}AAAA`]) {
       const res = await publish(message('story.context'), bearer);
       expect(res.status).toBe(401);
       expect(rulesOf(res.body)).toEqual(['producer.unauthenticated']);
       expect(res.headers.get('www-authenticate')).toMatch(/^Bearer/);
+      // Refused before the connection is known: nothing to cache, no quota to tell.
+      expect([res.headers.get('etag'), res.headers.get('ratelimit'), res.headers.get('ratelimit-policy')]).toEqual([null, null, null]);
     }
   });
 
@@ -109,6 +112,30 @@ describe('POST /v1/tenants/{t}/messages', () => {
     expect([over.status, rulesOf(over.body)]).toEqual([413, ['message.too_large']]);
   });
 
+  it('tells the producer its tier and what is left (RateLimit-Policy, RateLimit), counting down, with no ETag', async () => {
+    const tenant = await tenants.tenant({ systemIds: [SYSTEM_ID], messageTypes: ALL_TYPES });
+    const bearer = await tenants.token(tenant.producer);
+    const path = `/v1/tenants/${tenant.workspaceId}/messages`;
+    const answers = [];
+    for (let i = 0; i < 3; i++) answers.push(await post(path, JSON.stringify(message('story.context')), bearer));
+    expect(answers.map((a) => a.status)).toEqual([202, 202, 202]);
+    const untilMidnight = (Date.UTC(new Date().getUTCFullYear(), new Date().getUTCMonth(), new Date().getUTCDate() + 1) - Date.now()) / 1000;
+    for (const answer of answers) {
+      // A house workspace is on the standard tier: 20 a second, bursts of 40, 100,000 a day (spec §8).
+      expect(answer.headers.get('ratelimit-policy')).toBe('"burst";q=20;w=1;bus-burst=40, "daily";q=100000;w=86400');
+      expect(answer.headers.get('etag')).toBeNull();
+    }
+    const left = answers.map((a) => rateLimitLeft(a.headers));
+    // The day counts every request of the connection: one fewer left after each.
+    expect(left.map((l) => l.daily?.r)).toEqual([99_999, 99_998, 99_997]);
+    for (const [i, l] of left.entries()) {
+      expect(Math.abs(l.daily!.t - untilMidnight)).toBeLessThan(60);
+      expect(l.burst!.t).toBeLessThanOrEqual(1);
+      // Within one second the second's count goes down too; a new second starts again at 19.
+      expect(l.burst!.r).toBe(i > 0 && l.burst!.r !== 19 ? left[i - 1]!.burst!.r - 1 : 19);
+    }
+  });
+
   it('applies a tier change to the same token within 2 s: 429 rate.limited, then quota.exceeded, with Retry-After', async () => {
     const tenant = await tenants.tenant({ systemIds: [SYSTEM_ID], messageTypes: ALL_TYPES });
     const bearer = await tenants.token(tenant.producer);
@@ -128,6 +155,10 @@ describe('POST /v1/tenants/{t}/messages', () => {
     );
     expect(rulesOf(burst[1]?.body)).toEqual(['rate.limited']);
     expect(Number(burst[1]?.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    // The new tier is what the fields say, and the refusal says the second has nothing left until
+    // Retry-After (the day was not counted, so it is left out).
+    for (const answer of burst) expect(answer.headers.get('ratelimit-policy')).toBe('"burst";q=1;w=1;bus-burst=1, "daily";q=1000;w=86400');
+    expect(rateLimitLeft(burst[1]!.headers)).toEqual({ burst: { r: 0, t: Number(burst[1]?.headers.get('retry-after')) } });
 
     await tenants.admin.setQuota('workspace', tenant.workspaceId, { tier: 'custom', perSecond: 200, burst: 400, perDay: 1 });
     const exceeded = await eventually(send, (res) => res.status === 429 && rulesOf(res.body).includes('quota.exceeded'), {
@@ -138,6 +169,7 @@ describe('POST /v1/tenants/{t}/messages', () => {
     });
     expect([exceeded.status, exceeded.body]).toEqual([429, expect.objectContaining({ violations: [expect.objectContaining({ rule: 'quota.exceeded' })] })]);
     expect(Number(exceeded.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect(rateLimitLeft(exceeded.headers).daily).toEqual({ r: 0, t: Number(exceeded.headers.get('retry-after')) });
   });
 });
 

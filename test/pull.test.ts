@@ -4,6 +4,7 @@ import { createOpenApiChecker, eventually, fetchObserved } from '@bus/testing';
 import { startBus, type RunningBus } from './support/bus';
 import { bearerCall } from './support/bus-call';
 import { deliveryCaughtUp } from './support/delivery';
+import { rateLimitLeft } from './support/rate-limit';
 import { TenantFixture, type Tenant } from './support/tenants';
 
 const busApi = createOpenApiChecker(openapi.bus);
@@ -237,6 +238,10 @@ describe('the pull API of the all-in-one bus', () => {
     );
     expect(rule(burst[1]?.body)).toEqual(['rate.limited']);
     expect(Number(burst[1]?.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    // RateLimit-Policy and RateLimit name the new tier and what each answer left of it.
+    for (const answer of burst) expect(answer.headers.get('ratelimit-policy')).toBe('"burst";q=1;w=1;bus-burst=1, "daily";q=1000;w=86400');
+    expect(rateLimitLeft(burst[0]!.headers).burst?.r).toBe(0);
+    expect(rateLimitLeft(burst[1]!.headers)).toEqual({ burst: { r: 0, t: Number(burst[1]?.headers.get('retry-after')) } });
 
     await tenants.admin.setQuota('workspace', tenant.workspaceId, { tier: 'custom', perSecond: 200, burst: 400, perDay: 1 });
     await eventually(receive, (res) => res.status === 429 && rule(res.body).includes('quota.exceeded'), {
@@ -253,6 +258,7 @@ describe('the pull API of the all-in-one bus', () => {
       const untilMidnight = (Date.UTC(new Date().getUTCFullYear(), new Date().getUTCMonth(), new Date().getUTCDate() + 1) - Date.now()) / 1000;
       expect(retryAfter).toBeGreaterThan(0);
       expect(Math.abs(retryAfter - untilMidnight)).toBeLessThan(60);
+      expect(rateLimitLeft(exceeded.headers).daily).toEqual({ r: 0, t: retryAfter });
     }
     const receiving = await receive();
     expect([receiving.status, rule(receiving.body)]).toEqual([429, ['quota.exceeded']]);

@@ -171,6 +171,27 @@ describe('the token service in the running bus, with the demo tenant', () => {
     busApi.check('GET', '/v1/oauth/jwks', jwks);
   });
 
+  it('tags the key set, the metadata and the OpenAPI document for revalidation (304), and no token answer', async () => {
+    for (const where of ['/v1/oauth/jwks', '/.well-known/oauth-authorization-server/v1/oauth', '/v1/oauth/.well-known/oauth-authorization-server', '/v1/openapi.json']) {
+      const first = await fetchObserved(`${bus.busUrl}${where}`);
+      busApi.check('GET', where, first);
+      const etag = first.headers.get('etag');
+      expect([where, etag]).toEqual([where, expect.stringMatching(/^"[A-Za-z0-9_-]{43}"$/)]);
+      const again = await fetchObserved(`${bus.busUrl}${where}`, { headers: { 'If-None-Match': etag! } });
+      busApi.check('GET', where, again);
+      expect([where, again.status, again.body, again.headers.get('etag'), again.headers.get('cache-control')]).toEqual([where, 304, undefined, etag, 'public, max-age=300']);
+      const stale = await fetchObserved(`${bus.busUrl}${where}`, { headers: { 'If-None-Match': '"an-older-answer"' } });
+      expect([where, stale.status, stale.body]).toEqual([where, 200, first.body]);
+    }
+    // Token answers, granted or refused, are never cached nor tagged.
+    const form = { 'Content-Type': 'application/x-www-form-urlencoded' };
+    const basic = (secret: string) => `Basic ${Buffer.from(`${env.BUS_PRODUCER_CLIENT_ID}:${secret}`).toString('base64')}`;
+    for (const secret of [env.BUS_PRODUCER_CLIENT_SECRET as string, 'sbs_wrong']) {
+      const res = await fetch(`${bus.busUrl}/v1/oauth/token`, { method: 'POST', headers: { ...form, Authorization: basic(secret) }, body: 'grant_type=client_credentials' });
+      expect([res.status, res.headers.get('etag'), res.headers.get('cache-control')]).toEqual([secret === 'sbs_wrong' ? 401 : 200, null, 'no-store']);
+    }
+  });
+
   it('never writes a secret or a token to the log', async () => {
     expect(bus.process.output()).not.toContain(env.BUS_PRODUCER_CLIENT_SECRET);
     expect(bus.process.output()).not.toMatch(/eyJ[A-Za-z0-9_-]+\.eyJ/);

@@ -2,7 +2,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { openapi, som } from '@bus/schemas';
-import { createOpenApiChecker, fetchObserved, freePort, requireEnv, startNodeProcess, waitForHttp } from '@bus/testing';
+import { createOpenApiChecker, eventually, fetchObserved, freePort, requireEnv, startNodeProcess, waitForHttp } from '@bus/testing';
 import { startBus } from './support/bus';
 import { deliveryCaughtUp } from './support/delivery';
 import { TenantFixture } from './support/tenants';
@@ -78,14 +78,40 @@ function exportedSpans(received: Array<{ path: string; body: string }>): Exporte
 }
 const attribute = (span: ExportedSpan, key: string) => Object.values(span.attributes.find((a) => a.key === key)?.value ?? {})[0];
 
+const hex = (bytes: number) => randomBytes(bytes).toString('hex');
+
+/**
+ * Traceparents the bus must ignore (a fresh trace, a normal answer), each under its own random
+ * trace id so that a span continuing one of them would show: malformed, out of W3C's rules,
+ * oversized (a later version's fields past libs/observability's bound), and sent twice.
+ */
+function unusableTraceparents(): Array<{ what: string; traceId: string; headers: Headers }> {
+  const one = (what: string, make: (traceId: string) => string) => {
+    const traceId = hex(16);
+    return { what, traceId, headers: new Headers({ traceparent: make(traceId) }) };
+  };
+  const twice = hex(16);
+  return [
+    one('garbage', (t) => `garbage-${t}`),
+    one('upper-case hex', (t) => `00-${t.toUpperCase()}-${hex(8)}-01`),
+    one('version 00 with more fields', (t) => `00-${t}-${hex(8)}-01-more`),
+    one('version ff', (t) => `ff-${t}-${hex(8)}-01`),
+    one('a later version of 4,000 characters', (t) => `01-${t}-${hex(8)}-01-${'x'.repeat(4000)}`),
+    { what: 'two traceparent headers', traceId: twice, headers: new Headers([['traceparent', `00-${twice}-${hex(8)}-01`], ['traceparent', `00-${twice}-${hex(8)}-01`]]) },
+  ];
+}
+
 describe('a trace from publish through Kafka to delivery and receive (DESIGN §6)', () => {
-  it('makes the publish request the parent of the delivery span and a link of the receive span, with bounded attributes', async () => {
+  it("continues the producer's trace into the publish span, which is the parent of the delivery span and a link of the receive span, with bounded attributes", async () => {
     const collector = await startCollector();
     const bus = await startBus({ OTEL_EXPORTER_OTLP_ENDPOINT: collector.url });
     const busApi = createOpenApiChecker(openapi.bus);
-    const message = { ...(som.examples['telling.started'] as Record<string, unknown>), message_id: randomUUID(), correlation_id: `c-${randomUUID()}`, occurred_at: new Date().toISOString() };
-    // The producer's own trace: the gateway's request span continues it.
-    const traceId = randomBytes(16).toString('hex');
+    const telling = () => ({ ...(som.examples['telling.started'] as Record<string, unknown>), message_id: randomUUID(), correlation_id: `c-${randomUUID()}`, occurred_at: new Date().toISOString() });
+    const message = telling();
+    // The producer's own trace: the gateway's request span continues it, as a child of its span.
+    const traceId = hex(16);
+    const producerSpanId = hex(8);
+    const unusable = unusableTraceparents().map((u) => ({ ...u, message: telling() }));
     const secrets: string[] = [];
     let tenants: TenantFixture | undefined;
     try {
@@ -98,7 +124,7 @@ describe('a trace from publish through Kafka to delivery and receive (DESIGN §6
       const publishPath = `/v1/tenants/${tenant.workspaceId}/messages`;
       const published = await fetchObserved(`${bus.busUrl}${publishPath}`, {
         method: 'POST',
-        headers: { Authorization: `Bearer ${producerToken}`, 'Content-Type': 'application/json', traceparent: `00-${traceId}-${randomBytes(8).toString('hex')}-01` },
+        headers: { Authorization: `Bearer ${producerToken}`, 'Content-Type': 'application/json', traceparent: `00-${traceId}-${producerSpanId}-01` },
         body: JSON.stringify(message),
       });
       busApi.check('POST', publishPath, published);
@@ -110,6 +136,27 @@ describe('a trace from publish through Kafka to delivery and receive (DESIGN §6
       const messages = (received.body as { messages: Array<{ message_id: string; receipt_handle: string }> }).messages;
       expect(messages.map((m) => m.message_id)).toEqual([message.message_id]);
       secrets.push(messages[0]!.receipt_handle);
+
+      // An unusable traceparent is ignored: a normal 202, and the request starts a trace of its own.
+      for (const u of unusable) {
+        const headers = new Headers(u.headers);
+        headers.set('Authorization', `Bearer ${producerToken}`);
+        headers.set('Content-Type', 'application/json');
+        const res = await fetchObserved(`${bus.busUrl}${publishPath}`, { method: 'POST', headers, body: JSON.stringify(u.message) });
+        busApi.check('POST', publishPath, res);
+        expect([u.what, res.status]).toEqual([u.what, 202]);
+      }
+      // Delivered (so their enqueue spans exist) before the bus stops and flushes its spans.
+      const delivered = new Set<string>();
+      await eventually(
+        async () => {
+          const res = await fetchObserved(`${bus.busUrl}${receivePath}?max_messages=10&wait_seconds=1`, { headers: { Authorization: `Bearer ${consumerToken}` } });
+          for (const m of (res.body as { messages: Array<{ message_id: string }> }).messages) delivered.add(m.message_id);
+          return delivered;
+        },
+        (ids) => unusable.every((u) => ids.has(u.message.message_id as string)),
+        { what: 'every message published with an unusable traceparent received' },
+      );
     } finally {
       await tenants?.close();
       // SIGTERM: the process flushes its last batch of spans before it exits.
@@ -119,7 +166,7 @@ describe('a trace from publish through Kafka to delivery and receive (DESIGN §6
 
     const spans = exportedSpans(collector.received);
     const publish = spans.find((s) => s.traceId === traceId && s.kind === SPAN_KIND_SERVER);
-    expect(publish).toBeDefined();
+    expect(publish).toMatchObject({ traceId, parentSpanId: producerSpanId });
     const enqueue = spans.find((s) => s.name === 'delivery enqueue' && s.traceId === traceId);
     expect(enqueue).toMatchObject({ parentSpanId: publish!.spanId, kind: SPAN_KIND_CONSUMER });
     expect(attribute(enqueue!, 'messaging.system')).toBe('kafka');
@@ -129,6 +176,12 @@ describe('a trace from publish through Kafka to delivery and receive (DESIGN §6
     expect(receive?.links).toEqual([expect.objectContaining({ traceId, spanId: publish!.spanId })]);
     // The receive belongs to its own request's trace; the publish is a link, not its parent.
     expect(receive!.traceId).not.toBe(traceId);
+    for (const u of unusable) {
+      const enqueued = spans.find((s) => s.name === 'delivery enqueue' && attribute(s, 'messaging.message.id') === u.message.message_id);
+      const request = spans.find((s) => s.kind === SPAN_KIND_SERVER && s.spanId === enqueued?.parentSpanId);
+      // A root span of a fresh trace: neither the trace id sent nor a parent.
+      expect({ what: u.what, fresh: request !== undefined && request.traceId !== u.traceId && !request.parentSpanId }).toEqual({ what: u.what, fresh: true });
+    }
     // Never a body, a token or a receipt handle in a span.
     const exported = JSON.stringify(spans);
     for (const secret of [...secrets, message.correlation_id, message.occurred_at as string]) expect(exported).not.toContain(secret);

@@ -6,6 +6,7 @@ import { codeBody, violationBody, type ErrorRenderer } from './error-bodies';
 import { DependencyUnavailableError, HttpError, OAuthError, unavailableUnlessDone } from './errors';
 import { notImplementedRouter } from './not-implemented';
 import { readBody } from './body';
+import { cacheableJson, sendCacheable } from './cacheable';
 import { createHttpApp, createRequestMetrics } from './app';
 import { serve, type RunningServer } from './server';
 import type { ReadinessCheck } from './readiness';
@@ -41,6 +42,13 @@ function router(): Router {
   r.post('/echo', async (req, res) => {
     const body = await readBody(req, LIMIT);
     res.json({ bytes: body.length });
+  });
+  r.get('/plain', (_req, res) => {
+    res.json({ plain: true });
+  });
+  const document = cacheableJson({ document: 'the same every time' });
+  r.get('/document', (req, res) => {
+    sendCacheable(req, res, document, 'public, max-age=300');
   });
   r.get('/refuse', () => {
     throw new HttpError(429, 'rate.limited', 'Too many requests', 'policy', { 'Retry-After': '3' });
@@ -186,6 +194,30 @@ describe('errors', () => {
       msg: 'dependency unavailable',
       err: { type: 'DependencyUnavailableError', message: 'The registry could not be read', cause: { message: 'connect ECONNREFUSED 127.0.0.1:5432', code: 'ECONNREFUSED' } },
     });
+  });
+});
+
+describe('ETags', () => {
+  it('puts none on an ordinary JSON answer or an error', async () => {
+    for (const res of [await fetch(`${bus.url}/plain`), await fetch(`${bus.url}/refuse`), await fetch(`${bus.url}/echo`, { method: 'POST', body: 'x' })]) {
+      expect(res.headers.get('etag')).toBeNull();
+    }
+  });
+
+  it('tags a cacheable document strongly and answers 304 to If-None-Match naming it, 200 otherwise', async () => {
+    const first = await fetch(`${bus.url}/document`);
+    const etag = first.headers.get('etag') as string;
+    expect(etag).toMatch(/^"[A-Za-z0-9_-]{43}"$/);
+    expect(first.headers.get('cache-control')).toBe('public, max-age=300');
+    expect(await first.json()).toEqual({ document: 'the same every time' });
+    for (const ifNoneMatch of [etag, `W/${etag}`, `"other", ${etag}`, '*']) {
+      const again = await fetch(`${bus.url}/document`, { headers: { 'If-None-Match': ifNoneMatch } });
+      expect(again.status).toBe(304);
+      expect(again.headers.get('etag')).toBe(etag);
+      expect(await again.text()).toBe('');
+    }
+    const changed = await fetch(`${bus.url}/document`, { headers: { 'If-None-Match': '"an-older-answer"' } });
+    expect(changed.status).toBe(200);
   });
 });
 

@@ -38,6 +38,9 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 export function createHttpApp(opts: HttpAppOptions): HttpApp {
   const app = express();
   app.disable('x-powered-by');
+  // No automatic weak ETag on every answer (a 401, a publish): only documents worth revalidating
+  // carry one, through sendCacheable (cacheable.ts).
+  app.set('etag', false);
   app.set('trust proxy', false);
   let draining = false;
 

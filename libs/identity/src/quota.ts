@@ -1,6 +1,6 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { Knex } from '@bus/db';
-import { QUOTA_TIERS, QuotaExceededError, RateLimitedError, type ConnectionQuotas, type Quota, type QuotaTier } from '@bus/limits';
+import { QUOTA_TIERS, QuotaExceededError, RateLimitedError, rateLimitFields, type ConnectionQuotas, type Quota, type QuotaTier } from '@bus/limits';
 import { unavailableOnFailure, type BearerIdentity } from './authenticate';
 
 export interface QuotaStore {
@@ -56,8 +56,9 @@ export interface ConnectionQuotaDeps {
 /**
  * Express middleware after authenticateBearer: counts the request against the caller's connection
  * quota (spec §8). Give it the identity's cached store (Identity.quotas): a tier change reaches it
- * through the control topic within seconds, as credential changes do. Mount it before
- * anything reads the body. 429 rate.limited (per second) or quota.exceeded (per day, Retry-After to
+ * through the control topic within seconds, as credential changes do. Mount it before anything reads
+ * the body. Every answer after it, a 429 included, carries the RateLimit-Policy and RateLimit fields
+ * of what the request left. 429 rate.limited (per second) or quota.exceeded (per day, Retry-After to
  * midnight UTC); an unreadable quota is 503 registry.unavailable.
  */
 export function connectionQuota(deps: ConnectionQuotaDeps): RequestHandler {
@@ -65,6 +66,7 @@ export function connectionQuota(deps: ConnectionQuotaDeps): RequestHandler {
     const { clientId } = res.locals.identity as BearerIdentity;
     const quota = await unavailableOnFailure(() => deps.store.quota(clientId));
     const decision = await deps.quotas.consume(clientId, quota);
+    res.set(rateLimitFields(quota, decision));
     if (!decision.allowed) {
       throw decision.rule === 'quota.exceeded'
         ? new QuotaExceededError(decision.retryAfterSeconds, quota.perDay)

@@ -23,32 +23,37 @@ describe('limits on the real Redis', () => {
   it('allows the rate, then refuses with a Retry-After within the window', async () => {
     const limiter = createLimiter(redis, { label: 'test', name: unique('rate'), rate: { points: 5, durationSeconds: 60 } });
     const decisions = await consumeN(limiter, 'client-a', 6);
-    expect(decisions.slice(0, 5).every((d) => d.allowed)).toBe(true);
+    // Each allowed answer says what it left of the window, from the count it made.
+    expect(decisions.slice(0, 5).map((d) => d.allowed && d.remaining)).toEqual([4, 3, 2, 1, 0]);
+    for (const d of decisions.slice(0, 5)) expect(d.allowed && d.resetSeconds).toBeGreaterThanOrEqual(59);
     expect(decisions[5]).toEqual({ allowed: false, retryAfterSeconds: expect.any(Number) });
     const refused = decisions[5] as { retryAfterSeconds: number };
     expect(refused.retryAfterSeconds).toBeGreaterThanOrEqual(1);
     expect(refused.retryAfterSeconds).toBeLessThanOrEqual(60);
     // Another key has its own allowance.
-    expect(await limiter.consume('client-b')).toEqual({ allowed: true });
+    expect(await limiter.consume('client-b')).toEqual({ allowed: true, remaining: 4, resetSeconds: 60 });
   });
 
-  it('adds the burst allowance once the rate is spent, and no more', async () => {
+  it('adds the burst allowance once the rate is spent, and no more, counting down what is left of it', async () => {
     const limiter = createLimiter(redis, {
       label: 'test',
       name: unique('bursty'),
       rate: { points: 3, durationSeconds: 60 },
-      burst: { points: 2, durationSeconds: 60 },
+      burst: { points: 2, durationSeconds: 120 },
     });
     const decisions = await consumeN(limiter, 'k', 6);
     expect(decisions.map((d) => d.allowed)).toEqual([true, true, true, true, true, false]);
+    // The rate's 3, then the burst's 2: left until the rate's window ends (60 s, not the burst's 120).
+    expect(decisions.slice(0, 5).map((d) => d.allowed && d.remaining)).toEqual([2, 1, 0, 1, 0]);
+    for (const d of decisions.slice(0, 5)) expect(d.allowed && d.resetSeconds).toBeLessThanOrEqual(60);
   });
 
   it('shares the count between limiters of the same name, as replicas do', async () => {
     const name = unique('shared');
     const replicaA = createLimiter(redis, { label: 'test', name, rate: { points: 2, durationSeconds: 60 } });
     const replicaB = createLimiter(redis, { label: 'test', name, rate: { points: 2, durationSeconds: 60 } });
-    expect(await replicaA.consume('k')).toEqual({ allowed: true });
-    expect(await replicaB.consume('k')).toEqual({ allowed: true });
+    expect(await replicaA.consume('k')).toMatchObject({ allowed: true, remaining: 1 });
+    expect(await replicaB.consume('k')).toMatchObject({ allowed: true, remaining: 0 });
     expect((await replicaA.consume('k')).allowed).toBe(false);
     expect(await redis.get(`limit:${name}:k`)).toBe('3');
   });
@@ -86,12 +91,22 @@ describe('connection quotas on the real Redis', () => {
     for (let i = 0; i < 4; i++) first.push(await quotas.consume(connection, tiny, at(day1)));
     expect(first.map((d) => d.allowed)).toEqual([true, true, true, false]);
     expect(first[3]).toMatchObject({ rule: 'rate.limited' });
+    // What each left: of the second (the rate's 2, then the burst's 1), and of the day until midnight UTC.
+    expect(first.map((d) => d.second.remaining)).toEqual([1, 0, 0, 0]);
+    expect(first.map((d) => d.day)).toEqual([{ remaining: 4, resetSeconds: 60 }, { remaining: 3, resetSeconds: 60 }, { remaining: 2, resetSeconds: 60 }, undefined]);
+    expect(first[3]!.second.resetSeconds).toBe((first[3] as { retryAfterSeconds: number }).retryAfterSeconds);
 
     // A larger per-second quota (a tier change) applies at once; the day's count (3) carries on.
     const wider = { ...tiny, perSecond: 50, burst: 50 };
     expect((await quotas.consume(connection, wider, at(day1))).allowed).toBe(true);
     expect((await quotas.consume(connection, wider, at(day1))).allowed).toBe(true);
-    expect(await quotas.consume(connection, wider, at(day1))).toEqual({ allowed: false, rule: 'quota.exceeded', retryAfterSeconds: 60 });
+    expect(await quotas.consume(connection, wider, at(day1))).toEqual({
+      allowed: false,
+      rule: 'quota.exceeded',
+      retryAfterSeconds: 60,
+      second: { remaining: expect.any(Number), resetSeconds: expect.any(Number) },
+      day: { remaining: 0, resetSeconds: 60 },
+    });
 
     // Lowering the daily quota keeps the day's count: it is now over at once.
     expect(await quotas.consume(connection, { ...wider, perDay: 4 }, at(day1))).toMatchObject({ allowed: false, rule: 'quota.exceeded' });

@@ -1,4 +1,4 @@
-import { BurstyRateLimiter, RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
+import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import type { Redis } from 'ioredis';
 import { HttpError } from '@bus/http';
 import type { LimitMetrics } from './metrics';
@@ -24,7 +24,12 @@ export interface LimitSpec {
   burst?: Window;
 }
 
-export type LimitDecision = { allowed: true } | { allowed: false; retryAfterSeconds: number };
+/**
+ * An allowed request reports what the limiter's own answer says is left: `remaining` more requests
+ * within the next `resetSeconds` (the rest of the rate's window, or of the burst allowance once the
+ * rate's window is spent). No extra Redis call: the count is the one the request just made.
+ */
+export type LimitDecision = { allowed: true; remaining: number; resetSeconds: number } | { allowed: false; retryAfterSeconds: number };
 
 export interface Limiter {
   readonly name: string;
@@ -44,23 +49,43 @@ export function createLimiter(redis: Redis, spec: LimitSpec, metrics?: LimitMetr
       duration: w.durationSeconds,
       insuranceLimiter: new RateLimiterMemory({ keyPrefix: `insurance:${spec.name}${suffix}`, points: w.points, duration: w.durationSeconds }),
     });
-  const limiter = spec.burst ? new BurstyRateLimiter(windowed('', spec.rate), windowed(':burst', spec.burst)) : windowed('', spec.rate);
+  const rate = windowed('', spec.rate);
+  const burst = spec.burst ? windowed(':burst', spec.burst) : undefined;
+  const seconds = (ms: number) => Math.max(0, Math.ceil(ms / 1000));
+  const allowed = (remaining: number, msBeforeNext: number): LimitDecision => ({ allowed: true, remaining: Math.max(0, remaining), resetSeconds: seconds(msBeforeNext) });
+  const refused = (msBeforeNext: number): LimitDecision => ({ allowed: false, retryAfterSeconds: Math.max(1, seconds(msBeforeNext)) });
+
+  // The burst allowance is spent only once the rate's window is (as rate-limiter-flexible's
+  // BurstyRateLimiter does), composed here so that an allowed burst request knows what is left of it.
+  const decide = async (key: string): Promise<LimitDecision> => {
+    const inRate = await settled(rate.consume(key));
+    if (inRate.allowed) return allowed(inRate.answer.remainingPoints, inRate.answer.msBeforeNext);
+    if (!burst) return refused(inRate.answer.msBeforeNext);
+    const inBurst = await settled(burst.consume(key));
+    // Until the rate's window ends, only what is left of the burst allowance is left.
+    if (inBurst.allowed) return allowed(inBurst.answer.remainingPoints, inRate.answer.msBeforeNext);
+    return refused(Math.min(inRate.answer.msBeforeNext, inBurst.answer.msBeforeNext));
+  };
+
   return {
     name: spec.name,
     consume: async (key) => {
       if (redis.status !== 'ready') metrics?.fallback(spec.label);
-      try {
-        await limiter.consume(key);
-        return { allowed: true };
-      } catch (rejection) {
-        if (rejection instanceof RateLimiterRes) {
-          metrics?.limited(spec.label, spec.rule ?? 'rate.limited');
-          return { allowed: false, retryAfterSeconds: Math.max(1, Math.ceil(rejection.msBeforeNext / 1000)) };
-        }
-        throw rejection;
-      }
+      const decision = await decide(key);
+      if (!decision.allowed) metrics?.limited(spec.label, spec.rule ?? 'rate.limited');
+      return decision;
     },
   };
+}
+
+/** rate-limiter-flexible rejects with its answer when a window is spent; anything else is a failure. */
+async function settled(consumption: Promise<RateLimiterRes>): Promise<{ allowed: boolean; answer: RateLimiterRes }> {
+  try {
+    return { allowed: true, answer: await consumption };
+  } catch (rejection) {
+    if (rejection instanceof RateLimiterRes) return { allowed: false, answer: rejection };
+    throw rejection;
+  }
 }
 
 /** 429 rate.limited with Retry-After (spec §7, §8). */

@@ -1,4 +1,4 @@
-import { CUSTOM_QUOTA_CEILING, QUOTA_TIERS, secondsUntilUtcMidnight } from './quota';
+import { CUSTOM_QUOTA_CEILING, QUOTA_TIERS, rateLimitFields, secondsUntilUtcMidnight } from './quota';
 
 describe('quota tiers', () => {
   it('carry spec §8 figures', () => {
@@ -19,5 +19,29 @@ describe('secondsUntilUtcMidnight', () => {
     ['2026-12-31T12:00:00.000Z', 43_200],
   ])('at %s is %d', (at, seconds) => {
     expect(secondsUntilUtcMidnight(new Date(at))).toBe(seconds);
+  });
+});
+
+describe('rateLimitFields (draft-ietf-httpapi-ratelimit-headers-11)', () => {
+  const standard = QUOTA_TIERS.standard;
+
+  it('names the tier\'s per-second rate with its burst and its day, and what an allowed request left of both', () => {
+    expect(rateLimitFields(standard, { allowed: true, second: { remaining: 19, resetSeconds: 1 }, day: { remaining: 99_999, resetSeconds: 3600 } })).toEqual({
+      'RateLimit-Policy': '"burst";q=20;w=1;bus-burst=40, "daily";q=100000;w=86400',
+      RateLimit: '"burst";r=19;t=1, "daily";r=99999;t=3600',
+    });
+  });
+
+  it('says r=0 for the window that refused; the day is left out when the second refused before it was counted', () => {
+    const perSecond = rateLimitFields(standard, { allowed: false, rule: 'rate.limited', retryAfterSeconds: 1, second: { remaining: 0, resetSeconds: 1 } });
+    expect(perSecond.RateLimit).toBe('"burst";r=0;t=1');
+    const daily = rateLimitFields(standard, {
+      allowed: false,
+      rule: 'quota.exceeded',
+      retryAfterSeconds: 60,
+      second: { remaining: 12, resetSeconds: 1 },
+      day: { remaining: 0, resetSeconds: 60 },
+    });
+    expect(daily.RateLimit).toBe('"burst";r=12;t=1, "daily";r=0;t=60');
   });
 });

@@ -34,7 +34,21 @@ export class QuotaExceededError extends HttpError {
   }
 }
 
-export type QuotaDecision = { allowed: true } | { allowed: false; rule: 'rate.limited' | 'quota.exceeded'; retryAfterSeconds: number };
+/** What a request left of one of a connection's windows: `remaining` requests in the next `resetSeconds`. */
+export interface WindowLeft {
+  remaining: number;
+  resetSeconds: number;
+}
+
+/**
+ * A request counted against a connection's quota, and what it left: of the per-second window
+ * (with its burst), and of the day's, absent when the per-second refusal stopped the request before
+ * the day was counted.
+ */
+export type QuotaDecision = { second: WindowLeft; day?: WindowLeft } & (
+  | { allowed: true }
+  | { allowed: false; rule: 'rate.limited' | 'quota.exceeded'; retryAfterSeconds: number }
+);
 
 export interface ConnectionQuotas {
   /** Counts one request of `connectionId` against `quota`: the per-second rate first, then the day. */
@@ -88,11 +102,32 @@ export function createConnectionQuotas(redis: Redis, metrics?: LimitMetrics): Co
   return {
     consume: async (connectionId, quota, now = new Date()) => {
       const rate = await rateLimiter(quota).consume(connectionId);
-      if (!rate.allowed) return { allowed: false, rule: 'rate.limited', retryAfterSeconds: rate.retryAfterSeconds };
+      if (!rate.allowed) {
+        const second = { remaining: 0, resetSeconds: rate.retryAfterSeconds };
+        return { allowed: false, rule: 'rate.limited', retryAfterSeconds: rate.retryAfterSeconds, second };
+      }
+      const second = { remaining: rate.remaining, resetSeconds: rate.resetSeconds };
       const day = await dayLimiter(quota, now.toISOString().slice(0, 10)).consume(connectionId);
-      if (!day.allowed) return { allowed: false, rule: 'quota.exceeded', retryAfterSeconds: secondsUntilUtcMidnight(now) };
-      return { allowed: true };
+      // The day's count lives past midnight (its key names the day): its window ends at midnight UTC.
+      const midnight = secondsUntilUtcMidnight(now);
+      if (!day.allowed) return { allowed: false, rule: 'quota.exceeded', retryAfterSeconds: midnight, second, day: { remaining: 0, resetSeconds: midnight } };
+      return { allowed: true, second, day: { remaining: day.remaining, resetSeconds: midnight } };
     },
+  };
+}
+
+/**
+ * The IETF RateLimit-Policy and RateLimit fields (draft-ietf-httpapi-ratelimit-headers-11) of a
+ * request counted against `quota`: the policy "burst" is the per-second rate (q per 1 s; bus-burst,
+ * a vendor parameter, is the most a burst may make in one second), "daily" the UTC day's count. The
+ * RateLimit items say what the request left of each window, from the counts the limiter returned.
+ */
+export function rateLimitFields(quota: Quota, decision: QuotaDecision): { 'RateLimit-Policy': string; RateLimit: string } {
+  const left = [`"burst";r=${decision.second.remaining};t=${decision.second.resetSeconds}`];
+  if (decision.day) left.push(`"daily";r=${decision.day.remaining};t=${decision.day.resetSeconds}`);
+  return {
+    'RateLimit-Policy': `"burst";q=${quota.perSecond};w=1;bus-burst=${quota.burst}, "daily";q=${quota.perDay};w=86400`,
+    RateLimit: left.join(', '),
   };
 }
 

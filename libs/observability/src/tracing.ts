@@ -1,4 +1,5 @@
-import { propagation, ROOT_CONTEXT, SpanStatusCode, type Context, type Span } from '@opentelemetry/api';
+import { propagation, ROOT_CONTEXT, SpanStatusCode, type Context, type Span, type TextMapPropagator } from '@opentelemetry/api';
+import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { NodeSDK } from '@opentelemetry/sdk-node';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { HttpInstrumentation } from '@opentelemetry/instrumentation-http';
@@ -19,6 +20,7 @@ export function startTracing(opts: { serviceName: string; otlpEndpoint: string |
   if (!opts.otlpEndpoint) return DISABLED;
   const sdk = new NodeSDK({
     serviceName: opts.serviceName,
+    textMapPropagator: boundedTraceContext(),
     traceExporter: new OTLPTraceExporter({ url: `${opts.otlpEndpoint.replace(/\/$/, '')}/v1/traces` }),
     instrumentations: [new HttpInstrumentation()],
     // Traces only: metrics are prom-client's (/metrics) and logs are pino's (stdout).
@@ -27,6 +29,33 @@ export function startTracing(opts: { serviceName: string; otlpEndpoint: string |
   });
   sdk.start();
   return { enabled: true, shutdown: () => sdk.shutdown() };
+}
+
+/**
+ * The longest traceparent read. Version 00 is 55 characters; a later version may append fields
+ * (W3C Trace Context §3.2.4), but none needs more than this.
+ */
+export const TRACEPARENT_MAX_CHARS = 256;
+
+/**
+ * W3C Trace Context from a caller's headers, bounded: a traceparent over TRACEPARENT_MAX_CHARS or
+ * sent more than once is ignored (the request starts a fresh trace), as the W3C parser ignores a
+ * malformed one; tracestate is kept to 32 members and 512 characters by the parser. Nothing else
+ * is read from the caller (no baggage): the bus continues a producer's trace and no more.
+ */
+export function boundedTraceContext(): TextMapPropagator {
+  const w3c = new W3CTraceContextPropagator();
+  return {
+    inject: (context, carrier, setter) => w3c.inject(context, carrier, setter),
+    extract: (context, carrier, getter) => {
+      const sent = getter.get(carrier, 'traceparent');
+      const values = sent === undefined ? [] : typeof sent === 'string' ? [sent] : sent;
+      // None: nothing to continue. More than one: W3C Trace Context says to ignore them all.
+      if (values.length !== 1 || values[0]!.length > TRACEPARENT_MAX_CHARS) return context;
+      return w3c.extract(context, carrier, getter);
+    },
+    fields: () => w3c.fields(),
+  };
 }
 
 /**

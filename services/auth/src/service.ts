@@ -1,6 +1,6 @@
 import { Router, type Request, type Response } from 'express';
 import type { Knex } from '@bus/db';
-import { HttpError, MessageTooLargeError, OAuthError, readBody, type ReadinessCheck, type Service } from '@bus/http';
+import { cacheableJson, DOCUMENT_CACHE_CONTROL, HttpError, MessageTooLargeError, OAuthError, readBody, sendCacheable, type ReadinessCheck, type Service } from '@bus/http';
 import { KnexIdentityStore, type IdentityStore } from '@bus/identity';
 import { createLimiter, enforce, RateLimitedError, type LimitMetrics, type LimitSpec, type Redis } from '@bus/limits';
 import { Counter, type Registry } from 'prom-client';
@@ -117,22 +117,23 @@ export function createAuthService(deps: AuthServiceDeps): Service & { signingKey
       throw err;
     }
   });
-  router.get('/v1/oauth/jwks', async (_req, res) => {
+  router.get('/v1/oauth/jwks', async (req, res) => {
     let keys;
     try {
       keys = await signingKeys.published();
     } catch {
       throw new KeySetUnavailableError();
     }
-    // Spec 2.4: may be cached for five minutes.
-    res.set('Cache-Control', 'public, max-age=300').json({ keys });
+    // Spec 2.4: may be cached for five minutes. The tag follows the published keys, so a client
+    // revalidating after a rotation gets the new set, and 304 until then.
+    sendCacheable(req, res, cacheableJson({ keys }), DOCUMENT_CACHE_CONTROL);
   });
 
   // RFC 8414: what OAuth libraries discover from the issuer alone. Fixed per process, so cacheable
   // like the key set.
-  const metadata = authorizationServerMetadata(audience);
-  router.get(metadataPaths(audience), (_req, res) => {
-    res.set('Cache-Control', 'public, max-age=300').json(metadata);
+  const metadata = cacheableJson(authorizationServerMetadata(audience));
+  router.get(metadataPaths(audience), (req, res) => {
+    sendCacheable(req, res, metadata, DOCUMENT_CACHE_CONTROL);
   });
 
   return {

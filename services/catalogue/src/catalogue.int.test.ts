@@ -438,6 +438,13 @@ describe('GET /api/skills/openapi.json', () => {
     expect(openapi.catalogue.openapi).toMatch(/^3\.1\./);
     expect(Object.keys(openapi.catalogue.paths).sort()).toEqual(['/api/skills/library', '/api/skills/openapi.json', '/api/skills/validate']);
   });
+
+  it('tags it for revalidation: 304 to If-None-Match with its ETag', async () => {
+    const etag = (await call('GET', '/api/skills/openapi.json')).headers.get('etag') as string;
+    expect(etag).toMatch(/^"[A-Za-z0-9_-]{43}"$/);
+    const again = await call('GET', '/api/skills/openapi.json', { headers: { 'if-none-match': etag } });
+    expect([again.status, again.body, again.headers.get('etag'), again.headers.get('cache-control')]).toEqual([304, undefined, etag, 'public, max-age=300']);
+  });
 });
 
 describe('the body is never stored or logged', () => {

@@ -1,6 +1,5 @@
-import { createHash } from 'node:crypto';
-import { Router, type Request } from 'express';
-import { MessageTooLargeError, readBody, type ReadinessCheck, type Service } from '@bus/http';
+import { Router } from 'express';
+import { cacheableJson, MessageTooLargeError, readBody, sendCacheable, type ReadinessCheck, type Service } from '@bus/http';
 import { createLimiter, enforce, type LimitMetrics, type LimitSpec, type Redis } from '@bus/limits';
 import { openapi } from '@bus/schemas';
 import { checkSkillsInput, loadSkillLibrary, MAX_BODY_BYTES, readSkillsBody, type SkillLibrary } from '@bus/skills';
@@ -44,12 +43,8 @@ export function createCatalogueService(deps: CatalogueServiceDeps): Service {
   const validateLimit = createLimiter(deps.redis, CATALOGUE_LIMITS.validate, deps.limitMetrics);
 
   // The answers never change while the process runs: serialise and tag each version once.
-  const answers = new Map(
-    library.versions.map((v) => {
-      const body = Buffer.from(JSON.stringify(library.answer(v.info.version)), 'utf8');
-      return [v.info.version, { body, etag: `"${createHash('sha256').update(body).digest('base64url')}"` }] as const;
-    }),
-  );
+  const answers = new Map(library.versions.map((v) => [v.info.version, cacheableJson(library.answer(v.info.version))] as const));
+  const document = cacheableJson(openapi.catalogue);
   const carried = library.versions.map((v) => v.info.version);
 
   const router = Router();
@@ -58,12 +53,7 @@ export function createCatalogueService(deps: CatalogueServiceDeps): Service {
     const asked = req.query.version ?? library.current.info.version;
     const answer = typeof asked === 'string' ? answers.get(asked) : undefined;
     if (!answer) throw new SkillsVersionUnknownError(JSON.stringify(asked).slice(0, 80), carried);
-    res.set({ ETag: answer.etag, 'Cache-Control': LIBRARY_CACHE });
-    if (noneMatchHits(req, answer.etag)) {
-      res.status(304).end();
-      return;
-    }
-    res.status(200).type('application/json').send(answer.body);
+    sendCacheable(req, res, answer, LIBRARY_CACHE);
   });
 
   router.post('/api/skills/validate', async (req, res) => {
@@ -78,17 +68,9 @@ export function createCatalogueService(deps: CatalogueServiceDeps): Service {
     res.set('Cache-Control', 'no-store').json(checkSkillsInput(library, read.input));
   });
 
-  router.get('/api/skills/openapi.json', (_req, res) => {
-    res.set('Cache-Control', LIBRARY_CACHE).json(openapi.catalogue);
+  router.get('/api/skills/openapi.json', (req, res) => {
+    sendCacheable(req, res, document, LIBRARY_CACHE);
   });
 
   return { name: 'catalogue', routers: [router], readiness: deps.readiness };
-}
-
-/** If-None-Match (RFC 9110 13.1.2): `*` or any listed tag, compared weakly, matches. */
-function noneMatchHits(req: Request, etag: string): boolean {
-  const header = req.header('if-none-match');
-  if (!header) return false;
-  if (header.trim() === '*') return true;
-  return header.split(',').some((tag) => tag.trim().replace(/^W\//, '') === etag);
 }

@@ -1,6 +1,6 @@
 import { Router } from 'express';
 import type { Knex } from '@bus/db';
-import { requestValidation, unavailableOnAnyFailure, type ReadinessCheck, type Service } from '@bus/http';
+import { cacheableJson, DOCUMENT_CACHE_CONTROL, requestValidation, sendCacheable, unavailableOnAnyFailure, type ReadinessCheck, type Service } from '@bus/http';
 import { IdentityAdmin, type ControlPublisher } from '@bus/identity';
 import { createLimiter, type LimitMetrics, type Redis } from '@bus/limits';
 import type { Logger } from '@bus/observability';
@@ -51,8 +51,9 @@ export function createPortalService(deps: PortalServiceDeps): PortalService {
   );
 
   const documents = Router();
-  documents.get('/api/admin/openapi.json', (_req, res) => {
-    res.json(openapi.admin);
+  const adminDocument = cacheableJson(openapi.admin);
+  documents.get('/api/admin/openapi.json', (req, res) => {
+    sendCacheable(req, res, adminDocument, DOCUMENT_CACHE_CONTROL);
   });
   // Every admin request is checked against the served document once the operator is known: the
   // path and query parameters here, a JSON body where the route reads it (admin-routes.ts).

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import pino from 'pino';
+import { QUOTA_TIERS, rateLimitFields } from '@bus/limits';
 import { createMetricsRegistry } from '@bus/observability';
 import { openapi } from '@bus/schemas';
 import { createOpenApiChecker } from '@bus/testing';
@@ -17,7 +18,12 @@ function leased(body: Buffer): LeasedMessage {
   return { deliveryId: '7', generation: 1, messageId: 'm-1', messageType: 'telling.started', correlationId: 'c-1', publishedAt: new Date(), receiveCount: 1, body, traceparent: null };
 }
 
-const answer = (messages: unknown[]) => () => busApi.check('GET', path, { status: 200, headers: { 'content-type': 'application/json; charset=utf-8' }, body: { messages } });
+/** The headers of a receive answer: its content type and the connection quota's RateLimit fields. */
+const headers = {
+  'content-type': 'application/json; charset=utf-8',
+  ...rateLimitFields(QUOTA_TIERS.standard, { allowed: true, second: { remaining: 19, resetSeconds: 1 }, day: { remaining: 99_999, resetSeconds: 3600 } }),
+};
+const answer = (messages: unknown[]) => () => busApi.check('GET', path, { status: 200, headers, body: { messages } });
 
 describe('the receive record in bus.json', () => {
   it('describes a rendered record and an unrenderable one as messageRecord makes them', () => {

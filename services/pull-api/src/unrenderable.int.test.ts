@@ -5,7 +5,7 @@
  * every leased record, the unrenderable one with its exact bytes and its receipt handle, nothing else
  * of the batch is withheld, and the counter and the warn line say so (never the body).
  *
- * Bearer authentication is the one stand-in: a consumer's token needs the auth service's signing keys,
+ * Bearer authentication is the one stand-in (the connection quota is the real one, on Redis): a consumer's token needs the auth service's signing keys,
  * which the end-to-end tests (test/quarantine.test.ts) exercise with a real token.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
@@ -14,10 +14,11 @@ import type { NextFunction, Request, Response } from 'express';
 import { createDatabase, migrateLatest, type Knex } from '@bus/db';
 import { KnexDeliveryStore } from '@bus/delivery';
 import { createHttpApp, createRequestMetrics, serve, violationBody, type RunningServer } from '@bus/http';
-import type { BearerAuthenticator, BearerIdentity } from '@bus/identity';
+import { connectionQuota, KnexQuotaStore, type BearerAuthenticator, type BearerIdentity } from '@bus/identity';
+import { createConnectionQuotas, createRedis, type Redis } from '@bus/limits';
 import { createLogger, createMetricsRegistry } from '@bus/observability';
 import { openapi } from '@bus/schemas';
-import { createOpenApiChecker, createTestDatabase, fetchObserved, type TestDatabase } from '@bus/testing';
+import { createOpenApiChecker, createTestDatabase, fetchObserved, requireEnv, type TestDatabase } from '@bus/testing';
 import { createPullApiService } from './service';
 
 const workspaceId = 'wpullunrendr2';
@@ -28,6 +29,7 @@ const busApi = createOpenApiChecker(openapi.bus);
 
 let testDb: TestDatabase;
 let db: Knex;
+let redis: Redis;
 let server: RunningServer;
 let stopService: () => Promise<void>;
 const metrics = createMetricsRegistry({ defaultMetrics: false });
@@ -76,6 +78,7 @@ beforeAll(async () => {
   testDb = await createTestDatabase();
   db = createDatabase({ url: testDb.url, poolMax: 6, applicationName: 'pull-unrenderable-test' });
   await migrateLatest(db);
+  redis = createRedis(requireEnv('REDIS_URL'), logger, { keyPrefix: `pull-unrenderable-${randomBytes(4).toString('hex')}` });
   await db('organisations').insert({ id: organisationId, name: 'House', kind: 'house' });
   await db('workspaces').insert({ id: workspaceId, organisation_id: organisationId, name: 'W' });
   await db('apps').insert({ id: appId, workspace_id: workspaceId, organisation_id: organisationId, name: 'A' });
@@ -85,7 +88,8 @@ beforeAll(async () => {
     db,
     databaseUrl: testDb.url,
     authenticator: consumerAuthenticator,
-    connectionQuota: (_req, _res, next) => next(),
+    // The real quota (this run's own Redis keys): its RateLimit fields are part of every answer.
+    connectionQuota: connectionQuota({ store: KnexQuotaStore.create(db), quotas: createConnectionQuotas(redis) }),
     receiptHandleKey: randomBytes(32),
     logger,
     metrics,
@@ -109,6 +113,7 @@ afterAll(async () => {
   await stopService?.();
   await db?.destroy();
   await testDb?.drop();
+  redis?.disconnect();
 });
 
 let offset = 0;
