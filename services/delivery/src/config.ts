@@ -1,4 +1,5 @@
 import { duration, optional, str, type ConfigOf } from '@bus/config';
+import { retentionConfig, retentionSettings } from '@bus/db';
 
 /** Delivery's own variables (on top of Postgres and Kafka). */
 export const deliveryConfig = {
@@ -13,10 +14,8 @@ export const deliveryConfig = {
    * bound always lands inside this wait (docs/operations.md, "Dependency outages").
    */
   DELIVERY_ACCEPTANCE_WAIT: duration({ default: 15_000, max: 60_000 }),
-  /** Consumer queue retention (spec §8: 14 days). */
-  QUEUE_RETENTION: duration({ default: 14 * 86_400_000 }),
-  /** How often the retention sweep runs. */
-  QUEUE_SWEEP_INTERVAL: duration({ default: 60_000 }),
+  /** Every table's retention window and the sweep's pace (libs/db retention.ts). */
+  ...retentionConfig,
 } as const;
 
 /** The default group of the delivery processes writing to the database of `databaseUrl`. */
@@ -26,11 +25,10 @@ export function defaultDeliveryGroupId(databaseUrl: string): string {
 }
 
 /** The delivery service's settings from its configuration: one mapping for every composition root. */
-export function deliverySettings(config: ConfigOf<typeof deliveryConfig> & { DATABASE_URL: string }) {
+export function deliverySettings(config: ConfigOf<typeof deliveryConfig> & { DATABASE_URL: string; KAFKA_MESSAGES_RETENTION: number }) {
   return {
     groupId: config.DELIVERY_GROUP_ID ?? defaultDeliveryGroupId(config.DATABASE_URL),
     acceptanceWaitMs: config.DELIVERY_ACCEPTANCE_WAIT,
-    retentionMs: config.QUEUE_RETENTION,
-    sweepIntervalMs: config.QUEUE_SWEEP_INTERVAL,
+    retention: retentionSettings(config),
   };
 }

@@ -1,13 +1,15 @@
 export { createDeliveryService } from './service';
 export type { DeliveryServiceDeps } from './service';
 export { KnexDeliveryStore } from './delivery-store';
-export type { DeliveryStore, Acceptance, MessageToEnqueue, QuarantinedRecord, StoredQuarantinedRecord, SweepResult, QueueStats } from './delivery-store';
+export type { DeliveryStore, Acceptance, MessageToEnqueue, QuarantinedRecord, StoredQuarantinedRecord, QueueStats } from './delivery-store';
 export { checkAcceptance, readMessageHeaders, REFUSAL_REASONS } from './acceptance-check';
 export type { AcceptanceCheck, AcceptanceWait, RecordToCheck, RefusalReason } from './acceptance-check';
 export { redriveQuarantined, createRedriveMetrics } from './redrive';
 export type { RedriveDeps, RedriveMetrics, RedriveOutcome, RedriveResult } from './redrive';
-export { createQueueUpkeep } from './upkeep';
-export type { QueueUpkeep, QueueUpkeepDeps } from './upkeep';
+export { registerQueueGauges } from './queue-gauges';
+export type { QueueGaugesDeps } from './queue-gauges';
+export { createRetentionSweeper } from './retention';
+export type { RetentionSweeper, RetentionSweeperDeps, SweepReport, TableSweep } from './retention';
 export { createRecordEnqueuer } from './enqueue';
 export type { MessageRecord, EnqueueOutcome, RecordEnqueuerDeps } from './enqueue';
 export { deliveryConfig, defaultDeliveryGroupId, deliverySettings } from './config';

@@ -1,11 +1,12 @@
 import type { Registry } from 'prom-client';
-import type { Knex } from '@bus/db';
+import type { Knex, RetentionSettings } from '@bus/db';
 import type { ReadinessCheck, Service } from '@bus/http';
 import { MESSAGES_TOPIC, runBatches, type Consumer, type Kafka } from '@bus/kafka';
 import type { Logger } from '@bus/observability';
 import { KnexDeliveryStore } from './delivery-store';
 import { createRecordEnqueuer } from './enqueue';
-import { createQueueUpkeep } from './upkeep';
+import { registerQueueGauges } from './queue-gauges';
+import { createRetentionSweeper } from './retention';
 
 /** Longest a fetch waits on an idle topic; also bounds how long stop() waits for it. */
 const FETCH_WAIT_MS = 250;
@@ -27,28 +28,22 @@ export interface DeliveryServiceDeps {
   groupId: string;
   /** How long a record waits for its acceptance to commit before it is quarantined. */
   acceptanceWaitMs: number;
-  /** Consumer queue retention (spec §8: 14 days) and how often its sweep runs. */
-  retentionMs: number;
-  sweepIntervalMs: number;
+  /** The retention windows and how the sweep runs (docs/operations.md, "Retention"). */
+  retention: RetentionSettings;
   /** The messages topic; tests use their own. */
   topic?: string;
 }
 
 /**
- * Delivery: consumes bus.messages.v1 into one queue per consumer connection (DESIGN §4). It has no
- * routes of its own; its process serves /healthz, /readyz and /metrics only. Offsets are committed
+ * Delivery: consumes bus.messages.v1 into one queue per consumer connection (DESIGN §4), and runs the
+ * retention sweep of every table the bus writes (docs/operations.md). It has no routes of its own; its process serves /healthz, /readyz and /metrics only. Offsets are committed
  * only after the record's Postgres transaction committed (runBatches), so a crash replays records,
  * and enqueueing is idempotent on (consumer, message_id), so a replay makes no second copy.
  */
 export function createDeliveryService(deps: DeliveryServiceDeps): Service {
   const store = KnexDeliveryStore.create(deps.db);
-  const upkeep = createQueueUpkeep({
-    store,
-    metrics: deps.metrics,
-    logger: deps.logger,
-    retentionMs: deps.retentionMs,
-    sweepIntervalMs: deps.sweepIntervalMs,
-  });
+  registerQueueGauges({ store, metrics: deps.metrics, logger: deps.logger });
+  const retention = createRetentionSweeper({ db: deps.db, metrics: deps.metrics, logger: deps.logger, settings: deps.retention });
   const handle = createRecordEnqueuer({
     store,
     logger: deps.logger,
@@ -69,7 +64,7 @@ export function createDeliveryService(deps: DeliveryServiceDeps): Service {
     routers: [],
     readiness: [...deps.readiness, groupJoined],
     start: async () => {
-      upkeep.start();
+      retention.start();
       consumer = deps.kafka.consumer({
         // libs/kafka's createConsumer settings, with a short fetch wait: a disconnect waits for the
         // fetch in flight, and the default 5 s wait made every shutdown seconds longer.
@@ -100,7 +95,7 @@ export function createDeliveryService(deps: DeliveryServiceDeps): Service {
     },
     stop: async () => {
       await consumer?.disconnect();
-      await upkeep.stop();
+      await retention.stop();
     },
   };
 }
