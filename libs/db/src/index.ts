@@ -13,6 +13,8 @@ export {
   retentionConfig,
   retentionSettings,
   sweepBatch,
+  sweepStatements,
+  SWEEP_LOCK,
   oldestRowAt,
 } from './retention';
 export type { RetentionEntry, RetentionWindow, RetentionSettings, RetentionVariable } from './retention';

@@ -153,39 +153,45 @@ export function retentionSettings(config: ConfigOf<typeof retentionConfig> & { K
  * locks) that every batch takes without waiting, so one instance sweeps at a time and the others
  * find it taken and leave the work to it.
  */
-const SWEEP_LOCK = [0x62757372, 1] as const;
+export const SWEEP_LOCK = [0x62757372, 1] as const;
 /** One batch statement's bound: a batch that cannot finish in it is cancelled, and the next sweep retries. */
 export const BATCH_STATEMENT_TIMEOUT_MS = 5_000;
 
 /**
  * Removes at most `limit` rows of `entry` that aged past `cutoff`, oldest first, in one short
- * transaction: it picks the rows (skipping any a writer holds), then deletes those still due. Rows a
- * concurrent transaction has locked are left for the next batch: the sweep never waits on the bus's
- * hot paths. Resolves with the rows removed, or null when another instance holds the sweep lock.
+ * transaction (sweepStatements). Rows a concurrent transaction has locked, and rows whose writer's
+ * lock is held, are left for the next batch: the sweep never waits on the bus's hot paths. Resolves
+ * with the rows removed, or null when another instance holds the sweep lock.
  */
 export function sweepBatch(db: Knex, entry: RetentionEntry, cutoff: Date, limit: number): Promise<number | null> {
-  const due = `${entry.agesFrom} < :cutoff${entry.keptWhile ? ` AND NOT ${entry.keptWhile}` : ''}`;
-  // The writer's lock is tried only for rows already found due (CASE fixes the order), so a live row
-  // never delays its writer.
-  const pick = entry.writerLock
-    ? `${entry.agesFrom} < :cutoff AND CASE WHEN ${due} THEN pg_try_advisory_xact_lock(hashtextextended(${entry.writerLock}, 0)) ELSE false END`
-    : due;
+  const statements = sweepStatements(entry);
   return db.transaction(async (trx) => {
     const lock = (await trx.raw('SELECT pg_try_advisory_xact_lock(?, ?) AS held', [...SWEEP_LOCK])) as { rows: Array<{ held: boolean }> };
     if (!lock.rows[0]?.held) return null;
     await trx.raw(`SET LOCAL statement_timeout = ${BATCH_STATEMENT_TIMEOUT_MS}`);
-    const picked = (await trx.raw(
-      `SELECT t.ctid::text AS ctid FROM ${entry.table} t WHERE ${pick} ORDER BY ${entry.agesFrom} LIMIT :limit FOR UPDATE OF t SKIP LOCKED`,
-      { cutoff, limit },
-    )) as { rows: Array<{ ctid: string }> };
+    const picked = (await trx.raw(statements.pick, { cutoff, limit })) as { rows: Array<{ ctid: string }> };
     if (picked.rows.length === 0) return 0;
-    // A new statement sees what committed meanwhile: a row that a writer made live again stays.
-    const deleted = (await trx.raw(`DELETE FROM ${entry.table} t WHERE t.ctid = ANY(:ctids::tid[]) AND ${due}`, {
-      cutoff,
-      ctids: picked.rows.map((r) => r.ctid),
-    })) as { rowCount: number };
+    const deleted = (await trx.raw(statements.remove, { cutoff, ctids: picked.rows.map((r) => r.ctid) })) as { rowCount: number };
     return deleted.rowCount;
   });
+}
+
+/**
+ * The two statements of one batch (named bindings :cutoff, :limit, :ctids). `pick` reads the oldest
+ * due rows along `agesFrom`'s index and locks them, skipping rows another transaction holds; `remove`,
+ * a new statement that sees what committed meanwhile, deletes those still due by their ctid.
+ */
+export function sweepStatements(entry: RetentionEntry): { pick: string; remove: string } {
+  const due = `${entry.agesFrom} < :cutoff${entry.keptWhile ? ` AND NOT ${entry.keptWhile}` : ''}`;
+  // The writer's lock is tried only for rows already found due (CASE fixes the order), so a live row
+  // never delays its writer.
+  const pickable = entry.writerLock
+    ? `${entry.agesFrom} < :cutoff AND CASE WHEN ${due} THEN pg_try_advisory_xact_lock(hashtextextended(${entry.writerLock}, 0)) ELSE false END`
+    : due;
+  return {
+    pick: `SELECT t.ctid::text AS ctid FROM ${entry.table} t WHERE ${pickable} ORDER BY ${entry.agesFrom} LIMIT :limit FOR UPDATE OF t SKIP LOCKED`,
+    remove: `DELETE FROM ${entry.table} t WHERE t.ctid = ANY(:ctids::tid[]) AND ${due}`,
+  };
 }
 
 /**
