@@ -258,6 +258,11 @@ describe('values', () => {
       const jobEnv = Object.fromEntries(job.spec.template.spec.containers[0].env.map((e: K8s) => [e.name, e.value]));
       expect(jobEnv.KAFKA_MESSAGES_RETENTION).toBe(config(env).KAFKA_MESSAGES_RETENTION);
     }
+    // Retention: idempotency records default to each environment's archive (IDEMPOTENCY_RETENTION unset).
+    for (const env of ENVIRONMENTS) {
+      expect(config(env)).toMatchObject({ QUEUE_RETENTION: '14d', QUARANTINE_RETENTION: '7d', REPLAY_JOB_RETENTION: '30d', RETENTION_SWEEP_INTERVAL: '1m', RETENTION_SWEEP_BATCH: '1000' });
+      expect(config(env).IDEMPOTENCY_RETENTION).toBeUndefined();
+    }
     // OTLP export: off unless configured.
     expect(config('sandbox').OTEL_EXPORTER_OTLP_ENDPOINT).toBeUndefined();
     expect(config('preview').OTEL_EXPORTER_OTLP_ENDPOINT).toBe('http://otel-collector.observability.svc:4318');
@@ -287,6 +292,7 @@ describe('values', () => {
     ['an unknown key', ['--set', 'gateway.replicas=3'], "additional properties 'replicas' not allowed"],
     ['an unknown top-level key', ['--set', 'replicaCount=3'], "additional properties 'replicaCount' not allowed"],
     ['a retention that is not a duration', ['--set', 'kafka.messagesRetention=30 days'], "at '/kafka/messagesRetention'"],
+    ['a retention window that is not a duration', ['--set', 'retention.queue=2 weeks'], "at '/retention/queue'"],
     ['an unknown environment', ['--set', 'environment=production'], "at '/environment'"],
     ['a replica count given as text', ['--set-string', 'gateway.replicaCount=2'], "at '/gateway/replicaCount'"],
     ['a malformed broker list', ['--set', 'kafka.existingSecret=', '--set', 'kafka.brokers=kafka'], "at '/kafka/brokers'"],
@@ -559,6 +565,7 @@ describe('dashboards and alerts', () => {
       'http_requests_total', 'http_request_duration_seconds', 'bus_publish_total', 'bus_token_requests_total', 'bus_rate_limited_total',
       'bus_consumer_queue_depth', 'bus_consumer_queue_oldest_age_seconds', 'bus_delivery_latency_seconds', 'bus_kafka_consumer_lag',
       'bus_delivery_quarantined_total', 'bus_rate_limiter_fallback_total',
+      'bus_retention_rows_removed_total', 'bus_retention_sweep_duration_seconds', 'bus_retention_oldest_row_age_seconds', 'bus_retention_window_seconds',
     ]) {
       expect(contract).toContain(name);
     }
@@ -583,7 +590,7 @@ describe('dashboards and alerts', () => {
     const rule = objects('sandbox', 'PrometheusRule')[0];
     const rules: K8s[] = rule.spec.groups.flatMap((g: K8s) => g.rules);
     expect(rules.map((r) => r.alert).sort()).toEqual(
-      ['BusComponentDown', 'BusConsumerQueueOldestMessageAge', 'BusDeliveryKafkaConsumerLag', 'BusDeliveryQuarantineGrowing', 'BusHigh5xxRate', 'BusRateLimiterFallback'].sort(),
+      ['BusComponentDown', 'BusConsumerQueueOldestMessageAge', 'BusDeliveryKafkaConsumerLag', 'BusDeliveryQuarantineGrowing', 'BusHigh5xxRate', 'BusRateLimiterFallback', 'BusRetentionBehind'].sort(),
     );
     for (const r of rules) {
       for (const name of metricNames(r.expr)) if (name !== 'up') expect(contract).toContain(base(name));

@@ -36,6 +36,18 @@ describe('start-up configuration', () => {
     expect(short.output()).not.toContain('c2hvcnRrZXltYXJrZXI');
   });
 
+  it('stops delivery on a retention window below its minimum, naming the variable', async () => {
+    const proc = startNodeProcess('services/delivery/dist/main.js', {
+      DATABASE_URL: 'postgres://bus@db/bus',
+      KAFKA_BROKERS: 'kafka:9092',
+      IDEMPOTENCY_RETENTION: '6d',
+      QUEUE_RETENTION: '13d',
+    });
+    expect(await proc.exited).toBe(2);
+    expect(proc.output()).toContain('IDEMPOTENCY_RETENTION: must be at least 7d, got "6d"');
+    expect(proc.output()).toContain('QUEUE_RETENTION: must be at least 14d, got "13d"');
+  });
+
   it('names the variables of each service: the all-in-one process reads its two ports', async () => {
     const proc = startNodeProcess('services/all-in-one/dist/main.js', { BUS_PORT: '0x50', PORTAL_PORT: '99999' });
     expect(await proc.exited).toBe(2);

@@ -4,3 +4,17 @@ export type { DatabaseOptions, Knex } from './database';
 export const DELIVERY_CHANNEL = 'bus_deliveries';
 export { readSkillRegistrations, skillRegistration } from './registrations';
 export type { SkillRegistration, SkillRegistrationRow } from './registrations';
+export {
+  RETENTION_TABLES,
+  RETENTION_WINDOWS,
+  IDEMPOTENCY_WINDOW,
+  QUEUE_WINDOW,
+  BATCH_STATEMENT_TIMEOUT_MS,
+  retentionConfig,
+  retentionSettings,
+  sweepBatch,
+  sweepStatements,
+  SWEEP_LOCK,
+  oldestRowAt,
+} from './retention';
+export type { RetentionEntry, RetentionWindow, RetentionSettings, RetentionVariable } from './retention';

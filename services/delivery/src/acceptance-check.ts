@@ -58,7 +58,7 @@ export function judgeAcceptance(
 
 /**
  * Invariant A, the one check behind delivery's enqueue (in batches, enqueue.ts), replay and the
- * operator's and the upkeep's redrive of quarantined records: a record may be delivered only when
+ * operator's redrive and the automatic re-check of quarantined records: a record may be delivered only when
  * Postgres holds its acceptance with the content hash of the record's own bytes — recomputed here with
  * the gateway's function; the content_hash header is not trusted (whoever could alter the bytes could
  * alter it too). A value that is missing or not JSON is refused at once: no commit can ever make it

@@ -7,8 +7,12 @@ describe('delivery config', () => {
       DELIVERY_GROUP_ID: undefined,
       DELIVERY_ACCEPTANCE_WAIT: 15_000,
       DELIVERY_QUARANTINE_RECHECK: 30_000,
-      QUEUE_RETENTION: 14 * 86_400_000,
-      QUEUE_SWEEP_INTERVAL: 60_000,
+      IDEMPOTENCY_RETENTION: undefined,
+      QUEUE_RETENTION: undefined,
+      QUARANTINE_RETENTION: undefined,
+      REPLAY_JOB_RETENTION: undefined,
+      RETENTION_SWEEP_INTERVAL: 60_000,
+      RETENTION_SWEEP_BATCH: 1_000,
     });
     expect(defaultDeliveryGroupId('postgres://u:p@127.0.0.1:55432/bus_e2e_ab12')).toBe('bus.delivery.bus_e2e_ab12');
   });

@@ -1,4 +1,5 @@
 import { duration, optional, str, type ConfigOf } from '@bus/config';
+import { retentionConfig, retentionSettings } from '@bus/db';
 
 /** Delivery's own variables (on top of Postgres and Kafka). */
 export const deliveryConfig = {
@@ -20,10 +21,8 @@ export const deliveryConfig = {
    * so a commit that outlived the wait still reaches its consumers (docs/delivery.md). 0s: off.
    */
   DELIVERY_QUARANTINE_RECHECK: duration({ default: 30_000, max: 3_600_000 }),
-  /** Consumer queue retention (spec §8: 14 days). */
-  QUEUE_RETENTION: duration({ default: 14 * 86_400_000 }),
-  /** How often the retention sweep runs. */
-  QUEUE_SWEEP_INTERVAL: duration({ default: 60_000 }),
+  /** Every table's retention window and the sweep's pace (libs/db retention.ts). */
+  ...retentionConfig,
 } as const;
 
 /** The default group of the delivery processes writing to the database of `databaseUrl`. */
@@ -33,12 +32,11 @@ export function defaultDeliveryGroupId(databaseUrl: string): string {
 }
 
 /** The delivery service's settings from its configuration: one mapping for every composition root. */
-export function deliverySettings(config: ConfigOf<typeof deliveryConfig> & { DATABASE_URL: string }) {
+export function deliverySettings(config: ConfigOf<typeof deliveryConfig> & { DATABASE_URL: string; KAFKA_MESSAGES_RETENTION: number }) {
   return {
     groupId: config.DELIVERY_GROUP_ID ?? defaultDeliveryGroupId(config.DATABASE_URL),
     acceptanceWaitMs: config.DELIVERY_ACCEPTANCE_WAIT,
     quarantineRecheckMs: config.DELIVERY_QUARANTINE_RECHECK,
-    retentionMs: config.QUEUE_RETENTION,
-    sweepIntervalMs: config.QUEUE_SWEEP_INTERVAL,
+    retention: retentionSettings(config),
   };
 }

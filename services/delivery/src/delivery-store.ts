@@ -91,8 +91,8 @@ export interface DeliveryStore {
   quarantine(record: QuarantinedRecord): Promise<void>;
   /**
    * Quarantined records of `reason` whose age (by Postgres' clock) is in one of `ages` — each from
-   * `fromMs` (inclusive) to `toMs` — oldest first, at most `limit`: the upkeep's automatic re-check of
-   * `acceptance.missing` (upkeep.ts).
+   * `fromMs` (inclusive) to `toMs` — oldest first, at most `limit`: the automatic re-check of
+   * `acceptance.missing` (quarantine-recheck.ts).
    */
   quarantinedAged(reason: string, ages: ReadonlyArray<{ fromMs: number; toMs: number }>, limit: number): Promise<StoredQuarantinedRecord[]>;
   quarantined(id: string): Promise<StoredQuarantinedRecord | undefined>;
@@ -111,23 +111,10 @@ export interface DeliveryStore {
    */
   replay(message: MessageToEnqueue, consumerId: string): Promise<boolean>;
   /**
-   * Retention (spec §8: consumer queues keep 14 days): removes deliveries enqueued before `before`,
-   * acked or not, at most `batch` rows a statement, and then the stored messages no delivery refers to.
-   */
-  sweep(before: Date, batch: number): Promise<SweepResult>;
-  /**
    * Per consumer connection with un-acked deliveries (or only `consumerId`'s): depth, in flight
    * (leased) and the oldest enqueue time.
    */
   queueStats(consumerId?: string): Promise<QueueStats[]>;
-}
-
-export interface SweepResult {
-  /** Un-acked deliveries dropped unreceived or unacknowledged. */
-  expired: number;
-  /** Acked deliveries whose idempotency tombstone ended. */
-  acked: number;
-  messages: number;
 }
 
 export interface QueueStats {
@@ -220,36 +207,6 @@ export class KnexDeliveryStore implements DeliveryStore {
       if (removed === 0) return null;
       return enqueueIn(trx, [m]);
     });
-  }
-
-  async sweep(before: Date, batch: number): Promise<SweepResult> {
-    const result: SweepResult = { expired: 0, acked: 0, messages: 0 };
-    for (;;) {
-      const rows = (
-        (await this.db.raw(
-          `DELETE FROM deliveries WHERE id IN (SELECT id FROM deliveries WHERE enqueued_at < ? ORDER BY id LIMIT ?) RETURNING state`,
-          [before, batch],
-        )) as { rows: Array<{ state: string }> }
-      ).rows;
-      for (const r of rows) if (r.state === 'acked') result.acked++;
-      else result.expired++;
-      if (rows.length < batch) break;
-    }
-    for (;;) {
-      const n = (
-        (await this.db.raw(
-          `DELETE FROM messages WHERE (workspace_id, message_id) IN (
-             SELECT m.workspace_id, m.message_id FROM messages m
-              WHERE m.stored_at < ?
-                AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.workspace_id = m.workspace_id AND d.message_id = m.message_id)
-              LIMIT ?)`,
-          [before, batch],
-        )) as { rowCount: number }
-      ).rowCount;
-      result.messages += n;
-      if (n < batch) break;
-    }
-    return result;
   }
 
   async queueStats(consumerId?: string): Promise<QueueStats[]> {

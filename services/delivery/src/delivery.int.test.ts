@@ -1,7 +1,8 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import pino from 'pino';
 import { Registry } from 'prom-client';
-import { createDatabase, migrateLatest, type Knex } from '@bus/db';
+import { loadConfig } from '@bus/config';
+import { createDatabase, migrateLatest, retentionConfig, retentionSettings, type Knex } from '@bus/db';
 import { createGroupCommitter, KnexPublishStore, kafkaCommitter } from '@bus/gateway';
 import { createKafka, createProducer, encodeMessageHeaders, ensureTopics, messageKey, type Kafka, type Producer } from '@bus/kafka';
 import { som } from '@bus/schemas';
@@ -10,7 +11,8 @@ import { createTestDatabase, eventually, requireEnv, waitForGroupCaughtUp, type 
 import type { Service } from '@bus/http';
 import { createDeliveryService } from './service';
 import { KnexDeliveryStore } from './delivery-store';
-import { createQueueUpkeep } from './upkeep';
+import { registerQueueGauges } from './queue-gauges';
+import { createRetentionSweeper } from './retention';
 import { replayToConsumer } from './replay';
 
 const logger = pino({ level: 'silent' });
@@ -19,6 +21,8 @@ const workspaceId = 'wdeliverytst2';
 const publisher = { clientId: 'cdeliveryprd2', workspaceId, appId: 'adeliverytst2' };
 const consumers = ['cdeliverycna2', 'cdeliverycnb2'];
 const revokedConsumer = 'cdeliverycnc2';
+/** The default windows (queues 14 days, idempotency = a 30-day archive). */
+const retention = retentionSettings({ ...loadConfig(retentionConfig, {}), KAFKA_MESSAGES_RETENTION: 30 * 86_400_000 });
 
 let testDb: TestDatabase;
 let db: Knex;
@@ -60,8 +64,7 @@ beforeAll(async () => {
     groupId: `${topic}.delivery`,
     acceptanceWaitMs: 500,
     quarantineRecheckMs: 30_000,
-    retentionMs: 14 * 86_400_000,
-    sweepIntervalMs: 60_000,
+    retention,
     topic,
   });
   await delivery.start?.();
@@ -253,7 +256,7 @@ async function readRecord(partition: number, offset: string) {
   return found;
 }
 
-describe('queue upkeep on the real Postgres', () => {
+describe('queue gauges and retention on the real Postgres', () => {
   it('reports depth, in-flight and oldest age per consumer, and the retention sweep drops what is older than 14 days', async () => {
     await db('deliveries').update({ state: 'acked' });
     const fresh = await publish();
@@ -266,7 +269,8 @@ describe('queue upkeep on the real Postgres', () => {
     await db('deliveries').where({ message_id: fresh.messageId, consumer_id: consumers[0] }).update({ state: 'leased', visible_at: new Date(Date.now() + 60_000) });
 
     const registry = new Registry();
-    const upkeep = createQueueUpkeep({ store: KnexDeliveryStore.create(db), metrics: registry, logger, retentionMs: 14 * 86_400_000, sweepIntervalMs: 60_000, quarantineRecheckMs: 0 });
+    registerQueueGauges({ store: KnexDeliveryStore.create(db), metrics: registry, logger });
+    const sweeper = createRetentionSweeper({ db, metrics: registry, logger, settings: retention });
     const before = await registry.getMetricsAsJSON();
     const value = (metrics: typeof before, name: string, consumer: string) =>
       metrics.find((m) => m.name === name)?.values.find((v) => v.labels.consumer === consumer)?.value;
@@ -275,15 +279,17 @@ describe('queue upkeep on the real Postgres', () => {
     expect(value(before, 'bus_queue_in_flight', consumers[1]!)).toBe(0);
     expect(value(before, 'bus_queue_oldest_age_seconds', consumers[1]!)).toBeGreaterThan(14 * 86_400);
 
-    expect(await upkeep.sweep()).toEqual({ expired: 2, acked: 0, messages: 1 });
+    const report = await sweeper.sweep();
+    expect(report.tables.deliveries).toEqual({ removed: 2, batches: 1 });
+    expect(report.tables.messages).toEqual({ removed: 1, batches: 1 });
     expect(await deliveriesOf(old.messageId)).toEqual([]);
     expect(await db('messages').where({ message_id: old.messageId })).toEqual([]);
     expect(await deliveriesOf(fresh.messageId)).toHaveLength(2);
-    expect(await registry.getSingleMetricAsString('bus_queue_expired_total')).toMatch(/bus_queue_expired_total 2/);
+    expect(await registry.getSingleMetricAsString('bus_retention_rows_removed_total')).toMatch(/bus_retention_rows_removed_total\{table="deliveries"\} 2/);
     // The gauges read Postgres at most once a second (a scrape cache): read until the sweep shows.
     const after = await eventually(() => registry.getMetricsAsJSON(), (m) => value(m, 'bus_queue_depth', consumers[1]!) === 1, { what: 'the gauges after the sweep' });
     expect(value(after, 'bus_queue_oldest_age_seconds', consumers[1]!)).toBeLessThan(60);
-    await upkeep.stop();
+    await sweeper.stop();
   }, 30_000);
 });
 

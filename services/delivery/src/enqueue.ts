@@ -61,8 +61,8 @@ interface Candidate {
  * insert, delivery insert, one NOTIFY per consumer, quarantines) for what is decided. The gateway
  * commits Postgres right after the Kafka ack, so an acceptance may be in flight: only the records whose
  * acceptance is missing are re-checked (one query per round for all of them, backing off), up to
- * `acceptanceWaitMs`, and then quarantined as `acceptance.missing` (row, log line, counter; the upkeep
- * re-checks them, upkeep.ts). A waiting record holds back the later records of its correlation id (the
+ * `acceptanceWaitMs`, and then quarantined as `acceptance.missing` (row, log line, counter; the
+ * automatic re-check, quarantine-recheck.ts, takes them up). A waiting record holds back the later records of its correlation id (the
  * Kafka key), never the others, so FIFO per correlation id follows Kafka order. Unreadable headers, a
  * value that is not JSON or a hash mismatch are quarantined without waiting. A record of a workspace
  * this database does not know is only counted. Each record has its span, a child of its publish.

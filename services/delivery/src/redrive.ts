@@ -64,7 +64,7 @@ async function redriveOne(store: DeliveryStore, id: string): Promise<RedriveResu
 /**
  * Invariant A's check, now, for one quarantined record as read from quarantine, and its enqueue when
  * it passes (the record leaves quarantine in the same transaction): the operator's redrive and the
- * upkeep's automatic re-check of `acceptance.missing` both go through it.
+ * automatic re-check of `acceptance.missing` both go through it.
  */
 export async function redriveRecord(store: DeliveryStore, record: StoredQuarantinedRecord): Promise<RedriveResult> {
   const { id } = record;

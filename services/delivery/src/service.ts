@@ -1,11 +1,13 @@
 import type { Registry } from 'prom-client';
-import type { Knex } from '@bus/db';
+import type { Knex, RetentionSettings } from '@bus/db';
 import type { ReadinessCheck, Service } from '@bus/http';
 import { createConsumer, MESSAGES_TOPIC, runRecordBatches, type Consumer, type Kafka } from '@bus/kafka';
 import type { Logger } from '@bus/observability';
 import { KnexDeliveryStore } from './delivery-store';
 import { createBatchEnqueuer } from './enqueue';
-import { createQueueUpkeep } from './upkeep';
+import { createQuarantineRecheck } from './quarantine-recheck';
+import { registerQueueGauges } from './queue-gauges';
+import { createRetentionSweeper } from './retention';
 
 /**
  * Partitions one delivery process handles side by side. Order only matters within a partition (one
@@ -31,32 +33,27 @@ export interface DeliveryServiceDeps {
   groupId: string;
   /** How long a record waits for its acceptance to commit before it is quarantined. */
   acceptanceWaitMs: number;
-  /** How long an `acceptance.missing` quarantine is re-checked automatically (0: never); upkeep.ts. */
+  /** How long an `acceptance.missing` quarantine is re-checked automatically (0: never); quarantine-recheck.ts. */
   quarantineRecheckMs: number;
-  /** Consumer queue retention (spec §8: 14 days) and how often its sweep runs. */
-  retentionMs: number;
-  sweepIntervalMs: number;
+  /** The retention windows and how the sweep runs (docs/operations.md, "Retention"). */
+  retention: RetentionSettings;
   /** The messages topic; tests use their own. */
   topic?: string;
 }
 
 /**
- * Delivery: consumes bus.messages.v1 into one queue per consumer connection (DESIGN §4). It has no
- * routes of its own; its process serves /healthz, /readyz and /metrics only. It works in Kafka batches
- * (enqueue.ts): offsets are committed only after the batch's Postgres transaction committed
- * (runRecordBatches), so a crash replays records, and enqueueing is idempotent on (consumer,
- * message_id), so a replay makes no second copy.
+ * Delivery: consumes bus.messages.v1 into one queue per consumer connection (DESIGN §4), re-checks
+ * `acceptance.missing` quarantines, and runs the retention sweep of every table the bus writes
+ * (docs/operations.md). It has no routes of its own; its process serves /healthz, /readyz and
+ * /metrics only. It works in Kafka batches (enqueue.ts): offsets are committed only after the batch's
+ * Postgres transaction committed (runRecordBatches), so a crash replays records, and enqueueing is
+ * idempotent on (consumer, message_id), so a replay makes no second copy.
  */
 export function createDeliveryService(deps: DeliveryServiceDeps): Service {
   const store = KnexDeliveryStore.create(deps.db);
-  const upkeep = createQueueUpkeep({
-    store,
-    metrics: deps.metrics,
-    logger: deps.logger,
-    retentionMs: deps.retentionMs,
-    sweepIntervalMs: deps.sweepIntervalMs,
-    quarantineRecheckMs: deps.quarantineRecheckMs,
-  });
+  registerQueueGauges({ store, metrics: deps.metrics, logger: deps.logger });
+  const retention = createRetentionSweeper({ db: deps.db, metrics: deps.metrics, logger: deps.logger, settings: deps.retention });
+  const recheck = createQuarantineRecheck({ store, metrics: deps.metrics, logger: deps.logger, quarantineRecheckMs: deps.quarantineRecheckMs });
   const handle = createBatchEnqueuer({
     store,
     logger: deps.logger,
@@ -77,7 +74,8 @@ export function createDeliveryService(deps: DeliveryServiceDeps): Service {
     routers: [],
     readiness: [...deps.readiness, groupJoined],
     start: async () => {
-      upkeep.start();
+      retention.start();
+      recheck.start();
       consumer = createConsumer(deps.kafka, { groupId: deps.groupId });
       consumer.on(consumer.events.GROUP_JOIN, () => {
         joined = true;
@@ -103,7 +101,7 @@ export function createDeliveryService(deps: DeliveryServiceDeps): Service {
     },
     stop: async () => {
       await consumer?.disconnect();
-      await upkeep.stop();
+      await Promise.all([retention.stop(), recheck.stop()]);
     },
   };
 }

@@ -6,10 +6,12 @@ import * as delivery from './004_delivery';
 import * as admin from './005_admin';
 import * as messageTraceparent from './006_message_traceparent';
 import * as quarantineListing from './007_quarantine_listing';
+import * as retention from './008_retention';
 
 interface NamedMigration {
   name: string;
-  migration: Knex.Migration;
+  /** `config.transaction: false` runs that migration outside a transaction (knex reads it). */
+  migration: Knex.Migration & { config?: { transaction: boolean } };
 }
 
 /**
@@ -24,6 +26,7 @@ const MIGRATIONS: readonly NamedMigration[] = [
   { name: '005_admin', migration: admin },
   { name: '006_message_traceparent', migration: messageTraceparent },
   { name: '007_quarantine_listing', migration: quarantineListing },
+  { name: '008_retention', migration: retention },
 ];
 
 export const migrationSource: Knex.MigrationSource<NamedMigration> = {
