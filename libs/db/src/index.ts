@@ -4,3 +4,7 @@ export type { DatabaseOptions, Knex } from './database';
 export const DELIVERY_CHANNEL = 'bus_deliveries';
 export { readSkillRegistrations, skillRegistration } from './registrations';
 export type { SkillRegistration, SkillRegistrationRow } from './registrations';
+export { readMessageTrace, readStory, STORY_MESSAGES_MAX } from './inspection';
+export type { MessageTrace, DeliveryTrace, DeliveryStateName, StoryView } from './inspection';
+export { writeRefusals, readRecentRefusals, REFUSALS_KEPT } from './refusals';
+export type { RefusalRecord, RateLimitCount, RecentRefusals } from './refusals';

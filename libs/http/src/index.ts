@@ -16,6 +16,8 @@ export {
   RequestTimeoutError,
   NotImplementedError,
   MessageTooLargeError,
+  RequestInvalidError,
+  ResourceUnknownError,
   InternalError,
   DependencyUnavailableError,
   unavailableUnlessDone,

@@ -92,6 +92,7 @@ void bootstrap({
               readiness: [postgres, redisReady, kafkaReady, identity.controlReadiness],
               authenticator: identity,
               connectionQuota: quota,
+              db,
               metrics,
               publish: publishDepsOf({ db, producer, logger }, config),
             }),

@@ -31,6 +31,7 @@ void bootstrap({
     const gateway = createGatewayService({
       readiness: [databaseReadiness(db), redisReadiness(redis), kafkaReadiness(admin), identity.controlReadiness],
       authenticator: identity,
+      db,
       connectionQuota: connectionQuota({ store: KnexQuotaStore.create(db), quotas: createConnectionQuotas(redis, limitMetrics) }),
       metrics,
       publish: publishDepsOf({ db, producer, logger }, config),

@@ -4,6 +4,7 @@ import { HttpError, readBody } from '@bus/http';
 import type { BearerAuthenticator, BearerIdentity } from '@bus/identity';
 import { rulesCatalogue } from '@bus/som';
 import { publishMessage, type PublishDeps, type PublishMode } from './publish';
+import type { RefusalRecorder } from './refusal-recorder';
 
 /** Spec 2.6: one SOM message of at most 240,000 bytes. */
 export const MAX_MESSAGE_BYTES = 240_000;
@@ -15,6 +16,8 @@ export interface PublishRoutesDeps {
   publish: PublishDeps;
   /** The process registry: bus_publish_total{mode,outcome,rule} is counted there. */
   metrics: Registry;
+  /** Recent refusals (issue 17): told of every refusal answer; it queues and returns at once. */
+  refusals: Pick<RefusalRecorder, 'refused'>;
 }
 
 /**
@@ -45,14 +48,21 @@ export function publishRoutes(deps: PublishRoutesDeps): Router {
   const handle = (mode: PublishMode) => async (req: Request, res: Response) => {
     const identity = res.locals.identity as BearerIdentity;
     const bytes = await readBody(req, MAX_MESSAGE_BYTES);
+    res.locals.publishBody = bytes;
     const answer = await publishMessage(deps.publish, { clientId: identity.clientId, workspaceId: identity.workspaceId, appId: identity.appId }, bytes, mode);
     res.status(answer.status).json(answer.body);
   };
 
   router.post('/v1/tenants/:t/messages', observe('publish'), producer, deps.connectionQuota, handle('publish'));
   router.post('/v1/tenants/:t/validate', observe('validate'), producer, deps.connectionQuota, handle('validate'));
-  router.use((err: unknown, _req: Request, res: Response, next: NextFunction) => {
+  router.use((err: unknown, req: Request, res: Response, next: NextFunction) => {
     res.locals.refusedRule = err instanceof HttpError ? err.rule : 'internal.error';
+    deps.refusals.refused({
+      identity: res.locals.identity as BearerIdentity | undefined,
+      mode: req.path.endsWith('/validate') ? 'validate' : 'publish',
+      body: res.locals.publishBody as Buffer | undefined,
+      error: err,
+    });
     next(err);
   });
 

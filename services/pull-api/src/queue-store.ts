@@ -203,7 +203,8 @@ export class KnexQueueStore implements QueueStore {
       const done = await this.db.transaction(async (trx) => {
         const released = (
           (await trx.raw(
-            `UPDATE deliveries SET state = 'queued', visible_at = now() + (? * interval '1 millisecond'), lease_generation = lease_generation + 1
+            `UPDATE deliveries SET state = 'queued', visible_at = now() + (? * interval '1 millisecond'), lease_generation = lease_generation + 1,
+                    nack_count = nack_count + 1, last_nacked_at = now()
               WHERE id = ? AND consumer_id = ? AND lease_generation = ? AND state = 'leased'
               RETURNING correlation_id`,
             [delayMs, lease.deliveryId, consumerId, lease.generation],

@@ -6,6 +6,7 @@ import * as delivery from './004_delivery';
 import * as admin from './005_admin';
 import * as messageTraceparent from './006_message_traceparent';
 import * as quarantineListing from './007_quarantine_listing';
+import * as testerTools from './008_tester_tools';
 
 interface NamedMigration {
   name: string;
@@ -24,6 +25,7 @@ const MIGRATIONS: readonly NamedMigration[] = [
   { name: '005_admin', migration: admin },
   { name: '006_message_traceparent', migration: messageTraceparent },
   { name: '007_quarantine_listing', migration: quarantineListing },
+  { name: '008_tester_tools', migration: testerTools },
 ];
 
 export const migrationSource: Knex.MigrationSource<NamedMigration> = {
