@@ -60,6 +60,16 @@ export default tseslint.config(
     },
   },
   {
+    // The client library is published on its own: it depends on nothing of the bus's but its HTTP contract.
+    files: ['libs/client/src/**/*.ts'],
+    ignores: ['libs/client/src/**/*.test.ts'],
+    rules: {
+      'no-restricted-imports': ['error', {
+        patterns: [deepImports, { group: ['@bus/*'], message: 'libs/client is published alone: it talks to the bus over HTTP and imports no bus package.' }],
+      }],
+    },
+  },
+  {
     files: ['**/*.js', '**/*.mjs'],
     rules: { '@typescript-eslint/no-require-imports': 'off' },
   },

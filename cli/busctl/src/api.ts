@@ -115,6 +115,27 @@ export interface RedriveAnswer {
   next_after: string | null;
 }
 
+/** GET /workspaces/{w}/messages/{message_id}: admin.json MessageTrace. */
+export interface MessageTrace {
+  message_id: string;
+  message_type: string;
+  correlation_id: string;
+  producer_connection_id: string;
+  accepted_at: string;
+  kafka: { partition: number; offset: string };
+  deliveries: Array<{
+    consumer_id: string;
+    connection_status: string;
+    state: 'not_enqueued' | 'queued' | 'leased' | 'acked';
+    enqueued_at: string | null;
+    visible_at: string | null;
+    receive_count: number;
+    acked_at: string | null;
+    nack_count: number;
+    last_nacked_at: string | null;
+  }>;
+}
+
 export interface ApiErrorBody {
   code: string;
   message: string;

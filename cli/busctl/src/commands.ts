@@ -1,4 +1,4 @@
-import type { App, Connection, IssuedCredential, Organisation, QuarantinePage, QueueStats, RedriveAnswer, Registration, Replay, Workspace } from './api';
+import type { App, Connection, IssuedCredential, MessageTrace, Organisation, QuarantinePage, QueueStats, RedriveAnswer, Registration, Replay, Workspace } from './api';
 import { TIERS } from './api';
 import { DURATION_FORM, durationSeconds, resolveSince } from './duration';
 import { UsageError } from './errors';
@@ -14,6 +14,7 @@ import {
   registrationColumns,
   renderIssued,
   renderQuarantinePage,
+  renderTrace,
   replayFields,
   SECRET_NOTE,
   table,
@@ -425,6 +426,17 @@ export const COMMANDS: readonly Command[] = [
     }),
   },
   {
+    path: ['message', 'trace'],
+    summary: "where an accepted message is: its acceptance and Kafka offset, and each consumer connection's copy (never the body)",
+    usage: '<w> <message_id>',
+    options: {},
+    positionals: ['<w>', '<message_id>'],
+    plan: (input) => ({
+      request: { method: 'GET', path: `/workspaces/${id(input.positional(0))}/messages/${id(input.positional(1))}` },
+      render: (body) => renderTrace(body as MessageTrace),
+    }),
+  },
+  {
     path: ['quarantine', 'list'],
     summary: 'list Kafka records delivery refused to enqueue (metadata only), oldest first, a page at a time',
     usage: `[--workspace <w>] [--reason <reason>] [--limit <n>] [--after <id>]`,
@@ -507,5 +519,6 @@ export const GROUPS: Readonly<Record<string, string>> = {
   registration: "a consumer's skill registrations",
   replay: "replay a consumer's messages from the archive",
   queue: "a consumer's queue",
+  message: 'follow an accepted message through delivery',
   quarantine: 'Kafka records delivery refused to enqueue: list them, redrive those accepted since',
 };

@@ -1,4 +1,4 @@
-import type { App, Connection, IssuedCredential, Organisation, QueueStats, Registration, Replay } from './api';
+import type { App, Connection, IssuedCredential, MessageTrace, Organisation, QueueStats, Registration, Replay } from './api';
 import {
   appView,
   connectionView,
@@ -10,6 +10,7 @@ import {
   queueFields,
   registrationColumns,
   renderIssued,
+  renderTrace,
   replayFields,
   table,
 } from './render';
@@ -128,6 +129,38 @@ describe('registrations', () => {
       [
         'REGISTRATION_ID  SKILL_ID        SKILL_VERSION  INSTANCE_LABEL  LIBRARY_VERSION  REGISTERED_AT',
         'r1               telling/pacing  -              pace            2026.11.1        2026-11-22T06:00:00.000Z',
+        '',
+      ].join('\n'),
+    );
+  });
+});
+
+describe('renderTrace', () => {
+  it("shows the acceptance, then one row per consumer connection, a revoked one's state saying so", () => {
+    const trace: MessageTrace = {
+      message_id: 'm1',
+      message_type: 'telling.started',
+      correlation_id: 'c-1',
+      producer_connection_id: 'cproducer2345',
+      accepted_at: '2026-11-22T06:00:00.000Z',
+      kafka: { partition: 2, offset: '41' },
+      deliveries: [
+        { consumer_id: 'cconsumer2345', connection_status: 'active', state: 'acked', enqueued_at: '2026-11-22T06:00:01.000Z', visible_at: null, receive_count: 2, acked_at: '2026-11-22T06:00:09.000Z', nack_count: 1, last_nacked_at: '2026-11-22T06:00:05.000Z' },
+        { consumer_id: 'crevoked23456', connection_status: 'revoked', state: 'not_enqueued', enqueued_at: null, visible_at: null, receive_count: 0, acked_at: null, nack_count: 0, last_nacked_at: null },
+      ],
+    };
+    expect(renderTrace(trace)).toBe(
+      [
+        'message_id      m1',
+        'message_type    telling.started',
+        'correlation_id  c-1',
+        'producer        cproducer2345',
+        'accepted_at     2026-11-22T06:00:00.000Z',
+        'kafka           partition 2, offset 41',
+        '',
+        'CONSUMER       STATE                              ENQUEUED_AT               VISIBLE_AT  RECEIVES  NACKS  LAST_NACKED_AT            ACKED_AT',
+        'cconsumer2345  acked                              2026-11-22T06:00:01.000Z  -           2         1      2026-11-22T06:00:05.000Z  2026-11-22T06:00:09.000Z',
+        'crevoked23456  not_enqueued (connection revoked)  -                         -           0         0      -                         -',
         '',
       ].join('\n'),
     );

@@ -1,4 +1,4 @@
-import type { App, Connection, IssuedCredential, Organisation, QuarantinePage, QueueStats, Quota, RedriveAnswer, Registration, Replay, Workspace } from './api';
+import type { App, Connection, IssuedCredential, MessageTrace, Organisation, QuarantinePage, QueueStats, Quota, RedriveAnswer, Registration, Replay, Workspace } from './api';
 import { formatSeconds } from './duration';
 
 /**
@@ -151,6 +151,31 @@ export const redriveColumns: readonly Column<RedriveAnswer['results'][number]>[]
   ['workspace_id', (r) => r.workspace_id],
   ['message_id', (r) => r.message_id],
 ];
+
+export const traceFields: readonly Column<MessageTrace>[] = [
+  ['message_id', (t) => t.message_id],
+  ['message_type', (t) => t.message_type],
+  ['correlation_id', (t) => t.correlation_id],
+  ['producer', (t) => t.producer_connection_id],
+  ['accepted_at', (t) => t.accepted_at],
+  ['kafka', (t) => `partition ${t.kafka.partition}, offset ${t.kafka.offset}`],
+];
+
+export const traceDeliveryColumns: readonly Column<MessageTrace['deliveries'][number]>[] = [
+  ['consumer', (d) => d.consumer_id],
+  ['state', (d) => (d.connection_status === 'active' ? d.state : `${d.state} (connection ${d.connection_status})`)],
+  ['enqueued_at', (d) => d.enqueued_at],
+  ['visible_at', (d) => d.visible_at],
+  ['receives', (d) => d.receive_count],
+  ['nacks', (d) => d.nack_count],
+  ['last_nacked_at', (d) => d.last_nacked_at],
+  ['acked_at', (d) => d.acked_at],
+];
+
+/** The message's acceptance as fields, then one row per consumer connection of the workspace. */
+export function renderTrace(trace: MessageTrace): string {
+  return `${fields(traceFields, trace)}\n${table(traceDeliveryColumns, trace.deliveries)}`;
+}
 
 export const SECRET_NOTE = 'This is the only time the client secret is shown: the bus keeps only a hash. Store it now; a lost secret can only be replaced (busctl credential rotate).';
 

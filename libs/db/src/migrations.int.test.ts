@@ -11,13 +11,15 @@ const TABLES = [
   'organisations',
   'permissions',
   'quarantined_records',
+  'refusal_counters',
+  'refusals',
   'replay_jobs',
   'signing_keys',
   'skill_registrations',
   'story_state',
   'workspaces',
 ];
-const ALL = ['001_tenancy', '002_signing_keys', '003_publish', '004_delivery', '005_admin', '006_message_traceparent', '007_quarantine_listing', '008_retention'];
+const ALL = ['001_tenancy', '002_signing_keys', '003_publish', '004_delivery', '005_admin', '006_message_traceparent', '007_quarantine_listing', '008_retention', '009_tester_tools'];
 
 let testDb: TestDatabase;
 let db: Knex;

@@ -77,7 +77,7 @@ export const RETENTION_TABLES = [
     agesFrom: 't.updated_at',
     keptWhile: `EXISTS (SELECT 1 FROM accepted_messages a
                  WHERE a.workspace_id = t.workspace_id AND a.correlation_id = t.correlation_id AND a.accepted_at >= :cutoff)`,
-    // The gateway's lock of one correlation id (services/gateway publish-store withStoryLock).
+    // The gateway's lock of one correlation id (services/gateway publish-store withStoryLocks).
     writerLock: `t.workspace_id || '/' || t.correlation_id`,
   },
   {
@@ -108,6 +108,13 @@ export const RETENTION_TABLES = [
     why: 'the replays an operator can look up (docs/admin.md); a running job marks itself alive every 10 s, so only finished or interrupted ones age',
     window: { variable: 'REPLAY_JOB_RETENTION', defaultMs: 30 * DAY_MS, minimumMs: DAY_MS },
     agesFrom: 'coalesce(t.finished_at, t.heartbeat_at)',
+  },
+  {
+    table: 'refusals',
+    what: 'publishes the gateway refused, with their violations and ids (no body): a producer\'s recent refusals',
+    why: 'time for a tester to look up why a message was refused (GET /v1/tenants/{t}/refusals, docs/testing-tools.md); the newest 100 per connection are kept within it',
+    window: { variable: 'REFUSAL_RETENTION', defaultMs: 7 * DAY_MS, minimumMs: DAY_MS },
+    agesFrom: 't.refused_at',
   },
 ] as const satisfies readonly RetentionEntry[];
 

@@ -86,6 +86,22 @@ export class NotImplementedError extends HttpError {
   }
 }
 
+/** 400 request.invalid: a path or query parameter or a body is not what the route's OpenAPI operation admits. */
+export class RequestInvalidError extends HttpError {
+  override readonly name = 'RequestInvalidError';
+  constructor(problem: string) {
+    super(400, 'request.invalid', problem, 'conformance');
+  }
+}
+
+/** 404 for a resource a route names that the caller's workspace does not have (message.unknown, story.unknown). */
+export class ResourceUnknownError extends HttpError {
+  override readonly name = 'ResourceUnknownError';
+  constructor(rule: 'message.unknown' | 'story.unknown', message: string) {
+    super(404, rule, message);
+  }
+}
+
 export class MessageTooLargeError extends HttpError {
   override readonly name = 'MessageTooLargeError';
   constructor(limitBytes: number) {

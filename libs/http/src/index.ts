@@ -18,6 +18,8 @@ export {
   RequestTimeoutError,
   NotImplementedError,
   MessageTooLargeError,
+  RequestInvalidError,
+  ResourceUnknownError,
   InternalError,
   DependencyUnavailableError,
   unavailableUnlessDone,

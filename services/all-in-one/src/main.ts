@@ -92,6 +92,8 @@ void bootstrap({
               readiness: [postgres, redisReady, kafkaReady, identity.controlReadiness],
               authenticator: identity,
               connectionQuota: quota,
+              db,
+              logger,
               metrics,
               publish: publishDepsOf({ db, producer, logger, metrics, identity }, config),
             }),

@@ -11,6 +11,7 @@ describe('delivery config', () => {
       QUEUE_RETENTION: undefined,
       QUARANTINE_RETENTION: undefined,
       REPLAY_JOB_RETENTION: undefined,
+      REFUSAL_RETENTION: undefined,
       RETENTION_SWEEP_INTERVAL: 60_000,
       RETENTION_SWEEP_BATCH: 1_000,
     });

@@ -12,7 +12,7 @@ const HOUR = 3_600_000;
 const workspaceId = 'wretentiontst';
 const consumerId = 'cretentioncn2';
 const settings: RetentionSettings = {
-  windows: { IDEMPOTENCY_RETENTION: 7 * DAY, QUEUE_RETENTION: 14 * DAY, QUARANTINE_RETENTION: 7 * DAY, REPLAY_JOB_RETENTION: 30 * DAY },
+  windows: { IDEMPOTENCY_RETENTION: 7 * DAY, QUEUE_RETENTION: 14 * DAY, QUARANTINE_RETENTION: 7 * DAY, REPLAY_JOB_RETENTION: 30 * DAY, REFUSAL_RETENTION: 7 * DAY },
   intervalMs: 60_000,
   batchSize: 10,
 };
@@ -62,6 +62,9 @@ async function rowsAged(age: number, n: number): Promise<void> {
     });
     await db('deliveries').insert({ consumer_id: consumerId, workspace_id: workspaceId, message_id: messageId, correlation_id: correlationId, enqueued_at: at });
     await db('quarantined_records').insert({ topic: 't', kafka_partition: 0, kafka_offset: `${clock - age}${i}`, reason: 'acceptance.missing', headers: '{}', quarantined_at: at });
+    await db('refusals').insert({
+      workspace_id: workspaceId, connection_id: consumerId, mode: 'publish', message_id: messageId, status: 409, violations: '[]', refused_at: at,
+    });
     await db('replay_jobs').insert({ id: `p${randomUUID().replace(/[^a-z2-7]/g, '').padEnd(12, 'a').slice(0, 12)}`, consumer_id: consumerId, since: at, status: 'succeeded', requested_at: at, heartbeat_at: at, finished_at: at });
   }
 }
@@ -95,6 +98,7 @@ describe('the retention sweep on the real Postgres, with a controlled clock', ()
     expect(metricValues(metrics, 'bus_retention_rows_removed_total')).toEqual(Object.fromEntries(RETENTION_TABLES.map((e) => [e.table, 25])));
     expect(metricValues(metrics, 'bus_retention_window_seconds')).toEqual({
       accepted_messages: 7 * 86_400, story_state: 7 * 86_400, deliveries: 14 * 86_400, messages: 14 * 86_400, quarantined_records: 7 * 86_400, replay_jobs: 30 * 86_400,
+      refusals: 7 * 86_400,
     });
     const ages = metricValues(metrics, 'bus_retention_oldest_row_age_seconds');
     // The age counts rows nothing keeps: each remaining message has its delivery, each story state a
@@ -105,8 +109,10 @@ describe('the retention sweep on the real Postgres, with a controlled clock', ()
     // Two days on: the six-day-old rows are eight days old, past the 7-day windows only.
     clock += 2 * DAY;
     const second = await sweeper.sweep();
-    expect(second.tables).toMatchObject({ accepted_messages: { removed: 25 }, story_state: { removed: 25 }, quarantined_records: { removed: 25 }, deliveries: { removed: 0 }, replay_jobs: { removed: 0 } });
-    expect(await counts()).toEqual({ accepted_messages: 0, story_state: 0, deliveries: 25, messages: 25, quarantined_records: 0, replay_jobs: 25 });
+    expect(second.tables).toMatchObject({
+      accepted_messages: { removed: 25 }, story_state: { removed: 25 }, quarantined_records: { removed: 25 }, refusals: { removed: 25 }, deliveries: { removed: 0 }, replay_jobs: { removed: 0 },
+    });
+    expect(await counts()).toEqual({ accepted_messages: 0, story_state: 0, deliveries: 25, messages: 25, quarantined_records: 0, replay_jobs: 25, refusals: 0 });
   });
 
   it('keeps a story state while any message of its correlation id is inside the window, however old the state', async () => {

@@ -31,6 +31,8 @@ void bootstrap({
     const gateway = createGatewayService({
       readiness: [databaseReadiness(db), redisReadiness(redis), kafkaReadiness(admin), identity.controlReadiness],
       authenticator: identity,
+      db,
+      logger,
       connectionQuota: connectionQuota({ store: identity.quotas, quotas: createConnectionQuotas(redis, limitMetrics) }),
       metrics,
       publish: publishDepsOf({ db, producer, logger, metrics, identity }, config),

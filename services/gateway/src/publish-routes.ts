@@ -4,6 +4,7 @@ import { HttpError, markStep, readBody, requestTimings } from '@bus/http';
 import type { BearerAuthenticator, BearerIdentity } from '@bus/identity';
 import { rulesCatalogue } from '@bus/som';
 import { publishMessage, type PublishDeps, type PublishMode } from './publish';
+import type { RefusalRecorder } from './refusal-recorder';
 
 /** Spec 2.6: one SOM message of at most 240,000 bytes. */
 export const MAX_MESSAGE_BYTES = 240_000;
@@ -15,6 +16,8 @@ export interface PublishRoutesDeps {
   publish: PublishDeps;
   /** The process registry: bus_publish_total{mode,outcome,rule} is counted there. */
   metrics: Registry;
+  /** Recent refusals (issue 17): told of every refusal answer; it queues and returns at once. */
+  refusals: Pick<RefusalRecorder, 'refused'>;
 }
 
 /**
@@ -47,6 +50,7 @@ export function publishRoutes(deps: PublishRoutesDeps): Router {
     const timings = requestTimings(res);
     const bytes = await readBody(req, MAX_MESSAGE_BYTES);
     timings.mark('body');
+    res.locals.publishBody = bytes;
     const answer = await publishMessage(deps.publish, { clientId: identity.clientId, workspaceId: identity.workspaceId, appId: identity.appId }, bytes, mode, timings);
     res.status(answer.status).json(answer.body);
   };
@@ -54,8 +58,14 @@ export function publishRoutes(deps: PublishRoutesDeps): Router {
   const steps = [producer, markStep('auth'), deps.connectionQuota, markStep('quota')];
   router.post('/v1/tenants/:t/messages', observe('publish'), ...steps, handle('publish'));
   router.post('/v1/tenants/:t/validate', observe('validate'), ...steps, handle('validate'));
-  router.use((err: unknown, _req: Request, res: Response, next: NextFunction) => {
+  router.use((err: unknown, req: Request, res: Response, next: NextFunction) => {
     res.locals.refusedRule = err instanceof HttpError ? err.rule : 'internal.error';
+    deps.refusals.refused({
+      identity: res.locals.identity as BearerIdentity | undefined,
+      mode: req.path.endsWith('/validate') ? 'validate' : 'publish',
+      body: res.locals.publishBody as Buffer | undefined,
+      error: err,
+    });
     next(err);
   });
 

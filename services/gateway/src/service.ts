@@ -1,7 +1,7 @@
 import { notImplementedRouter, type ReadinessCheck, type Service } from '@bus/http';
 import { discoveryRouter } from './discovery';
 import type { ConfigOf } from '@bus/config';
-import type { Knex } from '@bus/db';
+import { writeRefusals, type Knex } from '@bus/db';
 import type { Logger } from '@bus/observability';
 import { MESSAGES_TOPIC, type Producer } from '@bus/kafka';
 import { createSomValidator } from '@bus/som';
@@ -13,20 +13,31 @@ import { currentTraceparent, kafkaCommitter } from './kafka-commit';
 import type { PublishDeps } from './publish';
 import { KnexPublishStore } from './publish-store';
 import { publishRoutes, type PublishRoutesDeps } from './publish-routes';
+import { createRefusalRecorder } from './refusal-recorder';
+import { testerRoutes } from './tester-routes';
 
-export interface GatewayServiceDeps extends PublishRoutesDeps {
+export interface GatewayServiceDeps extends Omit<PublishRoutesDeps, 'refusals'> {
   /** Postgres (idempotency, story state), Redis (quotas) and Kafka (bus.messages.v1) readiness. */
   readiness: ReadinessCheck[];
+  /** The tester routes read it and the refusal recorder writes it (the publish path keeps its own store). */
+  db: Knex;
+  /** The refusal recorder reports a batch it could not write. */
+  logger: Logger;
 }
 
-/** Publish and validate routes (spec §2.6–2.7, §4.2, §7.2) and the bus health route. */
+/**
+ * Publish and validate routes (spec §2.6–2.7, §4.2, §7.2), the bus health route, and the producer's
+ * tester routes (message trace, recent refusals, story view; docs/testing-tools.md).
+ */
 export function createGatewayService(deps: GatewayServiceDeps): Service {
   const tenant = '/v1/tenants/:t';
+  const refusals = createRefusalRecorder({ write: (records, counts) => writeRefusals(deps.db, records, counts), logger: deps.logger, metrics: deps.metrics });
   return {
     name: 'gateway',
     routers: [
       discoveryRouter(),
-      publishRoutes(deps),
+      publishRoutes({ ...deps, refusals }),
+      testerRoutes({ authenticator: deps.authenticator, connectionQuota: deps.connectionQuota, db: deps.db }),
       notImplementedRouter([
         ['post', `${tenant}/iam/messages`],
         ['post', `${tenant}/iam/validate`],
@@ -36,6 +47,9 @@ export function createGatewayService(deps: GatewayServiceDeps): Service {
       ]),
     ],
     readiness: deps.readiness,
+    start: async () => refusals.start(),
+    // After the server drained: the refusals of the last requests are written before the process ends.
+    stop: () => refusals.stop(),
   };
 }
 

@@ -19,6 +19,13 @@ describe('the admin OpenAPI document', () => {
     expect(bus.SkillRegistration).toEqual(admin.Registration);
   });
 
+  it('describes a message trace exactly as the bus document\'s producer route returns it', () => {
+    const admin = (openapi.admin as unknown as Components).components.schemas;
+    const bus = (openapi.bus as unknown as Components).components.schemas;
+    expect(admin.MessageTrace).toEqual(bus.MessageTrace);
+    expect(admin.DeliveryTrace).toEqual(bus.DeliveryTrace);
+  });
+
   it("names delivery's quarantine reasons exactly, wherever a reason appears", () => {
     const admin = openapi.admin as unknown as Components & { paths: Record<string, { get?: { parameters?: Array<{ name: string; schema: unknown }> } }> };
     const schemas = admin.components.schemas as Record<string, { properties?: Record<string, unknown>; oneOf?: Array<{ properties: Record<string, unknown> }> }>;

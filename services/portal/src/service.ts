@@ -12,6 +12,7 @@ import { operatorAuth, type OperatorCredentials } from './operator-auth';
 import { AdminRequestInvalidError, AdminUnavailableError } from './errors';
 import { quarantineRoutes, type QuarantineOperations } from './quarantine-routes';
 import { createReplayRunner, type ReplayRunner } from './replays';
+import { traceRoutes } from './trace-routes';
 
 export interface PortalServiceDeps {
   db: Knex;
@@ -76,6 +77,7 @@ export function createPortalService(deps: PortalServiceDeps): PortalService {
         requests,
       }),
       quarantineRoutes({ store, queues, requests }),
+      traceRoutes({ db: deps.db }),
     ],
     readiness: deps.readiness,
     replays,

@@ -260,7 +260,9 @@ export class KnexQueueStore implements QueueStore {
          released AS (
            UPDATE deliveries d
               SET state = 'queued', lease_generation = d.lease_generation + 1,
-                  visible_at = CASE WHEN d.id IN (SELECT id FROM done) THEN now() + (:delayMs * interval '1 millisecond') ELSE now() END
+                  visible_at = CASE WHEN d.id IN (SELECT id FROM done) THEN now() + (:delayMs * interval '1 millisecond') ELSE now() END,
+                  nack_count = d.nack_count + CASE WHEN d.id IN (SELECT id FROM done) THEN 1 ELSE 0 END,
+                  last_nacked_at = CASE WHEN d.id IN (SELECT id FROM done) THEN now() ELSE d.last_nacked_at END
              FROM locked l JOIN run_from r ON r.correlation_id = l.correlation_id
             WHERE d.id = l.id AND l.id >= r.from_id
            RETURNING d.id

@@ -7,6 +7,7 @@ import * as admin from './005_admin';
 import * as messageTraceparent from './006_message_traceparent';
 import * as quarantineListing from './007_quarantine_listing';
 import * as retention from './008_retention';
+import * as testerTools from './009_tester_tools';
 
 interface NamedMigration {
   name: string;
@@ -27,6 +28,7 @@ const MIGRATIONS: readonly NamedMigration[] = [
   { name: '006_message_traceparent', migration: messageTraceparent },
   { name: '007_quarantine_listing', migration: quarantineListing },
   { name: '008_retention', migration: retention },
+  { name: '009_tester_tools', migration: testerTools },
 ];
 
 export const migrationSource: Knex.MigrationSource<NamedMigration> = {

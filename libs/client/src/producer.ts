@@ -1,0 +1,125 @@
+import type { Violation } from './errors';
+import { busRequest } from './request';
+import { TokenSource, type ClientOptions } from './token';
+
+/** What the bus answered to an accepted publish or validate (spec 2.7). */
+export interface PublishResult {
+  /** 202 accepted; 200 a duplicate (this message_id was accepted before with the same content: nothing new published). */
+  status: 200 | 202;
+  message_id: string;
+  duplicate: boolean;
+  /** Absent on a duplicate. */
+  message_type?: string;
+  family?: string | null;
+  /** Violations reported without refusing (e.g. a skewed occurred_at). */
+  tolerated: Violation[];
+  /** True on validate: nothing was published or recorded. */
+  dry_run: boolean;
+  /** Requests made, the retries included. */
+  attempts: number;
+}
+
+/** A SOM message: an object (serialised once, so every retry sends the same bytes) or the exact bytes to send. */
+export type Publishable = Record<string, unknown> | string | Uint8Array;
+
+/** One consumer connection's copy of a message in a trace (GET /v1/tenants/{t}/messages/{message_id}). */
+export interface DeliveryTrace {
+  consumer_id: string;
+  connection_status: string;
+  state: 'not_enqueued' | 'queued' | 'leased' | 'acked';
+  enqueued_at: string | null;
+  visible_at: string | null;
+  receive_count: number;
+  acked_at: string | null;
+  nack_count: number;
+  last_nacked_at: string | null;
+}
+
+export interface MessageTrace {
+  message_id: string;
+  message_type: string;
+  correlation_id: string;
+  producer_connection_id: string;
+  accepted_at: string;
+  kafka: { partition: number; offset: string };
+  deliveries: DeliveryTrace[];
+}
+
+export interface RecentRefusals {
+  connection_id: string;
+  refusals: Array<{
+    mode: 'publish' | 'validate';
+    message_id: string | null;
+    message_type: string | null;
+    correlation_id: string | null;
+    status: number;
+    violations: Violation[];
+    refused_at: string;
+  }>;
+  rate_limited: { rate_limited: number; quota_exceeded: number; last_refused_at: string | null };
+}
+
+export interface StoryView {
+  correlation_id: string;
+  state: Record<string, unknown> | null;
+  state_updated_at: string | null;
+  messages: Array<{ message_id: string; message_type: string; accepted_at: string; producer_connection_id: string }>;
+  truncated: boolean;
+}
+
+/**
+ * A producer connection: publish and validate SOM messages (spec §4.2) with a cached, renewed token
+ * and safe retries; a refusal is thrown as BusRefusedError with the bus's violations. Also the
+ * producer's tester routes: trace a message, the recent refusals, a story (docs/testing-tools.md).
+ */
+export class BusProducer {
+  private readonly tokens: TokenSource;
+
+  constructor(private readonly options: ClientOptions) {
+    this.tokens = new TokenSource(options);
+  }
+
+  publish(message: Publishable): Promise<PublishResult> {
+    return this.send('/messages', message);
+  }
+
+  /** Dry run: the same checks with the app's permissions and the story state; nothing published or recorded. */
+  validate(message: Publishable): Promise<PublishResult> {
+    return this.send('/validate', message);
+  }
+
+  /** Where an accepted message is: its acceptance and, per consumer connection of the workspace, its delivery state. */
+  async trace(messageId: string): Promise<MessageTrace> {
+    return (await busRequest<MessageTrace>(this.tokens, this.options, { method: 'GET', path: `/messages/${encodeURIComponent(messageId)}` })).body;
+  }
+
+  /** This connection's newest refusals (at most 100) and its rate-limit counts. */
+  async refusals(): Promise<RecentRefusals> {
+    return (await busRequest<RecentRefusals>(this.tokens, this.options, { method: 'GET', path: '/refusals' })).body;
+  }
+
+  /** The story state and accepted messages of a correlation id. */
+  async story(correlationId: string): Promise<StoryView> {
+    return (await busRequest<StoryView>(this.tokens, this.options, { method: 'GET', path: `/stories/${encodeURIComponent(correlationId)}` })).body;
+  }
+
+  private async send(path: '/messages' | '/validate', message: Publishable): Promise<PublishResult> {
+    const body = typeof message === 'string' || message instanceof Uint8Array ? message : JSON.stringify(message);
+    const answer = await busRequest<{ message_id: string; duplicate?: true; message_type?: string; family?: string | null; tolerated?: Violation[]; dry_run?: true }>(
+      this.tokens,
+      this.options,
+      { method: 'POST', path, body },
+    );
+    const b = answer.body;
+    return {
+      status: answer.status === 200 ? 200 : 202,
+      message_id: b.message_id,
+      duplicate: b.duplicate === true,
+      ...(b.message_type === undefined ? {} : { message_type: b.message_type }),
+      ...(b.family === undefined ? {} : { family: b.family }),
+      tolerated: b.tolerated ?? [],
+      dry_run: b.dry_run === true,
+      attempts: answer.attempts,
+    };
+  }
+}

@@ -1,0 +1,153 @@
+import pino from 'pino';
+import type { RateLimitCount, RefusalRecord } from '@bus/db';
+import { MessageTooLargeError, ViolationsError } from '@bus/http';
+import type { BearerIdentity } from '@bus/identity';
+import { QuotaExceededError, RateLimitedError } from '@bus/limits';
+import { createMetricsRegistry, type Registry } from '@bus/observability';
+import { createRefusalRecorder, identifyingFields, type RefusalRecorderDeps } from './refusal-recorder';
+
+const producer = { clientId: 'cproducer2345', kind: 'producer', workspaceId: 'wworkspace234', appId: 'a1' } as BearerIdentity;
+const schemaRefusal = () => new ViolationsError(400, [{ source: 'schema', rule: 'schema.required', message: 'payload is required', path: '/payload' }]);
+const body = (fields: Record<string, unknown>) => Buffer.from(JSON.stringify({ ...fields, payload: { secret: 'the body' } }));
+
+function recorder(overrides: Partial<RefusalRecorderDeps> = {}) {
+  const written: Array<{ refusals: readonly RefusalRecord[]; counts: readonly RateLimitCount[] }> = [];
+  const metrics = createMetricsRegistry({ defaultMetrics: false });
+  const r = createRefusalRecorder({
+    write: async (refusals, counts) => {
+      written.push({ refusals, counts });
+    },
+    logger: pino({ level: 'silent' }),
+    metrics,
+    now: () => new Date('2026-11-22T06:00:00.000Z'),
+    ...overrides,
+  });
+  return { r, written, metrics };
+}
+
+async function outcome(metrics: Registry, name: string): Promise<number> {
+  const metric = (await metrics.getMetricsAsJSON()).find((m) => m.name === 'bus_refusals_recorded_total');
+  return (metric?.values ?? []).find((v) => v.labels.outcome === name)?.value ?? 0;
+}
+
+describe('the recent-refusals recorder', () => {
+  it('writes a refusal with the fields the body carried and the violations, never the body', async () => {
+    const { r, written } = recorder();
+    r.refused({ identity: producer, mode: 'validate', body: body({ message_id: 'm-1', message_type: 'telling.started', correlation_id: 'c-1' }), error: schemaRefusal() });
+    expect(written).toEqual([]);
+    await r.flush();
+    expect(written).toHaveLength(1);
+    expect(written[0]?.refusals).toEqual([
+      {
+        workspaceId: 'wworkspace234',
+        connectionId: 'cproducer2345',
+        mode: 'validate',
+        messageId: 'm-1',
+        messageType: 'telling.started',
+        correlationId: 'c-1',
+        status: 400,
+        violations: [{ source: 'schema', rule: 'schema.required', message: 'payload is required', path: '/payload' }],
+        refusedAt: new Date('2026-11-22T06:00:00.000Z'),
+      },
+    ]);
+    expect(JSON.stringify(written)).not.toContain('the body');
+  });
+
+  it('counts rate-limit refusals per connection instead of listing them', async () => {
+    const { r, written, metrics } = recorder();
+    r.refused({ identity: producer, mode: 'publish', body: undefined, error: new RateLimitedError(1) });
+    r.refused({ identity: producer, mode: 'publish', body: undefined, error: new RateLimitedError(1) });
+    r.refused({ identity: producer, mode: 'publish', body: undefined, error: new QuotaExceededError(60, 25_000) });
+    await r.flush();
+    expect(written[0]?.refusals).toEqual([]);
+    expect(written[0]?.counts).toEqual([{ connectionId: 'cproducer2345', rateLimited: 2, quotaExceeded: 1, lastRefusedAt: new Date('2026-11-22T06:00:00.000Z') }]);
+    expect(await outcome(metrics, 'rate_limited')).toBe(3);
+  });
+
+  it('records nothing for a request no producer connection was authenticated for', async () => {
+    const { r, written } = recorder();
+    r.refused({ identity: undefined, mode: 'publish', body: undefined, error: schemaRefusal() });
+    r.refused({ identity: { ...producer, kind: 'consumer' }, mode: 'publish', body: undefined, error: schemaRefusal() });
+    await r.flush();
+    expect(written).toEqual([]);
+  });
+
+  it('records a refusal before the body was read (413) without fields, and any other error as internal.error', async () => {
+    const { r, written } = recorder();
+    r.refused({ identity: producer, mode: 'publish', body: undefined, error: new MessageTooLargeError(240_000) });
+    r.refused({ identity: producer, mode: 'publish', body: body({ message_id: 'm-2' }), error: new Error('a bug') });
+    await r.flush();
+    expect(written[0]?.refusals.map((x) => [x.status, x.violations[0]?.rule, x.messageId])).toEqual([
+      [413, 'message.too_large', null],
+      [500, 'internal.error', 'm-2'],
+    ]);
+  });
+
+  it('drops and counts a refusal when the queue is full, returning at once all the same', async () => {
+    let open: () => void = () => undefined;
+    const gate = new Promise<void>((resolve) => (open = resolve));
+    const { r, written, metrics } = recorder({
+      maxQueued: 2,
+      batchSize: 10,
+      write: async (refusals, counts) => {
+        await gate;
+        written.push({ refusals, counts });
+      },
+    });
+    for (let i = 0; i < 5; i++) r.refused({ identity: producer, mode: 'publish', body: undefined, error: schemaRefusal() });
+    expect(await outcome(metrics, 'dropped_full')).toBe(3);
+    const flushed = r.flush();
+    open();
+    await flushed;
+    expect(written.flatMap((w) => w.refusals)).toHaveLength(2);
+    expect(await outcome(metrics, 'written')).toBe(2);
+  });
+
+  it('bounds the body bytes it holds for queued refusals', async () => {
+    const { r, metrics } = recorder({ maxQueuedBytes: 100 });
+    r.refused({ identity: producer, mode: 'publish', body: Buffer.alloc(80, 'x'), error: schemaRefusal() });
+    r.refused({ identity: producer, mode: 'publish', body: Buffer.alloc(80, 'x'), error: schemaRefusal() });
+    expect(await outcome(metrics, 'dropped_full')).toBe(1);
+  });
+
+  it('logs and counts a batch Postgres refused, and neither throws nor stops recording', async () => {
+    let fail = true;
+    const stored: RefusalRecord[] = [];
+    const { r, metrics } = recorder({
+      write: async (refusals) => {
+        if (fail) throw new Error('Postgres is down');
+        stored.push(...refusals);
+      },
+    });
+    r.refused({ identity: producer, mode: 'publish', body: undefined, error: schemaRefusal() });
+    await expect(r.flush()).resolves.toBeUndefined();
+    expect(await outcome(metrics, 'dropped_write_failed')).toBe(1);
+    fail = false;
+    r.refused({ identity: producer, mode: 'publish', body: undefined, error: schemaRefusal() });
+    await r.flush();
+    expect(stored).toHaveLength(1);
+  });
+
+  it('writes in batches of batchSize as soon as one is full, and what is left on stop', async () => {
+    const { r, written } = recorder({ batchSize: 3 });
+    r.start();
+    for (let i = 0; i < 4; i++) r.refused({ identity: producer, mode: 'publish', body: undefined, error: schemaRefusal() });
+    await r.stop();
+    expect(written.map((w) => w.refusals.length)).toEqual([3, 1]);
+  });
+});
+
+describe('identifyingFields', () => {
+  it('reads the three string fields of a JSON object and nothing from anything else', () => {
+    expect(identifyingFields(body({ message_id: 'm', message_type: 't', correlation_id: 7 }))).toEqual({ message_id: 'm', message_type: 't', correlation_id: null });
+    for (const text of ['', 'not json', '[1]', 'null', '"m"']) {
+      expect(identifyingFields(Buffer.from(text))).toEqual({ message_id: null, message_type: null, correlation_id: null });
+    }
+  });
+
+  it('cuts a long value and makes a NUL storable', () => {
+    const fields = identifyingFields(body({ message_id: 'x'.repeat(1000), correlation_id: 'a\u0000b' }));
+    expect(fields.message_id).toHaveLength(256);
+    expect(fields.correlation_id).toBe('a\uFFFDb');
+  });
+});

@@ -1,0 +1,58 @@
+import { Router, type Request, type RequestHandler, type Response } from 'express';
+import { readMessageTrace, readRecentRefusals, readStory, type Knex } from '@bus/db';
+import { DependencyUnavailableError, RequestInvalidError, ResourceUnknownError, requestValidation, unavailableUnlessDone } from '@bus/http';
+import type { BearerAuthenticator, BearerIdentity } from '@bus/identity';
+import { RULES } from '@bus/som';
+import { openapi } from '@bus/schemas';
+
+/** 503 records.unavailable: Postgres failed while a tester route read; `cause` is its error, which the error middleware logs. */
+export class RecordsUnavailableError extends DependencyUnavailableError {
+  override readonly name = 'RecordsUnavailableError';
+  constructor(cause: unknown) {
+    super('records.unavailable', RULES['records.unavailable'].description, cause);
+  }
+}
+
+export interface TesterRoutesDeps {
+  authenticator: BearerAuthenticator;
+  /** The per-connection quota of spec §8: these routes are under /v1/tenants/{t} too. */
+  connectionQuota: RequestHandler;
+  db: Knex;
+}
+
+/**
+ * The producer's read-only tester routes (issue 17, docs/testing-tools.md), with the publish routes'
+ * authentication (a producer token of workspace {t}: a consumer token is 403 producer.not_registered,
+ * another workspace's 403 tenant.mismatch) and quota:
+ * - GET /v1/tenants/{t}/messages/{message_id}: where an accepted message is, per consumer connection;
+ * - GET /v1/tenants/{t}/refusals: the calling connection's recent refusals;
+ * - GET /v1/tenants/{t}/stories/{correlation_id}: the story state and accepted messages of a correlation id.
+ * None carries a message body.
+ */
+export function testerRoutes(deps: TesterRoutesDeps): Router {
+  const router = Router();
+  const producer = deps.authenticator.authenticateBearer({ kind: 'producer' });
+  const requests = requestValidation(openapi.bus, (problem) => new RequestInvalidError(problem));
+  const guards = [producer, deps.connectionQuota, requests.parameters];
+  const read = <T>(work: () => Promise<T>) => unavailableUnlessDone(work, (cause) => new RecordsUnavailableError(cause));
+  const workspaceOf = (res: Response) => (res.locals.identity as BearerIdentity).workspaceId;
+
+  router.get('/v1/tenants/:t/messages/:message_id', ...guards, async (req: Request, res: Response) => {
+    const messageId = String(req.params.message_id);
+    const trace = await read(() => readMessageTrace(deps.db, workspaceOf(res), messageId));
+    if (!trace) throw new ResourceUnknownError('message.unknown', `The workspace accepted no message ${messageId}`);
+    res.json(trace);
+  });
+
+  router.get('/v1/tenants/:t/refusals', ...guards, async (_req: Request, res: Response) => {
+    res.json(await read(() => readRecentRefusals(deps.db, (res.locals.identity as BearerIdentity).clientId)));
+  });
+
+  router.get('/v1/tenants/:t/stories/:correlation_id', ...guards, async (req: Request, res: Response) => {
+    const correlationId = String(req.params.correlation_id);
+    const story = await read(() => readStory(deps.db, workspaceOf(res), correlationId));
+    if (!story) throw new ResourceUnknownError('story.unknown', `The workspace holds nothing for correlation id ${correlationId}`);
+    res.json(story);
+  });
+  return router;
+}
