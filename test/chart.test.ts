@@ -13,6 +13,7 @@ import { execFile, execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { openapi } from '@bus/schemas';
+import { RETENTION_WINDOWS } from '@bus/db';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -153,6 +154,10 @@ const OWNER: Record<string, string> = {
   'POST /v1/tenants/{t}/consumers/{c}/ack': 'pull-api',
   'POST /v1/tenants/{t}/consumers/{c}/nack': 'pull-api',
   'GET /v1/tenants/{t}/consumers/{c}/skills': 'pull-api',
+  // The producer's tester routes (issue 17).
+  'GET /v1/tenants/{t}/messages/{message_id}': 'gateway',
+  'GET /v1/tenants/{t}/refusals': 'gateway',
+  'GET /v1/tenants/{t}/stories/{correlation_id}': 'gateway',
   'POST /v1/jwt/messages': 'gateway',
   'POST /v1/messages': 'gateway',
   'GET /api/skills/library': 'catalogue',
@@ -439,6 +444,8 @@ function configVariables(): Set<string> {
       }
     }
   }
+  // The retention windows' variables are read from libs/db's registry, one per window, not written out.
+  for (const window of RETENTION_WINDOWS) names.add(window.variable);
   return names;
 }
 
