@@ -51,7 +51,7 @@ module.exports = {
       ...shared,
       displayName: 'e2e',
       testMatch: ['<rootDir>/test/**/*.test.ts'],
-      testPathIgnorePatterns: [...shared.testPathIgnorePatterns, '<rootDir>/test/(faults|fuzz)/'],
+      testPathIgnorePatterns: [...shared.testPathIgnorePatterns, '<rootDir>/test/(faults|fuzz|cluster)/'],
       setupFiles: ['<rootDir>/test/support/load-stack-env.js'],
     },
     // Fault suite (`npm run test:faults`): a bus on servers of its own, which it kills and restarts.
@@ -67,6 +67,13 @@ module.exports = {
       displayName: 'fuzz',
       testMatch: ['<rootDir>/test/fuzz/**/*.test.ts'],
       setupFiles: ['<rootDir>/test/support/load-stack-env.js'],
+    },
+    // The cluster tier (`npm run test:cluster`): the chart on a real single-node Kubernetes cluster that
+    // deploy/cluster/test.sh starts, installs into and tears down; it sets the environment these read.
+    {
+      ...shared,
+      displayName: 'cluster',
+      testMatch: ['<rootDir>/test/cluster/**/*.test.ts'],
     },
   ],
 };

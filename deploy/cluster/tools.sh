@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# Installs what the cluster tier needs, from the package registries only:
+#   apt: podman/buildah/runc (image builds), containerd, etcd, the CNI plugins, iptables, debootstrap, gcc
+#   Go module proxy: kube-apiserver, kube-controller-manager, kube-scheduler, kubelet, kube-proxy and
+#     kubectl of Kubernetes $KUBERNETES_VERSION, CoreDNS $COREDNS_VERSION, Helm (deploy/helm/tools.sh)
+# Binaries land in .local/cluster/bin with a stamp of their version; a second run finds them and
+# builds nothing. usage: deploy/cluster/tools.sh
+set -euo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+# shellcheck source=deploy/cluster/lib.sh
+. "$here/lib.sh"
+# shellcheck source=deploy/helm/tools.sh
+. "$here/../helm/tools.sh"
+
+apt_packages=(podman buildah runc containerd etcd-server containernetworking-plugins iptables conntrack
+  debootstrap gcc libc6-dev openssl)
+kube_components=(kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy kubectl)
+
+install_apt_packages() {
+  local missing=() p
+  for p in "${apt_packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  cluster_log "apt-get install ${missing[*]}"
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+}
+
+# k8s.io/kubernetes as a module lacks its staging/ directory, which its go.mod replaces point at: the
+# copy here points each replace at the published staging module of the same release instead.
+build_kubernetes() {
+  local stamp="$KUBERNETES_VERSION" c all=1
+  for c in "${kube_components[@]}"; do
+    [ -x "$CLUSTER_BIN/$c" ] && [ "$(cat "$CLUSTER_BIN/$c.stamp" 2>/dev/null)" = "$stamp" ] || all=0
+  done
+  [ "$all" = 1 ] && return 0
+  local started=$SECONDS src="$CLUSTER_CACHE/go/src/kubernetes-$KUBERNETES_VERSION"
+  cluster_log "building Kubernetes $KUBERNETES_VERSION from the Go module proxy (~5 min on 2 cores the first time)"
+  if [ ! -f "$src/.prepared" ]; then
+    local dir
+    dir="$(cluster_go mod download -json "k8s.io/kubernetes@$KUBERNETES_VERSION" | sed -n 's/^\t"Dir": "\(.*\)",$/\1/p')"
+    rm -rf "$src" && mkdir -p "$(dirname "$src")"
+    cp -r "$dir" "$src" && chmod -R u+w "$src"
+    rm -f "$src/go.work" "$src/go.work.sum"
+    local m
+    for m in $(sed -n 's#^[[:space:]]*\(replace[[:space:]]\{1,\}\)\{0,1\}\(k8s\.io/[^[:space:]]*\) => \./staging/.*#\2#p' "$src/go.mod"); do
+      (cd "$src" && cluster_go mod edit -dropreplace="$m" -replace="$m=$m@$KUBERNETES_STAGING_VERSION")
+    done
+    touch "$src/.prepared"
+  fi
+  local minor="${KUBERNETES_VERSION#v1.}"; minor="${minor%%.*}"
+  local ldflags="-s -w -X k8s.io/component-base/version.gitVersion=$KUBERNETES_VERSION -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$minor -X k8s.io/component-base/version.gitTreeState=clean"
+  mkdir -p "$CLUSTER_BIN"
+  for c in "${kube_components[@]}"; do
+    if [ -x "$CLUSTER_BIN/$c" ] && [ "$(cat "$CLUSTER_BIN/$c.stamp" 2>/dev/null)" = "$stamp" ]; then continue; fi
+    local t=$SECONDS pkg="./cmd/$c"
+    [ "$c" = kubectl ] && pkg="./cmd/kubectl"
+    (cd "$src" && GOWORK=off GOFLAGS="-mod=mod -buildvcs=false" CGO_ENABLED=0 \
+      cluster_go build -trimpath -ldflags "$ldflags" -o "$CLUSTER_BIN/$c" "$pkg")
+    echo "$stamp" > "$CLUSTER_BIN/$c.stamp"
+    cluster_log "  $c built in $((SECONDS - t)) s"
+  done
+  cluster_log "Kubernetes built in $((SECONDS - started)) s"
+}
+
+build_coredns() {
+  if [ -x "$CLUSTER_BIN/coredns" ] && [ "$(cat "$CLUSTER_BIN/coredns.stamp" 2>/dev/null)" = "$COREDNS_VERSION" ]; then
+    return 0
+  fi
+  local started=$SECONDS
+  cluster_log "building CoreDNS $COREDNS_VERSION from the Go module proxy"
+  GOBIN="$CLUSTER_BIN" CGO_ENABLED=0 cluster_go install -trimpath -ldflags "-s -w" "github.com/coredns/coredns@$COREDNS_VERSION"
+  echo "$COREDNS_VERSION" > "$CLUSTER_BIN/coredns.stamp"
+  cluster_log "CoreDNS built in $((SECONDS - started)) s"
+}
+
+install_apt_packages
+build_kubernetes
+build_coredns
+ensure_chart_tools
