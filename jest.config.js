@@ -17,6 +17,9 @@ const shared = {
   transformIgnorePatterns: ['/node_modules/(?!(jose|openid-client|oauth4webapi)/)'],
   moduleNameMapper: { '^@bus/([a-z-]+)$': '<rootDir>/$1' },
   testPathIgnorePatterns: ['/node_modules/', '/dist/'],
+  // .local/ holds caches with copies of this repository's packages (the cluster tier's image layers)
+  // and foreign snapshot files (Go modules): never part of the module map.
+  modulePathIgnorePatterns: ['<rootDir>/.local/'],
   testEnvironment: 'node',
 };
 

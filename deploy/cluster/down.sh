@@ -54,8 +54,10 @@ our_mounts() {
 # Network namespaces the CRI made for our pods (recorded by their sandbox's CNI result: the netns
 # path containerd passes is /var/run/netns/cni-<uuid>; only cni-* that appeared after up.sh).
 our_netns() {
-  local before="$CLUSTER_RUN/netns.before" ns
-  for ns in $(ls /run/netns 2>/dev/null | grep '^cni-'); do
+  local before="$CLUSTER_RUN/netns.before" path ns
+  for path in /run/netns/cni-*; do
+    [ -e "$path" ] || continue
+    ns="$(basename "$path")"
     grep -qx "$ns" "$before" 2>/dev/null || echo "$ns"
   done
 }
@@ -95,7 +97,7 @@ left=()
 ours="$(pgrep -af "^$CLUSTER_BIN/|$CLUSTER_RUN|$CLUSTER_STATE" 2>/dev/null || true)"
 [ -n "$ours" ] && left+=("processes: $(echo "$ours" | cut -c1-120 | head -3 | tr '\n' ';')")
 [ -n "$(our_shims)" ] && left+=("containerd shims")
-[ -n "$(awk '{print $2}' /proc/mounts | grep -E "^($CLUSTER_ROOT/.local/cluster|$CLUSTER_STATE)(/|$)")" ] && left+=("mounts: $(our_mounts | head -3 | tr '\n' ' ')")
+awk '{print $2}' /proc/mounts | grep -qE "^($CLUSTER_CACHE|$CLUSTER_STATE)(/|$)" && left+=("mounts: $(our_mounts | head -3 | tr '\n' ' ')")
 ip link show "$CLUSTER_BRIDGE" >/dev/null 2>&1 && left+=("bridge $CLUSTER_BRIDGE")
 ip link show type veth 2>/dev/null | grep -q "master $CLUSTER_BRIDGE" && left+=("veths on $CLUSTER_BRIDGE")
 ip route show "$CLUSTER_SERVICE_CIDR" 2>/dev/null | grep -q . && left+=("route $CLUSTER_SERVICE_CIDR")

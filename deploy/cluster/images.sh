@@ -16,6 +16,7 @@ CLUSTER_NODE_IMAGE="docker.io/library/node:${NODE_IMAGE_VERSION}-bookworm-slim"
 CLUSTER_DEBIAN_IMAGE="localhost/debian:bookworm"
 CLUSTER_PAUSE_IMAGE="localhost/pause:bus"
 CLUSTER_COREDNS_IMAGE="localhost/coredns:$COREDNS_VERSION"
+# shellcheck disable=SC2034  # read by up.sh
 CLUSTER_DEP_IMAGES=(localhost/bus-postgres:dev localhost/bus-redis:dev localhost/bus-kafka:dev)
 
 podman_configure() {

@@ -3,6 +3,7 @@
 # survive teardown, so a second run skips the builds; the running cluster's state lives under
 # $CLUSTER_RUN and is removed by down.sh.
 # shellcheck shell=bash
+# shellcheck disable=SC2034  # the variables are for the scripts that source this file
 
 CLUSTER_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 

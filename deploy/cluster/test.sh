@@ -60,7 +60,8 @@ trap teardown EXIT
 phase cluster bash "$here/up.sh"
 phase install-deps bash "$here/release.sh" deps >/dev/null
 phase install-bus bash "$here/release.sh" bus >/dev/null
-phase helm-test "$HELM_BIN" test message-bus --namespace message-bus-dev --timeout 3m --logs
+# (No --logs: the test pod is deleted once it succeeded, hook-delete-policy hook-succeeded.)
+phase helm-test "$HELM_BIN" test message-bus --namespace message-bus-dev --timeout 3m
 
 # The hosted environments' values, against this API server: every object, strict field validation,
 # the monitoring CRDs installed (ServiceMonitor, PrometheusRule), admission included.

@@ -199,6 +199,10 @@ KUBELET
     --conntrack-max-per-core 0 --conntrack-tcp-timeout-established 0 --conntrack-tcp-timeout-close-wait 0
   CLUSTER_WAIT=120 cluster_wait_for "node $CLUSTER_NODE_NAME Ready" \
     kc wait --for=condition=Ready "node/$CLUSTER_NODE_NAME" --timeout=2s
+  # kube-proxy inserts its FORWARD rules at the top: the guard goes back in front of them.
+  cluster_wait_for "kube-proxy's rules" iptables -w -C FORWARD -m comment --comment "kubernetes forwarding rules" -j KUBE-FORWARD
+  iptables -w -D FORWARD -j "$CLUSTER_IPTABLES_CHAIN"
+  iptables -w -I FORWARD 1 -j "$CLUSTER_IPTABLES_CHAIN"
 }
 
 # Every image the cluster runs, from podman's store into containerd's (only when podman's differs).

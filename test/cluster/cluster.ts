@@ -111,15 +111,24 @@ export async function provisionTenant(urls: BusUrls, systemId: string): Promise<
   };
 }
 
-/** Calls a bus route (checked against the bus's OpenAPI document). */
-export async function busCall(base: string, method: string, path: string, bearer: string, body?: unknown) {
-  const response = await fetchObserved(`${base}${path}`, {
+/** Calls a bus route; the answer is not checked yet (see busCall). */
+export function busFetch(base: string, method: string, path: string, bearer: string, body?: unknown) {
+  return fetchObserved(`${base}${path}`, {
     method,
     headers: { Authorization: `Bearer ${bearer}`, ...(body !== undefined ? { 'Content-Type': 'application/json' } : {}) },
     ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
   });
+}
+
+/** Checks an answer of the bus against its OpenAPI document. */
+export function checkBusAnswer(method: string, path: string, response: Awaited<ReturnType<typeof fetchObserved>>) {
   busApi.check(method, path, response);
   return response;
+}
+
+/** Calls a bus route, the answer checked against the bus's OpenAPI document. */
+export async function busCall(base: string, method: string, path: string, bearer: string, body?: unknown) {
+  return checkBusAnswer(method, path, await busFetch(base, method, path, bearer, body));
 }
 
 /** An access token from the token route (client credentials), retried while the token service starts. */
@@ -151,6 +160,19 @@ export function message(type: string, systemId: string, correlationId = `c-${ran
     system_id: systemId,
     occurred_at: new Date().toISOString(),
   };
+}
+
+/**
+ * One message of every SOM type: the examples, which tell one story in this order, with fresh message
+ * ids and a fresh correlation id (their cross-references, e.g. a warning's trigger, follow along).
+ */
+export function storyOfEveryType(systemId: string): Envelope[] {
+  const examples = Object.values(som.examples) as Envelope[];
+  let text = JSON.stringify(examples);
+  for (const example of examples) text = text.replaceAll(`"${example.message_id}"`, `"${randomUUID()}"`);
+  text = text.replaceAll(`"${examples[0]!.correlation_id}"`, `"story-${randomUUID()}"`);
+  const occurredAt = new Date().toISOString();
+  return (JSON.parse(text) as Envelope[]).map((m) => ({ ...m, system_id: systemId, occurred_at: occurredAt }));
 }
 
 export interface Received {

@@ -5,7 +5,7 @@ import {
   COMPONENTS,
   busCall,
   kubectl,
-  message,
+  storyOfEveryType,
   portForward,
   provisionTenant,
   resourceName,
@@ -62,7 +62,7 @@ describe('network safety', () => {
   it('a bus pod has routes to the pod and Service ranges only', async () => {
     // /proc/net/route: destination and mask as little-endian hex.
     const table = await kubectl('exec', `deployment/${resourceName('gateway')}`, '--', 'cat', '/proc/net/route');
-    const hexIp = (hex: string) => [3, 2, 1, 0].map((i) => parseInt(hex.slice(i * 2, i * 2 + 2), 16)).reverse().join('.');
+    const hexIp = (hex: string) => [3, 2, 1, 0].map((i) => parseInt(hex.slice(i * 2, i * 2 + 2), 16)).join('.');
     const routes = table
       .trim()
       .split('\n')
@@ -98,10 +98,11 @@ describe('the bus through its Services', () => {
   it('issues a token, accepts every SOM message type, and a consumer receives and acks each exactly as published', async () => {
     const producerToken = await token(urls.auth, tenant.producer);
     const consumerToken = await token(urls.auth, tenant.consumer);
-    const published = Object.keys(som.examples).map((type) => message(type, SYSTEM_ID));
+    const published = storyOfEveryType(SYSTEM_ID);
+    expect(published.map((m) => m.message_type).sort()).toEqual(Object.keys(som.examples).sort());
     for (const m of published) {
       const res = await busCall(urls.gateway, 'POST', `/v1/tenants/${tenant.workspaceId}/messages`, producerToken, m);
-      expect({ type: m.message_type, status: res.status }).toEqual({ type: m.message_type, status: 202 });
+      expect({ type: m.message_type, status: res.status, body: res.body }).toEqual({ type: m.message_type, status: 202, body: expect.objectContaining({ accepted: true }) });
     }
     const consumerPath = `/v1/tenants/${tenant.workspaceId}/consumers/${tenant.consumer.client_id}`;
     const received = new Map<string, Received>();

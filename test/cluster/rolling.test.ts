@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { eventually, requireEnv } from '@bus/testing';
-import { COMPONENTS, busCall, clusterIpUrl, kubectl, message, provisionTenant, resourceName, token, type BusUrls, type Component, type Envelope, type Received } from './cluster';
+import { COMPONENTS, busCall, busFetch, checkBusAnswer, clusterIpUrl, kubectl, message, provisionTenant, resourceName, token, type BusUrls, type Component, type Envelope, type Received } from './cluster';
 
 /**
  * A rolling change without loss (issue 16): while a producer publishes on several correlation ids and a
@@ -16,8 +16,8 @@ import { COMPONENTS, busCall, clusterIpUrl, kubectl, message, provisionTenant, r
 
 const SYSTEM_ID = 'storyteller.web';
 const GROUPS = 6;
-/** Pace of each correlation id's publisher: enough traffic to span the whole roll without flooding two cores. */
-const PUBLISH_PACE_MS = 150;
+/** How far a correlation id's publisher may run ahead of the consumer: traffic throughout the roll, without flooding two cores. */
+const WINDOW = 5;
 
 let urls: BusUrls;
 
@@ -39,17 +39,22 @@ function upgradeRelease(args: string[]): Promise<void> {
 const podNames = async (component: Component) =>
   (await kubectl('get', 'pods', '-l', `app.kubernetes.io/component=${component}`, '-o', 'jsonpath={.items[*].metadata.name}')).split(/\s+/).filter(Boolean);
 
-/** Sends `send` again after a network failure or a 5xx (a pod going away); returns the first other answer. */
-async function persistently<T extends { status: number }>(send: () => Promise<T>, counters: { retries: number }): Promise<T> {
-  for (;;) {
-    try {
-      const res = await send();
-      if (res.status < 500) return res;
-    } catch {
-      // The connection failed (a pod ended under it): the same request is sent again.
-    }
-    counters.retries += 1;
-  }
+/**
+ * Sends a request again after a network failure or a 5xx (a pod going away under it) until another
+ * answer comes, then checks that answer against the bus's OpenAPI document.
+ */
+async function persistently(method: string, base: string, path: string, bearer: string, counters: { retries: number }, body?: unknown) {
+  let attempts = 0;
+  const answer = await eventually(
+    () => {
+      attempts += 1;
+      return busFetch(base, method, path, bearer, body);
+    },
+    (res) => res.status < 500,
+    { timeoutMs: 90_000, intervalMs: 100, what: `an answer to ${method} ${path} other than a failure or 5xx` },
+  );
+  counters.retries += attempts - 1;
+  return checkBusAnswer(method, path, answer);
 }
 
 it('upgrades every Deployment while publishing and receiving, and no accepted message is lost, doubled or reordered', async () => {
@@ -61,27 +66,32 @@ it('upgrades every Deployment while publishing and receiving, and no accepted me
 
   const counters = { retries: 0 };
   const accepted = new Map<string, string[]>(); // correlation id → message ids in acceptance order
+  const receivedOrder = new Map<string, string[]>(); // correlation id → message ids in first-receipt order
   let rolling = true;
   const publisher = async (group: number) => {
     const correlationId = `rolling-${group}-${Date.now()}`;
     const ids: string[] = [];
     accepted.set(correlationId, ids);
     while (rolling) {
-      const m: Envelope = message('telling.started', SYSTEM_ID, correlationId);
-      const res = await persistently(() => busCall(urls.gateway, 'POST', `/v1/tenants/${tenant.workspaceId}/messages`, producerToken, m), counters);
+      const m: Envelope = message('story.context', SYSTEM_ID, correlationId);
+      const res = await persistently('POST', urls.gateway, `/v1/tenants/${tenant.workspaceId}/messages`, producerToken, counters, m);
       // 202, or 200 duplicate when an earlier attempt was accepted and its answer lost.
       expect([200, 202]).toContain(res.status);
       ids.push(m.message_id);
-      await new Promise((resolve) => setTimeout(resolve, PUBLISH_PACE_MS));
+      // Flow control: at most WINDOW messages of a correlation id ahead of the consumer.
+      await eventually(() => ids.length - (receivedOrder.get(correlationId)?.length ?? 0), (ahead) => ahead < WINDOW, {
+        timeoutMs: 180_000,
+        intervalMs: 20,
+        what: `the consumer within ${WINDOW} messages of ${correlationId}`,
+      });
     }
   };
 
-  const receivedOrder = new Map<string, string[]>(); // correlation id → message ids in first-receipt order
   const receipts = new Map<string, number>();
   const ackLost = new Set<string>();
   const consumerPath = `/v1/tenants/${tenant.workspaceId}/consumers/${tenant.consumer.client_id}`;
   const receiveOnce = async () => {
-    const res = await persistently(() => busCall(urls.pullApi, 'GET', `${consumerPath}/messages?wait_seconds=1&max_messages=10`, consumerToken), counters);
+    const res = await persistently('GET', urls.pullApi, `${consumerPath}/messages?wait_seconds=1&max_messages=10`, consumerToken, counters);
     expect(res.status).toBe(200);
     const batch = (res.body as { messages: Received[] }).messages;
     for (const r of batch) {
