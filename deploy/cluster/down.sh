@@ -19,7 +19,7 @@ stop_daemon() {
   pid="$(pid_of "$name")"
   [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null || return 0
   kill -TERM "$pid" 2>/dev/null
-  local deadline=$((SECONDS + 20))
+  local deadline=$((SECONDS + 5))
   while kill -0 "$pid" 2>/dev/null && [ "$SECONDS" -lt "$deadline" ]; do sleep 0.2; done
   kill -KILL "$pid" 2>/dev/null || true
 }
@@ -79,10 +79,27 @@ for m in $(our_mounts); do umount "$m" 2>/dev/null || umount -l "$m" 2>/dev/null
 ip route del "$CLUSTER_SERVICE_CIDR" dev "$CLUSTER_BRIDGE" 2>/dev/null || true
 ip link del "$CLUSTER_BRIDGE" 2>/dev/null || true
 # Veths of pods whose namespace is gone vanish with it; any left on our bridge's name prefix go too.
-if command -v iptables >/dev/null; then
-  while iptables -w -D FORWARD -j "$CLUSTER_IPTABLES_CHAIN" 2>/dev/null; do :; done
-  iptables -w -F "$CLUSTER_IPTABLES_CHAIN" 2>/dev/null && iptables -w -X "$CLUSTER_IPTABLES_CHAIN" 2>/dev/null
-fi
+# kube-proxy --cleanup leaves the kubelet's chains (KUBE-FIREWALL, KUBE-KUBELET-CANARY, ...), in IPv4
+# and IPv6: every rule that jumps to a KUBE-* chain or ours goes, then those chains. Nothing else on
+# this machine makes KUBE-* chains (no other Kubernetes runs here).
+remove_chains() {
+  local tool="$1" table rule chain
+  command -v "$tool" >/dev/null || return 0
+  for table in filter nat mangle raw; do
+    "$tool-save" -t "$table" 2>/dev/null | grep -E "^-A [A-Z]+ .*-j (KUBE-[A-Z0-9-]+|$CLUSTER_IPTABLES_CHAIN)( |$)" | grep -vE '^-A (KUBE-|BUS-)' \
+      | while read -r rule; do
+        eval "\"\$tool\" -w -t \"\$table\" -D ${rule#-A }" 2>/dev/null || true
+      done
+    for chain in $("$tool-save" -t "$table" 2>/dev/null | sed -n "s/^:\(KUBE-[A-Z0-9-]*\|$CLUSTER_IPTABLES_CHAIN\) .*/\1/p"); do
+      "$tool" -w -t "$table" -F "$chain" 2>/dev/null || true
+    done
+    for chain in $("$tool-save" -t "$table" 2>/dev/null | sed -n "s/^:\(KUBE-[A-Z0-9-]*\|$CLUSTER_IPTABLES_CHAIN\) .*/\1/p"); do
+      "$tool" -w -t "$table" -X "$chain" 2>/dev/null || true
+    done
+  done
+}
+remove_chains iptables
+remove_chains ip6tables
 if [ -f "$CLUSTER_RUN/ip_forward.orig" ]; then cat "$CLUSTER_RUN/ip_forward.orig" > /proc/sys/net/ipv4/ip_forward; fi
 
 # Pod cgroups the kubelet made in each cgroup v1 hierarchy (and cgroup v2 when mounted), leaves first.
@@ -101,10 +118,11 @@ awk '{print $2}' /proc/mounts | grep -qE "^($CLUSTER_CACHE|$CLUSTER_STATE)(/|$)"
 ip link show "$CLUSTER_BRIDGE" >/dev/null 2>&1 && left+=("bridge $CLUSTER_BRIDGE")
 ip link show type veth 2>/dev/null | grep -q "master $CLUSTER_BRIDGE" && left+=("veths on $CLUSTER_BRIDGE")
 ip route show "$CLUSTER_SERVICE_CIDR" 2>/dev/null | grep -q . && left+=("route $CLUSTER_SERVICE_CIDR")
-if command -v iptables-save >/dev/null; then
-  rules="$(iptables-save 2>/dev/null | grep -E "KUBE-|$CLUSTER_IPTABLES_CHAIN|$CLUSTER_BRIDGE" || true)"
-  [ -n "$rules" ] && left+=("iptables rules: $(echo "$rules" | head -3 | tr '\n' ' ')")
-fi
+for tool in iptables ip6tables; do
+  command -v "$tool-save" >/dev/null || continue
+  rules="$("$tool-save" 2>/dev/null | grep -E "KUBE-|$CLUSTER_IPTABLES_CHAIN|$CLUSTER_BRIDGE" || true)"
+  [ -n "$rules" ] && left+=("$tool rules: $(echo "$rules" | head -3 | tr '\n' ' ')")
+done
 [ -n "$(ls /sys/fs/cgroup/*/kubepods 2>/dev/null)" ] && left+=("kubepods cgroups")
 if [ ${#left[@]} -gt 0 ]; then
   printf 'error: the cluster left: %s\n' "${left[@]}" >&2

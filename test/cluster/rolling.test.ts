@@ -121,7 +121,9 @@ it('upgrades every Deployment while publishing and receiving, and no accepted me
   // Some traffic before the roll starts, so the roll happens under load.
   await eventually(() => [...accepted.values()].reduce((n, ids) => n + ids.length, 0), (n) => n >= GROUPS * 5, { timeoutMs: 60_000, what: 'traffic before the roll' });
   const rollStarted = Date.now();
-  await upgradeRelease(['--set', 'config.identityCacheTtl=7s']);
+  // A configuration change (the ConfigMap's checksum is in every pod template): a value other than the current one.
+  const current = await kubectl('get', 'configmap', 'message-bus-config', '-o', 'jsonpath={.data.IDENTITY_CACHE_TTL}');
+  await upgradeRelease(['--set', `config.identityCacheTtl=${current === '7s' ? '8s' : '7s'}`]);
   const rollSeconds = Math.round((Date.now() - rollStarted) / 1000);
   rolling = false;
   await Promise.all(publishers);
@@ -142,8 +144,14 @@ it('upgrades every Deployment while publishing and receiving, and no accepted me
   expect(unexpected).toEqual([]);
   const doubled = [...receipts].filter(([id, n]) => n > 1 && !ackLost.has(id));
   expect(doubled).toEqual([]);
+  // helm --wait returned when the new pods were ready; the old ones may still be draining.
   for (const c of Object.keys(COMPONENTS) as Component[]) {
-    const after = await podNames(c);
-    expect({ component: resourceName(c), kept: after.filter((p) => before.get(c)!.includes(p)) }).toEqual({ component: resourceName(c), kept: [] });
+    const old = before.get(c)!;
+    const after = await eventually(() => podNames(c), (pods) => pods.length > 0 && pods.every((p) => !old.includes(p)), {
+      timeoutMs: 60_000,
+      intervalMs: 500,
+      what: `${resourceName(c)}'s pods replaced`,
+    });
+    expect(after).not.toEqual(expect.arrayContaining(old));
   }
 }, 600_000);
