@@ -3,7 +3,7 @@
 #   localhost/debian:bookworm        debootstrap of the Debian mirror apt already uses
 #   node:<NODE_VERSION>-bookworm-slim  a stand-in for the Dockerfile's FROM (images/node/Containerfile)
 #   localhost/message-bus:<inputs>   the project's own Dockerfile, tagged with a hash of its inputs
-#   localhost/bus-{postgres,redis,kafka}:dev, localhost/coredns:<v>, localhost/pause:bus
+#   localhost/bus-{postgres,redis,kafka}:dev, localhost/coredns:<v>-<binary>, localhost/pause:bus
 # Each is built only when podman's store (under .local/cluster/podman) lacks it: a second run builds
 # nothing unless the project's sources changed. Sourced by up.sh/test.sh; run alone it builds them all
 # and prints the project image's name.
@@ -15,7 +15,8 @@ images_here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 CLUSTER_NODE_IMAGE="docker.io/library/node:${NODE_IMAGE_VERSION}-bookworm-slim"
 CLUSTER_DEBIAN_IMAGE="localhost/debian:bookworm"
 CLUSTER_PAUSE_IMAGE="localhost/pause:bus"
-CLUSTER_COREDNS_IMAGE="localhost/coredns:$COREDNS_VERSION"
+# CoreDNS's image is named after its binary's content (tools.sh rebuilds it when its plugin set changes).
+coredns_image_name() { echo "localhost/coredns:$COREDNS_VERSION-$(sha256sum "$CLUSTER_BIN/coredns" | cut -c1-12)"; }
 # shellcheck disable=SC2034  # read by up.sh
 CLUSTER_DEP_IMAGES=(localhost/bus-postgres:dev localhost/bus-redis:dev localhost/bus-kafka:dev)
 
@@ -139,10 +140,10 @@ build_cluster_images() {
     cp "$images_here/images/pause/Containerfile" "$ctx/"
     build_from_dir "$CLUSTER_PAUSE_IMAGE" "$ctx"
   fi
-  if ! image_exists "$CLUSTER_COREDNS_IMAGE"; then
+  if ! image_exists "$(coredns_image_name)"; then
     rm -rf "$ctx" && mkdir -p "$ctx"
     cp "$CLUSTER_BIN/coredns" "$images_here/images/coredns/Containerfile" "$ctx/"
-    build_from_dir "$CLUSTER_COREDNS_IMAGE" "$ctx"
+    build_from_dir "$(coredns_image_name)" "$ctx"
   fi
   rm -rf "$ctx"
 }

@@ -208,7 +208,7 @@ KUBELET
 # Every image the cluster runs, from podman's store into containerd's (only when podman's differs).
 import_images() {
   local sock="$CLUSTER_STATE/containerd/containerd.sock" image id stamp
-  for image in "$CLUSTER_PAUSE_IMAGE" "$CLUSTER_COREDNS_IMAGE" "${CLUSTER_DEP_IMAGES[@]}" "$(project_image_name)"; do
+  for image in "$CLUSTER_PAUSE_IMAGE" "$(coredns_image_name)" "${CLUSTER_DEP_IMAGES[@]}" "$(project_image_name)"; do
     id="$(podman image inspect --format '{{.Id}}' "$image")"
     stamp="$CLUSTER_CACHE/containerd/imported-$(echo "$image" | tr '/:' '__')"
     if [ "$(cat "$stamp" 2>/dev/null)" = "$id" ] && ctr --address "$sock" -n k8s.io images ls -q "name==$image" | grep -q .; then
@@ -222,7 +222,7 @@ import_images() {
 }
 
 start_dns() {
-  sed -e "s|@DNS_IP@|$CLUSTER_DNS_IP|" -e "s|@IMAGE@|$CLUSTER_COREDNS_IMAGE|" "$here/manifests/coredns.yaml" | kc apply -f - >/dev/null
+  sed -e "s|@DNS_IP@|$CLUSTER_DNS_IP|" -e "s|@IMAGE@|$(coredns_image_name)|" "$here/manifests/coredns.yaml" | kc apply -f - >/dev/null
   kc -n kube-system rollout status deployment/coredns --timeout=120s >/dev/null
 }
 
