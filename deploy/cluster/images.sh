@@ -3,7 +3,7 @@
 #   localhost/debian:bookworm        debootstrap of the Debian mirror apt already uses
 #   node:<NODE_VERSION>-bookworm-slim  a stand-in for the Dockerfile's FROM (images/node/Containerfile)
 #   localhost/message-bus:<inputs>   the project's own Dockerfile, tagged with a hash of its inputs
-#   localhost/bus-{postgres,redis,kafka}:dev, localhost/coredns:<v>-<binary>, localhost/pause:bus
+#   localhost/bus-{postgres,redis,kafka}:dev (and :<inputs>), localhost/coredns:<v>-<binary>, localhost/pause:bus
 # Each is built only when podman's store (under .local/cluster/podman) lacks it: a second run builds
 # nothing unless the project's sources changed. Sourced by up.sh/test.sh; run alone it builds them all
 # and prints the project image's name.
@@ -115,19 +115,29 @@ build_project_image() {
   echo "$name"
 }
 
+# A hash of the files an image is built from, so a changed Containerfile or entrypoint rebuilds it.
+inputs_hash() { find "$@" -type f -print0 | sort -z | xargs -0 sha256sum | sed 's/ .*//' | sha256sum | cut -c1-12; }
+
+# The dependency images keep the fixed tag `dev` that deploy/helm/dev-deps/local-images-values.yaml
+# names, moved to the build of their current inputs (the tag of that build).
 build_dependency_images() {
-  local ctx="$CLUSTER_CACHE/build/kafka" libs
-  build_from_dir localhost/bus-postgres:dev "$images_here/images/postgres"
-  build_from_dir localhost/bus-redis:dev "$images_here/images/redis"
-  if ! image_exists localhost/bus-kafka:dev; then
+  local ctx="$CLUSTER_CACHE/build/kafka" libs name built
+  for name in postgres redis; do
+    built="localhost/bus-$name:$(inputs_hash "$images_here/images/$name")"
+    build_from_dir "$built" "$images_here/images/$name"
+    podman tag "$built" "localhost/bus-$name:dev"
+  done
+  built="localhost/bus-kafka:$(inputs_hash "$images_here/images/kafka" "$CLUSTER_ROOT/deploy/local/kafka")"
+  if ! image_exists "$built"; then
     libs="$(bash "$CLUSTER_ROOT/deploy/local/stack.sh" kafka-libs)"
     rm -rf "$ctx" && mkdir -p "$ctx"
     cp "$images_here"/images/kafka/* "$ctx/"
     cp -r "$libs" "$ctx/libs"
     cp "$CLUSTER_ROOT/deploy/local/kafka/log4j2.properties" "$ctx/"
-    build_from_dir localhost/bus-kafka:dev "$ctx"
+    build_from_dir "$built" "$ctx"
     rm -rf "$ctx"
   fi
+  podman tag "$built" localhost/bus-kafka:dev
 }
 
 build_cluster_images() {
