@@ -88,13 +88,15 @@ build_node_standin() {
   rm -rf "$ctx"
 }
 
-# Name of the project image: a hash of every file the Dockerfile's context holds (git's view of the
-# checkout: tracked and untracked, minus what .gitignore ignores), so unchanged sources reuse the image.
+# Name of the project image: a hash of every file of the Dockerfile's build context (git's view of the
+# checkout, tracked and untracked, minus .gitignore's and .dockerignore's plain path entries) and of the
+# Dockerfile and .dockerignore themselves, so
+# unchanged sources reuse the image and any change the build could see rebuilds it.
 project_image_name() {
-  local hash
-  hash="$(cd "$CLUSTER_ROOT" && git ls-files -co --exclude-standard -z -- Dockerfile .dockerignore package.json package-lock.json \
-      tsconfig.base.json tsconfig.json libs services cli schemas deploy/image \
-    | sort -z | xargs -0 sha256sum | sha256sum | cut -c1-16)"
+  local hash excluded=()
+  mapfile -t excluded < <(grep -vE '^[[:space:]]*(#|$)|[*?!]' "$CLUSTER_ROOT/.dockerignore" | sed -e 's#/*$##' -e 's#^#:(exclude)#')
+  hash="$(cd "$CLUSTER_ROOT" && { git ls-files -co --exclude-standard -z -- . "${excluded[@]}"; printf 'Dockerfile\0.dockerignore\0'; } \
+    | sort -z | xargs -0 sha256sum 2>/dev/null | sha256sum | cut -c1-16)"
   echo "localhost/message-bus:$hash"
 }
 

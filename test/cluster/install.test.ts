@@ -129,6 +129,16 @@ describe('the bus through its Services', () => {
     expect((rest.body as { messages: Received[] }).messages).toEqual([]);
   }, 120_000);
 
+  it.each(Object.keys(COMPONENTS) as Component[])('%s runs as uid 1000 on a read-only root filesystem, /tmp its only scratch space', async (component) => {
+    const probe = [
+      'const fs = require("fs");',
+      'const tryWrite = (p) => { try { fs.writeFileSync(p, "x"); fs.unlinkSync(p); return "ok"; } catch (e) { return e.code; } };',
+      'console.log(JSON.stringify({ uid: process.getuid(), gid: process.getgid(), app: tryWrite("/app/probe"), root: tryWrite("/probe"), tmp: tryWrite("/tmp/probe") }));',
+    ].join(' ');
+    const seen = JSON.parse(await kubectl('exec', `deployment/${resourceName(component)}`, '--', 'node', '-e', probe)) as Record<string, unknown>;
+    expect(seen).toEqual({ uid: 1000, gid: 1000, app: 'EROFS', root: 'EROFS', tmp: 'ok' });
+  });
+
   it.each(Object.keys(COMPONENTS) as Component[])('%s serves Prometheus metrics on /metrics', async (component) => {
     const res = await fetchObserved(`${forwards.get(component)!.url}/metrics`);
     expect(res.status).toBe(200);
