@@ -677,9 +677,9 @@ describe('skaffold.yaml', () => {
   const config = parseYaml(readFileSync(path.join(ROOT, 'skaffold.yaml'), 'utf8'));
   const releasesOf = (deploy: K8s): K8s[] => deploy?.helm?.releases ?? [];
 
-  it('has the profiles dev, sandbox, preview and local-images, dev activated by `skaffold dev`', () => {
+  it('has the profiles dev, sandbox, preview, local-images and podman-containerd, dev activated by `skaffold dev`', () => {
     expect(config.apiVersion).toMatch(/^skaffold\/v4beta\d+$/);
-    expect(config.profiles.map((p: K8s) => p.name)).toEqual(['dev', 'sandbox', 'preview', 'local-images']);
+    expect(config.profiles.map((p: K8s) => p.name)).toEqual(['dev', 'sandbox', 'preview', 'local-images', 'podman-containerd']);
     expect(config.profiles[0].activation).toEqual([{ command: 'dev' }]);
   });
 

@@ -13,6 +13,8 @@ KUBERNETES_STAGING_VERSION="v0.36.3"
 COREDNS_VERSION="v1.14.7"
 # The monitoring.coreos.com CRDs (ServiceMonitor, PrometheusRule) the server-side dry run installs.
 PROMETHEUS_OPERATOR_VERSION="v0.85.0"
+# skaffold of deploy/cluster/skaffold.sh.
+SKAFFOLD_VERSION="v2.16.1"
 # The Node of the project's Dockerfile (ARG NODE_VERSION), matched by the stand-in base image.
 NODE_IMAGE_VERSION="$(sed -n 's/^ARG NODE_VERSION=//p' "$CLUSTER_ROOT/Dockerfile")"
 

@@ -4,7 +4,8 @@
 #   Go module proxy: kube-apiserver, kube-controller-manager, kube-scheduler, kubelet, kube-proxy and
 #     kubectl of Kubernetes $KUBERNETES_VERSION, CoreDNS $COREDNS_VERSION, Helm (deploy/helm/tools.sh)
 # Binaries land in .local/cluster/bin with a stamp of their version; a second run finds them and
-# builds nothing. usage: deploy/cluster/tools.sh
+# builds nothing. usage: deploy/cluster/tools.sh            (what the tier needs)
+#                        deploy/cluster/tools.sh skaffold   (skaffold only, for deploy/cluster/skaffold.sh)
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 # shellcheck source=deploy/cluster/lib.sh
@@ -88,6 +89,29 @@ build_coredns() {
   echo "$stamp" > "$CLUSTER_BIN/coredns.stamp"
   cluster_log "CoreDNS built in $((SECONDS - started)) s"
 }
+
+# skaffold v2 for deploy/cluster/skaffold.sh (not part of the tier). Its go.mod has replace directives, so
+# `go install …@version` refuses it: it builds inside a copy of its module, like Kubernetes.
+build_skaffold() {
+  if [ -x "$CLUSTER_BIN/skaffold" ] && [ "$(cat "$CLUSTER_BIN/skaffold.stamp" 2>/dev/null)" = "$SKAFFOLD_VERSION" ]; then
+    return 0
+  fi
+  local started=$SECONDS src="$CLUSTER_CACHE/go/src/skaffold-$SKAFFOLD_VERSION" dir
+  cluster_log "building skaffold $SKAFFOLD_VERSION from the Go module proxy (~3-5 min on 2 cores the first time)"
+  dir="$(cluster_go mod download -json "github.com/GoogleContainerTools/skaffold/v2@$SKAFFOLD_VERSION" | sed -n 's/^\t"Dir": "\(.*\)",$/\1/p')"
+  rm -rf "$src" && mkdir -p "$(dirname "$src")"
+  cp -r "$dir" "$src" && chmod -R u+w "$src"
+  (cd "$src" && GOWORK=off GOFLAGS="-mod=mod -buildvcs=false" CGO_ENABLED=0 cluster_go build -trimpath \
+    -ldflags "-s -w -X github.com/GoogleContainerTools/skaffold/v2/pkg/skaffold/version.version=$SKAFFOLD_VERSION" \
+    -o "$CLUSTER_BIN/skaffold" ./cmd/skaffold)
+  echo "$SKAFFOLD_VERSION" > "$CLUSTER_BIN/skaffold.stamp"
+  cluster_log "skaffold built in $((SECONDS - started)) s"
+}
+
+if [ "${1:-}" = skaffold ]; then
+  build_skaffold
+  exit 0
+fi
 
 install_apt_packages
 build_kubernetes
