@@ -56,6 +56,10 @@ phase tools bash "$here/tools.sh"
 # shellcheck source=deploy/cluster/images.sh
 . "$here/images.sh"
 phase images build_all_images >/dev/null
+if [ -e "$CLUSTER_RUN" ]; then
+  cluster_log "a cluster of an earlier run is still there: removing it first"
+  bash "$here/down.sh"
+fi
 trap teardown EXIT
 phase cluster bash "$here/up.sh"
 phase install-deps bash "$here/release.sh" deps >/dev/null
