@@ -17,6 +17,9 @@ const shared = {
   transformIgnorePatterns: ['/node_modules/(?!(jose|openid-client|oauth4webapi)/)'],
   moduleNameMapper: { '^@bus/([a-z-]+)$': '<rootDir>/$1' },
   testPathIgnorePatterns: ['/node_modules/', '/dist/'],
+  // .local/ holds caches with copies of this repository's packages (the cluster tier's image layers)
+  // and foreign snapshot files (Go modules): never part of the module map.
+  modulePathIgnorePatterns: ['<rootDir>/.local/'],
   testEnvironment: 'node',
 };
 
@@ -51,7 +54,7 @@ module.exports = {
       ...shared,
       displayName: 'e2e',
       testMatch: ['<rootDir>/test/**/*.test.ts'],
-      testPathIgnorePatterns: [...shared.testPathIgnorePatterns, '<rootDir>/test/(faults|fuzz)/'],
+      testPathIgnorePatterns: [...shared.testPathIgnorePatterns, '<rootDir>/test/(faults|fuzz|cluster)/'],
       setupFiles: ['<rootDir>/test/support/load-stack-env.js'],
     },
     // Fault suite (`npm run test:faults`): a bus on servers of its own, which it kills and restarts.
@@ -67,6 +70,13 @@ module.exports = {
       displayName: 'fuzz',
       testMatch: ['<rootDir>/test/fuzz/**/*.test.ts'],
       setupFiles: ['<rootDir>/test/support/load-stack-env.js'],
+    },
+    // The cluster tier (`npm run test:cluster`): the chart on a real single-node Kubernetes cluster that
+    // deploy/cluster/test.sh starts, installs into and tears down; it sets the environment these read.
+    {
+      ...shared,
+      displayName: 'cluster',
+      testMatch: ['<rootDir>/test/cluster/**/*.test.ts'],
     },
   ],
 };

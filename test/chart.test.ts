@@ -691,9 +691,9 @@ describe('skaffold.yaml', () => {
   const config = parseYaml(readFileSync(path.join(ROOT, 'skaffold.yaml'), 'utf8'));
   const releasesOf = (deploy: K8s): K8s[] => deploy?.helm?.releases ?? [];
 
-  it('has the profiles dev, sandbox and preview, dev activated by `skaffold dev`', () => {
+  it('has the profiles dev, sandbox, preview, local-images and podman-containerd, dev activated by `skaffold dev`', () => {
     expect(config.apiVersion).toMatch(/^skaffold\/v4beta\d+$/);
-    expect(config.profiles.map((p: K8s) => p.name)).toEqual(['dev', 'sandbox', 'preview']);
+    expect(config.profiles.map((p: K8s) => p.name)).toEqual(['dev', 'sandbox', 'preview', 'local-images', 'podman-containerd']);
     expect(config.profiles[0].activation).toEqual([{ command: 'dev' }]);
   });
 
@@ -706,7 +706,7 @@ describe('skaffold.yaml', () => {
     expect(deploys).toHaveLength(3);
     const namespaces = new Set<string>();
     for (const deploy of deploys) {
-      const [release] = releasesOf(deploy);
+      const release = releasesOf(deploy).find((r) => r.chartPath === 'charts/message-bus');
       expect(existsSync(path.join(ROOT, release.chartPath, 'Chart.yaml'))).toBe(true);
       for (const file of release.valuesFiles) expect(existsSync(path.join(ROOT, file))).toBe(true);
       expect(release.setValueTemplates['image.repository']).toBe('{{.IMAGE_REPO_message_bus}}');
@@ -718,9 +718,39 @@ describe('skaffold.yaml', () => {
     expect(releasesOf(config.profiles[2].deploy)[0].valuesFiles).toEqual(['charts/message-bus/ci/preview-values.yaml']);
   });
 
+  it('dev installs its own dependencies and their Secret first, in the same namespace, waiting for them', () => {
+    const [deps, bus] = releasesOf(config.deploy);
+    expect(deps).toMatchObject({ chartPath: 'deploy/helm/dev-deps', namespace: bus.namespace, wait: true });
+    expect(existsSync(path.join(ROOT, deps.chartPath, 'Chart.yaml'))).toBe(true);
+    // The profile for machines without a registry adds the local images' values to that release.
+    const localImages = config.profiles.find((p: K8s) => p.name === 'local-images');
+    expect(localImages.patches).toEqual([{ op: 'add', path: '/deploy/helm/releases/0/valuesFiles', value: ['deploy/helm/dev-deps/local-images-values.yaml'] }]);
+    for (const file of localImages.patches[0].value) expect(existsSync(path.join(ROOT, file))).toBe(true);
+  });
+
+  it("dev's dependencies release generates every Secret key the bus's dev render reads", () => {
+    const deps = load(path.join(RENDERED, 'dev-deps', 'dev-deps.yaml'));
+    const secret = deps.find((o) => o.kind === 'Secret');
+    const wanted = new Set<string>();
+    for (const o of renders.dev!) {
+      const spec = o.kind === 'Pod' ? o.spec : o.spec?.template?.spec;
+      for (const c of spec?.containers ?? []) {
+        for (const e of c.env ?? []) {
+          const ref = e.valueFrom?.secretKeyRef;
+          if (ref) {
+            expect(ref.name).toBe(secret.metadata.name);
+            wanted.add(ref.key);
+          }
+        }
+      }
+    }
+    expect(wanted.size).toBeGreaterThanOrEqual(7);
+    expect(Object.keys(secret.data)).toEqual(expect.arrayContaining([...wanted]));
+  });
+
   it('port-forwards Services that the dev values render, on their ports', () => {
     for (const forward of config.portForward) {
-      expect(forward.namespace).toBe(releasesOf(config.deploy)[0].namespace);
+      expect(forward.namespace).toBe(releasesOf(config.deploy)[1].namespace);
       const service = one('dev', 'Service', forward.resourceName);
       expect(service.spec.ports.map((p: K8s) => p.port)).toContain(forward.port);
     }

@@ -10,6 +10,7 @@
 #   4. every object again with kubernetes-models (npm), which also carries the Prometheus Operator
 #      CRD schemas: ServiceMonitor and PrometheusRule are validated there (not strict), and any kind
 #      neither validator knows fails the check;
+# then the dev dependencies chart deploy/helm/dev-deps the same way (steps 1-4, into <out>/dev-deps/),
 # and last `helm package` of the chart.
 # usage: deploy/helm/check.sh [--out DIR]
 set -euo pipefail
@@ -60,7 +61,22 @@ for values in "${values_files[@]}"; do
   done
 done
 
-node "$here/validate-manifests.mjs" "$out"/*.yaml
+# The dev dependencies chart (`skaffold dev` installs it before the bus), with the local images' values.
+# Its render goes to a subdirectory: it is not the bus chart the tests read from "$out".
+deps_chart="$here/dev-deps"
+mkdir -p "$out/dev-deps"
+echo "== dev-deps ($(basename "$deps_chart"))" >&2
+"$helm" lint --strict "$deps_chart" -f "$deps_chart/local-images-values.yaml" --kube-version "${kube_versions[0]}" >/dev/null \
+  || { "$helm" lint --strict "$deps_chart" -f "$deps_chart/local-images-values.yaml" --kube-version "${kube_versions[0]}"; exit 1; }
+"$helm" template message-bus-deps "$deps_chart" -f "$deps_chart/local-images-values.yaml" --namespace message-bus-dev \
+  --kube-version "${kube_versions[0]}" > "$out/dev-deps/dev-deps.yaml"
+for kv in "${kube_versions[@]}"; do
+  "$KUBE_VALIDATE_BIN" --strict --kubernetes-version "$kv" "$out/dev-deps/dev-deps.yaml" >/dev/null 2>&1 \
+    || { "$KUBE_VALIDATE_BIN" --strict --kubernetes-version "$kv" "$out/dev-deps/dev-deps.yaml" | grep -v '^INFO' >&2; exit 1; }
+done
+echo "   helm lint --strict, template, Kubernetes ${kube_versions[*]} schemas (strict): ok" >&2
+
+node "$here/validate-manifests.mjs" "$out"/*.yaml "$out/dev-deps/dev-deps.yaml"
 # The chart packages (Chart.yaml, .helmignore) as `helm push`/a chart repository would take it.
 "$helm" package "$chart" --destination "$out" >/dev/null
 echo "   helm package: $(basename "$out"/message-bus-*.tgz)" >&2

@@ -7,6 +7,9 @@
 #   stack.sh down   [postgres|redis|kafka ...]  stop what this script started (default: all)
 #   stack.sh status [postgres|redis|kafka ...]  one line per component; exit 3 if any is down
 #   stack.sh env                                print the dotenv lines (DATABASE_URL, ...)
+#   stack.sh kafka-libs                         resolve the Kafka jars (once) and print their
+#                                               directory; deploy/cluster builds its Kafka image
+#                                               from them
 #
 # Everything runs as plain processes owned by this checkout (no Docker, no system services)
 # and keeps its state under <repo>/.local/ (or BUS_LOCAL_DIR), which is git-ignored:
@@ -672,6 +675,7 @@ usage: deploy/local/stack.sh up     [postgres|redis|kafka ...]
        deploy/local/stack.sh down   [postgres|redis|kafka ...]
        deploy/local/stack.sh status [postgres|redis|kafka ...]
        deploy/local/stack.sh env
+       deploy/local/stack.sh kafka-libs
 EOF
   exit 2
 }
@@ -782,6 +786,7 @@ main() {
     down) cmd_down "$@" ;;
     status) cmd_status "$@" ;;
     env) (($# == 0)) || usage; env_lines ;;
+    kafka-libs) (($# == 0)) || usage; mkdir -p "$LOGS"; kafka_ensure_jars; echo "$KAFKA_LIBS" ;;
     -h | --help | help) usage ;;
     *) echo "stack.sh: unknown command '$cmd'" >&2; usage ;;
   esac

@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# The cluster test tier (`npm run test:cluster`, docs/deploy.md "The cluster tier"). From nothing on a
+# Debian machine with root: installs the tools (tools.sh), builds the images (images.sh), starts a
+# single-node cluster (up.sh), installs the dev dependencies and the chart with hooks on and --wait
+# (release.sh), runs `helm test`, validates the rendered sandbox/preview/inline-secrets values against
+# the API server (server-side dry run, strict, with the monitoring CRDs installed), runs the jest
+# project `cluster` (test/cluster: network safety, a token, every message type published, received
+# and acked, /metrics of every Deployment, the rolling upgrade without loss), and tears everything
+# down (down.sh), failing when anything is left behind.
+#
+# Exit status: 0 passed; 1 failed; 77 skipped because this machine cannot run it (the reason is printed).
+# Extra arguments go to jest. CLUSTER_KEEP=1 leaves the cluster running afterwards (run down.sh yourself).
+set -uo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+# shellcheck source=deploy/cluster/lib.sh
+. "$here/lib.sh"
+
+skip() { echo "cluster tier SKIPPED: $*" >&2; exit 77; }
+[ "$(uname -s)" = Linux ] || skip "it needs Linux (containerd, kubelet); this is $(uname -s)"
+[ "$(id -u)" = 0 ] || skip "it needs root (containerd, kubelet, a bridge and iptables rules); run it as root"
+command -v apt-get >/dev/null || skip "it installs its tools with apt-get (Debian/Ubuntu); none here"
+cluster_go version >/dev/null 2>&1 || skip "it builds Kubernetes from the Go module proxy and there is no Go toolchain (go, /usr/local/go/bin/go)"
+[ -d /sys/fs/cgroup ] || skip "no cgroup file system at /sys/fs/cgroup"
+
+# shellcheck source=deploy/local/lib.sh
+. "$CLUSTER_ROOT/deploy/local/lib.sh"
+set -e
+ensure_node_modules
+mkdir -p "$CLUSTER_LOGS"
+started=$SECONDS
+timings=()
+phase() {
+  local name="$1" t=$SECONDS; shift
+  "$@"
+  timings+=("$name $((SECONDS - t)) s")
+  cluster_log "$name done in $((SECONDS - t)) s"
+}
+
+teardown() {
+  local status=$?
+  set +e
+  if [ "${CLUSTER_KEEP:-0}" = 1 ]; then
+    cluster_log "CLUSTER_KEEP=1: the cluster stays up (KUBECONFIG=$KUBECONFIG); deploy/cluster/down.sh removes it"
+  else
+    local t=$SECONDS
+    bash "$here/down.sh" || status=1
+    timings+=("teardown $((SECONDS - t)) s")
+  fi
+  echo "cluster tier: ${timings[*]/%/;} total $((SECONDS - started)) s" >&2
+  exit "$status"
+}
+
+phase tools bash "$here/tools.sh"
+# shellcheck source=deploy/helm/tools.sh
+. "$CLUSTER_ROOT/deploy/helm/tools.sh"
+# shellcheck source=deploy/cluster/images.sh
+. "$here/images.sh"
+phase images build_all_images >/dev/null
+if [ -e "$CLUSTER_RUN" ]; then
+  cluster_log "a cluster of an earlier run is still there: removing it first"
+  bash "$here/down.sh"
+fi
+trap teardown EXIT
+phase cluster bash "$here/up.sh"
+phase install-deps bash "$here/release.sh" deps >/dev/null
+phase install-bus bash "$here/release.sh" bus >/dev/null
+# (No --logs: the test pod is deleted once it succeeded, hook-delete-policy hook-succeeded.)
+phase helm-test "$HELM_BIN" test message-bus --namespace message-bus-dev --timeout 3m
+
+# The hosted environments' values, against this API server: every object, strict field validation,
+# the monitoring CRDs installed (ServiceMonitor, PrometheusRule), admission included.
+server_dry_run() {
+  local crds values env_name out="$CLUSTER_RUN/rendered"
+  crds="$(cluster_go mod download -json "github.com/prometheus-operator/prometheus-operator@$PROMETHEUS_OPERATOR_VERSION" | sed -n 's/^\t"Dir": "\(.*\)",$/\1/p')/example/prometheus-operator-crd"
+  kc apply --server-side -f "$crds/monitoring.coreos.com_servicemonitors.yaml" -f "$crds/monitoring.coreos.com_prometheusrules.yaml" >/dev/null
+  kc wait --for=condition=Established --timeout=60s crd/servicemonitors.monitoring.coreos.com crd/prometheusrules.monitoring.coreos.com >/dev/null
+  mkdir -p "$out"
+  for values in "$CLUSTER_ROOT"/charts/message-bus/ci/*-values.yaml; do
+    env_name="$(basename "$values" -values.yaml)"
+    kc create namespace "message-bus-$env_name" >/dev/null
+    "$HELM_BIN" template message-bus "$CLUSTER_ROOT/charts/message-bus" -f "$values" --namespace "message-bus-$env_name" > "$out/$env_name.yaml"
+    kc apply --dry-run=server --validate=strict -f "$out/$env_name.yaml" > "$out/$env_name.result"
+    cluster_log "  $env_name: $(grep -c 'server dry run' "$out/$env_name.result") objects accepted (server dry run, strict)"
+    kc delete namespace "message-bus-$env_name" --wait=false >/dev/null
+  done
+}
+phase server-dry-run server_dry_run
+
+export CLUSTER_KUBECTL="$CLUSTER_BIN/kubectl" CLUSTER_NAMESPACE=message-bus-dev \
+  CLUSTER_CNI_CONFIG="$CLUSTER_RUN/cni/net.d/10-bus.conflist" CLUSTER_RELEASE_SCRIPT="$here/release.sh" \
+  CLUSTER_POD_CIDR CLUSTER_SERVICE_CIDR
+phase jest jest --selectProjects cluster --runInBand "$@"
