@@ -50,6 +50,8 @@ async function main() {
       },
     });
 
+    const steps = await publishSteps(busUrl);
+
     const topic = `bench.raw.${randomBytes(4).toString('hex')}`;
     const kafkaAdmin = kafka.admin();
     await kafkaAdmin.connect();
@@ -75,9 +77,27 @@ async function main() {
     console.log(row('raw kafkajs send, acks=all (ceiling)', raw));
     console.log(`\nRatio to the raw producer ceiling: ${(publish.perSecond / raw.perSecond).toFixed(3)}`);
     console.log(`CPU ms per 1,000 messages — publish: ${cpuLine(publish.cpuPerThousand)}; raw send: ${cpuLine(raw.cpuPerThousand)}`);
+    console.log(`Mean per publish (warm-up included), from the bus's /metrics: ${steps}`);
   } finally {
     await bench.stop();
   }
+}
+
+/**
+ * The mean time of each Server-Timing step of the publish route and the mean group-commit batch size,
+ * from the bus's own histograms (bus_request_step_seconds, bus_publish_batch_size).
+ */
+async function publishSteps(busUrl) {
+  const text = await (await fetch(`${busUrl}/metrics`)).text();
+  const value = (pattern) => Number(new RegExp(`^${pattern} ([0-9.e+-]+)$`, 'm').exec(text)?.[1] ?? NaN);
+  const route = 'route="/v1/tenants/:t/messages"';
+  const parts = ['limits', 'auth', 'quota', 'body', 'validate', 'policy', 'commit'].map((step) => {
+    const labels = `\\{app="bus",${route},step="${step}"\\}`;
+    const mean = (value(`bus_request_step_seconds_sum${labels}`) / value(`bus_request_step_seconds_count${labels}`)) * 1000;
+    return `${step} ${mean.toFixed(2)} ms`;
+  });
+  const batch = value('bus_publish_batch_size_sum') / value('bus_publish_batch_size_count');
+  return `${parts.join(', ')}; batch of ${batch.toFixed(1)} publishes on average`;
 }
 
 main().catch((err) => {

@@ -6,7 +6,7 @@ import { DependencyUnavailableError, HttpError, InternalError, MethodNotAllowedE
 import { servedMethods } from './methods';
 import { renderError, type ErrorRenderer } from './error-bodies';
 import { runReadinessChecks, type ReadinessCheck } from './readiness';
-import { requestTimings, sendServerTiming } from './server-timing';
+import { markStep, requestTimings, sendServerTiming } from './server-timing';
 
 export interface HttpAppOptions {
   /** Names the process in logs and metrics, e.g. `gateway` or `bus` for the all-in-one bus port. */
@@ -81,6 +81,8 @@ export function createHttpApp(opts: HttpAppOptions): HttpApp {
   });
 
   for (const handler of opts.middleware ?? []) app.use(handler);
+  // The host-wide checks (firewall, limits) are a step of their own in Server-Timing.
+  if ((opts.middleware ?? []).length > 0) app.use(markStep('limits'));
   for (const router of opts.routers) app.use(router);
 
   // Nothing matched: a path served for other methods is 405 with Allow, any other path 404.
