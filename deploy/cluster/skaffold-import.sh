@@ -11,7 +11,11 @@ case "${name%%/*}" in
   *.*|*:*|localhost) full="$name" ;;
   *) full="docker.io/library/$name" ;;
 esac
-podman tag "$name" "$full"
-podman save --format docker-archive "$full" \
+# An image skaffold does not push is deployed as <name>:<image id> (its exact build), a tag skaffold
+# adds after the hooks: that name goes in too.
+id="$(podman image inspect --format '{{.Id}}' "$name")"
+by_id="${full%:*}:${id#sha256:}"
+podman tag "$name" "$full" "$by_id"
+podman save --format docker-archive --multi-image-archive "$full" "$by_id" \
   | ctr --address "$CLUSTER_STATE/containerd/containerd.sock" -n k8s.io images import - >/dev/null
-cluster_log "skaffold image $full imported into the cluster's containerd"
+cluster_log "skaffold image $full (also $by_id) imported into the cluster's containerd"

@@ -45,6 +45,7 @@ build_kubernetes() {
     cp -r "$dir" "$src" && chmod -R u+w "$src"
     rm -f "$src/go.work" "$src/go.work.sum"
     local m
+    # shellcheck disable=SC2013  # module paths hold no whitespace
     for m in $(sed -n 's#^[[:space:]]*\(replace[[:space:]]\{1,\}\)\{0,1\}\(k8s\.io/[^[:space:]]*\) => \./staging/.*#\2#p' "$src/go.mod"); do
       (cd "$src" && cluster_go mod edit -dropreplace="$m" -replace="$m=$m@$KUBERNETES_STAGING_VERSION")
     done
