@@ -55,7 +55,10 @@ export function createIdentity(deps: IdentityDeps): Identity {
   const store = deps.store ?? KnexIdentityStore.create(deps.db);
   const connections = new ConnectionCache(store, deps.cacheTtlMs, now);
   const keys = new KeySetCache(store, now);
-  const caches: Array<{ cache: ReadThroughCache<unknown>; stale: StaleKeys }> = [];
+  const caches: Array<{ cache: ReadThroughCache<unknown>; stale: StaleKeys }> = [
+    // An app's change can move every connection of it; those are few, so drop them all.
+    { cache: connections, stale: (event) => (event.type === 'connection.changed' ? [event.connection_id] : event.type === 'app.changed' ? 'all' : []) },
+  ];
   const cache = <V>(load: (key: string) => Promise<V>, stale: StaleKeys): ReadThroughCache<V> => {
     const created = new ReadThroughCache(load, deps.cacheTtlMs, now);
     caches.push({ cache: created as ReadThroughCache<unknown>, stale });
@@ -73,9 +76,6 @@ export function createIdentity(deps: IdentityDeps): Identity {
     name: `identity.${deps.name}`,
     logger: deps.logger,
     onEvent: (event) => {
-      if (event.type === 'connection.changed') connections.invalidate(event.connection_id);
-      // An app's change can move every connection of it; those are few, so drop them all.
-      else if (event.type === 'app.changed') connections.clear();
       for (const { cache: c, stale } of caches) {
         const keysOf = stale(event);
         if (keysOf === 'all') c.clear();

@@ -146,17 +146,20 @@ async function commitBatch(deps: GroupCommitDeps, members: readonly PublishToCom
     });
     waitingFor = 'Postgres (recording the acceptances)';
     await tx.record(
-      accepted.map((m, i): AcceptedMessage => ({
-        workspaceId: m.workspaceId,
-        messageId: m.message.message_id,
-        contentHash: m.hash,
-        messageType: m.message.message_type,
-        correlationId: m.message.correlation_id,
-        producerConnectionId: m.producerConnectionId,
-        acceptedAt,
-        kafkaPartition: (placed[i] as { partition: number }).partition,
-        kafkaOffset: (placed[i] as { offset: string }).offset,
-      })),
+      accepted.map((m, i): AcceptedMessage => {
+        const { partition, offset } = placed[i] as { partition: number; offset: string };
+        return {
+          workspaceId: m.workspaceId,
+          messageId: m.message.message_id,
+          contentHash: m.hash,
+          messageType: m.message.message_type,
+          correlationId: m.message.correlation_id,
+          producerConnectionId: m.producerConnectionId,
+          acceptedAt,
+          kafkaPartition: partition,
+          kafkaOffset: offset,
+        };
+      }),
       nextStates.map((s) => ({ ...s, updatedAt: acceptedAt })),
     );
     // Never commit what was answered 503.

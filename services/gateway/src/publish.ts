@@ -1,10 +1,10 @@
 import { DependencyUnavailableError, HttpError, ViolationsError, type Violation } from '@bus/http';
 // A failed registry read is 503 registry.unavailable with the store's error as its cause (logged once).
 import { unavailableOnFailure as registryRead } from '@bus/identity';
-import { RULES, applySequence, checkPolicy, contentHash, familyOf, parseJsonBody, parseStoryState, type ProducerPermissions, type SomMessage, type SomValidator } from '@bus/som';
-import type { MemberDecision } from './batch-decisions';
+import { RULES, checkPolicy, contentHash, familyOf, parseJsonBody, type ProducerPermissions, type SomMessage, type SomValidator } from '@bus/som';
+import { decideBatch, workspaceKey, type BatchMember, type MemberDecision } from './batch-decisions';
 import type { GroupCommitter } from './group-commit';
-import type { PriorAcceptance, PublishStore } from './publish-store';
+import type { PublishStore } from './publish-store';
 
 /** The producer a publish is for, as authentication established it. */
 export interface Publisher {
@@ -76,34 +76,46 @@ export async function publishMessage(
   const family = familyOf(message.message_type);
   const accepted = acceptedBody(message, family, validation.tolerated);
 
-  if (mode === 'validate') {
-    const duplicate = answerPrior(await registryRead(() => deps.store.accepted(publisher.workspaceId, message.message_id)), message.message_id, hash, mode);
-    if (duplicate) return duplicate;
-    const policy = checkPolicy(message, await registryRead(() => deps.permissions(publisher.appId)));
-    if (policy.length > 0) throw refused(policy);
-    const stored = await registryRead(() => deps.store.storyState(publisher.workspaceId, message.correlation_id));
-    const sequence = applySequence(stored === null ? null : parseStoryState(stored), message);
-    if (!sequence.ok) throw refused(sequence.violations);
-    timings?.mark('policy');
-    return { status: 202, body: { ...accepted, dry_run: true } };
-  }
-
-  // The idempotency check comes first inside the commit (a resend is a duplicate whatever the policy
-  // says now); the policy's verdict is carried there and applied after it, as a lone publish would.
-  const policy = checkPolicy(message, await registryRead(() => deps.permissions(publisher.appId)));
+  // Idempotency comes first in the decision (a resend is a duplicate whatever the policy says now);
+  // the policy's verdict is carried into it and applied after, as decideBatch does for a publish.
+  const member = { workspaceId: publisher.workspaceId, message, hash, policy: checkPolicy(message, await registryRead(() => deps.permissions(publisher.appId))) };
   timings?.mark('policy');
-  let decision: MemberDecision;
+  const decision = mode === 'validate' ? await dryRun(deps.store, member) : await commit(deps, member, publisher, bytes, family, timings);
+  switch (decision.kind) {
+    case 'accepted':
+      return { status: 202, body: mode === 'validate' ? { ...accepted, dry_run: true } : accepted };
+    case 'duplicate':
+      return { status: 200, body: { accepted: true, duplicate: true, message_id: message.message_id, ...(mode === 'validate' ? { dry_run: true } : {}) } };
+    case 'reused':
+      throw new MessageIdReusedError(message.message_id);
+    case 'refused':
+      throw refused(decision.violations);
+  }
+}
+
+/** A validate: the publish's decision against what Postgres holds now, without locks, writing nothing. */
+async function dryRun(store: PublishStore, member: BatchMember): Promise<MemberDecision> {
+  const { workspaceId, message } = member;
+  const [prior, stored] = await Promise.all([
+    registryRead(() => store.accepted(workspaceId, message.message_id)),
+    registryRead(() => store.storyState(workspaceId, message.correlation_id)),
+  ]);
+  const priorHashes = new Map(prior ? [[workspaceKey(workspaceId, message.message_id), prior.contentHash]] : []);
+  const storedStates = new Map(stored === null ? [] : [[workspaceKey(workspaceId, message.correlation_id), stored]]);
+  return decideBatch([member], priorHashes, storedStates).decisions[0] as MemberDecision;
+}
+
+/** A publish: joins a group commit; its failure (Kafka, Postgres, the deadline) is 503 publish.unavailable. */
+async function commit(
+  deps: PublishDeps,
+  member: BatchMember,
+  publisher: Publisher,
+  bytes: Buffer,
+  family: string | null,
+  timings?: { mark(step: string): void },
+): Promise<MemberDecision> {
   try {
-    decision = await deps.committer.commit({
-      workspaceId: publisher.workspaceId,
-      producerConnectionId: publisher.clientId,
-      message,
-      hash,
-      policy,
-      bytes,
-      family,
-      traceparent: deps.traceparent(),
-    });
+    return await deps.committer.commit({ ...member, producerConnectionId: publisher.clientId, bytes, family, traceparent: deps.traceparent() });
   } catch (err) {
     // Kafka or Postgres failed or ran out of time: the transaction rolled back, so nothing is accepted
     // and a retry with the same message_id is safe. A record Kafka may hold without its commit is never
@@ -112,26 +124,6 @@ export async function publishMessage(
   } finally {
     timings?.mark('commit');
   }
-  switch (decision.kind) {
-    case 'accepted':
-      return { status: 202, body: accepted };
-    case 'duplicate':
-      return duplicateAnswer(message.message_id, mode);
-    case 'reused':
-      throw new MessageIdReusedError(message.message_id);
-    case 'refused':
-      throw refused(decision.violations);
-  }
-}
-
-function answerPrior(prior: PriorAcceptance, messageId: string, hash: string, mode: PublishMode): PublishAnswer | null {
-  if (!prior) return null;
-  if (prior.contentHash !== hash) throw new MessageIdReusedError(messageId);
-  return duplicateAnswer(messageId, mode);
-}
-
-function duplicateAnswer(messageId: string, mode: PublishMode): PublishAnswer {
-  return { status: 200, body: { accepted: true, duplicate: true, message_id: messageId, ...(mode === 'validate' ? { dry_run: true } : {}) } };
 }
 
 function acceptedBody(message: SomMessage, family: string | null, tolerated: readonly Violation[]): Record<string, unknown> {
