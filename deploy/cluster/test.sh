@@ -46,7 +46,9 @@ teardown() {
     bash "$here/down.sh" || status=1
     timings+=("teardown $((SECONDS - t)) s")
   fi
-  echo "cluster tier: ${timings[*]/%/;} total $((SECONDS - started)) s" >&2
+  local times="cluster tier: ${timings[*]/%/;} total $((SECONDS - started)) s"
+  echo "$times" >&2
+  mkdir -p "$CLUSTER_ROOT/.local/ci" && echo "$times" > "$CLUSTER_ROOT/.local/ci/cluster-times.txt"
   exit "$status"
 }
 

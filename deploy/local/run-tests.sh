@@ -54,5 +54,8 @@ for tier in "${TIERS[@]}"; do
   timed "tier $tier" jest --selectProjects "$tier" --passWithNoTests ${args[@]+"${args[@]}"} ${output:+"--outputFile=$file"} || status=1
 done
 [ -z "$output" ] || node deploy/local/merge-jest-results.js "$output" "${tier_files[@]}"
-echo "times: $(IFS=','; echo "${timings[*]}" | sed 's/,/, /g')" >&2
+times="times: $(IFS=','; echo "${timings[*]}" | sed 's/,/, /g')"
+echo "$times" >&2
+# .ci/run prints it again beside its last line, where a CI log's tail shows it.
+echo "$times" > "$ROOT/.local/ci/times.txt"
 exit "$status"

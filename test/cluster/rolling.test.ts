@@ -40,21 +40,31 @@ const podNames = async (component: Component) =>
   (await kubectl('get', 'pods', '-l', `app.kubernetes.io/component=${component}`, '-o', 'jsonpath={.items[*].metadata.name}')).split(/\s+/).filter(Boolean);
 
 /**
- * Sends a request again after a network failure or a 5xx (a pod going away under it) until another
- * answer comes, then checks that answer against the bus's OpenAPI document.
+ * Sends a request again after a network failure, a 5xx (a pod going away under it) or a 429 (a slow
+ * roll keeps the test's own requests coming past its connection's allowance) until another answer
+ * comes, then checks that answer against the bus's OpenAPI document.
  */
-async function persistently(method: string, base: string, path: string, bearer: string, counters: { retries: number }, body?: unknown) {
+async function persistently(method: string, base: string, path: string, bearer: string, counters: Counters, body?: unknown) {
   let attempts = 0;
   const answer = await eventually(
-    () => {
+    async () => {
       attempts += 1;
-      return busFetch(base, method, path, bearer, body);
+      const res = await busFetch(base, method, path, bearer, body);
+      if (res.status === 429) counters.limited += 1;
+      return res;
     },
-    (res) => res.status < 500,
-    { timeoutMs: 90_000, intervalMs: 100, what: `an answer to ${method} ${path} other than a failure or 5xx` },
+    (res) => res.status < 500 && res.status !== 429,
+    { timeoutMs: 90_000, intervalMs: 100, what: `an answer to ${method} ${path} other than a failure, a 5xx or a 429` },
   );
   counters.retries += attempts - 1;
   return checkBusAnswer(method, path, answer);
+}
+
+interface Counters {
+  /** Requests sent again (after a failure, 5xx or 429) and acks that may not have landed. */
+  retries: number;
+  /** 429 answers among them. */
+  limited: number;
 }
 
 it('upgrades every Deployment while publishing and receiving, and no accepted message is lost, doubled or reordered', async () => {
@@ -64,7 +74,7 @@ it('upgrades every Deployment while publishing and receiving, and no accepted me
   const before = new Map<Component, string[]>();
   for (const c of Object.keys(COMPONENTS) as Component[]) before.set(c, await podNames(c));
 
-  const counters = { retries: 0 };
+  const counters: Counters = { retries: 0, limited: 0 };
   const accepted = new Map<string, string[]>(); // correlation id → message ids in acceptance order
   const receivedOrder = new Map<string, string[]>(); // correlation id → message ids in first-receipt order
   let rolling = true;
@@ -137,7 +147,7 @@ it('upgrades every Deployment while publishing and receiving, and no accepted me
   );
   consuming = false;
   await consumer;
-  console.log(`rolling upgrade: ${rollSeconds} s, ${total} messages accepted on ${GROUPS} correlation ids, ${counters.retries} requests sent again, ${ackLost.size} acks lost`);
+  console.log(`rolling upgrade: ${rollSeconds} s, ${total} messages accepted on ${GROUPS} correlation ids, ${counters.retries} requests sent again (${counters.limited} after a 429), ${ackLost.size} acks lost`);
 
   for (const [correlationId, ids] of accepted) expect({ correlationId, order: receivedOrder.get(correlationId) ?? [] }).toEqual({ correlationId, order: ids });
   const unexpected = [...receipts.keys()].filter((id) => !allAccepted.has(id));
