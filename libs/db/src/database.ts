@@ -83,3 +83,8 @@ export async function pingDatabase(db: Knex): Promise<void> {
 export function databaseReadiness(db: Knex) {
   return { name: 'postgres', check: () => pingDatabase(db) };
 }
+
+/** Postgres 23505: a unique constraint refused the row (e.g. two writers raced to insert the same key). */
+export function isUniqueViolation(err: unknown): boolean {
+  return typeof err === 'object' && err !== null && (err as { code?: unknown }).code === '23505';
+}

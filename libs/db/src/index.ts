@@ -1,4 +1,4 @@
-export { createDatabase, databaseOptionsOf, migrateLatest, migrateDownAll, pingDatabase, databaseReadiness } from './database';
+export { createDatabase, databaseOptionsOf, migrateLatest, migrateDownAll, pingDatabase, databaseReadiness, isUniqueViolation } from './database';
 export type { DatabaseOptions, Knex } from './database';
 /** Postgres NOTIFY channel delivery signals on when a consumer's queue got work; the payload is the consumer connection id. */
 export const DELIVERY_CHANNEL = 'bus_deliveries';

@@ -1,5 +1,5 @@
-import type { Knex } from '@bus/db';
-import { hashSecret, newClientSecret, newId, type ConnectionKind } from '@bus/tokens';
+import { isUniqueViolation, type Knex } from '@bus/db';
+import { hashSecret, newClientSecret, newId, type ConnectionKind, type ExternalIssuer } from '@bus/tokens';
 import type { Logger } from 'pino';
 import type { ControlEvent, ControlPublisher, QuotaScope } from './control';
 
@@ -29,6 +29,19 @@ export class TenancyNotFoundError extends Error {
   constructor(readonly what: QuotaScope, readonly id: string) {
     super(`no ${what} ${id}`);
   }
+}
+
+/** No such identity provider or binding. */
+export class ProviderNotFoundError extends Error {
+  override readonly name = 'ProviderNotFoundError';
+  constructor(readonly what: 'identity provider' | 'binding', readonly id: string) {
+    super(`no ${what} ${id}`);
+  }
+}
+
+/** The issuer is registered already, or the client is bound already. */
+export class ProviderConflictError extends Error {
+  override readonly name = 'ProviderConflictError';
 }
 
 export class OverlapWindowError extends Error {
@@ -210,6 +223,63 @@ export class IdentityAdmin {
       await trx('credentials').where({ connection_id: clientId }).delete();
     });
     await this.announceConnection(clientId, 'removed');
+  }
+
+  /**
+   * Registers an external identity provider; the caller checked its settings (externalIssuerProblems).
+   * An issuer registered already is ProviderIssuerTakenError.
+   */
+  async createProvider(settings: ExternalIssuer): Promise<string> {
+    const id = newId('i');
+    try {
+      await this.deps.db('identity_providers').insert({
+        id,
+        issuer: settings.issuer,
+        jwks_url: settings.jwksUrl,
+        audiences: [...settings.audiences],
+        algorithms: [...settings.algorithms],
+        client_claim: settings.clientClaim,
+        clock_tolerance_seconds: settings.clockToleranceSeconds,
+        created_at: this.now(),
+      });
+    } catch (err) {
+      if (isUniqueViolation(err)) throw new ProviderConflictError(`an identity provider with issuer ${settings.issuer} is registered already`);
+      throw err;
+    }
+    await this.announce({ type: 'provider.changed', provider_id: id, issuer: settings.issuer, at: this.now().toISOString() });
+    return id;
+  }
+
+  /** Removes the provider and its bindings: its tokens are refused on every process within the propagation time. */
+  async removeProvider(providerId: string): Promise<void> {
+    const removed = (await this.deps.db('identity_providers').where({ id: providerId }).delete().returning('issuer')) as Array<{ issuer: string }>;
+    const issuer = removed[0]?.issuer;
+    if (issuer === undefined) throw new ProviderNotFoundError('identity provider', providerId);
+    await this.announce({ type: 'provider.changed', provider_id: providerId, issuer, at: this.now().toISOString() });
+  }
+
+  /** Binds the provider's client `client` to a connection (one connection per client; a producer's, to publish). */
+  async createBinding(input: { providerId: string; client: string; connectionId: string }): Promise<string> {
+    const id = newId('b');
+    await this.deps.db.transaction(async (trx) => {
+      if (!(await trx('identity_providers').where({ id: input.providerId }).first('id'))) throw new ProviderNotFoundError('identity provider', input.providerId);
+      const connection = (await trx('connections').where({ id: input.connectionId }).first('status')) as { status: string } | undefined;
+      if (!connection) throw new ConnectionNotFoundError(input.connectionId);
+      if (connection.status !== 'active') throw new ConnectionNotActiveError(input.connectionId, connection.status);
+      if (await trx('identity_bindings').where({ provider_id: input.providerId, client_value: input.client }).first('id')) {
+        throw new ProviderConflictError(`client ${input.client} of this provider is bound already; remove that binding first`);
+      }
+      await trx('identity_bindings').insert({ id, provider_id: input.providerId, client_value: input.client, connection_id: input.connectionId, created_at: this.now() });
+    });
+    await this.announce({ type: 'binding.changed', provider_id: input.providerId, client: input.client, at: this.now().toISOString() });
+    return id;
+  }
+
+  async removeBinding(providerId: string, bindingId: string): Promise<void> {
+    const removed = (await this.deps.db('identity_bindings').where({ id: bindingId, provider_id: providerId }).delete().returning('client_value')) as Array<{ client_value: string }>;
+    const client = removed[0]?.client_value;
+    if (client === undefined) throw new ProviderNotFoundError('binding', bindingId);
+    await this.announce({ type: 'binding.changed', provider_id: providerId, client, at: this.now().toISOString() });
   }
 
   private async setStatus(clientId: string, status: 'revoked'): Promise<void> {

@@ -2,14 +2,18 @@ import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { DependencyUnavailableError, HttpError, unavailableUnlessDone } from '@bus/http';
 import {
   authorizeBearer,
+  authorizeConnection,
   BearerRefusal,
+  NotRegisteredError,
   TokenRejectedError,
+  unverifiedIssuer,
   verifyAccessToken,
   type AccessTokenClaims,
   type ConnectionKind,
   type TokenAudience,
 } from '@bus/tokens';
 import { VerifiedTokenCache, type ConnectionCache, type KeySetCache } from './cache';
+import type { ConnectionRecord } from './store';
 
 /** Who called a bearer route, in res.locals.identity once authenticateBearer let the request through. */
 export interface BearerIdentity {
@@ -19,7 +23,17 @@ export interface BearerIdentity {
   organisationId: string;
   appId: string;
   credentialVersion: number;
-  claims: AccessTokenClaims;
+  /** A bus token's claims; absent for an external provider's token (its connection is the binding's). */
+  claims?: AccessTokenClaims;
+}
+
+/**
+ * External identity providers' tokens (issue 15): the connection bound to a verified token of a
+ * registered issuer. Throws TokenRejectedError (unknown issuer, a bad token), NotRegisteredError
+ * (an unbound client) or a 503 (the provider's key set or the registry could not be read).
+ */
+export interface BoundClients {
+  connectionOf(token: string, issuer: string): Promise<string>;
 }
 
 /** 401 producer.unauthenticated, 403 producer.not_registered or 403 tenant.mismatch (spec §5, §7.2). */
@@ -55,6 +69,8 @@ export interface BearerAuthenticatorDeps {
   now?: () => Date;
   /** Clock skew allowed on exp and iat; default 30 s. */
   leewaySeconds?: number;
+  /** Tokens of any other issuer than the bus's own go here on producer routes; without it they are refused. */
+  boundClients?: BoundClients;
 }
 
 export interface BearerAuthenticator {
@@ -75,6 +91,16 @@ export function createBearerAuthenticator(deps: BearerAuthenticatorDeps): Bearer
     try {
       const token = authorization === undefined ? undefined : BEARER.exec(authorization)?.[1];
       if (!token) throw new TokenRejectedError(authorization === undefined ? 'missing' : 'malformed');
+      // One dispatch by issuer: the bus's own tokens below, a provider's on the producer routes
+      // (the consumer routes take bus tokens only, spec §5).
+      const issuer = unverifiedIssuer(token);
+      if (deps.boundClients && need.kind === 'producer' && issuer !== undefined && issuer !== deps.audience.issuer) {
+        const connectionId = await deps.boundClients.connectionOf(token, issuer);
+        const connection = await unavailableOnFailure(() => deps.connections.get(connectionId));
+        if (!connection) throw new NotRegisteredError('unbound');
+        authorizeConnection(connection, need);
+        return identityOf(connection);
+      }
       const kid = kidOf(token);
       if (kid !== undefined) await unavailableOnFailure(() => deps.keys.get(kid));
       const at = now();
@@ -86,16 +112,7 @@ export function createBearerAuthenticator(deps: BearerAuthenticatorDeps): Bearer
       }
       const connection = await unavailableOnFailure(() => deps.connections.get(claims.sub));
       authorizeBearer(claims, connection, need);
-      const c = connection as NonNullable<typeof connection>;
-      return {
-        clientId: c.id,
-        kind: c.kind,
-        workspaceId: c.workspaceId,
-        organisationId: c.organisationId,
-        appId: c.appId,
-        credentialVersion: c.credentialVersion,
-        claims,
-      };
+      return identityOf(connection as ConnectionRecord, claims);
     } catch (err) {
       if (err instanceof BearerRefusal) throw new BearerRefusedError(err);
       throw err;
@@ -110,6 +127,18 @@ export function createBearerAuthenticator(deps: BearerAuthenticatorDeps): Bearer
         res.locals.identity = await authenticate(req.header('authorization'), { kind, ...(t !== undefined ? { tenant: t } : {}) });
         next();
       },
+  };
+}
+
+function identityOf(c: ConnectionRecord, claims?: AccessTokenClaims): BearerIdentity {
+  return {
+    clientId: c.id,
+    kind: c.kind,
+    workspaceId: c.workspaceId,
+    organisationId: c.organisationId,
+    appId: c.appId,
+    credentialVersion: c.credentialVersion,
+    ...(claims ? { claims } : {}),
   };
 }
 

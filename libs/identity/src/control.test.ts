@@ -10,6 +10,10 @@ describe('control events', () => {
     const quota: ControlEvent = { type: 'quota.changed', scope: 'workspace', id: 'wabcdefghijk2', at: event.at };
     expect(parseControlEvent(Buffer.from(JSON.stringify(quota)))).toEqual(quota);
     expect(controlKey(quota)).toBe('quota/workspace/wabcdefghijk2');
+    const provider: ControlEvent = { type: 'provider.changed', provider_id: 'iabcdefghijk2', issuer: 'https://idp.example/', at: event.at };
+    expect(parseControlEvent(Buffer.from(JSON.stringify(provider)))).toEqual(provider);
+    expect(controlKey(provider)).toBe('provider/iabcdefghijk2');
+    expect(controlKey({ type: 'binding.changed', provider_id: 'iabcdefghijk2', client: 'studio', at: event.at })).toBe('binding/iabcdefghijk2/studio');
   });
 
   it('refuses what they cannot be', () => {

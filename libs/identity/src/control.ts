@@ -12,7 +12,11 @@ export type ControlEvent =
   | { type: 'app.changed'; app_id: string; at: string }
   // Quotas are read per request today, so no cache drops anything on it yet; it is announced so a
   // cache added later cannot miss a tier change, and the compacted topic records the last one.
-  | { type: 'quota.changed'; scope: QuotaScope; id: string; at: string };
+  | { type: 'quota.changed'; scope: QuotaScope; id: string; at: string }
+  // An identity provider registered, changed or removed (its bindings go with it): caches drop the
+  // issuer's provider and every binding.
+  | { type: 'provider.changed'; provider_id: string; issuer: string; at: string }
+  | { type: 'binding.changed'; provider_id: string; client: string; at: string };
 
 /** Who carries a quota: a workspace (its house's connections) or an organisation (its vendor connections). */
 export type QuotaScope = 'organisation' | 'workspace';
@@ -29,6 +33,10 @@ export function controlKey(event: ControlEvent): string {
       return `app/${event.app_id}`;
     case 'quota.changed':
       return `quota/${event.scope}/${event.id}`;
+    case 'provider.changed':
+      return `provider/${event.provider_id}`;
+    case 'binding.changed':
+      return `binding/${event.provider_id}/${event.client}`;
   }
 }
 
@@ -43,6 +51,8 @@ export function parseControlEvent(value: Buffer | null): ControlEvent {
   if (e?.type === 'connection.changed' && typeof e.connection_id === 'string') return parsed as ControlEvent;
   if (e?.type === 'app.changed' && typeof e.app_id === 'string') return parsed as ControlEvent;
   if (e?.type === 'quota.changed' && (e.scope === 'organisation' || e.scope === 'workspace') && typeof e.id === 'string') return parsed as ControlEvent;
+  if (e?.type === 'provider.changed' && typeof e.provider_id === 'string' && typeof e.issuer === 'string') return parsed as ControlEvent;
+  if (e?.type === 'binding.changed' && typeof e.provider_id === 'string' && typeof e.client === 'string') return parsed as ControlEvent;
   throw new ControlEventError('unknown control event');
 }
 

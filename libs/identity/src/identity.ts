@@ -8,6 +8,7 @@ import { ConnectionCache, KeySetCache, ReadThroughCache } from './cache';
 import { createControlListener, type ControlEvent } from './control';
 import { KnexQuotaStore, type QuotaStore } from './quota';
 import { KnexIdentityStore, type IdentityStore } from './store';
+import { bindingKey, createBoundClients, ExternalTokenVerifier, KnexProviderStore, parseBindingKey, type ProviderStore } from './providers';
 
 export interface IdentityDeps {
   db: Knex;
@@ -23,6 +24,7 @@ export interface IdentityDeps {
   /** Tests pass stores of their own; the knex stores otherwise. */
   store?: IdentityStore;
   quotaStore?: QuotaStore;
+  providerStore?: ProviderStore;
 }
 
 /** Which keys of a cache a control event makes stale: some, all, or none. */
@@ -34,6 +36,8 @@ export interface Identity extends BearerAuthenticator {
   keys: KeySetCache;
   /** Each connection's quota allowance (spec §8), cached like connections; dropped by quota, app and connection changes. */
   quotas: QuotaStore;
+  /** External providers' tokens are verified with it; operator-managed apps share it (one fetch per JWKS URL). */
+  externalTokens: ExternalTokenVerifier;
   /**
    * A cache of this process's own (the gateway's permissions, say) that the control topic drops
    * entries of, with IDENTITY_CACHE_TTL as the backstop: `stale` names what an event changes.
@@ -69,13 +73,30 @@ export function createIdentity(deps: IdentityDeps): Identity {
   // are rare, so every cached allowance goes.
   const quotas = cache(
     (clientId) => quotaStore.quota(clientId),
-    (event) => (event.type === 'connection.changed' ? [event.connection_id] : 'all'),
+    (event) => (event.type === 'connection.changed' ? [event.connection_id] : event.type === 'provider.changed' || event.type === 'binding.changed' ? [] : 'all'),
+  );
+  // External identity providers by issuer, and their bindings: a provider's change drops it and,
+  // since its bindings may have gone with it, every binding (providers change rarely).
+  const providerStore = deps.providerStore ?? KnexProviderStore.create(deps.db);
+  const externalTokens = new ExternalTokenVerifier({}, now);
+  const providers = cache(
+    (issuer) => providerStore.providerByIssuer(issuer),
+    (event) => (event.type === 'provider.changed' ? [event.issuer] : []),
+  );
+  const bindings = cache(
+    (key) => {
+      const { providerId, client } = parseBindingKey(key);
+      return providerStore.binding(providerId, client);
+    },
+    (event) => (event.type === 'provider.changed' ? 'all' : event.type === 'binding.changed' ? [bindingKey(event.provider_id, event.client)] : []),
   );
   const listener = createControlListener({
     kafka: deps.kafka,
     name: `identity.${deps.name}`,
     logger: deps.logger,
     onEvent: (event) => {
+      // A provider's JWKS URL may have changed with it: its key set is fetched anew.
+      if (event.type === 'provider.changed') externalTokens.forget();
       for (const { cache: c, stale } of caches) {
         const keysOf = stale(event);
         if (keysOf === 'all') c.clear();
@@ -83,13 +104,20 @@ export function createIdentity(deps: IdentityDeps): Identity {
       }
     },
   });
-  const authenticator = createBearerAuthenticator({ connections, keys, audience: audienceFor(deps.baseUrl), now });
+  const authenticator = createBearerAuthenticator({
+    connections,
+    keys,
+    audience: audienceFor(deps.baseUrl),
+    now,
+    boundClients: createBoundClients({ providers, bindings, verifier: externalTokens }),
+  });
   return {
     ...authenticator,
     store,
     connections,
     keys,
     quotas: { quota: (clientId) => quotas.get(clientId) },
+    externalTokens,
     cache,
     service: { name: 'identity', routers: [], readiness: [], start: () => listener.start(), stop: () => listener.stop() },
     controlReadiness: {

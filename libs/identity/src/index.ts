@@ -2,7 +2,9 @@ export { KnexIdentityStore, readSigningKeys } from './store';
 export type { IdentityStore, ConnectionRecord, CredentialRecord, PublishedKey, StoredSigningKey } from './store';
 export { ConnectionCache, KeySetCache, ReadThroughCache, VerifiedTokenCache, MAX_CACHE_TTL_MS, CacheTtlError } from './cache';
 export { createBearerAuthenticator, BearerRefusedError, RegistryUnavailableError, unavailableOnFailure } from './authenticate';
-export type { BearerAuthenticator, BearerAuthenticatorDeps, BearerIdentity } from './authenticate';
+export type { BearerAuthenticator, BearerAuthenticatorDeps, BearerIdentity, BoundClients } from './authenticate';
+export { KnexProviderStore, ExternalTokenVerifier, IdentityProviderUnavailableError, createBoundClients, bindingKey } from './providers';
+export type { ProviderStore, ProviderRecord, BindingRecord, RemoteKeySetOptions } from './providers';
 export { createControlPublisher, createControlListener, parseControlEvent, controlKey, ControlEventError } from './control';
 export type { ControlEvent, ControlPublisher, ControlListener, QuotaScope } from './control';
 export {
@@ -11,12 +13,14 @@ export {
   ConnectionNotFoundError,
   ConnectionNotActiveError,
   OverlapWindowError,
+  ProviderConflictError,
+  ProviderNotFoundError,
   TenancyNotFoundError,
   MAX_OVERLAP_SECONDS,
 } from './admin';
 export type { IdentityAdminDeps, IssuedCredential, QuotaSetting } from './admin';
 export { createIdentity } from './identity';
 export type { Identity, IdentityDeps, StaleKeys } from './identity';
-export { identityConfig, busBaseUrlConfig } from './config';
+export { identityConfig, busBaseUrlConfig, identityProviderConfig } from './config';
 export { KnexQuotaStore, connectionQuota, quotaOfColumns } from './quota';
 export type { QuotaStore, ConnectionQuotaDeps, QuotaColumns } from './quota';

@@ -11,10 +11,10 @@ const BASE32 = 'abcdefghijklmnopqrstuvwxyz234567';
 
 /**
  * A random id: `prefix` + 12 characters of [a-z2-7] (60 bits). The same shape serves organisations
- * (o), workspaces (w), apps (a), connections (c, the client id), skill registrations (r) and replay
- * jobs (p), as the tables check.
+ * (o), workspaces (w), apps (a), connections (c, the client id), skill registrations (r), replay
+ * jobs (p), identity providers (i) and their bindings (b), as the tables check.
  */
-export function newId(prefix: 'c' | 'o' | 'w' | 'a' | 'r' | 'p'): string {
+export function newId(prefix: 'c' | 'o' | 'w' | 'a' | 'r' | 'p' | 'i' | 'b'): string {
   const bytes = randomBytes(12);
   let out = prefix;
   // 32 divides 256, so a byte modulo 32 is uniform.

@@ -21,7 +21,20 @@ export { authorizationServerMetadata, metadataPaths } from './metadata';
 export type { AuthorizationServerMetadata } from './metadata';
 export { verifyAccessToken } from './verify';
 export type { VerifyOptions } from './verify';
-export { authorizeBearer } from './authorize';
+export { authorizeBearer, authorizeConnection } from './authorize';
+export {
+  EXTERNAL_ALGORITHMS,
+  DEFAULT_EXTERNAL_ALGORITHMS,
+  CLIENT_CLAIMS,
+  DEFAULT_CLOCK_TOLERANCE_SECONDS,
+  MAX_CLOCK_TOLERANCE_SECONDS,
+  KeySetUnavailableError,
+  externalIssuerProblems,
+  jwksUrlProblem,
+  unverifiedIssuer,
+  verifyExternalToken,
+} from './external';
+export type { ExternalIssuer, ExternalAlgorithm, ClientClaim, VerifiedExternalToken } from './external';
 export type { ConnectionState, ConnectionKind, ConnectionStatus, BearerRequirement } from './authorize';
 export { BearerRefusal, TokenRejectedError, NotRegisteredError, TenantMismatchError } from './refusals';
 export type { UnauthenticatedReason } from './refusals';

@@ -52,15 +52,24 @@ const MESSAGES: Record<UnauthenticatedReason, string> = {
   workspace_left: 'The app no longer belongs to the workspace of this token',
 };
 
-/** 403 producer.not_registered: the connection is not active, or of the wrong kind for the route. */
+/**
+ * 403 producer.not_registered: the connection is not active, or of the wrong kind for the route, or
+ * (an external provider's token) the provider's client is bound to no connection.
+ */
 export class NotRegisteredError extends BearerRefusal {
   override readonly name = 'NotRegisteredError';
   readonly status = 403;
   readonly rule = 'producer.not_registered';
-  constructor(readonly reason: 'not_active' | 'wrong_kind') {
-    super(reason === 'not_active' ? 'The connection is not active' : 'The connection may not use this route');
+  constructor(readonly reason: 'not_active' | 'wrong_kind' | 'unbound') {
+    super(NOT_REGISTERED_MESSAGES[reason]);
   }
 }
+
+const NOT_REGISTERED_MESSAGES = {
+  not_active: 'The connection is not active',
+  wrong_kind: 'The connection may not use this route',
+  unbound: "The identity provider's client is not bound to a connection",
+} as const;
 
 /** 403 tenant.mismatch: the path's workspace is not the token's. */
 export class TenantMismatchError extends BearerRefusal {

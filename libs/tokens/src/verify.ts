@@ -14,7 +14,7 @@ export interface VerifyOptions {
 }
 
 /** Header parameters that name or carry a key. We never take a key from the token itself. */
-const FORBIDDEN_HEADER = ['jku', 'jwk', 'x5u', 'x5c', 'x5t', 'x5t#S256', 'crit', 'b64'];
+export const FORBIDDEN_HEADER = ['jku', 'jwk', 'x5u', 'x5c', 'x5t', 'x5t#S256', 'crit', 'b64'];
 const SEGMENT = /^[A-Za-z0-9_-]+$/;
 const JWT_TYPES = new Set(['JWT', 'at+jwt', 'application/jwt']);
 
@@ -27,7 +27,7 @@ const JWT_TYPES = new Set(['JWT', 'at+jwt', 'application/jwt']);
 export async function verifyAccessToken(token: string, opts: VerifyOptions): Promise<AccessTokenClaims> {
   const parts = token.split('.');
   if (parts.length !== 3 || !parts.every((p) => SEGMENT.test(p))) throw new TokenRejectedError('malformed');
-  const header = decodeJson(parts[0] as string);
+  const header = decodeJsonSegment(parts[0] as string);
   if (header.alg !== 'ES256') throw new TokenRejectedError('algorithm');
   if (FORBIDDEN_HEADER.some((name) => name in header)) throw new TokenRejectedError('header');
   if (header.typ !== undefined && !(typeof header.typ === 'string' && JWT_TYPES.has(header.typ))) throw new TokenRejectedError('header');
@@ -53,7 +53,8 @@ export async function verifyAccessToken(token: string, opts: VerifyOptions): Pro
   return claims;
 }
 
-function decodeJson(segment: string): Record<string, unknown> {
+/** A JWT segment's JSON object; anything else is a malformed token. */
+export function decodeJsonSegment(segment: string): Record<string, unknown> {
   let value: unknown;
   try {
     value = JSON.parse(Buffer.from(segment, 'base64url').toString('utf8'));

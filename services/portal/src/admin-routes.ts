@@ -5,6 +5,8 @@ import {
   ConnectionNotActiveError,
   ConnectionNotFoundError,
   OverlapWindowError,
+  ProviderConflictError,
+  ProviderNotFoundError,
   TenancyNotFoundError,
   type IdentityAdmin,
 } from '@bus/identity';
@@ -242,7 +244,7 @@ function notFound(what: string, id: string): never {
 }
 
 /** The one translation of IdentityAdmin's errors into the admin API's; its dependencies' failures are 503s. */
-async function identityCall<T>(call: () => Promise<T>): Promise<T> {
+export async function identityCall<T>(call: () => Promise<T>): Promise<T> {
   try {
     return await call();
   } catch (err) {
@@ -251,6 +253,8 @@ async function identityCall<T>(call: () => Promise<T>): Promise<T> {
     if (err instanceof TenancyNotFoundError) throw new AdminNotFoundError(err.what, err.id);
     if (err instanceof ConnectionNotActiveError) throw new AdminConflictError(err.message);
     if (err instanceof OverlapWindowError) throw new AdminRequestInvalidError(err.message);
+    if (err instanceof ProviderNotFoundError) throw new AdminNotFoundError(err.what, err.id);
+    if (err instanceof ProviderConflictError) throw new AdminConflictError(err.message);
     // The route's own refusals (a request rule checked inside the call) are its answer already;
     // anything else is IdentityAdmin's Postgres or Kafka failing.
     if (err instanceof HttpError) throw err;

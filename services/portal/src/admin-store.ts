@@ -1,4 +1,4 @@
-import { readSkillRegistrations, skillRegistration, type Knex, type SkillRegistration, type SkillRegistrationRow } from '@bus/db';
+import { isUniqueViolation, readSkillRegistrations, skillRegistration, type Knex, type SkillRegistration, type SkillRegistrationRow } from '@bus/db';
 import { quotaOfColumns, type QuotaColumns } from '@bus/identity';
 import type { QuotaTier } from '@bus/limits';
 import { newId } from '@bus/tokens';
@@ -133,8 +133,6 @@ export interface AdminStore {
 /** A running replay whose process has not marked it for this long died with it: it reads as interrupted. */
 export const REPLAY_STALE_MS = 60_000;
 
-const UNIQUE_VIOLATION = '23505';
-
 export class KnexAdminStore implements AdminStore {
   private constructor(private readonly db: Knex) {}
 
@@ -208,7 +206,7 @@ export class KnexAdminStore implements AdminStore {
         .returning(['id', 'library_version', 'instance', 'registered_at'])) as SkillRegistrationRow[];
       return rows.map(skillRegistration);
     } catch (err) {
-      if ((err as { code?: string }).code === UNIQUE_VIOLATION) {
+      if (isUniqueViolation(err)) {
         throw new RegistrationLabelTakenError('an instance_label of the request is already registered on this connection');
       }
       throw err;

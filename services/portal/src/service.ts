@@ -10,6 +10,7 @@ import { adminRoutes, type QueueOperations } from './admin-routes';
 import { KnexAdminStore } from './admin-store';
 import { operatorAuth, type OperatorCredentials } from './operator-auth';
 import { AdminRequestInvalidError, AdminUnavailableError } from './errors';
+import { providerRoutes } from './provider-routes';
 import { quarantineRoutes, type QuarantineOperations } from './quarantine-routes';
 import { createReplayRunner, type ReplayRunner } from './replays';
 import { traceRoutes } from './trace-routes';
@@ -31,6 +32,8 @@ export interface PortalServiceDeps {
   readiness: ReadinessCheck[];
   library?: SkillLibrary;
   limitMetrics?: LimitMetrics;
+  /** IDENTITY_PROVIDER_ALLOW_HTTP_LOOPBACK: a provider's JWKS URL may be http to a loopback host (tests only). */
+  allowHttpLoopbackJwks: boolean;
 }
 
 export interface PortalService extends Service {
@@ -62,13 +65,15 @@ export function createPortalService(deps: PortalServiceDeps): PortalService {
   const authenticated = Router();
   authenticated.use('/api/admin', operatorAuth(deps.operator, perAddress), requests.parameters);
 
+  const admin = IdentityAdmin.create({ db: deps.db, control: deps.control, logger: deps.logger });
+
   return {
     name: 'portal',
     routers: [
       documents,
       authenticated,
       adminRoutes({
-        admin: IdentityAdmin.create({ db: deps.db, control: deps.control, logger: deps.logger }),
+        admin,
         store,
         library: deps.library ?? loadSkillLibrary(),
         replays,
@@ -77,6 +82,7 @@ export function createPortalService(deps: PortalServiceDeps): PortalService {
         requests,
       }),
       quarantineRoutes({ store, queues, requests }),
+      providerRoutes({ db: deps.db, admin, requests, allowHttpLoopback: deps.allowHttpLoopbackJwks }),
       traceRoutes({ db: deps.db }),
     ],
     readiness: deps.readiness,
