@@ -55,6 +55,12 @@ export async function bootstrap<S extends ConfigSpec>(opts: {
       },
     });
   } catch (err) {
+    // A setting whose check needs another one (or a file it names) is found while composing: still a
+    // configuration error, reported and ended like one.
+    if (err instanceof ConfigError) {
+      process.stderr.write(`${opts.name}: ${err.message}\n`);
+      process.exit(2);
+    }
     logger.fatal({ err }, 'start-up failed');
     process.exit(1);
   }

@@ -89,8 +89,7 @@ export function createBearerAuthenticator(deps: BearerAuthenticatorDeps): Bearer
 
   const authenticate: BearerAuthenticator['authenticate'] = async (authorization, need) => {
     try {
-      const token = authorization === undefined ? undefined : BEARER.exec(authorization)?.[1];
-      if (!token) throw new TokenRejectedError(authorization === undefined ? 'missing' : 'malformed');
+      const token = bearerTokenOf(authorization);
       // One dispatch by issuer: the bus's own tokens below, a provider's on the producer routes
       // (the consumer routes take bus tokens only, spec §5).
       const issuer = unverifiedIssuer(token);
@@ -130,7 +129,15 @@ export function createBearerAuthenticator(deps: BearerAuthenticatorDeps): Bearer
   };
 }
 
-function identityOf(c: ConnectionRecord, claims?: AccessTokenClaims): BearerIdentity {
+/** The token of an `Authorization: Bearer …` header; TokenRejectedError (missing, malformed) otherwise. */
+export function bearerTokenOf(authorization: string | undefined): string {
+  const token = authorization === undefined ? undefined : BEARER.exec(authorization)?.[1];
+  if (!token) throw new TokenRejectedError(authorization === undefined ? 'missing' : 'malformed');
+  return token;
+}
+
+/** What a bearer route knows of its caller, from the connection the token stands for. */
+export function identityOf(c: ConnectionRecord, claims?: AccessTokenClaims): BearerIdentity {
   return {
     clientId: c.id,
     kind: c.kind,

@@ -3,8 +3,9 @@ import { gatewayConfig } from './config';
 
 describe('gateway config', () => {
   it('bounds the publish commit at 5 s unless told otherwise', () => {
-    expect(loadConfig(gatewayConfig, {})).toEqual({ PUBLISH_COMMIT_TIMEOUT: 5_000 });
-    expect(loadConfig(gatewayConfig, { PUBLISH_COMMIT_TIMEOUT: '2500ms' })).toEqual({ PUBLISH_COMMIT_TIMEOUT: 2_500 });
+    const defaults = { MANAGED_APPS_FILE: undefined, IDENTITY_PROVIDER_ALLOW_HTTP_LOOPBACK: false };
+    expect(loadConfig(gatewayConfig, {})).toEqual({ PUBLISH_COMMIT_TIMEOUT: 5_000, ...defaults });
+    expect(loadConfig(gatewayConfig, { PUBLISH_COMMIT_TIMEOUT: '2500ms' })).toEqual({ PUBLISH_COMMIT_TIMEOUT: 2_500, ...defaults });
   });
 
   it('refuses a bound that is no duration or over 20 s, naming the variable', () => {

@@ -1,4 +1,5 @@
-import { duration } from '@bus/config';
+import { duration, optional, str } from '@bus/config';
+import { identityProviderConfig } from '@bus/identity';
 
 /** The gateway's own variables (on top of Postgres, Redis, Kafka and the identity settings). */
 export const gatewayConfig = {
@@ -8,4 +9,7 @@ export const gatewayConfig = {
    * delivery's DELIVERY_ACCEPTANCE_WAIT (docs/operations.md, "Dependency outages").
    */
   PUBLISH_COMMIT_TIMEOUT: duration({ default: 5_000, min: 100, max: 20_000 }),
+  /** The operator-managed apps' YAML file (docs/auth.md); its entries are checked at start-up (managed-apps.ts). */
+  MANAGED_APPS_FILE: optional(str()),
+  ...identityProviderConfig,
 } as const;

@@ -18,10 +18,13 @@ export interface PublishRoutesDeps {
   metrics: Registry;
   /** Recent refusals (issue 17): told of every refusal answer; it queues and returns at once. */
   refusals: Pick<RefusalRecorder, 'refused'>;
+  /** Authenticates POST /v1/jwt/messages: an operator-managed app's token (managed-auth.ts). */
+  managedAppAuth: RequestHandler;
 }
 
 /**
- * POST /v1/tenants/{t}/messages and /validate (bearer bus tokens) and GET /v1/rules. The order per
+ * POST /v1/tenants/{t}/messages and /validate (bearer tokens: the bus's, or a bound identity
+ * provider's), POST /v1/jwt/messages (operator-managed apps' tokens) and GET /v1/rules. The order per
  * request is DESIGN §4's: authenticate from headers, the connection's quota, then read the body
  * (at most 240,000 bytes) and run the pipeline. Nothing reads the body before the limits passed.
  */
@@ -58,6 +61,8 @@ export function publishRoutes(deps: PublishRoutesDeps): Router {
   const steps = [producer, markStep('auth'), deps.connectionQuota, markStep('quota')];
   router.post('/v1/tenants/:t/messages', observe('publish'), ...steps, handle('publish'));
   router.post('/v1/tenants/:t/validate', observe('validate'), ...steps, handle('validate'));
+  // An operator-managed app: its workspace is the configuration's, so the path has none.
+  router.post('/v1/jwt/messages', observe('publish'), deps.managedAppAuth, markStep('auth'), deps.connectionQuota, markStep('quota'), handle('publish'));
   router.use((err: unknown, req: Request, res: Response, next: NextFunction) => {
     res.locals.refusedRule = err instanceof HttpError ? err.rule : 'internal.error';
     deps.refusals.refused({

@@ -15,6 +15,9 @@ import { KnexPublishStore } from './publish-store';
 import { publishRoutes, type PublishRoutesDeps } from './publish-routes';
 import { createRefusalRecorder } from './refusal-recorder';
 import { testerRoutes } from './tester-routes';
+import { managedAppAuth } from './managed-auth';
+import { managedAppsOf } from './managed-apps';
+import type { RequestHandler } from 'express';
 
 export interface GatewayServiceDeps extends Omit<PublishRoutesDeps, 'refusals'> {
   /** Postgres (idempotency, story state), Redis (quotas) and Kafka (bus.messages.v1) readiness. */
@@ -42,7 +45,6 @@ export function createGatewayService(deps: GatewayServiceDeps): Service {
         ['post', `${tenant}/iam/messages`],
         ['post', `${tenant}/iam/validate`],
         ['post', `${tenant}/principals/verify`],
-        ['post', '/v1/jwt/messages'],
         ['post', '/v1/messages'],
       ]),
     ],
@@ -51,6 +53,17 @@ export function createGatewayService(deps: GatewayServiceDeps): Service {
     // After the server drained: the refusals of the last requests are written before the process ends.
     stop: () => refusals.stop(),
   };
+}
+
+/**
+ * POST /v1/jwt/messages's authentication from MANAGED_APPS_FILE (checked here, at start-up: a bad
+ * entry is a ConfigError naming it) and the identity's verifier and connection cache.
+ */
+export function managedAppAuthOf(
+  config: Pick<ConfigOf<typeof gatewayConfig>, 'MANAGED_APPS_FILE' | 'IDENTITY_PROVIDER_ALLOW_HTTP_LOOPBACK'>,
+  identity: Pick<Identity, 'externalTokens' | 'connections'>,
+): RequestHandler {
+  return managedAppAuth({ apps: managedAppsOf(config), verifier: identity.externalTokens, connections: identity.connections });
 }
 
 /** The publish pipeline on the real stores: Postgres for the records, Kafka (acks=all) for the messages. */
