@@ -13,8 +13,8 @@ const swc = [
 
 const shared = {
   transform: { '^.+\\.(t|j|mj)s$': swc },
-  // jose and openid-client ship ESM only; jest's CommonJS runtime needs them transformed too.
-  transformIgnorePatterns: ['/node_modules/(?!(jose|openid-client|oauth4webapi)/)'],
+  // jose, openid-client and oauth2-mock-server ship ESM only; jest's CommonJS runtime needs them transformed too.
+  transformIgnorePatterns: ['/node_modules/(?!(jose|openid-client|oauth4webapi|oauth2-mock-server|basic-auth)/)'],
   moduleNameMapper: { '^@bus/([a-z-]+)$': '<rootDir>/$1' },
   testPathIgnorePatterns: ['/node_modules/', '/dist/'],
   // .local/ holds caches with copies of this repository's packages (the cluster tier's image layers)

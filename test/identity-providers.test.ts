@@ -1,0 +1,342 @@
+import { randomUUID } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { exportJWK, generateKeyPair, SignJWT } from 'jose';
+import * as oidc from 'openid-client';
+import { OAuth2Server } from 'oauth2-mock-server';
+import { openapi, som } from '@bus/schemas';
+import { createOpenApiChecker, eventually, fetchObserved, freePort } from '@bus/testing';
+import { startBus, type RunningBus } from './support/bus';
+import { bearerCall } from './support/bus-call';
+
+/**
+ * External identity providers and operator-managed apps (issue 15) on the compiled all-in-one:
+ * tokens come from a local issuer this test starts on 127.0.0.1 with keys it generates (jose), and
+ * from oauth2-mock-server through openid-client's client-credentials grant (the token-URL flow of
+ * POST /v1/jwt/messages). Every answer is checked against the OpenAPI documents.
+ */
+
+const adminApi = createOpenApiChecker(openapi.admin);
+const SYSTEM_ID = 'storyteller.web';
+const AUDIENCE = 'message-bus-test';
+/** The issue's goal for a removal to reach every process. */
+const PROPAGATION_GOAL_MS = 2_000;
+
+let bus: RunningBus;
+let operatorAuth: string;
+let issuer: LocalIssuer;
+let tenant: { workspaceId: string; appId: string; producerId: string };
+let providerId: string;
+
+/** An OAuth issuer of the test's own: a key pair it generates and a JWKS server on 127.0.0.1. */
+interface LocalIssuer {
+  url: string;
+  jwksUrl: string;
+  /** The key that signs now; `rotate` makes a new one (a new kid) and publishes both. */
+  current: SigningKey;
+  rotate(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+type SigningKey = Awaited<ReturnType<typeof signingKey>>;
+
+async function signingKey() {
+  const { privateKey, publicKey } = await generateKeyPair('RS256', { extractable: true });
+  const kid = randomUUID();
+  return { kid, privateKey, publicJwk: { ...(await exportJWK(publicKey)), kid, alg: 'RS256', use: 'sig' } };
+}
+
+async function startLocalIssuer(): Promise<LocalIssuer> {
+  const keys = [await signingKey()];
+  const server: Server = createServer((req, res) => {
+    if (req.url !== '/jwks') return void res.writeHead(404).end();
+    res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify({ keys: keys.map((k) => k.publicJwk) }));
+  });
+  const port = await freePort();
+  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
+  const url = `http://127.0.0.1:${port}`;
+  return {
+    url,
+    jwksUrl: `${url}/jwks`,
+    get current() {
+      return keys[keys.length - 1] as SigningKey;
+    },
+    rotate: async () => {
+      keys.push(await signingKey());
+    },
+    stop: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+/** A token of the local issuer for `client` (azp), valid for five minutes unless `claims` says otherwise. */
+function issue(client: string, claims: Record<string, unknown> = {}, opts: { iss?: string; alg?: string } = {}) {
+  const now = Math.floor(Date.now() / 1000);
+  return new SignJWT({ azp: client, sub: `svc-${client}`, ...claims })
+    .setProtectedHeader({ alg: opts.alg ?? 'RS256', kid: issuer.current.kid, typ: 'JWT' })
+    .setIssuer(opts.iss ?? issuer.url)
+    .setAudience((claims.aud as string | undefined) ?? AUDIENCE)
+    .setIssuedAt(now)
+    .setExpirationTime((claims.exp as number | undefined) ?? now + 300)
+    .sign(issuer.current.privateKey);
+}
+
+function basic(id: string, secret: string): string {
+  return `Basic ${Buffer.from(`${id}:${secret}`).toString('base64')}`;
+}
+
+async function admin(method: string, path: string, body?: unknown) {
+  const response = await fetchObserved(`${bus.portalUrl}${path}`, {
+    method,
+    headers: { Authorization: operatorAuth, ...(body !== undefined ? { 'Content-Type': 'application/json' } : {}) },
+    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+  });
+  adminApi.check(method, path, response);
+  return response;
+}
+
+async function created<T>(path: string, body: unknown): Promise<T> {
+  const res = await admin('POST', path, body);
+  expect(res.status).toBe(201);
+  return res.body as T;
+}
+
+function message(type = 'telling.started') {
+  return { ...(som.examples[type] as Record<string, unknown>), message_id: randomUUID(), correlation_id: `c-${randomUUID()}`, occurred_at: new Date().toISOString() };
+}
+
+const publish = (token: string, path = `/v1/tenants/${tenant.workspaceId}/messages`, body: unknown = message()) => bearerCall(bus, 'POST', path, token, body);
+const firstRule = (body: unknown) => (body as { violations?: Array<{ rule: string }> }).violations?.[0]?.rule;
+
+async function house() {
+  const organisation = await created<{ id: string }>('/api/admin/organisations', { name: 'House', kind: 'house', quota: { tier: 'high' } });
+  const workspace = await created<{ id: string }>('/api/admin/workspaces', { organisation_id: organisation.id, name: 'Stories' });
+  const app = await created<{ id: string }>('/api/admin/apps', { workspace_id: workspace.id, name: 'Studio' });
+  expect((await admin('PUT', `/api/admin/apps/${app.id}/permissions`, { system_ids: [SYSTEM_ID], message_types: ['telling.started'] })).status).toBe(200);
+  const producer = await created<{ client_id: string }>('/api/admin/connections', { app_id: app.id, kind: 'producer' });
+  return { workspaceId: workspace.id, appId: app.id, producerId: producer.client_id };
+}
+
+beforeAll(async () => {
+  issuer = await startLocalIssuer();
+  bus = await startBus({ IDENTITY_PROVIDER_ALLOW_HTTP_LOOPBACK: 'true' });
+  operatorAuth = basic(bus.env.OPERATOR_CLIENT_ID!, bus.env.OPERATOR_CLIENT_SECRET!);
+  tenant = await house();
+  const provider = await created<{ id: string }>('/api/admin/identity-providers', {
+    issuer: issuer.url,
+    jwks_url: issuer.jwksUrl,
+    audiences: [AUDIENCE],
+    client_claim: 'azp',
+  });
+  providerId = provider.id;
+  await created(`/api/admin/identity-providers/${providerId}/bindings`, { client: 'studio', connection_id: tenant.producerId });
+}, 180_000);
+afterAll(async () => {
+  await bus?.stop();
+  await issuer?.stop();
+}, 30_000);
+
+describe('a bound identity provider', () => {
+  it('publishes and validates with its tokens exactly as with bus tokens', async () => {
+    const token = await issue('studio');
+    const published = await publish(token);
+    expect(published.status).toBe(202);
+    expect(published.body).toMatchObject({ accepted: true, message_type: 'telling.started' });
+    const validated = await publish(token, `/v1/tenants/${tenant.workspaceId}/validate`);
+    expect(validated.status).toBe(202);
+    expect(validated.body).toMatchObject({ accepted: true, dry_run: true });
+    // Rule 5: the bound connection's app permissions apply.
+    expect(firstRule((await publish(token, undefined, message('telling.ended'))).body)).toBe('policy.message_type_not_allowed');
+  });
+
+  it('shows the provider with its defaults and refuses HS*, none and an http JWKS URL off loopback at registration', async () => {
+    const listed = await admin('GET', '/api/admin/identity-providers');
+    expect(listed.status).toBe(200);
+    expect((listed.body as { identity_providers: unknown[] }).identity_providers).toContainEqual(
+      expect.objectContaining({ id: providerId, algorithms: ['RS256', 'PS256', 'ES256', 'EdDSA'], clock_tolerance_seconds: 60, client_claim: 'azp' }),
+    );
+    for (const refused of [
+      { algorithms: ['HS256'] },
+      { algorithms: ['none'] },
+      { jwks_url: 'http://idp.example/jwks' },
+      { issuer: issuer.url },
+    ]) {
+      const res = await admin('POST', '/api/admin/identity-providers', {
+        issuer: `https://idp-${randomUUID()}.example`,
+        jwks_url: 'https://idp.example/jwks',
+        audiences: [AUDIENCE],
+        client_claim: 'azp',
+        ...refused,
+      });
+      expect([400, 409]).toContain(res.status);
+    }
+  });
+
+  it.each([
+    ['an unregistered issuer', () => issue('studio', {}, { iss: 'https://elsewhere.example' })],
+    ['another audience', () => issue('studio', { aud: 'someone-else' })],
+    ['expiry beyond the clock tolerance', () => issue('studio', { exp: Math.floor(Date.now() / 1000) - 120 })],
+    ['alg none', async () => `${b64({ alg: 'none', typ: 'JWT' })}.${b64({ iss: issuer.url, aud: AUDIENCE, azp: 'studio', exp: Math.floor(Date.now() / 1000) + 300 })}.`],
+    ['HS256 signed with the provider\'s public key', () => hsWithPublicKey()],
+    ['a tampered payload', async () => tamper(await issue('studio'))],
+  ])('refuses %s: 401 producer.unauthenticated', async (_what, token) => {
+    const res = await publish(await token());
+    expect(res.status).toBe(401);
+    expect(firstRule(res.body)).toBe('producer.unauthenticated');
+  });
+
+  it('accepts a token expired within the clock tolerance (60 s)', async () => {
+    const res = await publish(await issue('studio', { exp: Math.floor(Date.now() / 1000) - 20 }));
+    expect(res.status).toBe(202);
+  });
+
+  it("refuses an unbound client 403 producer.not_registered, and another workspace's path 403 tenant.mismatch", async () => {
+    const unbound = await publish(await issue('stranger'));
+    expect(unbound.status).toBe(403);
+    expect(firstRule(unbound.body)).toBe('producer.not_registered');
+    const other = await publish(await issue('studio'), '/v1/tenants/wabcdefghijk2/messages');
+    expect(other.status).toBe(403);
+    expect(firstRule(other.body)).toBe('tenant.mismatch');
+  });
+
+  it('keeps working across a key rotation at the provider (a new kid is fetched on first sight)', async () => {
+    expect((await publish(await issue('studio'))).status).toBe(202);
+    await issuer.rotate();
+    const token = await issue('studio');
+    // The key set was fetched moments ago: a refetch for the unknown kid waits for the 5 s cooldown at most.
+    const res = await eventually(() => publish(token, undefined, message()), (r) => r.status === 202, { timeoutMs: 10_000, intervalMs: 500, what: 'the new kid accepted' });
+    expect(res.status).toBe(202);
+  });
+
+  it("answers 503 identity_provider.unavailable with Retry-After when the provider's JWKS is unreachable, at once", async () => {
+    const closedPort = await freePort();
+    const down = `http://127.0.0.1:${closedPort}`;
+    const provider = await created<{ id: string }>('/api/admin/identity-providers', { issuer: down, jwks_url: `${down}/jwks`, audiences: [AUDIENCE], client_claim: 'azp' });
+    await created(`/api/admin/identity-providers/${provider.id}/bindings`, { client: 'studio', connection_id: tenant.producerId });
+    const started = Date.now();
+    const res = await publish(await issue('studio', {}, { iss: down }));
+    expect(res.status).toBe(503);
+    expect(firstRule(res.body)).toBe('identity_provider.unavailable');
+    expect(Number(res.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect(Date.now() - started).toBeLessThan(4_000);
+    expect(bus.process.output()).toMatch(/identity_provider\.unavailable|IdentityProviderUnavailableError/);
+  });
+
+  it('stops accepting within 2 s once the binding, then the provider, is removed', async () => {
+    const issued = await created<{ client_id: string }>('/api/admin/connections', { app_id: tenant.appId, kind: 'producer' });
+    const binding = await created<{ id: string }>(`/api/admin/identity-providers/${providerId}/bindings`, { client: 'short-lived', connection_id: issued.client_id });
+    const token = await issue('short-lived');
+    expect((await publish(token)).status).toBe(202);
+
+    let removedAt = Date.now();
+    expect((await admin('DELETE', `/api/admin/identity-providers/${providerId}/bindings/${binding.id}`)).status).toBe(204);
+    await eventually(() => publish(token), (r) => r.status === 403, { timeoutMs: PROPAGATION_GOAL_MS, intervalMs: 100, what: 'the binding removal applied' });
+    expect(Date.now() - removedAt).toBeLessThan(PROPAGATION_GOAL_MS);
+
+    const studio = await issue('studio');
+    expect((await publish(studio)).status).toBe(202);
+    removedAt = Date.now();
+    expect((await admin('DELETE', `/api/admin/identity-providers/${providerId}`)).status).toBe(204);
+    const refused = await eventually(() => publish(studio), (r) => r.status === 401, { timeoutMs: PROPAGATION_GOAL_MS, intervalMs: 100, what: 'the provider removal applied' });
+    expect(firstRule(refused.body)).toBe('producer.unauthenticated');
+    expect(Date.now() - removedAt).toBeLessThan(PROPAGATION_GOAL_MS);
+    expect((await admin('GET', `/api/admin/identity-providers/${providerId}`)).status).toBe(404);
+  });
+});
+
+describe('operator-managed apps: POST /v1/jwt/messages', () => {
+  let tokenServer: OAuth2Server;
+  let managed: { workspaceId: string; appId: string; producerId: string };
+
+  beforeAll(async () => {
+    tokenServer = new OAuth2Server();
+    // keys.add rather than keys.generate: the key node:crypto exports comes from another realm than
+    // jest's sandbox, which the mock's plain-object check refuses; add copies it first.
+    const { privateKey } = await generateKeyPair('RS256', { extractable: true });
+    await tokenServer.issuer.keys.add({ ...(await exportJWK(privateKey)), alg: 'RS256', kid: randomUUID() });
+    await tokenServer.start(await freePort(), '127.0.0.1');
+    // A real provider names the client in its access tokens; the mock's client-credentials tokens
+    // carry only aud and scope, so it is told to add client_id, as Okta or Keycloak do.
+    tokenServer.service.on('beforeTokenSigning', (token: { payload: Record<string, unknown> }, req: { headers: Record<string, string | undefined> }) => {
+      const basicAuth = /^Basic (.+)$/.exec(req.headers.authorization ?? '')?.[1];
+      if (basicAuth) token.payload.client_id = decodeURIComponent(Buffer.from(basicAuth, 'base64').toString().split(':')[0] as string);
+    });
+    managed = await house();
+    const file = join(tmpdir(), `managed-apps-${randomUUID()}.yaml`);
+    writeFileSync(
+      file,
+      [
+        'apps:',
+        '  - name: newsroom-feed',
+        `    workspace_id: ${managed.workspaceId}`,
+        `    app_id: ${managed.appId}`,
+        `    connection_id: ${managed.producerId}`,
+        '    token_issuer:',
+        `      issuer: ${tokenServer.issuer.url}`,
+        `      jwks_url: ${tokenServer.issuer.url}/jwks`,
+        `      audience: ${AUDIENCE}`,
+        '      client_claim: client_id',
+        '      client_id: newsroom',
+        '',
+      ].join('\n'),
+    );
+    await bus.process.stop();
+    bus.env.MANAGED_APPS_FILE = file;
+    await bus.restart();
+  }, 120_000);
+  afterAll(async () => {
+    await tokenServer?.stop();
+  });
+
+  async function tokenFor(clientId: string): Promise<string> {
+    const config = new oidc.Configuration(
+      { issuer: tokenServer.issuer.url as string, token_endpoint: `${tokenServer.issuer.url}/token` },
+      clientId,
+      undefined,
+      oidc.ClientSecretBasic('any-secret'),
+    );
+    oidc.allowInsecureRequests(config);
+    return (await oidc.clientCredentialsGrant(config, { aud: AUDIENCE })).access_token;
+  }
+
+  it("publishes for the configured app in the configured workspace, with the app's permissions", async () => {
+    const token = await tokenFor('newsroom');
+    const res = await publish(token, '/v1/jwt/messages');
+    expect(res.status).toBe(202);
+    expect(res.body).toMatchObject({ accepted: true, message_type: 'telling.started' });
+    const again = await publish(token, '/v1/jwt/messages', message('telling.ended'));
+    expect(firstRule(again.body)).toBe('policy.message_type_not_allowed');
+  });
+
+  it('refuses a client no entry names (403), and tokens of other issuers, the bus included (401)', async () => {
+    const stranger = await publish(await tokenFor('someone-else'), '/v1/jwt/messages');
+    expect(stranger.status).toBe(403);
+    expect(firstRule(stranger.body)).toBe('producer.not_registered');
+    const local = await publish(await issue('studio'), '/v1/jwt/messages');
+    expect(local.status).toBe(401);
+    expect(firstRule(local.body)).toBe('producer.unauthenticated');
+  });
+});
+
+function b64(value: unknown): string {
+  return Buffer.from(JSON.stringify(value)).toString('base64url');
+}
+
+/** The classic key-confusion forgery: HS256 with the provider's public key (its JWK) as the HMAC secret. */
+async function hsWithPublicKey(): Promise<string> {
+  const secret = new TextEncoder().encode(JSON.stringify(issuer.current.publicJwk));
+  const now = Math.floor(Date.now() / 1000);
+  return new SignJWT({ azp: 'studio' })
+    .setProtectedHeader({ alg: 'HS256', kid: issuer.current.kid, typ: 'JWT' })
+    .setIssuer(issuer.url)
+    .setAudience(AUDIENCE)
+    .setIssuedAt(now)
+    .setExpirationTime(now + 300)
+    .sign(secret);
+}
+
+function tamper(token: string): string {
+  const [header, , signature] = token.split('.');
+  return `${header}.${b64({ iss: issuer.url, aud: AUDIENCE, azp: 'studio', exp: Math.floor(Date.now() / 1000) + 300, admin: true })}.${signature}`;
+}
