@@ -64,6 +64,27 @@ export interface Registration {
   instance: { skill_id: string; skill_version?: string; instance_label: string };
 }
 
+/** An external identity provider (admin.json IdentityProvider). */
+export interface IdentityProvider {
+  id: string;
+  issuer: string;
+  jwks_url: string;
+  audiences: string[];
+  algorithms: string[];
+  client_claim: string;
+  clock_tolerance_seconds: number;
+  created_at: string;
+}
+
+/** A provider's client bound to a connection (admin.json Binding). */
+export interface Binding {
+  id: string;
+  provider_id: string;
+  client: string;
+  connection_id: string;
+  created_at: string;
+}
+
 export interface QueueStats {
   client_id: string;
   depth: number;

@@ -1,11 +1,13 @@
-import type { App, Connection, IssuedCredential, MessageTrace, Organisation, QuarantinePage, QueueStats, RedriveAnswer, Registration, Replay, Workspace } from './api';
+import type { App, Binding, Connection, IdentityProvider, IssuedCredential, MessageTrace, Organisation, QuarantinePage, QueueStats, RedriveAnswer, Registration, Replay, Workspace } from './api';
 import { TIERS } from './api';
 import { DURATION_FORM, durationSeconds, resolveSince } from './duration';
 import { UsageError } from './errors';
 import {
   appView,
+  bindingView,
   connectionView,
   fields,
+  identityProviderView,
   listTable,
   organisationView,
   permissionFields,
@@ -139,15 +141,15 @@ function showCommand<T>(group: string, placeholder: string, collection: string, 
 }
 
 /** `<group> list [--filter …]`: the collection as a table; each filter option is a query parameter. */
-function listCommand<T>(group: string, collection: string, filters: Record<string, { query: string; value: string; help: string }>, view: View<T>): Command {
+function listCommand<T>(group: string, collection: string, filters: Record<string, { query: string; value: string; help: string }>, view: View<T>, path = collection): Command {
   return {
     path: [group, 'list'],
-    summary: `list ${collection}`,
+    summary: `list ${collection.replace(/_/g, ' ')}`,
     usage: Object.entries(filters).map(([name, filter]) => `[--${name} ${filter.value}]`).join(' '),
     options: Object.fromEntries(Object.entries(filters).map(([name, { value, help }]) => [name, { type: 'string', value, help }])),
     positionals: [],
     plan: (input) => ({
-      request: { method: 'GET', path: `/${collection}`, query: given(Object.fromEntries(Object.entries(filters).map(([name, filter]) => [filter.query, input.string(name)]))) },
+      request: { method: 'GET', path: `/${path}`, query: given(Object.fromEntries(Object.entries(filters).map(([name, filter]) => [filter.query, input.string(name)]))) },
       render: (body) => listTable(view, (body as Record<string, T[]>)[collection] ?? []),
     }),
   };
@@ -347,6 +349,88 @@ export const COMMANDS: readonly Command[] = [
     },
   },
   {
+    path: ['idp', 'create'],
+    summary: "register an external identity provider: its tokens then publish for the clients bound to a connection",
+    usage: '--issuer <iss> --jwks-url <https url> --audience <aud>… --client-claim azp|client_id|sub [--algorithms <alg,…>] [--clock-tolerance <seconds>]',
+    options: {
+      issuer: { type: 'string', value: '<iss>', help: "the issuer exactly as the provider's tokens carry it in iss" },
+      'jwks-url': { type: 'string', value: '<url>', help: "the provider's key set (https)" },
+      audience: { type: 'string', multiple: true, value: '<aud>', help: 'an audience the tokens may carry (repeatable)' },
+      'client-claim': { type: 'string', value: 'azp|client_id|sub', help: "the claim naming the provider's client" },
+      algorithms: { type: 'string', value: '<alg,…>', help: 'the accepted algorithms, comma-separated (default RS256,PS256,ES256,EdDSA; never HS* or none)' },
+      'clock-tolerance': { type: 'string', value: '<seconds>', help: 'clock skew allowed on exp, nbf and iat (default 60)' },
+    },
+    positionals: [],
+    plan: (input) => {
+      const algorithms = input.string('algorithms')?.split(',').map((a) => a.trim());
+      return {
+        request: {
+          method: 'POST',
+          path: '/identity-providers',
+          json: {
+            issuer: input.need('issuer'),
+            jwks_url: input.need('jwks-url'),
+            audiences: input.list('audience'),
+            client_claim: choice(input, 'client-claim', ['azp', 'client_id', 'sub'], input.need('client-claim')),
+            ...(algorithms === undefined ? {} : { algorithms }),
+            ...(input.string('clock-tolerance') === undefined ? {} : { clock_tolerance_seconds: count(input, 'clock-tolerance') }),
+          },
+        },
+        render: (body) => fields(identityProviderView.fields, body as IdentityProvider),
+      };
+    },
+  },
+  listCommand('idp', 'identity_providers', {}, identityProviderView, 'identity-providers'),
+  showCommand('idp', '<i>', 'identity-providers', identityProviderView, 'show one identity provider'),
+  {
+    path: ['idp', 'remove'],
+    summary: 'remove an identity provider and its bindings (its tokens are refused within seconds)',
+    usage: '<i>',
+    options: {},
+    positionals: ['<i>'],
+    plan: (input) => ({
+      request: { method: 'DELETE', path: `/identity-providers/${id(input.positional(0))}` },
+      render: () => `Removed identity provider ${input.positional(0)}.\n`,
+    }),
+  },
+  {
+    path: ['binding', 'add'],
+    summary: "bind an identity provider's client to a connection",
+    usage: '--idp <i> --client <value> --connection <c>',
+    options: {
+      idp: { type: 'string', value: '<i>', help: 'the identity provider' },
+      client: { type: 'string', value: '<value>', help: "the value of the provider's client claim in the client's tokens" },
+      connection: { type: 'string', value: '<c>', help: 'the connection its tokens act as (a producer, to publish)' },
+    },
+    positionals: [],
+    plan: (input) => ({
+      request: { method: 'POST', path: `/identity-providers/${id(input.need('idp'))}/bindings`, json: { client: input.need('client'), connection_id: input.need('connection') } },
+      render: (body) => fields(bindingView.fields, body as Binding),
+    }),
+  },
+  {
+    path: ['binding', 'list'],
+    summary: "list an identity provider's bindings",
+    usage: '--idp <i>',
+    options: { idp: { type: 'string', value: '<i>', help: 'the identity provider' } },
+    positionals: [],
+    plan: (input) => ({
+      request: { method: 'GET', path: `/identity-providers/${id(input.need('idp'))}/bindings` },
+      render: (body) => listTable(bindingView, (body as { bindings: Binding[] }).bindings),
+    }),
+  },
+  {
+    path: ['binding', 'remove'],
+    summary: 'remove a binding (the client\'s tokens are refused within seconds)',
+    usage: '--idp <i> <binding_id>',
+    options: { idp: { type: 'string', value: '<i>', help: 'the identity provider' } },
+    positionals: ['<binding_id>'],
+    plan: (input) => ({
+      request: { method: 'DELETE', path: `/identity-providers/${id(input.need('idp'))}/bindings/${id(input.positional(0))}` },
+      render: () => `Removed binding ${input.positional(0)}.\n`,
+    }),
+  },
+  {
     path: ['registration', 'add'],
     summary: "register a consumer's skill instances from a skills file, checked as the catalogue checks them",
     usage: '--consumer <c> -f <skills.yaml|skills.json>',
@@ -516,6 +600,8 @@ export const GROUPS: Readonly<Record<string, string>> = {
   credential: "a connection's secret: rotate with an overlap, revoke",
   permission: 'the system ids and message types an app may publish',
   tier: 'quota tiers and custom limits',
+  idp: 'external identity providers whose tokens publish for bound clients',
+  binding: "an identity provider's client bound to a connection",
   registration: "a consumer's skill registrations",
   replay: "replay a consumer's messages from the archive",
   queue: "a consumer's queue",

@@ -1,4 +1,4 @@
-import type { App, Connection, IssuedCredential, MessageTrace, Organisation, QuarantinePage, QueueStats, Quota, RedriveAnswer, Registration, Replay, Workspace } from './api';
+import type { App, Binding, Connection, IdentityProvider, IssuedCredential, MessageTrace, Organisation, QuarantinePage, QueueStats, Quota, RedriveAnswer, Registration, Replay, Workspace } from './api';
 import { formatSeconds } from './duration';
 
 /**
@@ -107,6 +107,25 @@ export const registrationColumns: readonly Column<Registration>[] = [
   ['library_version', (r) => r.library_version],
   ['registered_at', (r) => r.registered_at],
 ];
+
+export const identityProviderView: View<IdentityProvider> = {
+  fields: [
+    ['id', (p) => p.id],
+    ['issuer', (p) => p.issuer],
+    ['jwks_url', (p) => p.jwks_url],
+    ['audiences', (p) => list(p.audiences)],
+    ['algorithms', (p) => list(p.algorithms)],
+    ['client_claim', (p) => p.client_claim],
+    ['clock_tolerance_seconds', (p) => p.clock_tolerance_seconds],
+    ['created_at', (p) => p.created_at],
+  ],
+  listed: ['id', 'issuer', 'client_claim', 'audiences', 'created_at'],
+};
+
+export const bindingView: View<Binding> = {
+  fields: [['id', (b) => b.id], ['provider_id', (b) => b.provider_id], ['client', (b) => b.client], ['connection_id', (b) => b.connection_id], ['created_at', (b) => b.created_at]],
+  listed: ['id', 'client', 'connection_id', 'created_at'],
+};
 
 export const queueFields: readonly Column<QueueStats>[] = [
   ['client_id', (q) => q.client_id],
