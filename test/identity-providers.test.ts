@@ -209,7 +209,7 @@ describe('a bound identity provider', () => {
     expect(res.status).toBe(202);
   });
 
-  it("answers 503 identity_provider.unavailable with Retry-After when the provider's JWKS is unreachable, at once", async () => {
+  it("answers 503 identity.provider_unavailable with Retry-After when the provider's JWKS is unreachable, at once", async () => {
     const closedPort = await freePort();
     const down = `http://127.0.0.1:${closedPort}`;
     const provider = await created<{ id: string }>('/api/admin/identity-providers', { issuer: down, jwks_url: `${down}/jwks`, audiences: [AUDIENCE], client_claim: 'azp' });
@@ -217,7 +217,7 @@ describe('a bound identity provider', () => {
     const started = Date.now();
     const res = await publish(await issue('studio', {}, { iss: down }));
     expect(res.status).toBe(503);
-    expect(firstRule(res.body)).toBe('identity_provider.unavailable');
+    expect(firstRule(res.body)).toBe('identity.provider_unavailable');
     expect(Number(res.headers.get('retry-after'))).toBeGreaterThan(0);
     expect(Date.now() - started).toBeLessThan(4_000);
     expect(bus.process.output()).toMatch(/identity_provider\.unavailable|IdentityProviderUnavailableError/);

@@ -104,11 +104,11 @@ function bindingOf(row: BindingRow): BindingRecord {
   return { id: row.id, providerId: row.provider_id, client: row.client_value, connectionId: row.connection_id, createdAt: row.created_at };
 }
 
-/** 503 identity_provider.unavailable: the issuer's key set could not be fetched; retry shortly. The cause is logged. */
+/** 503 identity.provider_unavailable: the issuer's key set could not be fetched; retry shortly. The cause is logged. */
 export class IdentityProviderUnavailableError extends DependencyUnavailableError {
   override readonly name = 'IdentityProviderUnavailableError';
   constructor(cause: KeySetUnavailableError) {
-    super('identity_provider.unavailable', "The identity provider's key set could not be fetched, so the token could not be checked; nothing was carried out. Retry shortly", cause);
+    super('identity.provider_unavailable', "The identity provider's key set could not be fetched, so the token could not be checked; nothing was carried out. Retry shortly", cause);
   }
 }
 

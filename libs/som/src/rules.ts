@@ -95,7 +95,7 @@ export const RULES = {
   'registry.unavailable': refusing('policy', 503, 'The registry (connections, permissions, quotas) could not be read; nothing was carried out. Retry the request (a publish with the same message_id).'),
   'publish.unavailable': refusing('policy', 503, 'The message could not be committed (Kafka or Postgres did not answer); nothing was accepted. Retry with the same message_id.'),
   'records.unavailable': refusing('policy', 503, 'Tester routes (message trace, recent refusals, story view): the records (Postgres) could not be read; retry the request.'),
-  'identity_provider.unavailable': refusing('policy', 503, 'Publish and validate with an external identity provider\'s token (and POST /v1/jwt/messages): the provider\'s key set (JWKS) could not be fetched, so the token could not be checked; nothing was carried out. Retry after Retry-After with the same message_id.'),
+  'identity.provider_unavailable': refusing('policy', 503, 'Publish and validate with an external identity provider\'s token (and POST /v1/jwt/messages): the provider\'s key set (JWKS) could not be fetched, so the token could not be checked; nothing was carried out. Retry after Retry-After with the same message_id.'),
   'keys.unavailable': refusing('policy', 503, 'GET /v1/oauth/jwks: no signing key could be read; retry shortly.'),
   'queue.unavailable': refusing('policy', 503, 'Consumer routes: the queue or the skill registrations (Postgres) could not be read or changed; retry the request. A failed receive hands nothing out (a lease it may have taken ends with its visibility timeout); a handle an ack or nack settled before the failure answers receipt_handle.stale on the retry.'),
   'route.not_found': refusing('policy', 404, 'No route for this path.'),
