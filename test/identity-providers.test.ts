@@ -180,6 +180,8 @@ describe('a bound identity provider', () => {
     ['alg none', async () => `${b64({ alg: 'none', typ: 'JWT' })}.${b64({ iss: issuer.url, aud: AUDIENCE, azp: 'studio', exp: Math.floor(Date.now() / 1000) + 300 })}.`],
     ['HS256 signed with the provider\'s public key', () => hsWithPublicKey()],
     ['a tampered payload', async () => tamper(await issue('studio'))],
+    // Hostile input never reaches the registry: a NUL would fail Postgres's read (a 503, not a 401).
+    ['an issuer with a NUL in it', async () => `${b64({ alg: 'RS256', kid: 'k' })}.${b64({ iss: 'https://idp.example/\u0000', azp: 'studio' })}.c2ln`],
   ])('refuses %s: 401 producer.unauthenticated', async (_what, token) => {
     const res = await publish(await token());
     expect(res.status).toBe(401);

@@ -2,6 +2,8 @@ import { createRemoteJWKSet, type JWTVerifyGetKey } from 'jose';
 import type { Knex } from '@bus/db';
 import { DependencyUnavailableError } from '@bus/http';
 import {
+  CLIENT_FORM,
+  ISSUER_FORM,
   KeySetUnavailableError,
   NotRegisteredError,
   TokenRejectedError,
@@ -176,9 +178,12 @@ export function createBoundClients(deps: {
 }): BoundClients {
   return {
     connectionOf: async (token, issuer) => {
+      if (!ISSUER_FORM.test(issuer)) throw new TokenRejectedError('issuer');
       const provider = await unavailableOnFailure(() => deps.providers.get(issuer));
       if (!provider) throw new TokenRejectedError('issuer');
       const { client } = await deps.verifier.verify(token, provider);
+      // No binding can hold another client value (admin.json's BindingCreate).
+      if (!CLIENT_FORM.test(client)) throw new NotRegisteredError('unbound');
       const binding = await unavailableOnFailure(() => deps.bindings.get(bindingKey(provider.id, client)));
       if (!binding) throw new NotRegisteredError('unbound');
       return binding.connectionId;

@@ -53,7 +53,7 @@ function isLoopback(hostname: string): boolean {
 /** Problems of a provider's settings, each naming its field; empty when they are usable. */
 export function externalIssuerProblems(issuer: ExternalIssuer, opts: { allowHttpLoopback: boolean }): string[] {
   const problems: string[] = [];
-  if (!/^https?:\/\/\S+$/.test(issuer.issuer)) problems.push('issuer must be an http(s) URL, compared with iss exactly');
+  if (!ISSUER_FORM.test(issuer.issuer)) problems.push('issuer must be an http(s) URL of printable characters, compared with iss exactly');
   const urlProblem = jwksUrlProblem(issuer.jwksUrl, opts.allowHttpLoopback);
   if (urlProblem) problems.push(urlProblem);
   if (issuer.audiences.length === 0 || issuer.audiences.some((a) => a.length === 0)) problems.push('audiences must name at least one non-empty audience');
@@ -66,6 +66,14 @@ export function externalIssuerProblems(issuer: ExternalIssuer, opts: { allowHttp
   }
   return problems;
 }
+
+/**
+ * What a registered issuer and a bound client value can be (admin.json says the same): printable
+ * ASCII of bounded length. A token claiming anything else is refused before any lookup, so hostile
+ * input never reaches the registry (a NUL would fail the read: a 503 instead of a 401).
+ */
+export const ISSUER_FORM = /^https?:\/\/[\x21-\x7E]{1,1992}$/;
+export const CLIENT_FORM = /^[\x20-\x7E]{1,500}$/;
 
 /** The token's iss, read without verifying anything: it only chooses the verifier, which checks it again. */
 export function unverifiedIssuer(token: string): string | undefined {

@@ -29,6 +29,8 @@ export {
   DEFAULT_CLOCK_TOLERANCE_SECONDS,
   MAX_CLOCK_TOLERANCE_SECONDS,
   KeySetUnavailableError,
+  ISSUER_FORM,
+  CLIENT_FORM,
   externalIssuerProblems,
   jwksUrlProblem,
   unverifiedIssuer,
