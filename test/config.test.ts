@@ -1,3 +1,6 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { startNodeProcess } from '@bus/testing';
 
 describe('start-up configuration', () => {
@@ -46,6 +49,25 @@ describe('start-up configuration', () => {
     expect(await proc.exited).toBe(2);
     expect(proc.output()).toContain('IDEMPOTENCY_RETENTION: must be at least 7d, got "6d"');
     expect(proc.output()).toContain('QUEUE_RETENTION: must be at least 14d, got "13d"');
+  });
+
+  it('stops the gateway on a bad managed-apps file, naming the variable, the entry and the field', async () => {
+    const file = path.join(mkdtempSync(path.join(tmpdir(), 'managed-apps-')), 'apps.yaml');
+    writeFileSync(
+      file,
+      'apps:\n  - name: feed\n    workspace_id: wabcdefghijk2\n    app_id: aabcdefghijk2\n    connection_id: cabcdefghijk2\n' +
+        '    token_issuer: { issuer: "https://login.example.com/", jwks_url: "http://login.example.com/jwks", audience: bus, client_id: feed, algorithms: [HS256] }\n',
+    );
+    const proc = startNodeProcess('services/gateway/dist/main.js', {
+      DATABASE_URL: 'postgres://bus@db/bus',
+      REDIS_URL: 'redis://redis:6379',
+      KAFKA_BROKERS: 'kafka:9092',
+      BUS_BASE_URL: 'https://bus.example.com',
+      MANAGED_APPS_FILE: file,
+    });
+    expect(await proc.exited).toBe(2);
+    expect(proc.output()).toContain('MANAGED_APPS_FILE: apps[0] (feed): token_issuer: jwks_url must be https');
+    expect(proc.output()).toContain('apps[0] (feed): token_issuer: algorithms: HS256 not allowed');
   });
 
   it('names the variables of each service: the all-in-one process reads its two ports', async () => {

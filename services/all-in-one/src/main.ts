@@ -7,7 +7,7 @@ import { createBoundedProducer, createKafka, kafkaReadiness } from '@bus/kafka';
 import { busLimitSettings, busRequestLimits, createConnectionQuotas, createLimitMetrics, createRedis, redisReadiness } from '@bus/limits';
 import { connectionQuota, createIdentity, identityConfig } from '@bus/identity';
 import { authConfig, createAuthService } from '@bus/auth';
-import { createGatewayService, gatewayConfig, managedAppAuthOf, publishDepsOf } from '@bus/gateway';
+import { createGatewayService, gatewayConfig, managedAppAuthOf, managedAppsOf, publishDepsOf } from '@bus/gateway';
 import { createDeliveryService, deliveryConfig, deliverySettings } from '@bus/delivery';
 import { createPullApiService, pullApiConfig, pullApiDepsOf } from '@bus/pull-api';
 import { createCatalogueService } from '@bus/catalogue';
@@ -39,6 +39,8 @@ void bootstrap({
     RECEIPT_HANDLE_KEY: optional(pullApiConfig.RECEIPT_HANDLE_KEY),
   },
   compose: async ({ config, logger, metrics, onClose }) => {
+    // Before any client: a bad managed-apps file stops the process at once (exit 2, the entry named).
+    const managedApps = managedAppsOf(config);
     const db = createDatabase(databaseOptionsOf(config, 'all-in-one'));
     onClose(() => db.destroy());
     const redis = createRedis(config.REDIS_URL, logger, { keyPrefix: config.REDIS_KEY_PREFIX });
@@ -96,7 +98,7 @@ void bootstrap({
               logger,
               metrics,
               publish: publishDepsOf({ db, producer, logger, metrics, identity }, config),
-              managedAppAuth: managedAppAuthOf(config, identity),
+              managedAppAuth: managedAppAuthOf(managedApps, identity),
             }),
             createPullApiService({
               ...pullApiDepsOf(

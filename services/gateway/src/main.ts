@@ -7,12 +7,15 @@ import { createBoundedProducer, createKafka, kafkaReadiness } from '@bus/kafka';
 import { busLimitSettings, busRequestLimits, createConnectionQuotas, createLimitMetrics, createRedis, redisReadiness } from '@bus/limits';
 import { gatewayConfig } from './config';
 import { createGatewayService, managedAppAuthOf, publishDepsOf } from './service';
+import { managedAppsOf } from './managed-apps';
 
 void bootstrap({
   name: 'gateway',
   tracing,
   config: { ...servicePort(8082), ...databaseConfig, ...redisConfig, ...kafkaConfig, ...busLimitsConfig, ...identityConfig, ...gatewayConfig },
   compose: async ({ config, logger, metrics, onClose }) => {
+    // Before any client: a bad managed-apps file stops the process at once (exit 2, the entry named).
+    const managedApps = managedAppsOf(config);
     const db = createDatabase(databaseOptionsOf(config, 'gateway'));
     onClose(() => db.destroy());
     const redis = createRedis(config.REDIS_URL, logger, { keyPrefix: config.REDIS_KEY_PREFIX });
@@ -36,7 +39,7 @@ void bootstrap({
       connectionQuota: connectionQuota({ store: identity.quotas, quotas: createConnectionQuotas(redis, limitMetrics) }),
       metrics,
       publish: publishDepsOf({ db, producer, logger, metrics, identity }, config),
-      managedAppAuth: managedAppAuthOf(config, identity),
+      managedAppAuth: managedAppAuthOf(managedApps, identity),
     });
     const middleware = [requestFirewall(), busRequestLimits(redis, busLimitSettings(config), limitMetrics)];
     return {

@@ -16,7 +16,7 @@ import { publishRoutes, type PublishRoutesDeps } from './publish-routes';
 import { createRefusalRecorder } from './refusal-recorder';
 import { testerRoutes } from './tester-routes';
 import { managedAppAuth } from './managed-auth';
-import { managedAppsOf } from './managed-apps';
+import type { ManagedApp } from './managed-apps';
 import type { RequestHandler } from 'express';
 
 export interface GatewayServiceDeps extends Omit<PublishRoutesDeps, 'refusals'> {
@@ -56,14 +56,12 @@ export function createGatewayService(deps: GatewayServiceDeps): Service {
 }
 
 /**
- * POST /v1/jwt/messages's authentication from MANAGED_APPS_FILE (checked here, at start-up: a bad
- * entry is a ConfigError naming it) and the identity's verifier and connection cache.
+ * POST /v1/jwt/messages's authentication: the managed apps (managedAppsOf, read first thing at
+ * start-up so a bad entry stops the process before it connects anywhere) with the identity's verifier
+ * and connection cache.
  */
-export function managedAppAuthOf(
-  config: Pick<ConfigOf<typeof gatewayConfig>, 'MANAGED_APPS_FILE' | 'IDENTITY_PROVIDER_ALLOW_HTTP_LOOPBACK'>,
-  identity: Pick<Identity, 'externalTokens' | 'connections'>,
-): RequestHandler {
-  return managedAppAuth({ apps: managedAppsOf(config), verifier: identity.externalTokens, connections: identity.connections });
+export function managedAppAuthOf(apps: readonly ManagedApp[], identity: Pick<Identity, 'externalTokens' | 'connections'>): RequestHandler {
+  return managedAppAuth({ apps, verifier: identity.externalTokens, connections: identity.connections });
 }
 
 /** The publish pipeline on the real stores: Postgres for the records, Kafka (acks=all) for the messages. */
