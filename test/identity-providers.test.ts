@@ -209,7 +209,7 @@ describe('a bound identity provider', () => {
     // The key set was fetched moments ago: a refetch for the unknown kid waits for the 5 s cooldown at most.
     const res = await eventually(() => publish(token, undefined, message()), (r) => r.status === 202, { timeoutMs: 10_000, intervalMs: 500, what: 'the new kid accepted' });
     expect(res.status).toBe(202);
-  });
+  }, 15_000);
 
   it("answers 503 identity.provider_unavailable with Retry-After when the provider's JWKS is unreachable, at once", async () => {
     const closedPort = await freePort();
