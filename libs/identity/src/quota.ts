@@ -1,6 +1,6 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { Knex, Row } from '@bus/db';
-import { QUOTA_TIERS, QuotaExceededError, RateLimitedError, rateLimitFields, type ConnectionQuotas, type Quota, type QuotaTier } from '@bus/limits';
+import { QUOTA_TIERS, QuotaExceededError, RateLimitedError, rateLimitFields, type ConnectionQuotas, type Quota } from '@bus/limits';
 import { unavailableOnFailure, type BearerIdentity } from './authenticate';
 
 export interface QuotaStore {

@@ -1,5 +1,5 @@
 import type { Knex, Row } from '@bus/db';
-import type { ConnectionKind, ConnectionState, ConnectionStatus, PublicJwk, SigningKeyLifecycle } from '@bus/tokens';
+import type { ConnectionState, PublicJwk, SigningKeyLifecycle } from '@bus/tokens';
 
 /** A connection as the token service and the bearer routes see it. */
 export interface ConnectionRecord extends ConnectionState {
