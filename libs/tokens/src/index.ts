@@ -21,7 +21,7 @@ export { authorizationServerMetadata, metadataPaths } from './metadata';
 export type { AuthorizationServerMetadata } from './metadata';
 export { verifyAccessToken } from './verify';
 export type { VerifyOptions } from './verify';
-export { authorizeBearer } from './authorize';
+export { authorizeBearer, authorizeConnection } from './authorize';
 export type { ConnectionState, ConnectionKind, ConnectionStatus, BearerRequirement } from './authorize';
 export { BearerRefusal, TokenRejectedError, NotRegisteredError, TenantMismatchError } from './refusals';
 export type { UnauthenticatedReason } from './refusals';
