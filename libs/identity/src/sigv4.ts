@@ -44,12 +44,18 @@ export interface SigV4VerifierDeps<K extends SigningKey> {
   now?: () => Date;
 }
 
-/** A request whose headers passed; `verify` checks the signature over a payload hash, once. */
+/** A request whose headers passed; `verify` checks the signature over a payload hash, `spend` records it. */
 export interface SignedRequest<K extends SigningKey> {
   key: K;
   signature: ParsedSignature;
-  /** Recomputes the signature over exactly the signed headers and `payloadHash`, then records it against replays. */
-  verify(payloadHash: string): Promise<void>;
+  /** Recomputes the signature over exactly the signed headers and `payloadHash`; throws SignatureRefusedError. */
+  verify(payloadHash: string): void;
+  /**
+   * Records the signature as used, once the whole request (its body included) checked out; a
+   * signature already recorded within the skew window is a replay. A refused request spends nothing,
+   * so a tampered copy cannot use up the genuine request's signature.
+   */
+  spend(): Promise<void>;
 }
 
 export interface SigV4Verifier<K extends SigningKey> {
@@ -78,15 +84,14 @@ export function createSigV4Verifier<K extends SigningKey>(deps: SigV4VerifierDep
       }
       const key = await unavailableOnFailure(() => deps.resolve(signature.accessKeyId));
       if (!key || key.revoked) throw refuse('signature');
-      let verified = false;
       return {
         key,
         signature,
-        verify: async (payloadHash) => {
-          if (verified) return;
+        verify: (payloadHash) => {
           if (!signatureMatches(request, signature, key.secretAccessKey, payloadHash)) throw refuse('signature');
+        },
+        spend: async () => {
           if (!(await unavailableOnFailure(() => deps.replays.firstUse(signature.signature, 2 * deps.maxSkewMs)))) throw refuse('replay');
-          verified = true;
         },
       };
     },
@@ -106,7 +111,7 @@ export interface SignedRouteSteps<K extends SigningKey> {
  * The steps of a signed route with a body, in order: the headers (and the signature, when
  * x-amz-content-sha256 declares the body's hash, then `authorize`), the shared limit, then the body
  * (at most maxBodyBytes) checked against the declared hash — or, without one, the signature over
- * the body's own hash and `authorize`. The body is left in res.locals.body.
+ * the body's own hash and `authorize` — and last the replay check. The body is left in res.locals.body.
  */
 export function signedRouteSteps<K extends SigningKey>(steps: SignedRouteSteps<K>): RequestHandler[] {
   const headers = async (req: Request, res: Response, next: NextFunction) => {
@@ -114,7 +119,7 @@ export function signedRouteSteps<K extends SigningKey>(steps: SignedRouteSteps<K
     res.locals.signed = signed;
     const declared = signed.signature.declaredPayloadHash;
     if (declared !== undefined) {
-      await signed.verify(declared);
+      signed.verify(declared);
       await steps.authorize(signed.key, req, res);
     }
     next();
@@ -125,11 +130,12 @@ export function signedRouteSteps<K extends SigningKey>(steps: SignedRouteSteps<K
     res.locals.body = bytes;
     const declared = signed.signature.declaredPayloadHash;
     if (declared === undefined) {
-      await signed.verify(payloadHashOf(bytes));
+      signed.verify(payloadHashOf(bytes));
       await steps.authorize(signed.key, req, res);
     } else if (declared !== payloadHashOf(bytes)) {
       throw new SignatureRefusedError(new SigV4Refusal('payload_hash'));
     }
+    await signed.spend();
     next();
   };
   return [headers, steps.limit, body];
