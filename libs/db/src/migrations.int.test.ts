@@ -4,6 +4,7 @@ import { createDatabase, migrateDownAll, migrateLatest, type Knex } from './inde
 const TABLES = [
   'accepted_messages',
   'apps',
+  'aws_principals',
   'connections',
   'credentials',
   'deliveries',
