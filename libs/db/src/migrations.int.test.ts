@@ -4,6 +4,7 @@ import { createDatabase, migrateDownAll, migrateLatest, type Knex } from './inde
 const TABLES = [
   'accepted_messages',
   'apps',
+  'aws_principals',
   'connections',
   'credentials',
   'deliveries',
@@ -19,7 +20,7 @@ const TABLES = [
   'story_state',
   'workspaces',
 ];
-const ALL = ['001_tenancy', '002_signing_keys', '003_publish', '004_delivery', '005_admin', '006_message_traceparent', '007_quarantine_listing', '008_retention', '009_tester_tools'];
+const ALL = ['001_tenancy', '002_signing_keys', '003_publish', '004_delivery', '005_admin', '006_message_traceparent', '007_quarantine_listing', '008_retention', '009_tester_tools', '010_aws_principals'];
 
 let testDb: TestDatabase;
 let db: Knex;
