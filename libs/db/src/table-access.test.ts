@@ -12,6 +12,7 @@ import { TABLE_COLUMNS } from './tables';
  */
 const STORE_MODULES = [
   'libs/identity/src/admin.ts',
+  'libs/identity/src/principals.ts',
   'libs/identity/src/quota.ts',
   'libs/identity/src/store.ts',
   'services/all-in-one/src/seed.ts',

@@ -147,6 +147,19 @@ export const TABLE_COLUMNS = {
     refused_at: 'timestamptz',
   },
   refusal_counters: { connection_id: 'text', rate_limited: 'int8', quota_exceeded: 'int8', last_refused_at: 'timestamptz' },
+  // 010_aws_principals
+  aws_principals: {
+    access_key_id: 'text',
+    connection_id: 'text',
+    role_arn: 'text',
+    secret_sealed: 'text',
+    status: 'text',
+    challenge_hash: 'text?',
+    challenge_expires_at: 'timestamptz?',
+    created_at: 'timestamptz',
+    verified_at: 'timestamptz?',
+    revoked_at: 'timestamptz?',
+  },
 } as const satisfies Record<string, Record<string, ColumnSpec>>;
 
 export type TableName = keyof typeof TABLE_COLUMNS;
@@ -180,6 +193,7 @@ interface NarrowedColumns {
   quarantined_records: { headers: Record<string, string> };
   skill_registrations: { instance: Record<string, unknown> };
   refusals: { mode: 'publish' | 'validate'; violations: Array<{ source: string; rule: string; message: string; path?: string }> };
+  aws_principals: { status: 'pending' | 'verified' | 'revoked' };
 }
 
 type ColumnValue<T, C, S> = T extends keyof NarrowedColumns

@@ -1,9 +1,9 @@
-import type { Knex } from '@bus/db';
+import type { Knex, Row } from '@bus/db';
 import type { SigningKey } from './sigv4';
 import { hashSecret, newAccessKeyId, newChallenge, newSecretAccessKey, seal, unseal } from '@bus/tokens';
 
 /** A principal's state (migration 010): pending until verified, revoked for good. */
-export type PrincipalStatus = 'pending' | 'verified' | 'revoked';
+export type PrincipalStatus = Row<'aws_principals'>['status'];
 
 /** A principal as the admin API lists it: never its secret. */
 export interface PrincipalView {
@@ -42,16 +42,7 @@ export class PrincipalNotPendingError extends Error {
   }
 }
 
-interface PrincipalRow {
-  access_key_id: string;
-  connection_id: string;
-  role_arn: string;
-  status: PrincipalStatus;
-  secret_sealed: string;
-  created_at: Date;
-  verified_at: Date | null;
-  revoked_at: Date | null;
-}
+type PrincipalRow = Row<'aws_principals'>;
 
 export interface PrincipalStoreDeps {
   db: Knex;
@@ -80,7 +71,7 @@ export class PrincipalStore {
   async register(connectionId: string, roleArn: string): Promise<{ principal: PrincipalView; secretAccessKey: string }> {
     const accessKeyId = newAccessKeyId();
     const secretAccessKey = newSecretAccessKey();
-    const [row] = (await this.deps.db('aws_principals')
+    const [row] = await this.deps.db('aws_principals')
       .insert({
         access_key_id: accessKeyId,
         connection_id: connectionId,
@@ -89,18 +80,19 @@ export class PrincipalStore {
         status: 'pending',
         created_at: this.now(),
       })
-      .returning('*')) as PrincipalRow[];
-    return { principal: view(row as PrincipalRow), secretAccessKey };
+      .returning('*');
+    // An insert of one row returns that row.
+    return { principal: view(row!), secretAccessKey };
   }
 
   async list(filter: { connectionId?: string }): Promise<PrincipalView[]> {
     const query = this.deps.db('aws_principals').orderBy([{ column: 'created_at' }, { column: 'access_key_id' }]);
     if (filter.connectionId !== undefined) query.where('connection_id', filter.connectionId);
-    return ((await query) as PrincipalRow[]).map(view);
+    return (await query).map(view);
   }
 
   async get(accessKeyId: string): Promise<PrincipalView | undefined> {
-    const row = (await this.deps.db('aws_principals').where('access_key_id', accessKeyId).first()) as PrincipalRow | undefined;
+    const row = await this.deps.db('aws_principals').where('access_key_id', accessKeyId).first();
     return row ? view(row) : undefined;
   }
 
@@ -141,17 +133,17 @@ export class PrincipalStore {
    * it matched. Undefined when it is not (unknown, used, expired, or the principal is not pending).
    */
   async verify(accessKeyId: string, challenge: string): Promise<PrincipalView | undefined> {
-    const [row] = (await this.deps.db('aws_principals')
+    const [row] = await this.deps.db('aws_principals')
       .where({ access_key_id: accessKeyId, status: 'pending', challenge_hash: hashSecret(challenge) })
       .where('challenge_expires_at', '>', this.now())
       .update({ status: 'verified', verified_at: this.now(), challenge_hash: null, challenge_expires_at: null })
-      .returning('*')) as PrincipalRow[];
+      .returning('*');
     return row ? view(row) : undefined;
   }
 
   /** The secret behind an access key id, for a SigV4 verifier; undefined for a key the bus never issued or removed. */
   async signingPrincipal(accessKeyId: string): Promise<SigningPrincipal | undefined> {
-    const row = (await this.deps.db('aws_principals').where('access_key_id', accessKeyId).first()) as PrincipalRow | undefined;
+    const row = await this.deps.db('aws_principals').where('access_key_id', accessKeyId).first();
     if (!row) return undefined;
     return {
       accessKeyId: row.access_key_id,
