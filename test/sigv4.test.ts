@@ -32,7 +32,10 @@ interface IssuedPrincipal extends Credentials {
 }
 
 beforeAll(async () => {
-  bus = await startBus({ AWS_SIGV4_REGION: REGION });
+  // The signed routes' shared limit at 20 a second, bursts of 40 (the spec's 50 and 100 are the defaults,
+  // services/gateway config.test): 170 requests then go over it even when a loaded machine takes 5 s to
+  // send them, where 50/100 let 170 through once sending straddles three one-second windows.
+  bus = await startBus({ AWS_SIGV4_REGION: REGION, AWS_SIGV4_LIMIT_PER_SECOND: '20', AWS_SIGV4_LIMIT_BURST: '40' });
   operatorAuth = `Basic ${Buffer.from(`${bus.env.OPERATOR_CLIENT_ID}:${bus.env.OPERATOR_CLIENT_SECRET}`).toString('base64')}`;
   tenants = await TenantFixture.create(bus);
   const permissions = { systemIds: [SYSTEM_ID], messageTypes: Object.keys(som.examples) };
@@ -225,10 +228,10 @@ describe('POST /v1/tenants/{t}/iam/messages and /iam/validate', () => {
     expect(refusal(await signedPost(removed, iam(house.workspaceId), message()))).toEqual({ status: 401, rule: 'producer.unauthenticated' });
   });
 
-  it('shares 50 a second, bursts of 100, across every signer; bearer routes are unaffected', async () => {
+  it('shares one limit across every signer, refusing with 429 rate.limited past it; bearer routes are unaffected', async () => {
     const signers = [principal, await verified(house.producer.clientId, house.workspaceId), await verified(other.producer.clientId, other.workspaceId)];
     const token = await tenants.token(house.producer);
-    // Signed first, then sent together: more than the burst and two seconds' rate (150), so at least one is over even if sending takes two seconds.
+    // Signed first, then sent together: at 20/s with 40 extra per 10 s, 170 is over unless sending takes over 5 s.
     const requests = await Promise.all(
       Array.from({ length: 170 }, async (_, i) => {
         const signer = signers[i % signers.length] as IssuedPrincipal;
@@ -241,7 +244,7 @@ describe('POST /v1/tenants/{t}/iam/messages and /iam/validate', () => {
     const limited = answers.filter((a) => a.status === 429);
     expect(limited.length).toBeGreaterThan(0);
     expect(limited.every((a) => refusal(a).rule === 'rate.limited' && a.headers.get('retry-after') !== null)).toBe(true);
-    expect(answers.filter((a) => a.status === 202).length).toBeGreaterThanOrEqual(50);
+    expect(answers.filter((a) => a.status === 202).length).toBeGreaterThanOrEqual(20);
 
     const bearer = await fetchObserved(`${bus.busUrl}/v1/tenants/${house.workspaceId}/validate`, {
       method: 'POST',
