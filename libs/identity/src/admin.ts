@@ -1,4 +1,4 @@
-import { isUniqueViolation, type Knex } from '@bus/db';
+import { isUniqueViolation, type Knex, type Written } from '@bus/db';
 import { hashSecret, newClientSecret, newId, type ConnectionKind, type ExternalIssuer } from '@bus/tokens';
 import type { Logger } from 'pino';
 import type { ControlEvent, ControlPublisher, QuotaScope } from './control';
@@ -97,9 +97,9 @@ export class IdentityAdmin {
   async createWorkspace(input: { organisationId: string; name: string; quota?: QuotaSetting; id?: string }): Promise<string> {
     const id = input.id ?? newId('w');
     await this.deps.db.transaction(async (trx) => {
-      const organisation = (await trx('organisations')
+      const organisation = await trx('organisations')
         .where({ id: input.organisationId })
-        .first('quota_tier', 'custom_per_second', 'custom_burst', 'custom_per_day')) as Record<string, unknown> | undefined;
+        .first('quota_tier', 'custom_per_second', 'custom_burst', 'custom_per_day');
       if (!organisation) throw new TenancyNotFoundError('organisation', input.organisationId);
       const quota = input.quota ? quotaColumns(input.quota) : organisation;
       await trx('workspaces').insert({ id, organisation_id: input.organisationId, name: input.name, ...quota, created_at: this.now() });
@@ -113,8 +113,9 @@ export class IdentityAdmin {
    * gets the new allowance, with no new credentials.
    */
   async setQuota(scope: QuotaScope, id: string, quota: QuotaSetting): Promise<void> {
-    const table = scope === 'organisation' ? 'organisations' : 'workspaces';
-    const changed = await this.deps.db(table).where({ id }).update(quotaColumns(quota));
+    const changed = await this.deps.db(scope === 'organisation' ? 'organisations' : 'workspaces')
+      .where({ id })
+      .update(quotaColumns(quota));
     if (changed === 0) throw new TenancyNotFoundError(scope, id);
     await this.announce({ type: 'quota.changed', scope, id, at: this.now().toISOString() });
   }
@@ -123,7 +124,7 @@ export class IdentityAdmin {
   async createApp(input: { workspaceId: string; organisationId?: string; name: string; id?: string }): Promise<string> {
     const id = input.id ?? newId('a');
     await this.deps.db.transaction(async (trx) => {
-      const workspace = (await trx('workspaces').where({ id: input.workspaceId }).first('organisation_id')) as { organisation_id: string } | undefined;
+      const workspace = await trx('workspaces').where({ id: input.workspaceId }).first('organisation_id');
       if (!workspace) throw new TenancyNotFoundError('workspace', input.workspaceId);
       const organisationId = input.organisationId ?? workspace.organisation_id;
       if (!(await trx('organisations').where({ id: organisationId }).first('id'))) throw new TenancyNotFoundError('organisation', organisationId);
@@ -139,8 +140,8 @@ export class IdentityAdmin {
       if (!app) throw new AppNotFoundError(appId);
       await trx('permissions').where({ app_id: appId }).delete();
       const rows = [
-        ...permissions.systemIds.map((value) => ({ app_id: appId, kind: 'system_id', value })),
-        ...permissions.messageTypes.map((value) => ({ app_id: appId, kind: 'message_type', value })),
+        ...permissions.systemIds.map((value) => ({ app_id: appId, kind: 'system_id' as const, value })),
+        ...permissions.messageTypes.map((value) => ({ app_id: appId, kind: 'message_type' as const, value })),
       ];
       if (rows.length > 0) await trx('permissions').insert(rows);
     });
@@ -153,7 +154,7 @@ export class IdentityAdmin {
     const clientSecret = newClientSecret();
     const now = this.now();
     await this.deps.db.transaction(async (trx) => {
-      const app = (await trx('apps').where({ id: input.appId }).first('workspace_id')) as { workspace_id: string } | undefined;
+      const app = await trx('apps').where({ id: input.appId }).first('workspace_id');
       if (!app) throw new AppNotFoundError(input.appId);
       await trx('connections').insert({
         id: clientId,
@@ -183,9 +184,7 @@ export class IdentityAdmin {
     const now = this.now();
     const previousUsableUntil = new Date(now.getTime() + opts.overlapSeconds * 1000);
     const version = await this.deps.db.transaction(async (trx) => {
-      const row = (await trx('connections').where({ id: clientId }).forUpdate().first('status', 'credential_version')) as
-        | { status: string; credential_version: number }
-        | undefined;
+      const row = await trx('connections').where({ id: clientId }).forUpdate().first('status', 'credential_version');
       if (!row) throw new ConnectionNotFoundError(clientId);
       if (row.status !== 'active') throw new ConnectionNotActiveError(clientId, row.status);
       const next = row.credential_version + 1;
@@ -252,7 +251,7 @@ export class IdentityAdmin {
 
   /** Removes the provider and its bindings: its tokens are refused on every process within the propagation time. */
   async removeProvider(providerId: string): Promise<void> {
-    const removed = (await this.deps.db('identity_providers').where({ id: providerId }).delete().returning('issuer')) as Array<{ issuer: string }>;
+    const removed = await this.deps.db('identity_providers').where({ id: providerId }).delete().returning('issuer');
     const issuer = removed[0]?.issuer;
     if (issuer === undefined) throw new ProviderNotFoundError('identity provider', providerId);
     await this.announce({ type: 'provider.changed', provider_id: providerId, issuer, at: this.now().toISOString() });
@@ -263,7 +262,7 @@ export class IdentityAdmin {
     const id = newId('b');
     await this.deps.db.transaction(async (trx) => {
       if (!(await trx('identity_providers').where({ id: input.providerId }).first('id'))) throw new ProviderNotFoundError('identity provider', input.providerId);
-      const connection = (await trx('connections').where({ id: input.connectionId }).first('status')) as { status: string } | undefined;
+      const connection = await trx('connections').where({ id: input.connectionId }).first('status');
       if (!connection) throw new ConnectionNotFoundError(input.connectionId);
       if (connection.status !== 'active') throw new ConnectionNotActiveError(input.connectionId, connection.status);
       if (await trx('identity_bindings').where({ provider_id: input.providerId, client_value: input.client }).first('id')) {
@@ -276,7 +275,7 @@ export class IdentityAdmin {
   }
 
   async removeBinding(providerId: string, bindingId: string): Promise<void> {
-    const removed = (await this.deps.db('identity_bindings').where({ id: bindingId, provider_id: providerId }).delete().returning('client_value')) as Array<{ client_value: string }>;
+    const removed = await this.deps.db('identity_bindings').where({ id: bindingId, provider_id: providerId }).delete().returning('client_value');
     const client = removed[0]?.client_value;
     if (client === undefined) throw new ProviderNotFoundError('binding', bindingId);
     await this.announce({ type: 'binding.changed', provider_id: providerId, client, at: this.now().toISOString() });
@@ -303,7 +302,7 @@ export class IdentityAdmin {
   }
 }
 
-function quotaColumns(quota: QuotaSetting) {
+function quotaColumns(quota: QuotaSetting): Written<'organisations' | 'workspaces'> {
   return quota.tier === 'custom'
     ? { quota_tier: 'custom', custom_per_second: quota.perSecond, custom_burst: quota.burst, custom_per_day: quota.perDay }
     : { quota_tier: quota.tier, custom_per_second: null, custom_burst: null, custom_per_day: null };

@@ -15,14 +15,18 @@ import {
 import { VerifiedTokenCache, type ConnectionCache, type KeySetCache } from './cache';
 import type { ConnectionRecord } from './store';
 
-/** Who called a bearer route, in res.locals.identity once authenticateBearer let the request through. */
-export interface BearerIdentity {
+/** The connection a caller acts for, in res.locals.identity once a route authenticated it (a bus token, a provider's token, an AWS signature). */
+export interface ConnectionIdentity {
   clientId: string;
   kind: ConnectionKind;
   workspaceId: string;
   organisationId: string;
   appId: string;
   credentialVersion: number;
+}
+
+/** Who called a bearer route, in res.locals.identity once authenticateBearer let the request through. */
+export interface BearerIdentity extends ConnectionIdentity {
   /** A bus token's claims; absent for an external provider's token (its connection is the binding's). */
   claims?: AccessTokenClaims;
 }
@@ -34,6 +38,11 @@ export interface BearerIdentity {
  */
 export interface BoundClients {
   connectionOf(token: string, issuer: string): Promise<string>;
+}
+
+/** What a route knows of its caller, from the connection it acts for. */
+export function connectionIdentity(c: ConnectionRecord): ConnectionIdentity {
+  return { clientId: c.id, kind: c.kind, workspaceId: c.workspaceId, organisationId: c.organisationId, appId: c.appId, credentialVersion: c.credentialVersion };
 }
 
 /** 401 producer.unauthenticated, 403 producer.not_registered or 403 tenant.mismatch (spec §5, §7.2). */
@@ -98,7 +107,7 @@ export function createBearerAuthenticator(deps: BearerAuthenticatorDeps): Bearer
         const connection = await unavailableOnFailure(() => deps.connections.get(connectionId));
         if (!connection) throw new NotRegisteredError('unbound');
         authorizeConnection(connection, need);
-        return identityOf(connection);
+        return connectionIdentity(connection);
       }
       const kid = kidOf(token);
       if (kid !== undefined) await unavailableOnFailure(() => deps.keys.get(kid));
@@ -111,7 +120,7 @@ export function createBearerAuthenticator(deps: BearerAuthenticatorDeps): Bearer
       }
       const connection = await unavailableOnFailure(() => deps.connections.get(claims.sub));
       authorizeBearer(claims, connection, need);
-      return identityOf(connection as ConnectionRecord, claims);
+      return { ...connectionIdentity(connection as ConnectionRecord), claims };
     } catch (err) {
       if (err instanceof BearerRefusal) throw new BearerRefusedError(err);
       throw err;
@@ -134,19 +143,6 @@ export function bearerTokenOf(authorization: string | undefined): string {
   const token = authorization === undefined ? undefined : BEARER.exec(authorization)?.[1];
   if (!token) throw new TokenRejectedError(authorization === undefined ? 'missing' : 'malformed');
   return token;
-}
-
-/** What a bearer route knows of its caller, from the connection the token stands for. */
-export function identityOf(c: ConnectionRecord, claims?: AccessTokenClaims): BearerIdentity {
-  return {
-    clientId: c.id,
-    kind: c.kind,
-    workspaceId: c.workspaceId,
-    organisationId: c.organisationId,
-    appId: c.appId,
-    credentialVersion: c.credentialVersion,
-    ...(claims ? { claims } : {}),
-  };
 }
 
 function kidOf(token: string): string | undefined {

@@ -1,8 +1,8 @@
 export { KnexIdentityStore, readSigningKeys } from './store';
 export type { IdentityStore, ConnectionRecord, CredentialRecord, PublishedKey, StoredSigningKey } from './store';
 export { ConnectionCache, KeySetCache, ReadThroughCache, VerifiedTokenCache, MAX_CACHE_TTL_MS, CacheTtlError } from './cache';
-export { createBearerAuthenticator, BearerRefusedError, RegistryUnavailableError, unavailableOnFailure, bearerTokenOf, identityOf } from './authenticate';
-export type { BearerAuthenticator, BearerAuthenticatorDeps, BearerIdentity, BoundClients } from './authenticate';
+export { createBearerAuthenticator, BearerRefusedError, RegistryUnavailableError, unavailableOnFailure, bearerTokenOf, connectionIdentity } from './authenticate';
+export type { BearerAuthenticator, BearerAuthenticatorDeps, BearerIdentity, BoundClients, ConnectionIdentity } from './authenticate';
 export { KnexProviderStore, ExternalTokenVerifier, IdentityProviderUnavailableError, createBoundClients, bindingKey } from './providers';
 export type { ProviderStore, ProviderRecord, BindingRecord, RemoteKeySetOptions } from './providers';
 export { createControlPublisher, createControlListener, parseControlEvent, controlKey, ControlEventError } from './control';
@@ -21,6 +21,10 @@ export {
 export type { IdentityAdminDeps, IssuedCredential, QuotaSetting } from './admin';
 export { createIdentity } from './identity';
 export type { Identity, IdentityDeps, StaleKeys } from './identity';
-export { identityConfig, busBaseUrlConfig, identityProviderConfig } from './config';
+export { identityConfig, busBaseUrlConfig, identityProviderConfig, encryptionKeyConfig, sigv4Config, base64Key } from './config';
 export { KnexQuotaStore, connectionQuota, quotaOfColumns } from './quota';
 export type { QuotaStore, ConnectionQuotaDeps, QuotaColumns } from './quota';
+export { PrincipalStore, PrincipalNotFoundError, PrincipalNotPendingError, CHALLENGE_TTL_MS } from './principals';
+export type { PrincipalStatus, PrincipalView, SigningPrincipal, PrincipalStoreDeps } from './principals';
+export { createSigV4Verifier, redisReplayStore, signedRouteSteps, SignatureRefusedError } from './sigv4';
+export type { SigV4Verifier, SigV4VerifierDeps, SignedRequest, SignedRouteSteps, SigningKey, ReplayStore } from './sigv4';

@@ -1,5 +1,5 @@
 import { createRemoteJWKSet, type JWTVerifyGetKey } from 'jose';
-import type { Knex } from '@bus/db';
+import type { Knex, Row } from '@bus/db';
 import { DependencyUnavailableError } from '@bus/http';
 import {
   CLIENT_FORM,
@@ -8,8 +8,6 @@ import {
   NotRegisteredError,
   TokenRejectedError,
   verifyExternalToken,
-  type ClientClaim,
-  type ExternalAlgorithm,
   type ExternalIssuer,
   type VerifiedExternalToken,
 } from '@bus/tokens';
@@ -39,25 +37,6 @@ export interface ProviderStore {
   bindings(providerId: string): Promise<BindingRecord[]>;
 }
 
-interface ProviderRow {
-  id: string;
-  issuer: string;
-  jwks_url: string;
-  audiences: string[];
-  algorithms: ExternalAlgorithm[];
-  client_claim: ClientClaim;
-  clock_tolerance_seconds: number;
-  created_at: Date;
-}
-
-interface BindingRow {
-  id: string;
-  provider_id: string;
-  client_value: string;
-  connection_id: string;
-  created_at: Date;
-}
-
 export class KnexProviderStore implements ProviderStore {
   private constructor(private readonly db: Knex) {}
 
@@ -66,30 +45,30 @@ export class KnexProviderStore implements ProviderStore {
   }
 
   async providerByIssuer(issuer: string): Promise<ProviderRecord | null> {
-    const row = (await this.db('identity_providers').where({ issuer }).first()) as ProviderRow | undefined;
+    const row = await this.db('identity_providers').where({ issuer }).first();
     return row ? providerOf(row) : null;
   }
 
   async provider(id: string): Promise<ProviderRecord | null> {
-    const row = (await this.db('identity_providers').where({ id }).first()) as ProviderRow | undefined;
+    const row = await this.db('identity_providers').where({ id }).first();
     return row ? providerOf(row) : null;
   }
 
   async providers(): Promise<ProviderRecord[]> {
-    return ((await this.db('identity_providers').orderBy('created_at').orderBy('id')) as ProviderRow[]).map(providerOf);
+    return (await this.db('identity_providers').orderBy('created_at').orderBy('id')).map(providerOf);
   }
 
   async binding(providerId: string, client: string): Promise<BindingRecord | null> {
-    const row = (await this.db('identity_bindings').where({ provider_id: providerId, client_value: client }).first()) as BindingRow | undefined;
+    const row = await this.db('identity_bindings').where({ provider_id: providerId, client_value: client }).first();
     return row ? bindingOf(row) : null;
   }
 
   async bindings(providerId: string): Promise<BindingRecord[]> {
-    return ((await this.db('identity_bindings').where({ provider_id: providerId }).orderBy('created_at').orderBy('id')) as BindingRow[]).map(bindingOf);
+    return (await this.db('identity_bindings').where({ provider_id: providerId }).orderBy('created_at').orderBy('id')).map(bindingOf);
   }
 }
 
-function providerOf(row: ProviderRow): ProviderRecord {
+function providerOf(row: Row<'identity_providers'>): ProviderRecord {
   return {
     id: row.id,
     issuer: row.issuer,
@@ -102,7 +81,7 @@ function providerOf(row: ProviderRow): ProviderRecord {
   };
 }
 
-function bindingOf(row: BindingRow): BindingRecord {
+function bindingOf(row: Row<'identity_bindings'>): BindingRecord {
   return { id: row.id, providerId: row.provider_id, client: row.client_value, connectionId: row.connection_id, createdAt: row.created_at };
 }
 

@@ -1,5 +1,5 @@
-import type { Knex } from '@bus/db';
-import type { ConnectionKind, ConnectionState, ConnectionStatus, PublicJwk, SigningKeyLifecycle } from '@bus/tokens';
+import type { Knex, Row } from '@bus/db';
+import type { ConnectionState, PublicJwk, SigningKeyLifecycle } from '@bus/tokens';
 
 /** A connection as the token service and the bearer routes see it. */
 export interface ConnectionRecord extends ConnectionState {
@@ -27,15 +27,9 @@ export interface IdentityStore {
   signingKeys(): Promise<PublishedKey[]>;
 }
 
-interface ConnectionRow {
-  id: string;
-  kind: ConnectionKind;
-  status: ConnectionStatus;
-  credential_version: number;
-  app_id: string;
-  app_workspace_id: string;
-  organisation_id: string;
-}
+type ConnectionRow = Pick<Row<'connections'>, 'id' | 'kind' | 'status' | 'credential_version' | 'app_id'> & {
+  app_workspace_id: Row<'apps'>['workspace_id'];
+} & Pick<Row<'workspaces'>, 'organisation_id'>;
 
 export class KnexIdentityStore implements IdentityStore {
   private constructor(private readonly db: Knex) {}
@@ -45,11 +39,12 @@ export class KnexIdentityStore implements IdentityStore {
   }
 
   async connection(clientId: string): Promise<ConnectionRecord | null> {
-    const row = (await this.db('connections as c')
+    // A join: knex types single tables only, so the selection is declared from the tables' rows.
+    const row = await this.db('connections as c')
       .join('apps as a', 'a.id', 'c.app_id')
       .join('workspaces as w', 'w.id', 'a.workspace_id')
       .where('c.id', clientId)
-      .first(
+      .first<ConnectionRow | undefined>(
         'c.id',
         'c.kind',
         'c.status',
@@ -57,7 +52,7 @@ export class KnexIdentityStore implements IdentityStore {
         'c.app_id',
         'a.workspace_id as app_workspace_id',
         'w.organisation_id',
-      )) as ConnectionRow | undefined;
+      );
     if (!row) return null;
     return {
       id: row.id,
@@ -72,10 +67,10 @@ export class KnexIdentityStore implements IdentityStore {
   }
 
   async credentials(clientId: string): Promise<CredentialRecord[]> {
-    const rows = (await this.db('credentials')
+    const rows = await this.db('credentials')
       .where({ connection_id: clientId })
       .orderBy('version', 'desc')
-      .select('version', 'secret_hash', 'usable_until')) as Array<{ version: number; secret_hash: string; usable_until: Date | null }>;
+      .select('version', 'secret_hash', 'usable_until');
     return rows.map((r) => ({ version: r.version, secretHash: r.secret_hash, usableUntil: r.usable_until }));
   }
 
@@ -92,18 +87,11 @@ export interface StoredSigningKey extends PublishedKey {
 
 /** Every signing key; the token service unseals `sealed`, the bearer routes use only the public half. */
 export async function readSigningKeys(db: Knex | Knex.Transaction): Promise<StoredSigningKey[]> {
-  const rows = (await db('signing_keys').select('*')) as Array<{
-    kid: string;
-    public_jwk: PublicJwk;
-    private_key_sealed: string;
-    created_at: Date;
-    activates_at: Date;
-    retires_at: Date | null;
-    unpublish_at: Date | null;
-  }>;
+  const rows = await db('signing_keys').select('*');
   return rows.map((r) => ({
     kid: r.kid,
-    publicJwk: r.public_jwk,
+    // Written from a PublicJwk by the token service (services/auth signing-keys.ts).
+    publicJwk: r.public_jwk as PublicJwk,
     sealed: r.private_key_sealed,
     createdAt: r.created_at,
     activatesAt: r.activates_at,

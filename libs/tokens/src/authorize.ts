@@ -36,12 +36,13 @@ export function authorizeBearer(claims: AccessTokenClaims, connection: Connectio
 }
 
 /**
- * Spec §5 rules 3–4 on the connection a verified identity stands for (a bus token's sub, or an
- * external provider's bound client): not active or of the wrong kind → 403 producer.not_registered; a
- * path workspace other than the connection's → 403 tenant.mismatch.
+ * Spec §5 rules 3–4 on the connection behind an authenticated caller (a bus token's sub, an external
+ * provider's bound client, or an AWS signature whose principal is registered on it): not active or of
+ * the wrong kind → 403 producer.not_registered; a path workspace other than the connection's → 403
+ * tenant.mismatch. `kind` undefined: any kind.
  */
-export function authorizeConnection(connection: ConnectionState, need: BearerRequirement): void {
+export function authorizeConnection(connection: ConnectionState, need: Partial<BearerRequirement>): void {
   if (connection.status !== 'active') throw new NotRegisteredError('not_active');
-  if (connection.kind !== need.kind) throw new NotRegisteredError('wrong_kind');
+  if (need.kind !== undefined && connection.kind !== need.kind) throw new NotRegisteredError('wrong_kind');
   if (need.tenant !== undefined && need.tenant !== connection.workspaceId) throw new TenantMismatchError();
 }

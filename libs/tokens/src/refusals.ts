@@ -52,24 +52,26 @@ const MESSAGES: Record<UnauthenticatedReason, string> = {
   workspace_left: 'The app no longer belongs to the workspace of this token',
 };
 
+const NOT_REGISTERED_MESSAGES = {
+  not_active: 'The connection is not active',
+  wrong_kind: 'The connection may not use this route',
+  principal_unverified: 'The AWS principal is not verified yet: sign POST /v1/tenants/{t}/principals/verify with the challenge the operator issued',
+  unbound: "The identity provider's client is not bound to a connection",
+} as const;
+
 /**
  * 403 producer.not_registered: the connection is not active, or of the wrong kind for the route, or
- * (an external provider's token) the provider's client is bound to no connection.
+ * the AWS principal is unverified, or (an external provider's token) the provider's client is bound
+ * to no connection.
  */
 export class NotRegisteredError extends BearerRefusal {
   override readonly name = 'NotRegisteredError';
   readonly status = 403;
   readonly rule = 'producer.not_registered';
-  constructor(readonly reason: 'not_active' | 'wrong_kind' | 'unbound') {
+  constructor(readonly reason: keyof typeof NOT_REGISTERED_MESSAGES) {
     super(NOT_REGISTERED_MESSAGES[reason]);
   }
 }
-
-const NOT_REGISTERED_MESSAGES = {
-  not_active: 'The connection is not active',
-  wrong_kind: 'The connection may not use this route',
-  unbound: "The identity provider's client is not bound to a connection",
-} as const;
 
 /** 403 tenant.mismatch: the path's workspace is not the token's. */
 export class TenantMismatchError extends BearerRefusal {

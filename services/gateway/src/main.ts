@@ -6,7 +6,7 @@ import { connectionQuota, createIdentity, identityConfig } from '@bus/identity';
 import { createBoundedProducer, createKafka, kafkaReadiness } from '@bus/kafka';
 import { busLimitSettings, busRequestLimits, createConnectionQuotas, createLimitMetrics, createRedis, redisReadiness } from '@bus/limits';
 import { gatewayConfig } from './config';
-import { createGatewayService, managedAppAuthOf, publishDepsOf } from './service';
+import { createGatewayService, managedAppAuthOf, publishDepsOf, signedRoutesOf } from './service';
 import { managedAppsOf } from './managed-apps';
 
 void bootstrap({
@@ -40,6 +40,7 @@ void bootstrap({
       metrics,
       publish: publishDepsOf({ db, producer, logger, metrics, identity }, config),
       managedAppAuth: managedAppAuthOf(managedApps, identity),
+      signed: signedRoutesOf({ db, redis, identity, limitMetrics }, config),
     });
     const middleware = [requestFirewall(), busRequestLimits(redis, busLimitSettings(config), limitMetrics)];
     return {

@@ -2,7 +2,7 @@ import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import {
   bearerTokenOf,
   BearerRefusedError,
-  identityOf,
+  connectionIdentity,
   unavailableOnFailure,
   type ConnectionRecord,
   type ExternalTokenVerifier,
@@ -51,7 +51,7 @@ export function managedAppAuth(deps: ManagedAppAuthDeps): RequestHandler {
     const connection = await unavailableOnFailure(() => deps.connections.get(app.connectionId));
     if (!connection || connection.appId !== app.appId || connection.workspaceId !== app.workspaceId) throw new NotRegisteredError('unbound');
     authorizeConnection(connection, { kind: 'producer' });
-    return identityOf(connection);
+    return connectionIdentity(connection);
   };
 
   return async (req: Request, res: Response, next: NextFunction) => {

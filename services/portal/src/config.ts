@@ -1,7 +1,7 @@
 import { int, str, type ConfigOf } from '@bus/config';
 import type { Knex } from '@bus/db';
 import { queueOperations } from '@bus/delivery';
-import { createControlPublisher, identityProviderConfig } from '@bus/identity';
+import { createControlPublisher, encryptionKeyConfig, identityProviderConfig } from '@bus/identity';
 import type { Kafka, Producer } from '@bus/kafka';
 import type { Redis } from '@bus/limits';
 import type { Logger, Registry } from '@bus/observability';
@@ -16,6 +16,8 @@ export const portalConfig = {
   /** Admin requests a minute per source address (spec §8's "any route" limit by default). */
   ADMIN_LIMIT_PER_ADDRESS_PER_MINUTE: int({ min: 1, max: 1_000_000, default: 600 }),
   ...identityProviderConfig,
+  /** Seals the AWS principals' secret access keys (the gateway opens them with the same key). */
+  ...encryptionKeyConfig,
 } as const;
 
 /**
@@ -36,5 +38,6 @@ export function portalDepsOf(
     perAddressPerMinute: config.ADMIN_LIMIT_PER_ADDRESS_PER_MINUTE,
     archiveMs: config.KAFKA_MESSAGES_RETENTION,
     allowHttpLoopbackJwks: config.IDENTITY_PROVIDER_ALLOW_HTTP_LOOPBACK,
+    encryptionKey: config.SIGNING_KEY_ENCRYPTION_KEY,
   };
 }

@@ -1,4 +1,4 @@
-import { DELIVERY_CHANNEL, type Knex } from '@bus/db';
+import { DELIVERY_CHANNEL, rawQuery, type Knex, type Row } from '@bus/db';
 import { unavailableUnlessDone } from '@bus/http';
 import { QueueUnavailableError } from './errors';
 
@@ -51,17 +51,8 @@ export interface QueueStore {
 
 /** A row of the receive statement: a leased delivery with its message, or NULLs when nothing was leased. */
 type LeasedRow = { heads: number } & (
-  | {
-      id: string;
-      lease_generation: number;
-      message_id: string;
-      correlation_id: string;
-      receive_count: number;
-      message_type: string;
-      published_at: Date;
-      body: Buffer;
-      traceparent: string | null;
-    }
+  | (Pick<Row<'deliveries'>, 'id' | 'lease_generation' | 'message_id' | 'correlation_id' | 'receive_count'> &
+      Pick<Row<'messages'>, 'message_type' | 'published_at' | 'body' | 'traceparent'>)
   | { id: null }
 );
 
@@ -118,7 +109,8 @@ export class KnexQueueStore implements QueueStore {
    */
   private async leaseReceivable(consumerId: string, max: number, visibilityMs: number): Promise<ReceiveResult> {
     const rows = (
-      (await this.db.raw(
+      await rawQuery<LeasedRow>(
+        this.db,
         `WITH heads AS (
            SELECT id FROM (
              SELECT DISTINCT ON (correlation_id) id, visible_at
@@ -175,7 +167,7 @@ export class KnexQueueStore implements QueueStore {
            LEFT JOIN (leased JOIN take USING (id)) ON true
           ORDER BY take.position`,
         { consumerId, max, visibilityMs },
-      )) as { rows: LeasedRow[] }
+      )
     ).rows;
     const messages = rows.flatMap((r): LeasedMessage[] =>
       r.id === null
@@ -205,7 +197,8 @@ export class KnexQueueStore implements QueueStore {
    */
   private async settleAcks(consumerId: string, leases: LeaseRef[]): Promise<SettleOutcome[]> {
     const acked = (
-      (await this.db.raw(
+      await rawQuery<Pick<Row<'deliveries'>, 'id'> & { generation: number }>(
+        this.db,
         `WITH named AS (
            SELECT DISTINCT id, generation FROM unnest(:ids::bigint[], :generations::int[]) AS n(id, generation)
          ),
@@ -218,7 +211,7 @@ export class KnexQueueStore implements QueueStore {
           WHERE d.id = n.id AND d.id IN (SELECT id FROM target) AND d.lease_generation = n.generation AND d.state = 'leased'
          RETURNING d.id, n.generation`,
         { consumerId, ...leaseArrays(leases) },
-      )) as { rows: Array<{ id: string; generation: number }> }
+      )
     ).rows;
     return outcomesInOrder(leases, (lease) => acked.some((r) => String(r.id) === lease.deliveryId && r.generation === lease.generation));
   }
@@ -233,7 +226,8 @@ export class KnexQueueStore implements QueueStore {
    */
   private async release(consumerId: string, leases: LeaseRef[], delayMs: number): Promise<SettleOutcome[]> {
     const released = (
-      (await this.db.raw(
+      await rawQuery<{ position: string | null }>(
+        this.db,
         `WITH named AS (
            SELECT id, generation, position FROM unnest(:ids::bigint[], :generations::int[]) WITH ORDINALITY AS n(id, generation, position)
          ),
@@ -270,19 +264,19 @@ export class KnexQueueStore implements QueueStore {
          woken AS (SELECT pg_notify(:channel, :consumerId) WHERE EXISTS (SELECT 1 FROM released))
          SELECT done.position, (SELECT count(*) FROM woken) AS woken FROM (SELECT 1) one LEFT JOIN done ON true`,
         { consumerId, delayMs, channel: DELIVERY_CHANNEL, ...leaseArrays(leases) },
-      )) as { rows: Array<{ position: string | null }> }
+      )
     ).rows;
     const donePositions = new Set(released.flatMap((r) => (r.position === null ? [] : [Number(r.position) - 1])));
     return leases.map((_, i) => (donePositions.has(i) ? 'done' : 'stale'));
   }
 
   private async nextVisible(consumerId: string): Promise<Date | null> {
-    const row = (await this.db('deliveries')
+    const row = await this.db('deliveries')
       .where({ consumer_id: consumerId })
       .whereNot({ state: 'acked' })
       .where('visible_at', '>', this.db.fn.now())
       .min({ at: 'visible_at' })
-      .first()) as { at: Date | null } | undefined;
+      .first();
     return row?.at ?? null;
   }
 }
