@@ -63,6 +63,8 @@ describe('start-up configuration', () => {
       REDIS_URL: 'redis://redis:6379',
       KAFKA_BROKERS: 'kafka:9092',
       BUS_BASE_URL: 'https://bus.example.com',
+      // The variables are checked before the file: they must pass (the key since SigV4 landed).
+      SIGNING_KEY_ENCRYPTION_KEY: Buffer.alloc(32, 7).toString('base64'),
       MANAGED_APPS_FILE: file,
     });
     expect(await proc.exited).toBe(2);
