@@ -3,6 +3,8 @@ import { writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Hash } from '@smithy/hash-node';
+import { SignatureV4 } from '@smithy/signature-v4';
 import { exportJWK, generateKeyPair, SignJWT } from 'jose';
 import * as oidc from 'openid-client';
 import { OAuth2Server } from 'oauth2-mock-server';
@@ -15,10 +17,12 @@ import { bearerCall } from './support/bus-call';
  * External identity providers and operator-managed apps (issue 15) on the compiled all-in-one:
  * tokens come from a local issuer this test starts on 127.0.0.1 with keys it generates (jose), and
  * from oauth2-mock-server through openid-client's client-credentials grant (the token-URL flow of
- * POST /v1/jwt/messages). Every answer is checked against the OpenAPI documents.
+ * POST /v1/jwt/messages); POST /v1/messages is signed by AWS's own signer (@smithy/signature-v4).
+ * Every answer is checked against the OpenAPI documents.
  */
 
 const adminApi = createOpenApiChecker(openapi.admin);
+const busApi = createOpenApiChecker(openapi.bus);
 const SYSTEM_ID = 'storyteller.web';
 const AUDIENCE = 'message-bus-test';
 /** The issue's goal for a removal to reach every process. */
@@ -247,7 +251,10 @@ describe('a bound identity provider', () => {
   });
 });
 
-describe('operator-managed apps: POST /v1/jwt/messages', () => {
+/** The managed AWS entry's key; the secret is in a file, as the chart mounts it from a Secret. */
+const MANAGED_KEY = { accessKeyId: 'AKIAMANAGEDTEST00001', secretAccessKey: `managed-${randomUUID()}` };
+
+describe('operator-managed apps: POST /v1/jwt/messages and POST /v1/messages', () => {
   let tokenServer: OAuth2Server;
   let managed: { workspaceId: string; appId: string; producerId: string };
 
@@ -266,6 +273,8 @@ describe('operator-managed apps: POST /v1/jwt/messages', () => {
     });
     managed = await house();
     const file = join(tmpdir(), `managed-apps-${randomUUID()}.yaml`);
+    const secretFile = join(tmpdir(), `managed-secret-${randomUUID()}`);
+    writeFileSync(secretFile, MANAGED_KEY.secretAccessKey);
     writeFileSync(
       file,
       [
@@ -280,6 +289,14 @@ describe('operator-managed apps: POST /v1/jwt/messages', () => {
         `      audience: ${AUDIENCE}`,
         '      client_claim: client_id',
         '      client_id: newsroom',
+        '  - name: archive-sync',
+        `    workspace_id: ${managed.workspaceId}`,
+        `    app_id: ${managed.appId}`,
+        `    connection_id: ${managed.producerId}`,
+        '    aws:',
+        '      role_arn: arn:aws:iam::123456789012:role/archive-sync',
+        `      access_key_id: ${MANAGED_KEY.accessKeyId}`,
+        `      secret_access_key_file: ${secretFile}`,
         '',
       ].join('\n'),
     );
@@ -318,6 +335,58 @@ describe('operator-managed apps: POST /v1/jwt/messages', () => {
     const local = await publish(await issue('studio'), '/v1/jwt/messages');
     expect(local.status).toBe(401);
     expect(firstRule(local.body)).toBe('producer.unauthenticated');
+  });
+
+  /** POST /v1/messages signed as a client would with the SDK (the bus's default region, us-east-1). */
+  async function signedPublish(credentials: { accessKeyId: string; secretAccessKey: string }, body: string, headers?: Record<string, string>) {
+    const url = new URL(`${bus.busUrl}/v1/messages`);
+    const signer = new SignatureV4({ credentials, region: 'us-east-1', service: 'execute-api', sha256: Hash.bind(null, 'sha256') });
+    const signed =
+      headers ??
+      (
+        await signer.sign({
+          method: 'POST',
+          protocol: url.protocol,
+          hostname: url.hostname,
+          port: Number(url.port),
+          path: url.pathname,
+          query: {},
+          headers: { host: url.host, 'content-type': 'application/json' },
+          body,
+        })
+      ).headers;
+    // fetch sends Host itself, the same value that was signed.
+    const { host: _host, ...sent } = signed;
+    const response = await fetchObserved(url.toString(), { method: 'POST', headers: sent, body });
+    busApi.check('POST', '/v1/messages', response);
+    return { response, headers: signed };
+  }
+
+  it("publishes a message signed with the entry's access key as the configured app, in its workspace", async () => {
+    const body = message();
+    const { response } = await signedPublish(MANAGED_KEY, JSON.stringify(body));
+    expect(response.status).toBe(202);
+    expect(response.body).toMatchObject({ accepted: true, message_id: body.message_id, message_type: 'telling.started' });
+    const trace = await admin('GET', `/api/admin/workspaces/${managed.workspaceId}/messages/${body.message_id}`);
+    expect(trace.status).toBe(200);
+    expect(trace.body).toMatchObject({ producer_connection_id: managed.producerId });
+    // The app's permissions apply: it may not publish telling.ended.
+    const refused = await signedPublish(MANAGED_KEY, JSON.stringify(message('telling.ended')));
+    expect(refused.response.status).toBe(403);
+    expect(firstRule(refused.response.body)).toBe('policy.message_type_not_allowed');
+  });
+
+  it('refuses a key no entry has, a wrong secret and a replayed request with 401 producer.unauthenticated', async () => {
+    const body = JSON.stringify(message());
+    const unknown = await signedPublish({ ...MANAGED_KEY, accessKeyId: 'AKIANOSUCHKEY0000001' }, body);
+    const wrong = await signedPublish({ ...MANAGED_KEY, secretAccessKey: 'not-the-configured-secret' }, body);
+    const first = await signedPublish(MANAGED_KEY, body);
+    expect(first.response.status).toBe(202);
+    const replayed = await signedPublish(MANAGED_KEY, body, first.headers);
+    for (const { response } of [unknown, wrong, replayed]) {
+      expect(response.status).toBe(401);
+      expect(firstRule(response.body)).toBe('producer.unauthenticated');
+    }
   });
 });
 

@@ -14,15 +14,6 @@ import { startBus, type RunningBus } from '../support/bus';
  */
 
 /**
- * The only tolerated exceptions: routes of the contract that still answer 501 route.not_implemented
- * (the auth-paths issue). Each is tolerated for 501 on its own operation only; any other 5xx there,
- * and any 501 elsewhere, fails.
- */
-const NOT_IMPLEMENTED_YET = [
-  ['POST', '/v1/messages'],
-] as const;
-
-/**
  * Checks left out, and why: positive_data_acceptance expects every schema-valid request to succeed,
  * but the documents state rules a schema cannot express and answer them with their documented 400
  * (a SOM message's conformance rules, a custom quota's burst at least its rate, a replay time within
@@ -164,13 +155,6 @@ const BUS_CONFIGURATION = configuration(
     '[[operations]]',
     'include-path-regex = "/consumers/"',
     'headers = { Authorization = "Bearer ${FUZZ_CONSUMER_TOKEN}" }',
-    // Every status below 500 is no server error anyway; 501 is added for these operations alone.
-    ...NOT_IMPLEMENTED_YET.flatMap(([method, route]) => [
-      '[[operations]]',
-      `include-path = "${route}"`,
-      `include-method = "${method}"`,
-      'checks.not_a_server_error.expected-statuses = ["1XX", "2XX", "3XX", "4XX", 501]',
-    ]),
   ].join('\n'),
 );
 

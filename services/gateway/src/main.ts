@@ -40,7 +40,7 @@ void bootstrap({
       metrics,
       publish: publishDepsOf({ db, producer, logger, metrics, identity }, config),
       managedAppAuth: managedAppAuthOf(managedApps, identity),
-      signed: signedRoutesOf({ db, redis, identity, limitMetrics }, config),
+      signed: signedRoutesOf({ db, redis, identity, limitMetrics, managedApps }, config),
     });
     const middleware = [requestFirewall(), busRequestLimits(redis, busLimitSettings(config), limitMetrics)];
     return {

@@ -4,6 +4,7 @@ import {
   BearerRefusedError,
   connectionIdentity,
   unavailableOnFailure,
+  type ConnectionIdentity,
   type ConnectionRecord,
   type ExternalTokenVerifier,
 } from '@bus/identity';
@@ -48,10 +49,7 @@ export function managedAppAuth(deps: ManagedAppAuthDeps): RequestHandler {
     const app = chosen ?? (candidates[0] as TokenApp);
     const { client } = await deps.verifier.verify(token, app.auth.issuer);
     if (!chosen || client !== app.auth.clientId) throw new NotRegisteredError('unbound');
-    const connection = await unavailableOnFailure(() => deps.connections.get(app.connectionId));
-    if (!connection || connection.appId !== app.appId || connection.workspaceId !== app.workspaceId) throw new NotRegisteredError('unbound');
-    authorizeConnection(connection, { kind: 'producer' });
-    return connectionIdentity(connection);
+    return managedAppIdentity(app, deps.connections);
   };
 
   return async (req: Request, res: Response, next: NextFunction) => {
@@ -63,6 +61,18 @@ export function managedAppAuth(deps: ManagedAppAuthDeps): RequestHandler {
     }
     next();
   };
+}
+
+/**
+ * The caller a managed app publishes as (POST /v1/jwt/messages and POST /v1/messages alike): its
+ * configured connection, which must be an active producer of the configured app and workspace, else
+ * NotRegisteredError (403 producer.not_registered); a registry failure is a 503.
+ */
+export async function managedAppIdentity(app: ManagedApp, connections: ManagedAppAuthDeps['connections']): Promise<ConnectionIdentity> {
+  const connection = await unavailableOnFailure(() => connections.get(app.connectionId));
+  if (!connection || connection.appId !== app.appId || connection.workspaceId !== app.workspaceId) throw new NotRegisteredError('unbound');
+  authorizeConnection(connection, { kind: 'producer' });
+  return connectionIdentity(connection);
 }
 
 function claimOf(token: string, claim: string): unknown {

@@ -23,14 +23,16 @@ export interface PublishRoutesDeps {
    * routes' shared limit, then the body in res.locals.body and the caller in res.locals.identity.
    */
   signedSteps: RequestHandler[];
+  /** POST /v1/messages's steps as signedSteps', the caller an operator-managed app by its configured access key. */
+  managedSignedSteps: RequestHandler[];
   /** Authenticates POST /v1/jwt/messages: an operator-managed app's token (managed-auth.ts). */
   managedAppAuth: RequestHandler;
 }
 
 /**
  * POST /v1/tenants/{t}/messages and /validate (bearer tokens: the bus's, or a bound identity
- * provider's), their AWS-signed twins under /iam/, POST /v1/jwt/messages (operator-managed apps'
- * tokens) and GET /v1/rules. The order per request is DESIGN §4's: authenticate from headers, the
+ * provider's), their AWS-signed twins under /iam/, POST /v1/jwt/messages and POST /v1/messages
+ * (operator-managed apps' tokens and AWS signatures) and GET /v1/rules. The order per request is DESIGN §4's: authenticate from headers, the
  * connection's quota (the signed routes' shared limit instead), then read the body (at most 240,000
  * bytes) and run the one pipeline. Nothing reads the body before the limits passed.
  */
@@ -76,6 +78,7 @@ export function publishRoutes(deps: PublishRoutesDeps): Router {
   router.post('/v1/tenants/:t/iam/messages', observe('publish'), ...signed, handle('publish'));
   router.post('/v1/tenants/:t/iam/validate', observe('validate'), ...signed, handle('validate'));
   router.post('/v1/jwt/messages', observe('publish'), ...managed, handle('publish'));
+  router.post('/v1/messages', observe('publish'), ...deps.managedSignedSteps, markStep('body'), handle('publish'));
   router.use((err: unknown, req: Request, res: Response, next: NextFunction) => {
     res.locals.refusedRule = err instanceof HttpError ? err.rule : 'internal.error';
     deps.refusals.refused({

@@ -1,4 +1,4 @@
-import { notImplementedRouter, type ReadinessCheck, type Service } from '@bus/http';
+import type { ReadinessCheck, Service } from '@bus/http';
 import { discoveryRouter } from './discovery';
 import type { ConfigOf } from '@bus/config';
 import { writeRefusals, type Knex } from '@bus/db';
@@ -21,7 +21,7 @@ import { managedAppAuth } from './managed-auth';
 import type { ManagedApp } from './managed-apps';
 import type { RequestHandler } from 'express';
 
-export interface GatewayServiceDeps extends Omit<PublishRoutesDeps, 'refusals' | 'signedSteps'> {
+export interface GatewayServiceDeps extends Omit<PublishRoutesDeps, 'refusals' | 'signedSteps' | 'managedSignedSteps'> {
   /** The AWS-signed routes (signedRoutesOf). */
   signed: SignedRoutes;
   /** Postgres (idempotency, story state), Redis (quotas) and Kafka (bus.messages.v1) readiness. */
@@ -42,12 +42,9 @@ export function createGatewayService(deps: GatewayServiceDeps): Service {
     name: 'gateway',
     routers: [
       discoveryRouter(),
-      publishRoutes({ ...deps, refusals, signedSteps: deps.signed.publishSteps }),
+      publishRoutes({ ...deps, refusals, signedSteps: deps.signed.publishSteps, managedSignedSteps: deps.signed.managedSteps }),
       deps.signed.verifyRouter,
       testerRoutes({ authenticator: deps.authenticator, connectionQuota: deps.connectionQuota, db: deps.db }),
-      notImplementedRouter([
-        ['post', '/v1/messages'],
-      ]),
     ],
     readiness: deps.readiness,
     start: async () => refusals.start(),
@@ -89,9 +86,12 @@ export function publishDepsOf(
   };
 }
 
-/** The AWS-signed routes on the real stores: principals in Postgres, replays and the shared limit in Redis. */
+/**
+ * The AWS-signed routes on the real stores: principals in Postgres, replays and the shared limit in
+ * Redis; the managed apps' keys from MANAGED_APPS_FILE (managedAppsOf).
+ */
 export function signedRoutesOf(
-  clients: { db: Knex; redis: Redis; identity: Pick<Identity, 'connections'>; limitMetrics?: LimitMetrics },
+  clients: { db: Knex; redis: Redis; identity: Pick<Identity, 'connections'>; limitMetrics?: LimitMetrics; managedApps: readonly ManagedApp[] },
   config: ConfigOf<typeof sigv4Config>,
 ): SignedRoutes {
   const extra = config.AWS_SIGV4_LIMIT_BURST - config.AWS_SIGV4_LIMIT_PER_SECOND;
@@ -112,5 +112,6 @@ export function signedRoutesOf(
     ),
     region: config.AWS_SIGV4_REGION,
     maxSkewMs: config.AWS_SIGV4_MAX_SKEW,
+    managedApps: clients.managedApps,
   });
 }

@@ -9,10 +9,13 @@ import {
   type ConnectionCache,
   type PrincipalStore,
   type ReplayStore,
+  type SigningKey,
   type SigningPrincipal,
 } from '@bus/identity';
 import { enforce, type Limiter } from '@bus/limits';
 import { authorizeConnection, BearerRefusal, CHALLENGE_PATTERN, NotRegisteredError, type ConnectionKind } from '@bus/tokens';
+import type { ManagedApp } from './managed-apps';
+import { managedAppIdentity } from './managed-auth';
 import { MAX_MESSAGE_BYTES } from './publish-routes';
 
 /** AWS's service name for API Gateway-style routes: the scope every publish route's signature names. */
@@ -32,7 +35,14 @@ export interface SignedRoutesDeps {
   region: string;
   /** AWS_SIGV4_MAX_SKEW. */
   maxSkewMs: number;
+  /** MANAGED_APPS_FILE's apps: those with an `aws` entry sign POST /v1/messages with its access key. */
+  managedApps: readonly ManagedApp[];
   now?: () => Date;
+}
+
+/** An operator-managed app's access key: its secret comes from the configuration, never from the principals' table. */
+interface ManagedAppKey extends SigningKey {
+  app: ManagedApp;
 }
 
 /** 403 principal.challenge_invalid: not the principal's outstanding challenge (unknown, used, expired, or already verified). */
@@ -48,39 +58,43 @@ export interface SignedRoutes {
   publishSteps: RequestHandler[];
   /** POST /v1/tenants/{t}/principals/verify. */
   verifyRouter: Router;
+  /** POST /v1/messages: as publishSteps, the caller an operator-managed app by its configured access key. */
+  managedSteps: RequestHandler[];
 }
 
 /**
- * The AWS-signed routes of the gateway (docs/auth.md, "AWS SigV4"): one verifier (libs/identity)
- * whose access keys are the registered principals. A signed request then meets exactly the bearer
- * routes' rules 3–4 on the principal's connection: active, of the route's kind, path {t} = its workspace.
+ * The AWS-signed routes of the gateway (docs/auth.md, "AWS SigV4"): libs/identity's verifier, over
+ * the registered principals' access keys for the tenant routes, and over the operator-managed apps'
+ * configured keys for POST /v1/messages; one replay store and one shared limit for all. A signed
+ * request then meets exactly the bearer routes' rules 3–4 on the principal's connection: active, of
+ * the route's kind, path {t} = its workspace (a managed app: its configured connection, app and workspace).
  */
 export function signedRoutes(deps: SignedRoutesDeps): SignedRoutes {
-  const verifier = createSigV4Verifier<SigningPrincipal>({
-    region: deps.region,
-    service: PUBLISH_SIGNING_SERVICE,
-    maxSkewMs: deps.maxSkewMs,
-    resolve: (accessKeyId) => deps.principals.signingPrincipal(accessKeyId),
-    replays: deps.replays,
-    ...(deps.now ? { now: deps.now } : {}),
-  });
+  const scope = { region: deps.region, service: PUBLISH_SIGNING_SERVICE, maxSkewMs: deps.maxSkewMs, replays: deps.replays, ...(deps.now ? { now: deps.now } : {}) };
+  const verifier = createSigV4Verifier<SigningPrincipal>({ ...scope, resolve: (accessKeyId) => deps.principals.signingPrincipal(accessKeyId) });
+  const managedKeys = new Map<string, ManagedAppKey>();
+  for (const app of deps.managedApps) {
+    if (app.auth.kind === 'aws') managedKeys.set(app.auth.accessKeyId, { secretAccessKey: app.auth.secretAccessKey, revoked: false, app });
+  }
+  const managedVerifier = createSigV4Verifier<ManagedAppKey>({ ...scope, resolve: (accessKeyId) => Promise.resolve(managedKeys.get(accessKeyId)) });
   const limit: RequestHandler = (_req, _res, next) => {
     enforce([[deps.limiter, 'all']], 'All AWS-signed requests together are over their limit').then(() => next(), next);
   };
 
   /** Rules 3–4 on the principal's connection; `verified`: only a verified principal may use the route. */
-  const authorize = (need: { kind?: ConnectionKind; verified: boolean }) => async (principal: SigningPrincipal, req: Request, res: Response) => {
-    try {
+  const authorize = (need: { kind?: ConnectionKind; verified: boolean }) => (principal: SigningPrincipal, req: Request, res: Response) =>
+    answeringRefusals(async () => {
       if (need.verified && principal.status !== 'verified') throw new NotRegisteredError('principal_unverified');
       const connection = await unavailableOnFailure(() => deps.connections.get(principal.connectionId));
       if (!connection) throw new NotRegisteredError('not_active');
       authorizeConnection(connection, { ...(need.kind ? { kind: need.kind } : {}), tenant: String(req.params.t) });
       res.locals.identity = connectionIdentity(connection);
-    } catch (err) {
-      if (err instanceof BearerRefusal) throw new BearerRefusedError(err);
-      throw err;
-    }
-  };
+    });
+  // A managed app's workspace is the configuration's: the path has none to compare.
+  const authorizeManaged = ({ app }: ManagedAppKey, _req: Request, res: Response) =>
+    answeringRefusals(async () => {
+      res.locals.identity = await managedAppIdentity(app, deps.connections);
+    });
 
   const verifyRouter = Router();
   verifyRouter.post(
@@ -99,7 +113,18 @@ export function signedRoutes(deps: SignedRoutesDeps): SignedRoutes {
   return {
     publishSteps: signedRouteSteps({ verifier, authorize: authorize({ kind: 'producer', verified: true }), limit, maxBodyBytes: MAX_MESSAGE_BYTES }),
     verifyRouter,
+    managedSteps: signedRouteSteps({ verifier: managedVerifier, authorize: authorizeManaged, limit, maxBodyBytes: MAX_MESSAGE_BYTES }),
   };
+}
+
+/** Rules 3–4's refusals (BearerRefusal) answered as the bearer routes answer them. */
+async function answeringRefusals(check: () => Promise<void>): Promise<void> {
+  try {
+    await check();
+  } catch (err) {
+    if (err instanceof BearerRefusal) throw new BearerRefusedError(err);
+    throw err;
+  }
 }
 
 /** `{ "challenge": "sbc_…" }` and nothing else; anything else is 400 request.invalid. */
