@@ -49,6 +49,27 @@ describe('import boundaries (DESIGN §2), enforced by npm run lint', () => {
       expect.stringMatching(/^no-restricted-imports: .*A lib never imports a service/),
     ]);
   });
+
+  it.each([
+    ['libs/limits/src/example.ts', '@bus/http', /libs\/limits sits below http/],
+    ['libs/http/src/example.ts', '@bus/som', /libs\/http sits below .*som/],
+    ['libs/som/src/example.ts', '@bus/http', /libs\/som is pure: it imports only pure libs/],
+  ])('refuses in %s a lib above it or an impure one: %s', async (file, target, message) => {
+    expect(violations(file, `import { x } from '${target}';\nexport const y = x;\n`)).toEqual([expect.stringMatching(message)]);
+  });
+
+  it('allows a lib below, and the shared contracts anywhere', async () => {
+    expect(violations('libs/identity/src/example.ts', `import { x } from '@bus/http';\nexport const y = x;\n`)).toEqual([]);
+    expect(violations('libs/som/src/example.ts', `import { x } from '@bus/contracts';\nexport const y = x;\n`)).toEqual([]);
+  });
+
+  it('refuses a service importing another service, except in a composition root or a test', async () => {
+    const code = `import { x } from '@bus/delivery';\nexport const y = x;\n`;
+    expect(violations('services/portal/src/example.ts', code)).toEqual([expect.stringMatching(/^no-restricted-imports: .*A service never imports another service/)]);
+    expect(violations('services/portal/src/main.ts', code)).toEqual([]);
+    expect(violations('services/all-in-one/src/example.ts', code)).toEqual([]);
+    expect(violations('services/pull-api/src/example.int.test.ts', code)).toEqual([]);
+  });
 });
 
 describe('waits in tests (issue 13), enforced by npm run lint', () => {

@@ -1,7 +1,7 @@
 import type { ErrorObject } from 'ajv';
 import { pointer } from './json-pointer';
 import { type RuleId, violation } from './rules';
-import type { Violation } from './violation';
+import type { Violation } from '@bus/contracts';
 
 /** The rule of each JSON Schema keyword the SOM schemas use; other keywords fall back to schema.invalid. */
 export const KEYWORD_RULES: ReadonlyMap<string, RuleId> = new Map<string, RuleId>([

@@ -8,7 +8,7 @@ import { busLimitSettings, busRequestLimits, createConnectionQuotas, createLimit
 import { connectionQuota, createIdentity, identityConfig } from '@bus/identity';
 import { authConfig, createAuthService } from '@bus/auth';
 import { createGatewayService, gatewayConfig, publishDepsOf } from '@bus/gateway';
-import { createDeliveryService, deliveryConfig, deliverySettings } from '@bus/delivery';
+import { createDeliveryService, deliveryConfig, deliverySettings, queueOperations } from '@bus/delivery';
 import { createPullApiService, pullApiConfig, pullApiDepsOf } from '@bus/pull-api';
 import { createCatalogueService } from '@bus/catalogue';
 import { createPortalService, portalConfig, portalDepsOf } from '@bus/portal';
@@ -114,7 +114,7 @@ void bootstrap({
           services: [
             createCatalogueService({ redis, readiness: [redisReady], limitMetrics }),
             createPortalService({
-              ...portalDepsOf({ db, redis, kafka, producer, logger, metrics }, config),
+              ...portalDepsOf({ db, redis, producer, logger, queues: queueOperations({ db, kafka, logger, metrics }) }, config),
               readiness: [postgres, redisReady, kafkaReady],
               limitMetrics,
             }),

@@ -1,3 +1,4 @@
+import type { QueueStats } from '@bus/contracts';
 import { DELIVERY_CHANNEL, type Knex } from '@bus/db';
 import type { MessageHeaders } from '@bus/kafka';
 
@@ -115,13 +116,6 @@ export interface DeliveryStore {
    * (leased) and the oldest enqueue time.
    */
   queueStats(consumerId?: string): Promise<QueueStats[]>;
-}
-
-export interface QueueStats {
-  consumerId: string;
-  depth: number;
-  inFlight: number;
-  oldestEnqueuedAt: Date;
 }
 
 export class KnexDeliveryStore implements DeliveryStore {

@@ -3,7 +3,8 @@ import type { IHeaders } from 'kafkajs';
 import { Counter, Histogram, type Registry } from 'prom-client';
 import type { MessageHeaders } from '@bus/kafka';
 import { publishTraceContext, type Logger } from '@bus/observability';
-import { judgeAcceptance, readMessageHeaders, readRecordContent, type RefusalReason } from './acceptance-check';
+import type { RefusalReason } from '@bus/contracts';
+import { judgeAcceptance, readMessageHeaders, readRecordContent } from './acceptance-check';
 import { acceptanceKey, type Acceptance, type DeliveryStore, type MessageToEnqueue, type QuarantinedRecord } from './delivery-store';
 
 /** One record of bus.messages.v1 as kafkajs hands it over. */

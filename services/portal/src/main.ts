@@ -1,6 +1,7 @@
 import { tracing } from './instrument';
 import { databaseConfig, kafkaConfig, redisConfig, servicePort } from '@bus/config';
 import { createDatabase, databaseOptionsOf, databaseReadiness } from '@bus/db';
+import { queueOperations } from '@bus/delivery';
 import { bootstrap, codeBody } from '@bus/http';
 import { createKafka, createProducer, kafkaReadiness } from '@bus/kafka';
 import { createLimitMetrics, createRedis, redisReadiness } from '@bus/limits';
@@ -23,7 +24,7 @@ void bootstrap({
     await producer.connect();
     onClose(() => producer.disconnect());
     const portal = createPortalService({
-      ...portalDepsOf({ db, redis, kafka, producer, logger, metrics }, config),
+      ...portalDepsOf({ db, redis, producer, logger, queues: queueOperations({ db, kafka, logger, metrics }) }, config),
       readiness: [databaseReadiness(db), redisReadiness(redis), kafkaReadiness(admin)],
       limitMetrics: createLimitMetrics(metrics, 'portal'),
     });
