@@ -11,7 +11,7 @@ const PURE_LIBS = ['contracts', 'config', 'som', 'skills', 'tokens'];
 // The libs' layering, lowest first: a lib imports only libs before it, and a pure lib only pure ones
 // (README "Layout" says the same). The infrastructure (observability … http) knows no SOM rule or token;
 // libs/testing and libs/client stand outside it: they import no bus lib.
-const LIB_LAYERS = ['contracts', 'config', 'observability', 'kafka', 'db', 'limits', 'http', 'tokens', 'som', 'skills', 'identity'];
+const LIB_LAYERS = ['contracts', 'config', 'observability', 'kafka', 'db', 'limits', 'http', 'tokens', 'som', 'skills', 'identity', 'composition'];
 const SERVICES = readdirSync(new URL('./services', import.meta.url));
 // Composition roots wire services together: the all-in-one, and a service's main.ts that hands another
 // service's implementation of a libs/contracts interface to its own (the portal's delivery operations).
