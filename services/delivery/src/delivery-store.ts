@@ -181,11 +181,12 @@ export class KnexDeliveryStore implements DeliveryStore {
       .where({ reason })
       .where((any) => {
         for (const { fromMs, toMs } of ages) {
-          any.orWhere((band) =>
+          // A block body: the builder is thenable, and knex wants the callback to build, not to return it.
+          any.orWhere((band) => {
             band
               .whereRaw(`quarantined_at <= now() - (? * interval '1 millisecond')`, [fromMs])
-              .whereRaw(`quarantined_at > now() - (? * interval '1 millisecond')`, [toMs]),
-          );
+              .whereRaw(`quarantined_at > now() - (? * interval '1 millisecond')`, [toMs]);
+          });
         }
       })
       .orderBy('id')
