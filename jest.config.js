@@ -11,18 +11,6 @@ const swc = [
   },
 ];
 
-const shared = {
-  transform: { '^.+\\.(t|j|mj)s$': swc },
-  // jose and openid-client ship ESM only; jest's CommonJS runtime needs them transformed too.
-  transformIgnorePatterns: ['/node_modules/(?!(jose|openid-client|oauth4webapi)/)'],
-  moduleNameMapper: { '^@bus/([a-z-]+)$': '<rootDir>/$1' },
-  testPathIgnorePatterns: ['/node_modules/', '/dist/'],
-  // .local/ holds caches with copies of this repository's packages (the cluster tier's image layers)
-  // and foreign snapshot files (Go modules): never part of the module map.
-  modulePathIgnorePatterns: ['<rootDir>/.local/'],
-  testEnvironment: 'node',
-};
-
 /** @bus/<name> → libs/<name>/src or services/<name>/src (names are unique across both). */
 const fs = require('node:fs');
 const path = require('node:path');
@@ -34,7 +22,18 @@ for (const group of ['libs', 'services']) {
     }
   }
 }
-shared.moduleNameMapper = mapped;
+
+const shared = {
+  transform: { '^.+\\.(t|j|mj)s$': swc },
+  // jose and openid-client ship ESM only; jest's CommonJS runtime needs them transformed too.
+  transformIgnorePatterns: ['/node_modules/(?!(jose|openid-client|oauth4webapi)/)'],
+  moduleNameMapper: mapped,
+  testPathIgnorePatterns: ['/node_modules/', '/dist/'],
+  // .local/ holds caches with copies of this repository's packages (the cluster tier's image layers)
+  // and foreign snapshot files (Go modules): never part of the module map.
+  modulePathIgnorePatterns: ['<rootDir>/.local/'],
+  testEnvironment: 'node',
+};
 
 module.exports = {
   projects: [

@@ -162,10 +162,13 @@ export interface ApiErrorBody {
   code: string;
   message: string;
   request_id?: string;
-  /** registration.invalid only: the catalogue's validation answer. */
+  /** registration.invalid only: the catalogue's validation answer (admin.json ValidationAnswer). */
   answer?: {
     valid: boolean;
-    instances: Array<{ index: number; instance_label?: string; skill_id?: string; valid: boolean; problems: string[] }>;
+    library_version: string;
+    checked: 'instance' | 'list' | 'file';
+    /** instance_label and skill_id are null where the instance lacks them (or they are not strings). */
+    instances: Array<{ index: number; instance_label: string | null; skill_id: string | null; valid: boolean; problems: string[] }>;
     problems: string[];
   };
 }

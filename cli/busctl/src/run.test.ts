@@ -1,3 +1,5 @@
+import { openapi } from '@bus/schemas';
+import { createOpenApiChecker } from '@bus/testing';
 import { SECRET_NOTE } from './render';
 import { run, type Io } from './run';
 
@@ -10,6 +12,24 @@ interface Sent {
   headers: Record<string, string>;
   body: unknown;
   redirect: unknown;
+}
+
+// The scripted answers are the portal's, so they are checked against its document (issue 19): a test
+// cannot pass on a body, status or header the portal would never send. A proxy's page is not the portal's.
+const adminApi = createOpenApiChecker(openapi.admin);
+const NOT_THE_PORTAL = new WeakSet<() => Response>();
+const offDocument: string[] = [];
+afterEach(() => {
+  expect(offDocument.splice(0)).toEqual([]);
+});
+
+async function checkAgainstDocument(method: string, url: string, response: Response): Promise<void> {
+  const text = await response.clone().text();
+  try {
+    adminApi.check(method, url, { status: response.status, headers: response.headers, body: text === '' ? undefined : JSON.parse(text) });
+  } catch (err) {
+    offDocument.push((err as Error).message);
+  }
 }
 
 /** A fake portal answering the scripted responses in order, and everything busctl printed. */
@@ -28,7 +48,9 @@ function harness(responses: Array<() => Response>, files: Record<string, string>
       });
       const next = responses.shift();
       if (!next) throw new Error(`unexpected request ${init?.method} ${String(input)}`);
-      return next();
+      const response = next();
+      if (!NOT_THE_PORTAL.has(next)) await checkAgainstDocument(init?.method ?? 'GET', String(input), response);
+      return response;
     },
     readFile: async (path) => {
       const text = files[path];
@@ -43,14 +65,23 @@ function harness(responses: Array<() => Response>, files: Record<string, string>
   return { io, sent, out, sleeps, run: (argv: string[], env: Record<string, string> = ENV) => run(argv, env, io) };
 }
 
+/** The headers the portal sends on every answer (admin.json). */
+const PORTAL_HEADERS = { 'x-request-id': 'req-1', 'cache-control': 'no-store' };
 const json = (status: number, body: unknown, headers: Record<string, string> = {}) => () =>
-  new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json', ...headers } });
+  new Response(JSON.stringify(body), { status, headers: { ...PORTAL_HEADERS, 'content-type': 'application/json', ...headers } });
+const apiError = (status: number, code: string, message: string, headers: Record<string, string> = {}) => json(status, { code, message, request_id: 'req-1' }, headers);
+const noContent = () => new Response(null, { status: 204, headers: PORTAL_HEADERS });
+/** An answer from something in front of the portal (a proxy's error page): not the portal's document. */
+const notThePortal = (respond: () => Response) => {
+  NOT_THE_PORTAL.add(respond);
+  return respond;
+};
 
 const CONNECTION = {
   client_id: 'cabcdefghijkl',
-  app_id: 'a1',
-  workspace_id: 'w1',
-  organisation_id: 'o1',
+  app_id: 'aabcdefghijkl',
+  workspace_id: 'wabcdefghijkl',
+  organisation_id: 'oabcdefghijkl',
   kind: 'producer',
   status: 'active',
   credential_version: 1,
@@ -58,10 +89,10 @@ const CONNECTION = {
   status_changed_at: null,
 };
 const ISSUED = { client_id: 'cabcdefghijkl', client_secret: 'sbs_issued', credential_version: 1, connection: CONNECTION };
-const ORG = { id: 'o1', name: 'Harbour', kind: 'house', quota: { tier: 'standard', per_second: 20, burst: 40, per_day: 100000 }, created_at: '2026-11-22T06:00:00.000Z' };
+const ORG = { id: 'oabcdefghijkl', name: 'Harbour', kind: 'house', quota: { tier: 'standard', per_second: 20, burst: 40, per_day: 100000 }, created_at: '2026-11-22T06:00:00.000Z' };
 const replay = (status: string, more: Record<string, unknown> = {}) => ({
   replay_id: 'pabcdefghijkl',
-  client_id: 'c1',
+  client_id: 'cabcdefghijkl',
   since: '2026-11-22T04:00:00.000Z',
   status,
   scanned: 10,
@@ -102,7 +133,7 @@ describe('run', () => {
     expect(h.sent).toEqual([
       { method: 'GET', url: 'http://portal.test:8090/api/admin/organisations', headers: { authorization: BASIC, accept: 'application/json' }, body: undefined, redirect: 'manual' },
     ]);
-    expect(h.out.stdout).toMatch(/^ID {2}NAME +KIND +QUOTA +CREATED_AT\no1 {2}Harbour {2}house {2}standard/);
+    expect(h.out.stdout).toMatch(/^ID +NAME +KIND +QUOTA +CREATED_AT\noabcdefghijkl {2}Harbour {2}house {2}standard/);
   });
 
   it('sends a JSON body and the query, with --url over BUSCTL_URL', async () => {
@@ -144,13 +175,13 @@ describe('run', () => {
   });
 
   it('passes Retry-After on to the operator', async () => {
-    const h = harness([json(429, { code: 'rate.limited', message: 'Slow down' }, { 'retry-after': '7' })]);
+    const h = harness([apiError(429, 'rate.limited', 'Slow down', { 'retry-after': '7' })]);
     expect(await h.run(['org', 'list'])).toBe(1);
     expect(h.out.stderr).toContain('Retry after 7 seconds.');
   });
 
   it('confirms a removal (204, no body), printing nothing with --json', async () => {
-    const h = harness([() => new Response(null, { status: 204 }), () => new Response(null, { status: 204 })]);
+    const h = harness([noContent, noContent]);
     expect(await h.run(['registration', 'remove', '--consumer', 'c1', 'r1'])).toBe(0);
     expect(h.out.stdout).toBe('Removed registration r1 from c1.\n');
     expect(h.sent[0]).toMatchObject({ method: 'DELETE', url: 'http://portal.test:8090/api/admin/connections/c1/registrations/r1' });
@@ -212,7 +243,7 @@ describe('run', () => {
   it('waits for a replay each second, honouring Retry-After, then prints the counts', async () => {
     const h = harness([
       json(202, replay('running')),
-      json(429, { code: 'rate.limited', message: 'Slow down' }, { 'retry-after': '3' }),
+      apiError(429, 'rate.limited', 'Slow down', { 'retry-after': '3' }),
       json(200, replay('running')),
       json(200, replay('succeeded')),
     ]);
@@ -237,9 +268,9 @@ describe('run', () => {
   });
 
   it('exits 1 when polling a replay is refused', async () => {
-    const h = harness([json(202, replay('running')), json(404, { code: 'admin.not_found', message: 'No replay' })]);
+    const h = harness([json(202, replay('running')), apiError(404, 'admin.not_found', 'No replay')]);
     expect(await h.run(['replay', '--consumer', 'c1', '--since', '2h'])).toBe(1);
-    expect(h.out.stderr).toContain('busctl: the API refused (404 admin.not_found): No replay\n');
+    expect(h.out.stderr).toContain('busctl: the API refused (404 admin.not_found): No replay [request req-1]\n');
   });
 
   it('prints the replay as started with --no-wait', async () => {
@@ -260,7 +291,7 @@ describe('run', () => {
   });
 
   it('says what a non-JSON answer was', async () => {
-    const h = harness([() => new Response('<h1>502 Bad Gateway</h1>', { status: 502 })]);
+    const h = harness([notThePortal(() => new Response('<h1>502 Bad Gateway</h1>', { status: 502 }))]);
     expect(await h.run(['org', 'list', '--json'])).toBe(1);
     expect(h.out).toEqual({ stdout: '', stderr: 'busctl: the API answered 502: <h1>502 Bad Gateway</h1>\n' });
   });
@@ -268,7 +299,7 @@ describe('run', () => {
   it('never prints the operator secret or the Authorization header, whatever happens', async () => {
     const h = harness([
       json(200, { organisations: [ORG] }),
-      json(401, { code: 'admin.unauthorized', message: 'Operator credentials required' }, { 'www-authenticate': 'Basic' }),
+      apiError(401, 'admin.unauthorized', 'Operator credentials required', { 'www-authenticate': 'Basic realm="message-bus admin"' }),
       () => {
         throw new TypeError('fetch failed');
       },
@@ -321,7 +352,7 @@ describe('run', () => {
     it('redrives a whole workspace page after page, honouring Retry-After, and exits 1 saying how many stayed', async () => {
       const h = harness([
         json(200, { results: [redriven('7'), refused('8')], next_after: '8' }),
-        json(429, { code: 'rate.limited', message: 'Slow down' }, { 'retry-after': '2' }),
+        apiError(429, 'rate.limited', 'Slow down', { 'retry-after': '2' }),
         json(200, { results: [redriven('9')], next_after: null }),
       ]);
       expect(await h.run(['quarantine', 'redrive', '--workspace', 'w1', '--json'])).toBe(1);
@@ -332,9 +363,9 @@ describe('run', () => {
     });
 
     it('exits 1 with the refusal when a later page is refused', async () => {
-      const h = harness([json(200, { results: [redriven('7')], next_after: '7' }), json(400, { code: 'admin.request_invalid', message: 'after must be a quarantined record id' })]);
+      const h = harness([json(200, { results: [redriven('7')], next_after: '7' }), apiError(400, 'admin.request_invalid', 'after must be a quarantined record id')]);
       expect(await h.run(['quarantine', 'redrive', '--workspace', 'w1'])).toBe(1);
-      expect(h.out.stderr).toBe('busctl: the API refused (400 admin.request_invalid): after must be a quarantined record id\n');
+      expect(h.out.stderr).toBe('busctl: the API refused (400 admin.request_invalid): after must be a quarantined record id [request req-1]\n');
     });
   });
 });

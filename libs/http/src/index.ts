@@ -3,6 +3,8 @@ export type { HttpApp, HttpAppOptions, RequestMetrics } from './app';
 export { serve, onShutdownSignal } from './server';
 export type { RunningServer } from './server';
 export { readBody } from './body';
+export { readBasicAuthorization } from './basic-auth';
+export type { BasicAuthorization } from './basic-auth';
 export { cacheableJson, DOCUMENT_CACHE_CONTROL, sendCacheable } from './cacheable';
 export type { CacheableJson } from './cacheable';
 export { runReadinessChecks } from './readiness';

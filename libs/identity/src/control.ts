@@ -1,6 +1,6 @@
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
-import { CONTROL_TOPIC, createConsumer, runBatches, sendAcked, type Consumer, type Kafka, type Producer } from '@bus/kafka';
+import { CONTROL_TOPIC, createConsumer, runBatches, trackGroupMembership, sendAcked, type Consumer, type Kafka, type Producer } from '@bus/kafka';
 import type { Logger } from 'pino';
 
 /**
@@ -84,21 +84,15 @@ export function createControlListener(opts: {
   retryMs?: number;
 }): ControlListener {
   let consumer: Consumer | undefined;
+  let membership: { joined(): boolean } | undefined;
   let stopped = false;
-  let live = false;
   let retry: NodeJS.Timeout | undefined;
   const groupId = `${opts.name}.${hostname()}.${process.pid}.${randomBytes(4).toString('hex')}`;
 
   const run = async (onJoin: () => void): Promise<void> => {
     const c = createConsumer(opts.kafka, { groupId, sessionTimeoutMs: 10_000 });
     consumer = c;
-    c.on(c.events.GROUP_JOIN, () => {
-      live = true;
-      onJoin();
-    });
-    c.on(c.events.CRASH, () => {
-      live = false;
-    });
+    membership = trackGroupMembership(c, onJoin);
     try {
       await c.connect();
       await c.subscribe({ topic: CONTROL_TOPIC, fromBeginning: false });
@@ -110,7 +104,7 @@ export function createControlListener(opts: {
         }
       });
     } catch (err) {
-      live = false;
+      membership = undefined;
       opts.logger.warn({ err }, 'control topic unreachable; caches rely on their TTL until it is back');
       await c.disconnect().catch(() => undefined);
       if (!stopped) retry = setTimeout(() => void run(onJoin), opts.retryMs ?? 5_000);
@@ -129,10 +123,9 @@ export function createControlListener(opts: {
     },
     stop: async () => {
       stopped = true;
-      live = false;
       clearTimeout(retry);
       await consumer?.disconnect();
     },
-    live: () => live,
+    live: () => !stopped && membership?.joined() === true,
   };
 }

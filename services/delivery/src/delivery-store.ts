@@ -1,3 +1,4 @@
+import type { QueueStats } from '@bus/contracts';
 import { DELIVERY_CHANNEL, rawQuery, type Knex, type Row, type Written } from '@bus/db';
 import type { MessageHeaders } from '@bus/kafka';
 
@@ -117,13 +118,6 @@ export interface DeliveryStore {
   queueStats(consumerId?: string): Promise<QueueStats[]>;
 }
 
-export interface QueueStats {
-  consumerId: string;
-  depth: number;
-  inFlight: number;
-  oldestEnqueuedAt: Date;
-}
-
 export class KnexDeliveryStore implements DeliveryStore {
   private constructor(private readonly db: Knex) {}
 
@@ -184,11 +178,12 @@ export class KnexDeliveryStore implements DeliveryStore {
       .where({ reason })
       .where((any) => {
         for (const { fromMs, toMs } of ages) {
-          any.orWhere((band) =>
+          // A block body: the builder is thenable, and knex wants the callback to build, not to return it.
+          any.orWhere((band) => {
             band
               .whereRaw(`quarantined_at <= now() - (? * interval '1 millisecond')`, [fromMs])
-              .whereRaw(`quarantined_at > now() - (? * interval '1 millisecond')`, [toMs]),
-          );
+              .whereRaw(`quarantined_at > now() - (? * interval '1 millisecond')`, [toMs]);
+          });
         }
       })
       .orderBy('id')

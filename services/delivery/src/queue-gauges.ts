@@ -1,6 +1,7 @@
 import { Gauge, type Registry } from 'prom-client';
 import type { Logger } from '@bus/observability';
-import type { DeliveryStore, QueueStats } from './delivery-store';
+import type { QueueStats } from '@bus/contracts';
+import type { DeliveryStore } from './delivery-store';
 
 export interface QueueGaugesDeps {
   store: DeliveryStore;

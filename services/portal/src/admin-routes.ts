@@ -1,4 +1,5 @@
 import { Router, type Request } from 'express';
+import type { QueueOperations } from '@bus/contracts';
 import { HttpError, MessageTooLargeError, readBody, validatedQuery, type RequestValidation } from '@bus/http';
 import {
   AppNotFoundError,
@@ -12,21 +13,15 @@ import { checkSkillsInput, MAX_BODY_BYTES, readSkillsBody, type SkillLibrary } f
 import * as body from './admin-requests';
 import type { AdminStore, ConnectionView } from './admin-store';
 import { AdminConflictError, AdminNotFoundError, AdminRequestInvalidError, AdminUnavailableError, RegistrationInvalidError } from './errors';
-import type { ReplayFunction, ReplayRunner } from './replays';
-
-/** What the admin API does to consumer queues; delivery's queueOperations answers it (wired in main). */
-export interface QueueOperations {
-  replay: ReplayFunction;
-  /** Undefined when the consumer has nothing un-acked. */
-  stats(consumerId: string): Promise<{ depth: number; inFlight: number; oldestEnqueuedAt: Date } | undefined>;
-}
+import type { ReplayRunner } from './replays';
 
 export interface AdminRoutesDeps {
   admin: IdentityAdmin;
   store: AdminStore;
   library: SkillLibrary;
   replays: ReplayRunner;
-  queues: QueueOperations;
+  /** Delivery's queue operations (libs/contracts), handed in by the composition root. */
+  queues: Pick<QueueOperations, 'stats'>;
   /** The replay archive of this environment (KAFKA_MESSAGES_RETENTION): 30 days Sandbox, 7 days Preview. */
   archiveMs: number;
   /**

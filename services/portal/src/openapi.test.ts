@@ -1,4 +1,4 @@
-import { REFUSAL_REASONS } from '@bus/delivery';
+import { REFUSAL_REASONS } from '@bus/contracts';
 import { openapi } from '@bus/schemas';
 
 type Components = { components: { schemas: Record<string, unknown> } };

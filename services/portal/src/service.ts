@@ -1,4 +1,5 @@
 import { Router } from 'express';
+import type { QueueOperations } from '@bus/contracts';
 import type { Knex } from '@bus/db';
 import { cacheableJson, DOCUMENT_CACHE_CONTROL, requestValidation, sendCacheable, unavailableOnAnyFailure, type ReadinessCheck, type Service } from '@bus/http';
 import { IdentityAdmin, PrincipalStore, type ControlPublisher } from '@bus/identity';
@@ -6,12 +7,12 @@ import { createLimiter, type LimitMetrics, type Redis } from '@bus/limits';
 import type { Logger } from '@bus/observability';
 import { openapi } from '@bus/schemas';
 import { loadSkillLibrary, type SkillLibrary } from '@bus/skills';
-import { adminRoutes, type QueueOperations } from './admin-routes';
+import { adminRoutes } from './admin-routes';
 import { KnexAdminStore } from './admin-store';
 import { operatorAuth, type OperatorCredentials } from './operator-auth';
 import { AdminRequestInvalidError, AdminUnavailableError } from './errors';
 import { principalRoutes } from './principal-routes';
-import { quarantineRoutes, type QuarantineOperations } from './quarantine-routes';
+import { quarantineRoutes } from './quarantine-routes';
 import { createReplayRunner, type ReplayRunner } from './replays';
 import { traceRoutes } from './trace-routes';
 
@@ -29,7 +30,7 @@ export interface PortalServiceDeps {
   /** SIGNING_KEY_ENCRYPTION_KEY: seals the AWS principals' secret access keys. */
   encryptionKey: Buffer;
   /** Delivery's replay primitive, queue stats and quarantine redrive, from the composition root. */
-  queues: QueueOperations & QuarantineOperations;
+  queues: QueueOperations;
   /** Postgres, Redis and Kafka readiness. */
   readiness: ReadinessCheck[];
   library?: SkillLibrary;
