@@ -21,6 +21,9 @@ const VIEWS: Record<string, string[]> = {
   RedriveResult: ['RedriveResult'],
   RedriveAnswer: ['RedriveAnswer'],
   MessageTrace: ['MessageTrace'],
+  Principal: ['Principal'],
+  IssuedPrincipal: ['IssuedPrincipal'],
+  PrincipalChallenge: ['PrincipalChallenge'],
   ApiErrorBody: ['Error', 'RegistrationRefused'],
 };
 
