@@ -8,6 +8,7 @@ import * as messageTraceparent from './006_message_traceparent';
 import * as quarantineListing from './007_quarantine_listing';
 import * as retention from './008_retention';
 import * as testerTools from './009_tester_tools';
+import * as portalPeople from './013_portal_people';
 
 interface NamedMigration {
   name: string;
@@ -29,6 +30,7 @@ const MIGRATIONS: readonly NamedMigration[] = [
   { name: '007_quarantine_listing', migration: quarantineListing },
   { name: '008_retention', migration: retention },
   { name: '009_tester_tools', migration: testerTools },
+  { name: '013_portal_people', migration: portalPeople },
 ];
 
 export const migrationSource: Knex.MigrationSource<NamedMigration> = {
