@@ -84,6 +84,15 @@ ensure_local_secrets() {
   export OPERATOR_CLIENT_SECRET="${OPERATOR_CLIENT_SECRET:-$secret}"
 }
 
+# The browser tier's chromium (test/browser, CHROMIUM_PATH): Debian's package, since Playwright's own
+# browser download cannot run on these machines. Installed when missing; apt needs root, as CI is.
+ensure_browser() {
+  if [ -x "${CHROMIUM_PATH:-/usr/bin/chromium}" ]; then return 0; fi
+  echo "installing chromium (apt-get) for the browser tier" >&2
+  apt-get update -qq >&2
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >&2
+}
+
 build() {
   echo "building (tsc -b)" >&2
   (cd "$ROOT" && tsc -b)

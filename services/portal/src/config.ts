@@ -5,6 +5,7 @@ import { createControlPublisher } from '@bus/identity';
 import type { Kafka, Producer } from '@bus/kafka';
 import type { Redis } from '@bus/limits';
 import type { Logger, Registry } from '@bus/observability';
+import { peopleConfig, peopleSignInOf } from './people/config';
 import type { PortalServiceDeps } from './service';
 
 /** The portal's own variables (on top of Postgres, Redis and Kafka). */
@@ -15,6 +16,7 @@ export const portalConfig = {
   OPERATOR_CLIENT_SECRET: str({ minLength: 24 }),
   /** Admin requests a minute per source address (spec §8's "any route" limit by default). */
   ADMIN_LIMIT_PER_ADDRESS_PER_MINUTE: int({ min: 1, max: 1_000_000, default: 600 }),
+  ...peopleConfig,
 } as const;
 
 /**
@@ -34,5 +36,6 @@ export function portalDepsOf(
     operator: { clientId: config.OPERATOR_CLIENT_ID, clientSecret: config.OPERATOR_CLIENT_SECRET },
     perAddressPerMinute: config.ADMIN_LIMIT_PER_ADDRESS_PER_MINUTE,
     archiveMs: config.KAFKA_MESSAGES_RETENTION,
+    signIn: peopleSignInOf(config),
   };
 }

@@ -1,0 +1,204 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { mkdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { openapi, som } from '@bus/schemas';
+import { createOpenApiChecker, eventually, freePort, REPO_ROOT, startNodeProcess, withClient } from '@bus/testing';
+import { startBus, type RunningBus } from '../support/bus';
+
+/**
+ * The portal for people (issue 21) in a real browser: Debian's chromium driven by playwright-core,
+ * signing in through the real OIDC flow against the local provider (deploy/local/oidc-provider.mjs)
+ * on the compiled all-in-one bus. Screenshots of the main pages go to .local/browser/.
+ */
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const SCREENSHOTS = path.join(REPO_ROOT, '.local', 'browser');
+const DEMO_APP = 'ademostudio22';
+const portalApi = createOpenApiChecker(openapi.portal);
+
+let provider: ChildProcess;
+let bus: RunningBus;
+let portalUrl: string;
+let browser: Browser;
+let demoWorkspace: string;
+
+async function startProvider(port: number, redirectUrl: string, clientSecret: string): Promise<ChildProcess> {
+  const child = spawn(process.execPath, [path.join(REPO_ROOT, 'deploy/local/oidc-provider.mjs')], {
+    env: { PATH: process.env.PATH ?? '', OIDC_PORT: String(port), OIDC_CLIENT_ID: 'bus-portal', OIDC_CLIENT_SECRET: clientSecret, OIDC_REDIRECT_URL: redirectUrl },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout!.on('data', (d: Buffer) => (output += d.toString('utf8')));
+  await eventually(async () => output, (o) => o.includes('oidc provider ready'), { timeoutMs: 15_000, what: 'the local OIDC provider' });
+  return child;
+}
+
+beforeAll(async () => {
+  const [oidcPort, portalPort] = [await freePort(), await freePort()];
+  portalUrl = `http://127.0.0.1:${portalPort}`;
+  const clientSecret = randomBytes(24).toString('hex');
+  provider = await startProvider(oidcPort, `${portalUrl}/portal/callback`, clientSecret);
+  bus = await startBus({
+    PORTAL_PORT: String(portalPort),
+    PORTAL_OIDC_ISSUER: `http://127.0.0.1:${oidcPort}`,
+    PORTAL_OIDC_CLIENT_ID: 'bus-portal',
+    PORTAL_OIDC_CLIENT_SECRET: clientSecret,
+    PORTAL_OIDC_REDIRECT_URL: `${portalUrl}/portal/callback`,
+  });
+  // The demo house, its workspace and app, as `npm run up` seeds them.
+  const seed = startNodeProcess('services/all-in-one/dist/seed.js', { ...bus.env, PORTAL_URL: portalUrl, BUS_DEMO_ENV_FILE: path.join(SCREENSHOTS, `demo-${randomUUID()}.env`) });
+  expect(await seed.exited).toBe(0);
+  demoWorkspace = /demo tenant (w[a-z2-7]{12})/.exec(seed.output())![1]!;
+  mkdirSync(SCREENSHOTS, { recursive: true });
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+}, 180_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await bus?.stop();
+  provider?.kill('SIGTERM');
+}, 30_000);
+
+/** A fresh browser profile signed in as `login` through the provider's form and consent page. */
+async function signIn(login: string): Promise<{ context: BrowserContext; page: Page }> {
+  const context = await browser.newContext();
+  await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: portalUrl });
+  const page = await context.newPage();
+  await page.goto(`${portalUrl}/portal`);
+  await page.getByRole('link', { name: 'Sign in' }).click();
+  await page.locator('input[name="login"]').fill(login);
+  await page.locator('input[name="password"]').fill('any password');
+  await page.getByRole('button', { name: 'Sign-in' }).click();
+  await page.getByRole('button', { name: 'Continue' }).click();
+  await page.waitForURL(`${portalUrl}/portal`);
+  return { context, page };
+}
+
+/** A call of the portal API from inside the signed-in page (its cookie), checked against portal.json. */
+async function apiCall(page: Page, method: string, route: string, body?: unknown, csrf: 'session' | 'none' = 'session') {
+  const token = csrf === 'session' ? await page.locator('meta[name="csrf-token"]').getAttribute('content') : null;
+  const res = await page.request.fetch(`${portalUrl}${route}`, {
+    method,
+    headers: { ...(token ? { 'X-CSRF-Token': token } : {}), ...(body === undefined ? {} : { 'Content-Type': 'application/json' }) },
+    ...(body === undefined ? {} : { data: JSON.stringify(body) }),
+  });
+  const observed = { status: res.status(), headers: res.headers(), body: await res.json().catch(() => undefined), text: await res.text() };
+  portalApi.check(method, route, observed);
+  return observed;
+}
+
+/** axe-core in the page: no serious or critical violations. */
+async function expectAccessible(page: Page): Promise<void> {
+  await page.evaluate(readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8'));
+  const violations = await page.evaluate(async () => {
+    const result = await (globalThis as unknown as { axe: { run(): Promise<{ violations: Array<{ id: string; impact: string | null }> }> } }).axe.run();
+    return result.violations.map((v) => ({ id: v.id, impact: v.impact }));
+  });
+  expect(violations.filter((v) => v.impact === 'serious' || v.impact === 'critical')).toEqual([]);
+}
+
+describe('the portal in a browser', () => {
+  it.each([
+    ['operator', 'Olive Operator'],
+    ['house-admin', 'Hana House-Admin'],
+    ['vendor', 'Vic Vendor'],
+    ['viewer', 'Vera Viewer'],
+  ])('signs in the %s through the real OIDC flow, and the page passes axe', async (login, name) => {
+    const { context, page } = await signIn(login);
+    expect(await page.content()).toContain(name);
+    await expectAccessible(page);
+    await page.screenshot({ path: path.join(SCREENSHOTS, `organisations-${login}.png`), fullPage: true });
+    await context.close();
+  }, 60_000);
+
+  it('lets a house admin create a producer connection, copy its secret once, get a token with it and publish', async () => {
+    const { context, page } = await signIn('house-admin');
+    expect(await page.content()).toContain(demoWorkspace);
+    await page.getByRole('link', { name: /Demo/ }).first().click();
+    await page.waitForURL(`${portalUrl}/portal/workspaces/${demoWorkspace}`);
+    await expectAccessible(page);
+    await page.getByLabel(/New connection of/).selectOption('producer');
+    await page.getByRole('button', { name: 'Create connection' }).click();
+    await page.getByText('you will not see this again').waitFor();
+    await page.getByRole('button', { name: 'Copy secret' }).click();
+    await page.getByText('copied to the clipboard').waitFor();
+    const secret = await page.evaluate(() => (globalThis as unknown as { navigator: { clipboard: { readText(): Promise<string> } } }).navigator.clipboard.readText());
+    const clientId = await page.locator('#secret-client-id').textContent();
+    expect(secret).toMatch(/^sbs_/);
+    await page.screenshot({ path: path.join(SCREENSHOTS, 'workspace-secret-shown.png'), fullPage: true });
+
+    const tokenRes = await fetch(`${bus.busUrl}/v1/oauth/token`, {
+      method: 'POST',
+      headers: { Authorization: `Basic ${Buffer.from(`${clientId}:${secret}`).toString('base64')}`, 'Content-Type': 'application/x-www-form-urlencoded' },
+      body: 'grant_type=client_credentials',
+    });
+    expect(tokenRes.status).toBe(200);
+    const { access_token: accessToken } = (await tokenRes.json()) as { access_token: string };
+    const message = { ...(som.examples['story.context'] as Record<string, unknown>), system_id: 'demo.studio', message_id: randomUUID(), correlation_id: randomUUID(), occurred_at: new Date().toISOString() };
+    const published = await fetch(`${bus.busUrl}/v1/tenants/${demoWorkspace}/messages`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${accessToken}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify(message),
+    });
+    expect(published.status).toBe(202);
+
+    // The secret is shown once: a reload shows the connection, never the secret again.
+    await page.getByRole('button', { name: 'Done' }).click();
+    await page.getByText(clientId!).first().waitFor();
+    expect(await page.content()).not.toContain(secret);
+    // The change is in the audit log, by name, without the secret.
+    const audit = await apiCall(page, 'GET', '/api/portal/audit');
+    const entries = (audit.body as { entries: Array<{ actor: string; action: string; target: string }> }).entries;
+    expect(entries).toContainEqual(expect.objectContaining({ actor: 'Hana House-Admin (house-admin)', action: 'connection.create producer', target: clientId }));
+    expect(audit.text).not.toContain(secret);
+    await context.close();
+  }, 90_000);
+
+  it('shows a viewer no change controls, and the server refuses the change itself with 403', async () => {
+    const { context, page } = await signIn('viewer');
+    await page.goto(`${portalUrl}/portal/workspaces/${demoWorkspace}`);
+    expect(await page.getByRole('button', { name: 'Create connection' }).count()).toBe(0);
+    expect(await page.getByRole('button', { name: /Rotate|Revoke/ }).count()).toBe(0);
+    const refused = await apiCall(page, 'POST', `/api/portal/apps/${DEMO_APP}/connections`, { kind: 'producer' });
+    expect(refused.status).toBe(403);
+    expect(refused.body).toMatchObject({ code: 'portal.forbidden' });
+    await context.close();
+  }, 60_000);
+
+  it('keeps a vendor out of the house\'s apps', async () => {
+    const { context, page } = await signIn('vendor');
+    const refused = await apiCall(page, 'GET', `/api/portal/workspaces/${demoWorkspace}`);
+    expect(refused.status).toBe(403);
+    const create = await apiCall(page, 'POST', `/api/portal/apps/${DEMO_APP}/connections`, { kind: 'producer' });
+    expect(create.status).toBe(403);
+    await context.close();
+  }, 60_000);
+
+  it('refuses a change without the session\'s CSRF token', async () => {
+    const { context, page } = await signIn('house-admin');
+    const refused = await apiCall(page, 'POST', `/api/portal/apps/${DEMO_APP}/connections`, { kind: 'producer' }, 'none');
+    expect(refused.status).toBe(403);
+    expect(refused.body).toMatchObject({ code: 'portal.csrf' });
+    await context.close();
+  }, 60_000);
+
+  it('ends a session left idle past PORTAL_SESSION_IDLE_TIMEOUT: the API answers 401 and the page offers sign-in', async () => {
+    const { context, page } = await signIn('house-admin');
+    expect((await apiCall(page, 'GET', '/api/portal/me')).status).toBe(200);
+    // Idle for 31 minutes (the default timeout is 30): the session's last use moved into the past.
+    await withClient(bus.env.DATABASE_URL!, (db) => db.query("UPDATE portal_sessions SET last_seen_at = now() - interval '31 minutes' WHERE subject = 'house-admin'"));
+    const ended = await apiCall(page, 'GET', '/api/portal/me');
+    expect(ended.status).toBe(401);
+    expect(ended.body).toMatchObject({ code: 'portal.sign_in_required' });
+    await page.goto(`${portalUrl}/portal`);
+    await page.getByRole('link', { name: 'Sign in' }).waitFor();
+    await expectAccessible(page);
+    await page.screenshot({ path: path.join(SCREENSHOTS, 'sign-in.png') });
+    await context.close();
+  }, 60_000);
+});
