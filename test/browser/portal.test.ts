@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { chromium, type Browser, type BrowserContext, type Locator, type Page } from 'playwright-core';
 import { openapi, som } from '@bus/schemas';
 import { createOpenApiChecker, eventually, freePort, REPO_ROOT, startNodeProcess, withClient } from '@bus/testing';
 import { startBus, type RunningBus } from '../support/bus';
@@ -16,6 +16,8 @@ import { startBus, type RunningBus } from '../support/bus';
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const SCREENSHOTS = path.join(REPO_ROOT, '.local', 'browser');
 const DEMO_APP = 'ademostudio22';
+/** The demo vendor's app in the demo workspace (seed.ts). */
+const VENDOR_APP = 'ademovendor22';
 const portalApi = createOpenApiChecker(openapi.portal);
 
 let provider: ChildProcess;
@@ -79,6 +81,20 @@ async function signIn(login: string): Promise<{ context: BrowserContext; page: P
   return { context, page };
 }
 
+/** A call of the admin API as the operator (HTTP Basic): what busctl does. */
+async function adminCall(method: string, route: string, body?: unknown): Promise<{ id: string } & Record<string, unknown>> {
+  const res = await fetch(`${portalUrl}${route}`, {
+    method,
+    headers: {
+      Authorization: `Basic ${Buffer.from(`${bus.env.OPERATOR_CLIENT_ID}:${bus.env.OPERATOR_CLIENT_SECRET}`).toString('base64')}`,
+      ...(body === undefined ? {} : { 'Content-Type': 'application/json' }),
+    },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  expect(res.status).toBeLessThan(300);
+  return (await res.json()) as { id: string } & Record<string, unknown>;
+}
+
 /** A call of the portal API from inside the signed-in page (its cookie), checked against portal.json. */
 async function apiCall(page: Page, method: string, route: string, body?: unknown, csrf: 'session' | 'none' = 'session') {
   const token = csrf === 'session' ? await page.locator('meta[name="csrf-token"]').getAttribute('content') : null;
@@ -90,6 +106,11 @@ async function apiCall(page: Page, method: string, route: string, body?: unknown
   const observed = { status: res.status(), headers: res.headers(), body: await res.json().catch(() => undefined), text: await res.text() };
   portalApi.check(method, route, observed);
   return observed;
+}
+
+/** The section of one app on a workspace page. */
+function appSection(page: Page, appName: string): Locator {
+  return page.locator('section', { has: page.getByRole('heading', { name: `App ${appName}` }) });
 }
 
 /** axe-core in the page: no serious or critical violations. */
@@ -122,8 +143,9 @@ describe('the portal in a browser', () => {
     await page.getByRole('link', { name: /Demo/ }).first().click();
     await page.waitForURL(`${portalUrl}/portal/workspaces/${demoWorkspace}`);
     await expectAccessible(page);
-    await page.getByLabel(/New connection of/).selectOption('producer');
-    await page.getByRole('button', { name: 'Create connection' }).click();
+    const studio = appSection(page, 'Demo studio');
+    await studio.getByLabel(/New connection of/).selectOption('producer');
+    await studio.getByRole('button', { name: 'Create connection' }).click();
     await page.getByText('you will not see this again').waitFor();
     await page.getByRole('button', { name: 'Copy secret' }).click();
     await page.getByText('copied to the clipboard').waitFor();
@@ -170,12 +192,24 @@ describe('the portal in a browser', () => {
     await context.close();
   }, 60_000);
 
-  it('keeps a vendor out of the house\'s apps', async () => {
+  it("shows a vendor its own app in the house's workspace, and nothing of the house's or another vendor's", async () => {
+    // A second vendor invited into the same workspace, by the operator.
+    const other = await adminCall('POST', '/api/admin/organisations', { name: 'Other vendor', kind: 'vendor' });
+    const otherApp = await adminCall('POST', '/api/admin/apps', { workspace_id: demoWorkspace, organisation_id: other.id, name: 'Other vendor widget' });
     const { context, page } = await signIn('vendor');
-    const refused = await apiCall(page, 'GET', `/api/portal/workspaces/${demoWorkspace}`);
-    expect(refused.status).toBe(403);
-    const create = await apiCall(page, 'POST', `/api/portal/apps/${DEMO_APP}/connections`, { kind: 'producer' });
-    expect(create.status).toBe(403);
+    const seen = await apiCall(page, 'GET', `/api/portal/workspaces/${demoWorkspace}`);
+    expect(seen.status).toBe(200);
+    expect((seen.body as { apps: Array<{ id: string }> }).apps.map((a) => a.id)).toEqual([VENDOR_APP]);
+    await page.goto(`${portalUrl}/portal/workspaces/${demoWorkspace}`);
+    const html = await page.content();
+    expect(html).toContain(VENDOR_APP);
+    expect(html).not.toContain(DEMO_APP);
+    expect(html).not.toContain(otherApp.id);
+    await expectAccessible(page);
+    for (const app of [DEMO_APP, otherApp.id]) {
+      const create = await apiCall(page, 'POST', `/api/portal/apps/${app}/connections`, { kind: 'producer' });
+      expect(create.status).toBe(403);
+    }
     await context.close();
   }, 60_000);
 
