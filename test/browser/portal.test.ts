@@ -15,6 +15,7 @@ import { startBus, type RunningBus } from '../support/bus';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const SCREENSHOTS = path.join(REPO_ROOT, '.local', 'browser');
+const DEMO_HOUSE = 'odemohouse222';
 const DEMO_APP = 'ademostudio22';
 /** The demo vendor's app in the demo workspace (seed.ts). */
 const VENDOR_APP = 'ademovendor22';
@@ -108,6 +109,21 @@ async function apiCall(page: Page, method: string, route: string, body?: unknown
   return observed;
 }
 
+/** The bus's answer to a token request with these client credentials (200, or 401 for a secret that no longer works). */
+async function tokenRequest(clientId: string, secret: string): Promise<Response> {
+  return fetch(`${bus.busUrl}/v1/oauth/token`, {
+    method: 'POST',
+    headers: { Authorization: `Basic ${Buffer.from(`${clientId}:${secret}`).toString('base64')}`, 'Content-Type': 'application/x-www-form-urlencoded' },
+    body: 'grant_type=client_credentials',
+  });
+}
+
+/** The messages the organisations page counts as accepted today in the demo workspace. */
+async function acceptedToday(page: Page): Promise<number> {
+  await page.goto(`${portalUrl}/portal`);
+  return Number(await page.getByRole('row', { name: new RegExp(demoWorkspace) }).getByRole('cell').nth(3).textContent());
+}
+
 /** The section of one app on a workspace page. */
 function appSection(page: Page, appName: string): Locator {
   return page.locator('section', { has: page.getByRole('heading', { name: `App ${appName}` }) });
@@ -137,9 +153,10 @@ describe('the portal in a browser', () => {
     await context.close();
   }, 60_000);
 
-  it('lets a house admin create a producer connection, copy its secret once, get a token with it and publish', async () => {
+  it('lets a house admin create a producer connection, copy its secret once, get a token with it, publish and see the message counted', async () => {
     const { context, page } = await signIn('house-admin');
     expect(await page.content()).toContain(demoWorkspace);
+    const countedBefore = await acceptedToday(page);
     await page.getByRole('link', { name: /Demo/ }).first().click();
     await page.waitForURL(`${portalUrl}/portal/workspaces/${demoWorkspace}`);
     await expectAccessible(page);
@@ -154,11 +171,7 @@ describe('the portal in a browser', () => {
     expect(secret).toMatch(/^sbs_/);
     await page.screenshot({ path: path.join(SCREENSHOTS, 'workspace-secret-shown.png'), fullPage: true });
 
-    const tokenRes = await fetch(`${bus.busUrl}/v1/oauth/token`, {
-      method: 'POST',
-      headers: { Authorization: `Basic ${Buffer.from(`${clientId}:${secret}`).toString('base64')}`, 'Content-Type': 'application/x-www-form-urlencoded' },
-      body: 'grant_type=client_credentials',
-    });
+    const tokenRes = await tokenRequest(clientId!, secret);
     expect(tokenRes.status).toBe(200);
     const { access_token: accessToken } = (await tokenRes.json()) as { access_token: string };
     const message = { ...(som.examples['story.context'] as Record<string, unknown>), system_id: 'demo.studio', message_id: randomUUID(), correlation_id: randomUUID(), occurred_at: new Date().toISOString() };
@@ -178,8 +191,88 @@ describe('the portal in a browser', () => {
     const entries = (audit.body as { entries: Array<{ actor: string; action: string; target: string }> }).entries;
     expect(entries).toContainEqual(expect.objectContaining({ actor: 'Hana House-Admin (house-admin)', action: 'connection.create producer', target: clientId }));
     expect(audit.text).not.toContain(secret);
+    // The organisations page counts the message.
+    await eventually(() => acceptedToday(page), (n) => n === countedBefore + 1, { what: 'the published message counted on the organisations page' });
     await context.close();
   }, 90_000);
+
+  it('rotates a secret with an overlap: the page says until when the previous one works, and it stops after that', async () => {
+    const { context, page } = await signIn('house-admin');
+    const created = await apiCall(page, 'POST', `/api/portal/apps/${DEMO_APP}/connections`, { kind: 'producer' });
+    const { client_id: clientId, client_secret: oldSecret } = created.body as { client_id: string; client_secret: string };
+    await page.goto(`${portalUrl}/portal/workspaces/${demoWorkspace}`);
+    await page.locator(`#overlap-${clientId}`).fill('4');
+    await page.getByRole('button', { name: `Rotate ${clientId}` }).click();
+    await page.getByText('you will not see this again').waitFor();
+    const newSecret = await page.locator('#secret-value').inputValue();
+    const overlap = (await page.locator('#secret-overlap').textContent()) ?? '';
+    const usableUntil = new Date(/keeps working until (\S+)\.$/.exec(overlap)![1]!).getTime();
+    expect(usableUntil - Date.now()).toBeGreaterThan(0);
+    expect(usableUntil - Date.now()).toBeLessThanOrEqual(4_000);
+    await page.screenshot({ path: path.join(SCREENSHOTS, 'workspace-rotated.png'), fullPage: true });
+
+    expect((await tokenRequest(clientId, newSecret)).status).toBe(200);
+    // The previous secret: accepted until the time shown, refused from then on.
+    const seen: Array<{ status: number; at: number }> = [];
+    await eventually(
+      async () => {
+        const status = (await tokenRequest(clientId, oldSecret)).status;
+        seen.push({ status, at: Date.now() });
+        return status;
+      },
+      (status) => status === 401,
+      { timeoutMs: 20_000, intervalMs: 1_000, what: 'the previous secret to stop working' },
+    );
+    expect(seen[0]).toMatchObject({ status: 200 });
+    expect(seen.filter((s) => s.status === 200).every((s) => s.at <= usableUntil + 1_000)).toBe(true);
+    expect(seen.at(-1)!.at).toBeGreaterThanOrEqual(usableUntil);
+    expect(seen.map((s) => s.status).filter((s) => s !== 200 && s !== 401)).toEqual([]);
+    await context.close();
+  }, 60_000);
+
+  it("writes the admin API's changes to the audit log under the operator, with the organisation, for the house's admin to read", async () => {
+    const created = await adminCall('POST', '/api/admin/connections', { app_id: DEMO_APP, kind: 'consumer' });
+    const clientId = created.client_id as string;
+    await adminCall('POST', `/api/admin/connections/${clientId}/revoke`);
+    const { context, page } = await signIn('house-admin');
+    const audit = await eventually(
+      () => apiCall(page, 'GET', '/api/portal/audit'),
+      (a) => a.text.includes(`/api/admin/connections/${clientId}/revoke`),
+      { what: 'the admin changes in the audit log' },
+    );
+    expect((audit.body as { entries: unknown[] }).entries).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ actor_kind: 'operator_basic', actor: 'operator', action: 'POST /api/admin/connections', target: clientId, organisation_id: DEMO_HOUSE, status: 201 }),
+        expect.objectContaining({ actor_kind: 'operator_basic', action: `POST /api/admin/connections/${clientId}/revoke`, organisation_id: DEMO_HOUSE, status: 200 }),
+      ]),
+    );
+    expect(audit.text).not.toContain(created.client_secret as string);
+    await page.goto(`${portalUrl}/portal/audit`);
+    expect(await page.content()).toContain(`/api/admin/connections/${clientId}/revoke`);
+    await expectAccessible(page);
+    await page.screenshot({ path: path.join(SCREENSHOTS, 'audit.png'), fullPage: true });
+    await context.close();
+  }, 60_000);
+
+  it('answers an error of a page with an HTML page a person can read, and the portal API with JSON', async () => {
+    const { context, page } = await signIn('house-admin');
+    const missing = 'wnosuchspace2';
+    const answer = await page.goto(`${portalUrl}/portal/workspaces/${missing}`);
+    expect(answer!.status()).toBe(404);
+    expect(answer!.headers()['content-type']).toMatch(/^text\/html/);
+    await page.getByRole('heading', { name: /^404: / }).waitFor();
+    await page.getByRole('link', { name: 'Back to the portal' }).waitFor();
+    await expectAccessible(page);
+    const api = await apiCall(page, 'GET', `/api/portal/workspaces/${missing}`, undefined, 'none');
+    expect(api.status).toBe(404);
+    expect(api.headers['content-type']).toMatch(/^application\/json/);
+    expect(api.body).toMatchObject({ code: 'admin.not_found' });
+    // A sign-in that this browser did not start: a readable 400 with the way to start again.
+    const forged = await page.goto(`${portalUrl}/portal/callback?state=forged&code=forged`);
+    expect(forged!.status()).toBe(400);
+    await page.getByRole('heading', { name: /^400: Sign-in failed/ }).waitFor();
+    await context.close();
+  }, 60_000);
 
   it('shows a viewer no change controls, and the server refuses the change itself with 403', async () => {
     const { context, page } = await signIn('viewer');
@@ -233,6 +326,19 @@ describe('the portal in a browser', () => {
     await page.getByRole('link', { name: 'Sign in' }).waitFor();
     await expectAccessible(page);
     await page.screenshot({ path: path.join(SCREENSHOTS, 'sign-in.png') });
+    await context.close();
+  }, 60_000);
+
+  it('ends a session PORTAL_SESSION_MAX_AGE after sign-in, however recently it was used', async () => {
+    const { context, page } = await signIn('viewer');
+    expect((await apiCall(page, 'GET', '/api/portal/me')).status).toBe(200);
+    // Used a moment ago, but signed in longer ago than the absolute timeout allows.
+    await withClient(bus.env.DATABASE_URL!, (db) => db.query("UPDATE portal_sessions SET expires_at = now() - interval '1 second' WHERE subject = 'viewer'"));
+    const ended = await apiCall(page, 'GET', '/api/portal/me');
+    expect(ended.status).toBe(401);
+    expect(ended.body).toMatchObject({ code: 'portal.sign_in_required' });
+    await page.goto(`${portalUrl}/portal`);
+    await page.getByRole('link', { name: 'Sign in' }).waitFor();
     await context.close();
   }, 60_000);
 });

@@ -14,7 +14,7 @@ import { quarantineRoutes, type QuarantineOperations } from './quarantine-routes
 import { createReplayRunner, type ReplayRunner } from './replays';
 import { traceRoutes } from './trace-routes';
 import { adminAudit } from './admin-audit';
-import { peopleRouters, PeopleStore, type PeopleSignIn } from './people';
+import { peopleRouters, PeopleStore, portalErrorPage, type PeopleSignIn } from './people';
 
 export interface PortalServiceDeps {
   db: Knex;
@@ -70,6 +70,7 @@ export function createPortalService(deps: PortalServiceDeps): PortalService {
 
   return {
     name: 'portal',
+    errorPage: portalErrorPage,
     routers: [
       documents,
       authenticated,

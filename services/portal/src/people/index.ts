@@ -15,7 +15,8 @@ import { PortalData } from './portal-data';
 import { signInRoutes } from './sign-in';
 
 export { peopleConfig, peopleSignInOf, type PeopleSignIn } from './config';
-export { PeopleStore } from './people-store';
+export { portalErrorPage } from './pages';
+export { PeopleStore, type AuditedCollection } from './people-store';
 
 /**
  * The portal for people (issue 21, docs/portal.md): sign-in, the pages and the portal's /api/* routes.

@@ -1,4 +1,5 @@
 import { Router, type Response } from 'express';
+import type { ErrorPage } from '@bus/http';
 import { PORTAL_SCRIPT, PORTAL_STYLE } from './assets';
 import type { AppWithConnections, PortalData } from './portal-data';
 import type { PeopleStore, Session } from './people-store';
@@ -6,6 +7,23 @@ import { allows, organisationsOf } from './policy';
 import { sessionOf } from './sign-in';
 
 const ROLE_NAMES: Record<string, string> = { operator: 'operator', house_admin: 'house admin', vendor: 'vendor', viewer: 'viewer' };
+/** The script and style are the pages' only sources: no inline script, nothing from elsewhere. */
+const PAGE_POLICY = "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
+const PAGE_PATH = /^\/portal(\/|$)/;
+
+/**
+ * The pages' errors (and the sign-in's) as a page a person can read, with the way back; the portal
+ * API (/api/portal) and every other route keep their JSON bodies. Rendered by the one error
+ * middleware (libs/http), which also logs what it must.
+ */
+export const portalErrorPage: ErrorPage = (req, err, requestId) => {
+  if (!PAGE_PATH.test(req.path)) return undefined;
+  const onward = err.status === 401 ? '<p><a href="/portal/login">Sign in again</a></p>' : '<p><a href="/portal">Back to the portal</a></p>';
+  const body = `<h1>${err.status}: ${esc(err.message)}</h1>
+<p>Code <code>${esc(err.rule)}</code>, request id <code>${esc(requestId)}</code>.</p>
+${onward}`;
+  return { html: layout(`Error ${err.status}`, undefined, body), headers: { 'Content-Security-Policy': PAGE_POLICY } };
+};
 
 /**
  * The portal's pages (docs/portal.md): server-rendered HTML from the same data the portal API serves,
@@ -13,8 +31,6 @@ const ROLE_NAMES: Record<string, string> = { operator: 'operator', house_admin: 
  */
 export function portalPages(deps: { data: PortalData; people: PeopleStore }): Router {
   const router = Router();
-  // The script and style are the only sources: no inline script, nothing from elsewhere.
-  const policy = "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
 
   router.get('/portal/assets/portal.js', (_req, res) => {
     res.type('text/javascript').set('Cache-Control', 'no-cache').send(PORTAL_SCRIPT);
@@ -24,7 +40,7 @@ export function portalPages(deps: { data: PortalData; people: PeopleStore }): Ro
   });
 
   const page = (res: Response, title: string, session: Session | undefined, body: string): void => {
-    res.set('Content-Security-Policy', policy).type('html').send(layout(title, session, body));
+    res.set('Content-Security-Policy', PAGE_POLICY).type('html').send(layout(title, session, body));
   };
 
   router.get('/portal', async (_req, res) => {

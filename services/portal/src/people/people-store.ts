@@ -36,6 +36,9 @@ export interface AuditView {
   status: number;
 }
 
+/** The admin API's collections whose changes are audited with the organisation they belong to. */
+export type AuditedCollection = 'organisations' | 'workspaces' | 'apps' | 'connections';
+
 /** A fresh random token (cookie, state, CSRF): 32 bytes, base64url. */
 export function randomToken(): string {
   return randomBytes(32).toString('base64url');
@@ -116,6 +119,28 @@ export class PeopleStore {
       request_id: entry.requestId,
       status: entry.status,
     });
+  }
+
+  /**
+   * The organisation an admin change's target belongs to, for its audit entry: an organisation is its
+   * own; a workspace, app or connection is its workspace's house (as the portal's entries are). Null
+   * when there is no such target (a refused create, a removed connection).
+   */
+  async organisationOfTarget(collection: AuditedCollection, id: string): Promise<string | null> {
+    const query =
+      collection === 'organisations'
+        ? this.db('organisations').where({ id }).first({ organisation_id: 'id' })
+        : collection === 'workspaces'
+          ? this.db('workspaces').where({ id }).first('organisation_id')
+          : collection === 'apps'
+            ? this.db('apps').join('workspaces', 'workspaces.id', 'apps.workspace_id').where('apps.id', id).first('workspaces.organisation_id')
+            : this.db('connections')
+                .join('apps', 'apps.id', 'connections.app_id')
+                .join('workspaces', 'workspaces.id', 'apps.workspace_id')
+                .where('connections.id', id)
+                .first('workspaces.organisation_id');
+    const row = (await query) as { organisation_id: string } | undefined;
+    return row?.organisation_id ?? null;
   }
 
   /** The newest entries, of the given organisations only unless `all` (the operator). */
