@@ -124,6 +124,9 @@ async function acceptedToday(page: Page): Promise<number> {
   return Number(await page.getByRole('row', { name: new RegExp(demoWorkspace) }).getByRole('cell').nth(3).textContent());
 }
 
+/** Screenshots are attached to reports: the secret shown once is masked in them. */
+const NO_SECRETS = (page: Page) => ({ mask: [page.locator('#secret-value')], maskColor: '#c8c8c8' });
+
 /** The section of one app on a workspace page. */
 function appSection(page: Page, appName: string): Locator {
   return page.locator('section', { has: page.getByRole('heading', { name: `App ${appName}` }) });
@@ -169,7 +172,7 @@ describe('the portal in a browser', () => {
     const secret = await page.evaluate(() => (globalThis as unknown as { navigator: { clipboard: { readText(): Promise<string> } } }).navigator.clipboard.readText());
     const clientId = await page.locator('#secret-client-id').textContent();
     expect(secret).toMatch(/^sbs_/);
-    await page.screenshot({ path: path.join(SCREENSHOTS, 'workspace-secret-shown.png'), fullPage: true });
+    await page.screenshot({ path: path.join(SCREENSHOTS, 'workspace-secret-shown.png'), fullPage: true, ...NO_SECRETS(page) });
 
     const tokenRes = await tokenRequest(clientId!, secret);
     expect(tokenRes.status).toBe(200);
@@ -209,7 +212,7 @@ describe('the portal in a browser', () => {
     const usableUntil = new Date(/keeps working until (\S+)\.$/.exec(overlap)![1]!).getTime();
     expect(usableUntil - Date.now()).toBeGreaterThan(0);
     expect(usableUntil - Date.now()).toBeLessThanOrEqual(4_000);
-    await page.screenshot({ path: path.join(SCREENSHOTS, 'workspace-rotated.png'), fullPage: true });
+    await page.screenshot({ path: path.join(SCREENSHOTS, 'workspace-rotated.png'), fullPage: true, ...NO_SECRETS(page) });
 
     expect((await tokenRequest(clientId, newSecret)).status).toBe(200);
     // The previous secret: accepted until the time shown, refused from then on.
