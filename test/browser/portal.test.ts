@@ -233,6 +233,32 @@ describe('the portal in a browser', () => {
     await context.close();
   }, 60_000);
 
+  it("lets a house admin set what its vendor's app may publish; the vendor and a viewer are refused", async () => {
+    const { context, page } = await signIn('house-admin');
+    await page.goto(`${portalUrl}/portal/workspaces/${demoWorkspace}`);
+    const vendorApp = appSection(page, 'Demo vendor widget');
+    await vendorApp.getByLabel('System ids').fill('demo.vendor, demo.vendor.beta');
+    await vendorApp.getByLabel('Message types').fill('telling.started telling.ended');
+    await vendorApp.getByRole('button', { name: 'Save permissions of Demo vendor widget' }).click();
+    // The page reloads with the new lists.
+    await appSection(page, 'Demo vendor widget').getByText(/^May publish as system ids demo\.vendor, demo\.vendor\.beta; message types telling\.(ended, telling\.started|started, telling\.ended)\.$/).waitFor();
+    const seen = await apiCall(page, 'GET', `/api/portal/workspaces/${demoWorkspace}`);
+    const app = (seen.body as { apps: Array<{ id: string; permissions: unknown }> }).apps.find((a) => a.id === VENDOR_APP);
+    const { system_ids: systemIds, message_types: messageTypes } = app?.permissions as { system_ids: string[]; message_types: string[] };
+    expect([[...systemIds].sort(), [...messageTypes].sort()]).toEqual([['demo.vendor', 'demo.vendor.beta'], ['telling.ended', 'telling.started']]);
+    await expectAccessible(page);
+    await context.close();
+
+    for (const login of ['vendor', 'viewer']) {
+      const other = await signIn(login);
+      await other.page.goto(`${portalUrl}/portal/workspaces/${demoWorkspace}`);
+      expect(await other.page.getByRole('button', { name: /Save permissions/ }).count()).toBe(0);
+      const refused = await apiCall(other.page, 'PUT', `/api/portal/apps/${VENDOR_APP}/permissions`, { system_ids: ['demo.everything'] });
+      expect(refused).toMatchObject({ status: 403, body: { code: 'portal.forbidden' } });
+      await other.context.close();
+    }
+  }, 90_000);
+
   it("writes the admin API's changes to the audit log under the operator, with the organisation, for the house's admin to read", async () => {
     const created = await adminCall('POST', '/api/admin/connections', { app_id: DEMO_APP, kind: 'consumer' });
     const clientId = created.client_id as string;

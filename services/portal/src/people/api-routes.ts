@@ -1,6 +1,7 @@
 import { Router, type Request } from 'express';
 import type { RequestValidation } from '@bus/http';
 import type { IdentityAdmin } from '@bus/identity';
+import * as body from '../admin-requests';
 import { identityCall } from '../admin-routes';
 import type { PeopleStore } from './people-store';
 import type { PortalData } from './portal-data';
@@ -63,6 +64,21 @@ export function portalApiRoutes(deps: PortalApiDeps): Router {
       credential_version: rotated.credentialVersion,
       previous_secret_usable_until: rotated.previousUsableUntil.toISOString(),
     });
+  });
+
+  router.put('/api/portal/apps/:a/permissions', async (req, res) => {
+    const session = requireSession(res);
+    const appId = String(req.params.a);
+    const target = await deps.data.authoriseOnApp(session, 'app.permissions', appId);
+    const permissions = body.permissions(await jsonBody<body.PermissionsBody>(req));
+    await identityCall(() => deps.admin.setPermissions(appId, permissions));
+    await deps.data.audit(req, res, session, {
+      action: `app.permissions ${permissions.systemIds.length} system ids, ${permissions.messageTypes.length} message types`,
+      target: appId,
+      organisationId: target.organisationId,
+      status: 200,
+    });
+    res.json({ app_id: appId, permissions: { system_ids: permissions.systemIds, message_types: permissions.messageTypes } });
   });
 
   router.post('/api/portal/connections/:c/revoke', async (req, res) => {

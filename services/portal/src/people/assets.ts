@@ -1,6 +1,7 @@
 /**
  * The pages' only script and style sheet, served by the portal itself (no CDN; works offline). The
- * script turns each `form[data-api]` into a JSON call of the portal API with the session's CSRF token,
+ * script turns each `form[data-api]` into a JSON call of the portal API with the session's CSRF token
+ * (POST, or the form's data-method; a `data-list` field is sent as a list of its comma-separated values),
  * shows a new secret once (with a copy button) and reloads the page after other changes. Pages work for
  * reading without it; every control is a native form element, so the keyboard reaches all of them.
  */
@@ -27,10 +28,13 @@ document.addEventListener('submit', async (event) => {
   if (!form.matches('form[data-api]')) return;
   event.preventDefault();
   const body = {};
-  for (const [name, value] of new FormData(form)) body[name] = form.elements[name].type === 'number' ? Number(value) : value;
+  for (const [name, value] of new FormData(form)) {
+    const field = form.elements[name];
+    body[name] = field.type === 'number' ? Number(value) : field.hasAttribute('data-list') ? value.split(/[\\s,]+/).filter(Boolean) : value;
+  }
   say('Working…');
   const response = await fetch(form.dataset.api, {
-    method: 'POST',
+    method: form.dataset.method || 'POST',
     headers: { 'Content-Type': 'application/json', 'X-CSRF-Token': csrf },
     body: JSON.stringify(body),
     credentials: 'same-origin',

@@ -66,7 +66,7 @@ ${o.workspaces.map((w) => `<tr><td><a href="/portal/workspaces/${w.id}">${esc(w.
     const body = `<h1>Workspace ${esc(workspace.name)} <small><code>${workspace.id}</code></small></h1>
 <p>Tier ${workspace.quota.tier}: ${workspace.quota.per_second} a second, bursts of ${workspace.quota.burst}, ${workspace.quota.per_day} a day per connection.</p>
 ${secretPanel()}
-${apps.map((a) => appSection(session, a, deps.data.mayOnApp(session, 'connection.create', workspace, a), deps.data.mayOnApp(session, 'connection.rotate', workspace, a))).join('\n') || '<p>No apps you can see.</p>'}`;
+${apps.map((a) => appSection(a, { create: deps.data.mayOnApp(session, 'connection.create', workspace, a), change: deps.data.mayOnApp(session, 'connection.rotate', workspace, a), permissions: deps.data.mayOnApp(session, 'app.permissions', workspace, a) })).join('\n') || '<p>No apps you can see.</p>'}`;
     page(res, `Workspace ${workspace.name}`, session, body);
   });
 
@@ -84,22 +84,37 @@ ${entries.map((e) => `<tr><td>${e.at}</td><td>${esc(e.actor)}</td><td>${esc(e.ac
   return router;
 }
 
-function appSection(session: Session, app: AppWithConnections, mayCreate: boolean, mayChange: boolean): string {
+/** What the person may do to an app, as policy.ts decides: the section offers only those controls. */
+interface AppControls {
+  create: boolean;
+  change: boolean;
+  permissions: boolean;
+}
+
+function appSection(app: AppWithConnections, may: AppControls): string {
   const rows = app.connections.map((c) => {
-    const actions = mayChange && c.status === 'active'
+    const actions = may.change && c.status === 'active'
       ? `<form data-api="/api/portal/connections/${c.client_id}/rotate"><label for="overlap-${c.client_id}">Overlap (seconds)</label><input id="overlap-${c.client_id}" name="overlap_seconds" type="number" min="0" max="604800" value="3600"><button type="submit">Rotate ${c.client_id}</button></form>
 <form data-api="/api/portal/connections/${c.client_id}/revoke"><button type="submit">Revoke ${c.client_id}</button></form>`
       : '';
     return `<tr><td><code>${c.client_id}</code></td><td>${c.kind}</td><td>${c.status}</td><td>${c.credential_version}</td><td>${actions}</td></tr>`;
   });
-  const create = mayCreate
+  const create = may.create
     ? `<form data-api="/api/portal/apps/${app.id}/connections"><label for="kind-${app.id}">New connection of ${esc(app.name)}</label><select id="kind-${app.id}" name="kind"><option value="producer">producer</option><option value="consumer">consumer</option></select><button type="submit">Create connection</button></form>`
     : '';
   return `<section aria-labelledby="app-${app.id}"><h2 id="app-${app.id}">App ${esc(app.name)} <small><code>${app.id}</code>, owned by <code>${app.organisation_id}</code></small></h2>
 <p>May publish as system ids ${esc(app.permissions.system_ids.join(', ') || 'none')}; message types ${esc(app.permissions.message_types.join(', ') || 'none')}.</p>
+${may.permissions ? permissionsForm(app) : ''}
 <table><caption>Connections of ${esc(app.name)}</caption><thead><tr><th scope="col">Client id</th><th scope="col">Kind</th><th scope="col">Status</th><th scope="col">Credential version</th><th scope="col">Actions</th></tr></thead><tbody>
 ${rows.join('\n') || '<tr><td colspan="5">No connections</td></tr>'}
 </tbody></table>${create}</section>`;
+}
+
+/** Both lists as text, comma-separated; the script sends them as the lists the API takes. */
+function permissionsForm(app: AppWithConnections): string {
+  const field = (name: 'system_ids' | 'message_types', label: string) =>
+    `<label for="${name}-${app.id}">${label}</label><input id="${name}-${app.id}" name="${name}" data-list size="40" value="${esc(app.permissions[name].join(', '))}">`;
+  return `<form data-api="/api/portal/apps/${app.id}/permissions" data-method="PUT" class="permissions">${field('system_ids', 'System ids')}${field('message_types', 'Message types')}<button type="submit">Save permissions of ${esc(app.name)}</button></form>`;
 }
 
 function secretPanel(): string {

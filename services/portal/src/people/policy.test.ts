@@ -28,7 +28,7 @@ function expected(role: Grant['role'], action: Action, target: TargetName): bool
     case 'house_admin':
       return ["house itself", "house's own app", "vendor's app in the house", "other vendor's app in the house"].includes(target);
     case 'viewer':
-      return !WRITES.includes(action) && action !== 'audit.read' && ["house itself", "house's own app", "vendor's app in the house", "other vendor's app in the house"].includes(target);
+      return !WRITES.includes(action) && action !== 'app.permissions' && action !== 'audit.read' && ["house itself", "house's own app", "vendor's app in the house", "other vendor's app in the house"].includes(target);
     case 'vendor':
       if (action === 'organisation.read') return target === 'the vendor itself';
       return APP_SCOPED.includes(action) && ["vendor's app in the house", "vendor's app in another house"].includes(target);

@@ -19,6 +19,8 @@ export const ACTIONS = [
   'connection.create',
   'connection.rotate',
   'connection.revoke',
+  /** What an app may publish: the house decides, for its own apps and its vendors' alike. */
+  'app.permissions',
   'audit.read',
 ] as const;
 export type Action = (typeof ACTIONS)[number];
