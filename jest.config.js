@@ -53,7 +53,7 @@ module.exports = {
       ...shared,
       displayName: 'e2e',
       testMatch: ['<rootDir>/test/**/*.test.ts'],
-      testPathIgnorePatterns: [...shared.testPathIgnorePatterns, '<rootDir>/test/(faults|fuzz|cluster)/'],
+      testPathIgnorePatterns: [...shared.testPathIgnorePatterns, '<rootDir>/test/(faults|fuzz|cluster|browser)/'],
       setupFiles: ['<rootDir>/test/support/load-stack-env.js'],
     },
     // Fault suite (`npm run test:faults`): a bus on servers of its own, which it kills and restarts.
@@ -68,6 +68,13 @@ module.exports = {
       ...shared,
       displayName: 'fuzz',
       testMatch: ['<rootDir>/test/fuzz/**/*.test.ts'],
+      setupFiles: ['<rootDir>/test/support/load-stack-env.js'],
+    },
+    // The portal in a real browser (`npm test` runs it last): Debian's chromium driven by playwright-core.
+    {
+      ...shared,
+      displayName: 'browser',
+      testMatch: ['<rootDir>/test/browser/**/*.test.ts'],
       setupFiles: ['<rootDir>/test/support/load-stack-env.js'],
     },
     // The cluster tier (`npm run test:cluster`): the chart on a real single-node Kubernetes cluster that

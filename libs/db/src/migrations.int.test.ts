@@ -4,6 +4,7 @@ import { createDatabase, migrateDownAll, migrateLatest, type Knex } from './inde
 const TABLES = [
   'accepted_messages',
   'apps',
+  'audit_log',
   'aws_principals',
   'connections',
   'credentials',
@@ -11,6 +12,8 @@ const TABLES = [
   'messages',
   'organisations',
   'permissions',
+  'portal_logins',
+  'portal_sessions',
   'quarantined_records',
   'refusal_counters',
   'refusals',
@@ -20,7 +23,7 @@ const TABLES = [
   'story_state',
   'workspaces',
 ];
-const ALL = ['001_tenancy', '002_signing_keys', '003_publish', '004_delivery', '005_admin', '006_message_traceparent', '007_quarantine_listing', '008_retention', '009_tester_tools', '010_aws_principals'];
+const ALL = ['001_tenancy', '002_signing_keys', '003_publish', '004_delivery', '005_admin', '006_message_traceparent', '007_quarantine_listing', '008_retention', '009_tester_tools', '010_aws_principals', '013_portal_people'];
 
 let testDb: TestDatabase;
 let db: Knex;

@@ -57,6 +57,13 @@ export const QUEUE_WINDOW = {
   minimumMs: 14 * DAY_MS,
 } as const satisfies RetentionWindow;
 
+/** Portal sessions and sign-ins in progress: dead after a day at most (PORTAL_SESSION_MAX_AGE ≤ 1d). */
+export const PORTAL_SIGN_IN_WINDOW = {
+  variable: 'PORTAL_SESSION_RETENTION',
+  defaultMs: DAY_MS,
+  minimumMs: DAY_MS,
+} as const satisfies RetentionWindow;
+
 /**
  * Every table the bus writes per message or per operator action, in sweep order (deliveries before the
  * messages they hold on to). Configuration tables (organisations … permissions, skill registrations)
@@ -117,6 +124,27 @@ export const RETENTION_TABLES = [
     why: 'time for a tester to look up why a message was refused (GET /v1/tenants/{t}/refusals, docs/testing-tools.md); the newest 100 per connection are kept within it',
     window: { variable: 'REFUSAL_RETENTION', defaultMs: 7 * DAY_MS, minimumMs: DAY_MS },
     agesFrom: 't.refused_at',
+  },
+  {
+    table: 'audit_log',
+    what: 'changes made through the portal or the admin API: who, what, when, from where (never a secret)',
+    why: "a year's review of who changed which credential or permission, with a month's margin; an organisation's admins and the operator read it (docs/portal.md)",
+    window: { variable: 'AUDIT_RETENTION', defaultMs: 400 * DAY_MS, minimumMs: 90 * DAY_MS },
+    agesFrom: 't.at',
+  },
+  {
+    table: 'portal_sessions',
+    what: "a signed-in person's session (hash of the cookie, grants, CSRF token, expiry)",
+    why: 'no session outlives its absolute timeout (PORTAL_SESSION_MAX_AGE, at most 1 day): older rows are dead and only kept until the sweep',
+    window: PORTAL_SIGN_IN_WINDOW,
+    agesFrom: 't.created_at',
+  },
+  {
+    table: 'portal_logins',
+    what: 'a sign-in in progress (PKCE verifier and nonce of one OIDC state)',
+    why: 'a sign-in is refused 10 minutes after it began: older rows are abandoned sign-ins',
+    window: PORTAL_SIGN_IN_WINDOW,
+    agesFrom: 't.created_at',
   },
 ] as const satisfies readonly RetentionEntry[];
 

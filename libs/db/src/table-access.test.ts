@@ -20,6 +20,7 @@ const STORE_MODULES = [
   'services/delivery/src/delivery-store.ts',
   'services/gateway/src/publish-store.ts',
   'services/portal/src/admin-store.ts',
+  'services/portal/src/people/people-store.ts',
   'services/pull-api/src/queue-store.ts',
 ];
 

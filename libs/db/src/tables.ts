@@ -160,6 +160,30 @@ export const TABLE_COLUMNS = {
     verified_at: 'timestamptz?',
     revoked_at: 'timestamptz?',
   },
+  // 013_portal_people
+  portal_logins: { state_hash: 'text', code_verifier: 'text', nonce: 'text', created_at: 'timestamptz' },
+  portal_sessions: {
+    id_hash: 'text',
+    subject: 'text',
+    name: 'text',
+    grants: 'jsonb',
+    csrf_token: 'text',
+    created_at: 'timestamptz',
+    last_seen_at: 'timestamptz',
+    expires_at: 'timestamptz',
+  },
+  audit_log: {
+    id: 'int8',
+    at: 'timestamptz',
+    actor_kind: 'text',
+    actor: 'text',
+    action: 'text',
+    target: 'text',
+    organisation_id: 'text?',
+    source_address: 'text',
+    request_id: 'text?',
+    status: 'int4',
+  },
 } as const satisfies Record<string, Record<string, ColumnSpec>>;
 
 export type TableName = keyof typeof TABLE_COLUMNS;
@@ -194,6 +218,7 @@ interface NarrowedColumns {
   skill_registrations: { instance: Record<string, unknown> };
   refusals: { mode: 'publish' | 'validate'; violations: Array<{ source: string; rule: string; message: string; path?: string }> };
   aws_principals: { status: 'pending' | 'verified' | 'revoked' };
+  audit_log: { actor_kind: 'person' | 'operator_basic' };
 }
 
 type ColumnValue<T, C, S> = T extends keyof NarrowedColumns
@@ -214,8 +239,11 @@ type ColumnWritten<S> = S extends `${infer T extends ColumnTypeName}?` ? Written
 /** One row of `table` as a query reads it. */
 export type Row<T extends TableName> = { -readonly [C in keyof (typeof TABLE_COLUMNS)[T]]: ColumnValue<T, C, (typeof TABLE_COLUMNS)[T][C]> };
 
-/** The columns an insert or update of `table` may set (the database fills the defaults of the rest). */
-export type Written<T extends TableName> = { -readonly [C in keyof (typeof TABLE_COLUMNS)[T]]?: ColumnWritten<(typeof TABLE_COLUMNS)[T][C]> };
+/**
+ * The columns an insert or update of `table` may set (the database fills the defaults of the rest),
+ * each a value or a SQL expression (`db.fn.now()`: the database's clock, not this process's).
+ */
+export type Written<T extends TableName> = { -readonly [C in keyof (typeof TABLE_COLUMNS)[T]]?: ColumnWritten<(typeof TABLE_COLUMNS)[T][C]> | Knex.Raw };
 
 /** A value of one of the migrations' enum types. */
 export type EnumValue<E extends EnumTypeName> = (typeof ENUM_TYPES)[E][number];

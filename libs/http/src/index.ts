@@ -10,7 +10,7 @@ export type { CacheableJson } from './cacheable';
 export { runReadinessChecks } from './readiness';
 export type { ReadinessCheck, ReadinessReport } from './readiness';
 export { violationBody, codeBody, renderError } from './error-bodies';
-export type { ErrorRenderer } from './error-bodies';
+export type { ErrorPage, ErrorRenderer } from './error-bodies';
 export {
   HttpError,
   RouteNotFoundError,

@@ -236,8 +236,8 @@ function notFound(what: string, id: string): never {
   throw new AdminNotFoundError(what, id);
 }
 
-/** The one translation of IdentityAdmin's errors into the admin API's; its dependencies' failures are 503s. */
-async function identityCall<T>(call: () => Promise<T>): Promise<T> {
+/** The one translation of IdentityAdmin's errors into the admin API's (and the portal's); its dependencies' failures are 503s. */
+export async function identityCall<T>(call: () => Promise<T>): Promise<T> {
   try {
     return await call();
   } catch (err) {

@@ -5,6 +5,7 @@ import { createControlPublisher, encryptionKeyConfig } from '@bus/identity';
 import type { Producer } from '@bus/kafka';
 import type { Redis } from '@bus/limits';
 import type { Logger } from '@bus/observability';
+import { peopleConfig, peopleSignInOf } from './people/config';
 import type { PortalServiceDeps } from './service';
 
 /** The portal's own variables (on top of Postgres, Redis and Kafka). */
@@ -17,6 +18,7 @@ export const portalConfig = {
   ADMIN_LIMIT_PER_ADDRESS_PER_MINUTE: int({ min: 1, max: 1_000_000, default: 600 }),
   /** Seals the AWS principals' secret access keys (the gateway opens them with the same key). */
   ...encryptionKeyConfig,
+  ...peopleConfig,
 } as const;
 
 /**
@@ -38,5 +40,6 @@ export function portalDepsOf(
     perAddressPerMinute: config.ADMIN_LIMIT_PER_ADDRESS_PER_MINUTE,
     archiveMs: config.KAFKA_MESSAGES_RETENTION,
     encryptionKey: config.SIGNING_KEY_ENCRYPTION_KEY,
+    signIn: peopleSignInOf(config),
   };
 }

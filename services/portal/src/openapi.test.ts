@@ -35,3 +35,11 @@ describe('the admin OpenAPI document', () => {
     expect(schemas.RedriveResult?.oneOf?.[1]?.properties.reason).toEqual(reasons);
   });
 });
+
+describe('the portal (people) OpenAPI document', () => {
+  it("takes an app's permissions exactly as the admin API does (one request check for both)", () => {
+    const portal = (openapi.portal as unknown as Components).components.schemas;
+    const admin = (openapi.admin as unknown as Components).components.schemas;
+    expect(portal.Permissions).toEqual(admin.Permissions);
+  });
+});

@@ -15,6 +15,8 @@ import { principalRoutes } from './principal-routes';
 import { quarantineRoutes } from './quarantine-routes';
 import { createReplayRunner, type ReplayRunner } from './replays';
 import { traceRoutes } from './trace-routes';
+import { adminAudit } from './admin-audit';
+import { peopleRouters, PeopleStore, portalErrorPage, type PeopleSignIn } from './people';
 
 export interface PortalServiceDeps {
   db: Knex;
@@ -35,6 +37,8 @@ export interface PortalServiceDeps {
   readiness: ReadinessCheck[];
   library?: SkillLibrary;
   limitMetrics?: LimitMetrics;
+  /** Sign-in for people (PORTAL_OIDC_*); undefined leaves the portal's pages and /api/portal off. */
+  signIn?: PeopleSignIn;
 }
 
 export interface PortalService extends Service {
@@ -64,15 +68,18 @@ export function createPortalService(deps: PortalServiceDeps): PortalService {
   // path and query parameters here, a JSON body where the route reads it (admin-routes.ts).
   const requests = requestValidation(openapi.admin, (problem) => new AdminRequestInvalidError(problem));
   const authenticated = Router();
-  authenticated.use('/api/admin', operatorAuth(deps.operator, perAddress), requests.parameters);
+  // Every change through the admin API is audited under the operator's client id (docs/portal.md).
+  authenticated.use('/api/admin', operatorAuth(deps.operator, perAddress), adminAudit(new PeopleStore(deps.db), deps.operator.clientId, deps.logger), requests.parameters);
+  const admin = IdentityAdmin.create({ db: deps.db, control: deps.control, logger: deps.logger });
 
   return {
     name: 'portal',
+    errorPage: portalErrorPage,
     routers: [
       documents,
       authenticated,
       adminRoutes({
-        admin: IdentityAdmin.create({ db: deps.db, control: deps.control, logger: deps.logger }),
+        admin,
         store,
         library: deps.library ?? loadSkillLibrary(),
         replays,
@@ -87,6 +94,7 @@ export function createPortalService(deps: PortalServiceDeps): PortalService {
         requests,
       }),
       traceRoutes({ db: deps.db }),
+      ...peopleRouters({ db: deps.db, admin, store, logger: deps.logger, signIn: deps.signIn }),
     ],
     readiness: deps.readiness,
     replays,
