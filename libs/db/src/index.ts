@@ -22,3 +22,5 @@ export { readMessageTrace, readStory, STORY_MESSAGES_MAX } from './inspection';
 export type { MessageTrace, DeliveryTrace, DeliveryStateName, StoryView } from './inspection';
 export { writeRefusals, readRecentRefusals, REFUSALS_KEPT } from './refusals';
 export type { RefusalRecord, RateLimitCount, RecentRefusals } from './refusals';
+export { consumerToolsOf, consumerToolsColumns, faultsOn, writeConsumerTools, NO_FAULTS } from './consumer-tools';
+export type { ConsumerTools, ConsumerFaults, ConsumerToolsRow } from './consumer-tools';

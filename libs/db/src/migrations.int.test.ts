@@ -5,7 +5,10 @@ const TABLES = [
   'accepted_messages',
   'apps',
   'connections',
+  'consumer_fault_events',
+  'consumer_tools',
   'credentials',
+  'dead_letters',
   'deliveries',
   'messages',
   'organisations',
@@ -19,7 +22,7 @@ const TABLES = [
   'story_state',
   'workspaces',
 ];
-const ALL = ['001_tenancy', '002_signing_keys', '003_publish', '004_delivery', '005_admin', '006_message_traceparent', '007_quarantine_listing', '008_retention', '009_tester_tools'];
+const ALL = ['001_tenancy', '002_signing_keys', '003_publish', '004_delivery', '005_admin', '006_message_traceparent', '007_quarantine_listing', '008_retention', '009_tester_tools', '012_consumer_tools'];
 
 let testDb: TestDatabase;
 let db: Knex;

@@ -1,4 +1,5 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import type { ConsumerTools } from '@bus/db';
 import { DependencyUnavailableError, HttpError, unavailableUnlessDone } from '@bus/http';
 import {
   authorizeBearer,
@@ -20,6 +21,8 @@ export interface BearerIdentity {
   appId: string;
   credentialVersion: number;
   claims: AccessTokenClaims;
+  /** The consumer connection's testing settings (docs/testing-tools.md); null when none is on. */
+  consumerTools: ConsumerTools | null;
 }
 
 /** 401 producer.unauthenticated, 403 producer.not_registered or 403 tenant.mismatch (spec §5, §7.2). */
@@ -95,6 +98,7 @@ export function createBearerAuthenticator(deps: BearerAuthenticatorDeps): Bearer
         appId: c.appId,
         credentialVersion: c.credentialVersion,
         claims,
+        consumerTools: c.consumerTools,
       };
     } catch (err) {
       if (err instanceof BearerRefusal) throw new BearerRefusedError(err);

@@ -1,10 +1,15 @@
-import type { Knex } from '@bus/db';
+import { consumerToolsColumns, consumerToolsOf, type ConsumerTools, type ConsumerToolsRow, type Knex } from '@bus/db';
 import type { ConnectionKind, ConnectionState, ConnectionStatus, PublicJwk, SigningKeyLifecycle } from '@bus/tokens';
 
 /** A connection as the token service and the bearer routes see it. */
 export interface ConnectionRecord extends ConnectionState {
   /** The organisation that owns the workspace (the token's org claim). */
   organisationId: string;
+  /**
+   * A consumer connection's testing settings (fault injection, dead-letter threshold), read with the
+   * connection so the pull API pays no round trip for them; null when none is on.
+   */
+  consumerTools: ConsumerTools | null;
 }
 
 export interface CredentialRecord {
@@ -27,7 +32,7 @@ export interface IdentityStore {
   signingKeys(): Promise<PublishedKey[]>;
 }
 
-interface ConnectionRow {
+interface ConnectionRow extends Partial<ConsumerToolsRow> {
   id: string;
   kind: ConnectionKind;
   status: ConnectionStatus;
@@ -48,8 +53,10 @@ export class KnexIdentityStore implements IdentityStore {
     const row = (await this.db('connections as c')
       .join('apps as a', 'a.id', 'c.app_id')
       .join('workspaces as w', 'w.id', 'a.workspace_id')
+      .leftJoin('consumer_tools as t', 't.consumer_id', 'c.id')
       .where('c.id', clientId)
       .first(
+        ...consumerToolsColumns('t'),
         'c.id',
         'c.kind',
         'c.status',
@@ -68,6 +75,7 @@ export class KnexIdentityStore implements IdentityStore {
       workspaceId: row.app_workspace_id,
       appId: row.app_id,
       organisationId: row.organisation_id,
+      consumerTools: consumerToolsOf(row),
     };
   }
 

@@ -35,7 +35,7 @@ beforeAll(async () => {
   await db('connections').insert({ id: consumer, app_id: 'aorderchecks2', workspace_id: workspaceId, kind: 'consumer' });
   notifier = createPgQueueNotifier({ url: testDb.url, logger: pino({ level: 'silent' }) });
   await notifier.start();
-  deps = { store: KnexQueueStore.create(db), notifier, handles: createReceiptHandles(randomBytes(32)), logger: pino({ level: 'silent' }), metrics: createPullMetrics(createMetricsRegistry({ defaultMetrics: false })) };
+  deps = { store: KnexQueueStore.create(db), tools: KnexQueueStore.create(db), notifier, handles: createReceiptHandles(randomBytes(32)), logger: pino({ level: 'silent' }), metrics: createPullMetrics(createMetricsRegistry({ defaultMetrics: false })) };
 }, 30_000);
 
 afterAll(async () => {

@@ -28,7 +28,7 @@ beforeAll(async () => {
   await db('connections').insert([a, b].map((id) => ({ id, app_id: 'apullapitest2', workspace_id: workspaceId, kind: 'consumer' })));
   notifier = createPgQueueNotifier({ url: testDb.url, logger: pino({ level: 'silent' }) });
   await notifier.start();
-  deps = { store: KnexQueueStore.create(db), notifier, handles: createReceiptHandles(randomBytes(32)), logger: pino({ level: 'silent' }), metrics: createPullMetrics(createMetricsRegistry({ defaultMetrics: false })) };
+  deps = { store: KnexQueueStore.create(db), tools: KnexQueueStore.create(db), notifier, handles: createReceiptHandles(randomBytes(32)), logger: pino({ level: 'silent' }), metrics: createPullMetrics(createMetricsRegistry({ defaultMetrics: false })) };
   deliveries = KnexDeliveryStore.create(db);
 }, 30_000);
 

@@ -8,6 +8,7 @@ import * as messageTraceparent from './006_message_traceparent';
 import * as quarantineListing from './007_quarantine_listing';
 import * as retention from './008_retention';
 import * as testerTools from './009_tester_tools';
+import * as consumerTools from './012_consumer_tools';
 
 interface NamedMigration {
   name: string;
@@ -29,6 +30,7 @@ const MIGRATIONS: readonly NamedMigration[] = [
   { name: '007_quarantine_listing', migration: quarantineListing },
   { name: '008_retention', migration: retention },
   { name: '009_tester_tools', migration: testerTools },
+  { name: '012_consumer_tools', migration: consumerTools },
 ];
 
 export const migrationSource: Knex.MigrationSource<NamedMigration> = {
