@@ -19,7 +19,7 @@ export {
 } from './retention';
 export type { RetentionEntry, RetentionWindow, RetentionSettings, RetentionVariable } from './retention';
 export { readMessageTrace, readStory, STORY_MESSAGES_MAX } from './inspection';
-export type { MessageTrace, DeliveryTrace, DeliveryStateName, StoryView } from './inspection';
+export type { MessageTrace, DeliveryTrace, DeliveryStateName, InjectedFault, StoryView } from './inspection';
 export { writeRefusals, readRecentRefusals, REFUSALS_KEPT } from './refusals';
 export type { RefusalRecord, RateLimitCount, RecentRefusals } from './refusals';
 export { consumerToolsOf, consumerToolsColumns, faultsOn, writeConsumerTools, NO_FAULTS } from './consumer-tools';

@@ -121,6 +121,8 @@ export interface QueueStats {
   consumerId: string;
   depth: number;
   inFlight: number;
+  /** Open dead letters (counted in depth too: un-acked, never visible until redriven or discarded). */
+  deadLetters: number;
   oldestEnqueuedAt: Date;
 }
 
@@ -214,12 +216,13 @@ export class KnexDeliveryStore implements DeliveryStore {
       (await this.db.raw(
         `SELECT consumer_id, count(*)::int AS depth,
                 (count(*) FILTER (WHERE state = 'leased' AND visible_at > now()))::int AS in_flight,
+                (count(*) FILTER (WHERE visible_at = 'infinity'))::int AS dead_letters,
                 min(enqueued_at) AS oldest
            FROM deliveries WHERE state <> 'acked' ${consumerId === undefined ? '' : 'AND consumer_id = ?'} GROUP BY consumer_id`,
         consumerId === undefined ? [] : [consumerId],
-      )) as { rows: Array<{ consumer_id: string; depth: number; in_flight: number; oldest: Date }> }
+      )) as { rows: Array<{ consumer_id: string; depth: number; in_flight: number; dead_letters: number; oldest: Date }> }
     ).rows;
-    return rows.map((r) => ({ consumerId: r.consumer_id, depth: r.depth, inFlight: r.in_flight, oldestEnqueuedAt: r.oldest }));
+    return rows.map((r) => ({ consumerId: r.consumer_id, depth: r.depth, inFlight: r.in_flight, deadLetters: r.dead_letters, oldestEnqueuedAt: r.oldest }));
   }
 
   replay(m: MessageToEnqueue, consumerId: string): Promise<boolean> {

@@ -18,4 +18,6 @@ export { deliveryConfig, defaultDeliveryGroupId, deliverySettings } from './conf
 export { replayToConsumer } from './replay';
 export type { ReplayRequest, ReplayDeps, ReplayResult } from './replay';
 export { queueOperations } from './operations';
+export { DEAD_LETTERS_LISTED } from './dead-letters';
+export type { DeadLetter, DeadLetterResolution, ResolvedDeadLetter } from './dead-letters';
 export type { QueueOperations } from './operations';

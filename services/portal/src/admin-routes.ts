@@ -18,7 +18,7 @@ import type { ReplayFunction, ReplayRunner } from './replays';
 export interface QueueOperations {
   replay: ReplayFunction;
   /** Undefined when the consumer has nothing un-acked. */
-  stats(consumerId: string): Promise<{ depth: number; inFlight: number; oldestEnqueuedAt: Date } | undefined>;
+  stats(consumerId: string): Promise<{ depth: number; inFlight: number; deadLetters: number; oldestEnqueuedAt: Date } | undefined>;
 }
 
 export interface AdminRoutesDeps {
@@ -212,6 +212,7 @@ export function adminRoutes(deps: AdminRoutesDeps): Router {
       client_id: connection.client_id,
       depth: stats?.depth ?? 0,
       in_flight: stats?.inFlight ?? 0,
+      dead_letters: stats?.deadLetters ?? 0,
       oldest_age_seconds: stats ? Math.max(0, (now().getTime() - stats.oldestEnqueuedAt.getTime()) / 1000) : null,
     });
   });

@@ -1,4 +1,14 @@
-import { readSkillRegistrations, skillRegistration, type Knex, type SkillRegistration, type SkillRegistrationRow } from '@bus/db';
+import {
+  consumerToolsColumns,
+  consumerToolsOf,
+  readSkillRegistrations,
+  skillRegistration,
+  type ConsumerTools,
+  type ConsumerToolsRow,
+  type Knex,
+  type SkillRegistration,
+  type SkillRegistrationRow,
+} from '@bus/db';
 import { quotaOfColumns, type QuotaColumns } from '@bus/identity';
 import type { QuotaTier } from '@bus/limits';
 import { newId } from '@bus/tokens';
@@ -47,6 +57,20 @@ export interface ConnectionView {
   credential_version: number;
   created_at: string;
   status_changed_at: string | null;
+  /** A consumer connection's testing settings (docs/testing-tools.md); null when none is on. */
+  consumer_tools: ConsumerToolsView | null;
+}
+
+/** ConsumerTools as the admin API shows and takes them. */
+export interface ConsumerToolsView {
+  faults: { duplicate_rate: number; delay_ms: number; early_expiry_rate: number };
+  max_receives: number | null;
+}
+
+export function consumerToolsView(tools: ConsumerTools | null): ConsumerToolsView | null {
+  if (!tools) return null;
+  const { duplicateRate, delayMs, earlyExpiryRate } = tools.faults;
+  return { faults: { duplicate_rate: duplicateRate, delay_ms: delayMs, early_expiry_rate: earlyExpiryRate }, max_receives: tools.maxReceives };
 }
 
 export interface NewRegistration {
@@ -257,7 +281,8 @@ export class KnexAdminStore implements AdminStore {
   private connectionQuery() {
     return this.db('connections as c')
       .join('apps as a', 'a.id', 'c.app_id')
-      .select('c.id', 'c.app_id', 'c.workspace_id', 'a.organisation_id', 'c.kind', 'c.status', 'c.credential_version', 'c.created_at', 'c.status_changed_at');
+      .leftJoin('consumer_tools as t', 't.consumer_id', 'c.id')
+      .select('c.id', 'c.app_id', 'c.workspace_id', 'a.organisation_id', 'c.kind', 'c.status', 'c.credential_version', 'c.created_at', 'c.status_changed_at', ...consumerToolsColumns('t'));
   }
 
   private async withPermissions(rows: AppRow[]): Promise<AppView[]> {
@@ -301,7 +326,7 @@ interface AppRow {
   name: string;
   created_at: Date;
 }
-interface ConnectionRow {
+interface ConnectionRow extends Partial<ConsumerToolsRow> {
   id: string;
   app_id: string;
   workspace_id: string;
@@ -361,6 +386,7 @@ function connectionView(r: ConnectionRow): ConnectionView {
     credential_version: r.credential_version,
     created_at: r.created_at.toISOString(),
     status_changed_at: r.status_changed_at?.toISOString() ?? null,
+    consumer_tools: consumerToolsView(consumerToolsOf(r)),
   };
 }
 

@@ -13,6 +13,7 @@ import { AdminRequestInvalidError, AdminUnavailableError } from './errors';
 import { quarantineRoutes, type QuarantineOperations } from './quarantine-routes';
 import { createReplayRunner, type ReplayRunner } from './replays';
 import { traceRoutes } from './trace-routes';
+import { consumerToolsRoutes, type BusEnvironment, type DeadLetterOperations } from './consumer-tools-routes';
 
 export interface PortalServiceDeps {
   db: Knex;
@@ -25,8 +26,10 @@ export interface PortalServiceDeps {
   perAddressPerMinute: number;
   /** The environment's replay archive (KAFKA_MESSAGES_RETENTION). */
   archiveMs: number;
-  /** Delivery's replay primitive, queue stats and quarantine redrive, from the composition root. */
-  queues: QueueOperations & QuarantineOperations;
+  /** Delivery's replay primitive, queue stats, quarantine redrive and dead letters, from the composition root. */
+  queues: QueueOperations & QuarantineOperations & DeadLetterOperations;
+  /** BUS_ENVIRONMENT: fault injection is refused outside a Sandbox. */
+  environment: BusEnvironment;
   /** Postgres, Redis and Kafka readiness. */
   readiness: ReadinessCheck[];
   library?: SkillLibrary;
@@ -59,6 +62,7 @@ export function createPortalService(deps: PortalServiceDeps): PortalService {
   // Every admin request is checked against the served document once the operator is known: the
   // path and query parameters here, a JSON body where the route reads it (admin-routes.ts).
   const requests = requestValidation(openapi.admin, (problem) => new AdminRequestInvalidError(problem));
+  const admin = IdentityAdmin.create({ db: deps.db, control: deps.control, logger: deps.logger });
   const authenticated = Router();
   authenticated.use('/api/admin', operatorAuth(deps.operator, perAddress), requests.parameters);
 
@@ -68,7 +72,7 @@ export function createPortalService(deps: PortalServiceDeps): PortalService {
       documents,
       authenticated,
       adminRoutes({
-        admin: IdentityAdmin.create({ db: deps.db, control: deps.control, logger: deps.logger }),
+        admin,
         store,
         library: deps.library ?? loadSkillLibrary(),
         replays,
@@ -78,6 +82,7 @@ export function createPortalService(deps: PortalServiceDeps): PortalService {
       }),
       quarantineRoutes({ store, queues, requests }),
       traceRoutes({ db: deps.db }),
+      consumerToolsRoutes({ admin, store, queues, requests, environment: deps.environment }),
     ],
     readiness: deps.readiness,
     replays,
