@@ -481,9 +481,9 @@ export class KnexQueueStore implements QueueStore, ConsumerToolsStore {
            RETURNING d.id, d.message_id
          )
          INSERT INTO consumer_fault_events (consumer_id, delivery_id, message_id, kind, detail_ms)
-         SELECT :consumerId, id, message_id, 'early_expiry', :leaseMs FROM cut
+         SELECT :consumerId::text, id, message_id, 'early_expiry', :leaseMs::int FROM cut
          UNION ALL
-         SELECT :consumerId, d.id, d.message_id, 'delay', :delayMs FROM deliveries d WHERE d.id = ANY(:delayed::bigint[]) AND d.consumer_id = :consumerId
+         SELECT :consumerId::text, d.id, d.message_id, 'delay', :delayMs::int FROM deliveries d WHERE d.id = ANY(:delayed::bigint[]) AND d.consumer_id = :consumerId
          RETURNING kind`,
         { consumerId, leaseMs: faults.leaseMs, delayMs: faults.delayMs, delayed: faults.delayed, ...leaseArrays(faults.cut) },
       )) as { rows: Array<{ kind: FaultKind }> }
