@@ -102,7 +102,7 @@ describe('the retention sweep on the real Postgres, with a controlled clock', ()
     expect(metricValues(metrics, 'bus_retention_rows_removed_total')).toEqual(Object.fromEntries(RETENTION_TABLES.map((e) => [e.table, 25])));
     expect(metricValues(metrics, 'bus_retention_window_seconds')).toEqual({
       accepted_messages: 7 * 86_400, story_state: 7 * 86_400, deliveries: 14 * 86_400, messages: 14 * 86_400, quarantined_records: 7 * 86_400, replay_jobs: 30 * 86_400,
-      refusals: 7 * 86_400,
+      refusals: 7 * 86_400, consumer_fault_events: 14 * 86_400, dead_letters: 14 * 86_400,
     });
     const ages = metricValues(metrics, 'bus_retention_oldest_row_age_seconds');
     // The age counts rows nothing keeps: each remaining message has its delivery, each story state a
@@ -116,7 +116,7 @@ describe('the retention sweep on the real Postgres, with a controlled clock', ()
     expect(second.tables).toMatchObject({
       accepted_messages: { removed: 25 }, story_state: { removed: 25 }, quarantined_records: { removed: 25 }, refusals: { removed: 25 }, deliveries: { removed: 0 }, replay_jobs: { removed: 0 },
     });
-    expect(await counts()).toEqual({ accepted_messages: 0, story_state: 0, deliveries: 25, messages: 25, quarantined_records: 0, replay_jobs: 25, refusals: 0 });
+    expect(await counts()).toEqual({ accepted_messages: 0, story_state: 0, deliveries: 25, messages: 25, quarantined_records: 0, replay_jobs: 25, refusals: 0, consumer_fault_events: 25, dead_letters: 25 });
   });
 
   it('keeps a story state while any message of its correlation id is inside the window, however old the state', async () => {
