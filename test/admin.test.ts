@@ -429,7 +429,7 @@ describe('replay and queue stats', () => {
     }
     expect(firstPass).toEqual(sent.map((m) => m.message_id));
     const empty = await admin('GET', `/api/admin/connections/${consumer.client_id}/queue`);
-    expect(empty.body).toEqual({ client_id: consumer.client_id, depth: 0, in_flight: 0, oldest_age_seconds: null });
+    expect(empty.body).toEqual({ client_id: consumer.client_id, depth: 0, in_flight: 0, dead_letters: 0, oldest_age_seconds: null });
 
     const started = await admin('POST', `/api/admin/connections/${consumer.client_id}/replays`, { since });
     expect(started.status).toBe(202);
