@@ -175,7 +175,7 @@ describe('the acceptance contract: a 202 only for what every reader reads the sa
         const { found, seen } = await receiveUntil(c.messageId);
         expect(seen.filter((id) => refusedIds.has(id))).toEqual([]);
         const stored = await tenants.db('messages').where({ workspace_id: house.workspaceId, message_id: c.messageId }).first('body');
-        expect(Buffer.compare(stored.body as Buffer, bytes)).toBe(0);
+        expect(Buffer.compare(stored!.body, bytes)).toBe(0);
         expect(found.envelope).toEqual(JSON.parse(bytes.toString('utf8')));
         expect(found.envelope).toMatchObject({ system_id: SYSTEM_ID, message_type: 'system.audit', payload: { reason: c.reason } });
       }),

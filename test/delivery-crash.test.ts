@@ -1,7 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import pino from 'pino';
 import { Registry } from 'prom-client';
-import { createDatabase, migrateLatest, type Knex } from '@bus/db';
+import { createDatabase, migrateLatest, TenancyFixture, type Knex } from '@bus/db';
 import { createGroupCommitter, KnexPublishStore, kafkaCommitter } from '@bus/gateway';
 import { createKafka, createProducer, type Producer } from '@bus/kafka';
 import { som } from '@bus/schemas';
@@ -31,13 +31,10 @@ beforeAll(async () => {
   testDb = await createTestDatabase('bus_crash');
   db = createDatabase({ url: testDb.url, poolMax: 10, applicationName: 'delivery-crash' });
   await migrateLatest(db);
-  await db('organisations').insert({ id: 'odelivcrasht2', name: 'House', kind: 'house' });
-  await db('workspaces').insert({ id: workspaceId, organisation_id: 'odelivcrasht2', name: 'W' });
-  await db('apps').insert({ id: 'adelivcrasht2', workspace_id: workspaceId, organisation_id: 'odelivcrasht2', name: 'A' });
-  await db('connections').insert([
-    { id: producerId, app_id: 'adelivcrasht2', workspace_id: workspaceId, kind: 'producer' },
-    ...consumerIds.map((id) => ({ id, app_id: 'adelivcrasht2', workspace_id: workspaceId, kind: 'consumer' })),
-  ]);
+  await TenancyFixture.create(db).tenant({
+    workspaceId,
+    connections: [{ id: producerId, kind: 'producer' }, ...consumerIds.map((id) => ({ id, kind: 'consumer' as const }))],
+  });
   producer = createProducer(createKafka({ brokers: requireEnv('KAFKA_BROKERS').split(','), clientId: 'delivery-crash', logger: pino({ level: 'silent' }) }));
   await producer.connect();
 }, 60_000);

@@ -19,9 +19,6 @@ import { startBus, type RunningBus } from '../support/bus';
  * and any 501 elsewhere, fails.
  */
 const NOT_IMPLEMENTED_YET = [
-  ['POST', '/v1/tenants/{t}/iam/messages'],
-  ['POST', '/v1/tenants/{t}/iam/validate'],
-  ['POST', '/v1/tenants/{t}/principals/verify'],
   ['POST', '/v1/jwt/messages'],
   ['POST', '/v1/messages'],
 ] as const;

@@ -50,7 +50,7 @@ gateway:
   name: gateway
   port: 8082
   entry: services/gateway/dist/main.js
-  needs: [postgres, redis, kafka]
+  needs: [postgres, redis, kafka, signingKeys]
 pullApi:
   name: pull-api
   port: 8083
@@ -70,7 +70,7 @@ portal:
   name: portal
   port: 8092
   entry: services/portal/dist/main.js
-  needs: [postgres, redis, kafka, operator]
+  needs: [postgres, redis, kafka, operator, signingKeys]
 {{- end -}}
 
 {{/* Name of one component's objects: <fullname>-<component>. Call with (dict "root" $ "component" "pull-api"). */}}

@@ -64,6 +64,28 @@ export interface Registration {
   instance: { skill_id: string; skill_version?: string; instance_label: string };
 }
 
+export interface Principal {
+  access_key_id: string;
+  client_id: string;
+  role_arn: string;
+  status: 'pending' | 'verified' | 'revoked';
+  created_at: string;
+  verified_at: string | null;
+  revoked_at: string | null;
+}
+
+export interface IssuedPrincipal {
+  access_key_id: string;
+  secret_access_key: string;
+  principal: Principal;
+}
+
+export interface PrincipalChallenge {
+  access_key_id: string;
+  challenge: string;
+  expires_at: string;
+}
+
 export interface QueueStats {
   client_id: string;
   depth: number;

@@ -1,18 +1,22 @@
-import type { App, Connection, IssuedCredential, MessageTrace, Organisation, QuarantinePage, QueueStats, RedriveAnswer, Registration, Replay, Workspace } from './api';
+import type { App, Connection, IssuedCredential, IssuedPrincipal, MessageTrace, Organisation, Principal, PrincipalChallenge, QuarantinePage, QueueStats, RedriveAnswer, Registration, Replay, Workspace } from './api';
 import { TIERS } from './api';
 import { DURATION_FORM, durationSeconds, resolveSince } from './duration';
 import { UsageError } from './errors';
 import {
   appView,
+  challengeFields,
   connectionView,
   fields,
   listTable,
   organisationView,
   permissionFields,
+  principalColumns,
+  PRINCIPAL_SECRET_NOTE,
   queueFields,
   redriveColumns,
   registrationColumns,
   renderIssued,
+  renderIssuedPrincipal,
   renderQuarantinePage,
   renderTrace,
   replayFields,
@@ -120,6 +124,26 @@ function tierQuota(input: Input): { quota?: { tier: string } } {
 }
 
 const consumerOption: OptionSpec = { type: 'string', value: '<c>', help: 'the consumer connection (client id)' };
+const connectionOption: OptionSpec = { type: 'string', value: '<c>', help: 'the connection (client id)' };
+
+/** `principal <verb> --connection <c> <access_key_id>`: one call on one principal of a connection. */
+function principalCommand(verb: string, summary: string, request: { method: 'GET' | 'POST' | 'DELETE'; suffix: string }, render: (body: unknown, key: string) => string, note?: string): Command {
+  return {
+    path: ['principal', verb],
+    summary,
+    usage: '--connection <c> <access_key_id>',
+    options: { connection: connectionOption },
+    positionals: ['<access_key_id>'],
+    plan: (input) => {
+      const key = input.positional(0);
+      return {
+        request: { method: request.method, path: `/connections/${id(input.need('connection'))}/principals/${id(key)}${request.suffix}` },
+        render: (body) => render(body, key),
+        ...(note ? { note } : {}),
+      };
+    },
+  };
+}
 
 const SKILLS_TYPES: Record<string, string> = { '.yaml': 'application/yaml', '.yml': 'application/yaml', '.json': 'application/json' };
 
@@ -494,6 +518,39 @@ export const COMMANDS: readonly Command[] = [
       };
     },
   },
+  {
+    path: ['principal', 'add'],
+    summary: 'register an AWS role ARN on a connection; prints its access key id and secret access key (shown once)',
+    usage: '--connection <c> --role-arn <arn>',
+    options: { connection: connectionOption, 'role-arn': { type: 'string', value: '<arn>', help: 'the IAM role ARN, arn:aws:iam::<account>:role/<name>' } },
+    positionals: [],
+    plan: (input) => ({
+      request: { method: 'POST', path: `/connections/${id(input.need('connection'))}/principals`, json: { role_arn: input.need('role-arn') } },
+      render: (body) => renderIssuedPrincipal(body as IssuedPrincipal),
+      note: PRINCIPAL_SECRET_NOTE,
+    }),
+  },
+  {
+    path: ['principal', 'list'],
+    summary: "list a connection's AWS principals (never their secrets)",
+    usage: '--connection <c>',
+    options: { connection: connectionOption },
+    positionals: [],
+    plan: (input) => ({
+      request: { method: 'GET', path: `/connections/${id(input.need('connection'))}/principals` },
+      render: (body) => table(principalColumns, (body as { principals: Principal[] }).principals),
+    }),
+  },
+  principalCommand('show', 'show one AWS principal', { method: 'GET', suffix: '' }, (body) => fields(principalColumns, body as Principal)),
+  principalCommand(
+    'challenge',
+    'issue a one-time challenge (10 minutes) that the pending principal signs back to principals/verify',
+    { method: 'POST', suffix: '/challenge' },
+    (body) => fields(challengeFields, body as PrincipalChallenge),
+    'The challenge is shown only this once: give it to the role\'s holder, who signs POST /v1/tenants/{t}/principals/verify with {"challenge": …} (docs/auth.md).',
+  ),
+  principalCommand('revoke', 'revoke an AWS principal for good (its signatures stop working)', { method: 'POST', suffix: '/revoke' }, (body) => fields(principalColumns, body as Principal)),
+  principalCommand('remove', 'remove an AWS principal and its secret', { method: 'DELETE', suffix: '' }, (_body, key) => `Removed AWS principal ${key}.\n`),
 ];
 
 function replayFailure(body: unknown): string | undefined {
@@ -517,6 +574,7 @@ export const GROUPS: Readonly<Record<string, string>> = {
   permission: 'the system ids and message types an app may publish',
   tier: 'quota tiers and custom limits',
   registration: "a consumer's skill registrations",
+  principal: "AWS principals of a connection: role ARN, access key, challenge, revoke",
   replay: "replay a consumer's messages from the archive",
   queue: "a consumer's queue",
   message: 'follow an accepted message through delivery',

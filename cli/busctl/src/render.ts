@@ -1,4 +1,4 @@
-import type { App, Connection, IssuedCredential, MessageTrace, Organisation, QuarantinePage, QueueStats, Quota, RedriveAnswer, Registration, Replay, Workspace } from './api';
+import type { App, Connection, IssuedCredential, IssuedPrincipal, MessageTrace, Organisation, Principal, PrincipalChallenge, QuarantinePage, QueueStats, Quota, RedriveAnswer, Registration, Replay, Workspace } from './api';
 import { formatSeconds } from './duration';
 
 /**
@@ -189,3 +189,26 @@ export function renderIssued(issued: IssuedCredential): string {
   if (issued.previous_secret_usable_until !== undefined) secret.push(['previous_secret_usable_until', (i) => i.previous_secret_usable_until]);
   return `${fields(connectionView.fields, issued.connection)}\n${fields(secret, issued)}`;
 }
+
+export const principalColumns: readonly Column<Principal>[] = [
+  ['access_key_id', (p) => p.access_key_id],
+  ['client_id', (p) => p.client_id],
+  ['role_arn', (p) => p.role_arn],
+  ['status', (p) => p.status],
+  ['created_at', (p) => p.created_at],
+  ['verified_at', (p) => p.verified_at],
+  ['revoked_at', (p) => p.revoked_at],
+];
+
+export const PRINCIPAL_SECRET_NOTE =
+  'This is the only time the secret access key is shown: give it to the role\'s holder now. The principal is pending until it signs principals/verify with a challenge (busctl principal challenge).';
+
+export function renderIssuedPrincipal(issued: IssuedPrincipal): string {
+  return `${fields(principalColumns, issued.principal)}\n${fields<IssuedPrincipal>([['secret_access_key', (i) => i.secret_access_key]], issued)}`;
+}
+
+export const challengeFields: readonly Column<PrincipalChallenge>[] = [
+  ['access_key_id', (c) => c.access_key_id],
+  ['challenge', (c) => c.challenge],
+  ['expires_at', (c) => c.expires_at],
+];

@@ -159,6 +159,41 @@ describe('run', () => {
     expect(h.out.stdout).toBe('');
   });
 
+  it('registers an AWS principal, showing its secret once with a note, and challenges and revokes it by access key id', async () => {
+    const principal = { access_key_id: 'AKIAABCDEFGHIJKLMNOP', client_id: 'c1', role_arn: 'arn:aws:iam::123456789012:role/pub', status: 'pending', created_at: '2026-03-01T12:00:00.000Z', verified_at: null, revoked_at: null };
+    const secret = 'wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY';
+    const h = harness([
+      json(201, { access_key_id: principal.access_key_id, secret_access_key: secret, principal }),
+      json(201, { access_key_id: principal.access_key_id, challenge: `sbc_${'a'.repeat(43)}`, expires_at: '2026-03-01T12:10:00.000Z' }),
+      json(200, { ...principal, status: 'revoked', revoked_at: '2026-03-01T12:05:00.000Z' }),
+      json(200, { principals: [principal] }),
+    ]);
+    expect(await h.run(['principal', 'add', '--connection', 'c1', '--role-arn', principal.role_arn])).toBe(0);
+    expect(h.sent[0]).toMatchObject({ method: 'POST', url: 'http://portal.test:8090/api/admin/connections/c1/principals', body: JSON.stringify({ role_arn: principal.role_arn }) });
+    expect(h.out.stdout).toMatch(/secret_access_key\s+wJalrXUtnFEMI\/K7MDENG\/bPxRfiCYEXAMPLEKEY/);
+    expect(h.out.stdout).toMatch(/status\s+pending/);
+    expect(h.out.stdout).toContain('only time the secret access key is shown');
+    h.out.stdout = '';
+    expect(await h.run(['principal', 'challenge', '--connection', 'c1', principal.access_key_id])).toBe(0);
+    expect(h.sent[1]).toMatchObject({ method: 'POST', url: `http://portal.test:8090/api/admin/connections/c1/principals/${principal.access_key_id}/challenge` });
+    expect(h.out.stdout).toMatch(/challenge\s+sbc_a{43}/);
+    h.out.stdout = '';
+    expect(await h.run(['principal', 'revoke', '--connection', 'c1', principal.access_key_id])).toBe(0);
+    expect(h.sent[2]).toMatchObject({ method: 'POST', url: `http://portal.test:8090/api/admin/connections/c1/principals/${principal.access_key_id}/revoke` });
+    expect(h.out.stdout).toMatch(/status\s+revoked/);
+    h.out.stdout = '';
+    expect(await h.run(['principal', 'list', '--connection', 'c1'])).toBe(0);
+    expect(h.out.stdout.split('\n')[0]).toMatch(/^ACCESS_KEY_ID\s+CLIENT_ID\s+ROLE_ARN\s+STATUS/);
+    expect(h.out.stdout).not.toContain(secret);
+  });
+
+  it('needs --connection and the access key id for a principal command', async () => {
+    const h = harness([]);
+    expect(await h.run(['principal', 'remove', 'AKIAABCDEFGHIJKLMNOP'])).toBe(2);
+    expect(await h.run(['principal', 'remove', '--connection', 'c1'])).toBe(2);
+    expect(h.sent).toHaveLength(0);
+  });
+
   it('sends a skills file as it is, typed by its extension', async () => {
     const yaml = 'skills:\n  - skill_id: telling/pacing\n';
     const h = harness([json(201, { registrations: [] })], { 'skills.yaml': yaml });

@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import type { Row } from './tables';
 
 /**
  * The operator's per-consumer-connection testing settings (issue 17, docs/testing-tools.md; table
@@ -21,12 +22,11 @@ export interface ConsumerTools {
   maxReceives: number | null;
 }
 
-export interface ConsumerToolsRow {
-  duplicate_rate: number;
-  delay_ms: number;
-  early_expiry_rate: number;
-  max_receives: number | null;
-}
+/** The settings' columns of a consumer_tools row. */
+export type ConsumerToolsRow = Pick<Row<'consumer_tools'>, 'duplicate_rate' | 'delay_ms' | 'early_expiry_rate' | 'max_receives'>;
+
+/** The same columns through a LEFT JOIN (consumerToolsColumns): all null when the connection has no row. */
+export type JoinedConsumerToolsRow = { [C in keyof ConsumerToolsRow]: ConsumerToolsRow[C] | null };
 
 export const NO_FAULTS: ConsumerFaults = { duplicateRate: 0, delayMs: 0, earlyExpiryRate: 0 };
 
@@ -35,10 +35,10 @@ export function faultsOn(faults: ConsumerFaults): boolean {
 }
 
 /** The settings of a consumer_tools row; null when nothing is on (so callers take the plain path). */
-export function consumerToolsOf(row: Partial<ConsumerToolsRow> | undefined): ConsumerTools | null {
-  if (!row || row.duplicate_rate === undefined || row.duplicate_rate === null) return null;
+export function consumerToolsOf(row: JoinedConsumerToolsRow | undefined): ConsumerTools | null {
+  if (!row || row.duplicate_rate === null) return null;
   const tools: ConsumerTools = {
-    faults: { duplicateRate: Number(row.duplicate_rate), delayMs: Number(row.delay_ms ?? 0), earlyExpiryRate: Number(row.early_expiry_rate ?? 0) },
+    faults: { duplicateRate: row.duplicate_rate, delayMs: row.delay_ms ?? 0, earlyExpiryRate: row.early_expiry_rate ?? 0 },
     maxReceives: row.max_receives ?? null,
   };
   return faultsOn(tools.faults) || tools.maxReceives !== null ? tools : null;
@@ -52,7 +52,7 @@ export function consumerToolsColumns(alias: string): string[] {
 /** Stores a connection's settings (a change of one part keeps the other); removes the row when nothing is on. */
 export async function writeConsumerTools(db: Knex, consumerId: string, change: Partial<ConsumerTools>): Promise<ConsumerTools | null> {
   return db.transaction(async (trx) => {
-    const current = (await trx('consumer_tools').where({ consumer_id: consumerId }).forUpdate().first()) as ConsumerToolsRow | undefined;
+    const current = await trx('consumer_tools').where({ consumer_id: consumerId }).forUpdate().first();
     const before = consumerToolsOf(current) ?? { faults: NO_FAULTS, maxReceives: null };
     const next: ConsumerTools = { faults: change.faults ?? before.faults, maxReceives: change.maxReceives === undefined ? before.maxReceives : change.maxReceives };
     if (!faultsOn(next.faults) && next.maxReceives === null) {
@@ -65,7 +65,7 @@ export async function writeConsumerTools(db: Knex, consumerId: string, change: P
       delay_ms: next.faults.delayMs,
       early_expiry_rate: next.faults.earlyExpiryRate,
       max_receives: next.maxReceives,
-      updated_at: trx.fn.now(),
+      updated_at: new Date(),
     };
     await trx('consumer_tools').insert(row).onConflict('consumer_id').merge();
     return next;

@@ -66,14 +66,32 @@ export function databaseOptionsOf(
 }
 
 export async function migrateLatest(db: Knex): Promise<string[]> {
-  const [, applied] = (await db.migrate.latest()) as [number, string[]];
+  // knex types the migrator's answers as any: [batch number, names of the migrations run].
+  const [, applied]: [number, string[]] = await db.migrate.latest();
   return applied;
 }
 
 /** Rolls every migration back; for tests and for operators tearing an environment down. */
 export async function migrateDownAll(db: Knex): Promise<string[]> {
-  const [, reverted] = (await db.migrate.rollback(undefined, true)) as [number, string[]];
+  const [, reverted]: [number, string[]] = await db.migrate.rollback(undefined, true);
   return reverted;
+}
+
+/** node-postgres' answer to one raw statement. */
+export interface RawResult<R> {
+  rows: R[];
+  rowCount: number;
+}
+
+/**
+ * Runs raw SQL (what knex's builder cannot say: CTEs, unnest batches, row locks over joins) and
+ * answers its rows as the caller declares them. Knex cannot type raw SQL, so this is the one place
+ * that trusts a declared shape: declare it with Row<…> picks, so a renamed column still fails tsc
+ * wherever the rows are read.
+ */
+export async function rawQuery<R>(db: Knex | Knex.Transaction, sql: string, bindings: readonly Knex.RawBinding[] | Knex.ValueDict = []): Promise<RawResult<R>> {
+  const result: RawResult<R> = await db.raw(sql, bindings);
+  return result;
 }
 
 export async function pingDatabase(db: Knex): Promise<void> {

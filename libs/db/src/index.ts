@@ -1,5 +1,5 @@
-export { createDatabase, databaseOptionsOf, migrateLatest, migrateDownAll, pingDatabase, databaseReadiness } from './database';
-export type { DatabaseOptions, Knex } from './database';
+export { createDatabase, databaseOptionsOf, migrateLatest, migrateDownAll, pingDatabase, databaseReadiness, rawQuery } from './database';
+export type { DatabaseOptions, Knex, RawResult } from './database';
 /** Postgres NOTIFY channel delivery signals on when a consumer's queue got work; the payload is the consumer connection id. */
 export const DELIVERY_CHANNEL = 'bus_deliveries';
 export { readSkillRegistrations, skillRegistration } from './registrations';
@@ -22,5 +22,9 @@ export { readMessageTrace, readStory, STORY_MESSAGES_MAX } from './inspection';
 export type { MessageTrace, DeliveryTrace, DeliveryStateName, InjectedFault, StoryView } from './inspection';
 export { writeRefusals, readRecentRefusals, REFUSALS_KEPT } from './refusals';
 export type { RefusalRecord, RateLimitCount, RecentRefusals } from './refusals';
+export { TABLE_COLUMNS, ENUM_TYPES } from './tables';
+export type { TableName, Row, Written, EnumValue } from './tables';
+export { TenancyFixture } from './tenancy-fixture';
+export type { TestTenant, TestTenantOptions } from './tenancy-fixture';
 export { consumerToolsOf, consumerToolsColumns, faultsOn, writeConsumerTools, NO_FAULTS } from './consumer-tools';
-export type { ConsumerTools, ConsumerFaults, ConsumerToolsRow } from './consumer-tools';
+export type { ConsumerTools, ConsumerFaults, ConsumerToolsRow, JoinedConsumerToolsRow } from './consumer-tools';

@@ -1,4 +1,6 @@
 import type { Knex } from 'knex';
+import { rawQuery } from './database';
+import type { Row } from './tables';
 
 /**
  * Read-only views for the tester's tools (issue 17, docs/testing-tools.md): where an accepted message
@@ -52,47 +54,24 @@ export interface MessageTrace {
   deliveries: DeliveryTrace[];
 }
 
-interface AcceptedRow {
-  message_id: string;
-  message_type: string;
-  correlation_id: string;
-  producer_connection_id: string;
-  accepted_at: Date;
-  kafka_partition: number;
-  kafka_offset: string;
-}
-
-interface DeliveryTraceRow {
-  consumer_id: string;
-  connection_status: string;
-  state: 'queued' | 'leased' | 'acked' | null;
-  enqueued_at: Date | null;
-  visible_at: Date | null;
-  receive_count: number | null;
-  acked_at: Date | null;
-  nack_count: number | null;
-  last_nacked_at: Date | null;
-  dead_lettered_at: Date | null;
-  resolution: 'redriven' | 'discarded' | null;
-  resolved_at: Date | null;
-  now: Date;
-}
+/** A consumer connection LEFT JOINed with its copy of the message and its latest dead letter: their columns null when there is none. */
+type DeliveryTraceRow = { consumer_id: string; connection_status: string; now: Date } & {
+  [C in 'state' | 'enqueued_at' | 'visible_at' | 'receive_count' | 'acked_at' | 'nack_count' | 'last_nacked_at']: Row<'deliveries'>[C] | null;
+} & { [C in 'dead_lettered_at' | 'resolution' | 'resolved_at']: Row<'dead_letters'>[C] | null };
 
 const iso = (at: Date | null): string | null => (at === null ? null : at.toISOString());
 
 /** The trace of an accepted message of `workspaceId`, or undefined when the workspace accepted no such message_id. */
 export async function readMessageTrace(db: Knex, workspaceId: string, messageId: string): Promise<MessageTrace | undefined> {
-  const accepted = (await db('accepted_messages')
+  const accepted = await db('accepted_messages')
     .where({ workspace_id: workspaceId, message_id: messageId })
-    .first('message_id', 'message_type', 'correlation_id', 'producer_connection_id', 'accepted_at', 'kafka_partition', 'kafka_offset')) as
-    | AcceptedRow
-    | undefined;
+    .first('message_id', 'message_type', 'correlation_id', 'producer_connection_id', 'accepted_at', 'kafka_partition', 'kafka_offset');
   if (!accepted) return undefined;
   // Every consumer connection of the workspace, with its copy if delivery enqueued one (the
   // (consumer_id, message_id) unique index finds it).
-  const rows = (
-    (await db.raw(
-      `SELECT c.id AS consumer_id, c.status::text AS connection_status, d.state::text AS state, d.enqueued_at,
+  const { rows } = await rawQuery<DeliveryTraceRow>(
+    db,
+    `SELECT c.id AS consumer_id, c.status::text AS connection_status, d.state::text AS state, d.enqueued_at,
               -- a dead letter's 'infinity' is no time; its state says what it is
               CASE WHEN isfinite(d.visible_at) THEN d.visible_at END AS visible_at,
               d.receive_count, d.acked_at, d.nack_count, d.last_nacked_at, l.dead_lettered_at, l.resolution, l.resolved_at, now() AS now
@@ -103,14 +82,13 @@ export async function readMessageTrace(db: Knex, workspaceId: string, messageId:
          ) l ON true
         WHERE c.workspace_id = ? AND c.kind = 'consumer'
         ORDER BY c.id`,
-      [messageId, workspaceId],
-    )) as { rows: DeliveryTraceRow[] }
-  ).rows;
-  const faults = (await db('consumer_fault_events')
+    [messageId, workspaceId],
+  );
+  const faults = await db('consumer_fault_events')
     .where({ message_id: messageId })
     .whereIn('consumer_id', rows.map((r) => r.consumer_id))
     .orderBy('id')
-    .select('consumer_id', 'kind', 'injected_at', 'detail_ms')) as Array<{ consumer_id: string; kind: InjectedFault['kind']; injected_at: Date; detail_ms: number | null }>;
+    .select('consumer_id', 'kind', 'injected_at', 'detail_ms');
   return {
     message_id: accepted.message_id,
     message_type: accepted.message_type,
@@ -170,20 +148,13 @@ export interface StoryView {
 
 /** What the workspace holds for a correlation id, or undefined when it has neither a state nor an accepted message. */
 export async function readStory(db: Knex, workspaceId: string, correlationId: string): Promise<StoryView | undefined> {
-  const story = (await db('story_state').where({ workspace_id: workspaceId, correlation_id: correlationId }).first('state', 'updated_at')) as
-    | { state: Record<string, unknown>; updated_at: Date }
-    | undefined;
-  const rows = (await db('accepted_messages')
+  const story = await db('story_state').where({ workspace_id: workspaceId, correlation_id: correlationId }).first('state', 'updated_at');
+  const rows = await db('accepted_messages')
     .where({ workspace_id: workspaceId, correlation_id: correlationId })
     // One correlation id is one Kafka key, so one partition: the offset orders messages accepted in the same millisecond.
     .orderBy([{ column: 'accepted_at' }, { column: 'kafka_offset' }])
     .limit(STORY_MESSAGES_MAX + 1)
-    .select('message_id', 'message_type', 'accepted_at', 'producer_connection_id')) as Array<{
-    message_id: string;
-    message_type: string;
-    accepted_at: Date;
-    producer_connection_id: string;
-  }>;
+    .select('message_id', 'message_type', 'accepted_at', 'producer_connection_id');
   if (!story && rows.length === 0) return undefined;
   return {
     correlation_id: correlationId,

@@ -4,6 +4,7 @@ import { createDatabase, migrateDownAll, migrateLatest, type Knex } from './inde
 const TABLES = [
   'accepted_messages',
   'apps',
+  'aws_principals',
   'connections',
   'consumer_fault_events',
   'consumer_tools',
@@ -22,7 +23,7 @@ const TABLES = [
   'story_state',
   'workspaces',
 ];
-const ALL = ['001_tenancy', '002_signing_keys', '003_publish', '004_delivery', '005_admin', '006_message_traceparent', '007_quarantine_listing', '008_retention', '009_tester_tools', '012_consumer_tools'];
+const ALL = ['001_tenancy', '002_signing_keys', '003_publish', '004_delivery', '005_admin', '006_message_traceparent', '007_quarantine_listing', '008_retention', '009_tester_tools', '010_aws_principals', '012_consumer_tools'];
 
 let testDb: TestDatabase;
 let db: Knex;
@@ -57,8 +58,8 @@ describe('migrations on the real Postgres', () => {
 });
 
 describe('tenancy constraints', () => {
-  const org = { id: 'oabcdefghijk2', name: 'House', kind: 'house' };
-  const vendor = { id: 'ovendorvendo7', name: 'Vendor', kind: 'vendor' };
+  const org = { id: 'oabcdefghijk2', name: 'House', kind: 'house' as const };
+  const vendor = { id: 'ovendorvendo7', name: 'Vendor', kind: 'vendor' as const };
   const workspace = { id: 'wabcdefghijk2', organisation_id: org.id, name: 'Sandbox' };
   const app = { id: 'aabcdefghijk2', workspace_id: workspace.id, organisation_id: vendor.id, name: 'Story app' };
 
@@ -75,7 +76,7 @@ describe('tenancy constraints', () => {
   });
 
   it('accepts custom limits up to 200/s, bursts of 400 and 10,000,000 a day, and nothing above', async () => {
-    const atCeiling = { quota_tier: 'custom', custom_per_second: 200, custom_burst: 400, custom_per_day: 10_000_000 };
+    const atCeiling = { quota_tier: 'custom' as const, custom_per_second: 200, custom_burst: 400, custom_per_day: 10_000_000 };
     await db('workspaces').where({ id: workspace.id }).update(atCeiling);
     for (const over of [{ custom_per_second: 201 }, { custom_burst: 401 }, { custom_per_day: 10_000_001 }]) {
       await expect(db('workspaces').where({ id: workspace.id }).update({ ...atCeiling, ...over })).rejects.toThrow(
@@ -91,7 +92,7 @@ describe('tenancy constraints', () => {
   });
 
   it('holds connection ids to c + 12 characters of [a-z2-7] (spec 2.1)', async () => {
-    const base = { app_id: app.id, workspace_id: workspace.id, kind: 'producer' };
+    const base = { app_id: app.id, workspace_id: workspace.id, kind: 'producer' as const };
     await db('connections').insert({ ...base, id: 'cabcdefghijk2' });
     for (const id of ['cabcdefghijk1', 'Cabcdefghijk2', 'cabcdefghijk', 'cabcdefghijk23', 'xabcdefghijk2']) {
       await expect(db('connections').insert({ ...base, id })).rejects.toThrow(/connections_id_format/);
@@ -107,7 +108,8 @@ describe('tenancy constraints', () => {
     await expect(db('credentials').insert({ connection_id: 'cabcdefghijk2', version: 1, secret_hash: 'h2' })).rejects.toThrow(
       /duplicate key/,
     );
-    await expect(db('permissions').insert({ app_id: app.id, kind: 'topic', value: 'x' })).rejects.toThrow(
+    // Raw SQL: the row types refuse the unknown kind before Postgres could.
+    await expect(db.raw(`INSERT INTO permissions (app_id, kind, value) VALUES (?, 'topic', 'x')`, [app.id])).rejects.toThrow(
       /invalid input value for enum permission_kind/,
     );
   });

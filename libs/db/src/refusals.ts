@@ -81,26 +81,14 @@ export interface RecentRefusals {
   rate_limited: { rate_limited: number; quota_exceeded: number; last_refused_at: string | null };
 }
 
-interface RefusalRow {
-  mode: 'publish' | 'validate';
-  message_id: string | null;
-  message_type: string | null;
-  correlation_id: string | null;
-  status: number;
-  violations: RecentRefusals['refusals'][number]['violations'];
-  refused_at: Date;
-}
-
 /** The connection's newest refusals (at most REFUSALS_KEPT, newest first) and its rate-limit counters. */
 export async function readRecentRefusals(db: Knex, connectionId: string): Promise<RecentRefusals> {
-  const rows = (await db('refusals')
+  const rows = await db('refusals')
     .where({ connection_id: connectionId })
     .orderBy('id', 'desc')
     .limit(REFUSALS_KEPT)
-    .select('mode', 'message_id', 'message_type', 'correlation_id', 'status', 'violations', 'refused_at')) as RefusalRow[];
-  const counter = (await db('refusal_counters').where({ connection_id: connectionId }).first('rate_limited', 'quota_exceeded', 'last_refused_at')) as
-    | { rate_limited: string; quota_exceeded: string; last_refused_at: Date }
-    | undefined;
+    .select('mode', 'message_id', 'message_type', 'correlation_id', 'status', 'violations', 'refused_at');
+  const counter = await db('refusal_counters').where({ connection_id: connectionId }).first('rate_limited', 'quota_exceeded', 'last_refused_at');
   return {
     connection_id: connectionId,
     refusals: rows.map((r) => ({

@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import type { Row } from './tables';
 
 /**
  * A configured skill instance bound to a consumer connection by the portal (table
@@ -14,12 +15,7 @@ export interface SkillRegistration {
   instance: Record<string, unknown>;
 }
 
-export interface SkillRegistrationRow {
-  id: string;
-  library_version: string;
-  instance: Record<string, unknown>;
-  registered_at: Date;
-}
+export type SkillRegistrationRow = Pick<Row<'skill_registrations'>, 'id' | 'library_version' | 'instance' | 'registered_at'>;
 
 export function skillRegistration(row: SkillRegistrationRow): SkillRegistration {
   return { registration_id: row.id, library_version: row.library_version, registered_at: row.registered_at.toISOString(), instance: row.instance };
@@ -27,9 +23,9 @@ export function skillRegistration(row: SkillRegistrationRow): SkillRegistration 
 
 /** The connection's registrations, oldest first. */
 export async function readSkillRegistrations(db: Knex, consumerId: string): Promise<SkillRegistration[]> {
-  const rows = (await db('skill_registrations')
+  const rows = await db('skill_registrations')
     .where({ consumer_id: consumerId })
     .orderBy('seq')
-    .select('id', 'library_version', 'instance', 'registered_at')) as SkillRegistrationRow[];
+    .select('id', 'library_version', 'instance', 'registered_at');
   return rows.map(skillRegistration);
 }

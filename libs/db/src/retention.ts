@@ -1,5 +1,7 @@
 import { duration, int, optional, type ConfigOf, type VarReader } from '@bus/config';
 import type { Knex } from 'knex';
+import { rawQuery } from './database';
+import type { TableName } from './tables';
 
 const DAY_MS = 86_400_000;
 
@@ -22,7 +24,7 @@ export interface RetentionWindow {
  */
 export interface RetentionEntry {
   /** The table; also the `table` label of the bus_retention_* metrics. */
-  readonly table: string;
+  readonly table: TableName;
   /** What a row is (docs/operations.md, "Retention"). */
   readonly what: string;
   /** Why it is kept that long. */
@@ -187,12 +189,12 @@ export const BATCH_STATEMENT_TIMEOUT_MS = 5_000;
 export function sweepBatch(db: Knex, entry: RetentionEntry, cutoff: Date, limit: number): Promise<number | null> {
   const statements = sweepStatements(entry);
   return db.transaction(async (trx) => {
-    const lock = (await trx.raw('SELECT pg_try_advisory_xact_lock(?, ?) AS held', [...SWEEP_LOCK])) as { rows: Array<{ held: boolean }> };
+    const lock = await rawQuery<{ held: boolean }>(trx, 'SELECT pg_try_advisory_xact_lock(?, ?) AS held', [...SWEEP_LOCK]);
     if (!lock.rows[0]?.held) return null;
     await trx.raw(`SET LOCAL statement_timeout = ${BATCH_STATEMENT_TIMEOUT_MS}`);
-    const picked = (await trx.raw(statements.pick, { cutoff, limit })) as { rows: Array<{ ctid: string }> };
+    const picked = await rawQuery<{ ctid: string }>(trx, statements.pick, { cutoff, limit });
     if (picked.rows.length === 0) return 0;
-    const deleted = (await trx.raw(statements.remove, { cutoff, ctids: picked.rows.map((r) => r.ctid) })) as { rowCount: number };
+    const deleted = await rawQuery<never>(trx, statements.remove, { cutoff, ctids: picked.rows.map((r) => r.ctid) });
     return deleted.rowCount;
   });
 }
@@ -220,11 +222,10 @@ export function sweepStatements(entry: RetentionEntry): { pick: string; remove: 
  * to age; null when there is none. Walks `agesFrom`'s index from its oldest end.
  */
 export async function oldestRowAt(db: Knex, entry: RetentionEntry, cutoff: Date): Promise<Date | null> {
-  const rows = (
-    (await db.raw(
-      `SELECT ${entry.agesFrom} AS aged_from FROM ${entry.table} t ${entry.keptWhile ? `WHERE NOT ${entry.keptWhile}` : ''} ORDER BY ${entry.agesFrom} LIMIT 1`,
-      { cutoff },
-    )) as { rows: Array<{ aged_from: Date }> }
-  ).rows;
+  const { rows } = await rawQuery<{ aged_from: Date }>(
+    db,
+    `SELECT ${entry.agesFrom} AS aged_from FROM ${entry.table} t ${entry.keptWhile ? `WHERE NOT ${entry.keptWhile}` : ''} ORDER BY ${entry.agesFrom} LIMIT 1`,
+    { cutoff },
+  );
   return rows[0]?.aged_from ?? null;
 }

@@ -1,4 +1,4 @@
-import { writeConsumerTools, type ConsumerTools, type Knex } from '@bus/db';
+import { writeConsumerTools, type ConsumerTools, type Knex, type Written } from '@bus/db';
 import { hashSecret, newClientSecret, newId, type ConnectionKind } from '@bus/tokens';
 import type { Logger } from 'pino';
 import type { ConnectionChange, ControlEvent, ControlPublisher, QuotaScope } from './control';
@@ -84,9 +84,9 @@ export class IdentityAdmin {
   async createWorkspace(input: { organisationId: string; name: string; quota?: QuotaSetting; id?: string }): Promise<string> {
     const id = input.id ?? newId('w');
     await this.deps.db.transaction(async (trx) => {
-      const organisation = (await trx('organisations')
+      const organisation = await trx('organisations')
         .where({ id: input.organisationId })
-        .first('quota_tier', 'custom_per_second', 'custom_burst', 'custom_per_day')) as Record<string, unknown> | undefined;
+        .first('quota_tier', 'custom_per_second', 'custom_burst', 'custom_per_day');
       if (!organisation) throw new TenancyNotFoundError('organisation', input.organisationId);
       const quota = input.quota ? quotaColumns(input.quota) : organisation;
       await trx('workspaces').insert({ id, organisation_id: input.organisationId, name: input.name, ...quota, created_at: this.now() });
@@ -100,8 +100,9 @@ export class IdentityAdmin {
    * gets the new allowance, with no new credentials.
    */
   async setQuota(scope: QuotaScope, id: string, quota: QuotaSetting): Promise<void> {
-    const table = scope === 'organisation' ? 'organisations' : 'workspaces';
-    const changed = await this.deps.db(table).where({ id }).update(quotaColumns(quota));
+    const changed = await this.deps.db(scope === 'organisation' ? 'organisations' : 'workspaces')
+      .where({ id })
+      .update(quotaColumns(quota));
     if (changed === 0) throw new TenancyNotFoundError(scope, id);
     await this.announce({ type: 'quota.changed', scope, id, at: this.now().toISOString() });
   }
@@ -110,7 +111,7 @@ export class IdentityAdmin {
   async createApp(input: { workspaceId: string; organisationId?: string; name: string; id?: string }): Promise<string> {
     const id = input.id ?? newId('a');
     await this.deps.db.transaction(async (trx) => {
-      const workspace = (await trx('workspaces').where({ id: input.workspaceId }).first('organisation_id')) as { organisation_id: string } | undefined;
+      const workspace = await trx('workspaces').where({ id: input.workspaceId }).first('organisation_id');
       if (!workspace) throw new TenancyNotFoundError('workspace', input.workspaceId);
       const organisationId = input.organisationId ?? workspace.organisation_id;
       if (!(await trx('organisations').where({ id: organisationId }).first('id'))) throw new TenancyNotFoundError('organisation', organisationId);
@@ -126,8 +127,8 @@ export class IdentityAdmin {
       if (!app) throw new AppNotFoundError(appId);
       await trx('permissions').where({ app_id: appId }).delete();
       const rows = [
-        ...permissions.systemIds.map((value) => ({ app_id: appId, kind: 'system_id', value })),
-        ...permissions.messageTypes.map((value) => ({ app_id: appId, kind: 'message_type', value })),
+        ...permissions.systemIds.map((value) => ({ app_id: appId, kind: 'system_id' as const, value })),
+        ...permissions.messageTypes.map((value) => ({ app_id: appId, kind: 'message_type' as const, value })),
       ];
       if (rows.length > 0) await trx('permissions').insert(rows);
     });
@@ -140,7 +141,7 @@ export class IdentityAdmin {
     const clientSecret = newClientSecret();
     const now = this.now();
     await this.deps.db.transaction(async (trx) => {
-      const app = (await trx('apps').where({ id: input.appId }).first('workspace_id')) as { workspace_id: string } | undefined;
+      const app = await trx('apps').where({ id: input.appId }).first('workspace_id');
       if (!app) throw new AppNotFoundError(input.appId);
       await trx('connections').insert({
         id: clientId,
@@ -170,9 +171,7 @@ export class IdentityAdmin {
     const now = this.now();
     const previousUsableUntil = new Date(now.getTime() + opts.overlapSeconds * 1000);
     const version = await this.deps.db.transaction(async (trx) => {
-      const row = (await trx('connections').where({ id: clientId }).forUpdate().first('status', 'credential_version')) as
-        | { status: string; credential_version: number }
-        | undefined;
+      const row = await trx('connections').where({ id: clientId }).forUpdate().first('status', 'credential_version');
       if (!row) throw new ConnectionNotFoundError(clientId);
       if (row.status !== 'active') throw new ConnectionNotActiveError(clientId, row.status);
       const next = row.credential_version + 1;
@@ -244,7 +243,7 @@ export class IdentityAdmin {
   }
 }
 
-function quotaColumns(quota: QuotaSetting) {
+function quotaColumns(quota: QuotaSetting): Written<'organisations' | 'workspaces'> {
   return quota.tier === 'custom'
     ? { quota_tier: 'custom', custom_per_second: quota.perSecond, custom_burst: quota.burst, custom_per_day: quota.perDay }
     : { quota_tier: quota.tier, custom_per_second: null, custom_burst: null, custom_per_day: null };

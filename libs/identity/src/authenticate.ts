@@ -11,18 +11,27 @@ import {
   type TokenAudience,
 } from '@bus/tokens';
 import { VerifiedTokenCache, type ConnectionCache, type KeySetCache } from './cache';
+import type { ConnectionRecord } from './store';
 
-/** Who called a bearer route, in res.locals.identity once authenticateBearer let the request through. */
-export interface BearerIdentity {
+/** The connection a caller acts for, in res.locals.identity once a route authenticated it (bearer token or AWS signature). */
+export interface ConnectionIdentity {
   clientId: string;
   kind: ConnectionKind;
   workspaceId: string;
   organisationId: string;
   appId: string;
   credentialVersion: number;
+}
+
+/** Who called a bearer route, in res.locals.identity once authenticateBearer let the request through. */
+export interface BearerIdentity extends ConnectionIdentity {
   claims: AccessTokenClaims;
   /** The consumer connection's testing settings (docs/testing-tools.md); null when none is on. */
   consumerTools: ConsumerTools | null;
+}
+
+export function connectionIdentity(c: ConnectionRecord): ConnectionIdentity {
+  return { clientId: c.id, kind: c.kind, workspaceId: c.workspaceId, organisationId: c.organisationId, appId: c.appId, credentialVersion: c.credentialVersion };
 }
 
 /** 401 producer.unauthenticated, 403 producer.not_registered or 403 tenant.mismatch (spec §5, §7.2). */
@@ -89,17 +98,8 @@ export function createBearerAuthenticator(deps: BearerAuthenticatorDeps): Bearer
       }
       const connection = await unavailableOnFailure(() => deps.connections.get(claims.sub));
       authorizeBearer(claims, connection, need);
-      const c = connection as NonNullable<typeof connection>;
-      return {
-        clientId: c.id,
-        kind: c.kind,
-        workspaceId: c.workspaceId,
-        organisationId: c.organisationId,
-        appId: c.appId,
-        credentialVersion: c.credentialVersion,
-        claims,
-        consumerTools: c.consumerTools,
-      };
+      const c = connection as ConnectionRecord;
+      return { ...connectionIdentity(c), claims, consumerTools: c.consumerTools };
     } catch (err) {
       if (err instanceof BearerRefusal) throw new BearerRefusedError(err);
       throw err;

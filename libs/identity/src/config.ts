@@ -1,4 +1,4 @@
-import { duration, url } from '@bus/config';
+import { duration, int, str, url, type VarReader } from '@bus/config';
 import { MAX_CACHE_TTL_MS } from './cache';
 
 /** The bus base address: tokens carry iss {base}/v1/oauth and aud {base}, so they only work at home. */
@@ -11,4 +11,39 @@ export const identityConfig = {
   ...busBaseUrlConfig,
   /** How long a cached connection may be used without a control event; spec: changes apply within ~30 s. */
   IDENTITY_CACHE_TTL: duration({ default: 10_000, max: MAX_CACHE_TTL_MS }),
+} as const;
+
+/** A base64 value of exactly `bytes` bytes. Never echoed: it is a secret. */
+export function base64Key(bytes: number): VarReader<Buffer> {
+  const describe = `base64 of ${bytes} random bytes (e.g. \`openssl rand -base64 ${bytes}\`)`;
+  return {
+    describe,
+    read: (raw) => {
+      if (raw === undefined) throw new Error(`is required (${describe})`);
+      const value = /^[A-Za-z0-9+/]+={0,2}$/.test(raw) ? Buffer.from(raw, 'base64') : Buffer.alloc(0);
+      if (value.length !== bytes) throw new Error(`must be ${describe}`);
+      return value;
+    },
+  };
+}
+
+/**
+ * The key-encryption key of the bus's secrets at rest: the token service's signing keys, and the
+ * AWS principals' secret access keys (the portal seals them, the gateway opens them).
+ */
+export const encryptionKeyConfig = {
+  SIGNING_KEY_ENCRYPTION_KEY: base64Key(32),
+} as const;
+
+/** Processes that verify AWS SigV4 signatures (docs/auth.md, "AWS SigV4"). */
+export const sigv4Config = {
+  ...encryptionKeyConfig,
+  /** The region of every credential scope the bus accepts, e.g. eu-west-1. */
+  AWS_SIGV4_REGION: str({ pattern: /^[a-z]{2}(?:-[a-z]+)+-[0-9]{1,2}$/, default: 'us-east-1' }),
+  /** How far X-Amz-Date may be from the bus's clock, either way; at most AWS's 5 minutes. */
+  AWS_SIGV4_MAX_SKEW: duration({ default: 5 * 60_000, min: 1_000, max: 5 * 60_000 }),
+  /** All AWS-signed requests together, per second (spec §8: 50). */
+  AWS_SIGV4_LIMIT_PER_SECOND: int({ min: 1, max: 100_000, default: 50 }),
+  /** ... in bursts of (spec §8: 100); at least the rate. */
+  AWS_SIGV4_LIMIT_BURST: int({ min: 1, max: 200_000, default: 100 }),
 } as const;

@@ -3,13 +3,13 @@ import { randomBytes } from 'node:crypto';
 import { CONTROL_TOPIC, createConsumer, runBatches, sendAcked, type Consumer, type Kafka, type Producer } from '@bus/kafka';
 import type { Logger } from 'pino';
 
+/** `tools`: the consumer connection's testing settings changed (read with the connection). */
+export type ConnectionChange = 'created' | 'rotated' | 'revoked' | 'removed' | 'tools';
+
 /**
  * A change on the control topic bus.control.v1 (DESIGN §4): every process that caches identity drops
  * what the event names. Keyed by what changed (`connection/<id>`), so compaction keeps the last one.
  */
-/** `tools`: the consumer connection's testing settings changed (read with the connection). */
-export type ConnectionChange = 'created' | 'rotated' | 'revoked' | 'removed' | 'tools';
-
 export type ControlEvent =
   | { type: 'connection.changed'; connection_id: string; change: ConnectionChange; at: string }
   | { type: 'app.changed'; app_id: string; at: string }

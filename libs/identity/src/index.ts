@@ -1,8 +1,8 @@
 export { KnexIdentityStore, readSigningKeys } from './store';
 export type { IdentityStore, ConnectionRecord, CredentialRecord, PublishedKey, StoredSigningKey } from './store';
 export { ConnectionCache, KeySetCache, ReadThroughCache, VerifiedTokenCache, MAX_CACHE_TTL_MS, CacheTtlError } from './cache';
-export { createBearerAuthenticator, BearerRefusedError, RegistryUnavailableError, unavailableOnFailure } from './authenticate';
-export type { BearerAuthenticator, BearerAuthenticatorDeps, BearerIdentity } from './authenticate';
+export { createBearerAuthenticator, BearerRefusedError, RegistryUnavailableError, unavailableOnFailure, connectionIdentity } from './authenticate';
+export type { BearerAuthenticator, BearerAuthenticatorDeps, BearerIdentity, ConnectionIdentity } from './authenticate';
 export { createControlPublisher, createControlListener, parseControlEvent, controlKey, ControlEventError } from './control';
 export type { ControlEvent, ControlPublisher, ControlListener, QuotaScope } from './control';
 export {
@@ -17,6 +17,10 @@ export {
 export type { IdentityAdminDeps, IssuedCredential, QuotaSetting } from './admin';
 export { createIdentity } from './identity';
 export type { Identity, IdentityDeps, StaleKeys } from './identity';
-export { identityConfig, busBaseUrlConfig } from './config';
+export { identityConfig, busBaseUrlConfig, encryptionKeyConfig, sigv4Config, base64Key } from './config';
 export { KnexQuotaStore, connectionQuota, quotaOfColumns } from './quota';
 export type { QuotaStore, ConnectionQuotaDeps, QuotaColumns } from './quota';
+export { PrincipalStore, PrincipalNotFoundError, PrincipalNotPendingError, CHALLENGE_TTL_MS } from './principals';
+export type { PrincipalStatus, PrincipalView, SigningPrincipal, PrincipalStoreDeps } from './principals';
+export { createSigV4Verifier, redisReplayStore, signedRouteSteps, SignatureRefusedError } from './sigv4';
+export type { SigV4Verifier, SigV4VerifierDeps, SignedRequest, SignedRouteSteps, SigningKey, ReplayStore } from './sigv4';

@@ -1,6 +1,6 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import type { Knex } from '@bus/db';
-import { QUOTA_TIERS, QuotaExceededError, RateLimitedError, rateLimitFields, type ConnectionQuotas, type Quota, type QuotaTier } from '@bus/limits';
+import type { Knex, Row } from '@bus/db';
+import { QUOTA_TIERS, QuotaExceededError, RateLimitedError, rateLimitFields, type ConnectionQuotas, type Quota } from '@bus/limits';
 import { unavailableOnFailure, type BearerIdentity } from './authenticate';
 
 export interface QuotaStore {
@@ -9,12 +9,7 @@ export interface QuotaStore {
 }
 
 /** The quota columns of an organisation or a workspace (migration 001). */
-export interface QuotaColumns {
-  quota_tier: QuotaTier | 'custom';
-  custom_per_second: number | null;
-  custom_burst: number | null;
-  custom_per_day: string | number | null;
-}
+export type QuotaColumns = Pick<Row<'organisations' | 'workspaces'>, 'quota_tier' | 'custom_per_second' | 'custom_burst' | 'custom_per_day'>;
 
 /** The allowance the columns give: a named tier's of spec §8, or the custom limits as stored. */
 export function quotaOfColumns(row: QuotaColumns): Quota {
@@ -37,12 +32,13 @@ export class KnexQuotaStore implements QuotaStore {
     // The app's owner decides: the house's own apps use the workspace's tier, a vendor's apps the
     // vendor organisation's (decisions.md, "Quotas on organisations and workspaces").
     const own = (column: string) => this.db.raw(`case when a.organisation_id = w.organisation_id then w.${column} else o.${column} end as ${column}`);
-    const row = (await this.db('connections as c')
+    // A join of four tables: knex types single tables only, so the selection is declared.
+    const row = await this.db('connections as c')
       .join('apps as a', 'a.id', 'c.app_id')
       .join('workspaces as w', 'w.id', 'a.workspace_id')
       .join('organisations as o', 'o.id', 'a.organisation_id')
       .where('c.id', connectionId)
-      .first(own('quota_tier'), own('custom_per_second'), own('custom_burst'), own('custom_per_day'))) as QuotaColumns | undefined;
+      .first<QuotaColumns | undefined>(own('quota_tier'), own('custom_per_second'), own('custom_burst'), own('custom_per_day'));
     if (!row) throw new Error(`connection ${connectionId} has no quota row`);
     return quotaOfColumns(row);
   }

@@ -1,5 +1,5 @@
-import { consumerToolsColumns, consumerToolsOf, type ConsumerTools, type ConsumerToolsRow, type Knex } from '@bus/db';
-import type { ConnectionKind, ConnectionState, ConnectionStatus, PublicJwk, SigningKeyLifecycle } from '@bus/tokens';
+import { consumerToolsColumns, consumerToolsOf, type ConsumerTools, type JoinedConsumerToolsRow, type Knex, type Row } from '@bus/db';
+import type { ConnectionState, PublicJwk, SigningKeyLifecycle } from '@bus/tokens';
 
 /** A connection as the token service and the bearer routes see it. */
 export interface ConnectionRecord extends ConnectionState {
@@ -32,15 +32,10 @@ export interface IdentityStore {
   signingKeys(): Promise<PublishedKey[]>;
 }
 
-interface ConnectionRow extends Partial<ConsumerToolsRow> {
-  id: string;
-  kind: ConnectionKind;
-  status: ConnectionStatus;
-  credential_version: number;
-  app_id: string;
-  app_workspace_id: string;
-  organisation_id: string;
-}
+type ConnectionRow = Pick<Row<'connections'>, 'id' | 'kind' | 'status' | 'credential_version' | 'app_id'> & {
+  app_workspace_id: Row<'apps'>['workspace_id'];
+} & Pick<Row<'workspaces'>, 'organisation_id'> &
+  JoinedConsumerToolsRow;
 
 export class KnexIdentityStore implements IdentityStore {
   private constructor(private readonly db: Knex) {}
@@ -50,13 +45,13 @@ export class KnexIdentityStore implements IdentityStore {
   }
 
   async connection(clientId: string): Promise<ConnectionRecord | null> {
-    const row = (await this.db('connections as c')
+    // A join: knex types single tables only, so the selection is declared from the tables' rows.
+    const row = await this.db('connections as c')
       .join('apps as a', 'a.id', 'c.app_id')
       .join('workspaces as w', 'w.id', 'a.workspace_id')
       .leftJoin('consumer_tools as t', 't.consumer_id', 'c.id')
       .where('c.id', clientId)
-      .first(
-        ...consumerToolsColumns('t'),
+      .first<ConnectionRow | undefined>(
         'c.id',
         'c.kind',
         'c.status',
@@ -64,7 +59,8 @@ export class KnexIdentityStore implements IdentityStore {
         'c.app_id',
         'a.workspace_id as app_workspace_id',
         'w.organisation_id',
-      )) as ConnectionRow | undefined;
+        ...consumerToolsColumns('t'),
+      );
     if (!row) return null;
     return {
       id: row.id,
@@ -80,10 +76,10 @@ export class KnexIdentityStore implements IdentityStore {
   }
 
   async credentials(clientId: string): Promise<CredentialRecord[]> {
-    const rows = (await this.db('credentials')
+    const rows = await this.db('credentials')
       .where({ connection_id: clientId })
       .orderBy('version', 'desc')
-      .select('version', 'secret_hash', 'usable_until')) as Array<{ version: number; secret_hash: string; usable_until: Date | null }>;
+      .select('version', 'secret_hash', 'usable_until');
     return rows.map((r) => ({ version: r.version, secretHash: r.secret_hash, usableUntil: r.usable_until }));
   }
 
@@ -100,18 +96,11 @@ export interface StoredSigningKey extends PublishedKey {
 
 /** Every signing key; the token service unseals `sealed`, the bearer routes use only the public half. */
 export async function readSigningKeys(db: Knex | Knex.Transaction): Promise<StoredSigningKey[]> {
-  const rows = (await db('signing_keys').select('*')) as Array<{
-    kid: string;
-    public_jwk: PublicJwk;
-    private_key_sealed: string;
-    created_at: Date;
-    activates_at: Date;
-    retires_at: Date | null;
-    unpublish_at: Date | null;
-  }>;
+  const rows = await db('signing_keys').select('*');
   return rows.map((r) => ({
     kid: r.kid,
-    publicJwk: r.public_jwk,
+    // Written from a PublicJwk by the token service (services/auth signing-keys.ts).
+    publicJwk: r.public_jwk as PublicJwk,
     sealed: r.private_key_sealed,
     createdAt: r.created_at,
     activatesAt: r.activates_at,

@@ -80,11 +80,12 @@ export const RULES = {
   'sequence.link.gate_mismatch': refusing('sequence', CONFLICT, 'link.gate_changed whose from_state is not the gate state the link has.'),
 
   // Request-level refusals, answered by the gateway before or around validation.
-  'producer.unauthenticated': refusing('policy', 401, 'The token is missing, invalid, expired, issued before a rotation, for another environment, or for a workspace the app left.'),
-  'producer.not_registered': refusing('policy', FORBIDDEN, 'The connection is not active, or is of the wrong kind for the route.'),
+  'producer.unauthenticated': refusing('policy', 401, 'The token is missing, invalid, expired, issued before a rotation, for another environment, or for a workspace the app left. Signed routes: the AWS SigV4 signature is missing, malformed, over an unknown or revoked access key, wrong, outside the clock skew, for another region or service, already used (a replay), or the body does not match x-amz-content-sha256.'),
+  'producer.not_registered': refusing('policy', FORBIDDEN, 'The connection is not active, or is of the wrong kind for the route. Signed routes: the AWS principal is not verified yet.'),
+  'principal.challenge_invalid': refusing('policy', FORBIDDEN, 'POST /v1/tenants/{t}/principals/verify: the challenge is not the principal\'s outstanding one: unknown, already used, expired (10 minutes), or the principal is already verified. Ask the operator for a new challenge.'),
   'tenant.mismatch': refusing('policy', FORBIDDEN, 'The workspace in the path is not the token\'s workspace.'),
   'consumer.mismatch': refusing('policy', FORBIDDEN, 'Consumer routes: the consumer {c} in the path is not the token\'s own connection.'),
-  'request.invalid': refusing('conformance', BAD_REQUEST, 'Consumer routes: a query parameter or body is malformed (max_messages, wait_seconds, visibility_timeout, receipt_handles, delay_seconds). Tester routes: a message_id that is not a UUID or a correlation_id that is not an identifier.'),
+  'request.invalid': refusing('conformance', BAD_REQUEST, 'Consumer routes: a query parameter or body is malformed (max_messages, wait_seconds, visibility_timeout, receipt_handles, delay_seconds). Tester routes: a message_id that is not a UUID or a correlation_id that is not an identifier. principals/verify: the body is not { "challenge": "sbc_…" }.'),
   'message.unknown': refusing('policy', 404, 'GET /v1/tenants/{t}/messages/{message_id}: the workspace accepted no message with this message_id (or its record is past retention).'),
   'story.unknown': refusing('policy', 404, 'GET /v1/tenants/{t}/stories/{correlation_id}: the workspace holds no story state and no accepted message for this correlation id.'),
   'request.blocked': refusing('policy', FORBIDDEN, 'The firewall refused the request as an attack pattern; it does not judge SOM content.'),

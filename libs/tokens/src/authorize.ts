@@ -32,7 +32,16 @@ export function authorizeBearer(claims: AccessTokenClaims, connection: Connectio
   if (!connection || connection.id !== claims.sub) throw new TokenRejectedError('unknown_connection');
   if (claims.credential_version !== connection.credentialVersion) throw new TokenRejectedError('credential_version');
   if (connection.workspaceId !== claims.tenant || connection.appId !== claims.app) throw new TokenRejectedError('workspace_left');
+  authorizeConnection(connection, need);
+}
+
+/**
+ * Spec §5 rules 3–4 on the connection behind an authenticated caller (a token, or an AWS signature
+ * whose principal is registered on it): not active or of the wrong kind → 403 producer.not_registered;
+ * a path workspace other than the connection's → 403 tenant.mismatch. `kind` undefined: any kind.
+ */
+export function authorizeConnection(connection: ConnectionState, need: Partial<BearerRequirement>): void {
   if (connection.status !== 'active') throw new NotRegisteredError('not_active');
-  if (connection.kind !== need.kind) throw new NotRegisteredError('wrong_kind');
-  if (need.tenant !== undefined && need.tenant !== claims.tenant) throw new TenantMismatchError();
+  if (need.kind !== undefined && connection.kind !== need.kind) throw new NotRegisteredError('wrong_kind');
+  if (need.tenant !== undefined && need.tenant !== connection.workspaceId) throw new TenantMismatchError();
 }

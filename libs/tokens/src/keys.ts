@@ -1,5 +1,6 @@
-import { createCipheriv, createDecipheriv, createHash, createPrivateKey, createPublicKey, generateKeyPairSync, randomBytes, type KeyObject } from 'node:crypto';
+import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, type KeyObject } from 'node:crypto';
 import { ACCESS_TOKEN_TTL_SECONDS } from './claims';
+import { seal, unseal } from './sealing';
 
 /** A public signing key as published in the key set (spec 2.4). */
 export interface PublicJwk {
@@ -50,36 +51,25 @@ export function importPublicJwk(jwk: PublicJwk): KeyObject {
 }
 
 /**
- * Private keys at rest: AES-256-GCM under the configured 32-byte key, the kid as additional
- * authenticated data so a ciphertext cannot be moved to another key's row. `v1.<iv>.<tag>.<ciphertext>`.
+ * Private keys at rest: sealed under the configured 32-byte key (sealing.ts), the kid as additional
+ * authenticated data so a ciphertext cannot be moved to another key's row.
  */
 export function encryptPrivateKey(privateKey: KeyObject, kid: string, encryptionKey: Buffer): string {
-  checkEncryptionKey(encryptionKey);
-  const iv = randomBytes(12);
-  const cipher = createCipheriv('aes-256-gcm', encryptionKey, iv);
-  cipher.setAAD(Buffer.from(kid, 'utf8'));
-  const der = privateKey.export({ format: 'der', type: 'pkcs8' });
-  const ciphertext = Buffer.concat([cipher.update(der), cipher.final()]);
-  return ['v1', iv.toString('base64url'), cipher.getAuthTag().toString('base64url'), ciphertext.toString('base64url')].join('.');
-}
-
-export function decryptPrivateKey(sealed: string, kid: string, encryptionKey: Buffer): KeyObject {
-  checkEncryptionKey(encryptionKey);
-  const [version, iv, tag, ciphertext] = sealed.split('.');
-  if (version !== 'v1' || !iv || !tag || !ciphertext) throw new SigningKeyError(`signing key ${kid}: unknown sealing format`);
   try {
-    const decipher = createDecipheriv('aes-256-gcm', encryptionKey, Buffer.from(iv, 'base64url'));
-    decipher.setAAD(Buffer.from(kid, 'utf8'));
-    decipher.setAuthTag(Buffer.from(tag, 'base64url'));
-    const der = Buffer.concat([decipher.update(Buffer.from(ciphertext, 'base64url')), decipher.final()]);
-    return createPrivateKey({ key: der, format: 'der', type: 'pkcs8' });
-  } catch {
-    throw new SigningKeyError(`signing key ${kid} cannot be decrypted with the configured SIGNING_KEY_ENCRYPTION_KEY`);
+    return seal(privateKey.export({ format: 'der', type: 'pkcs8' }), kid, encryptionKey);
+  } catch (err) {
+    throw new SigningKeyError(err instanceof Error ? err.message : String(err));
   }
 }
 
-function checkEncryptionKey(key: Buffer): void {
-  if (key.length !== 32) throw new SigningKeyError('the signing-key encryption key must be 32 bytes');
+export function decryptPrivateKey(sealed: string, kid: string, encryptionKey: Buffer): KeyObject {
+  let der: Buffer;
+  try {
+    der = unseal(sealed, kid, encryptionKey);
+  } catch {
+    throw new SigningKeyError(`signing key ${kid} cannot be decrypted with the configured SIGNING_KEY_ENCRYPTION_KEY`);
+  }
+  return createPrivateKey({ key: der, format: 'der', type: 'pkcs8' });
 }
 
 /** Where one signing key is in its life; times are stored with the key. */

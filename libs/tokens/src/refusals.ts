@@ -52,13 +52,19 @@ const MESSAGES: Record<UnauthenticatedReason, string> = {
   workspace_left: 'The app no longer belongs to the workspace of this token',
 };
 
-/** 403 producer.not_registered: the connection is not active, or of the wrong kind for the route. */
+const NOT_REGISTERED_MESSAGES = {
+  not_active: 'The connection is not active',
+  wrong_kind: 'The connection may not use this route',
+  principal_unverified: 'The AWS principal is not verified yet: sign POST /v1/tenants/{t}/principals/verify with the challenge the operator issued',
+} as const;
+
+/** 403 producer.not_registered: the connection is not active, or of the wrong kind for the route, or the AWS principal is unverified. */
 export class NotRegisteredError extends BearerRefusal {
   override readonly name = 'NotRegisteredError';
   readonly status = 403;
   readonly rule = 'producer.not_registered';
-  constructor(readonly reason: 'not_active' | 'wrong_kind') {
-    super(reason === 'not_active' ? 'The connection is not active' : 'The connection may not use this route');
+  constructor(readonly reason: 'not_active' | 'wrong_kind' | 'principal_unverified') {
+    super(NOT_REGISTERED_MESSAGES[reason]);
   }
 }
 

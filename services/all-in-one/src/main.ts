@@ -7,7 +7,7 @@ import { createBoundedProducer, createKafka, kafkaReadiness } from '@bus/kafka';
 import { busLimitSettings, busRequestLimits, createConnectionQuotas, createLimitMetrics, createRedis, redisReadiness } from '@bus/limits';
 import { connectionQuota, createIdentity, identityConfig } from '@bus/identity';
 import { authConfig, createAuthService } from '@bus/auth';
-import { createGatewayService, gatewayConfig, publishDepsOf } from '@bus/gateway';
+import { createGatewayService, gatewayConfig, publishDepsOf, signedRoutesOf } from '@bus/gateway';
 import { createDeliveryService, deliveryConfig, deliverySettings } from '@bus/delivery';
 import { createPullApiService, pullApiConfig, pullApiDepsOf } from '@bus/pull-api';
 import { createCatalogueService } from '@bus/catalogue';
@@ -96,6 +96,7 @@ void bootstrap({
               logger,
               metrics,
               publish: publishDepsOf({ db, producer, logger, metrics, identity }, config),
+              signed: signedRoutesOf({ db, redis, identity, limitMetrics }, config),
             }),
             createPullApiService({
               ...pullApiDepsOf(

@@ -104,7 +104,7 @@ async function seed(): Promise<void> {
 
 /** The demo organisation's workspace, when this database has it. */
 async function demoWorkspaceId(db: Knex): Promise<string | undefined> {
-  const row = (await db('workspaces').where({ organisation_id: DEMO.organisationId }).orderBy('created_at').first('id')) as { id: string } | undefined;
+  const row = await db('workspaces').where({ organisation_id: DEMO.organisationId }).orderBy('created_at').first('id');
   return row?.id;
 }
 
@@ -119,9 +119,7 @@ async function issueCredentials(db: Knex, admin: IdentityAdmin): Promise<{ works
   }
   await admin.setPermissions(DEMO.appId, { systemIds: [DEMO.systemId], messageTypes: [...MESSAGE_TYPES] });
   const issue = async (kind: 'producer' | 'consumer'): Promise<IssuedCredential> => {
-    const active = (await db('connections').where({ app_id: DEMO.appId, kind, status: 'active' }).orderBy('created_at').first('id')) as
-      | { id: string }
-      | undefined;
+    const active = await db('connections').where({ app_id: DEMO.appId, kind, status: 'active' }).orderBy('created_at').first('id');
     // The same connection gets a new secret (the lost one cannot be recovered); no overlap.
     return active ? admin.rotateCredential(active.id, { overlapSeconds: 0 }) : admin.createConnection({ appId: DEMO.appId, kind });
   };
@@ -129,7 +127,7 @@ async function issueCredentials(db: Knex, admin: IdentityAdmin): Promise<{ works
 }
 
 async function permissionsCurrent(db: Knex): Promise<boolean> {
-  const rows = (await db('permissions').where({ app_id: DEMO.appId }).select('kind', 'value')) as Array<{ kind: string; value: string }>;
+  const rows = await db('permissions').where({ app_id: DEMO.appId }).select('kind', 'value');
   const have = rows.map((r) => `${r.kind}:${r.value}`).sort();
   const want = [`system_id:${DEMO.systemId}`, ...MESSAGE_TYPES.map((t) => `message_type:${t}`)].sort();
   return have.length === want.length && have.every((v, i) => v === want[i]);

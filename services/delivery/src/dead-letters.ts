@@ -1,5 +1,5 @@
 import { Counter, type Registry } from 'prom-client';
-import { DELIVERY_CHANNEL, type Knex } from '@bus/db';
+import { DELIVERY_CHANNEL, rawQuery, type Knex, type Row } from '@bus/db';
 
 /**
  * A consumer's dead letters (issue 17, docs/testing-tools.md): messages the pull API moved off the
@@ -15,7 +15,7 @@ export interface DeadLetter {
   dead_lettered_at: string;
 }
 
-export type DeadLetterResolution = 'redriven' | 'discarded';
+export type DeadLetterResolution = NonNullable<Row<'dead_letters'>['resolution']>;
 
 export interface ResolvedDeadLetter extends DeadLetter {
   resolution: DeadLetterResolution;
@@ -40,14 +40,7 @@ export function createDeadLetterMetrics(registry: Registry): DeadLetterMetrics {
   };
 }
 
-interface DeadLetterRow {
-  id: string;
-  message_id: string;
-  correlation_id: string;
-  receive_count: number;
-  dead_lettered_at: Date;
-  resolved_at?: Date;
-}
+type DeadLetterRow = Pick<Row<'dead_letters'>, 'id' | 'message_id' | 'correlation_id' | 'receive_count' | 'dead_lettered_at'>;
 
 const deadLetter = (r: DeadLetterRow): DeadLetter => ({
   id: String(r.id),
@@ -59,12 +52,12 @@ const deadLetter = (r: DeadLetterRow): DeadLetter => ({
 
 /** The consumer's open dead letters, oldest first. */
 export async function listDeadLetters(db: Knex, consumerId: string): Promise<{ dead_letters: DeadLetter[]; truncated: boolean }> {
-  const rows = (await db('dead_letters')
+  const rows = await db('dead_letters')
     .where({ consumer_id: consumerId })
     .whereNull('resolved_at')
     .orderBy('id')
     .limit(DEAD_LETTERS_LISTED + 1)
-    .select('id', 'message_id', 'correlation_id', 'receive_count', 'dead_lettered_at')) as DeadLetterRow[];
+    .select('id', 'message_id', 'correlation_id', 'receive_count', 'dead_lettered_at');
   return { dead_letters: rows.slice(0, DEAD_LETTERS_LISTED).map(deadLetter), truncated: rows.length > DEAD_LETTERS_LISTED };
 }
 
@@ -78,24 +71,24 @@ export async function listDeadLetters(db: Knex, consumerId: string): Promise<{ d
 export async function resolveDeadLetter(db: Knex, consumerId: string, id: string, resolution: DeadLetterResolution): Promise<ResolvedDeadLetter | undefined> {
   const change =
     resolution === 'redriven' ? `state = 'queued', visible_at = now(), receive_count = 0` : `state = 'acked', acked_at = now(), visible_at = now()`;
-  const rows = (
-    (await db.raw(
-      `WITH closed AS (
-         UPDATE dead_letters SET resolved_at = now(), resolution = :resolution
-          WHERE id = :id AND consumer_id = :consumerId AND resolved_at IS NULL
-         RETURNING id, delivery_id, message_id, correlation_id, receive_count, dead_lettered_at, resolved_at
-       ),
-       changed AS (
-         UPDATE deliveries d SET ${change}, lease_generation = d.lease_generation + 1
-           FROM closed WHERE d.id = closed.delivery_id
-         RETURNING d.id
-       ),
-       woken AS (SELECT pg_notify(:channel, :consumerId) WHERE EXISTS (SELECT 1 FROM changed))
-       SELECT closed.*, (SELECT count(*) FROM woken) AS woken FROM closed`,
-      { id, consumerId, resolution, channel: DELIVERY_CHANNEL },
-    )) as { rows: DeadLetterRow[] }
-  ).rows;
+  // The closed rows are the ones this statement resolved: their resolved_at is set.
+  const { rows } = await rawQuery<DeadLetterRow & { resolved_at: Date }>(
+    db,
+    `WITH closed AS (
+       UPDATE dead_letters SET resolved_at = now(), resolution = :resolution
+        WHERE id = :id AND consumer_id = :consumerId AND resolved_at IS NULL
+       RETURNING id, delivery_id, message_id, correlation_id, receive_count, dead_lettered_at, resolved_at
+     ),
+     changed AS (
+       UPDATE deliveries d SET ${change}, lease_generation = d.lease_generation + 1
+         FROM closed WHERE d.id = closed.delivery_id
+       RETURNING d.id
+     ),
+     woken AS (SELECT pg_notify(:channel, :consumerId) WHERE EXISTS (SELECT 1 FROM changed))
+     SELECT closed.*, (SELECT count(*) FROM woken) AS woken FROM closed`,
+    { id, consumerId, resolution, channel: DELIVERY_CHANNEL },
+  );
   const row = rows[0];
   if (!row) return undefined;
-  return { ...deadLetter(row), resolution, resolved_at: (row.resolved_at as Date).toISOString() };
+  return { ...deadLetter(row), resolution, resolved_at: row.resolved_at.toISOString() };
 }

@@ -1,4 +1,4 @@
-import { DELIVERY_CHANNEL, type Knex } from '@bus/db';
+import { DELIVERY_CHANNEL, rawQuery, type Knex, type Row, type Written } from '@bus/db';
 import type { MessageHeaders } from '@bus/kafka';
 
 /** What Postgres recorded when the gateway accepted a message (accepted_messages). */
@@ -135,28 +135,25 @@ export class KnexDeliveryStore implements DeliveryStore {
 
   async existingWorkspaces(workspaceIds: readonly string[]): Promise<Set<string>> {
     if (workspaceIds.length === 0) return new Set();
-    return new Set((await this.db('workspaces').whereIn('id', [...workspaceIds]).pluck('id')) as string[]);
+    return new Set(await this.db('workspaces').whereIn('id', [...workspaceIds]).pluck('id'));
   }
 
   async acceptance(workspaceId: string, messageId: string): Promise<Acceptance | null> {
-    const row = (await this.db('accepted_messages')
+    const row = await this.db('accepted_messages')
       .where({ workspace_id: workspaceId, message_id: messageId })
-      .first('content_hash', 'correlation_id', 'message_type', 'accepted_at')) as
-      | { content_hash: string; correlation_id: string; message_type: string; accepted_at: Date }
-      | undefined;
+      .first('content_hash', 'correlation_id', 'message_type', 'accepted_at');
     return row ? acceptanceOf(row) : null;
   }
 
   async acceptances(keys: readonly MessageKey[]): Promise<Map<string, Acceptance>> {
     if (keys.length === 0) return new Map();
-    const rows = (
-      (await this.db.raw(
-        `SELECT a.workspace_id, a.message_id, a.content_hash, a.correlation_id, a.message_type, a.accepted_at
-           FROM accepted_messages a
-           JOIN unnest(?::text[], ?::text[]) AS k(workspace_id, message_id) ON a.workspace_id = k.workspace_id AND a.message_id = k.message_id`,
-        [keys.map((k) => k.workspaceId), keys.map((k) => k.messageId)],
-      )) as { rows: Array<AcceptanceRow & { workspace_id: string; message_id: string }> }
-    ).rows;
+    const { rows } = await rawQuery<AcceptanceRow & Pick<Row<'accepted_messages'>, 'workspace_id' | 'message_id'>>(
+      this.db,
+      `SELECT a.workspace_id, a.message_id, a.content_hash, a.correlation_id, a.message_type, a.accepted_at
+         FROM accepted_messages a
+         JOIN unnest(?::text[], ?::text[]) AS k(workspace_id, message_id) ON a.workspace_id = k.workspace_id AND a.message_id = k.message_id`,
+      [keys.map((k) => k.workspaceId), keys.map((k) => k.messageId)],
+    );
     return new Map(rows.map((r) => [acceptanceKey({ workspaceId: r.workspace_id, messageId: r.message_id }), acceptanceOf(r)]));
   }
 
@@ -179,13 +176,13 @@ export class KnexDeliveryStore implements DeliveryStore {
   }
 
   async quarantined(id: string): Promise<StoredQuarantinedRecord | undefined> {
-    const row = (await this.db('quarantined_records').where({ id }).first(QUARANTINE_COLUMNS)) as QuarantineRow | undefined;
+    const row = await this.db('quarantined_records').where({ id }).first(...QUARANTINE_COLUMNS);
     return row ? storedQuarantine(row) : undefined;
   }
 
   async quarantinedAged(reason: string, ages: ReadonlyArray<{ fromMs: number; toMs: number }>, limit: number): Promise<StoredQuarantinedRecord[]> {
     if (ages.length === 0) return [];
-    const rows = (await this.db('quarantined_records')
+    const rows = await this.db('quarantined_records')
       .where({ reason })
       .where((any) => {
         for (const { fromMs, toMs } of ages) {
@@ -198,7 +195,7 @@ export class KnexDeliveryStore implements DeliveryStore {
       })
       .orderBy('id')
       .limit(limit)
-      .select(QUARANTINE_COLUMNS)) as QuarantineRow[];
+      .select(...QUARANTINE_COLUMNS);
     return rows.map(storedQuarantine);
   }
 
@@ -212,34 +209,32 @@ export class KnexDeliveryStore implements DeliveryStore {
   }
 
   async queueStats(consumerId?: string): Promise<QueueStats[]> {
-    const rows = (
-      (await this.db.raw(
-        `SELECT consumer_id, count(*)::int AS depth,
-                (count(*) FILTER (WHERE state = 'leased' AND visible_at > now()))::int AS in_flight,
-                (count(*) FILTER (WHERE visible_at = 'infinity'))::int AS dead_letters,
-                min(enqueued_at) AS oldest
-           FROM deliveries WHERE state <> 'acked' ${consumerId === undefined ? '' : 'AND consumer_id = ?'} GROUP BY consumer_id`,
-        consumerId === undefined ? [] : [consumerId],
-      )) as { rows: Array<{ consumer_id: string; depth: number; in_flight: number; dead_letters: number; oldest: Date }> }
-    ).rows;
+    const { rows } = await rawQuery<Pick<Row<'deliveries'>, 'consumer_id'> & { depth: number; in_flight: number; dead_letters: number; oldest: Date }>(
+      this.db,
+      `SELECT consumer_id, count(*)::int AS depth,
+              (count(*) FILTER (WHERE state = 'leased' AND visible_at > now()))::int AS in_flight,
+              (count(*) FILTER (WHERE visible_at = 'infinity'))::int AS dead_letters,
+              min(enqueued_at) AS oldest
+         FROM deliveries WHERE state <> 'acked' ${consumerId === undefined ? '' : 'AND consumer_id = ?'} GROUP BY consumer_id`,
+      consumerId === undefined ? [] : [consumerId],
+    );
     return rows.map((r) => ({ consumerId: r.consumer_id, depth: r.depth, inFlight: r.in_flight, deadLetters: r.dead_letters, oldestEnqueuedAt: r.oldest }));
   }
 
   replay(m: MessageToEnqueue, consumerId: string): Promise<boolean> {
     return this.db.transaction(async (trx) => {
       await storeMessagesOnce(trx, [m]);
-      const rows = (
-        (await trx.raw(
-          `INSERT INTO deliveries (consumer_id, workspace_id, message_id, correlation_id)
-           SELECT c.id, ?, ?, ? FROM connections c
-            WHERE c.id = ? AND c.workspace_id = ? AND c.kind = 'consumer' AND c.status = 'active'
-           ON CONFLICT (consumer_id, message_id) DO UPDATE
-             SET state = 'queued', visible_at = now(), acked_at = NULL, lease_generation = deliveries.lease_generation + 1
-             WHERE deliveries.state = 'acked'
-           RETURNING consumer_id`,
-          [m.workspaceId, m.messageId, m.correlationId, consumerId, m.workspaceId],
-        )) as { rows: unknown[] }
-      ).rows;
+      const { rows } = await rawQuery<Pick<Row<'deliveries'>, 'consumer_id'>>(
+        trx,
+        `INSERT INTO deliveries (consumer_id, workspace_id, message_id, correlation_id)
+         SELECT c.id, ?, ?, ? FROM connections c
+          WHERE c.id = ? AND c.workspace_id = ? AND c.kind = 'consumer' AND c.status = 'active'
+         ON CONFLICT (consumer_id, message_id) DO UPDATE
+           SET state = 'queued', visible_at = now(), acked_at = NULL, lease_generation = deliveries.lease_generation + 1
+           WHERE deliveries.state = 'acked'
+         RETURNING consumer_id`,
+        [m.workspaceId, m.messageId, m.correlationId, consumerId, m.workspaceId],
+      );
       if (rows.length > 0) await trx.raw('select pg_notify(?, ?)', [DELIVERY_CHANNEL, consumerId]);
       return rows.length > 0;
     });
@@ -251,32 +246,17 @@ export function acceptanceKey(key: MessageKey): string {
   return `${key.workspaceId}\u0000${key.messageId}`;
 }
 
-interface AcceptanceRow {
-  content_hash: string;
-  correlation_id: string;
-  message_type: string;
-  accepted_at: Date;
-}
+type AcceptanceRow = Pick<Row<'accepted_messages'>, 'content_hash' | 'correlation_id' | 'message_type' | 'accepted_at'>;
 
 function acceptanceOf(row: AcceptanceRow): Acceptance {
   return { contentHash: row.content_hash, correlationId: row.correlation_id, messageType: row.message_type, acceptedAt: row.accepted_at };
 }
 
-const QUARANTINE_COLUMNS = ['id', 'topic', 'kafka_partition', 'kafka_offset', 'workspace_id', 'message_id', 'reason', 'headers', 'value'];
+const QUARANTINE_COLUMNS = ['id', 'topic', 'kafka_partition', 'kafka_offset', 'workspace_id', 'message_id', 'reason', 'headers', 'value'] as const;
 
-interface QuarantineRow {
-  id: string;
-  topic: string;
-  kafka_partition: number;
-  kafka_offset: string;
-  workspace_id: string | null;
-  message_id: string | null;
-  reason: string;
-  headers: Record<string, string>;
-  value: Buffer | null;
-}
+type QuarantineRow = Pick<Row<'quarantined_records'>, (typeof QUARANTINE_COLUMNS)[number]>;
 
-function quarantineRow(r: QuarantinedRecord) {
+function quarantineRow(r: QuarantinedRecord): Written<'quarantined_records'> {
   return {
     topic: r.topic,
     kafka_partition: r.partition,
@@ -312,7 +292,8 @@ function storedQuarantine(row: QuarantineRow): StoredQuarantinedRecord {
 async function enqueueIn(trx: Knex.Transaction, messages: readonly MessageToEnqueue[]): Promise<string[]> {
   if (messages.length === 0) return [];
   await storeMessagesOnce(trx, messages);
-  const inserted = (await trx.raw(
+  const inserted = await rawQuery<Pick<Row<'deliveries'>, 'consumer_id'>>(
+    trx,
     `WITH batch AS (
        SELECT * FROM unnest(?::text[], ?::text[], ?::text[]) WITH ORDINALITY AS b(workspace_id, message_id, correlation_id, position)
      ),
@@ -328,7 +309,7 @@ async function enqueueIn(trx: Knex.Transaction, messages: readonly MessageToEnqu
      notified AS (SELECT pg_notify(?, consumer_id) FROM (SELECT DISTINCT consumer_id FROM inserted) woken)
      SELECT consumer_id, (SELECT count(*) FROM notified) AS notified FROM inserted`,
     [messages.map((m) => m.workspaceId), messages.map((m) => m.messageId), messages.map((m) => m.correlationId), DELIVERY_CHANNEL],
-  )) as { rows: Array<{ consumer_id: string }> };
+  );
   return inserted.rows.map((r) => r.consumer_id);
 }
 

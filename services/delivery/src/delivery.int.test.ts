@@ -2,7 +2,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import pino from 'pino';
 import { Registry } from 'prom-client';
 import { loadConfig } from '@bus/config';
-import { createDatabase, migrateLatest, retentionConfig, retentionSettings, type Knex } from '@bus/db';
+import { createDatabase, migrateLatest, retentionConfig, retentionSettings, TenancyFixture, type Knex } from '@bus/db';
 import { createGroupCommitter, KnexPublishStore, kafkaCommitter } from '@bus/gateway';
 import { createKafka, createProducer, encodeMessageHeaders, ensureTopics, messageKey, type Kafka, type Producer } from '@bus/kafka';
 import { som } from '@bus/schemas';
@@ -35,18 +35,16 @@ beforeAll(async () => {
   testDb = await createTestDatabase();
   db = createDatabase({ url: testDb.url, poolMax: 10, applicationName: 'delivery-test' });
   await migrateLatest(db);
-  await db('organisations').insert({ id: 'odeliverytst2', name: 'House', kind: 'house' });
-  await db('workspaces').insert({ id: workspaceId, organisation_id: 'odeliverytst2', name: 'W' });
-  await db('apps').insert({ id: publisher.appId, workspace_id: workspaceId, organisation_id: 'odeliverytst2', name: 'A' });
-  await db('connections').insert([
-    { id: publisher.clientId, app_id: publisher.appId, workspace_id: workspaceId, kind: 'producer' },
-    ...consumers.map((id) => ({ id, app_id: publisher.appId, workspace_id: workspaceId, kind: 'consumer' })),
-    { id: revokedConsumer, app_id: publisher.appId, workspace_id: workspaceId, kind: 'consumer', status: 'revoked' },
-  ]);
-  await db('permissions').insert([
-    { app_id: publisher.appId, kind: 'system_id', value: 'storyteller.web' },
-    { app_id: publisher.appId, kind: 'message_type', value: 'telling.started' },
-  ]);
+  await TenancyFixture.create(db).tenant({
+    workspaceId,
+    appId: publisher.appId,
+    connections: [
+      { id: publisher.clientId, kind: 'producer' },
+      ...consumers.map((id) => ({ id, kind: 'consumer' as const })),
+      { id: revokedConsumer, kind: 'consumer', status: 'revoked' },
+    ],
+    permissions: { systemIds: ['storyteller.web'], messageTypes: ['telling.started'] },
+  });
   kafka = createKafka({ brokers: requireEnv('KAFKA_BROKERS').split(','), clientId: 'delivery-test', logger });
   const admin = kafka.admin();
   await admin.connect();
@@ -159,8 +157,8 @@ describe('delivery on the real Kafka and Postgres', () => {
     expect(rows.every((r) => r.state === 'queued')).toBe(true);
     const stored = await db('messages').where({ workspace_id: workspaceId, message_id: messageId }).select('body', 'message_type');
     expect(stored).toHaveLength(1);
-    expect(Buffer.compare(stored[0].body as Buffer, raw)).toBe(0);
-    expect(stored[0].message_type).toBe('telling.started');
+    expect(Buffer.compare(stored[0]!.body, raw)).toBe(0);
+    expect(stored[0]!.message_type).toBe('telling.started');
   }, 30_000);
 
   it('never enqueues a Kafka record without an acceptance, and quarantines it with a metric', async () => {
@@ -219,7 +217,7 @@ describe('delivery on the real Kafka and Postgres', () => {
     await db('deliveries').where({ message_id: messageId, consumer_id: consumers[0] }).update({ state: 'acked', acked_at: new Date() });
     const accepted = await db('accepted_messages').where({ message_id: messageId }).first();
     // The very record again, as a replay or a redelivery after a crash before the offset commit.
-    const [original] = await readRecord(accepted.kafka_partition as number, String(accepted.kafka_offset));
+    const [original] = await readRecord(accepted!.kafka_partition, String(accepted!.kafka_offset));
     await producer.send({ topic, messages: [{ key: original!.key, value: original!.value, headers: original!.headers }] });
     // Delivery commits a record's offset only after its transaction: once it has committed past the
     // redelivered record, that record has been handled, and what it did (or did not) do can be checked.

@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import pino from 'pino';
-import { createDatabase, migrateLatest, type Knex } from '@bus/db';
+import { createDatabase, migrateLatest, TenancyFixture, type Knex } from '@bus/db';
 import { encodeMessageHeaders, messageKey } from '@bus/kafka';
 import { createMetricsRegistry } from '@bus/observability';
 import { som } from '@bus/schemas';
@@ -20,12 +20,13 @@ const consumers = ['cenqueuecona2', 'cenqueueconb2'];
 
 let testDb: TestDatabase;
 let db: Knex;
+let organisationId: string;
 
 beforeAll(async () => {
   testDb = await createTestDatabase();
   db = createDatabase({ url: testDb.url, poolMax: 4, applicationName: 'enqueue-test' });
   await migrateLatest(db);
-  await db('organisations').insert({ id: 'oenqueuetest2', name: 'House', kind: 'house' });
+  organisationId = (await TenancyFixture.create(db).organisation()).id;
   await provisionWorkspace(workspaceId, producerId, consumers);
 }, 30_000);
 
@@ -35,12 +36,12 @@ afterAll(async () => {
 });
 
 async function provisionWorkspace(id: string, producer: string, consumerIds: string[]): Promise<void> {
-  await db('workspaces').insert({ id, organisation_id: 'oenqueuetest2', name: 'W' });
-  await db('apps').insert({ id: `a${id.slice(1)}`, workspace_id: id, organisation_id: 'oenqueuetest2', name: 'A' });
-  await db('connections').insert([
-    { id: producer, app_id: `a${id.slice(1)}`, workspace_id: id, kind: 'producer' },
-    ...consumerIds.map((c) => ({ id: c, app_id: `a${id.slice(1)}`, workspace_id: id, kind: 'consumer' })),
-  ]);
+  const tenancy = TenancyFixture.create(db);
+  await tenancy.workspace({ id, organisation_id: organisationId });
+  const app = await tenancy.app({ workspace_id: id });
+  for (const [connectionId, kind] of [[producer, 'producer'] as const, ...consumerIds.map((c) => [c, 'consumer'] as const)]) {
+    await tenancy.connection({ id: connectionId, app_id: app.id, kind });
+  }
 }
 
 function enqueuer(acceptanceWaitMs: number, unknownWorkspaceTtlMs?: number): BatchEnqueuer {

@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import pino from 'pino';
-import { createDatabase, migrateLatest, type Knex } from '@bus/db';
+import { createDatabase, migrateLatest, TenancyFixture, type Knex } from '@bus/db';
 import { KnexPublishStore } from '@bus/gateway';
 import { encodeMessageHeaders } from '@bus/kafka';
 import { createMetricsRegistry } from '@bus/observability';
@@ -30,13 +30,10 @@ beforeAll(async () => {
   testDb = await createTestDatabase();
   db = createDatabase({ url: testDb.url, poolMax: 8, applicationName: 'redrive-test' });
   await migrateLatest(db);
-  await db('organisations').insert({ id: 'oredrivetest2', name: 'House', kind: 'house' });
-  await db('workspaces').insert({ id: workspaceId, organisation_id: 'oredrivetest2', name: 'W' });
-  await db('apps').insert({ id: 'aredrivetest2', workspace_id: workspaceId, organisation_id: 'oredrivetest2', name: 'A' });
-  await db('connections').insert([
-    { id: producerId, app_id: 'aredrivetest2', workspace_id: workspaceId, kind: 'producer' },
-    ...consumers.map((id) => ({ id, app_id: 'aredrivetest2', workspace_id: workspaceId, kind: 'consumer' })),
-  ]);
+  await TenancyFixture.create(db).tenant({
+    workspaceId,
+    connections: [{ id: producerId, kind: 'producer' }, ...consumers.map((id) => ({ id, kind: 'consumer' as const }))],
+  });
   store = KnexDeliveryStore.create(db);
   deps = { store, logger: pino({ level: 'silent' }), metrics: createRedriveMetrics(metrics) };
 }, 30_000);

@@ -60,9 +60,9 @@ async function rowsAged(age: number, n: number): Promise<void> {
       workspace_id: workspaceId, message_id: messageId, body: Buffer.from('{}'), message_type: 'telling.started', correlation_id: correlationId,
       published_at: at, kafka_partition: 0, kafka_offset: i, stored_at: at,
     });
-    const [delivery] = (await db('deliveries')
+    const [delivery] = await db('deliveries')
       .insert({ consumer_id: consumerId, workspace_id: workspaceId, message_id: messageId, correlation_id: correlationId, enqueued_at: at })
-      .returning('id')) as Array<{ id: string }>;
+      .returning('id');
     await db('consumer_fault_events').insert({ consumer_id: consumerId, delivery_id: delivery!.id, message_id: messageId, kind: 'duplicate', injected_at: at });
     await db('dead_letters').insert({ consumer_id: consumerId, delivery_id: delivery!.id, message_id: messageId, correlation_id: correlationId, receive_count: 3, dead_lettered_at: at });
     await db('quarantined_records').insert({ topic: 't', kafka_partition: 0, kafka_offset: `${clock - age}${i}`, reason: 'acceptance.missing', headers: '{}', quarantined_at: at });

@@ -1,4 +1,4 @@
-export { createGatewayService, publishDepsOf } from './service';
+export { createGatewayService, publishDepsOf, signedRoutesOf } from './service';
 export type { GatewayServiceDeps } from './service';
 export { KnexPublishStore } from './publish-store';
 export type { PublishStore } from './publish-store';

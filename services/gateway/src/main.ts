@@ -6,7 +6,7 @@ import { connectionQuota, createIdentity, identityConfig } from '@bus/identity';
 import { createBoundedProducer, createKafka, kafkaReadiness } from '@bus/kafka';
 import { busLimitSettings, busRequestLimits, createConnectionQuotas, createLimitMetrics, createRedis, redisReadiness } from '@bus/limits';
 import { gatewayConfig } from './config';
-import { createGatewayService, publishDepsOf } from './service';
+import { createGatewayService, publishDepsOf, signedRoutesOf } from './service';
 
 void bootstrap({
   name: 'gateway',
@@ -36,6 +36,7 @@ void bootstrap({
       connectionQuota: connectionQuota({ store: identity.quotas, quotas: createConnectionQuotas(redis, limitMetrics) }),
       metrics,
       publish: publishDepsOf({ db, producer, logger, metrics, identity }, config),
+      signed: signedRoutesOf({ db, redis, identity, limitMetrics }, config),
     });
     const middleware = [requestFirewall(), busRequestLimits(redis, busLimitSettings(config), limitMetrics)];
     return {

@@ -1,7 +1,7 @@
 import { Router, type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import { Counter, type Registry } from 'prom-client';
 import { HttpError, markStep, readBody, requestTimings } from '@bus/http';
-import type { BearerAuthenticator, BearerIdentity } from '@bus/identity';
+import type { BearerAuthenticator, ConnectionIdentity } from '@bus/identity';
 import { rulesCatalogue } from '@bus/som';
 import { publishMessage, type PublishDeps, type PublishMode } from './publish';
 import type { RefusalRecorder } from './refusal-recorder';
@@ -18,12 +18,18 @@ export interface PublishRoutesDeps {
   metrics: Registry;
   /** Recent refusals (issue 17): told of every refusal answer; it queues and returns at once. */
   refusals: Pick<RefusalRecorder, 'refused'>;
+  /**
+   * The AWS-signed twins /iam/messages and /iam/validate (signed-routes.ts): signature, the signed
+   * routes' shared limit, then the body in res.locals.body and the caller in res.locals.identity.
+   */
+  signedSteps: RequestHandler[];
 }
 
 /**
- * POST /v1/tenants/{t}/messages and /validate (bearer bus tokens) and GET /v1/rules. The order per
- * request is DESIGN §4's: authenticate from headers, the connection's quota, then read the body
- * (at most 240,000 bytes) and run the pipeline. Nothing reads the body before the limits passed.
+ * POST /v1/tenants/{t}/messages and /validate (bearer bus tokens), their AWS-signed twins under
+ * /iam/, and GET /v1/rules. The order per request is DESIGN §4's: authenticate from headers, the
+ * connection's quota (the signed routes' shared limit instead), then read the body (at most 240,000
+ * bytes) and run the one pipeline. Nothing reads the body before the limits passed.
  */
 export function publishRoutes(deps: PublishRoutesDeps): Router {
   const router = Router();
@@ -45,23 +51,29 @@ export function publishRoutes(deps: PublishRoutesDeps): Router {
     next();
   };
 
-  const handle = (mode: PublishMode) => async (req: Request, res: Response) => {
-    const identity = res.locals.identity as BearerIdentity;
+  const readMessage = async (req: Request, res: Response, next: NextFunction) => {
+    res.locals.body = await readBody(req, MAX_MESSAGE_BYTES);
+    next();
+  };
+  const handle = (mode: PublishMode) => async (_req: Request, res: Response) => {
+    const identity = res.locals.identity as ConnectionIdentity;
     const timings = requestTimings(res);
-    const bytes = await readBody(req, MAX_MESSAGE_BYTES);
-    timings.mark('body');
+    const bytes = res.locals.body as Buffer;
     res.locals.publishBody = bytes;
     const answer = await publishMessage(deps.publish, { clientId: identity.clientId, workspaceId: identity.workspaceId, appId: identity.appId }, bytes, mode, timings);
     res.status(answer.status).json(answer.body);
   };
 
-  const steps = [producer, markStep('auth'), deps.connectionQuota, markStep('quota')];
-  router.post('/v1/tenants/:t/messages', observe('publish'), ...steps, handle('publish'));
-  router.post('/v1/tenants/:t/validate', observe('validate'), ...steps, handle('validate'));
+  const bearer = [producer, markStep('auth'), deps.connectionQuota, markStep('quota'), readMessage, markStep('body')];
+  const signed = [...deps.signedSteps, markStep('body')];
+  router.post('/v1/tenants/:t/messages', observe('publish'), ...bearer, handle('publish'));
+  router.post('/v1/tenants/:t/validate', observe('validate'), ...bearer, handle('validate'));
+  router.post('/v1/tenants/:t/iam/messages', observe('publish'), ...signed, handle('publish'));
+  router.post('/v1/tenants/:t/iam/validate', observe('validate'), ...signed, handle('validate'));
   router.use((err: unknown, req: Request, res: Response, next: NextFunction) => {
     res.locals.refusedRule = err instanceof HttpError ? err.rule : 'internal.error';
     deps.refusals.refused({
-      identity: res.locals.identity as BearerIdentity | undefined,
+      identity: res.locals.identity as ConnectionIdentity | undefined,
       mode: req.path.endsWith('/validate') ? 'validate' : 'publish',
       body: res.locals.publishBody as Buffer | undefined,
       error: err,

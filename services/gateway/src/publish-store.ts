@@ -77,15 +77,15 @@ export class KnexPublishStore implements PublishStore {
       await trx.raw('select count(pg_advisory_xact_lock(hashtextextended(k, 0))) from unnest(?::text[]) as k', [lockKeys]);
       return work({
         accepted: async (messages) => {
-          const rows = (await trx('accepted_messages')
+          const rows = await trx('accepted_messages')
             .whereRaw('(workspace_id, message_id) in (select * from unnest(?::text[], ?::text[]))', [messages.map((m) => m.workspaceId), messages.map((m) => m.messageId)])
-            .select('workspace_id', 'message_id', 'content_hash')) as Array<{ workspace_id: string; message_id: string; content_hash: string }>;
+            .select('workspace_id', 'message_id', 'content_hash');
           return new Map(rows.map((r) => [workspaceKey(r.workspace_id, r.message_id), r.content_hash]));
         },
         storyStates: async (keys) => {
-          const rows = (await trx('story_state')
+          const rows = await trx('story_state')
             .whereRaw('(workspace_id, correlation_id) in (select * from unnest(?::text[], ?::text[]))', [keys.map((k) => k.workspaceId), keys.map((k) => k.correlationId)])
-            .select('workspace_id', 'correlation_id', 'state')) as Array<{ workspace_id: string; correlation_id: string; state: unknown }>;
+            .select('workspace_id', 'correlation_id', 'state');
           return new Map(rows.map((r) => [workspaceKey(r.workspace_id, r.correlation_id), r.state]));
         },
         record: async (messages, states) => {
@@ -116,7 +116,7 @@ export class KnexPublishStore implements PublishStore {
   }
 
   async permissions(appId: string): Promise<ProducerPermissions> {
-    const rows = (await this.db('permissions').where({ app_id: appId }).select('kind', 'value')) as Array<{ kind: string; value: string }>;
+    const rows = await this.db('permissions').where({ app_id: appId }).select('kind', 'value');
     return {
       systemIds: rows.filter((r) => r.kind === 'system_id').map((r) => r.value),
       messageTypes: rows.filter((r) => r.kind === 'message_type').map((r) => r.value),
@@ -125,15 +125,11 @@ export class KnexPublishStore implements PublishStore {
 }
 
 async function acceptedIn(db: Knex, workspaceId: string, messageId: string): Promise<PriorAcceptance> {
-  const row = (await db('accepted_messages').where({ workspace_id: workspaceId, message_id: messageId }).first('content_hash')) as
-    | { content_hash: string }
-    | undefined;
+  const row = await db('accepted_messages').where({ workspace_id: workspaceId, message_id: messageId }).first('content_hash');
   return row ? { contentHash: row.content_hash } : null;
 }
 
 async function storyStateIn(db: Knex, workspaceId: string, correlationId: string): Promise<unknown> {
-  const row = (await db('story_state').where({ workspace_id: workspaceId, correlation_id: correlationId }).first('state')) as
-    | { state: unknown }
-    | undefined;
+  const row = await db('story_state').where({ workspace_id: workspaceId, correlation_id: correlationId }).first('state');
   return row ? row.state : null;
 }

@@ -1,7 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { Writable } from 'node:stream';
 import pino from 'pino';
-import { createDatabase, migrateLatest, type Knex } from '@bus/db';
+import { createDatabase, migrateLatest, TenancyFixture, type Knex } from '@bus/db';
 import { createConsumer, createKafka, createProducer, decodeMessageHeaders, ensureTopics, runBatches, type Kafka, type MessageHeaders, type Producer } from '@bus/kafka';
 import { som } from '@bus/schemas';
 import { createSomValidator } from '@bus/som';
@@ -48,18 +48,17 @@ beforeAll(async () => {
   testDb = await createTestDatabase();
   db = createDatabase({ url: testDb.url, poolMax: 10, applicationName: 'publish-test' });
   await migrateLatest(db);
-  await db('organisations').insert({ id: 'opublishtest2', name: 'House', kind: 'house' });
-  await db('workspaces').insert({ id: workspaceId, organisation_id: 'opublishtest2', name: 'W' });
-  await db('apps').insert({ id: publisher.appId, workspace_id: workspaceId, organisation_id: 'opublishtest2', name: 'A' });
-  await db('connections').insert({ id: publisher.clientId, app_id: publisher.appId, workspace_id: workspaceId, kind: 'producer' });
-  await db('permissions').insert([
-    { app_id: publisher.appId, kind: 'system_id', value: 'storyteller.web' },
-    ...['telling.started', 'telling.exposed', 'telling.ended'].map((value) => ({ app_id: publisher.appId, kind: 'message_type', value })),
-  ]);
+  const tenancy = TenancyFixture.create(db);
+  const { organisationId } = await tenancy.tenant({
+    workspaceId,
+    appId: publisher.appId,
+    connections: [{ id: publisher.clientId, kind: 'producer' }],
+    permissions: { systemIds: ['storyteller.web'], messageTypes: ['telling.started', 'telling.exposed', 'telling.ended'] },
+  });
   // A second workspace, for the group-commit comparison: the same messages publish there as a batch.
-  await db('workspaces').insert({ id: batchPublisher.workspaceId, organisation_id: 'opublishtest2', name: 'W batch' });
-  await db('apps').insert({ id: batchPublisher.appId, workspace_id: batchPublisher.workspaceId, organisation_id: 'opublishtest2', name: 'A batch' });
-  await db('connections').insert({ id: batchPublisher.clientId, app_id: batchPublisher.appId, workspace_id: batchPublisher.workspaceId, kind: 'producer' });
+  await tenancy.workspace({ id: batchPublisher.workspaceId, organisation_id: organisationId, name: 'W batch' });
+  await tenancy.app({ id: batchPublisher.appId, workspace_id: batchPublisher.workspaceId, name: 'A batch' });
+  await tenancy.connection({ id: batchPublisher.clientId, app_id: batchPublisher.appId, kind: 'producer' });
   kafka = createKafka({ brokers: requireEnv('KAFKA_BROKERS').split(','), clientId: 'publish-test', logger });
   const admin = kafka.admin();
   await admin.connect();

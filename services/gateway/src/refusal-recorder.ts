@@ -2,13 +2,13 @@ import { Counter, type Registry } from 'prom-client';
 import type { Logger } from 'pino';
 import type { RateLimitCount, RefusalRecord } from '@bus/db';
 import { HttpError, InternalError } from '@bus/http';
-import type { BearerIdentity } from '@bus/identity';
+import type { ConnectionIdentity } from '@bus/identity';
 import type { PublishMode } from './publish';
 
 /** A publish or validate refusal, as the route's error handler sees it. */
 export interface RefusalEvent {
   /** Set once authentication let the request through; a refusal before that names no producer connection and is not recorded. */
-  identity: BearerIdentity | undefined;
+  identity: ConnectionIdentity | undefined;
   mode: PublishMode;
   /** The body as read, when it was read (not for a refusal before the body, nor a 413). */
   body: Buffer | undefined;
@@ -45,7 +45,7 @@ export interface RefusalRecorderDeps {
 }
 
 interface Queued {
-  identity: BearerIdentity;
+  identity: ConnectionIdentity;
   mode: PublishMode;
   body: Buffer | undefined;
   status: number;
@@ -77,7 +77,7 @@ export function createRefusalRecorder(deps: RefusalRecorderDeps): RefusalRecorde
   let writing: Promise<void> | null = null;
   let timer: NodeJS.Timeout | null = null;
 
-  const count = (identity: BearerIdentity, rule: string, at: Date) => {
+  const count = (identity: ConnectionIdentity, rule: string, at: Date) => {
     const entry = counts.get(identity.clientId);
     if (!entry && counts.size >= MAX_COUNTED_CONNECTIONS) {
       outcomes.inc({ outcome: 'dropped_full' });

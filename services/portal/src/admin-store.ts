@@ -4,12 +4,13 @@ import {
   readSkillRegistrations,
   skillRegistration,
   type ConsumerTools,
-  type ConsumerToolsRow,
+  type EnumValue,
+  type JoinedConsumerToolsRow,
   type Knex,
+  type Row,
   type SkillRegistration,
-  type SkillRegistrationRow,
 } from '@bus/db';
-import { quotaOfColumns, type QuotaColumns } from '@bus/identity';
+import { quotaOfColumns } from '@bus/identity';
 import type { QuotaTier } from '@bus/limits';
 import { newId } from '@bus/tokens';
 import { AdminConflictError } from './errors';
@@ -25,7 +26,7 @@ export interface QuotaView {
 export interface OrganisationView {
   id: string;
   name: string;
-  kind: 'house' | 'vendor' | 'operator';
+  kind: EnumValue<'organisation_kind'>;
   quota: QuotaView;
   created_at: string;
 }
@@ -52,8 +53,8 @@ export interface ConnectionView {
   app_id: string;
   workspace_id: string;
   organisation_id: string;
-  kind: 'producer' | 'consumer';
-  status: 'active' | 'revoked' | 'removed';
+  kind: EnumValue<'connection_kind'>;
+  status: EnumValue<'connection_status'>;
   credential_version: number;
   created_at: string;
   status_changed_at: string | null;
@@ -79,7 +80,7 @@ export interface NewRegistration {
   instance: Record<string, unknown>;
 }
 
-export type ReplayStatus = 'running' | 'succeeded' | 'failed' | 'interrupted';
+export type ReplayStatus = EnumValue<'replay_status'> | 'interrupted';
 
 export interface ReplayView {
   replay_id: string;
@@ -167,34 +168,34 @@ export class KnexAdminStore implements AdminStore {
   }
 
   async organisations(): Promise<OrganisationView[]> {
-    const rows = (await this.db('organisations').orderBy('created_at').orderBy('id').select('*')) as OrganisationRow[];
+    const rows = await this.db('organisations').orderBy('created_at').orderBy('id').select('*');
     return rows.map(organisationView);
   }
 
   async organisation(id: string): Promise<OrganisationView | undefined> {
-    const row = (await this.db('organisations').where({ id }).first('*')) as OrganisationRow | undefined;
+    const row = await this.db('organisations').where({ id }).first('*');
     return row && organisationView(row);
   }
 
   async workspaces(filter: { organisationId?: string }): Promise<WorkspaceView[]> {
     const query = this.db('workspaces').orderBy('created_at').orderBy('id').select('*');
     if (filter.organisationId !== undefined) void query.where({ organisation_id: filter.organisationId });
-    return ((await query) as WorkspaceRow[]).map(workspaceView);
+    return (await query).map(workspaceView);
   }
 
   async workspace(id: string): Promise<WorkspaceView | undefined> {
-    const row = (await this.db('workspaces').where({ id }).first('*')) as WorkspaceRow | undefined;
+    const row = await this.db('workspaces').where({ id }).first('*');
     return row && workspaceView(row);
   }
 
   async apps(filter: { workspaceId?: string }): Promise<AppView[]> {
     const query = this.db('apps').orderBy('created_at').orderBy('id').select('*');
     if (filter.workspaceId !== undefined) void query.where({ workspace_id: filter.workspaceId });
-    return this.withPermissions((await query) as AppRow[]);
+    return this.withPermissions(await query);
   }
 
   async app(id: string): Promise<AppView | undefined> {
-    const rows = (await this.db('apps').where({ id }).select('*')) as AppRow[];
+    const rows = await this.db('apps').where({ id }).select('*');
     return (await this.withPermissions(rows))[0];
   }
 
@@ -202,11 +203,11 @@ export class KnexAdminStore implements AdminStore {
     const query = this.connectionQuery().orderBy('c.created_at').orderBy('c.id');
     if (filter.workspaceId !== undefined) void query.where('c.workspace_id', filter.workspaceId);
     if (filter.appId !== undefined) void query.where('c.app_id', filter.appId);
-    return ((await query) as ConnectionRow[]).map(connectionView);
+    return (await query).map(connectionView);
   }
 
   async connection(clientId: string): Promise<ConnectionView | undefined> {
-    const row = (await this.connectionQuery().where('c.id', clientId).first()) as ConnectionRow | undefined;
+    const row = await this.connectionQuery().where('c.id', clientId).first();
     return row && connectionView(row);
   }
 
@@ -218,7 +219,7 @@ export class KnexAdminStore implements AdminStore {
     if (registrations.length === 0) return [];
     const now = new Date();
     try {
-      const rows = (await this.db('skill_registrations')
+      const rows = await this.db('skill_registrations')
         .insert(
           registrations.map((r) => ({
             id: newId('r'),
@@ -229,7 +230,7 @@ export class KnexAdminStore implements AdminStore {
             registered_at: now,
           })),
         )
-        .returning(['id', 'library_version', 'instance', 'registered_at'])) as SkillRegistrationRow[];
+        .returning(['id', 'library_version', 'instance', 'registered_at']);
       return rows.map(skillRegistration);
     } catch (err) {
       if ((err as { code?: string }).code === UNIQUE_VIOLATION) {
@@ -245,14 +246,14 @@ export class KnexAdminStore implements AdminStore {
 
   async createReplay(consumerId: string, since: Date): Promise<ReplayView> {
     const now = new Date();
-    const [row] = (await this.db('replay_jobs')
+    const [row] = await this.db('replay_jobs')
       .insert({ id: newId('p'), consumer_id: consumerId, since, requested_at: now, heartbeat_at: now })
-      .returning('*')) as ReplayRow[];
+      .returning('*');
     return replayView(row!, now);
   }
 
   async replay(replayId: string): Promise<ReplayView | undefined> {
-    const row = (await this.db('replay_jobs').where({ id: replayId }).first('*')) as ReplayRow | undefined;
+    const row = await this.db('replay_jobs').where({ id: replayId }).first('*');
     return row && replayView(row, new Date());
   }
 
@@ -269,27 +270,29 @@ export class KnexAdminStore implements AdminStore {
     const query = this.db('quarantined_records')
       .orderBy('id')
       .limit(filter.limit + 1)
-      .select('id', 'topic', 'kafka_partition', 'kafka_offset', 'workspace_id', 'message_id', 'reason', 'quarantined_at', this.db.raw('octet_length(value) AS size_bytes'));
+      // The raw size column hides the row type from knex: the selection is declared from the table's.
+      .select<QuarantineRow[]>('id', 'topic', 'kafka_partition', 'kafka_offset', 'workspace_id', 'message_id', 'reason', 'quarantined_at', this.db.raw('octet_length(value) AS size_bytes'));
     if (filter.workspaceId !== undefined) void query.where({ workspace_id: filter.workspaceId });
     if (filter.reason !== undefined) void query.where({ reason: filter.reason });
     if (filter.after !== undefined) void query.where('id', '>', filter.after);
-    const rows = (await query) as QuarantineRow[];
+    const rows = await query;
     const page = rows.slice(0, filter.limit).map(quarantinedRecordView);
     return { records: page, nextAfter: rows.length > filter.limit ? (page.at(-1)?.id ?? null) : null };
   }
 
   private connectionQuery() {
+    // A join: knex types single tables only, so the selection is declared from the tables' rows.
     return this.db('connections as c')
       .join('apps as a', 'a.id', 'c.app_id')
       .leftJoin('consumer_tools as t', 't.consumer_id', 'c.id')
-      .select('c.id', 'c.app_id', 'c.workspace_id', 'a.organisation_id', 'c.kind', 'c.status', 'c.credential_version', 'c.created_at', 'c.status_changed_at', ...consumerToolsColumns('t'));
+      .select<ConnectionRow[]>('c.id', 'c.app_id', 'c.workspace_id', 'a.organisation_id', 'c.kind', 'c.status', 'c.credential_version', 'c.created_at', 'c.status_changed_at', ...consumerToolsColumns('t'));
   }
 
-  private async withPermissions(rows: AppRow[]): Promise<AppView[]> {
-    const permissions = (await this.db('permissions')
+  private async withPermissions(rows: Array<Row<'apps'>>): Promise<AppView[]> {
+    const permissions = await this.db('permissions')
       .whereIn('app_id', rows.map((r) => r.id))
       .orderBy('value')
-      .select('app_id', 'kind', 'value')) as Array<{ app_id: string; kind: 'system_id' | 'message_type'; value: string }>;
+      .select('app_id', 'kind', 'value');
     return rows.map((r) => {
       const own = permissions.filter((p) => p.app_id === r.id);
       return {
@@ -307,71 +310,19 @@ export class KnexAdminStore implements AdminStore {
   }
 }
 
-interface OrganisationRow extends QuotaColumns {
-  id: string;
-  name: string;
-  kind: OrganisationView['kind'];
-  created_at: Date;
-}
-interface WorkspaceRow extends QuotaColumns {
-  id: string;
-  organisation_id: string;
-  name: string;
-  created_at: Date;
-}
-interface AppRow {
-  id: string;
-  workspace_id: string;
-  organisation_id: string;
-  name: string;
-  created_at: Date;
-}
-interface ConnectionRow extends Partial<ConsumerToolsRow> {
-  id: string;
-  app_id: string;
-  workspace_id: string;
-  organisation_id: string;
-  kind: ConnectionView['kind'];
-  status: ConnectionView['status'];
-  credential_version: number;
-  created_at: Date;
-  status_changed_at: Date | null;
-}
-interface QuarantineRow {
-  id: string;
-  topic: string;
-  kafka_partition: number;
-  kafka_offset: string;
-  workspace_id: string | null;
-  message_id: string | null;
-  reason: string;
-  quarantined_at: Date;
-  size_bytes: number | null;
-}
-interface ReplayRow {
-  id: string;
-  consumer_id: string;
-  since: Date;
-  status: 'running' | 'succeeded' | 'failed';
-  scanned: number;
-  replayed: number;
-  skipped: number;
-  error: string | null;
-  requested_at: Date;
-  heartbeat_at: Date;
-  finished_at: Date | null;
-}
+type ConnectionRow = Row<'connections'> & Pick<Row<'apps'>, 'organisation_id'> & JoinedConsumerToolsRow;
+type QuarantineRow = Omit<Row<'quarantined_records'>, 'headers' | 'value'> & { size_bytes: number | null };
 
-function quotaView(row: QuotaColumns): QuotaView {
+function quotaView(row: Row<'organisations' | 'workspaces'>): QuotaView {
   const q = quotaOfColumns(row);
   return { tier: row.quota_tier, per_second: q.perSecond, burst: q.burst, per_day: q.perDay };
 }
 
-function organisationView(r: OrganisationRow): OrganisationView {
+function organisationView(r: Row<'organisations'>): OrganisationView {
   return { id: r.id, name: r.name, kind: r.kind, quota: quotaView(r), created_at: r.created_at.toISOString() };
 }
 
-function workspaceView(r: WorkspaceRow): WorkspaceView {
+function workspaceView(r: Row<'workspaces'>): WorkspaceView {
   return { id: r.id, organisation_id: r.organisation_id, name: r.name, quota: quotaView(r), created_at: r.created_at.toISOString() };
 }
 
@@ -390,7 +341,7 @@ function connectionView(r: ConnectionRow): ConnectionView {
   };
 }
 
-function replayView(r: ReplayRow, now: Date): ReplayView {
+function replayView(r: Row<'replay_jobs'>, now: Date): ReplayView {
   const stale = r.status === 'running' && now.getTime() - r.heartbeat_at.getTime() > REPLAY_STALE_MS;
   return {
     replay_id: r.id,

@@ -1,7 +1,7 @@
 import { int, oneOf, str, type ConfigOf } from '@bus/config';
 import type { Knex } from '@bus/db';
 import { queueOperations } from '@bus/delivery';
-import { createControlPublisher } from '@bus/identity';
+import { createControlPublisher, encryptionKeyConfig } from '@bus/identity';
 import type { Kafka, Producer } from '@bus/kafka';
 import type { Redis } from '@bus/limits';
 import type { Logger, Registry } from '@bus/observability';
@@ -15,6 +15,8 @@ export const portalConfig = {
   OPERATOR_CLIENT_SECRET: str({ minLength: 24 }),
   /** Admin requests a minute per source address (spec §8's "any route" limit by default). */
   ADMIN_LIMIT_PER_ADDRESS_PER_MINUTE: int({ min: 1, max: 1_000_000, default: 600 }),
+  /** Seals the AWS principals' secret access keys (the gateway opens them with the same key). */
+  ...encryptionKeyConfig,
   /** Which hosted environment this is: consumer fault injection is refused outside a Sandbox (docs/testing-tools.md). */
   BUS_ENVIRONMENT: oneOf(['sandbox', 'preview'], { default: 'sandbox' }),
 } as const;
@@ -36,6 +38,7 @@ export function portalDepsOf(
     operator: { clientId: config.OPERATOR_CLIENT_ID, clientSecret: config.OPERATOR_CLIENT_SECRET },
     perAddressPerMinute: config.ADMIN_LIMIT_PER_ADDRESS_PER_MINUTE,
     archiveMs: config.KAFKA_MESSAGES_RETENTION,
+    encryptionKey: config.SIGNING_KEY_ENCRYPTION_KEY,
     environment: config.BUS_ENVIRONMENT,
   };
 }

@@ -1,7 +1,7 @@
 import { Router } from 'express';
 import type { Knex } from '@bus/db';
 import { cacheableJson, DOCUMENT_CACHE_CONTROL, requestValidation, sendCacheable, unavailableOnAnyFailure, type ReadinessCheck, type Service } from '@bus/http';
-import { IdentityAdmin, type ControlPublisher } from '@bus/identity';
+import { IdentityAdmin, PrincipalStore, type ControlPublisher } from '@bus/identity';
 import { createLimiter, type LimitMetrics, type Redis } from '@bus/limits';
 import type { Logger } from '@bus/observability';
 import { openapi } from '@bus/schemas';
@@ -10,6 +10,7 @@ import { adminRoutes, type QueueOperations } from './admin-routes';
 import { KnexAdminStore } from './admin-store';
 import { operatorAuth, type OperatorCredentials } from './operator-auth';
 import { AdminRequestInvalidError, AdminUnavailableError } from './errors';
+import { principalRoutes } from './principal-routes';
 import { quarantineRoutes, type QuarantineOperations } from './quarantine-routes';
 import { createReplayRunner, type ReplayRunner } from './replays';
 import { traceRoutes } from './trace-routes';
@@ -26,6 +27,8 @@ export interface PortalServiceDeps {
   perAddressPerMinute: number;
   /** The environment's replay archive (KAFKA_MESSAGES_RETENTION). */
   archiveMs: number;
+  /** SIGNING_KEY_ENCRYPTION_KEY: seals the AWS principals' secret access keys. */
+  encryptionKey: Buffer;
   /** Delivery's replay primitive, queue stats, quarantine redrive and dead letters, from the composition root. */
   queues: QueueOperations & QuarantineOperations & DeadLetterOperations;
   /** BUS_ENVIRONMENT: fault injection is refused outside a Sandbox. */
@@ -81,6 +84,11 @@ export function createPortalService(deps: PortalServiceDeps): PortalService {
         requests,
       }),
       quarantineRoutes({ store, queues, requests }),
+      principalRoutes({
+        principals: PrincipalStore.create({ db: deps.db, encryptionKey: deps.encryptionKey }),
+        store,
+        requests,
+      }),
       traceRoutes({ db: deps.db }),
       consumerToolsRoutes({ admin, store, queues, requests, environment: deps.environment }),
     ],

@@ -1,6 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import pino from 'pino';
-import { createDatabase, migrateLatest, type Knex } from '@bus/db';
+import { createDatabase, migrateLatest, TenancyFixture, type Knex } from '@bus/db';
 import { KnexDeliveryStore } from '@bus/delivery';
 import { createMetricsRegistry } from '@bus/observability';
 import { createTestDatabase, eventually, type TestDatabase } from '@bus/testing';
@@ -22,10 +22,7 @@ beforeAll(async () => {
   testDb = await createTestDatabase();
   db = createDatabase({ url: testDb.url, poolMax: 20, applicationName: 'pull-test' });
   await migrateLatest(db);
-  await db('organisations').insert({ id: 'opullapitest2', name: 'House', kind: 'house' });
-  await db('workspaces').insert({ id: workspaceId, organisation_id: 'opullapitest2', name: 'W' });
-  await db('apps').insert({ id: 'apullapitest2', workspace_id: workspaceId, organisation_id: 'opullapitest2', name: 'A' });
-  await db('connections').insert([a, b].map((id) => ({ id, app_id: 'apullapitest2', workspace_id: workspaceId, kind: 'consumer' })));
+  await TenancyFixture.create(db).tenant({ workspaceId, connections: [a, b].map((id) => ({ id, kind: 'consumer' as const })) });
   notifier = createPgQueueNotifier({ url: testDb.url, logger: pino({ level: 'silent' }) });
   await notifier.start();
   deps = { store: KnexQueueStore.create(db), tools: KnexQueueStore.create(db), notifier, handles: createReceiptHandles(randomBytes(32)), logger: pino({ level: 'silent' }), metrics: createPullMetrics(createMetricsRegistry({ defaultMetrics: false })) };

@@ -1,4 +1,4 @@
-import { DELIVERY_CHANNEL, type Knex } from '@bus/db';
+import { DELIVERY_CHANNEL, rawQuery, type Knex, type Row } from '@bus/db';
 import { unavailableUnlessDone } from '@bus/http';
 import { QueueUnavailableError } from './errors';
 
@@ -95,7 +95,7 @@ export interface ConsumerToolsStore {
   recordReceiveFaults(consumerId: string, faults: { cut: LeaseRef[]; leaseMs: number; delayed: string[]; delayMs: number }): Promise<Record<FaultKind, number>>;
 }
 
-export type FaultKind = 'duplicate' | 'delay' | 'early_expiry';
+export type FaultKind = Row<'consumer_fault_events'>['kind'];
 
 /** SQL conditions over a delivery (unqualified columns) that a gate adds to "receivable"; '' without one. */
 function gateConditions(gate: ReceiveGate | undefined): string {
@@ -112,17 +112,8 @@ function gateBindings(gate: ReceiveGate | undefined): Record<string, number> {
 
 /** A row of the receive statement: a leased delivery with its message, or NULLs when nothing was leased. */
 type LeasedRow = { heads: number } & (
-  | {
-      id: string;
-      lease_generation: number;
-      message_id: string;
-      correlation_id: string;
-      receive_count: number;
-      message_type: string;
-      published_at: Date;
-      body: Buffer;
-      traceparent: string | null;
-    }
+  | (Pick<Row<'deliveries'>, 'id' | 'lease_generation' | 'message_id' | 'correlation_id' | 'receive_count'> &
+      Pick<Row<'messages'>, 'message_type' | 'published_at' | 'body' | 'traceparent'>)
   | { id: null }
 );
 
@@ -196,7 +187,8 @@ export class KnexQueueStore implements QueueStore, ConsumerToolsStore {
   private async leaseReceivable(consumerId: string, max: number, visibilityMs: number, gate?: ReceiveGate): Promise<ReceiveResult> {
     const gated = gateConditions(gate);
     const rows = (
-      (await this.db.raw(
+      await rawQuery<LeasedRow>(
+        this.db,
         `WITH heads AS (
            SELECT id FROM (
              SELECT DISTINCT ON (correlation_id) id, visible_at${gated ? ', receive_count, enqueued_at' : ''}
@@ -253,7 +245,7 @@ export class KnexQueueStore implements QueueStore, ConsumerToolsStore {
            LEFT JOIN (leased JOIN take USING (id)) ON true
           ORDER BY take.position`,
         { consumerId, max, visibilityMs, ...gateBindings(gate) },
-      )) as { rows: LeasedRow[] }
+      )
     ).rows;
     const messages = rows.flatMap((r): LeasedMessage[] =>
       r.id === null
@@ -283,7 +275,8 @@ export class KnexQueueStore implements QueueStore, ConsumerToolsStore {
    */
   private async settleAcks(consumerId: string, leases: LeaseRef[]): Promise<SettleOutcome[]> {
     const acked = (
-      (await this.db.raw(
+      await rawQuery<Pick<Row<'deliveries'>, 'id'> & { generation: number }>(
+        this.db,
         `WITH named AS (
            SELECT DISTINCT id, generation FROM unnest(:ids::bigint[], :generations::int[]) AS n(id, generation)
          ),
@@ -296,7 +289,7 @@ export class KnexQueueStore implements QueueStore, ConsumerToolsStore {
           WHERE d.id = n.id AND d.id IN (SELECT id FROM target) AND d.lease_generation = n.generation AND d.state = 'leased'
          RETURNING d.id, n.generation`,
         { consumerId, ...leaseArrays(leases) },
-      )) as { rows: Array<{ id: string; generation: number }> }
+      )
     ).rows;
     return outcomesInOrder(leases, (lease) => acked.some((r) => String(r.id) === lease.deliveryId && r.generation === lease.generation));
   }
@@ -314,7 +307,8 @@ export class KnexQueueStore implements QueueStore, ConsumerToolsStore {
     // once per delivery, and recorded as a duplicate fault.
     const lostAck = mode === 'lost_ack';
     const released = (
-      (await this.db.raw(
+      await rawQuery<{ position: string | null }>(
+        this.db,
         `WITH named AS (
            SELECT id, generation, position FROM unnest(:ids::bigint[], :generations::int[]) WITH ORDINALITY AS n(id, generation, position)
          ),
@@ -365,7 +359,7 @@ export class KnexQueueStore implements QueueStore, ConsumerToolsStore {
          woken AS (SELECT pg_notify(:channel, :consumerId) WHERE EXISTS (SELECT 1 FROM released))
          SELECT done.position, (SELECT count(*) FROM woken) AS woken FROM (SELECT 1) one LEFT JOIN done ON true`,
         { consumerId, delayMs, channel: DELIVERY_CHANNEL, ...leaseArrays(leases) },
-      )) as { rows: Array<{ position: string | null }> }
+      )
     ).rows;
     const donePositions = new Set(released.flatMap((r) => (r.position === null ? [] : [Number(r.position) - 1])));
     return leases.map((_, i) => (donePositions.has(i) ? 'done' : 'stale'));
@@ -374,13 +368,13 @@ export class KnexQueueStore implements QueueStore, ConsumerToolsStore {
   /** A dead letter's visible_at is 'infinity': it never becomes visible, so it is no time to wait for. */
   private async nextVisible(consumerId: string, gate?: ReceiveGate): Promise<Date | null> {
     const visibleAt = gate && gate.delayMs > 0 ? this.db.raw(`greatest(visible_at, enqueued_at + (? * interval '1 millisecond'))`, [gate.delayMs]) : this.db.raw('visible_at');
-    const row = (await this.db('deliveries')
+    const row = await this.db('deliveries')
       .where({ consumer_id: consumerId })
       .whereNot({ state: 'acked' })
       .where(visibleAt, '>', this.db.fn.now())
       .where('visible_at', '<', this.db.raw(`'infinity'`))
       .min({ at: visibleAt })
-      .first()) as { at: Date | null } | undefined;
+      .first();
     return row?.at ?? null;
   }
 
@@ -391,38 +385,37 @@ export class KnexQueueStore implements QueueStore, ConsumerToolsStore {
    */
   private async peekReceivable(consumerId: string, max: number, filter: PeekFilter, gate?: ReceiveGate): Promise<PeekedMessage[]> {
     const gated = gateConditions(gate);
-    const rows = (
-      (await this.db.raw(
-        `WITH heads AS (
-           SELECT id, correlation_id FROM (
-             SELECT DISTINCT ON (correlation_id) id, correlation_id, visible_at, receive_count, enqueued_at
-               FROM deliveries
-              WHERE consumer_id = :consumerId AND state <> 'acked'${filter.correlationId === undefined ? '' : ' AND correlation_id = :correlationId'}
-              ORDER BY correlation_id, id
-           ) h
-           WHERE visible_at <= now()${gated}
-           ORDER BY id${filter.messageType === undefined ? ' LIMIT :max' : ''}
-         ),
-         runs AS (
-           SELECT h.id AS head_id, f.id FROM heads h
-            CROSS JOIN LATERAL (
-              SELECT id FROM deliveries
-               WHERE consumer_id = :consumerId AND correlation_id = h.correlation_id AND id >= h.id AND state <> 'acked'
-               ORDER BY id LIMIT :max
-            ) f
-         )
-         SELECT d.id, d.message_id, d.correlation_id, d.receive_count, m.message_type, m.published_at, m.body
-           FROM runs r
-           JOIN deliveries d ON d.id = r.id
-           JOIN messages m ON m.workspace_id = d.workspace_id AND m.message_id = d.message_id
-          ${filter.messageType === undefined ? '' : 'WHERE m.message_type = :messageType'}
-          ORDER BY r.head_id, r.id
-          LIMIT :max`,
-        { consumerId, max, ...filter, ...gateBindings(gate) },
-      )) as {
-        rows: Array<{ id: string; message_id: string; correlation_id: string; receive_count: number; message_type: string; published_at: Date; body: Buffer }>;
-      }
-    ).rows;
+    const { rows } = await rawQuery<
+      Pick<Row<'deliveries'>, 'id' | 'message_id' | 'correlation_id' | 'receive_count'> & Pick<Row<'messages'>, 'message_type' | 'published_at' | 'body'>
+    >(
+      this.db,
+      `WITH heads AS (
+         SELECT id, correlation_id FROM (
+           SELECT DISTINCT ON (correlation_id) id, correlation_id, visible_at, receive_count, enqueued_at
+             FROM deliveries
+            WHERE consumer_id = :consumerId AND state <> 'acked'${filter.correlationId === undefined ? '' : ' AND correlation_id = :correlationId'}
+            ORDER BY correlation_id, id
+         ) h
+         WHERE visible_at <= now()${gated}
+         ORDER BY id${filter.messageType === undefined ? ' LIMIT :max' : ''}
+       ),
+       runs AS (
+         SELECT h.id AS head_id, f.id FROM heads h
+          CROSS JOIN LATERAL (
+            SELECT id FROM deliveries
+             WHERE consumer_id = :consumerId AND correlation_id = h.correlation_id AND id >= h.id AND state <> 'acked'
+             ORDER BY id LIMIT :max
+          ) f
+       )
+       SELECT d.id, d.message_id, d.correlation_id, d.receive_count, m.message_type, m.published_at, m.body
+         FROM runs r
+         JOIN deliveries d ON d.id = r.id
+         JOIN messages m ON m.workspace_id = d.workspace_id AND m.message_id = d.message_id
+        ${filter.messageType === undefined ? '' : 'WHERE m.message_type = :messageType'}
+        ORDER BY r.head_id, r.id
+        LIMIT :max`,
+      { consumerId, max, ...filter, ...gateBindings(gate) },
+    );
     return rows.map((r) => ({
       deliveryId: String(r.id),
       messageId: r.message_id,
@@ -440,7 +433,8 @@ export class KnexQueueStore implements QueueStore, ConsumerToolsStore {
    * old receipt handle is stale — and each gets its dead_letters row.
    */
   private async moveToDeadLetters(consumerId: string, maxReceives: number): Promise<number> {
-    const moved = (await this.db.raw(
+    const moved = await rawQuery<never>(
+      this.db,
       `WITH heads AS (
          SELECT id FROM (
            SELECT DISTINCT ON (correlation_id) id, visible_at, receive_count
@@ -463,8 +457,8 @@ export class KnexQueueStore implements QueueStore, ConsumerToolsStore {
        INSERT INTO dead_letters (consumer_id, delivery_id, message_id, correlation_id, receive_count)
        SELECT consumer_id, id, message_id, correlation_id, receive_count FROM moved`,
       { consumerId, maxReceives },
-    )) as { rowCount: number | null };
-    return moved.rowCount ?? 0;
+    );
+    return moved.rowCount;
   }
 
   /** One statement: cuts the leases still current and records both kinds of events. */
@@ -472,22 +466,21 @@ export class KnexQueueStore implements QueueStore, ConsumerToolsStore {
     consumerId: string,
     faults: { cut: LeaseRef[]; leaseMs: number; delayed: string[]; delayMs: number },
   ): Promise<Record<FaultKind, number>> {
-    const rows = (
-      (await this.db.raw(
-        `WITH cut AS (
-           UPDATE deliveries d SET visible_at = now() + (:leaseMs * interval '1 millisecond')
-             FROM unnest(:ids::bigint[], :generations::int[]) AS n(id, generation)
-            WHERE d.id = n.id AND d.consumer_id = :consumerId AND d.lease_generation = n.generation AND d.state = 'leased'
-           RETURNING d.id, d.message_id
-         )
-         INSERT INTO consumer_fault_events (consumer_id, delivery_id, message_id, kind, detail_ms)
-         SELECT :consumerId::text, id, message_id, 'early_expiry', :leaseMs::int FROM cut
-         UNION ALL
-         SELECT :consumerId::text, d.id, d.message_id, 'delay', :delayMs::int FROM deliveries d WHERE d.id = ANY(:delayed::bigint[]) AND d.consumer_id = :consumerId
-         RETURNING kind`,
-        { consumerId, leaseMs: faults.leaseMs, delayMs: faults.delayMs, delayed: faults.delayed, ...leaseArrays(faults.cut) },
-      )) as { rows: Array<{ kind: FaultKind }> }
-    ).rows;
+    const { rows } = await rawQuery<Pick<Row<'consumer_fault_events'>, 'kind'>>(
+      this.db,
+      `WITH cut AS (
+         UPDATE deliveries d SET visible_at = now() + (:leaseMs * interval '1 millisecond')
+           FROM unnest(:ids::bigint[], :generations::int[]) AS n(id, generation)
+          WHERE d.id = n.id AND d.consumer_id = :consumerId AND d.lease_generation = n.generation AND d.state = 'leased'
+         RETURNING d.id, d.message_id
+       )
+       INSERT INTO consumer_fault_events (consumer_id, delivery_id, message_id, kind, detail_ms)
+       SELECT :consumerId::text, id, message_id, 'early_expiry', :leaseMs::int FROM cut
+       UNION ALL
+       SELECT :consumerId::text, d.id, d.message_id, 'delay', :delayMs::int FROM deliveries d WHERE d.id = ANY(:delayed::bigint[]) AND d.consumer_id = :consumerId
+       RETURNING kind`,
+      { consumerId, leaseMs: faults.leaseMs, delayMs: faults.delayMs, delayed: faults.delayed, ...leaseArrays(faults.cut) },
+    );
     const counts: Record<FaultKind, number> = { duplicate: 0, delay: 0, early_expiry: 0 };
     for (const r of rows) counts[r.kind] += 1;
     return counts;

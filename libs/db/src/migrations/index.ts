@@ -8,6 +8,7 @@ import * as messageTraceparent from './006_message_traceparent';
 import * as quarantineListing from './007_quarantine_listing';
 import * as retention from './008_retention';
 import * as testerTools from './009_tester_tools';
+import * as awsPrincipals from './010_aws_principals';
 import * as consumerTools from './012_consumer_tools';
 
 interface NamedMigration {
@@ -30,6 +31,7 @@ const MIGRATIONS: readonly NamedMigration[] = [
   { name: '007_quarantine_listing', migration: quarantineListing },
   { name: '008_retention', migration: retention },
   { name: '009_tester_tools', migration: testerTools },
+  { name: '010_aws_principals', migration: awsPrincipals },
   { name: '012_consumer_tools', migration: consumerTools },
 ];
 

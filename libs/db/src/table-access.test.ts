@@ -1,0 +1,63 @@
+import { readFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import path from 'node:path';
+import ts from 'typescript';
+import { REPO_ROOT } from '@bus/testing';
+import { TABLE_COLUMNS } from './tables';
+
+/**
+ * The store modules allowed to name tables outside libs/db (README "Layout"): each owns the queries of
+ * its service over the typed tables of tables.ts. Anything else reaches the database through one of
+ * them, or through libs/db's own readers.
+ */
+const STORE_MODULES = [
+  'libs/identity/src/admin.ts',
+  'libs/identity/src/principals.ts',
+  'libs/identity/src/quota.ts',
+  'libs/identity/src/store.ts',
+  'services/all-in-one/src/seed.ts',
+  'services/auth/src/signing-keys.ts',
+  'services/delivery/src/dead-letters.ts',
+  'services/delivery/src/delivery-store.ts',
+  'services/gateway/src/publish-store.ts',
+  'services/portal/src/admin-store.ts',
+  'services/pull-api/src/queue-store.ts',
+];
+
+const TABLES = Object.keys(TABLE_COLUMNS).join('|');
+/** SQL naming a table. */
+const SQL_NAMES_A_TABLE = new RegExp(`\\b(FROM|JOIN|INTO|UPDATE|TABLE)\\s+(${TABLES})\\b`);
+/** Knex's table argument: 'deliveries', 'connections as c'. */
+const TABLE_ARGUMENT = new RegExp(`^(${TABLES})( as \\w+)?$`);
+/** What takes a table name first: the knex instance or a transaction, and the builder's from, join and into. */
+const TAKES_A_TABLE = /(^|\.)(db|trx|knex|from|into|table|join|leftJoin|innerJoin)$/;
+
+/** Whether the TypeScript source names a table: in SQL text, or as a knex table argument. */
+function namesATable(file: string): boolean {
+  const source = ts.createSourceFile(file, readFileSync(path.join(REPO_ROOT, file), 'utf8'), ts.ScriptTarget.Latest, true);
+  let found = false;
+  const visit = (node: ts.Node): void => {
+    if ((ts.isStringLiteralLike(node) || ts.isTemplateHead(node) || ts.isTemplateMiddle(node) || ts.isTemplateTail(node)) && SQL_NAMES_A_TABLE.test(node.text)) found = true;
+    if (ts.isCallExpression(node)) {
+      const [first] = node.arguments;
+      if (first && ts.isStringLiteralLike(first) && TABLE_ARGUMENT.test(first.text) && TAKES_A_TABLE.test(node.expression.getText(source))) found = true;
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(source);
+  return found;
+}
+
+describe('table layouts stay behind libs/db and the store modules', () => {
+  it('no other product module names a table', () => {
+    const files = execFileSync('git', ['ls-files', 'libs/*.ts', 'services/*.ts', 'cli/*.ts'], { cwd: REPO_ROOT, encoding: 'utf8' })
+      .split('\n')
+      .filter((f) => f !== '' && !f.startsWith('libs/db/') && !/\.test\.ts$|test-support\.ts$|\/testing\//.test(f));
+    const offenders = files.filter((f) => !STORE_MODULES.includes(f) && namesATable(f));
+    expect(offenders).toEqual([]);
+  });
+
+  it('finds every store module naming a table, so the list holds no stale entry', () => {
+    expect(STORE_MODULES.filter((f) => !namesATable(f))).toEqual([]);
+  });
+});

@@ -1,0 +1,119 @@
+import { Router, type NextFunction, type Request, type RequestHandler, type Response } from 'express';
+import { HttpError, RequestInvalidError } from '@bus/http';
+import {
+  BearerRefusedError,
+  connectionIdentity,
+  createSigV4Verifier,
+  signedRouteSteps,
+  unavailableOnFailure,
+  type ConnectionCache,
+  type PrincipalStore,
+  type ReplayStore,
+  type SigningPrincipal,
+} from '@bus/identity';
+import { enforce, type Limiter } from '@bus/limits';
+import { authorizeConnection, BearerRefusal, CHALLENGE_PATTERN, NotRegisteredError, type ConnectionKind } from '@bus/tokens';
+import { MAX_MESSAGE_BYTES } from './publish-routes';
+
+/** AWS's service name for API Gateway-style routes: the scope every publish route's signature names. */
+export const PUBLISH_SIGNING_SERVICE = 'execute-api';
+
+/** A principals/verify body is one challenge: a few dozen bytes. */
+const VERIFY_BODY_BYTES = 4 * 1024;
+
+export interface SignedRoutesDeps {
+  principals: Pick<PrincipalStore, 'signingPrincipal' | 'verify'>;
+  /** The identity's connection cache: a connection's revocation reaches it through the control topic. */
+  connections: Pick<ConnectionCache, 'get'>;
+  replays: ReplayStore;
+  /** All AWS-signed requests together (spec §8: 50 a second, bursts of 100), instead of the per-connection quota. */
+  limiter: Limiter;
+  /** AWS_SIGV4_REGION. */
+  region: string;
+  /** AWS_SIGV4_MAX_SKEW. */
+  maxSkewMs: number;
+  now?: () => Date;
+}
+
+/** 403 principal.challenge_invalid: not the principal's outstanding challenge (unknown, used, expired, or already verified). */
+export class ChallengeInvalidError extends HttpError {
+  override readonly name = 'ChallengeInvalidError';
+  constructor() {
+    super(403, 'principal.challenge_invalid', 'The challenge is not this principal\'s outstanding one: unknown, already used, or expired. Ask the operator for a new one');
+  }
+}
+
+export interface SignedRoutes {
+  /** /iam/messages and /iam/validate: signature, the signed routes' limit, then the body in res.locals.body and the caller in res.locals.identity. */
+  publishSteps: RequestHandler[];
+  /** POST /v1/tenants/{t}/principals/verify. */
+  verifyRouter: Router;
+}
+
+/**
+ * The AWS-signed routes of the gateway (docs/auth.md, "AWS SigV4"): one verifier (libs/identity)
+ * whose access keys are the registered principals. A signed request then meets exactly the bearer
+ * routes' rules 3–4 on the principal's connection: active, of the route's kind, path {t} = its workspace.
+ */
+export function signedRoutes(deps: SignedRoutesDeps): SignedRoutes {
+  const verifier = createSigV4Verifier<SigningPrincipal>({
+    region: deps.region,
+    service: PUBLISH_SIGNING_SERVICE,
+    maxSkewMs: deps.maxSkewMs,
+    resolve: (accessKeyId) => deps.principals.signingPrincipal(accessKeyId),
+    replays: deps.replays,
+    ...(deps.now ? { now: deps.now } : {}),
+  });
+  const limit: RequestHandler = (_req, _res, next) => {
+    enforce([[deps.limiter, 'all']], 'All AWS-signed requests together are over their limit').then(() => next(), next);
+  };
+
+  /** Rules 3–4 on the principal's connection; `verified`: only a verified principal may use the route. */
+  const authorize = (need: { kind?: ConnectionKind; verified: boolean }) => async (principal: SigningPrincipal, req: Request, res: Response) => {
+    try {
+      if (need.verified && principal.status !== 'verified') throw new NotRegisteredError('principal_unverified');
+      const connection = await unavailableOnFailure(() => deps.connections.get(principal.connectionId));
+      if (!connection) throw new NotRegisteredError('not_active');
+      authorizeConnection(connection, { ...(need.kind ? { kind: need.kind } : {}), tenant: String(req.params.t) });
+      res.locals.identity = connectionIdentity(connection);
+    } catch (err) {
+      if (err instanceof BearerRefusal) throw new BearerRefusedError(err);
+      throw err;
+    }
+  };
+
+  const verifyRouter = Router();
+  verifyRouter.post(
+    '/v1/tenants/:t/principals/verify',
+    // A pending principal signs it, of a producer or a consumer connection.
+    ...signedRouteSteps({ verifier, authorize: authorize({ verified: false }), limit, maxBodyBytes: VERIFY_BODY_BYTES }),
+    async (_req: Request, res: Response, _next: NextFunction) => {
+      const challenge = challengeOf(res.locals.body as Buffer);
+      const { key } = res.locals.signed as { key: SigningPrincipal };
+      const verified = await unavailableOnFailure(() => deps.principals.verify(key.accessKeyId, challenge));
+      if (!verified) throw new ChallengeInvalidError();
+      res.json({ access_key_id: verified.access_key_id, client_id: verified.client_id, role_arn: verified.role_arn, status: verified.status, verified_at: verified.verified_at });
+    },
+  );
+
+  return {
+    publishSteps: signedRouteSteps({ verifier, authorize: authorize({ kind: 'producer', verified: true }), limit, maxBodyBytes: MAX_MESSAGE_BYTES }),
+    verifyRouter,
+  };
+}
+
+/** `{ "challenge": "sbc_…" }` and nothing else; anything else is 400 request.invalid. */
+function challengeOf(body: Buffer): string {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(body.toString('utf8'));
+  } catch {
+    throw new RequestInvalidError('The body must be JSON: { "challenge": "sbc_…" }');
+  }
+  const keys = parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed) ? Object.keys(parsed) : [];
+  const challenge = (parsed as { challenge?: unknown } | null)?.challenge;
+  if (keys.length !== 1 || typeof challenge !== 'string' || !CHALLENGE_PATTERN.test(challenge)) {
+    throw new RequestInvalidError('The body must be { "challenge": "sbc_…" } with the challenge the operator issued, and nothing else');
+  }
+  return challenge;
+}
