@@ -243,7 +243,7 @@ function notFound(what: string, id: string): never {
 }
 
 /** The one translation of IdentityAdmin's errors into the admin API's; its dependencies' failures are 503s. */
-async function identityCall<T>(call: () => Promise<T>): Promise<T> {
+export async function identityCall<T>(call: () => Promise<T>): Promise<T> {
   try {
     return await call();
   } catch (err) {

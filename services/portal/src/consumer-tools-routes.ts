@@ -1,9 +1,10 @@
 import { Router, type Request, type Response } from 'express';
 import type { DeadLetter, DeadLetterResolution, ResolvedDeadLetter } from '@bus/delivery';
-import { HttpError, type RequestValidation } from '@bus/http';
+import type { RequestValidation } from '@bus/http';
 import type { IdentityAdmin } from '@bus/identity';
+import { identityCall } from './admin-routes';
 import type { AdminStore, ConnectionView } from './admin-store';
-import { AdminConflictError, AdminNotFoundError, AdminUnavailableError } from './errors';
+import { AdminConflictError, AdminNotFoundError } from './errors';
 
 /** What the consumer tools' routes ask of delivery (its queueOperations). */
 export interface DeadLetterOperations {
@@ -57,14 +58,14 @@ export function consumerToolsRoutes(deps: ConsumerToolsRoutesDeps): Router {
     const on = body.duplicate_rate > 0 || body.delay_ms > 0 || body.early_expiry_rate > 0;
     if (on && deps.environment !== 'sandbox') throw new AdminConflictError(`Fault injection is a Sandbox tool; this bus is ${deps.environment} (BUS_ENVIRONMENT)`);
     const faults = { duplicateRate: body.duplicate_rate, delayMs: body.delay_ms, earlyExpiryRate: body.early_expiry_rate };
-    await unavailableOnFailure(() => deps.admin.setConsumerTools(connection.client_id, { faults }));
+    await identityCall(() => deps.admin.setConsumerTools(connection.client_id, { faults }));
     res.json(await settingsChanged(connection.client_id));
   });
 
   router.put('/api/admin/connections/:c/dead-letter-policy', async (req, res) => {
     const connection = await consumer(req, { active: true });
     const body = (await deps.requests.jsonBody(req, BODY_BYTES)) as DeadLetterPolicyBody;
-    await unavailableOnFailure(() => deps.admin.setConsumerTools(connection.client_id, { maxReceives: body.max_receives }));
+    await identityCall(() => deps.admin.setConsumerTools(connection.client_id, { maxReceives: body.max_receives }));
     res.json(await settingsChanged(connection.client_id));
   });
 
@@ -86,14 +87,4 @@ export function consumerToolsRoutes(deps: ConsumerToolsRoutesDeps): Router {
 
 function notFound(what: string, id: string): never {
   throw new AdminNotFoundError(what, id);
-}
-
-/** IdentityAdmin's Postgres failing is the admin API's 503 (its control announcement never fails the call). */
-async function unavailableOnFailure<T>(call: () => Promise<T>): Promise<T> {
-  try {
-    return await call();
-  } catch (err) {
-    if (err instanceof HttpError) throw err;
-    throw new AdminUnavailableError(err);
-  }
 }
