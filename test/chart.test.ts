@@ -154,6 +154,8 @@ const OWNER: Record<string, string> = {
   'POST /v1/tenants/{t}/consumers/{c}/ack': 'pull-api',
   'POST /v1/tenants/{t}/consumers/{c}/nack': 'pull-api',
   'GET /v1/tenants/{t}/consumers/{c}/skills': 'pull-api',
+  // The consumer's peek (issue 17).
+  'GET /v1/tenants/{t}/consumers/{c}/peek': 'pull-api',
   // The producer's tester routes (issue 17).
   'GET /v1/tenants/{t}/messages/{message_id}': 'gateway',
   'GET /v1/tenants/{t}/refusals': 'gateway',

@@ -87,6 +87,7 @@ const CONNECTION = {
   credential_version: 1,
   created_at: '2026-11-22T06:00:00.000Z',
   status_changed_at: null,
+  consumer_tools: null,
 };
 const ISSUED = { client_id: 'cabcdefghijkl', client_secret: 'sbs_issued', credential_version: 1, connection: CONNECTION };
 const ORG = { id: 'oabcdefghijkl', name: 'Harbour', kind: 'house', quota: { tier: 'standard', per_second: 20, burst: 40, per_day: 100000 }, created_at: '2026-11-22T06:00:00.000Z' };
@@ -216,6 +217,58 @@ describe('run', () => {
     expect(await h.run(['principal', 'list', '--connection', 'cabcdefghijkl'])).toBe(0);
     expect(h.out.stdout.split('\n')[0]).toMatch(/^ACCESS_KEY_ID\s+CLIENT_ID\s+ROLE_ARN\s+STATUS/);
     expect(h.out.stdout).not.toContain(secret);
+  });
+
+  it("sets a consumer's faults and dead-letter threshold, showing the settings the answer holds", async () => {
+    const tools = (faults: Record<string, number>, maxReceives: number | null) => ({ ...CONNECTION, kind: 'consumer', consumer_tools: { faults, max_receives: maxReceives } });
+    const h = harness([
+      json(200, tools({ duplicate_rate: 0.25, delay_ms: 0, early_expiry_rate: 0.5 }, null)),
+      json(200, tools({ duplicate_rate: 0.25, delay_ms: 0, early_expiry_rate: 0.5 }, 3)),
+      json(200, { ...CONNECTION, kind: 'consumer', consumer_tools: null }),
+      json(200, { ...CONNECTION, kind: 'consumer', consumer_tools: null }),
+    ]);
+    expect(await h.run(['faults', 'set', '--consumer', 'c1', '--duplicate-rate', '0.25', '--early-expiry-rate', '.5'])).toBe(0);
+    expect(h.sent[0]).toMatchObject({ method: 'PUT', url: 'http://portal.test:8090/api/admin/connections/c1/faults', body: JSON.stringify({ duplicate_rate: 0.25, delay_ms: 0, early_expiry_rate: 0.5 }) });
+    expect(h.out.stdout).toContain('early_expiry_rate  0.5\nmax_receives       off\n');
+    expect(await h.run(['dead-letter', 'policy', '--consumer', 'c1', '--max-receives', '3'])).toBe(0);
+    expect(h.sent[1]).toMatchObject({ method: 'PUT', url: 'http://portal.test:8090/api/admin/connections/c1/dead-letter-policy', body: JSON.stringify({ max_receives: 3 }) });
+    expect(h.out.stdout).toContain('max_receives       3\n');
+    expect(await h.run(['dead-letter', 'policy', '--consumer', 'c1', '--off'])).toBe(0);
+    expect(h.sent[2]).toMatchObject({ body: JSON.stringify({ max_receives: null }) });
+    expect(await h.run(['faults', 'off', '--consumer', 'c1'])).toBe(0);
+    expect(h.sent[3]).toMatchObject({ method: 'PUT', url: 'http://portal.test:8090/api/admin/connections/c1/faults', body: JSON.stringify({ duplicate_rate: 0, delay_ms: 0, early_expiry_rate: 0 }) });
+  });
+
+  it('refuses fault and threshold values the admin API would refuse, before any request', async () => {
+    const h = harness([]);
+    expect(await h.run(['faults', 'set', '--consumer', 'c1', '--duplicate-rate', '1.5'])).toBe(2);
+    expect(await h.run(['faults', 'set', '--consumer', 'c1', '--delay-ms', '900001'])).toBe(2);
+    expect(await h.run(['faults', 'set', '--consumer', 'c1'])).toBe(2);
+    expect(await h.run(['dead-letter', 'policy', '--consumer', 'c1'])).toBe(2);
+    expect(await h.run(['dead-letter', 'policy', '--consumer', 'c1', '--max-receives', '3', '--off'])).toBe(2);
+    expect(await h.run(['dead-letter', 'policy', '--consumer', 'c1', '--max-receives', '0'])).toBe(2);
+    expect(h.out.stderr).toContain("--duplicate-rate must be a number from 0 to 1, not '1.5'");
+    expect(h.sent).toEqual([]);
+  });
+
+  it("lists a consumer's dead letters and redrives or discards one by id", async () => {
+    const letter = { id: '41', message_id: 'm1', correlation_id: 'story-1', receive_count: 3, dead_lettered_at: '2026-11-22T05:00:00.000Z' };
+    const h = harness([
+      json(200, { client_id: 'cabcdefghijkl', dead_letters: [letter], truncated: false }),
+      json(200, { ...letter, resolution: 'redriven', resolved_at: '2026-11-22T06:00:00.000Z' }),
+      json(200, { ...letter, resolution: 'discarded', resolved_at: '2026-11-22T06:00:00.000Z' }),
+      json(404, { code: 'admin.not_found', message: 'No open dead letter of connection cabcdefghijkl 41', request_id: 'req-1' }),
+    ]);
+    expect(await h.run(['dead-letter', 'list', '--consumer', 'cabcdefghijkl'])).toBe(0);
+    expect(h.sent[0]).toMatchObject({ method: 'GET', url: 'http://portal.test:8090/api/admin/connections/cabcdefghijkl/dead-letters' });
+    expect(h.out.stdout.split('\n')[1]).toMatch(/^41\s+m1\s+story-1\s+3\s+2026-11-22T05:00:00.000Z$/);
+    expect(await h.run(['dead-letter', 'redrive', '--consumer', 'cabcdefghijkl', '41'])).toBe(0);
+    expect(h.sent[1]).toMatchObject({ method: 'POST', url: 'http://portal.test:8090/api/admin/connections/cabcdefghijkl/dead-letters/41/redrive' });
+    expect(h.out.stdout).toContain('resolution        redriven\n');
+    expect(await h.run(['dead-letter', 'discard', '--consumer', 'cabcdefghijkl', '41'])).toBe(0);
+    expect(h.sent[2]).toMatchObject({ method: 'POST', url: 'http://portal.test:8090/api/admin/connections/cabcdefghijkl/dead-letters/41/discard' });
+    expect(await h.run(['dead-letter', 'discard', '--consumer', 'cabcdefghijkl', '41'])).toBe(1);
+    expect(h.out.stderr).toContain('admin.not_found');
   });
 
   it('needs --connection and the access key id for a principal command', async () => {

@@ -41,7 +41,26 @@ export interface QueueStats {
   consumerId: string;
   depth: number;
   inFlight: number;
+  /** Open dead letters (counted in depth too: un-acked, never visible until redriven or discarded). */
+  deadLetters: number;
   oldestEnqueuedAt: Date;
+}
+
+/** An open dead letter of a consumer (delivery's dead-letters.ts), as the admin API lists it. */
+export interface DeadLetter {
+  id: string;
+  message_id: string;
+  correlation_id: string;
+  /** Receives it had when it was dead-lettered. */
+  receive_count: number;
+  dead_lettered_at: string;
+}
+
+export type DeadLetterResolution = 'redriven' | 'discarded';
+
+export interface ResolvedDeadLetter extends DeadLetter {
+  resolution: DeadLetterResolution;
+  resolved_at: string;
 }
 
 export interface QueueOperations {
@@ -50,4 +69,8 @@ export interface QueueOperations {
   stats(consumerId: string): Promise<QueueStats | undefined>;
   /** Each quarantined record's redrive, in the order of `ids`. */
   redrive(ids: readonly string[]): Promise<RedriveResult[]>;
+  /** The consumer's open dead letters, oldest first. */
+  deadLetters(consumerId: string): Promise<{ dead_letters: DeadLetter[]; truncated: boolean }>;
+  /** Redrives or discards one open dead letter; undefined when the consumer has no such open one. */
+  resolveDeadLetter(consumerId: string, id: string, resolution: DeadLetterResolution): Promise<ResolvedDeadLetter | undefined>;
 }

@@ -7,7 +7,10 @@ const TABLES = [
   'audit_log',
   'aws_principals',
   'connections',
+  'consumer_fault_events',
+  'consumer_tools',
   'credentials',
+  'dead_letters',
   'deliveries',
   'messages',
   'organisations',
@@ -23,7 +26,7 @@ const TABLES = [
   'story_state',
   'workspaces',
 ];
-const ALL = ['001_tenancy', '002_signing_keys', '003_publish', '004_delivery', '005_admin', '006_message_traceparent', '007_quarantine_listing', '008_retention', '009_tester_tools', '010_aws_principals', '013_portal_people'];
+const ALL = ['001_tenancy', '002_signing_keys', '003_publish', '004_delivery', '005_admin', '006_message_traceparent', '007_quarantine_listing', '008_retention', '009_tester_tools', '010_aws_principals', '012_consumer_tools', '013_portal_people'];
 
 let testDb: TestDatabase;
 let db: Knex;

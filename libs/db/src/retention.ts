@@ -90,6 +90,20 @@ export const RETENTION_TABLES = [
     writerLock: `t.workspace_id || '/' || t.correlation_id`,
   },
   {
+    table: 'consumer_fault_events',
+    what: 'faults injected into a consumer connection\'s deliveries (duplicate, delay, early lease expiry), listed in the message trace',
+    why: 'as long as the queue keeps the delivery they happened to (spec §8, 14 days): a consumer team can trace a fault for as long as the message is there; swept before the deliveries they refer to',
+    window: QUEUE_WINDOW,
+    agesFrom: 't.injected_at',
+  },
+  {
+    table: 'dead_letters',
+    what: 'messages dead-lettered after too many receives, open or redriven/discarded by the operator',
+    why: 'the queue retention (spec §8, 14 days): an open dead letter lives as long as its delivery could; a resolved one shows in the message trace as long',
+    window: QUEUE_WINDOW,
+    agesFrom: 't.dead_lettered_at',
+  },
+  {
     table: 'deliveries',
     what: "one consumer's copy of a message (queued, leased or acked)",
     why: 'spec §8: a consumer queue keeps a message 14 days, received or not; an acked delivery stays as long, so a Kafka redelivery does not queue it again',

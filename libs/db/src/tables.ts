@@ -9,7 +9,8 @@ import type { Knex } from 'knex';
  *
  * Column types are Postgres' udt names; a trailing `?` marks a nullable column. The TypeScript type of
  * each is what node-postgres returns without custom type parsers: int8 (bigint, bigserial) as a
- * string, timestamptz as a Date, jsonb parsed (unknown: its shape is the writer's), bytea as a Buffer.
+ * string, float8 as a number, timestamptz as a Date, jsonb parsed (unknown: its shape is the
+ * writer's), bytea as a Buffer.
  */
 
 /** The enum types of the migrations and their values, in declaration order. */
@@ -24,7 +25,7 @@ export const ENUM_TYPES = {
 } as const;
 
 type EnumTypeName = keyof typeof ENUM_TYPES;
-type ColumnTypeName = 'text' | 'int4' | 'int8' | 'timestamptz' | 'jsonb' | 'bytea' | EnumTypeName;
+type ColumnTypeName = 'text' | 'int4' | 'int8' | 'float8' | 'timestamptz' | 'jsonb' | 'bytea' | EnumTypeName;
 type ColumnSpec = ColumnTypeName | `${ColumnTypeName}?`;
 
 const QUOTA_COLUMNS = { quota_tier: 'quota_tier', custom_per_second: 'int4?', custom_burst: 'int4?', custom_per_day: 'int8?' } as const;
@@ -160,6 +161,35 @@ export const TABLE_COLUMNS = {
     verified_at: 'timestamptz?',
     revoked_at: 'timestamptz?',
   },
+  // 012_consumer_tools
+  consumer_tools: {
+    consumer_id: 'text',
+    duplicate_rate: 'float8',
+    delay_ms: 'int4',
+    early_expiry_rate: 'float8',
+    max_receives: 'int4?',
+    updated_at: 'timestamptz',
+  },
+  consumer_fault_events: {
+    id: 'int8',
+    consumer_id: 'text',
+    delivery_id: 'int8',
+    message_id: 'text',
+    kind: 'text',
+    detail_ms: 'int4?',
+    injected_at: 'timestamptz',
+  },
+  dead_letters: {
+    id: 'int8',
+    consumer_id: 'text',
+    delivery_id: 'int8',
+    message_id: 'text',
+    correlation_id: 'text',
+    receive_count: 'int4',
+    dead_lettered_at: 'timestamptz',
+    resolved_at: 'timestamptz?',
+    resolution: 'text?',
+  },
   // 013_portal_people
   portal_logins: { state_hash: 'text', code_verifier: 'text', nonce: 'text', created_at: 'timestamptz' },
   portal_sessions: {
@@ -190,7 +220,7 @@ export type TableName = keyof typeof TABLE_COLUMNS;
 
 type ValueOf<T extends ColumnTypeName> = T extends 'text'
   ? string
-  : T extends 'int4'
+  : T extends 'int4' | 'float8'
     ? number
     : T extends 'int8'
       ? string
@@ -219,6 +249,8 @@ interface NarrowedColumns {
   refusals: { mode: 'publish' | 'validate'; violations: Array<{ source: string; rule: string; message: string; path?: string }> };
   aws_principals: { status: 'pending' | 'verified' | 'revoked' };
   audit_log: { actor_kind: 'person' | 'operator_basic' };
+  consumer_fault_events: { kind: 'duplicate' | 'delay' | 'early_expiry' };
+  dead_letters: { resolution: 'redriven' | 'discarded' | null };
 }
 
 type ColumnValue<T, C, S> = T extends keyof NarrowedColumns

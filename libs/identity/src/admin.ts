@@ -1,7 +1,7 @@
-import type { Knex, Written } from '@bus/db';
+import { writeConsumerTools, type ConsumerTools, type Knex, type Written } from '@bus/db';
 import { hashSecret, newClientSecret, newId, type ConnectionKind } from '@bus/tokens';
 import type { Logger } from 'pino';
-import type { ControlEvent, ControlPublisher, QuotaScope } from './control';
+import type { ConnectionChange, ControlEvent, ControlPublisher, QuotaScope } from './control';
 
 export class ConnectionNotFoundError extends Error {
   override readonly name = 'ConnectionNotFoundError';
@@ -211,6 +211,17 @@ export class IdentityAdmin {
     await this.announceConnection(clientId, 'removed');
   }
 
+  /**
+   * A consumer connection's testing settings (fault injection, dead-letter threshold; docs/testing-tools.md):
+   * the parts given replace the stored ones. Announced like any connection change, since the pull API
+   * reads them with the connection.
+   */
+  async setConsumerTools(clientId: string, change: Partial<ConsumerTools>): Promise<ConsumerTools | null> {
+    const tools = await writeConsumerTools(this.deps.db, clientId, change);
+    await this.announceConnection(clientId, 'tools');
+    return tools;
+  }
+
   private async setStatus(clientId: string, status: 'revoked'): Promise<void> {
     const changed = await this.deps.db('connections')
       .where({ id: clientId })
@@ -219,7 +230,7 @@ export class IdentityAdmin {
     if (changed === 0) throw new ConnectionNotFoundError(clientId);
   }
 
-  private announceConnection(clientId: string, change: 'created' | 'rotated' | 'revoked' | 'removed'): Promise<void> {
+  private announceConnection(clientId: string, change: ConnectionChange): Promise<void> {
     return this.announce({ type: 'connection.changed', connection_id: clientId, change, at: this.now().toISOString() });
   }
 

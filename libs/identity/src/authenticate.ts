@@ -1,4 +1,5 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import type { ConsumerTools } from '@bus/db';
 import { DependencyUnavailableError, HttpError, unavailableUnlessDone } from '@bus/http';
 import {
   authorizeBearer,
@@ -25,6 +26,8 @@ export interface ConnectionIdentity {
 /** Who called a bearer route, in res.locals.identity once authenticateBearer let the request through. */
 export interface BearerIdentity extends ConnectionIdentity {
   claims: AccessTokenClaims;
+  /** The consumer connection's testing settings (docs/testing-tools.md); null when none is on. */
+  consumerTools: ConsumerTools | null;
 }
 
 export function connectionIdentity(c: ConnectionRecord): ConnectionIdentity {
@@ -95,7 +98,8 @@ export function createBearerAuthenticator(deps: BearerAuthenticatorDeps): Bearer
       }
       const connection = await unavailableOnFailure(() => deps.connections.get(claims.sub));
       authorizeBearer(claims, connection, need);
-      return { ...connectionIdentity(connection as ConnectionRecord), claims };
+      const c = connection as ConnectionRecord;
+      return { ...connectionIdentity(c), claims, consumerTools: c.consumerTools };
     } catch (err) {
       if (err instanceof BearerRefusal) throw new BearerRefusedError(err);
       throw err;

@@ -3,12 +3,15 @@ import { randomBytes } from 'node:crypto';
 import { CONTROL_TOPIC, createConsumer, runBatches, trackGroupMembership, sendAcked, type Consumer, type Kafka, type Producer } from '@bus/kafka';
 import type { Logger } from 'pino';
 
+/** `tools`: the consumer connection's testing settings changed (read with the connection). */
+export type ConnectionChange = 'created' | 'rotated' | 'revoked' | 'removed' | 'tools';
+
 /**
  * A change on the control topic bus.control.v1 (DESIGN §4): every process that caches identity drops
  * what the event names. Keyed by what changed (`connection/<id>`), so compaction keeps the last one.
  */
 export type ControlEvent =
-  | { type: 'connection.changed'; connection_id: string; change: 'created' | 'rotated' | 'revoked' | 'removed'; at: string }
+  | { type: 'connection.changed'; connection_id: string; change: ConnectionChange; at: string }
   | { type: 'app.changed'; app_id: string; at: string }
   // Quotas are read per request today, so no cache drops anything on it yet; it is announced so a
   // cache added later cannot miss a tier change, and the compacted topic records the last one.

@@ -202,15 +202,16 @@ export class KnexDeliveryStore implements DeliveryStore {
   }
 
   async queueStats(consumerId?: string): Promise<QueueStats[]> {
-    const { rows } = await rawQuery<Pick<Row<'deliveries'>, 'consumer_id'> & { depth: number; in_flight: number; oldest: Date }>(
+    const { rows } = await rawQuery<Pick<Row<'deliveries'>, 'consumer_id'> & { depth: number; in_flight: number; dead_letters: number; oldest: Date }>(
       this.db,
       `SELECT consumer_id, count(*)::int AS depth,
               (count(*) FILTER (WHERE state = 'leased' AND visible_at > now()))::int AS in_flight,
+              (count(*) FILTER (WHERE visible_at = 'infinity'))::int AS dead_letters,
               min(enqueued_at) AS oldest
          FROM deliveries WHERE state <> 'acked' ${consumerId === undefined ? '' : 'AND consumer_id = ?'} GROUP BY consumer_id`,
       consumerId === undefined ? [] : [consumerId],
     );
-    return rows.map((r) => ({ consumerId: r.consumer_id, depth: r.depth, inFlight: r.in_flight, oldestEnqueuedAt: r.oldest }));
+    return rows.map((r) => ({ consumerId: r.consumer_id, depth: r.depth, inFlight: r.in_flight, deadLetters: r.dead_letters, oldestEnqueuedAt: r.oldest }));
   }
 
   replay(m: MessageToEnqueue, consumerId: string): Promise<boolean> {

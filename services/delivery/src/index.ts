@@ -18,3 +18,4 @@ export { deliveryConfig, defaultDeliveryGroupId, deliverySettings } from './conf
 export { replayToConsumer } from './replay';
 export type { ReplayDeps } from './replay';
 export { queueOperations } from './operations';
+export { DEAD_LETTERS_LISTED } from './dead-letters';

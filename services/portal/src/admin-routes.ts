@@ -207,6 +207,7 @@ export function adminRoutes(deps: AdminRoutesDeps): Router {
       client_id: connection.client_id,
       depth: stats?.depth ?? 0,
       in_flight: stats?.inFlight ?? 0,
+      dead_letters: stats?.deadLetters ?? 0,
       oldest_age_seconds: stats ? Math.max(0, (now().getTime() - stats.oldestEnqueuedAt.getTime()) / 1000) : null,
     });
   });

@@ -1,4 +1,4 @@
-import { int, str, type ConfigOf } from '@bus/config';
+import { int, oneOf, str, type ConfigOf } from '@bus/config';
 import type { QueueOperations } from '@bus/contracts';
 import type { Knex } from '@bus/db';
 import { createControlPublisher, encryptionKeyConfig } from '@bus/identity';
@@ -19,6 +19,8 @@ export const portalConfig = {
   /** Seals the AWS principals' secret access keys (the gateway opens them with the same key). */
   ...encryptionKeyConfig,
   ...peopleConfig,
+  /** Which hosted environment this is: consumer fault injection is refused outside a Sandbox (docs/testing-tools.md). */
+  BUS_ENVIRONMENT: oneOf(['sandbox', 'preview'], { default: 'sandbox' }),
 } as const;
 
 /**
@@ -41,5 +43,6 @@ export function portalDepsOf(
     archiveMs: config.KAFKA_MESSAGES_RETENTION,
     encryptionKey: config.SIGNING_KEY_ENCRYPTION_KEY,
     signIn: peopleSignInOf(config),
+    environment: config.BUS_ENVIRONMENT,
   };
 }

@@ -17,6 +17,7 @@ import { createReplayRunner, type ReplayRunner } from './replays';
 import { traceRoutes } from './trace-routes';
 import { adminAudit } from './admin-audit';
 import { peopleRouters, PeopleStore, portalErrorPage, type PeopleSignIn } from './people';
+import { consumerToolsRoutes, type BusEnvironment } from './consumer-tools-routes';
 
 export interface PortalServiceDeps {
   db: Knex;
@@ -33,6 +34,8 @@ export interface PortalServiceDeps {
   encryptionKey: Buffer;
   /** Delivery's replay primitive, queue stats and quarantine redrive, from the composition root. */
   queues: QueueOperations;
+  /** BUS_ENVIRONMENT: fault injection is refused outside a Sandbox. */
+  environment: BusEnvironment;
   /** Postgres, Redis and Kafka readiness. */
   readiness: ReadinessCheck[];
   library?: SkillLibrary;
@@ -67,10 +70,10 @@ export function createPortalService(deps: PortalServiceDeps): PortalService {
   // Every admin request is checked against the served document once the operator is known: the
   // path and query parameters here, a JSON body where the route reads it (admin-routes.ts).
   const requests = requestValidation(openapi.admin, (problem) => new AdminRequestInvalidError(problem));
+  const admin = IdentityAdmin.create({ db: deps.db, control: deps.control, logger: deps.logger });
   const authenticated = Router();
   // Every change through the admin API is audited under the operator's client id (docs/portal.md).
   authenticated.use('/api/admin', operatorAuth(deps.operator, perAddress), adminAudit(new PeopleStore(deps.db), deps.operator.clientId, deps.logger), requests.parameters);
-  const admin = IdentityAdmin.create({ db: deps.db, control: deps.control, logger: deps.logger });
 
   return {
     name: 'portal',
@@ -95,6 +98,7 @@ export function createPortalService(deps: PortalServiceDeps): PortalService {
       }),
       traceRoutes({ db: deps.db }),
       ...peopleRouters({ db: deps.db, admin, store, logger: deps.logger, signIn: deps.signIn }),
+      consumerToolsRoutes({ admin, store, queues, requests, environment: deps.environment }),
     ],
     readiness: deps.readiness,
     replays,

@@ -9,6 +9,7 @@ import * as quarantineListing from './007_quarantine_listing';
 import * as retention from './008_retention';
 import * as testerTools from './009_tester_tools';
 import * as awsPrincipals from './010_aws_principals';
+import * as consumerTools from './012_consumer_tools';
 import * as portalPeople from './013_portal_people';
 
 interface NamedMigration {
@@ -32,6 +33,7 @@ const MIGRATIONS: readonly NamedMigration[] = [
   { name: '008_retention', migration: retention },
   { name: '009_tester_tools', migration: testerTools },
   { name: '010_aws_principals', migration: awsPrincipals },
+  { name: '012_consumer_tools', migration: consumerTools },
   { name: '013_portal_people', migration: portalPeople },
 ];
 
