@@ -1,10 +1,22 @@
 // Lint rules that carry the architecture (DESIGN §2): pure libs import no I/O clients, no package
-// reaches into another's src/ or dist/, no lib imports a service, and the CLI imports no bus package.
+// reaches into another's src/ or dist/, no lib imports a service or a lib above it, no service imports
+// another (composition roots excepted), and the CLI imports no bus package.
+import { readdirSync } from 'node:fs';
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 const IO_MODULES = ['pg', 'knex', 'kafkajs', 'ioredis', 'express', 'rate-limiter-flexible', 'node:http', 'node:https', 'node:net', 'node:fs', 'node:child_process', 'http', 'https', 'net', 'fs', 'child_process'];
-const PURE_LIBS = ['libs/config', 'libs/som', 'libs/skills', 'libs/tokens'];
+const PURE_LIBS = ['contracts', 'config', 'som', 'skills', 'tokens'];
+
+// The libs' layering, lowest first: a lib imports only libs before it, and a pure lib only pure ones
+// (README "Layout" says the same). The infrastructure (observability … http) knows no SOM rule or token;
+// libs/testing and libs/client stand outside it: they import no bus lib.
+const LIB_LAYERS = ['contracts', 'config', 'observability', 'kafka', 'db', 'limits', 'http', 'tokens', 'som', 'skills', 'identity', 'composition'];
+const SERVICES = readdirSync(new URL('./services', import.meta.url));
+// Composition roots wire services together: the all-in-one, and a service's main.ts that hands another
+// service's implementation of a libs/contracts interface to its own (the portal's delivery operations).
+// Tests may use another service to produce their fixtures (a gateway's publish for delivery's tests).
+const COMPOSITION_ROOTS_AND_TESTS = ['services/*/src/main.ts', '**/*.test.ts'];
 
 // A timer in a test is a sleep or a hand-made poll: setTimeout/setInterval however reached, or node:timers/promises.
 const SLEEPS = [
@@ -19,6 +31,41 @@ const deepImports = {
   group: ['@bus/*/*', '../../libs/**', '../../services/**', '**/../*/src/**', '@bus/*/dist/**'],
   message: 'Import another package by its name (@bus/<name>), never its src/ or dist/ files.',
 };
+const noServices = { group: SERVICES.map((name) => `@bus/${name}`), message: 'A lib never imports a service.' };
+const pureLibPaths = IO_MODULES.map((name) => ({ name, message: 'This lib is pure (input → result): no I/O clients or servers. Do the I/O in a service and pass data in.' }));
+
+/** A lib's code: no service, no lib above it in LIB_LAYERS, and no I/O client if it is pure. */
+function libBoundaries(lib) {
+  const pure = PURE_LIBS.includes(lib);
+  const above = LIB_LAYERS.slice(LIB_LAYERS.indexOf(lib) + 1);
+  const impureBelow = pure ? LIB_LAYERS.slice(0, LIB_LAYERS.indexOf(lib)).filter((name) => !PURE_LIBS.includes(name)) : [];
+  const layering = { group: above.map((name) => `@bus/${name}`), message: `libs/${lib} sits below ${above.join(', ')} (LIB_LAYERS in eslint.config.mjs): it may not import them.` };
+  const purity = { group: impureBelow.map((name) => `@bus/${name}`), message: `libs/${lib} is pure: it imports only pure libs (${PURE_LIBS.join(', ')}).` };
+  return {
+    files: [`libs/${lib}/src/**/*.ts`],
+    ignores: ['**/*.test.ts'],
+    rules: {
+      'no-restricted-imports': ['error', {
+        ...(pure ? { paths: pureLibPaths } : {}),
+        patterns: [deepImports, noServices, ...(above.length > 0 ? [layering] : []), ...(impureBelow.length > 0 ? [purity] : [])],
+      }],
+    },
+  };
+}
+
+/** A service's code imports no other service: what two services share lives in a lib. */
+function serviceBoundaries(service) {
+  const others = SERVICES.filter((name) => name !== service).map((name) => `@bus/${name}`);
+  return {
+    files: [`services/${service}/src/**/*.ts`],
+    ignores: COMPOSITION_ROOTS_AND_TESTS,
+    rules: {
+      'no-restricted-imports': ['error', {
+        patterns: [deepImports, { group: others, message: 'A service never imports another service: share a lib (libs/contracts for an interface), and let a composition root wire them.' }],
+      }],
+    },
+  };
+}
 
 export default tseslint.config(
   { ignores: ['**/dist/**', '**/node_modules/**', '.local/**', 'coverage/**'] },
@@ -32,27 +79,36 @@ export default tseslint.config(
     },
   },
   {
-    files: ['libs/**/*.ts'],
+    // Lint that sees types (issue 19): a promise nobody awaits or catches loses its error (and, in a
+    // handler, the request's order of events); a promise where a void callback is expected (an express
+    // handler, an event listener) escapes the error middleware; a switch over a union that misses a
+    // member silently does nothing for it. Tests too: an un-awaited assertion passes whatever happens.
+    files: ['libs/*/src/**/*.ts', 'services/*/src/**/*.ts', 'cli/*/src/**/*.ts', 'test/**/*.ts'],
+    languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
     rules: {
-      'no-restricted-imports': ['error', {
-        patterns: [deepImports, { group: ['@bus/auth', '@bus/gateway', '@bus/delivery', '@bus/pull-api', '@bus/catalogue', '@bus/portal', '@bus/all-in-one'], message: 'A lib never imports a service.' }],
-      }],
+      '@typescript-eslint/no-floating-promises': 'error',
+      '@typescript-eslint/no-misused-promises': 'error',
+      '@typescript-eslint/switch-exhaustiveness-check': ['error', { requireDefaultForNonUnion: true }],
     },
   },
   {
-    files: PURE_LIBS.map((lib) => `${lib}/src/**/*.ts`),
-    ignores: ['**/*.int.test.ts'],
-    rules: {
-      'no-restricted-imports': ['error', {
-        paths: IO_MODULES.map((name) => ({ name, message: 'This lib is pure (input → result): no I/O clients or servers. Do the I/O in a service and pass data in.' })),
-        patterns: [deepImports],
-      }],
-    },
+    // Libs' tests may build a harness from a lib above (a devDependency), never from a service.
+    files: ['libs/**/*.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [deepImports, noServices] }] },
   },
+  {
+    files: PURE_LIBS.map((lib) => `libs/${lib}/src/**/*.test.ts`),
+    ignores: ['**/*.int.test.ts'],
+    rules: { 'no-restricted-imports': ['error', { paths: pureLibPaths, patterns: [deepImports, noServices] }] },
+  },
+  ...LIB_LAYERS.map(libBoundaries),
+  ...SERVICES.filter((name) => name !== 'all-in-one').map(serviceBoundaries),
   {
     // busctl is a client of the admin API's HTTP contract, like any operator script: it imports no
-    // bus package, so it cannot come to depend on the portal's internals.
+    // bus package, so it cannot come to depend on the portal's internals. Its tests may: they check
+    // busctl against the admin OpenAPI document (@bus/schemas, @bus/testing).
     files: ['cli/**/*.ts'],
+    ignores: ['**/*.test.ts'],
     rules: {
       'no-restricted-imports': ['error', {
         patterns: [deepImports, { group: ['@bus/*'], message: 'busctl talks to the admin API over HTTP; it imports no bus package.' }],

@@ -11,18 +11,6 @@ const swc = [
   },
 ];
 
-const shared = {
-  transform: { '^.+\\.(t|j|mj)s$': swc },
-  // jose, openid-client and oauth2-mock-server ship ESM only; jest's CommonJS runtime needs them transformed too.
-  transformIgnorePatterns: ['/node_modules/(?!(jose|openid-client|oauth4webapi|oauth2-mock-server|basic-auth)/)'],
-  moduleNameMapper: { '^@bus/([a-z-]+)$': '<rootDir>/$1' },
-  testPathIgnorePatterns: ['/node_modules/', '/dist/'],
-  // .local/ holds caches with copies of this repository's packages (the cluster tier's image layers)
-  // and foreign snapshot files (Go modules): never part of the module map.
-  modulePathIgnorePatterns: ['<rootDir>/.local/'],
-  testEnvironment: 'node',
-};
-
 /** @bus/<name> → libs/<name>/src or services/<name>/src (names are unique across both). */
 const fs = require('node:fs');
 const path = require('node:path');
@@ -34,7 +22,18 @@ for (const group of ['libs', 'services']) {
     }
   }
 }
-shared.moduleNameMapper = mapped;
+
+const shared = {
+  transform: { '^.+\\.(t|j|mj)s$': swc },
+  // jose, openid-client and oauth2-mock-server ship ESM only; jest's CommonJS runtime needs them transformed too.
+  transformIgnorePatterns: ['/node_modules/(?!(jose|openid-client|oauth4webapi|oauth2-mock-server|basic-auth)/)'],
+  moduleNameMapper: mapped,
+  testPathIgnorePatterns: ['/node_modules/', '/dist/'],
+  // .local/ holds caches with copies of this repository's packages (the cluster tier's image layers)
+  // and foreign snapshot files (Go modules): never part of the module map.
+  modulePathIgnorePatterns: ['<rootDir>/.local/'],
+  testEnvironment: 'node',
+};
 
 module.exports = {
   projects: [
@@ -54,7 +53,7 @@ module.exports = {
       ...shared,
       displayName: 'e2e',
       testMatch: ['<rootDir>/test/**/*.test.ts'],
-      testPathIgnorePatterns: [...shared.testPathIgnorePatterns, '<rootDir>/test/(faults|fuzz|cluster)/'],
+      testPathIgnorePatterns: [...shared.testPathIgnorePatterns, '<rootDir>/test/(faults|fuzz|cluster|browser)/'],
       setupFiles: ['<rootDir>/test/support/load-stack-env.js'],
     },
     // Fault suite (`npm run test:faults`): a bus on servers of its own, which it kills and restarts.
@@ -69,6 +68,13 @@ module.exports = {
       ...shared,
       displayName: 'fuzz',
       testMatch: ['<rootDir>/test/fuzz/**/*.test.ts'],
+      setupFiles: ['<rootDir>/test/support/load-stack-env.js'],
+    },
+    // The portal in a real browser (`npm test` runs it last): Debian's chromium driven by playwright-core.
+    {
+      ...shared,
+      displayName: 'browser',
+      testMatch: ['<rootDir>/test/browser/**/*.test.ts'],
       setupFiles: ['<rootDir>/test/support/load-stack-env.js'],
     },
     // The cluster tier (`npm run test:cluster`): the chart on a real single-node Kubernetes cluster that

@@ -44,6 +44,7 @@ const openapi = {
   bus: require('./openapi/bus.json'),
   catalogue: require('./openapi/catalogue.json'),
   admin: require('./openapi/admin.json'),
+  portal: require('./openapi/portal.json'),
 };
 
 // The skill library, one entry per carried version (skills/<version>/): the version's facts

@@ -36,7 +36,9 @@ let bus: RunningBus;
 let operatorAuth: string;
 
 beforeAll(async () => {
-  bus = await startBus();
+  // A Preview bus (not a Sandbox): the admin API works as in any environment, except that it refuses
+  // consumer fault injection (docs/testing-tools.md); test/consumer-tools.test.ts runs a Sandbox.
+  bus = await startBus({ BUS_ENVIRONMENT: 'preview' });
   operatorAuth = basic(bus.env.OPERATOR_CLIENT_ID!, bus.env.OPERATOR_CLIENT_SECRET!);
   // The replay test first receives what it published: delivery must be past the shared topic's history.
   await deliveryCaughtUp(bus);
@@ -399,6 +401,24 @@ describe('skill registrations', () => {
   });
 });
 
+describe('consumer tools outside a Sandbox', () => {
+  it('refuses fault injection, storing nothing, but takes faults off and a dead-letter threshold', async () => {
+    const t = await house();
+    const consumer = await created<Issued>('/api/admin/connections', { app_id: t.appId, kind: 'consumer' });
+    const faultsPath = `/api/admin/connections/${consumer.client_id}/faults`;
+    const refused = await admin('PUT', faultsPath, { duplicate_rate: 0.5, delay_ms: 0, early_expiry_rate: 0 });
+    expect(refused.status).toBe(409);
+    expect(refused.body).toMatchObject({ code: 'admin.conflict', message: expect.stringContaining('Sandbox') });
+    expect((await admin('GET', `/api/admin/connections/${consumer.client_id}`)).body).toMatchObject({ consumer_tools: null });
+
+    const off = await admin('PUT', faultsPath, { duplicate_rate: 0, delay_ms: 0, early_expiry_rate: 0 });
+    expect(off.status).toBe(200);
+    const policy = await admin('PUT', `/api/admin/connections/${consumer.client_id}/dead-letter-policy`, { max_receives: 3 });
+    expect(policy.status).toBe(200);
+    expect(policy.body).toMatchObject({ consumer_tools: { faults: { duplicate_rate: 0, delay_ms: 0, early_expiry_rate: 0 }, max_receives: 3 } });
+  });
+});
+
 describe('replay and queue stats', () => {
   interface Received {
     receipt_handle: string;
@@ -429,7 +449,7 @@ describe('replay and queue stats', () => {
     }
     expect(firstPass).toEqual(sent.map((m) => m.message_id));
     const empty = await admin('GET', `/api/admin/connections/${consumer.client_id}/queue`);
-    expect(empty.body).toEqual({ client_id: consumer.client_id, depth: 0, in_flight: 0, oldest_age_seconds: null });
+    expect(empty.body).toEqual({ client_id: consumer.client_id, depth: 0, in_flight: 0, dead_letters: 0, oldest_age_seconds: null });
 
     const started = await admin('POST', `/api/admin/connections/${consumer.client_id}/replays`, { since });
     expect(started.status).toBe(202);

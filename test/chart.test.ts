@@ -154,6 +154,8 @@ const OWNER: Record<string, string> = {
   'POST /v1/tenants/{t}/consumers/{c}/ack': 'pull-api',
   'POST /v1/tenants/{t}/consumers/{c}/nack': 'pull-api',
   'GET /v1/tenants/{t}/consumers/{c}/skills': 'pull-api',
+  // The consumer's peek (issue 17).
+  'GET /v1/tenants/{t}/consumers/{c}/peek': 'pull-api',
   // The producer's tester routes (issue 17).
   'GET /v1/tenants/{t}/messages/{message_id}': 'gateway',
   'GET /v1/tenants/{t}/refusals': 'gateway',
@@ -271,6 +273,15 @@ describe('values', () => {
     // OTLP export: off unless configured.
     expect(config('sandbox').OTEL_EXPORTER_OTLP_ENDPOINT).toBeUndefined();
     expect(config('preview').OTEL_EXPORTER_OTLP_ENDPOINT).toBe('http://otel-collector.observability.svc:4318');
+    // The portal's sign-in for people: its redirect URL from the portal ingress host unless given.
+    expect(config('sandbox')).toMatchObject({
+      PORTAL_OIDC_ISSUER: 'https://idp.example.com/realms/bus',
+      PORTAL_OIDC_CLIENT_ID: 'bus-portal-sandbox',
+      PORTAL_OIDC_REDIRECT_URL: 'https://portal.sandbox.example.com/portal/callback',
+      PORTAL_OIDC_ACCESS_CLAIM: 'bus_access',
+    });
+    expect(config('sandbox').PORTAL_SESSION_IDLE_TIMEOUT).toBeUndefined();
+    expect(config('preview')).toMatchObject({ PORTAL_OIDC_REDIRECT_URL: 'https://portal.preview.example.com/portal/callback', PORTAL_OIDC_ACCESS_CLAIM: 'groups', PORTAL_SESSION_IDLE_TIMEOUT: '15m', PORTAL_SESSION_MAX_AGE: '8h' });
   });
 
   it('are all described by values.schema.json, which refuses unknown keys everywhere', () => {
@@ -303,6 +314,8 @@ describe('values', () => {
     ['a malformed broker list', ['--set', 'kafka.existingSecret=', '--set', 'kafka.brokers=kafka'], "at '/kafka/brokers'"],
     ['a signing key of the wrong size', ['--set', 'signingKeys.existingSecret=', '--set', 'signingKeys.encryptionKey=c2hvcnQ='], "at '/signingKeys/encryptionKey'"],
     ['a receipt handle key that is too short', ['--set', 'receiptHandles.existingSecret=', '--set', 'receiptHandles.key=c2hvcnQ='], "at '/receiptHandles/key'"],
+    ['a sign-in provider without https', ['--set', 'portalSignIn.issuer=http://idp.example.com'], "at '/portalSignIn/issuer'"],
+    ['a sign-in redirect that is not the portal callback', ['--set', 'portalSignIn.redirectUrl=https://portal.sandbox.example.com/'], "at '/portalSignIn/redirectUrl'"],
     ['a CPU target over 100%', ['--set', 'delivery.autoscaling.targetCPUUtilizationPercentage=150'], "at '/delivery/autoscaling/targetCPUUtilizationPercentage'"],
   ])('refuses %s', (_what, args, message) => {
     const result = helmTemplate(args);
@@ -315,6 +328,9 @@ describe('values', () => {
     ['a base URL on another host than the bus ingress', ['--set', 'busBaseUrl=https://bus.preview.example.com'], 'must be ingress.bus.host'],
     ['a dependency with neither a value nor a Secret', ['--set', 'postgres.existingSecret='], 'postgres: set postgres.url (DATABASE_URL) or postgres.existingSecret'],
     ['an HPA whose minimum exceeds its maximum', ['--set', 'gateway.autoscaling.minReplicas=11'], 'gateway.autoscaling: minReplicas (11) is more than maxReplicas (10)'],
+    ['sign-in without its client id', ['--set', 'portalSignIn.clientId='], 'portalSignIn.clientId: required when portalSignIn.issuer is set'],
+    ['sign-in without its client secret', ['--set', 'portalSignIn.existingSecret='], 'portalSignIn: set portalSignIn.clientSecret (PORTAL_OIDC_CLIENT_SECRET) or portalSignIn.existingSecret'],
+    ['sign-in without a redirect URL or a portal host', ['--set', 'ingress.enabled=false'], 'portalSignIn.redirectUrl: required when the portal has no ingress host'],
     ['tracing on without an endpoint', ['--set', 'otel.enabled=true'], 'otel.endpoint: required when otel.enabled'],
   ])('stops on %s (validateValues)', (_what, args, message) => {
     const result = helmTemplate(args);
@@ -392,6 +408,7 @@ describe('workloads', () => {
     expect(pullApi.env.find((e: K8s) => e.name === 'RECEIPT_HANDLE_KEY').valueFrom.secretKeyRef).toEqual({ name: 'message-bus-receipts', key: 'receipt-handle-key' });
     const portal = one('preview', 'Deployment', 'message-bus-portal').spec.template.spec.containers[0];
     expect(portal.env.find((e: K8s) => e.name === 'OPERATOR_CLIENT_SECRET').valueFrom.secretKeyRef).toEqual({ name: 'message-bus-operator', key: 'client-secret' });
+    expect(portal.env.find((e: K8s) => e.name === 'PORTAL_OIDC_CLIENT_SECRET').valueFrom.secretKeyRef).toEqual({ name: 'message-bus-portal-oidc', key: 'client-secret' });
 
     const values = parseYaml(readFileSync(path.join(CHART, 'ci', 'inline-secrets-values.yaml'), 'utf8'));
     const own = one('inline-secrets', 'Secret', 'message-bus');
@@ -404,6 +421,7 @@ describe('workloads', () => {
       RECEIPT_HANDLE_KEY: values.receiptHandles.key,
       OPERATOR_CLIENT_ID: values.operator.clientId,
       OPERATOR_CLIENT_SECRET: values.operator.clientSecret,
+      PORTAL_OIDC_CLIENT_SECRET: values.portalSignIn.clientSecret,
     });
     // The hook runs before the release's Secret exists: it reads a hook Secret created just before it.
     const hookSecret = one('inline-secrets', 'Secret', 'message-bus-migrations');
@@ -488,6 +506,7 @@ describe('the rendered environment', () => {
         RECEIPT_HANDLE_KEY: randomBytes(32).toString('base64'),
         OPERATOR_CLIENT_ID: 'operator',
         OPERATOR_CLIENT_SECRET: randomBytes(16).toString('hex'),
+        PORTAL_OIDC_CLIENT_SECRET: randomBytes(16).toString('hex'),
       };
       const local = { KAFKA_REPLICATION_FACTOR: '1', KAFKA_MESSAGES_PARTITIONS: '3', REDIS_KEY_PREFIX: database.name, HOST: '127.0.0.1' };
 

@@ -10,11 +10,14 @@ import { TenantFixture } from './support/tenants';
 /** A stand-in OTLP/HTTP collector: records what each POST carried. */
 async function startCollector(): Promise<{ url: string; received: Array<{ path: string; body: string }>; server: Server }> {
   const received: Array<{ path: string; body: string }> = [];
-  const server = createServer(async (req: IncomingMessage, res) => {
+  // Stream events, not an async handler: node:http ignores the handler's promise, so a rejection would go unhandled.
+  const server = createServer((req: IncomingMessage, res) => {
     let body = '';
-    for await (const chunk of req) body += String(chunk);
-    received.push({ path: req.url ?? '', body });
-    res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+    req.on('data', (chunk) => void (body += String(chunk)));
+    req.on('end', () => {
+      received.push({ path: req.url ?? '', body });
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+    });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, received, server };

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# `npm run down`: stops what `npm run up` runs. Without arguments: the bus of this checkout (the pid
-# up.sh keeps in .local/bus.pid), then Postgres, Redis and Kafka. With component names
+# `npm run down`: stops what `npm run up` runs. Without arguments: the local identity provider and the
+# bus of this checkout (the pids up.sh keeps in .local/), then Postgres, Redis and Kafka. With component names
 # (postgres|redis|kafka ...), only those servers, as `deploy/local/stack.sh down` does.
 set -euo pipefail
-ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
+. "$(dirname "$0")/lib.sh"
 BUS_PIDFILE="$ROOT/.local/bus.pid"
 BUS_ENTRY="services/all-in-one/dist/main.js"
 
@@ -40,5 +40,8 @@ stop_bus() {
   echo "stopped: bus"
 }
 
-if (($# == 0)); then stop_bus; fi
+if (($# == 0)); then
+  stop_oidc_provider
+  stop_bus
+fi
 exec bash "$ROOT/deploy/local/stack.sh" down "$@"

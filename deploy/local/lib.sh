@@ -84,6 +84,85 @@ ensure_local_secrets() {
   export OPERATOR_CLIENT_SECRET="${OPERATOR_CLIENT_SECRET:-$secret}"
 }
 
+# The portal's sign-in for people on `npm run up` (docs/portal.md): unless PORTAL_OIDC_ISSUER names a
+# provider already, the local one (deploy/local/oidc-provider.mjs, demo people, any password) starts on
+# 127.0.0.1:$OIDC_PORT (8093) with a client secret new at every start, and the PORTAL_OIDC_* variables
+# the bus reads are exported to match. $1 is the portal's URL. Its pid is in .local/oidc-provider.pid
+# (stop_oidc_provider, down.sh), its output in .local/logs/oidc-provider.log; the demo people it
+# prints are kept in OIDC_DEMO_PEOPLE for the start-up banner.
+OIDC_PROVIDER_ENTRY="deploy/local/oidc-provider.mjs"
+OIDC_PROVIDER_PIDFILE="$ROOT/.local/oidc-provider.pid"
+OIDC_DEMO_PEOPLE=""
+start_oidc_provider() {
+  local portal_url="$1"
+  if [ -n "${PORTAL_OIDC_ISSUER:-}" ]; then
+    echo "portal sign-in: the identity provider at $PORTAL_OIDC_ISSUER (PORTAL_OIDC_ISSUER)" >&2
+    return 0
+  fi
+  stop_oidc_provider
+  local port="${OIDC_PORT:-8093}" log="$ROOT/.local/logs/oidc-provider.log" pid i
+  export PORTAL_OIDC_ISSUER="http://127.0.0.1:$port" PORTAL_OIDC_CLIENT_ID="bus-portal"
+  PORTAL_OIDC_CLIENT_SECRET="$(node -e 'process.stdout.write(require("crypto").randomBytes(24).toString("hex"))')"
+  export PORTAL_OIDC_CLIENT_SECRET PORTAL_OIDC_REDIRECT_URL="$portal_url/portal/callback"
+  mkdir -p "$ROOT/.local/logs"
+  echo "starting the local identity provider on 127.0.0.1:$port (log: .local/logs/oidc-provider.log)" >&2
+  # A process group of its own, as the bus's: Ctrl-C reaches up.sh, which stops it.
+  set -m
+  OIDC_PORT="$port" OIDC_CLIENT_ID="$PORTAL_OIDC_CLIENT_ID" OIDC_CLIENT_SECRET="$PORTAL_OIDC_CLIENT_SECRET" \
+    OIDC_REDIRECT_URL="$PORTAL_OIDC_REDIRECT_URL" node "$ROOT/$OIDC_PROVIDER_ENTRY" >"$log" 2>&1 &
+  pid=$!
+  set +m
+  echo "$pid" >"$OIDC_PROVIDER_PIDFILE"
+  for ((i = 0; i < 150; i++)); do
+    if grep -q '^oidc provider ready ' "$log"; then
+      # shellcheck disable=SC2034 # up.sh's banner prints it
+      OIDC_DEMO_PEOPLE="$(sed -n '/^demo people/,/^oidc provider ready/{/^  /s/^/      /p}' "$log")"
+      return 0
+    fi
+    if ! kill -0 "$pid" 2>/dev/null; then
+      echo "the local identity provider exited during start-up (is 127.0.0.1:$port taken? OIDC_PORT sets another):" >&2
+      cat "$log" >&2
+      rm -f "$OIDC_PROVIDER_PIDFILE"
+      return 1
+    fi
+    sleep 0.1
+  done
+  echo "the local identity provider did not start within 15 s; its output:" >&2
+  cat "$log" >&2
+  return 1
+}
+
+# Stops the local identity provider this checkout started, if it runs (a pid file naming another
+# process, left by a crash, is only removed). Prints `stopped: oidc provider` when it stopped one.
+stop_oidc_provider() {
+  local pid="" i
+  [ -f "$OIDC_PROVIDER_PIDFILE" ] && pid="$(head -n1 "$OIDC_PROVIDER_PIDFILE" | tr -d '[:space:]')"
+  if is_oidc_provider "$pid"; then
+    kill -TERM "$pid" 2>/dev/null || true
+    for ((i = 0; i < 50; i++)); do
+      is_oidc_provider "$pid" || break
+      sleep 0.1
+    done
+    if is_oidc_provider "$pid"; then kill -KILL "$pid" 2>/dev/null || true; fi
+    echo "stopped: oidc provider"
+  fi
+  rm -f "$OIDC_PROVIDER_PIDFILE"
+}
+
+# True when pid $1 is alive and is the local provider (an exited child's zombie has no command line).
+is_oidc_provider() {
+  [[ "$1" =~ ^[0-9]+$ && -d "/proc/$1" ]] && tr '\0' ' ' <"/proc/$1/cmdline" 2>/dev/null | grep -qF -- "$OIDC_PROVIDER_ENTRY"
+}
+
+# The browser tier's chromium (test/browser, CHROMIUM_PATH): Debian's package, since Playwright's own
+# browser download cannot run on these machines. Installed when missing; apt needs root, as CI is.
+ensure_browser() {
+  if [ -x "${CHROMIUM_PATH:-/usr/bin/chromium}" ]; then return 0; fi
+  echo "installing chromium (apt-get) for the browser tier" >&2
+  apt-get update -qq >&2
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >&2
+}
+
 build() {
   echo "building (tsc -b)" >&2
   (cd "$ROOT" && tsc -b)

@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # `npm test`: install what is missing, start the servers the tests use (real Postgres, Redis, Kafka),
 # type-check and build, create the bus topics (the set-up `npm run up` runs too), lint, then run the
-# test tiers with jest one after another — unit, integration, e2e, faults, fuzz — printing each
+# test tiers with jest one after another — unit, integration, e2e, faults, fuzz, browser — printing each
 # step's time, so a slow tier shows before CI's time limit does.
 # Extra arguments go to jest, e.g. `npm test -- --selectProjects unit` (then only that jest run).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 cd "$ROOT"
 
-TIERS=(unit integration e2e faults fuzz)
+TIERS=(unit integration e2e faults fuzz browser)
 timings=()
 timed() {
   local what="$1" started=$SECONDS rc=0
@@ -22,6 +22,7 @@ timed() {
 timed install ensure_node_modules
 timed servers ensure_stack
 timed chart-tools ensure_chart_tools
+timed browser-tools ensure_browser
 timed build build
 # The bus topics exist before any test publishes: a fresh broker has none, and the bus never
 # auto-creates topics. (It also migrates the shared `bus` database; each test uses its own.)

@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # `npm run up`: the whole bus on this machine, in the foreground. Installs what is missing, starts
 # Postgres, Redis and Kafka unless they run already, migrates, creates the topics, then runs every
-# service in one process: bus routes on BUS_PORT (8080), portal routes on PORTAL_PORT (8090).
+# service in one process: bus routes on BUS_PORT (8080), portal routes on PORTAL_PORT (8090), with the
+# local identity provider for the portal's sign-in on OIDC_PORT (8093) unless PORTAL_OIDC_ISSUER is set.
 # - Ctrl-C or SIGTERM stops the bus and every server this run started (not those it reused).
 # - A start that fails stops what it started, and says so.
 # - A bus that exits by itself (a crash, or `npm run down`) leaves the servers running, so the next
 #   `npm run up` starts in seconds instead of paying Kafka's start again; `npm run down` stops them.
-# The bus's pid is in .local/bus.pid while it runs (deploy/local/down.sh stops it).
+# The bus's pid is in .local/bus.pid while it runs (deploy/local/down.sh stops it), the provider's in
+# .local/oidc-provider.pid; the provider stops with the bus.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 cd "$ROOT"
@@ -34,6 +36,7 @@ stop_bus() {
     bus_pid=""
   fi
   rm -f "$BUS_PIDFILE"
+  stop_oidc_provider >&2
 }
 
 stop_started_servers() {
@@ -64,6 +67,7 @@ build
 "${BUS_NODE[@]}" services/all-in-one/dist/setup.js
 # The demo tenant: credentials printed on first start, kept in .local/demo.env (a restart keeps both).
 PORTAL_URL="$PORTAL_URL" BUS_DEMO_ENV_FILE="$ROOT/.local/demo.env" "${BUS_NODE[@]}" services/all-in-one/dist/seed.js
+start_oidc_provider "$PORTAL_URL"
 
 # A process group of its own (job control on for this one start): Ctrl-C in the terminal reaches this
 # script, which asks the bus once to drain and stop; a second signal would make it exit at once.
@@ -98,11 +102,16 @@ stop() {
 }
 trap stop INT TERM
 
+sign_in="$PORTAL_URL/portal  (sign-in: $PORTAL_OIDC_ISSUER)"
+if [ -n "$OIDC_DEMO_PEOPLE" ]; then
+  sign_in="$PORTAL_URL/portal  (sign in as a demo person of the local provider, any password:)
+$OIDC_DEMO_PEOPLE"
+fi
 cat <<TXT
 
   message bus is up
     bus     $BUS_URL      (try: curl $BUS_URL/v1/health)
-    portal  $PORTAL_URL
+    portal  $sign_in
     demo    .local/demo.env  (npm run demo; or set -a; . .local/demo.env; set +a and README.md's quick start)
     admin   .local/operator.env  (set -a; . .local/operator.env; set +a; then npx busctl --help)
   Ctrl-C stops it; npm run down stops it from another terminal.
@@ -112,6 +121,7 @@ bus_status=0
 wait "$bus_pid" || bus_status=$?
 bus_pid=""
 rm -f "$BUS_PIDFILE" "$started"
+stop_oidc_provider >&2
 if [ "$bus_status" -eq 0 ]; then
   echo "the bus stopped" >&2
 else

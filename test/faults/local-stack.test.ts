@@ -1,7 +1,7 @@
 /**
  * `npm run up` / `npm run down` as a newcomer meets them, beside the servers everyone else uses: a
  * checkout of its own (every entry linked, its own `.local/`) whose Postgres, Redis, Kafka, bus and
- * portal take six free ports. The stack starts from nothing (initdb, a freshly formatted Kafka), its
+ * portal and the portal's local identity provider take seven free ports. The stack starts from nothing (initdb, a freshly formatted Kafka), its
  * output goes to a file as `npm run up > log 2>&1` sends it, the bus is killed and started again, and
  * `npm run down` stops everything. Slow (a Kafka start or two): it is in the fault tier.
  */
@@ -22,7 +22,7 @@ interface Ran {
 
 let checkout: string;
 let env: Record<string, string>;
-let ports: { pg: number; redis: number; kafka: number; controller: number; bus: number; portal: number };
+let ports: { pg: number; redis: number; kafka: number; controller: number; bus: number; portal: number; oidc: number };
 const running: ChildProcess[] = [];
 
 /** A checkout beside the real one, with a `.local/` of its own (the Kafka jars shared, if resolved). */
@@ -89,7 +89,7 @@ async function health(): Promise<number> {
 
 beforeAll(async () => {
   checkout = checkoutWithOwnLocal();
-  ports = { pg: await freePort(), redis: await freePort(), kafka: await freePort(), controller: await freePort(), bus: await freePort(), portal: await freePort() };
+  ports = { pg: await freePort(), redis: await freePort(), kafka: await freePort(), controller: await freePort(), bus: await freePort(), portal: await freePort(), oidc: await freePort() };
   env = {
     PATH: process.env.PATH ?? '',
     HOME: process.env.HOME ?? checkout,
@@ -99,6 +99,7 @@ beforeAll(async () => {
     BUS_KAFKA_CONTROLLER_PORT: String(ports.controller),
     BUS_PORT: String(ports.bus),
     PORTAL_PORT: String(ports.portal),
+    OIDC_PORT: String(ports.oidc),
   };
 });
 
@@ -143,6 +144,9 @@ describe('npm run up and npm run down on a stack of their own', () => {
     expect(await health()).toBe(200);
     expect(dotenv('.local/operator.env')).toMatchObject({ BUSCTL_URL: `http://127.0.0.1:${ports.portal}`, BUSCTL_CLIENT_ID: 'operator' });
     expect(dotenv('.local/demo.env')).toMatchObject({ BUS_BASE_URL: `http://127.0.0.1:${ports.bus}`, PORTAL_URL: `http://127.0.0.1:${ports.portal}` });
+    // The portal's sign-in: the local provider runs, and the banner names the demo people.
+    expect(log).toMatch(/^ +vendor +Vic Vendor: vendor:odemovendor22$/m);
+    expect((await fetch(`http://127.0.0.1:${ports.oidc}/.well-known/openid-configuration`)).status).toBe(200);
 
     // A crash of the bus: up fails, saying so; the servers keep running.
     const pid = Number(readFileSync(path.join(checkout, '.local/bus.pid'), 'utf8'));
@@ -150,6 +154,9 @@ describe('npm run up and npm run down on a stack of their own', () => {
     expect(await up.exited).not.toBe(0);
     expect(up.log()).toContain('the bus exited with code 137 (its output is above); Postgres, Redis and Kafka keep running');
     expect(existsSync(path.join(checkout, '.local/bus.pid'))).toBe(false);
+    // The provider stops with the bus.
+    expect(up.log()).toMatch(/^stopped: oidc provider$/m);
+    await expect(fetch(`http://127.0.0.1:${ports.oidc}/.well-known/openid-configuration`)).rejects.toThrow();
     expect(await run('bash', ['deploy/local/stack.sh', 'status'])).toMatchObject({ code: 0 });
   }, START_TIMEOUT_MS);
 
@@ -161,7 +168,7 @@ describe('npm run up and npm run down on a stack of their own', () => {
 
     const down = await run('npm', ['run', 'down']);
     expect(down.code).toBe(0);
-    expect(down.stdout).toMatch(/^stopped: bus\nstopped: postgres\nstopped: redis\nstopped: kafka\n$/m);
+    expect(down.stdout).toMatch(/^stopped: oidc provider\nstopped: bus\nstopped: postgres\nstopped: redis\nstopped: kafka\n$/m);
     expect(await up.exited).toBe(0);
     expect(up.log()).toMatch(/^the bus stopped$/m);
     await expect(health()).rejects.toThrow();

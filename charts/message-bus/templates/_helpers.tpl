@@ -70,7 +70,7 @@ portal:
   name: portal
   port: 8092
   entry: services/portal/dist/main.js
-  needs: [postgres, redis, kafka, operator, signingKeys]
+  needs: [postgres, redis, kafka, operator, signingKeys, portalSignIn]
 {{- end -}}
 
 {{/* Name of one component's objects: <fullname>-<component>. Call with (dict "root" $ "component" "pull-api"). */}}
@@ -135,6 +135,8 @@ keeps the value in its own Secret. Call with the root context and a dependency n
 {{- else if eq .dep "operator" -}}
 {{- $refs = append $refs (dict "env" "OPERATOR_CLIENT_ID" "secret" (default $own $v.operator.existingSecret) "key" (ternary $v.operator.clientIdKey "OPERATOR_CLIENT_ID" (ne $v.operator.existingSecret "")) "managed" (eq $v.operator.existingSecret "") "value" $v.operator.clientId) -}}
 {{- $refs = append $refs (dict "env" "OPERATOR_CLIENT_SECRET" "secret" (default $own $v.operator.existingSecret) "key" (ternary $v.operator.clientSecretKey "OPERATOR_CLIENT_SECRET" (ne $v.operator.existingSecret "")) "managed" (eq $v.operator.existingSecret "") "value" $v.operator.clientSecret) -}}
+{{- else if and (eq .dep "portalSignIn") $v.portalSignIn.issuer -}}
+{{- $refs = append $refs (dict "env" "PORTAL_OIDC_CLIENT_SECRET" "secret" (default $own $v.portalSignIn.existingSecret) "key" (ternary $v.portalSignIn.existingSecretKey "PORTAL_OIDC_CLIENT_SECRET" (ne $v.portalSignIn.existingSecret "")) "managed" (eq $v.portalSignIn.existingSecret "") "value" $v.portalSignIn.clientSecret) -}}
 {{- end -}}
 {{- toYaml (dict "refs" $refs) -}}
 {{- end -}}
@@ -216,6 +218,17 @@ do): rendering stops with every problem listed.
 {{- end -}}
 {{- if and (has "operator" $deps) (not $v.operator.existingSecret) (or (not $v.operator.clientId) (not $v.operator.clientSecret)) -}}
 {{- $messages = append $messages "operator: set operator.clientId and operator.clientSecret, or operator.existingSecret" -}}
+{{- end -}}
+{{- if and $v.portal.enabled $v.portalSignIn.issuer -}}
+{{- if not $v.portalSignIn.clientId -}}
+{{- $messages = append $messages "portalSignIn.clientId: required when portalSignIn.issuer is set (PORTAL_OIDC_CLIENT_ID)" -}}
+{{- end -}}
+{{- if and (not $v.portalSignIn.clientSecret) (not $v.portalSignIn.existingSecret) -}}
+{{- $messages = append $messages "portalSignIn: set portalSignIn.clientSecret (PORTAL_OIDC_CLIENT_SECRET) or portalSignIn.existingSecret" -}}
+{{- end -}}
+{{- if and (not $v.portalSignIn.redirectUrl) (not (and $v.ingress.enabled $v.ingress.portal.host)) -}}
+{{- $messages = append $messages "portalSignIn.redirectUrl: required when the portal has no ingress host (https://<portal host>/portal/callback)" -}}
+{{- end -}}
 {{- end -}}
 {{- if not $v.busBaseUrl -}}
 {{- $messages = append $messages "busBaseUrl: set the public base URL of the bus (BUS_BASE_URL), e.g. https://bus.sandbox.example.com" -}}

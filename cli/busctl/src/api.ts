@@ -46,6 +46,20 @@ export interface Connection {
   credential_version: number;
   created_at: string;
   status_changed_at: string | null;
+  /** A consumer's testing settings (docs/testing-tools.md); null when none is on. */
+  consumer_tools: ConsumerTools | null;
+}
+
+/** admin.json ConsumerFaults: what PUT /connections/{c}/faults takes (all 0: off). */
+export interface ConsumerFaults {
+  duplicate_rate: number;
+  delay_ms: number;
+  early_expiry_rate: number;
+}
+
+export interface ConsumerTools {
+  faults: ConsumerFaults;
+  max_receives: number | null;
 }
 
 /** POST /connections and POST /connections/{c}/rotate: the only answers that carry a secret. */
@@ -85,6 +99,11 @@ export interface Binding {
   created_at: string;
 }
 
+/** A provider's bindings (admin.json Bindings). */
+export interface BindingList {
+  bindings: Binding[];
+}
+
 export interface Principal {
   access_key_id: string;
   client_id: string;
@@ -111,7 +130,28 @@ export interface QueueStats {
   client_id: string;
   depth: number;
   in_flight: number;
+  dead_letters: number;
   oldest_age_seconds: number | null;
+}
+
+export interface DeadLetter {
+  id: string;
+  message_id: string;
+  correlation_id: string;
+  receive_count: number;
+  dead_lettered_at: string;
+}
+
+export interface DeadLetterList {
+  client_id: string;
+  dead_letters: DeadLetter[];
+  /** More are open than one answer lists (the oldest are listed). */
+  truncated: boolean;
+}
+
+export interface ResolvedDeadLetter extends DeadLetter {
+  resolution: 'redriven' | 'discarded';
+  resolved_at: string;
 }
 
 export interface Replay {
@@ -169,13 +209,17 @@ export interface MessageTrace {
   deliveries: Array<{
     consumer_id: string;
     connection_status: string;
-    state: 'not_enqueued' | 'queued' | 'leased' | 'acked';
+    state: 'not_enqueued' | 'queued' | 'leased' | 'acked' | 'dead_lettered' | 'discarded';
     enqueued_at: string | null;
     visible_at: string | null;
     receive_count: number;
     acked_at: string | null;
     nack_count: number;
     last_nacked_at: string | null;
+    /** Its latest dead-lettering and what the operator did about it; null when it never was. */
+    dead_letter: { dead_lettered_at: string; resolution: 'redriven' | 'discarded' | null; resolved_at: string | null } | null;
+    /** Faults the Sandbox injected into this delivery, oldest first. */
+    faults: Array<{ kind: 'duplicate' | 'delay' | 'early_expiry'; at: string; detail_ms: number | null }>;
   }>;
 }
 
@@ -183,10 +227,13 @@ export interface ApiErrorBody {
   code: string;
   message: string;
   request_id?: string;
-  /** registration.invalid only: the catalogue's validation answer. */
+  /** registration.invalid only: the catalogue's validation answer (admin.json ValidationAnswer). */
   answer?: {
     valid: boolean;
-    instances: Array<{ index: number; instance_label?: string; skill_id?: string; valid: boolean; problems: string[] }>;
+    library_version: string;
+    checked: 'instance' | 'list' | 'file';
+    /** instance_label and skill_id are null where the instance lacks them (or they are not strings). */
+    instances: Array<{ index: number; instance_label: string | null; skill_id: string | null; valid: boolean; problems: string[] }>;
     problems: string[];
   };
 }

@@ -1,4 +1,24 @@
-import type { App, Binding, Connection, IdentityProvider, IssuedCredential, IssuedPrincipal, MessageTrace, Organisation, Principal, PrincipalChallenge, QuarantinePage, QueueStats, RedriveAnswer, Registration, Replay, Workspace } from './api';
+import type {
+  App,
+  Binding,
+  BindingList,
+  Connection,
+  DeadLetterList,
+  IdentityProvider,
+  IssuedCredential,
+  IssuedPrincipal,
+  MessageTrace,
+  Organisation,
+  Principal,
+  PrincipalChallenge,
+  QuarantinePage,
+  QueueStats,
+  RedriveAnswer,
+  Registration,
+  Replay,
+  ResolvedDeadLetter,
+  Workspace,
+} from './api';
 import { TIERS } from './api';
 import { DURATION_FORM, durationSeconds, resolveSince } from './duration';
 import { UsageError } from './errors';
@@ -7,6 +27,7 @@ import {
   bindingView,
   challengeFields,
   connectionView,
+  consumerToolsFields,
   fields,
   identityProviderView,
   listTable,
@@ -19,9 +40,11 @@ import {
   registrationColumns,
   renderIssued,
   renderIssuedPrincipal,
+  renderDeadLetters,
   renderQuarantinePage,
   renderTrace,
   replayFields,
+  resolvedDeadLetterFields,
   SECRET_NOTE,
   table,
   workspaceView,
@@ -112,6 +135,14 @@ function count(input: Input, name: string): number {
   return Number(text);
 }
 
+/** A share from 0 to 1 (a fault rate); absent: 0. */
+function rate(input: Input, name: string): number {
+  const text = input.string(name);
+  if (text === undefined) return 0;
+  if (!/^(0|1)(\.0*)?$|^0?\.\d+$/.test(text)) throw new UsageError(`--${name} must be a number from 0 to 1, not '${text}'`);
+  return Number(text);
+}
+
 /** The entries whose value was given: optional filters and body fields are left out, not sent empty. */
 function given(pairs: Record<string, string | undefined>): Record<string, string> {
   return Object.fromEntries(Object.entries(pairs).filter((pair): pair is [string, string] => pair[1] !== undefined));
@@ -175,6 +206,29 @@ function listCommand<T>(group: string, collection: string, filters: Record<strin
     plan: (input) => ({
       request: { method: 'GET', path: `/${path}`, query: given(Object.fromEntries(Object.entries(filters).map(([name, filter]) => [filter.query, input.string(name)]))) },
       render: (body) => listTable(view, (body as Record<string, T[]>)[collection] ?? []),
+    }),
+  };
+}
+
+/** The largest injected delivery delay the admin API takes (admin.json ConsumerFaults). */
+const DELAY_MS_MAX = 900_000;
+/** The largest dead-letter threshold the admin API takes (admin.json DeadLetterPolicy). */
+const MAX_RECEIVES_MAX = 1000;
+
+/** The consumer's testing settings after a faults or dead-letter policy change. */
+const renderConsumerTools = (body: unknown): string => fields(consumerToolsFields, body as Connection);
+
+/** `dead-letter redrive|discard --consumer <c> <id>`: closes one open dead letter. */
+function deadLetterCommand(verb: 'redrive' | 'discard', summary: string): Command {
+  return {
+    path: ['dead-letter', verb],
+    summary,
+    usage: '--consumer <c> <id>',
+    options: { consumer: consumerOption },
+    positionals: ['<id>'],
+    plan: (input) => ({
+      request: { method: 'POST', path: `/connections/${id(input.need('consumer'))}/dead-letters/${id(input.positional(0))}/${verb}` },
+      render: (body) => fields(resolvedDeadLetterFields, body as ResolvedDeadLetter),
     }),
   };
 }
@@ -440,7 +494,7 @@ export const COMMANDS: readonly Command[] = [
     positionals: [],
     plan: (input) => ({
       request: { method: 'GET', path: `/identity-providers/${id(input.need('idp'))}/bindings` },
-      render: (body) => listTable(bindingView, (body as { bindings: Binding[] }).bindings),
+      render: (body) => listTable(bindingView, (body as BindingList).bindings),
     }),
   },
   {
@@ -533,6 +587,70 @@ export const COMMANDS: readonly Command[] = [
       render: (body) => fields(queueFields, body as QueueStats),
     }),
   },
+  {
+    path: ['faults', 'set'],
+    summary: "inject faults into a consumer's deliveries (Sandbox only); the rates and delay not given are 0",
+    usage: '--consumer <c> [--duplicate-rate <0-1>] [--delay-ms <n>] [--early-expiry-rate <0-1>]',
+    options: {
+      consumer: consumerOption,
+      'duplicate-rate': { type: 'string', value: '<0-1>', help: 'share of acks answered done but lost: the message comes back once as a duplicate' },
+      'delay-ms': { type: 'string', value: '<n>', help: `milliseconds a message waits after it was enqueued before it is receivable (up to ${DELAY_MS_MAX})` },
+      'early-expiry-rate': { type: 'string', value: '<0-1>', help: 'share of leases that end at half their visibility timeout' },
+    },
+    positionals: [],
+    plan: (input) => {
+      const delayMs = input.string('delay-ms') === undefined ? 0 : count(input, 'delay-ms');
+      if (delayMs > DELAY_MS_MAX) throw new UsageError(`--delay-ms must be at most ${DELAY_MS_MAX}, not ${delayMs}`);
+      const faults = { duplicate_rate: rate(input, 'duplicate-rate'), delay_ms: delayMs, early_expiry_rate: rate(input, 'early-expiry-rate') };
+      if (faults.duplicate_rate === 0 && faults.delay_ms === 0 && faults.early_expiry_rate === 0) throw new UsageError('give a fault above 0 (busctl faults off turns them off)');
+      return { request: { method: 'PUT', path: `/connections/${id(input.need('consumer'))}/faults`, json: faults }, render: renderConsumerTools };
+    },
+  },
+  {
+    path: ['faults', 'off'],
+    summary: "stop injecting faults into a consumer's deliveries",
+    usage: '--consumer <c>',
+    options: { consumer: consumerOption },
+    positionals: [],
+    plan: (input) => ({
+      request: { method: 'PUT', path: `/connections/${id(input.need('consumer'))}/faults`, json: { duplicate_rate: 0, delay_ms: 0, early_expiry_rate: 0 } },
+      render: renderConsumerTools,
+    }),
+  },
+  {
+    path: ['dead-letter', 'policy'],
+    summary: "set after how many receives a consumer's message is dead-lettered, or turn dead-lettering off",
+    usage: '--consumer <c> (--max-receives <n> | --off)',
+    options: {
+      consumer: consumerOption,
+      'max-receives': { type: 'string', value: '<n>', help: `receives (1 to ${MAX_RECEIVES_MAX}) after which a message is dead-lettered instead of handed out again` },
+      off: { type: 'boolean', help: 'no threshold: messages are handed out however often (open dead letters stay until redriven or discarded)' },
+    },
+    positionals: [],
+    plan: (input) => {
+      const off = input.flag('off');
+      if (off === (input.string('max-receives') !== undefined)) throw new UsageError('give --max-receives or --off, one of the two');
+      const maxReceives = off ? null : count(input, 'max-receives');
+      if (maxReceives !== null && (maxReceives < 1 || maxReceives > MAX_RECEIVES_MAX)) throw new UsageError(`--max-receives must be from 1 to ${MAX_RECEIVES_MAX}, not ${maxReceives}`);
+      return {
+        request: { method: 'PUT', path: `/connections/${id(input.need('consumer'))}/dead-letter-policy`, json: { max_receives: maxReceives } },
+        render: renderConsumerTools,
+      };
+    },
+  },
+  {
+    path: ['dead-letter', 'list'],
+    summary: "list a consumer's open dead letters, oldest first (each holds back its correlation id's later messages)",
+    usage: '--consumer <c>',
+    options: { consumer: consumerOption },
+    positionals: [],
+    plan: (input) => ({
+      request: { method: 'GET', path: `/connections/${id(input.need('consumer'))}/dead-letters` },
+      render: (body) => renderDeadLetters(body as DeadLetterList),
+    }),
+  },
+  deadLetterCommand('redrive', 'make a dead letter receivable again, first of its correlation id, its receive count back to 0'),
+  deadLetterCommand('discard', "settle a dead letter as if acked, so its correlation id's later messages flow"),
   {
     path: ['message', 'trace'],
     summary: "where an accepted message is: its acceptance and Kafka offset, and each consumer connection's copy (never the body)",
@@ -663,6 +781,8 @@ export const GROUPS: Readonly<Record<string, string>> = {
   principal: "AWS principals of a connection: role ARN, access key, challenge, revoke",
   replay: "replay a consumer's messages from the archive",
   queue: "a consumer's queue",
+  faults: "Sandbox fault injection into a consumer's deliveries: lost acks, delay, leases cut short",
+  'dead-letter': "a consumer's dead letters: the threshold, list, redrive, discard",
   message: 'follow an accepted message through delivery',
   quarantine: 'Kafka records delivery refused to enqueue: list them, redrive those accepted since',
 };

@@ -1,3 +1,5 @@
+import { openapi } from '@bus/schemas';
+import { createOpenApiChecker } from '@bus/testing';
 import { renderApiError } from './errors';
 
 describe('renderApiError', () => {
@@ -27,7 +29,7 @@ describe('renderApiError', () => {
       answer: {
         valid: false,
         library_version: '0.2.2',
-        checked: 3,
+        checked: 'list',
         instances: [
           { index: 0, instance_label: 'speaker pacing', skill_id: 'telling/pacing', valid: true, problems: [] },
           {
@@ -37,11 +39,14 @@ describe('renderApiError', () => {
             valid: false,
             problems: ['values.locale_path: "story.langauge" is not a path of SOM 1.0 story.context', 'values.match: "\u001b[2J" is not one of language, region'],
           },
-          { index: 2, valid: false, problems: ['skill_id: required'] },
+          { index: 2, instance_label: null, skill_id: null, valid: false, problems: ['skill_id: required'] },
         ],
         problems: ['instance_label "locale" is used twice'],
       },
     };
+    // The portal's answer as admin.json documents it (issue 19: busctl reads what the portal sends).
+    const headers = { 'x-request-id': 'req-2', 'cache-control': 'no-store', 'content-type': 'application/json' };
+    createOpenApiChecker(openapi.admin).check('POST', '/api/admin/connections/cabcdefghijkl/registrations', { status: 422, headers, body });
     expect(renderApiError(422, body, '', null)).toBe(
       [
         'busctl: the API refused (422 registration.invalid): The skills file has problems; nothing was registered [request req-2]',

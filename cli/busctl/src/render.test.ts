@@ -2,6 +2,7 @@ import type { App, Connection, IssuedCredential, MessageTrace, Organisation, Que
 import {
   appView,
   connectionView,
+  consumerToolsFields,
   fields,
   formatQuota,
   listTable,
@@ -9,6 +10,7 @@ import {
   permissionFields,
   queueFields,
   registrationColumns,
+  renderDeadLetters,
   renderIssued,
   renderTrace,
   replayFields,
@@ -33,6 +35,7 @@ const connection: Connection = {
   credential_version: 2,
   created_at: '2026-11-22T05:00:00.000Z',
   status_changed_at: null,
+  consumer_tools: null,
 };
 
 describe('table', () => {
@@ -76,9 +79,26 @@ describe('fields', () => {
         'credential_version  2',
         'created_at          2026-11-22T05:00:00.000Z',
         'status_changed_at   -',
+        'consumer_tools      -',
         '',
       ].join('\n'),
     );
+  });
+
+  it("shows a consumer's testing settings on one line, and each as a field after a change", () => {
+    const tested: Connection = { ...connection, kind: 'consumer', consumer_tools: { faults: { duplicate_rate: 0.25, delay_ms: 500, early_expiry_rate: 0 }, max_receives: null } };
+    expect(fields(connectionView.fields, tested)).toContain('consumer_tools      duplicate_rate 0.25, delay 500 ms, early_expiry_rate 0, max_receives off\n');
+    expect(fields(consumerToolsFields, tested)).toBe(
+      'client_id          cabcdefghijkl\nduplicate_rate     0.25\ndelay_ms           500\nearly_expiry_rate  0\nmax_receives       off\n',
+    );
+    expect(fields(consumerToolsFields, connection)).toContain('duplicate_rate     0\n');
+  });
+
+  it('lists open dead letters, saying when more are open than listed', () => {
+    const letter = { id: '7', message_id: 'm1', correlation_id: 'story-1', receive_count: 3, dead_lettered_at: '2026-11-22T05:00:00.000Z' };
+    const out = renderDeadLetters({ client_id: 'c1', dead_letters: [letter], truncated: false });
+    expect(out).toBe('ID  MESSAGE_ID  CORRELATION_ID  RECEIVE_COUNT  DEAD_LETTERED_AT\n7   m1          story-1         3              2026-11-22T05:00:00.000Z\n');
+    expect(renderDeadLetters({ client_id: 'c1', dead_letters: [letter], truncated: true })).toContain('More dead letters are open: the oldest 1 are listed.\n');
   });
 
   it('lists an app’s permissions, (none) when empty', () => {
@@ -95,9 +115,9 @@ describe('fields', () => {
   });
 
   it('shows queue stats with the oldest age readable, - when the queue is empty', () => {
-    const stats: QueueStats = { client_id: 'c1', depth: 12_345, in_flight: 3, oldest_age_seconds: 3_725 };
-    expect(fields(queueFields, stats)).toBe('client_id   c1\ndepth       12,345\nin_flight   3\noldest_age  1h 2m\n');
-    expect(fields(queueFields, { ...stats, depth: 0, in_flight: 0, oldest_age_seconds: null })).toContain('oldest_age  -\n');
+    const stats: QueueStats = { client_id: 'c1', depth: 12_345, in_flight: 3, dead_letters: 2, oldest_age_seconds: 3_725 };
+    expect(fields(queueFields, stats)).toBe('client_id     c1\ndepth         12,345\nin_flight     3\ndead_letters  2\noldest_age    1h 2m\n');
+    expect(fields(queueFields, { ...stats, depth: 0, in_flight: 0, dead_letters: 0, oldest_age_seconds: null })).toContain('oldest_age    -\n');
   });
 
   it('shows a replay’s counts', () => {
@@ -145,8 +165,8 @@ describe('renderTrace', () => {
       accepted_at: '2026-11-22T06:00:00.000Z',
       kafka: { partition: 2, offset: '41' },
       deliveries: [
-        { consumer_id: 'cconsumer2345', connection_status: 'active', state: 'acked', enqueued_at: '2026-11-22T06:00:01.000Z', visible_at: null, receive_count: 2, acked_at: '2026-11-22T06:00:09.000Z', nack_count: 1, last_nacked_at: '2026-11-22T06:00:05.000Z' },
-        { consumer_id: 'crevoked23456', connection_status: 'revoked', state: 'not_enqueued', enqueued_at: null, visible_at: null, receive_count: 0, acked_at: null, nack_count: 0, last_nacked_at: null },
+        { consumer_id: 'cconsumer2345', connection_status: 'active', state: 'acked', enqueued_at: '2026-11-22T06:00:01.000Z', visible_at: null, receive_count: 2, acked_at: '2026-11-22T06:00:09.000Z', nack_count: 1, last_nacked_at: '2026-11-22T06:00:05.000Z', dead_letter: null, faults: [] },
+        { consumer_id: 'crevoked23456', connection_status: 'revoked', state: 'not_enqueued', enqueued_at: null, visible_at: null, receive_count: 0, acked_at: null, nack_count: 0, last_nacked_at: null, dead_letter: null, faults: [] },
       ],
     };
     expect(renderTrace(trace)).toBe(

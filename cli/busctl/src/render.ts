@@ -1,4 +1,26 @@
-import type { App, Binding, Connection, IdentityProvider, IssuedCredential, IssuedPrincipal, MessageTrace, Organisation, Principal, PrincipalChallenge, QuarantinePage, QueueStats, Quota, RedriveAnswer, Registration, Replay, Workspace } from './api';
+import type {
+  App,
+  Binding,
+  Connection,
+  ConsumerTools,
+  DeadLetter,
+  DeadLetterList,
+  IdentityProvider,
+  IssuedCredential,
+  IssuedPrincipal,
+  MessageTrace,
+  Organisation,
+  Principal,
+  PrincipalChallenge,
+  QuarantinePage,
+  QueueStats,
+  Quota,
+  RedriveAnswer,
+  Registration,
+  Replay,
+  ResolvedDeadLetter,
+  Workspace,
+} from './api';
 import { formatSeconds } from './duration';
 
 /**
@@ -95,9 +117,26 @@ export const connectionView: View<Connection> = {
     ['credential_version', (c) => c.credential_version],
     ['created_at', (c) => c.created_at],
     ['status_changed_at', (c) => c.status_changed_at],
+    ['consumer_tools', (c) => formatConsumerTools(c.consumer_tools)],
   ],
   listed: ['client_id', 'kind', 'status', 'app_id', 'workspace_id', 'credential_version', 'created_at'],
 };
+
+/** A consumer's testing settings on one line; null (none on) prints as '-'. */
+export function formatConsumerTools(tools: ConsumerTools | null): string | null {
+  if (!tools) return null;
+  const { duplicate_rate, delay_ms, early_expiry_rate } = tools.faults;
+  return `duplicate_rate ${duplicate_rate}, delay ${delay_ms} ms, early_expiry_rate ${early_expiry_rate}, max_receives ${tools.max_receives ?? 'off'}`;
+}
+
+/** faults set/off, dead-letter policy: the connection's testing settings after the change, a field each. */
+export const consumerToolsFields: readonly Column<Connection>[] = [
+  ['client_id', (c) => c.client_id],
+  ['duplicate_rate', (c) => c.consumer_tools?.faults.duplicate_rate ?? 0],
+  ['delay_ms', (c) => c.consumer_tools?.faults.delay_ms ?? 0],
+  ['early_expiry_rate', (c) => c.consumer_tools?.faults.early_expiry_rate ?? 0],
+  ['max_receives', (c) => c.consumer_tools?.max_receives ?? 'off'],
+];
 
 export const registrationColumns: readonly Column<Registration>[] = [
   ['registration_id', (r) => r.registration_id],
@@ -131,8 +170,24 @@ export const queueFields: readonly Column<QueueStats>[] = [
   ['client_id', (q) => q.client_id],
   ['depth', (q) => count(q.depth)],
   ['in_flight', (q) => count(q.in_flight)],
+  ['dead_letters', (q) => count(q.dead_letters)],
   ['oldest_age', (q) => (q.oldest_age_seconds === null ? null : formatSeconds(q.oldest_age_seconds))],
 ];
+
+export const deadLetterColumns: readonly Column<DeadLetter>[] = [
+  ['id', (d) => d.id],
+  ['message_id', (d) => d.message_id],
+  ['correlation_id', (d) => d.correlation_id],
+  ['receive_count', (d) => d.receive_count],
+  ['dead_lettered_at', (d) => d.dead_lettered_at],
+];
+
+/** dead-letter list: the open dead letters, and a line when there are more than one answer lists. */
+export function renderDeadLetters(list: DeadLetterList): string {
+  return table(deadLetterColumns, list.dead_letters) + (list.truncated ? `More dead letters are open: the oldest ${list.dead_letters.length} are listed.\n` : '');
+}
+
+export const resolvedDeadLetterFields: readonly Column<ResolvedDeadLetter>[] = [...deadLetterColumns, ['resolution', (d) => d.resolution], ['resolved_at', (d) => d.resolved_at]];
 
 export const replayFields: readonly Column<Replay>[] = [
   ['replay_id', (r) => r.replay_id],

@@ -1,3 +1,5 @@
+import { openapi } from '@bus/schemas';
+import { createOpenApiChecker } from '@bus/testing';
 import { SECRET_NOTE } from './render';
 import { run, type Io } from './run';
 
@@ -10,6 +12,24 @@ interface Sent {
   headers: Record<string, string>;
   body: unknown;
   redirect: unknown;
+}
+
+// The scripted answers are the portal's, so they are checked against its document (issue 19): a test
+// cannot pass on a body, status or header the portal would never send. A proxy's page is not the portal's.
+const adminApi = createOpenApiChecker(openapi.admin);
+const NOT_THE_PORTAL = new WeakSet<() => Response>();
+const offDocument: string[] = [];
+afterEach(() => {
+  expect(offDocument.splice(0)).toEqual([]);
+});
+
+async function checkAgainstDocument(method: string, url: string, response: Response): Promise<void> {
+  const text = await response.clone().text();
+  try {
+    adminApi.check(method, url, { status: response.status, headers: response.headers, body: text === '' ? undefined : JSON.parse(text) });
+  } catch (err) {
+    offDocument.push((err as Error).message);
+  }
 }
 
 /** A fake portal answering the scripted responses in order, and everything busctl printed. */
@@ -28,7 +48,9 @@ function harness(responses: Array<() => Response>, files: Record<string, string>
       });
       const next = responses.shift();
       if (!next) throw new Error(`unexpected request ${init?.method} ${String(input)}`);
-      return next();
+      const response = next();
+      if (!NOT_THE_PORTAL.has(next)) await checkAgainstDocument(init?.method ?? 'GET', String(input), response);
+      return response;
     },
     readFile: async (path) => {
       const text = files[path];
@@ -43,25 +65,35 @@ function harness(responses: Array<() => Response>, files: Record<string, string>
   return { io, sent, out, sleeps, run: (argv: string[], env: Record<string, string> = ENV) => run(argv, env, io) };
 }
 
+/** The headers the portal sends on every answer (admin.json). */
+const PORTAL_HEADERS = { 'x-request-id': 'req-1', 'cache-control': 'no-store' };
 const json = (status: number, body: unknown, headers: Record<string, string> = {}) => () =>
-  new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json', ...headers } });
+  new Response(JSON.stringify(body), { status, headers: { ...PORTAL_HEADERS, 'content-type': 'application/json', ...headers } });
+const apiError = (status: number, code: string, message: string, headers: Record<string, string> = {}) => json(status, { code, message, request_id: 'req-1' }, headers);
+const noContent = () => new Response(null, { status: 204, headers: PORTAL_HEADERS });
+/** An answer from something in front of the portal (a proxy's error page): not the portal's document. */
+const notThePortal = (respond: () => Response) => {
+  NOT_THE_PORTAL.add(respond);
+  return respond;
+};
 
 const CONNECTION = {
   client_id: 'cabcdefghijkl',
-  app_id: 'a1',
-  workspace_id: 'w1',
-  organisation_id: 'o1',
+  app_id: 'aabcdefghijkl',
+  workspace_id: 'wabcdefghijkl',
+  organisation_id: 'oabcdefghijkl',
   kind: 'producer',
   status: 'active',
   credential_version: 1,
   created_at: '2026-11-22T06:00:00.000Z',
   status_changed_at: null,
+  consumer_tools: null,
 };
 const ISSUED = { client_id: 'cabcdefghijkl', client_secret: 'sbs_issued', credential_version: 1, connection: CONNECTION };
-const ORG = { id: 'o1', name: 'Harbour', kind: 'house', quota: { tier: 'standard', per_second: 20, burst: 40, per_day: 100000 }, created_at: '2026-11-22T06:00:00.000Z' };
+const ORG = { id: 'oabcdefghijkl', name: 'Harbour', kind: 'house', quota: { tier: 'standard', per_second: 20, burst: 40, per_day: 100000 }, created_at: '2026-11-22T06:00:00.000Z' };
 const replay = (status: string, more: Record<string, unknown> = {}) => ({
   replay_id: 'pabcdefghijkl',
-  client_id: 'c1',
+  client_id: 'cabcdefghijkl',
   since: '2026-11-22T04:00:00.000Z',
   status,
   scanned: 10,
@@ -102,7 +134,7 @@ describe('run', () => {
     expect(h.sent).toEqual([
       { method: 'GET', url: 'http://portal.test:8090/api/admin/organisations', headers: { authorization: BASIC, accept: 'application/json' }, body: undefined, redirect: 'manual' },
     ]);
-    expect(h.out.stdout).toMatch(/^ID {2}NAME +KIND +QUOTA +CREATED_AT\no1 {2}Harbour {2}house {2}standard/);
+    expect(h.out.stdout).toMatch(/^ID +NAME +KIND +QUOTA +CREATED_AT\noabcdefghijkl {2}Harbour {2}house {2}standard/);
   });
 
   it('sends a JSON body and the query, with --url over BUSCTL_URL', async () => {
@@ -144,13 +176,13 @@ describe('run', () => {
   });
 
   it('passes Retry-After on to the operator', async () => {
-    const h = harness([json(429, { code: 'rate.limited', message: 'Slow down' }, { 'retry-after': '7' })]);
+    const h = harness([apiError(429, 'rate.limited', 'Slow down', { 'retry-after': '7' })]);
     expect(await h.run(['org', 'list'])).toBe(1);
     expect(h.out.stderr).toContain('Retry after 7 seconds.');
   });
 
   it('confirms a removal (204, no body), printing nothing with --json', async () => {
-    const h = harness([() => new Response(null, { status: 204 }), () => new Response(null, { status: 204 })]);
+    const h = harness([noContent, noContent]);
     expect(await h.run(['registration', 'remove', '--consumer', 'c1', 'r1'])).toBe(0);
     expect(h.out.stdout).toBe('Removed registration r1 from c1.\n');
     expect(h.sent[0]).toMatchObject({ method: 'DELETE', url: 'http://portal.test:8090/api/admin/connections/c1/registrations/r1' });
@@ -160,7 +192,7 @@ describe('run', () => {
   });
 
   it('registers an AWS principal, showing its secret once with a note, and challenges and revokes it by access key id', async () => {
-    const principal = { access_key_id: 'AKIAABCDEFGHIJKLMNOP', client_id: 'c1', role_arn: 'arn:aws:iam::123456789012:role/pub', status: 'pending', created_at: '2026-03-01T12:00:00.000Z', verified_at: null, revoked_at: null };
+    const principal = { access_key_id: 'AKIAABCDEFGHIJKLMNOP', client_id: 'cabcdefghijkl', role_arn: 'arn:aws:iam::123456789012:role/pub', status: 'pending', created_at: '2026-03-01T12:00:00.000Z', verified_at: null, revoked_at: null };
     const secret = 'wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY';
     const h = harness([
       json(201, { access_key_id: principal.access_key_id, secret_access_key: secret, principal }),
@@ -168,23 +200,109 @@ describe('run', () => {
       json(200, { ...principal, status: 'revoked', revoked_at: '2026-03-01T12:05:00.000Z' }),
       json(200, { principals: [principal] }),
     ]);
-    expect(await h.run(['principal', 'add', '--connection', 'c1', '--role-arn', principal.role_arn])).toBe(0);
-    expect(h.sent[0]).toMatchObject({ method: 'POST', url: 'http://portal.test:8090/api/admin/connections/c1/principals', body: JSON.stringify({ role_arn: principal.role_arn }) });
+    expect(await h.run(['principal', 'add', '--connection', 'cabcdefghijkl', '--role-arn', principal.role_arn])).toBe(0);
+    expect(h.sent[0]).toMatchObject({ method: 'POST', url: 'http://portal.test:8090/api/admin/connections/cabcdefghijkl/principals', body: JSON.stringify({ role_arn: principal.role_arn }) });
     expect(h.out.stdout).toMatch(/secret_access_key\s+wJalrXUtnFEMI\/K7MDENG\/bPxRfiCYEXAMPLEKEY/);
     expect(h.out.stdout).toMatch(/status\s+pending/);
     expect(h.out.stdout).toContain('only time the secret access key is shown');
     h.out.stdout = '';
-    expect(await h.run(['principal', 'challenge', '--connection', 'c1', principal.access_key_id])).toBe(0);
-    expect(h.sent[1]).toMatchObject({ method: 'POST', url: `http://portal.test:8090/api/admin/connections/c1/principals/${principal.access_key_id}/challenge` });
+    expect(await h.run(['principal', 'challenge', '--connection', 'cabcdefghijkl', principal.access_key_id])).toBe(0);
+    expect(h.sent[1]).toMatchObject({ method: 'POST', url: `http://portal.test:8090/api/admin/connections/cabcdefghijkl/principals/${principal.access_key_id}/challenge` });
     expect(h.out.stdout).toMatch(/challenge\s+sbc_a{43}/);
     h.out.stdout = '';
-    expect(await h.run(['principal', 'revoke', '--connection', 'c1', principal.access_key_id])).toBe(0);
-    expect(h.sent[2]).toMatchObject({ method: 'POST', url: `http://portal.test:8090/api/admin/connections/c1/principals/${principal.access_key_id}/revoke` });
+    expect(await h.run(['principal', 'revoke', '--connection', 'cabcdefghijkl', principal.access_key_id])).toBe(0);
+    expect(h.sent[2]).toMatchObject({ method: 'POST', url: `http://portal.test:8090/api/admin/connections/cabcdefghijkl/principals/${principal.access_key_id}/revoke` });
     expect(h.out.stdout).toMatch(/status\s+revoked/);
     h.out.stdout = '';
-    expect(await h.run(['principal', 'list', '--connection', 'c1'])).toBe(0);
+    expect(await h.run(['principal', 'list', '--connection', 'cabcdefghijkl'])).toBe(0);
     expect(h.out.stdout.split('\n')[0]).toMatch(/^ACCESS_KEY_ID\s+CLIENT_ID\s+ROLE_ARN\s+STATUS/);
     expect(h.out.stdout).not.toContain(secret);
+  });
+
+  it("sets a consumer's faults and dead-letter threshold, showing the settings the answer holds", async () => {
+    const tools = (faults: Record<string, number>, maxReceives: number | null) => ({ ...CONNECTION, kind: 'consumer', consumer_tools: { faults, max_receives: maxReceives } });
+    const h = harness([
+      json(200, tools({ duplicate_rate: 0.25, delay_ms: 0, early_expiry_rate: 0.5 }, null)),
+      json(200, tools({ duplicate_rate: 0.25, delay_ms: 0, early_expiry_rate: 0.5 }, 3)),
+      json(200, { ...CONNECTION, kind: 'consumer', consumer_tools: null }),
+      json(200, { ...CONNECTION, kind: 'consumer', consumer_tools: null }),
+    ]);
+    expect(await h.run(['faults', 'set', '--consumer', 'c1', '--duplicate-rate', '0.25', '--early-expiry-rate', '.5'])).toBe(0);
+    expect(h.sent[0]).toMatchObject({ method: 'PUT', url: 'http://portal.test:8090/api/admin/connections/c1/faults', body: JSON.stringify({ duplicate_rate: 0.25, delay_ms: 0, early_expiry_rate: 0.5 }) });
+    expect(h.out.stdout).toContain('early_expiry_rate  0.5\nmax_receives       off\n');
+    expect(await h.run(['dead-letter', 'policy', '--consumer', 'c1', '--max-receives', '3'])).toBe(0);
+    expect(h.sent[1]).toMatchObject({ method: 'PUT', url: 'http://portal.test:8090/api/admin/connections/c1/dead-letter-policy', body: JSON.stringify({ max_receives: 3 }) });
+    expect(h.out.stdout).toContain('max_receives       3\n');
+    expect(await h.run(['dead-letter', 'policy', '--consumer', 'c1', '--off'])).toBe(0);
+    expect(h.sent[2]).toMatchObject({ body: JSON.stringify({ max_receives: null }) });
+    expect(await h.run(['faults', 'off', '--consumer', 'c1'])).toBe(0);
+    expect(h.sent[3]).toMatchObject({ method: 'PUT', url: 'http://portal.test:8090/api/admin/connections/c1/faults', body: JSON.stringify({ duplicate_rate: 0, delay_ms: 0, early_expiry_rate: 0 }) });
+  });
+
+  it('refuses fault and threshold values the admin API would refuse, before any request', async () => {
+    const h = harness([]);
+    expect(await h.run(['faults', 'set', '--consumer', 'c1', '--duplicate-rate', '1.5'])).toBe(2);
+    expect(await h.run(['faults', 'set', '--consumer', 'c1', '--delay-ms', '900001'])).toBe(2);
+    expect(await h.run(['faults', 'set', '--consumer', 'c1'])).toBe(2);
+    expect(await h.run(['dead-letter', 'policy', '--consumer', 'c1'])).toBe(2);
+    expect(await h.run(['dead-letter', 'policy', '--consumer', 'c1', '--max-receives', '3', '--off'])).toBe(2);
+    expect(await h.run(['dead-letter', 'policy', '--consumer', 'c1', '--max-receives', '0'])).toBe(2);
+    expect(h.out.stderr).toContain("--duplicate-rate must be a number from 0 to 1, not '1.5'");
+    expect(h.sent).toEqual([]);
+  });
+
+  it("lists a consumer's dead letters and redrives or discards one by id", async () => {
+    const letter = { id: '41', message_id: 'm1', correlation_id: 'story-1', receive_count: 3, dead_lettered_at: '2026-11-22T05:00:00.000Z' };
+    const h = harness([
+      json(200, { client_id: 'cabcdefghijkl', dead_letters: [letter], truncated: false }),
+      json(200, { ...letter, resolution: 'redriven', resolved_at: '2026-11-22T06:00:00.000Z' }),
+      json(200, { ...letter, resolution: 'discarded', resolved_at: '2026-11-22T06:00:00.000Z' }),
+      json(404, { code: 'admin.not_found', message: 'No open dead letter of connection cabcdefghijkl 41', request_id: 'req-1' }),
+    ]);
+    expect(await h.run(['dead-letter', 'list', '--consumer', 'cabcdefghijkl'])).toBe(0);
+    expect(h.sent[0]).toMatchObject({ method: 'GET', url: 'http://portal.test:8090/api/admin/connections/cabcdefghijkl/dead-letters' });
+    expect(h.out.stdout.split('\n')[1]).toMatch(/^41\s+m1\s+story-1\s+3\s+2026-11-22T05:00:00.000Z$/);
+    expect(await h.run(['dead-letter', 'redrive', '--consumer', 'cabcdefghijkl', '41'])).toBe(0);
+    expect(h.sent[1]).toMatchObject({ method: 'POST', url: 'http://portal.test:8090/api/admin/connections/cabcdefghijkl/dead-letters/41/redrive' });
+    expect(h.out.stdout).toContain('resolution        redriven\n');
+    expect(await h.run(['dead-letter', 'discard', '--consumer', 'cabcdefghijkl', '41'])).toBe(0);
+    expect(h.sent[2]).toMatchObject({ method: 'POST', url: 'http://portal.test:8090/api/admin/connections/cabcdefghijkl/dead-letters/41/discard' });
+    expect(await h.run(['dead-letter', 'discard', '--consumer', 'cabcdefghijkl', '41'])).toBe(1);
+    expect(h.out.stderr).toContain('admin.not_found');
+  });
+
+  it("registers an identity provider and binds, lists and removes its clients' bindings", async () => {
+    const provider = {
+      id: 'iabcdefghijkl',
+      issuer: 'https://login.example.com/',
+      jwks_url: 'https://login.example.com/jwks',
+      audiences: ['bus'],
+      algorithms: ['RS256', 'ES256'],
+      client_claim: 'azp',
+      clock_tolerance_seconds: 60,
+      created_at: '2026-11-22T06:00:00.000Z',
+    };
+    const binding = { id: 'babcdefghijkl', provider_id: provider.id, client: 'studio', connection_id: 'cabcdefghijkl', created_at: '2026-11-22T06:00:00.000Z' };
+    const h = harness([
+      json(201, provider),
+      json(201, binding),
+      apiError(409, 'admin.conflict', 'client studio of this provider is bound already; remove that binding first'),
+      json(200, { bindings: [binding] }),
+      noContent,
+    ]);
+    const create = ['idp', 'create', '--issuer', provider.issuer, '--jwks-url', provider.jwks_url, '--audience', 'bus', '--client-claim', 'azp', '--algorithms', 'RS256,ES256'];
+    expect(await h.run(create)).toBe(0);
+    expect(h.out.stdout).toContain('algorithms               RS256, ES256\n');
+    const bind = ['binding', 'add', '--idp', provider.id, '--client', 'studio', '--connection', 'cabcdefghijkl'];
+    expect(await h.run(bind)).toBe(0);
+    expect(h.sent[1]).toMatchObject({ method: 'POST', url: `http://portal.test:8090/api/admin/identity-providers/${provider.id}/bindings` });
+    expect(await h.run(bind)).toBe(1);
+    expect(h.out.stderr).toContain('(409 admin.conflict)');
+    h.out.stdout = '';
+    expect(await h.run(['binding', 'list', '--idp', provider.id])).toBe(0);
+    expect(h.out.stdout.split('\n')[1]).toMatch(/^babcdefghijkl\s+studio\s+cabcdefghijkl\s+2026-11-22T06:00:00.000Z$/);
+    expect(await h.run(['binding', 'remove', '--idp', provider.id, binding.id])).toBe(0);
+    expect(h.sent[4]).toMatchObject({ method: 'DELETE', url: `http://portal.test:8090/api/admin/identity-providers/${provider.id}/bindings/${binding.id}` });
   });
 
   it('needs --connection and the access key id for a principal command', async () => {
@@ -212,7 +330,7 @@ describe('run', () => {
   it('waits for a replay each second, honouring Retry-After, then prints the counts', async () => {
     const h = harness([
       json(202, replay('running')),
-      json(429, { code: 'rate.limited', message: 'Slow down' }, { 'retry-after': '3' }),
+      apiError(429, 'rate.limited', 'Slow down', { 'retry-after': '3' }),
       json(200, replay('running')),
       json(200, replay('succeeded')),
     ]);
@@ -237,9 +355,9 @@ describe('run', () => {
   });
 
   it('exits 1 when polling a replay is refused', async () => {
-    const h = harness([json(202, replay('running')), json(404, { code: 'admin.not_found', message: 'No replay' })]);
+    const h = harness([json(202, replay('running')), apiError(404, 'admin.not_found', 'No replay')]);
     expect(await h.run(['replay', '--consumer', 'c1', '--since', '2h'])).toBe(1);
-    expect(h.out.stderr).toContain('busctl: the API refused (404 admin.not_found): No replay\n');
+    expect(h.out.stderr).toContain('busctl: the API refused (404 admin.not_found): No replay [request req-1]\n');
   });
 
   it('prints the replay as started with --no-wait', async () => {
@@ -260,7 +378,7 @@ describe('run', () => {
   });
 
   it('says what a non-JSON answer was', async () => {
-    const h = harness([() => new Response('<h1>502 Bad Gateway</h1>', { status: 502 })]);
+    const h = harness([notThePortal(() => new Response('<h1>502 Bad Gateway</h1>', { status: 502 }))]);
     expect(await h.run(['org', 'list', '--json'])).toBe(1);
     expect(h.out).toEqual({ stdout: '', stderr: 'busctl: the API answered 502: <h1>502 Bad Gateway</h1>\n' });
   });
@@ -268,7 +386,7 @@ describe('run', () => {
   it('never prints the operator secret or the Authorization header, whatever happens', async () => {
     const h = harness([
       json(200, { organisations: [ORG] }),
-      json(401, { code: 'admin.unauthorized', message: 'Operator credentials required' }, { 'www-authenticate': 'Basic' }),
+      apiError(401, 'admin.unauthorized', 'Operator credentials required', { 'www-authenticate': 'Basic realm="message-bus admin"' }),
       () => {
         throw new TypeError('fetch failed');
       },
@@ -321,7 +439,7 @@ describe('run', () => {
     it('redrives a whole workspace page after page, honouring Retry-After, and exits 1 saying how many stayed', async () => {
       const h = harness([
         json(200, { results: [redriven('7'), refused('8')], next_after: '8' }),
-        json(429, { code: 'rate.limited', message: 'Slow down' }, { 'retry-after': '2' }),
+        apiError(429, 'rate.limited', 'Slow down', { 'retry-after': '2' }),
         json(200, { results: [redriven('9')], next_after: null }),
       ]);
       expect(await h.run(['quarantine', 'redrive', '--workspace', 'w1', '--json'])).toBe(1);
@@ -332,9 +450,9 @@ describe('run', () => {
     });
 
     it('exits 1 with the refusal when a later page is refused', async () => {
-      const h = harness([json(200, { results: [redriven('7')], next_after: '7' }), json(400, { code: 'admin.request_invalid', message: 'after must be a quarantined record id' })]);
+      const h = harness([json(200, { results: [redriven('7')], next_after: '7' }), apiError(400, 'admin.request_invalid', 'after must be a quarantined record id')]);
       expect(await h.run(['quarantine', 'redrive', '--workspace', 'w1'])).toBe(1);
-      expect(h.out.stderr).toBe('busctl: the API refused (400 admin.request_invalid): after must be a quarantined record id\n');
+      expect(h.out.stderr).toBe('busctl: the API refused (400 admin.request_invalid): after must be a quarantined record id [request req-1]\n');
     });
   });
 });

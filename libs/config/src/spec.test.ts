@@ -1,4 +1,4 @@
-import { ConfigError, databaseConfig, duration, hostPorts, int, kafkaConfig, loadConfig, oneOf, optional, port, str, url } from './index';
+import { base64Key, ConfigError, databaseConfig, duration, hostPorts, int, kafkaConfig, loadConfig, oneOf, optional, port, str, url } from './index';
 
 function problemsOf(run: () => unknown): string[] {
   try {
@@ -72,5 +72,23 @@ describe('loadConfig', () => {
     expect(problemsOf(() => loadConfig({ N: int({ min: 1, max: 5 }) }, { N: '6' }))).toEqual(['N']);
     expect(problemsOf(() => loadConfig({ N: int({ min: 1, max: 5 }) }, { N: '2.5' }))).toEqual(['N']);
     expect(loadConfig({ N: int({ min: 1, max: 5 }) }, { N: '5' })).toEqual({ N: 5 });
+  });
+});
+
+describe('base64Key', () => {
+  const key = (bytes: number) => Buffer.alloc(bytes, 7).toString('base64');
+
+  it('takes exactly its bytes, or at least them with atLeast', () => {
+    expect(loadConfig({ K: base64Key(32) }, { K: key(32) }).K).toHaveLength(32);
+    expect(problemsOf(() => loadConfig({ K: base64Key(32) }, { K: key(48) }))).toEqual(['K']);
+    expect(loadConfig({ K: base64Key(32, { atLeast: true }) }, { K: key(48) }).K).toHaveLength(48);
+    expect(problemsOf(() => loadConfig({ K: base64Key(32, { atLeast: true }) }, { K: key(31) }))).toEqual(['K']);
+    expect(problemsOf(() => loadConfig({ K: base64Key(32) }, {}))).toEqual(['K']);
+  });
+
+  it('never echoes the value, which is a secret', () => {
+    const secret = key(16);
+    expect(() => loadConfig({ K: base64Key(32) }, { K: secret })).toThrow(/K: must be base64 of 32 random bytes/);
+    expect(() => loadConfig({ K: base64Key(32) }, { K: secret })).not.toThrow(secret);
   });
 });

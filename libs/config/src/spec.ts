@@ -152,6 +152,23 @@ export function duration(opts: Options<number> & { min?: number; max?: number } 
   }, opts);
 }
 
+/**
+ * A secret key given in base64: exactly `bytes` bytes, or at least that many with `atLeast`. Required,
+ * and never echoed in an error: it is a secret.
+ */
+export function base64Key(bytes: number, opts: { atLeast?: boolean } = {}): VarReader<Buffer> {
+  const describe = `base64 of ${opts.atLeast ? 'at least ' : ''}${bytes} random bytes (e.g. \`openssl rand -base64 ${bytes}\`)`;
+  return {
+    describe,
+    read: (raw) => {
+      if (raw === undefined) throw new Error(`is required (${describe})`);
+      const value = /^[A-Za-z0-9+/]+={0,2}$/.test(raw) ? Buffer.from(raw, 'base64') : Buffer.alloc(0);
+      if (opts.atLeast ? value.length < bytes : value.length !== bytes) throw new Error(`must be ${describe}`);
+      return value;
+    },
+  };
+}
+
 /** The largest whole unit: 30000 → 30s, 7200000 → 2h. */
 function formatDuration(ms: number): string {
   for (const [unit, size] of [['d', 86_400_000], ['h', 3_600_000], ['m', 60_000], ['s', 1000]] as const) {

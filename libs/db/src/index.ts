@@ -19,10 +19,12 @@ export {
 } from './retention';
 export type { RetentionEntry, RetentionWindow, RetentionSettings, RetentionVariable } from './retention';
 export { readMessageTrace, readStory, STORY_MESSAGES_MAX } from './inspection';
-export type { MessageTrace, DeliveryTrace, DeliveryStateName, StoryView } from './inspection';
+export type { MessageTrace, DeliveryTrace, DeliveryStateName, InjectedFault, StoryView } from './inspection';
 export { writeRefusals, readRecentRefusals, REFUSALS_KEPT } from './refusals';
 export type { RefusalRecord, RateLimitCount, RecentRefusals } from './refusals';
 export { TABLE_COLUMNS, ENUM_TYPES } from './tables';
 export type { TableName, Row, Written, EnumValue } from './tables';
 export { TenancyFixture } from './tenancy-fixture';
 export type { TestTenant, TestTenantOptions } from './tenancy-fixture';
+export { consumerToolsOf, consumerToolsColumns, faultsOn, writeConsumerTools, NO_FAULTS } from './consumer-tools';
+export type { ConsumerTools, ConsumerFaults, ConsumerToolsRow, JoinedConsumerToolsRow } from './consumer-tools';

@@ -10,7 +10,15 @@ import type { Row } from './tables';
  */
 
 /** Where one consumer connection's copy of a message is. */
-export type DeliveryStateName = 'not_enqueued' | 'queued' | 'leased' | 'acked';
+export type DeliveryStateName = 'not_enqueued' | 'queued' | 'leased' | 'acked' | 'dead_lettered' | 'discarded';
+
+/** A fault the Sandbox injected into this delivery (docs/testing-tools.md, consumer fault injection). */
+export interface InjectedFault {
+  kind: 'duplicate' | 'delay' | 'early_expiry';
+  at: string;
+  /** The delay added (delay) or the shortened lease's length (early_expiry); null for a duplicate. */
+  detail_ms: number | null;
+}
 
 export interface DeliveryTrace {
   consumer_id: string;
@@ -29,6 +37,10 @@ export interface DeliveryTrace {
   acked_at: string | null;
   nack_count: number;
   last_nacked_at: string | null;
+  /** When it was last dead-lettered, and what the operator did about it (null while open). */
+  dead_letter: { dead_lettered_at: string; resolution: 'redriven' | 'discarded' | null; resolved_at: string | null } | null;
+  /** The faults injected into it, oldest first. */
+  faults: InjectedFault[];
 }
 
 export interface MessageTrace {
@@ -42,10 +54,10 @@ export interface MessageTrace {
   deliveries: DeliveryTrace[];
 }
 
-/** A consumer connection LEFT JOINed with its copy of the message: the delivery's columns null when there is none. */
+/** A consumer connection LEFT JOINed with its copy of the message and its latest dead letter: their columns null when there is none. */
 type DeliveryTraceRow = { consumer_id: string; connection_status: string; now: Date } & {
   [C in 'state' | 'enqueued_at' | 'visible_at' | 'receive_count' | 'acked_at' | 'nack_count' | 'last_nacked_at']: Row<'deliveries'>[C] | null;
-};
+} & { [C in 'dead_lettered_at' | 'resolution' | 'resolved_at']: Row<'dead_letters'>[C] | null };
 
 const iso = (at: Date | null): string | null => (at === null ? null : at.toISOString());
 
@@ -59,14 +71,24 @@ export async function readMessageTrace(db: Knex, workspaceId: string, messageId:
   // (consumer_id, message_id) unique index finds it).
   const { rows } = await rawQuery<DeliveryTraceRow>(
     db,
-    `SELECT c.id AS consumer_id, c.status::text AS connection_status, d.state::text AS state, d.enqueued_at, d.visible_at,
-              d.receive_count, d.acked_at, d.nack_count, d.last_nacked_at, now() AS now
+    `SELECT c.id AS consumer_id, c.status::text AS connection_status, d.state::text AS state, d.enqueued_at,
+              -- a dead letter's 'infinity' is no time; its state says what it is
+              CASE WHEN isfinite(d.visible_at) THEN d.visible_at END AS visible_at,
+              d.receive_count, d.acked_at, d.nack_count, d.last_nacked_at, l.dead_lettered_at, l.resolution, l.resolved_at, now() AS now
          FROM connections c
          LEFT JOIN deliveries d ON d.consumer_id = c.id AND d.message_id = ?
+         LEFT JOIN LATERAL (
+           SELECT dead_lettered_at, resolution, resolved_at FROM dead_letters WHERE delivery_id = d.id ORDER BY id DESC LIMIT 1
+         ) l ON true
         WHERE c.workspace_id = ? AND c.kind = 'consumer'
         ORDER BY c.id`,
     [messageId, workspaceId],
   );
+  const faults = await db('consumer_fault_events')
+    .where({ message_id: messageId })
+    .whereIn('consumer_id', rows.map((r) => r.consumer_id))
+    .orderBy('id')
+    .select('consumer_id', 'kind', 'injected_at', 'detail_ms');
   return {
     message_id: accepted.message_id,
     message_type: accepted.message_type,
@@ -74,13 +96,28 @@ export async function readMessageTrace(db: Knex, workspaceId: string, messageId:
     producer_connection_id: accepted.producer_connection_id,
     accepted_at: accepted.accepted_at.toISOString(),
     kafka: { partition: accepted.kafka_partition, offset: String(accepted.kafka_offset) },
-    deliveries: rows.map(deliveryTrace),
+    deliveries: rows.map((row) =>
+      deliveryTrace(
+        row,
+        faults.filter((f) => f.consumer_id === row.consumer_id).map((f) => ({ kind: f.kind, at: f.injected_at.toISOString(), detail_ms: f.detail_ms })),
+      ),
+    ),
   };
 }
 
-function deliveryTrace(row: DeliveryTraceRow): DeliveryTrace {
+function deliveryTrace(row: DeliveryTraceRow, faults: InjectedFault[]): DeliveryTrace {
   const leaseRanOut = row.state === 'leased' && row.visible_at !== null && row.visible_at <= row.now;
-  const state: DeliveryStateName = row.state === null ? 'not_enqueued' : leaseRanOut ? 'queued' : row.state;
+  const deadLetter = row.dead_lettered_at === null ? null : { dead_lettered_at: row.dead_lettered_at.toISOString(), resolution: row.resolution, resolved_at: iso(row.resolved_at) };
+  const state: DeliveryStateName =
+    row.state === null
+      ? 'not_enqueued'
+      : deadLetter && deadLetter.resolution === null
+        ? 'dead_lettered'
+        : deadLetter?.resolution === 'discarded'
+          ? 'discarded'
+          : leaseRanOut
+            ? 'queued'
+            : row.state;
   return {
     consumer_id: row.consumer_id,
     connection_status: row.connection_status,
@@ -91,6 +128,8 @@ function deliveryTrace(row: DeliveryTraceRow): DeliveryTrace {
     acked_at: iso(row.acked_at),
     nack_count: row.nack_count ?? 0,
     last_nacked_at: iso(row.last_nacked_at),
+    dead_letter: deadLetter,
+    faults,
   };
 }
 

@@ -4,15 +4,21 @@ import { createDatabase, migrateDownAll, migrateLatest, type Knex } from './inde
 const TABLES = [
   'accepted_messages',
   'apps',
+  'audit_log',
   'aws_principals',
   'connections',
+  'consumer_fault_events',
+  'consumer_tools',
   'credentials',
+  'dead_letters',
   'deliveries',
   'identity_bindings',
   'identity_providers',
   'messages',
   'organisations',
   'permissions',
+  'portal_logins',
+  'portal_sessions',
   'quarantined_records',
   'refusal_counters',
   'refusals',
@@ -22,7 +28,7 @@ const TABLES = [
   'story_state',
   'workspaces',
 ];
-const ALL = ['001_tenancy', '002_signing_keys', '003_publish', '004_delivery', '005_admin', '006_message_traceparent', '007_quarantine_listing', '008_retention', '009_tester_tools', '010_aws_principals', '011_identity_providers'];
+const ALL = ['001_tenancy', '002_signing_keys', '003_publish', '004_delivery', '005_admin', '006_message_traceparent', '007_quarantine_listing', '008_retention', '009_tester_tools', '010_aws_principals', '011_identity_providers', '012_consumer_tools', '013_portal_people'];
 
 let testDb: TestDatabase;
 let db: Knex;

@@ -7,7 +7,7 @@ const settingsOf = (env: Record<string, string>, archiveMs = 30 * DAY) => retent
 describe('retention windows', () => {
   it('default to the replay archive for idempotency records and story state, 14 days for queues, 7 for quarantine, 30 for replay jobs', () => {
     expect(settingsOf({})).toEqual({
-      windows: { IDEMPOTENCY_RETENTION: 30 * DAY, QUEUE_RETENTION: 14 * DAY, QUARANTINE_RETENTION: 7 * DAY, REPLAY_JOB_RETENTION: 30 * DAY, REFUSAL_RETENTION: 7 * DAY },
+      windows: { IDEMPOTENCY_RETENTION: 30 * DAY, QUEUE_RETENTION: 14 * DAY, QUARANTINE_RETENTION: 7 * DAY, REPLAY_JOB_RETENTION: 30 * DAY, REFUSAL_RETENTION: 7 * DAY, AUDIT_RETENTION: 400 * DAY, PORTAL_SESSION_RETENTION: DAY },
       intervalMs: 60_000,
       batchSize: 1_000,
     });

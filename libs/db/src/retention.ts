@@ -57,6 +57,13 @@ export const QUEUE_WINDOW = {
   minimumMs: 14 * DAY_MS,
 } as const satisfies RetentionWindow;
 
+/** Portal sessions and sign-ins in progress: dead after a day at most (PORTAL_SESSION_MAX_AGE ≤ 1d). */
+export const PORTAL_SIGN_IN_WINDOW = {
+  variable: 'PORTAL_SESSION_RETENTION',
+  defaultMs: DAY_MS,
+  minimumMs: DAY_MS,
+} as const satisfies RetentionWindow;
+
 /**
  * Every table the bus writes per message or per operator action, in sweep order (deliveries before the
  * messages they hold on to). Configuration tables (organisations … permissions, skill registrations)
@@ -81,6 +88,20 @@ export const RETENTION_TABLES = [
                  WHERE a.workspace_id = t.workspace_id AND a.correlation_id = t.correlation_id AND a.accepted_at >= :cutoff)`,
     // The gateway's lock of one correlation id (services/gateway publish-store withStoryLocks).
     writerLock: `t.workspace_id || '/' || t.correlation_id`,
+  },
+  {
+    table: 'consumer_fault_events',
+    what: 'faults injected into a consumer connection\'s deliveries (duplicate, delay, early lease expiry), listed in the message trace',
+    why: 'as long as the queue keeps the delivery they happened to (spec §8, 14 days): a consumer team can trace a fault for as long as the message is there; swept before the deliveries they refer to',
+    window: QUEUE_WINDOW,
+    agesFrom: 't.injected_at',
+  },
+  {
+    table: 'dead_letters',
+    what: 'messages dead-lettered after too many receives, open or redriven/discarded by the operator',
+    why: 'the queue retention (spec §8, 14 days): an open dead letter lives as long as its delivery could; a resolved one shows in the message trace as long',
+    window: QUEUE_WINDOW,
+    agesFrom: 't.dead_lettered_at',
   },
   {
     table: 'deliveries',
@@ -117,6 +138,27 @@ export const RETENTION_TABLES = [
     why: 'time for a tester to look up why a message was refused (GET /v1/tenants/{t}/refusals, docs/testing-tools.md); the newest 100 per connection are kept within it',
     window: { variable: 'REFUSAL_RETENTION', defaultMs: 7 * DAY_MS, minimumMs: DAY_MS },
     agesFrom: 't.refused_at',
+  },
+  {
+    table: 'audit_log',
+    what: 'changes made through the portal or the admin API: who, what, when, from where (never a secret)',
+    why: "a year's review of who changed which credential or permission, with a month's margin; an organisation's admins and the operator read it (docs/portal.md)",
+    window: { variable: 'AUDIT_RETENTION', defaultMs: 400 * DAY_MS, minimumMs: 90 * DAY_MS },
+    agesFrom: 't.at',
+  },
+  {
+    table: 'portal_sessions',
+    what: "a signed-in person's session (hash of the cookie, grants, CSRF token, expiry)",
+    why: 'no session outlives its absolute timeout (PORTAL_SESSION_MAX_AGE, at most 1 day): older rows are dead and only kept until the sweep',
+    window: PORTAL_SIGN_IN_WINDOW,
+    agesFrom: 't.created_at',
+  },
+  {
+    table: 'portal_logins',
+    what: 'a sign-in in progress (PKCE verifier and nonce of one OIDC state)',
+    why: 'a sign-in is refused 10 minutes after it began: older rows are abandoned sign-ins',
+    window: PORTAL_SIGN_IN_WINDOW,
+    agesFrom: 't.created_at',
   },
 ] as const satisfies readonly RetentionEntry[];
 

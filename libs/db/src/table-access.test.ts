@@ -18,9 +18,11 @@ const STORE_MODULES = [
   'libs/identity/src/store.ts',
   'services/all-in-one/src/seed.ts',
   'services/auth/src/signing-keys.ts',
+  'services/delivery/src/dead-letters.ts',
   'services/delivery/src/delivery-store.ts',
   'services/gateway/src/publish-store.ts',
   'services/portal/src/admin-store.ts',
+  'services/portal/src/people/people-store.ts',
   'services/pull-api/src/queue-store.ts',
 ];
 

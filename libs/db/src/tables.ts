@@ -9,8 +9,8 @@ import type { Knex } from 'knex';
  *
  * Column types are Postgres' udt names; a trailing `?` marks a nullable column. The TypeScript type of
  * each is what node-postgres returns without custom type parsers: int8 (bigint, bigserial) as a
- * string, timestamptz as a Date, jsonb parsed (unknown: its shape is the writer's), bytea as a Buffer,
- * text[] (udt `_text`) as an array of strings.
+ * string, float8 as a number, timestamptz as a Date, jsonb parsed (unknown: its shape is the
+ * writer's), bytea as a Buffer, text[] (udt `_text`) as an array of strings.
  */
 
 /** The enum types of the migrations and their values, in declaration order. */
@@ -25,7 +25,7 @@ export const ENUM_TYPES = {
 } as const;
 
 type EnumTypeName = keyof typeof ENUM_TYPES;
-type ColumnTypeName = 'text' | '_text' | 'int4' | 'int8' | 'timestamptz' | 'jsonb' | 'bytea' | EnumTypeName;
+type ColumnTypeName = 'text' | '_text' | 'int4' | 'int8' | 'float8' | 'timestamptz' | 'jsonb' | 'bytea' | EnumTypeName;
 type ColumnSpec = ColumnTypeName | `${ColumnTypeName}?`;
 
 const QUOTA_COLUMNS = { quota_tier: 'quota_tier', custom_per_second: 'int4?', custom_burst: 'int4?', custom_per_day: 'int8?' } as const;
@@ -173,6 +173,59 @@ export const TABLE_COLUMNS = {
     created_at: 'timestamptz',
   },
   identity_bindings: { id: 'text', provider_id: 'text', client_value: 'text', connection_id: 'text', created_at: 'timestamptz' },
+  // 012_consumer_tools
+  consumer_tools: {
+    consumer_id: 'text',
+    duplicate_rate: 'float8',
+    delay_ms: 'int4',
+    early_expiry_rate: 'float8',
+    max_receives: 'int4?',
+    updated_at: 'timestamptz',
+  },
+  consumer_fault_events: {
+    id: 'int8',
+    consumer_id: 'text',
+    delivery_id: 'int8',
+    message_id: 'text',
+    kind: 'text',
+    detail_ms: 'int4?',
+    injected_at: 'timestamptz',
+  },
+  dead_letters: {
+    id: 'int8',
+    consumer_id: 'text',
+    delivery_id: 'int8',
+    message_id: 'text',
+    correlation_id: 'text',
+    receive_count: 'int4',
+    dead_lettered_at: 'timestamptz',
+    resolved_at: 'timestamptz?',
+    resolution: 'text?',
+  },
+  // 013_portal_people
+  portal_logins: { state_hash: 'text', code_verifier: 'text', nonce: 'text', created_at: 'timestamptz' },
+  portal_sessions: {
+    id_hash: 'text',
+    subject: 'text',
+    name: 'text',
+    grants: 'jsonb',
+    csrf_token: 'text',
+    created_at: 'timestamptz',
+    last_seen_at: 'timestamptz',
+    expires_at: 'timestamptz',
+  },
+  audit_log: {
+    id: 'int8',
+    at: 'timestamptz',
+    actor_kind: 'text',
+    actor: 'text',
+    action: 'text',
+    target: 'text',
+    organisation_id: 'text?',
+    source_address: 'text',
+    request_id: 'text?',
+    status: 'int4',
+  },
 } as const satisfies Record<string, Record<string, ColumnSpec>>;
 
 export type TableName = keyof typeof TABLE_COLUMNS;
@@ -181,7 +234,7 @@ type ValueOf<T extends ColumnTypeName> = T extends 'text'
   ? string
   : T extends '_text'
     ? string[]
-    : T extends 'int4'
+    : T extends 'int4' | 'float8'
       ? number
       : T extends 'int8'
         ? string
@@ -215,6 +268,9 @@ interface NarrowedColumns {
     algorithms: Array<'RS256' | 'RS384' | 'RS512' | 'PS256' | 'PS384' | 'PS512' | 'ES256' | 'ES384' | 'ES512' | 'EdDSA'>;
     client_claim: 'azp' | 'client_id' | 'sub';
   };
+  audit_log: { actor_kind: 'person' | 'operator_basic' };
+  consumer_fault_events: { kind: 'duplicate' | 'delay' | 'early_expiry' };
+  dead_letters: { resolution: 'redriven' | 'discarded' | null };
 }
 
 type ColumnValue<T, C, S> = T extends keyof NarrowedColumns
@@ -235,8 +291,11 @@ type ColumnWritten<S> = S extends `${infer T extends ColumnTypeName}?` ? Written
 /** One row of `table` as a query reads it. */
 export type Row<T extends TableName> = { -readonly [C in keyof (typeof TABLE_COLUMNS)[T]]: ColumnValue<T, C, (typeof TABLE_COLUMNS)[T][C]> };
 
-/** The columns an insert or update of `table` may set (the database fills the defaults of the rest). */
-export type Written<T extends TableName> = { -readonly [C in keyof (typeof TABLE_COLUMNS)[T]]?: ColumnWritten<(typeof TABLE_COLUMNS)[T][C]> };
+/**
+ * The columns an insert or update of `table` may set (the database fills the defaults of the rest),
+ * each a value or a SQL expression (`db.fn.now()`: the database's clock, not this process's).
+ */
+export type Written<T extends TableName> = { -readonly [C in keyof (typeof TABLE_COLUMNS)[T]]?: ColumnWritten<(typeof TABLE_COLUMNS)[T][C]> | Knex.Raw };
 
 /** A value of one of the migrations' enum types. */
 export type EnumValue<E extends EnumTypeName> = (typeof ENUM_TYPES)[E][number];

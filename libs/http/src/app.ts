@@ -4,7 +4,7 @@ import { Counter, Histogram, type Registry } from 'prom-client';
 import type { Logger } from '@bus/observability';
 import { DependencyUnavailableError, HttpError, InternalError, MethodNotAllowedError, RouteNotFoundError } from './errors';
 import { servedMethods } from './methods';
-import { renderError, type ErrorRenderer } from './error-bodies';
+import { renderError, type ErrorPage, type ErrorRenderer } from './error-bodies';
 import { runReadinessChecks, type ReadinessCheck } from './readiness';
 import { markStep, requestTimings, sendServerTiming } from './server-timing';
 
@@ -18,6 +18,8 @@ export interface HttpAppOptions {
   requestMetrics: RequestMetrics;
   readiness: readonly ReadinessCheck[];
   renderError: ErrorRenderer;
+  /** HTML error pages of the routes people open in a browser; the first that answers a request wins. */
+  errorPages?: readonly ErrorPage[];
   /** Run for every request after the operational routes and before the routers (e.g. host-wide limits). */
   middleware?: readonly RequestHandler[];
   /** Mounted in order after the operational routes. */
@@ -108,7 +110,10 @@ export function createHttpApp(opts: HttpAppOptions): HttpApp {
     // Refused before its body was read (auth, limits): close rather than let Node drain the body
     // to reuse the connection, so a refused body is never read at all.
     if (hasUnreadBody(req)) res.setHeader('Connection', 'close');
-    res.status(httpError.status).set(httpError.headers).json(renderError(httpError, requestId, opts.renderError));
+    res.status(httpError.status).set(httpError.headers);
+    const page = opts.errorPages?.map((render) => render(req, httpError, requestId)).find((p) => p !== undefined);
+    if (page) res.set(page.headers).type('html').send(page.html);
+    else res.json(renderError(httpError, requestId, opts.renderError));
   });
 
   return {

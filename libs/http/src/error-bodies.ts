@@ -1,3 +1,4 @@
+import type { Request } from 'express';
 import { OAuthError, type HttpError } from './errors';
 
 /**
@@ -10,6 +11,13 @@ export type ErrorRenderer = (err: HttpError, requestId: string) => unknown;
 export const violationBody: ErrorRenderer = (err) => ({ accepted: false, violations: err.violations() });
 
 export const codeBody: ErrorRenderer = (err, requestId) => ({ ...err.details(), code: err.rule, message: err.message, request_id: requestId });
+
+/**
+ * An HTML page for an error of a route people open in a browser (the portal's pages), with the
+ * headers it needs (its Content-Security-Policy); undefined for any other route, which keeps the
+ * host's JSON body. A service that serves pages names it (Service.errorPage).
+ */
+export type ErrorPage = (req: Request, err: HttpError, requestId: string) => { html: string; headers: Record<string, string> } | undefined;
 
 /** The one place an error becomes a body: RFC 6749 for OAuthError, the host's shape otherwise. */
 export function renderError(err: HttpError, requestId: string, hostRenderer: ErrorRenderer): unknown {

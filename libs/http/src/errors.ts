@@ -4,35 +4,9 @@
  * an error into a status and a body.
  */
 
-import type { Violation, ViolationSource } from '@bus/som';
+import { HttpError, type Violation, type ViolationSource } from '@bus/contracts';
 
-export type { Violation, ViolationSource };
-
-export class HttpError extends Error {
-  override readonly name: string = 'HttpError';
-  constructor(
-    readonly status: number,
-    readonly rule: string,
-    message: string,
-    readonly source: ViolationSource = 'policy',
-    /** Extra response headers, e.g. Retry-After on a 429. */
-    readonly headers: Readonly<Record<string, string>> = {},
-    /** `cause`: the error behind this one, for the log (never rendered into the answer). */
-    options?: ErrorOptions,
-  ) {
-    super(message, options);
-  }
-
-  /** The violations of a bus-shaped body; subclasses that carry several override this. */
-  violations(): Violation[] {
-    return [{ source: this.source, rule: this.rule, message: this.message }];
-  }
-
-  /** Fields a portal-shaped body carries next to code and message; a subclass with more to say overrides this. */
-  details(): Record<string, unknown> {
-    return {};
-  }
-}
+export { HttpError, type Violation, type ViolationSource };
 
 export class RouteNotFoundError extends HttpError {
   override readonly name = 'RouteNotFoundError';

@@ -3,12 +3,14 @@ export type { HttpApp, HttpAppOptions, RequestMetrics } from './app';
 export { serve, onShutdownSignal } from './server';
 export type { RunningServer } from './server';
 export { readBody } from './body';
+export { readBasicAuthorization } from './basic-auth';
+export type { BasicAuthorization } from './basic-auth';
 export { cacheableJson, DOCUMENT_CACHE_CONTROL, sendCacheable } from './cacheable';
 export type { CacheableJson } from './cacheable';
 export { runReadinessChecks } from './readiness';
 export type { ReadinessCheck, ReadinessReport } from './readiness';
 export { violationBody, codeBody, renderError } from './error-bodies';
-export type { ErrorRenderer } from './error-bodies';
+export type { ErrorPage, ErrorRenderer } from './error-bodies';
 export {
   HttpError,
   RouteNotFoundError,

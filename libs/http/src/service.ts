@@ -2,7 +2,7 @@ import type { RequestHandler, Router } from 'express';
 import type { Registry } from 'prom-client';
 import type { Logger } from '@bus/observability';
 import { createHttpApp, createRequestMetrics } from './app';
-import type { ErrorRenderer } from './error-bodies';
+import type { ErrorPage, ErrorRenderer } from './error-bodies';
 import type { ReadinessCheck } from './readiness';
 import { onShutdownSignal, serve, type RunningServer } from './server';
 
@@ -15,6 +15,8 @@ export interface Service {
   name: string;
   routers: Router[];
   readiness: ReadinessCheck[];
+  /** The HTML error page of its routes people open in a browser (the portal's pages), if it has any. */
+  errorPage?: ErrorPage;
   /** Starts background work (Kafka consumers, sweepers) once the process listens. */
   start?(): Promise<void>;
   /** Stops background work; called after the HTTP servers drained. */
@@ -62,6 +64,7 @@ export async function runProcess(opts: ProcessOptions): Promise<RunningProcess> 
       routers: listener.services.flatMap((s) => s.routers),
       ...(listener.middleware ? { middleware: listener.middleware } : {}),
       renderError: listener.renderError,
+      errorPages: listener.services.flatMap((s) => (s.errorPage ? [s.errorPage] : [])),
     });
     servers.push(await serve(app, { host: listener.host, port: listener.port, logger: opts.logger }));
   }

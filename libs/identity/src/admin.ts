@@ -1,7 +1,7 @@
-import { isUniqueViolation, type Knex, type Written } from '@bus/db';
+import { isUniqueViolation, writeConsumerTools, type ConsumerTools, type Knex, type Written } from '@bus/db';
 import { hashSecret, newClientSecret, newId, type ConnectionKind, type ExternalIssuer } from '@bus/tokens';
 import type { Logger } from 'pino';
-import type { ControlEvent, ControlPublisher, QuotaScope } from './control';
+import type { ConnectionChange, ControlEvent, ControlPublisher, QuotaScope } from './control';
 
 export class ConnectionNotFoundError extends Error {
   override readonly name = 'ConnectionNotFoundError';
@@ -226,7 +226,7 @@ export class IdentityAdmin {
 
   /**
    * Registers an external identity provider; the caller checked its settings (externalIssuerProblems).
-   * An issuer registered already is ProviderIssuerTakenError.
+   * An issuer registered already is ProviderConflictError.
    */
   async createProvider(settings: ExternalIssuer): Promise<string> {
     const id = newId('i');
@@ -281,6 +281,17 @@ export class IdentityAdmin {
     await this.announce({ type: 'binding.changed', provider_id: providerId, client, at: this.now().toISOString() });
   }
 
+  /**
+   * A consumer connection's testing settings (fault injection, dead-letter threshold; docs/testing-tools.md):
+   * the parts given replace the stored ones. Announced like any connection change, since the pull API
+   * reads them with the connection.
+   */
+  async setConsumerTools(clientId: string, change: Partial<ConsumerTools>): Promise<ConsumerTools | null> {
+    const tools = await writeConsumerTools(this.deps.db, clientId, change);
+    await this.announceConnection(clientId, 'tools');
+    return tools;
+  }
+
   private async setStatus(clientId: string, status: 'revoked'): Promise<void> {
     const changed = await this.deps.db('connections')
       .where({ id: clientId })
@@ -289,7 +300,7 @@ export class IdentityAdmin {
     if (changed === 0) throw new ConnectionNotFoundError(clientId);
   }
 
-  private announceConnection(clientId: string, change: 'created' | 'rotated' | 'revoked' | 'removed'): Promise<void> {
+  private announceConnection(clientId: string, change: ConnectionChange): Promise<void> {
     return this.announce({ type: 'connection.changed', connection_id: clientId, change, at: this.now().toISOString() });
   }
 

@@ -1,4 +1,5 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import type { ConsumerTools } from '@bus/db';
 import { DependencyUnavailableError, HttpError, unavailableUnlessDone } from '@bus/http';
 import {
   authorizeBearer,
@@ -29,6 +30,8 @@ export interface ConnectionIdentity {
 export interface BearerIdentity extends ConnectionIdentity {
   /** A bus token's claims; absent for an external provider's token (its connection is the binding's). */
   claims?: AccessTokenClaims;
+  /** The consumer connection's testing settings (docs/testing-tools.md); null when none is on. */
+  consumerTools: ConsumerTools | null;
 }
 
 /**
@@ -107,7 +110,7 @@ export function createBearerAuthenticator(deps: BearerAuthenticatorDeps): Bearer
         const connection = await unavailableOnFailure(() => deps.connections.get(connectionId));
         if (!connection) throw new NotRegisteredError('unbound');
         authorizeConnection(connection, need);
-        return connectionIdentity(connection);
+        return { ...connectionIdentity(connection), consumerTools: connection.consumerTools };
       }
       const kid = kidOf(token);
       if (kid !== undefined) await unavailableOnFailure(() => deps.keys.get(kid));
@@ -120,7 +123,8 @@ export function createBearerAuthenticator(deps: BearerAuthenticatorDeps): Bearer
       }
       const connection = await unavailableOnFailure(() => deps.connections.get(claims.sub));
       authorizeBearer(claims, connection, need);
-      return { ...connectionIdentity(connection as ConnectionRecord), claims };
+      const c = connection as ConnectionRecord;
+      return { ...connectionIdentity(c), claims, consumerTools: c.consumerTools };
     } catch (err) {
       if (err instanceof BearerRefusal) throw new BearerRefusedError(err);
       throw err;

@@ -12,8 +12,10 @@ export class CacheTtlError extends Error {
 /**
  * Values read through a short per-process cache (connections, quota allowances, permissions). Control
  * events drop an entry at once (target ≤ 2 s); the TTL is the bound when an event is lost or the
- * control topic is down. Concurrent misses share one read; a failed read is not cached. At most
- * `maxEntries` are held: past it the oldest entry goes (Map keeps insertion order).
+ * control topic is down. Concurrent misses share one read; a failed read is not cached. Expired
+ * entries go as they are met and whenever a value is remembered; at most `maxEntries` are held, past
+ * it the oldest entry goes. Map keeps insertion order, and each entry is re-inserted with the same TTL,
+ * so the oldest entries are the first to expire: eviction looks at the front only.
  */
 export class ReadThroughCache<V> {
   private readonly entries = new Map<string, { value: V; expires: number }>();
@@ -31,7 +33,10 @@ export class ReadThroughCache<V> {
 
   async get(key: string): Promise<V> {
     const hit = this.entries.get(key);
-    if (hit && hit.expires > this.now().getTime()) return hit.value;
+    if (hit) {
+      if (hit.expires > this.now().getTime()) return hit.value;
+      this.entries.delete(key);
+    }
     const pending = this.loading.get(key);
     if (pending) return pending;
     const generation = this.generation;
@@ -59,9 +64,18 @@ export class ReadThroughCache<V> {
   }
 
   private remember(key: string, value: V): void {
+    const now = this.now().getTime();
     this.entries.delete(key);
-    if (this.entries.size >= this.maxEntries) this.entries.delete(this.entries.keys().next().value as string);
-    this.entries.set(key, { value, expires: this.now().getTime() + this.ttlMs });
+    for (const [oldest, entry] of this.entries) {
+      if (entry.expires > now && this.entries.size < this.maxEntries) break;
+      this.entries.delete(oldest);
+    }
+    this.entries.set(key, { value, expires: now + this.ttlMs });
+  }
+
+  /** Entries held, expired ones not yet evicted included (for tests and metrics). */
+  get size(): number {
+    return this.entries.size;
   }
 }
 

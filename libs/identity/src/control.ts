@@ -1,14 +1,17 @@
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
-import { CONTROL_TOPIC, createConsumer, runBatches, sendAcked, type Consumer, type Kafka, type Producer } from '@bus/kafka';
+import { CONTROL_TOPIC, createConsumer, runBatches, trackGroupMembership, sendAcked, type Consumer, type Kafka, type Producer } from '@bus/kafka';
 import type { Logger } from 'pino';
+
+/** `tools`: the consumer connection's testing settings changed (read with the connection). */
+export type ConnectionChange = 'created' | 'rotated' | 'revoked' | 'removed' | 'tools';
 
 /**
  * A change on the control topic bus.control.v1 (DESIGN §4): every process that caches identity drops
  * what the event names. Keyed by what changed (`connection/<id>`), so compaction keeps the last one.
  */
 export type ControlEvent =
-  | { type: 'connection.changed'; connection_id: string; change: 'created' | 'rotated' | 'revoked' | 'removed'; at: string }
+  | { type: 'connection.changed'; connection_id: string; change: ConnectionChange; at: string }
   | { type: 'app.changed'; app_id: string; at: string }
   // Quotas are read per request today, so no cache drops anything on it yet; it is announced so a
   // cache added later cannot miss a tier change, and the compacted topic records the last one.
@@ -94,21 +97,15 @@ export function createControlListener(opts: {
   retryMs?: number;
 }): ControlListener {
   let consumer: Consumer | undefined;
+  let membership: { joined(): boolean } | undefined;
   let stopped = false;
-  let live = false;
   let retry: NodeJS.Timeout | undefined;
   const groupId = `${opts.name}.${hostname()}.${process.pid}.${randomBytes(4).toString('hex')}`;
 
   const run = async (onJoin: () => void): Promise<void> => {
     const c = createConsumer(opts.kafka, { groupId, sessionTimeoutMs: 10_000 });
     consumer = c;
-    c.on(c.events.GROUP_JOIN, () => {
-      live = true;
-      onJoin();
-    });
-    c.on(c.events.CRASH, () => {
-      live = false;
-    });
+    membership = trackGroupMembership(c, onJoin);
     try {
       await c.connect();
       await c.subscribe({ topic: CONTROL_TOPIC, fromBeginning: false });
@@ -120,7 +117,7 @@ export function createControlListener(opts: {
         }
       });
     } catch (err) {
-      live = false;
+      membership = undefined;
       opts.logger.warn({ err }, 'control topic unreachable; caches rely on their TTL until it is back');
       await c.disconnect().catch(() => undefined);
       if (!stopped) retry = setTimeout(() => void run(onJoin), opts.retryMs ?? 5_000);
@@ -139,10 +136,9 @@ export function createControlListener(opts: {
     },
     stop: async () => {
       stopped = true;
-      live = false;
       clearTimeout(retry);
       await consumer?.disconnect();
     },
-    live: () => live,
+    live: () => !stopped && membership?.joined() === true,
   };
 }

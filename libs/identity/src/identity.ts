@@ -8,7 +8,7 @@ import { ConnectionCache, KeySetCache, ReadThroughCache } from './cache';
 import { createControlListener, type ControlEvent } from './control';
 import { KnexQuotaStore, type QuotaStore } from './quota';
 import { KnexIdentityStore, type IdentityStore } from './store';
-import { bindingKey, createBoundClients, ExternalTokenVerifier, KnexProviderStore, parseBindingKey, type ProviderStore } from './providers';
+import { bindingKey, createBoundClients, ExternalTokenVerifier, KnexProviderStore, parseBindingKey } from './providers';
 
 export interface IdentityDeps {
   db: Knex;
@@ -20,11 +20,6 @@ export interface IdentityDeps {
   cacheTtlMs: number;
   /** Names this process's control-topic consumer group (a unique suffix is added). */
   name: string;
-  now?: () => Date;
-  /** Tests pass stores of their own; the knex stores otherwise. */
-  store?: IdentityStore;
-  quotaStore?: QuotaStore;
-  providerStore?: ProviderStore;
 }
 
 /** Which keys of a cache a control event makes stale: some, all, or none. */
@@ -55,20 +50,19 @@ export interface Identity extends BearerAuthenticator {
 
 /** The shared view of identity for the bearer routes of one process. */
 export function createIdentity(deps: IdentityDeps): Identity {
-  const now = deps.now ?? (() => new Date());
-  const store = deps.store ?? KnexIdentityStore.create(deps.db);
-  const connections = new ConnectionCache(store, deps.cacheTtlMs, now);
-  const keys = new KeySetCache(store, now);
+  const store = KnexIdentityStore.create(deps.db);
+  const connections = new ConnectionCache(store, deps.cacheTtlMs);
+  const keys = new KeySetCache(store);
   const caches: Array<{ cache: ReadThroughCache<unknown>; stale: StaleKeys }> = [
     // An app's change can move every connection of it; those are few, so drop them all.
     { cache: connections, stale: (event) => (event.type === 'connection.changed' ? [event.connection_id] : event.type === 'app.changed' ? 'all' : []) },
   ];
   const cache = <V>(load: (key: string) => Promise<V>, stale: StaleKeys): ReadThroughCache<V> => {
-    const created = new ReadThroughCache(load, deps.cacheTtlMs, now);
+    const created = new ReadThroughCache(load, deps.cacheTtlMs);
     caches.push({ cache: created as ReadThroughCache<unknown>, stale });
     return created;
   };
-  const quotaStore = deps.quotaStore ?? KnexQuotaStore.create(deps.db);
+  const quotaStore = KnexQuotaStore.create(deps.db);
   // A quota change names a workspace or an organisation, not the connections under it: tier changes
   // are rare, so every cached allowance goes.
   const quotas = cache(
@@ -77,8 +71,8 @@ export function createIdentity(deps: IdentityDeps): Identity {
   );
   // External identity providers by issuer, and their bindings: a provider's change drops it and,
   // since its bindings may have gone with it, every binding (providers change rarely).
-  const providerStore = deps.providerStore ?? KnexProviderStore.create(deps.db);
-  const externalTokens = new ExternalTokenVerifier({}, now);
+  const providerStore = KnexProviderStore.create(deps.db);
+  const externalTokens = new ExternalTokenVerifier();
   const providers = cache(
     (issuer) => providerStore.providerByIssuer(issuer),
     (event) => (event.type === 'provider.changed' ? [event.issuer] : []),
@@ -108,7 +102,6 @@ export function createIdentity(deps: IdentityDeps): Identity {
     connections,
     keys,
     audience: audienceFor(deps.baseUrl),
-    now,
     boundClients: createBoundClients({ providers, bindings, verifier: externalTokens }),
   });
   return {

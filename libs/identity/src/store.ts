@@ -1,10 +1,15 @@
-import type { Knex, Row } from '@bus/db';
+import { consumerToolsColumns, consumerToolsOf, type ConsumerTools, type JoinedConsumerToolsRow, type Knex, type Row } from '@bus/db';
 import type { ConnectionState, PublicJwk, SigningKeyLifecycle } from '@bus/tokens';
 
 /** A connection as the token service and the bearer routes see it. */
 export interface ConnectionRecord extends ConnectionState {
   /** The organisation that owns the workspace (the token's org claim). */
   organisationId: string;
+  /**
+   * A consumer connection's testing settings (fault injection, dead-letter threshold), read with the
+   * connection so the pull API pays no round trip for them; null when none is on.
+   */
+  consumerTools: ConsumerTools | null;
 }
 
 export interface CredentialRecord {
@@ -29,7 +34,8 @@ export interface IdentityStore {
 
 type ConnectionRow = Pick<Row<'connections'>, 'id' | 'kind' | 'status' | 'credential_version' | 'app_id'> & {
   app_workspace_id: Row<'apps'>['workspace_id'];
-} & Pick<Row<'workspaces'>, 'organisation_id'>;
+} & Pick<Row<'workspaces'>, 'organisation_id'> &
+  JoinedConsumerToolsRow;
 
 export class KnexIdentityStore implements IdentityStore {
   private constructor(private readonly db: Knex) {}
@@ -43,6 +49,7 @@ export class KnexIdentityStore implements IdentityStore {
     const row = await this.db('connections as c')
       .join('apps as a', 'a.id', 'c.app_id')
       .join('workspaces as w', 'w.id', 'a.workspace_id')
+      .leftJoin('consumer_tools as t', 't.consumer_id', 'c.id')
       .where('c.id', clientId)
       .first<ConnectionRow | undefined>(
         'c.id',
@@ -52,6 +59,7 @@ export class KnexIdentityStore implements IdentityStore {
         'c.app_id',
         'a.workspace_id as app_workspace_id',
         'w.organisation_id',
+        ...consumerToolsColumns('t'),
       );
     if (!row) return null;
     return {
@@ -63,6 +71,7 @@ export class KnexIdentityStore implements IdentityStore {
       workspaceId: row.app_workspace_id,
       appId: row.app_id,
       organisationId: row.organisation_id,
+      consumerTools: consumerToolsOf(row),
     };
   }
 

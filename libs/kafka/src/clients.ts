@@ -201,6 +201,22 @@ export function createConsumer(kafka: Kafka, opts: BatchConsumerOptions): Consum
   });
 }
 
+/**
+ * Whether a consumer is in its group, for readiness: from each GROUP_JOIN until a CRASH (kafkajs then
+ * restarts it, and the next join counts again). `onJoin` runs at every join.
+ */
+export function trackGroupMembership(consumer: Consumer, onJoin: () => void = () => undefined): { joined(): boolean } {
+  let joined = false;
+  consumer.on(consumer.events.GROUP_JOIN, () => {
+    joined = true;
+    onJoin();
+  });
+  consumer.on(consumer.events.CRASH, () => {
+    joined = false;
+  });
+  return { joined: () => joined };
+}
+
 export type RecordHandler = (record: EachBatchPayload['batch']['messages'][number], partition: number) => Promise<void>;
 
 export interface RunBatchesOptions {

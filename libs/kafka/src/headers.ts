@@ -44,13 +44,19 @@ export function encodeMessageHeaders(h: MessageHeaders): IHeaders {
   return out;
 }
 
-export function decodeMessageHeaders(headers: IHeaders | undefined): MessageHeaders {
-  const read = (key: string): string | null => {
-    const raw = headers?.[key];
+/** A record's headers as UTF-8 strings: the first value of a repeated header; absent ones left out. */
+export function stringHeaders(headers: IHeaders | undefined): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [key, raw] of Object.entries(headers ?? {})) {
     const value = Array.isArray(raw) ? raw[0] : raw;
-    if (value === undefined || value === null) return null;
-    return Buffer.isBuffer(value) ? value.toString('utf8') : String(value);
-  };
+    if (value !== undefined && value !== null) out[key] = Buffer.isBuffer(value) ? value.toString('utf8') : String(value);
+  }
+  return out;
+}
+
+export function decodeMessageHeaders(headers: IHeaders | undefined): MessageHeaders {
+  const text = stringHeaders(headers);
+  const read = (key: string): string | null => text[key] ?? null;
   const missing = REQUIRED.filter((k) => read(k) === null);
   if (missing.length > 0) throw new HeaderDecodeError(`record lacks headers: ${missing.join(', ')}`);
   const traceparent = read('traceparent');

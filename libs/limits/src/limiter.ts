@@ -1,6 +1,6 @@
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import type { Redis } from 'ioredis';
-import { HttpError } from '@bus/http';
+import { HttpError } from '@bus/contracts';
 import type { LimitMetrics } from './metrics';
 
 export interface Window {

@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import { HttpError } from '@bus/http';
+import { HttpError } from '@bus/contracts';
 import { createLimiter, type Limiter } from './limiter';
 import type { LimitMetrics } from './metrics';
 

@@ -48,14 +48,15 @@ function fromJson(value: unknown): ReadBody {
   if (Array.isArray(value)) return { ok: true, input: { checked: 'list', items: value } };
   if (!isPlainObject(value)) return unreadable(`The body is JSON ${describeType(value)}, not an object with instance, skills or yaml, nor a list`);
   const present = FORMS.filter((k) => Object.hasOwn(value, k));
-  if (present.length === 0) return unreadable('The body has none of instance, skills or yaml, and is not a list');
-  if (present.length > 1) return unreadable(`The body has ${present.join(' and ')}: send one of instance, skills or yaml`);
-  switch (present[0]) {
+  const [form, ...others] = present;
+  if (form === undefined) return unreadable('The body has none of instance, skills or yaml, and is not a list');
+  if (others.length > 0) return unreadable(`The body has ${present.join(' and ')}: send one of instance, skills or yaml`);
+  switch (form) {
     case 'instance':
       return { ok: true, input: { checked: 'instance', instance: value.instance } };
     case 'skills':
       return { ok: true, input: { checked: 'list', items: value.skills } };
-    default: {
+    case 'yaml': {
       const yaml = value.yaml;
       if (typeof yaml !== 'string') return unreadable(`yaml must be the text of a skills file, got ${describeType(yaml)}`);
       if (yaml.trim() === '') return unreadable('The yaml text is empty');

@@ -33,7 +33,8 @@ export function quote(value: unknown): string {
 export function describeType(value: unknown): string {
   if (value === null) return 'null';
   if (Array.isArray(value)) return 'a list';
-  switch (typeof value) {
+  const kind = typeof value;
+  switch (kind) {
     case 'string':
       return 'a string';
     case 'number':
@@ -42,8 +43,12 @@ export function describeType(value: unknown): string {
       return 'true/false';
     case 'object':
       return 'an object';
-    default:
-      return typeof value;
+    // Not JSON values: a YAML or JSON document cannot hold them, so typeof's own name will do.
+    case 'bigint':
+    case 'function':
+    case 'symbol':
+    case 'undefined':
+      return kind;
   }
 }
 

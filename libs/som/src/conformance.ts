@@ -7,7 +7,7 @@ import { pointer } from './json-pointer';
 import { SOM_ENVELOPE_VERSION, type SomMessage } from './message';
 import { violation } from './rules';
 import { epochMsOf } from './time';
-import type { Violation } from './violation';
+import type { Violation } from '@bus/contracts';
 
 export interface ClockOptions {
   readonly now: () => Date;

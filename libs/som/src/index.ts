@@ -1,6 +1,6 @@
 export { SOM_VERSION, SOM_ENVELOPE_VERSION } from './message';
 export type { SomMessage } from './message';
-export type { Violation, ViolationSource } from './violation';
+export type { Violation, ViolationSource } from '@bus/contracts';
 export { RULES, isRuleId, splitTolerated, rulesCatalogue } from './rules';
 export type { RuleDefinition, RuleId, RulesCatalogue } from './rules';
 export { renderRulesMarkdown } from './rules-doc';

@@ -1,6 +1,6 @@
 import type { SomMessage } from './message';
 import { violation } from './rules';
-import type { Violation } from './violation';
+import type { Violation } from '@bus/contracts';
 
 /** What an app may publish (spec 5 rule 5), read from the registry on every request. */
 export interface ProducerPermissions {

@@ -1,5 +1,5 @@
 import { rulesCatalogue } from './rules';
-import type { ViolationSource } from './violation';
+import type { ViolationSource } from '@bus/contracts';
 
 const SOURCE_ORDER: readonly ViolationSource[] = ['schema', 'conformance', 'sequence', 'policy'];
 

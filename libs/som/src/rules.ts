@@ -5,7 +5,7 @@
  * generated from this table.
  */
 import { SOM_VERSION } from './message';
-import type { Violation, ViolationSource } from './violation';
+import type { Violation, ViolationSource } from '@bus/contracts';
 
 export interface RuleDefinition {
   readonly source: ViolationSource;

@@ -8,7 +8,7 @@
  */
 import type { SomMessage } from './message';
 import { type RuleId, violation } from './rules';
-import type { Violation } from './violation';
+import type { Violation } from '@bus/contracts';
 
 export type Family = 'telling' | 'link';
 export type GateState = 'open' | 'closed' | 'hidden';

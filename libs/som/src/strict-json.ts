@@ -1,6 +1,6 @@
 import { pointer } from './json-pointer';
 import { violation } from './rules';
-import type { Violation } from './violation';
+import type { Violation } from '@bus/contracts';
 
 /**
  * The bus's acceptance contract for a body (invariant F, docs/gateway.md "What the gateway reads"):

@@ -4,7 +4,7 @@ import { splitTolerated, violation } from './rules';
 import { schemaViolation } from './schema-errors';
 import { ijsonViolation } from './strict-json';
 import { compileSomSchemas, MESSAGE_TYPES } from './schema-set';
-import type { Violation } from './violation';
+import type { Violation } from '@bus/contracts';
 
 export interface SomValidatorOptions {
   /** The bus clock, for occurred_at; tests pass a fixed one. Default: the system clock. */

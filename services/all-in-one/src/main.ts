@@ -1,14 +1,13 @@
 import { tracing } from './instrument';
 import { randomBytes } from 'node:crypto';
 import { busLimitsConfig, databaseConfig, kafkaConfig, optional, port, redisConfig } from '@bus/config';
-import { createDatabase, databaseOptionsOf, databaseReadiness } from '@bus/db';
+import { processClients } from '@bus/composition';
 import { bootstrap, codeBody, requestFirewall, violationBody } from '@bus/http';
-import { createBoundedProducer, createKafka, kafkaReadiness } from '@bus/kafka';
-import { busLimitSettings, busRequestLimits, createConnectionQuotas, createLimitMetrics, createRedis, redisReadiness } from '@bus/limits';
+import { busLimitSettings, busRequestLimits, createConnectionQuotas, createLimitMetrics } from '@bus/limits';
 import { connectionQuota, createIdentity, identityConfig } from '@bus/identity';
-import { authConfig, createAuthService } from '@bus/auth';
+import { authConfig, authDepsOf, createAuthService } from '@bus/auth';
 import { createGatewayService, gatewayConfig, managedAppAuthOf, managedAppsOf, publishDepsOf, signedRoutesOf } from '@bus/gateway';
-import { createDeliveryService, deliveryConfig, deliverySettings } from '@bus/delivery';
+import { createDeliveryService, deliveryConfig, deliverySettings, queueOperations } from '@bus/delivery';
 import { createPullApiService, pullApiConfig, pullApiDepsOf } from '@bus/pull-api';
 import { createCatalogueService } from '@bus/catalogue';
 import { createPortalService, portalConfig, portalDepsOf } from '@bus/portal';
@@ -38,26 +37,18 @@ void bootstrap({
     // previous run fail; their messages come back when the leases end).
     RECEIPT_HANDLE_KEY: optional(pullApiConfig.RECEIPT_HANDLE_KEY),
   },
-  compose: async ({ config, logger, metrics, onClose }) => {
+  compose: async (ctx) => {
+    const { config, logger, metrics } = ctx;
     // Before any client: a bad managed-apps file stops the process at once (exit 2, the entry named).
     const managedApps = managedAppsOf(config);
-    const db = createDatabase(databaseOptionsOf(config, 'all-in-one'));
-    onClose(() => db.destroy());
-    const redis = createRedis(config.REDIS_URL, logger, { keyPrefix: config.REDIS_KEY_PREFIX });
-    onClose(() => redis.disconnect());
-    const kafka = createKafka({ brokers: config.KAFKA_BROKERS, clientId: config.KAFKA_CLIENT_ID, logger });
-    const admin = kafka.admin();
-    onClose(() => admin.disconnect());
-
+    const clients = processClients(ctx, 'all-in-one');
+    const { client: db, ready: postgres } = clients.postgres();
+    const { client: redis, ready: redisReady } = clients.redis();
+    const { client: kafka, ready: kafkaReady } = clients.kafka();
     // The publish's producer (the portal's control events use it too) gives up within the commit
     // timeout; delivery's consumer and the admin keep kafkajs's patient defaults on their own client.
-    const producer = createBoundedProducer({ brokers: config.KAFKA_BROKERS, clientId: config.KAFKA_CLIENT_ID, logger }, config.PUBLISH_COMMIT_TIMEOUT);
-    await producer.connect();
-    onClose(() => producer.disconnect());
+    const producer = await clients.boundedProducer(config.PUBLISH_COMMIT_TIMEOUT);
 
-    const postgres = databaseReadiness(db);
-    const kafkaReady = kafkaReadiness(admin);
-    const redisReady = redisReadiness(redis);
     const limitMetrics = createLimitMetrics(metrics, 'all-in-one');
     const identity = createIdentity({ db, kafka, logger, baseUrl: config.BUS_BASE_URL, cacheTtlMs: config.IDENTITY_CACHE_TTL, name: 'all-in-one' });
     // One connection-quota check for the bus listener, mounted by publish and the consumer routes alike.
@@ -79,17 +70,7 @@ void bootstrap({
           port: config.BUS_PORT,
           renderError: violationBody,
           services: [
-            createAuthService({
-              db,
-              redis,
-              logger,
-              baseUrl: config.BUS_BASE_URL,
-              signingKeyEncryptionKey: config.SIGNING_KEY_ENCRYPTION_KEY,
-              rotationIntervalMs: config.SIGNING_KEY_ROTATION_INTERVAL,
-              readiness: [postgres, redisReady],
-              metrics,
-              limitMetrics,
-            }),
+            createAuthService({ ...authDepsOf({ db, redis, logger, metrics, limitMetrics }, config), readiness: [postgres, redisReady] }),
             createGatewayService({
               readiness: [postgres, redisReady, kafkaReady, identity.controlReadiness],
               authenticator: identity,
@@ -118,7 +99,7 @@ void bootstrap({
           services: [
             createCatalogueService({ redis, readiness: [redisReady], limitMetrics }),
             createPortalService({
-              ...portalDepsOf({ db, redis, kafka, producer, logger, metrics }, config),
+              ...portalDepsOf({ db, redis, producer, logger, queues: queueOperations({ db, kafka, logger, metrics }) }, config),
               readiness: [postgres, redisReady, kafkaReady],
               limitMetrics,
             }),

@@ -26,6 +26,18 @@ const DEMO = {
   systemId: 'demo.studio',
 } as const;
 
+/**
+ * The demo vendor, invited into the demo house: it owns one app in the demo workspace, so the portal's
+ * demo vendor (deploy/local/oidc-provider.mjs, docs/portal.md) sees its own app there and not the
+ * house's. Its app may publish as its own system_id; it gets no connection (the vendor makes one).
+ */
+const DEMO_VENDOR = {
+  organisationId: 'odemovendor22',
+  appId: 'ademovendor22',
+  systemId: 'demo.vendor',
+  messageTypes: ['telling.started', 'telling.exposed', 'telling.ended'],
+} as const;
+
 const VARIABLES = [
   'BUS_BASE_URL',
   'PORTAL_URL',
@@ -78,17 +90,24 @@ async function seed(): Promise<void> {
         await producer.connect();
         await admin.setPermissions(DEMO.appId, { systemIds: [DEMO.systemId], messageTypes: [...MESSAGE_TYPES] });
       }
+      // A tenant seeded before the demo vendor existed gets it now.
+      if (!(await db('apps').where({ id: DEMO_VENDOR.appId }).first('id'))) {
+        await producer.connect();
+        await ensureDemoVendor(db, admin, existing.BUS_WORKSPACE_ID);
+      }
       process.stdout.write(`demo tenant ${existing.BUS_WORKSPACE_ID} kept; its credentials are in ${shown}\n`);
       return;
     }
     await producer.connect();
     const { workspaceId, credentials } = await issueCredentials(db, admin);
+    await ensureDemoVendor(db, admin, workspaceId);
     const fresh = env(workspaceId, { producer: credentials[0], consumer: credentials[1] });
     writeDemoEnv(file, fresh);
     process.stdout.write(
       [
         '',
         `  demo tenant ${workspaceId} (organisation ${DEMO.organisationId}, app ${DEMO.appId}, system_id ${DEMO.systemId})`,
+        `    invited vendor ${DEMO_VENDOR.organisationId}, its app ${DEMO_VENDOR.appId} (system_id ${DEMO_VENDOR.systemId}) in the same workspace`,
         `    producer  client_id ${fresh.BUS_PRODUCER_CLIENT_ID}  client_secret ${fresh.BUS_PRODUCER_CLIENT_SECRET}`,
         `    consumer  client_id ${fresh.BUS_CONSUMER_CLIENT_ID}  client_secret ${fresh.BUS_CONSUMER_CLIENT_SECRET}`,
         `  The secrets are shown this once and kept in ${shown}: set -a; . ${shown}; set +a`,
@@ -124,6 +143,17 @@ async function issueCredentials(db: Knex, admin: IdentityAdmin): Promise<{ works
     return active ? admin.rotateCredential(active.id, { overlapSeconds: 0 }) : admin.createConnection({ appId: DEMO.appId, kind });
   };
   return { workspaceId, credentials: [await issue('producer'), await issue('consumer')] };
+}
+
+/** The demo vendor organisation and its app in the demo house's workspace, when missing. */
+async function ensureDemoVendor(db: Knex, admin: IdentityAdmin, workspaceId: string): Promise<void> {
+  if (!(await db('organisations').where({ id: DEMO_VENDOR.organisationId }).first('id'))) {
+    await admin.createOrganisation({ id: DEMO_VENDOR.organisationId, name: 'Demo vendor', kind: 'vendor' });
+  }
+  if (!(await db('apps').where({ id: DEMO_VENDOR.appId }).first('id'))) {
+    await admin.createApp({ id: DEMO_VENDOR.appId, workspaceId, organisationId: DEMO_VENDOR.organisationId, name: 'Demo vendor widget' });
+    await admin.setPermissions(DEMO_VENDOR.appId, { systemIds: [DEMO_VENDOR.systemId], messageTypes: [...DEMO_VENDOR.messageTypes] });
+  }
 }
 
 async function permissionsCurrent(db: Knex): Promise<boolean> {

@@ -1,33 +1,26 @@
 import { tracing } from './instrument';
 import { busLimitsConfig, databaseConfig, redisConfig, servicePort } from '@bus/config';
-import { createDatabase, databaseOptionsOf, databaseReadiness } from '@bus/db';
+import { processClients } from '@bus/composition';
 import { bootstrap, requestFirewall, violationBody } from '@bus/http';
-import { busLimitSettings, busRequestLimits, createLimitMetrics, createRedis, redisReadiness } from '@bus/limits';
-import { authConfig } from './config';
+import { busLimitSettings, busRequestLimits, createLimitMetrics } from '@bus/limits';
+import { authConfig, authDepsOf } from './config';
 import { createAuthService } from './service';
 
 void bootstrap({
   name: 'auth',
   tracing,
   config: { ...servicePort(8081), ...databaseConfig, ...redisConfig, ...busLimitsConfig, ...authConfig },
-  compose: async ({ config, logger, metrics, onClose }) => {
-    const db = createDatabase(databaseOptionsOf(config, 'auth'));
-    onClose(() => db.destroy());
-    const redis = createRedis(config.REDIS_URL, logger, { keyPrefix: config.REDIS_KEY_PREFIX });
-    onClose(() => redis.disconnect());
+  compose: async (ctx) => {
+    const { config, logger, metrics } = ctx;
+    const clients = processClients(ctx, 'auth');
+    const postgres = clients.postgres();
+    const redis = clients.redis();
     const limitMetrics = createLimitMetrics(metrics, 'auth');
     const auth = createAuthService({
-      db,
-      redis,
-      logger,
-      baseUrl: config.BUS_BASE_URL,
-      signingKeyEncryptionKey: config.SIGNING_KEY_ENCRYPTION_KEY,
-      rotationIntervalMs: config.SIGNING_KEY_ROTATION_INTERVAL,
-      readiness: [databaseReadiness(db), redisReadiness(redis)],
-      metrics,
-      limitMetrics,
+      ...authDepsOf({ db: postgres.client, redis: redis.client, logger, metrics, limitMetrics }, config),
+      readiness: [postgres.ready, redis.ready],
     });
-    const middleware = [requestFirewall(), busRequestLimits(redis, busLimitSettings(config), limitMetrics)];
+    const middleware = [requestFirewall(), busRequestLimits(redis.client, busLimitSettings(config), limitMetrics)];
     return { listeners: [{ name: 'auth', host: config.HOST, port: config.PORT, services: [auth], renderError: violationBody, middleware }] };
   },
 });

@@ -1,4 +1,4 @@
-import { OAuthError } from '@bus/http';
+import { OAuthError, readBasicAuthorization } from '@bus/http';
 
 /** Spec §7.1: with Basic, a 401 carries this challenge (RFC 6749 §5.2, RFC 7617). */
 export const BASIC_CHALLENGE = 'Basic realm="bus", charset="UTF-8"';
@@ -45,8 +45,6 @@ export type TokenRequest =
   /** No client authentication at all: 401 invalid_client with a Basic challenge. */
   | { credentials: null };
 
-const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
-
 /**
  * The client id of a Basic header when it is well formed, else undefined; never throws. The token
  * URL limits run on this before the body is read.
@@ -64,16 +62,12 @@ export function basicClientId(authorization: string | undefined): string | undef
  * undefined without the header; throws invalid_request for another scheme or a malformed value.
  */
 export function parseBasic(authorization: string | undefined): { clientId: string; clientSecret: string } | undefined {
-  if (authorization === undefined) return undefined;
-  const m = /^Basic +(\S+) *$/i.exec(authorization);
-  if (!m) throw new InvalidRequestError('Client authentication must use HTTP Basic or the request body');
-  const encoded = m[1] as string;
-  if (!BASE64.test(encoded) || encoded.length % 4 !== 0) throw new InvalidRequestError('Malformed Basic credentials');
-  const decoded = Buffer.from(encoded, 'base64').toString('utf8');
-  const colon = decoded.indexOf(':');
-  if (colon < 0) throw new InvalidRequestError('Malformed Basic credentials');
-  const clientId = formDecode(decoded.slice(0, colon));
-  const clientSecret = formDecode(decoded.slice(colon + 1));
+  const basic = readBasicAuthorization(authorization);
+  if (basic.kind === 'absent') return undefined;
+  if (basic.kind === 'other-scheme') throw new InvalidRequestError('Client authentication must use HTTP Basic or the request body');
+  if (basic.kind === 'malformed') throw new InvalidRequestError('Malformed Basic credentials');
+  const clientId = formDecode(basic.userId);
+  const clientSecret = formDecode(basic.password);
   if (clientId === undefined || clientSecret === undefined || clientId === '') throw new InvalidRequestError('Malformed Basic credentials');
   return { clientId, clientSecret };
 }

@@ -1,16 +1,8 @@
 import type { IHeaders } from 'kafkajs';
+import type { RefusalReason } from '@bus/contracts';
 import { decodeMessageHeaders, HeaderDecodeError, type MessageHeaders } from '@bus/kafka';
 import { acceptedMessage, type Acceptance, type DeliveryStore, type MessageToEnqueue } from './delivery-store';
 import { recordContentHash } from './record-content';
-
-/**
- * Why a record of bus.messages.v1 may not be delivered (invariant A): the `reason` of
- * `quarantined_records` and of `bus_delivery_quarantined_total` (which also counts `workspace.unknown`,
- * never stored).
- */
-export type RefusalReason = 'headers.unreadable' | 'value.missing' | 'value.unreadable' | 'acceptance.missing' | 'acceptance.hash_mismatch';
-
-export const REFUSAL_REASONS: readonly RefusalReason[] = ['headers.unreadable', 'value.missing', 'value.unreadable', 'acceptance.missing', 'acceptance.hash_mismatch'];
 
 /** A record as it came from Kafka, or as quarantine kept it. */
 export interface RecordToCheck {

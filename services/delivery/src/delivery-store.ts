@@ -1,3 +1,4 @@
+import type { QueueStats } from '@bus/contracts';
 import { DELIVERY_CHANNEL, rawQuery, type Knex, type Row, type Written } from '@bus/db';
 import type { MessageHeaders } from '@bus/kafka';
 
@@ -117,13 +118,6 @@ export interface DeliveryStore {
   queueStats(consumerId?: string): Promise<QueueStats[]>;
 }
 
-export interface QueueStats {
-  consumerId: string;
-  depth: number;
-  inFlight: number;
-  oldestEnqueuedAt: Date;
-}
-
 export class KnexDeliveryStore implements DeliveryStore {
   private constructor(private readonly db: Knex) {}
 
@@ -184,11 +178,12 @@ export class KnexDeliveryStore implements DeliveryStore {
       .where({ reason })
       .where((any) => {
         for (const { fromMs, toMs } of ages) {
-          any.orWhere((band) =>
+          // A block body: the builder is thenable, and knex wants the callback to build, not to return it.
+          any.orWhere((band) => {
             band
               .whereRaw(`quarantined_at <= now() - (? * interval '1 millisecond')`, [fromMs])
-              .whereRaw(`quarantined_at > now() - (? * interval '1 millisecond')`, [toMs]),
-          );
+              .whereRaw(`quarantined_at > now() - (? * interval '1 millisecond')`, [toMs]);
+          });
         }
       })
       .orderBy('id')
@@ -207,15 +202,16 @@ export class KnexDeliveryStore implements DeliveryStore {
   }
 
   async queueStats(consumerId?: string): Promise<QueueStats[]> {
-    const { rows } = await rawQuery<Pick<Row<'deliveries'>, 'consumer_id'> & { depth: number; in_flight: number; oldest: Date }>(
+    const { rows } = await rawQuery<Pick<Row<'deliveries'>, 'consumer_id'> & { depth: number; in_flight: number; dead_letters: number; oldest: Date }>(
       this.db,
       `SELECT consumer_id, count(*)::int AS depth,
               (count(*) FILTER (WHERE state = 'leased' AND visible_at > now()))::int AS in_flight,
+              (count(*) FILTER (WHERE visible_at = 'infinity'))::int AS dead_letters,
               min(enqueued_at) AS oldest
          FROM deliveries WHERE state <> 'acked' ${consumerId === undefined ? '' : 'AND consumer_id = ?'} GROUP BY consumer_id`,
       consumerId === undefined ? [] : [consumerId],
     );
-    return rows.map((r) => ({ consumerId: r.consumer_id, depth: r.depth, inFlight: r.in_flight, oldestEnqueuedAt: r.oldest }));
+    return rows.map((r) => ({ consumerId: r.consumer_id, depth: r.depth, inFlight: r.in_flight, deadLetters: r.dead_letters, oldestEnqueuedAt: r.oldest }));
   }
 
   replay(m: MessageToEnqueue, consumerId: string): Promise<boolean> {

@@ -1,9 +1,10 @@
 import { SpanKind, SpanStatusCode, trace, type Span } from '@opentelemetry/api';
 import type { IHeaders } from 'kafkajs';
 import { Counter, Histogram, type Registry } from 'prom-client';
-import type { MessageHeaders } from '@bus/kafka';
+import { stringHeaders, type MessageHeaders } from '@bus/kafka';
 import { publishTraceContext, type Logger } from '@bus/observability';
-import { judgeAcceptance, readMessageHeaders, readRecordContent, type RefusalReason } from './acceptance-check';
+import type { RefusalReason } from '@bus/contracts';
+import { judgeAcceptance, readMessageHeaders, readRecordContent } from './acceptance-check';
 import { acceptanceKey, type Acceptance, type DeliveryStore, type MessageToEnqueue, type QuarantinedRecord } from './delivery-store';
 
 /** One record of bus.messages.v1 as kafkajs hands it over. */
@@ -262,13 +263,4 @@ function workspaceCache(store: Pick<DeliveryStore, 'existingWorkspaces'>, unknow
       return answer;
     },
   };
-}
-
-function stringHeaders(headers: IHeaders | undefined): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [key, raw] of Object.entries(headers ?? {})) {
-    const value = Array.isArray(raw) ? raw[0] : raw;
-    if (value !== undefined && value !== null) out[key] = Buffer.isBuffer(value) ? value.toString('utf8') : String(value);
-  }
-  return out;
 }

@@ -1,8 +1,7 @@
 import { tracing } from './instrument';
 import { databaseConfig, kafkaConfig, servicePort } from '@bus/config';
-import { createDatabase, databaseOptionsOf, databaseReadiness } from '@bus/db';
+import { processClients } from '@bus/composition';
 import { bootstrap, violationBody } from '@bus/http';
-import { createKafka, kafkaReadiness } from '@bus/kafka';
 import { deliveryConfig, deliverySettings } from './config';
 import { createDeliveryService } from './service';
 
@@ -10,16 +9,15 @@ void bootstrap({
   name: 'delivery',
   tracing,
   config: { ...servicePort(8084), ...databaseConfig, ...kafkaConfig, ...deliveryConfig },
-  compose: async ({ config, logger, metrics, onClose }) => {
-    const db = createDatabase(databaseOptionsOf(config, 'delivery'));
-    onClose(() => db.destroy());
-    const kafka = createKafka({ brokers: config.KAFKA_BROKERS, clientId: config.KAFKA_CLIENT_ID, logger });
-    const admin = kafka.admin();
-    onClose(() => admin.disconnect());
+  compose: async (ctx) => {
+    const { config, logger, metrics } = ctx;
+    const clients = processClients(ctx, 'delivery');
+    const postgres = clients.postgres();
+    const kafka = clients.kafka();
     const delivery = createDeliveryService({
-      readiness: [databaseReadiness(db), kafkaReadiness(admin)],
-      db,
-      kafka,
+      readiness: [postgres.ready, kafka.ready],
+      db: postgres.client,
+      kafka: kafka.client,
       logger,
       metrics,
       ...deliverySettings(config),

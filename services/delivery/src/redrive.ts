@@ -1,15 +1,8 @@
 import { Counter, type Registry } from 'prom-client';
+import type { RedriveResult, RefusalReason } from '@bus/contracts';
 import type { Logger } from '@bus/observability';
-import { checkAcceptance, readMessageHeaders, type RefusalReason } from './acceptance-check';
+import { checkAcceptance, readMessageHeaders } from './acceptance-check';
 import type { DeliveryStore, StoredQuarantinedRecord } from './delivery-store';
-
-/** What a redrive did with one quarantined record (docs/admin.md, "Quarantine"). */
-export type RedriveResult =
-  | { id: string; outcome: 'redriven'; workspace_id: string; message_id: string; deliveries: number }
-  | { id: string; outcome: 'refused'; workspace_id: string | null; message_id: string | null; reason: RefusalReason }
-  | { id: string; outcome: 'not_found' };
-
-export type RedriveOutcome = RedriveResult['outcome'];
 
 /** quarantined_records.id as the admin API takes it: a positive bigint, well inside int8. */
 const QUARANTINE_ID = /^[1-9][0-9]{0,17}$/;

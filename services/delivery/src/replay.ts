@@ -1,30 +1,15 @@
 import { randomBytes } from 'node:crypto';
+import type { ReplayRequest, ReplayResult } from '@bus/contracts';
 import { MESSAGES_TOPIC, type Kafka } from '@bus/kafka';
 import type { Logger } from '@bus/observability';
 import { checkAcceptance, readMessageHeaders } from './acceptance-check';
 import type { DeliveryStore } from './delivery-store';
-
-export interface ReplayRequest {
-  workspaceId: string;
-  consumerId: string;
-  /** Every archived message of the workspace published at or after this time. */
-  since: Date;
-}
 
 export interface ReplayDeps {
   kafka: Kafka;
   store: DeliveryStore;
   logger: Logger;
   topic?: string;
-}
-
-export interface ReplayResult {
-  /** Records of the workspace read from the archive. */
-  scanned: number;
-  /** Deliveries made live again (new, or acked ones queued again). */
-  replayed: number;
-  /** Records of the workspace without a matching acceptance: never delivered (invariant A). */
-  skipped: number;
 }
 
 /**

@@ -12,7 +12,17 @@ const HOUR = 3_600_000;
 const workspaceId = 'wretentiontst';
 const consumerId = 'cretentioncn2';
 const settings: RetentionSettings = {
-  windows: { IDEMPOTENCY_RETENTION: 7 * DAY, QUEUE_RETENTION: 14 * DAY, QUARANTINE_RETENTION: 7 * DAY, REPLAY_JOB_RETENTION: 30 * DAY, REFUSAL_RETENTION: 7 * DAY },
+  // The audit log's window here is 30 days (its floor in production is 90) so that the 31-day-old rows
+  // below are past every window and the six-day-old ones inside every window, as for the other tables.
+  windows: {
+    IDEMPOTENCY_RETENTION: 7 * DAY,
+    QUEUE_RETENTION: 14 * DAY,
+    QUARANTINE_RETENTION: 7 * DAY,
+    REPLAY_JOB_RETENTION: 30 * DAY,
+    REFUSAL_RETENTION: 7 * DAY,
+    AUDIT_RETENTION: 30 * DAY,
+    PORTAL_SESSION_RETENTION: 7 * DAY,
+  },
   intervalMs: 60_000,
   batchSize: 10,
 };
@@ -60,11 +70,18 @@ async function rowsAged(age: number, n: number): Promise<void> {
       workspace_id: workspaceId, message_id: messageId, body: Buffer.from('{}'), message_type: 'telling.started', correlation_id: correlationId,
       published_at: at, kafka_partition: 0, kafka_offset: i, stored_at: at,
     });
-    await db('deliveries').insert({ consumer_id: consumerId, workspace_id: workspaceId, message_id: messageId, correlation_id: correlationId, enqueued_at: at });
+    const [delivery] = await db('deliveries')
+      .insert({ consumer_id: consumerId, workspace_id: workspaceId, message_id: messageId, correlation_id: correlationId, enqueued_at: at })
+      .returning('id');
+    await db('consumer_fault_events').insert({ consumer_id: consumerId, delivery_id: delivery!.id, message_id: messageId, kind: 'duplicate', injected_at: at });
+    await db('dead_letters').insert({ consumer_id: consumerId, delivery_id: delivery!.id, message_id: messageId, correlation_id: correlationId, receive_count: 3, dead_lettered_at: at });
     await db('quarantined_records').insert({ topic: 't', kafka_partition: 0, kafka_offset: `${clock - age}${i}`, reason: 'acceptance.missing', headers: '{}', quarantined_at: at });
     await db('refusals').insert({
       workspace_id: workspaceId, connection_id: consumerId, mode: 'publish', message_id: messageId, status: 409, violations: '[]', refused_at: at,
     });
+    await db('audit_log').insert({ at, actor_kind: 'operator_basic', actor: 'operator', action: 'connection.create', target: consumerId, source_address: '127.0.0.1', status: 201 });
+    await db('portal_sessions').insert({ id_hash: randomUUID(), subject: 'sub', name: 'A Person', grants: '[]', csrf_token: 'csrf', created_at: at, last_seen_at: at, expires_at: at });
+    await db('portal_logins').insert({ state_hash: randomUUID(), code_verifier: 'verifier', nonce: 'nonce', created_at: at });
     await db('replay_jobs').insert({ id: `p${randomUUID().replace(/[^a-z2-7]/g, '').padEnd(12, 'a').slice(0, 12)}`, consumer_id: consumerId, since: at, status: 'succeeded', requested_at: at, heartbeat_at: at, finished_at: at });
   }
 }
@@ -98,7 +115,7 @@ describe('the retention sweep on the real Postgres, with a controlled clock', ()
     expect(metricValues(metrics, 'bus_retention_rows_removed_total')).toEqual(Object.fromEntries(RETENTION_TABLES.map((e) => [e.table, 25])));
     expect(metricValues(metrics, 'bus_retention_window_seconds')).toEqual({
       accepted_messages: 7 * 86_400, story_state: 7 * 86_400, deliveries: 14 * 86_400, messages: 14 * 86_400, quarantined_records: 7 * 86_400, replay_jobs: 30 * 86_400,
-      refusals: 7 * 86_400,
+      refusals: 7 * 86_400, consumer_fault_events: 14 * 86_400, dead_letters: 14 * 86_400, audit_log: 30 * 86_400, portal_sessions: 7 * 86_400, portal_logins: 7 * 86_400,
     });
     const ages = metricValues(metrics, 'bus_retention_oldest_row_age_seconds');
     // The age counts rows nothing keeps: each remaining message has its delivery, each story state a
@@ -112,7 +129,7 @@ describe('the retention sweep on the real Postgres, with a controlled clock', ()
     expect(second.tables).toMatchObject({
       accepted_messages: { removed: 25 }, story_state: { removed: 25 }, quarantined_records: { removed: 25 }, refusals: { removed: 25 }, deliveries: { removed: 0 }, replay_jobs: { removed: 0 },
     });
-    expect(await counts()).toEqual({ accepted_messages: 0, story_state: 0, deliveries: 25, messages: 25, quarantined_records: 0, replay_jobs: 25, refusals: 0 });
+    expect(await counts()).toEqual({ accepted_messages: 0, story_state: 0, deliveries: 25, messages: 25, quarantined_records: 0, replay_jobs: 25, refusals: 0, consumer_fault_events: 25, dead_letters: 25, audit_log: 25, portal_sessions: 0, portal_logins: 0 });
   });
 
   it('keeps a story state while any message of its correlation id is inside the window, however old the state', async () => {

@@ -1,7 +1,7 @@
 import type { Registry } from 'prom-client';
 import type { Knex, RetentionSettings } from '@bus/db';
 import type { ReadinessCheck, Service } from '@bus/http';
-import { createConsumer, MESSAGES_TOPIC, runRecordBatches, type Consumer, type Kafka } from '@bus/kafka';
+import { createConsumer, MESSAGES_TOPIC, runRecordBatches, trackGroupMembership, type Consumer, type Kafka } from '@bus/kafka';
 import type { Logger } from '@bus/observability';
 import { KnexDeliveryStore } from './delivery-store';
 import { createBatchEnqueuer } from './enqueue';
@@ -62,11 +62,11 @@ export function createDeliveryService(deps: DeliveryServiceDeps): Service {
   });
   const topic = deps.topic ?? MESSAGES_TOPIC;
   let consumer: Consumer | undefined;
-  let joined = false;
+  let membership: { joined(): boolean } | undefined;
   const groupJoined: ReadinessCheck = {
     name: 'delivery-consumer',
     check: async () => {
-      if (!joined) throw new Error('the delivery consumer has not joined its group yet');
+      if (!membership?.joined()) throw new Error('the delivery consumer has not joined its group yet');
     },
   };
   return {
@@ -77,12 +77,7 @@ export function createDeliveryService(deps: DeliveryServiceDeps): Service {
       retention.start();
       recheck.start();
       consumer = createConsumer(deps.kafka, { groupId: deps.groupId });
-      consumer.on(consumer.events.GROUP_JOIN, () => {
-        joined = true;
-      });
-      consumer.on(consumer.events.CRASH, () => {
-        joined = false;
-      });
+      membership = trackGroupMembership(consumer);
       await consumer.connect();
       // A group without committed offsets reads the topic from its start (invariant B: a record
       // produced while a new group was still joining is not skipped). Records of workspaces this

@@ -1,4 +1,5 @@
 import { Router, type Request } from 'express';
+import type { QueueOperations } from '@bus/contracts';
 import { HttpError, MessageTooLargeError, readBody, validatedQuery, type RequestValidation } from '@bus/http';
 import {
   AppNotFoundError,
@@ -14,21 +15,15 @@ import { checkSkillsInput, MAX_BODY_BYTES, readSkillsBody, type SkillLibrary } f
 import * as body from './admin-requests';
 import type { AdminStore, ConnectionView } from './admin-store';
 import { AdminConflictError, AdminNotFoundError, AdminRequestInvalidError, AdminUnavailableError, RegistrationInvalidError } from './errors';
-import type { ReplayFunction, ReplayRunner } from './replays';
-
-/** What the admin API does to consumer queues; delivery's queueOperations answers it (wired in main). */
-export interface QueueOperations {
-  replay: ReplayFunction;
-  /** Undefined when the consumer has nothing un-acked. */
-  stats(consumerId: string): Promise<{ depth: number; inFlight: number; oldestEnqueuedAt: Date } | undefined>;
-}
+import type { ReplayRunner } from './replays';
 
 export interface AdminRoutesDeps {
   admin: IdentityAdmin;
   store: AdminStore;
   library: SkillLibrary;
   replays: ReplayRunner;
-  queues: QueueOperations;
+  /** Delivery's queue operations (libs/contracts), handed in by the composition root. */
+  queues: Pick<QueueOperations, 'stats'>;
   /** The replay archive of this environment (KAFKA_MESSAGES_RETENTION): 30 days Sandbox, 7 days Preview. */
   archiveMs: number;
   /**
@@ -214,6 +209,7 @@ export function adminRoutes(deps: AdminRoutesDeps): Router {
       client_id: connection.client_id,
       depth: stats?.depth ?? 0,
       in_flight: stats?.inFlight ?? 0,
+      dead_letters: stats?.deadLetters ?? 0,
       oldest_age_seconds: stats ? Math.max(0, (now().getTime() - stats.oldestEnqueuedAt.getTime()) / 1000) : null,
     });
   });
@@ -243,7 +239,7 @@ function notFound(what: string, id: string): never {
   throw new AdminNotFoundError(what, id);
 }
 
-/** The one translation of IdentityAdmin's errors into the admin API's; its dependencies' failures are 503s. */
+/** The one translation of IdentityAdmin's errors into the admin API's (and the portal's); its dependencies' failures are 503s. */
 export async function identityCall<T>(call: () => Promise<T>): Promise<T> {
   try {
     return await call();

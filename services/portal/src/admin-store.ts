@@ -1,4 +1,16 @@
-import { isUniqueViolation, readSkillRegistrations, skillRegistration, type EnumValue, type Knex, type Row, type SkillRegistration } from '@bus/db';
+import {
+  consumerToolsColumns,
+  isUniqueViolation,
+  consumerToolsOf,
+  readSkillRegistrations,
+  skillRegistration,
+  type ConsumerTools,
+  type EnumValue,
+  type JoinedConsumerToolsRow,
+  type Knex,
+  type Row,
+  type SkillRegistration,
+} from '@bus/db';
 import { quotaOfColumns } from '@bus/identity';
 import type { QuotaTier } from '@bus/limits';
 import { newId } from '@bus/tokens';
@@ -47,6 +59,20 @@ export interface ConnectionView {
   credential_version: number;
   created_at: string;
   status_changed_at: string | null;
+  /** A consumer connection's testing settings (docs/testing-tools.md); null when none is on. */
+  consumer_tools: ConsumerToolsView | null;
+}
+
+/** ConsumerTools as the admin API shows and takes them. */
+export interface ConsumerToolsView {
+  faults: { duplicate_rate: number; delay_ms: number; early_expiry_rate: number };
+  max_receives: number | null;
+}
+
+export function consumerToolsView(tools: ConsumerTools | null): ConsumerToolsView | null {
+  if (!tools) return null;
+  const { duplicateRate, delayMs, earlyExpiryRate } = tools.faults;
+  return { faults: { duplicate_rate: duplicateRate, delay_ms: delayMs, early_expiry_rate: earlyExpiryRate }, max_receives: tools.maxReceives };
 }
 
 export interface NewRegistration {
@@ -257,7 +283,8 @@ export class KnexAdminStore implements AdminStore {
     // A join: knex types single tables only, so the selection is declared from the tables' rows.
     return this.db('connections as c')
       .join('apps as a', 'a.id', 'c.app_id')
-      .select<ConnectionRow[]>('c.id', 'c.app_id', 'c.workspace_id', 'a.organisation_id', 'c.kind', 'c.status', 'c.credential_version', 'c.created_at', 'c.status_changed_at');
+      .leftJoin('consumer_tools as t', 't.consumer_id', 'c.id')
+      .select<ConnectionRow[]>('c.id', 'c.app_id', 'c.workspace_id', 'a.organisation_id', 'c.kind', 'c.status', 'c.credential_version', 'c.created_at', 'c.status_changed_at', ...consumerToolsColumns('t'));
   }
 
   private async withPermissions(rows: Array<Row<'apps'>>): Promise<AppView[]> {
@@ -282,7 +309,7 @@ export class KnexAdminStore implements AdminStore {
   }
 }
 
-type ConnectionRow = Row<'connections'> & Pick<Row<'apps'>, 'organisation_id'>;
+type ConnectionRow = Row<'connections'> & Pick<Row<'apps'>, 'organisation_id'> & JoinedConsumerToolsRow;
 type QuarantineRow = Omit<Row<'quarantined_records'>, 'headers' | 'value'> & { size_bytes: number | null };
 
 function quotaView(row: Row<'organisations' | 'workspaces'>): QuotaView {
@@ -309,6 +336,7 @@ function connectionView(r: ConnectionRow): ConnectionView {
     credential_version: r.credential_version,
     created_at: r.created_at.toISOString(),
     status_changed_at: r.status_changed_at?.toISOString() ?? null,
+    consumer_tools: consumerToolsView(consumerToolsOf(r)),
   };
 }
 

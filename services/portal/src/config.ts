@@ -1,10 +1,11 @@
-import { int, str, type ConfigOf } from '@bus/config';
+import { int, oneOf, str, type ConfigOf } from '@bus/config';
+import type { QueueOperations } from '@bus/contracts';
 import type { Knex } from '@bus/db';
-import { queueOperations } from '@bus/delivery';
 import { createControlPublisher, encryptionKeyConfig, identityProviderConfig } from '@bus/identity';
-import type { Kafka, Producer } from '@bus/kafka';
+import type { Producer } from '@bus/kafka';
 import type { Redis } from '@bus/limits';
-import type { Logger, Registry } from '@bus/observability';
+import type { Logger } from '@bus/observability';
+import { peopleConfig, peopleSignInOf } from './people/config';
 import type { PortalServiceDeps } from './service';
 
 /** The portal's own variables (on top of Postgres, Redis and Kafka). */
@@ -18,14 +19,18 @@ export const portalConfig = {
   ...identityProviderConfig,
   /** Seals the AWS principals' secret access keys (the gateway opens them with the same key). */
   ...encryptionKeyConfig,
+  ...peopleConfig,
+  /** Which hosted environment this is: consumer fault injection is refused outside a Sandbox (docs/testing-tools.md). */
+  BUS_ENVIRONMENT: oneOf(['sandbox', 'preview'], { default: 'sandbox' }),
 } as const;
 
 /**
  * The admin API's dependencies from its configuration and the process's clients: one mapping for
- * every composition root (the portal's main and the all-in-one), which add readiness and metrics.
+ * every composition root (the portal's main and the all-in-one), which add readiness and metrics and
+ * hand in delivery's queue operations (services/delivery queueOperations).
  */
 export function portalDepsOf(
-  clients: { db: Knex; redis: Redis; kafka: Kafka; producer: Producer; logger: Logger; metrics: Registry },
+  clients: { db: Knex; redis: Redis; producer: Producer; logger: Logger; queues: QueueOperations },
   config: ConfigOf<typeof portalConfig> & { KAFKA_MESSAGES_RETENTION: number },
 ): Omit<PortalServiceDeps, 'readiness' | 'limitMetrics'> {
   return {
@@ -33,11 +38,13 @@ export function portalDepsOf(
     redis: clients.redis,
     logger: clients.logger,
     control: createControlPublisher(clients.producer),
-    queues: queueOperations(clients),
+    queues: clients.queues,
     operator: { clientId: config.OPERATOR_CLIENT_ID, clientSecret: config.OPERATOR_CLIENT_SECRET },
     perAddressPerMinute: config.ADMIN_LIMIT_PER_ADDRESS_PER_MINUTE,
     archiveMs: config.KAFKA_MESSAGES_RETENTION,
     allowHttpLoopbackJwks: config.IDENTITY_PROVIDER_ALLOW_HTTP_LOOPBACK,
     encryptionKey: config.SIGNING_KEY_ENCRYPTION_KEY,
+    signIn: peopleSignInOf(config),
+    environment: config.BUS_ENVIRONMENT,
   };
 }

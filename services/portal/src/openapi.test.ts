@@ -1,4 +1,4 @@
-import { REFUSAL_REASONS } from '@bus/delivery';
+import { REFUSAL_REASONS } from '@bus/contracts';
 import { openapi } from '@bus/schemas';
 
 type Components = { components: { schemas: Record<string, unknown> } };
@@ -33,5 +33,13 @@ describe('the admin OpenAPI document', () => {
     expect(admin.paths['/api/admin/quarantine']?.get?.parameters?.find((p) => p.name === 'reason')?.schema).toEqual(reasons);
     expect(schemas.QuarantinedRecord?.properties?.reason).toMatchObject(reasons);
     expect(schemas.RedriveResult?.oneOf?.[1]?.properties.reason).toEqual(reasons);
+  });
+});
+
+describe('the portal (people) OpenAPI document', () => {
+  it("takes an app's permissions exactly as the admin API does (one request check for both)", () => {
+    const portal = (openapi.portal as unknown as Components).components.schemas;
+    const admin = (openapi.admin as unknown as Components).components.schemas;
+    expect(portal.Permissions).toEqual(admin.Permissions);
   });
 });

@@ -1,5 +1,6 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { NextFunction, Request, Response } from 'express';
+import { readBasicAuthorization } from '@bus/http';
 import { enforce, sourceAddress, type Limiter } from '@bus/limits';
 import { OperatorUnauthorizedError } from './errors';
 
@@ -29,11 +30,8 @@ export function operatorAuth(operator: OperatorCredentials, perAddress: Limiter)
 }
 
 function basicCredentials(header: string | undefined): { id: string; secret: string } | undefined {
-  const match = /^Basic ([A-Za-z0-9+/]+={0,2})$/i.exec(header ?? '');
-  if (!match) return undefined;
-  const decoded = Buffer.from(match[1]!, 'base64').toString('utf8');
-  const colon = decoded.indexOf(':');
-  return colon < 0 ? undefined : { id: decoded.slice(0, colon), secret: decoded.slice(colon + 1) };
+  const basic = readBasicAuthorization(header);
+  return basic.kind === 'basic' ? { id: basic.userId, secret: basic.password } : undefined;
 }
 
 function digest(value: string): Buffer {

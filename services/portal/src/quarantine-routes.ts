@@ -1,16 +1,12 @@
 import { Router } from 'express';
 import { validatedQuery, type RequestValidation } from '@bus/http';
-import type { RedriveResult, RefusalReason } from '@bus/delivery';
+import type { QueueOperations, RefusalReason } from '@bus/contracts';
 import type { AdminStore } from './admin-store';
-
-/** Delivery's redrive (services/delivery redriveQuarantined), wired in the composition root. */
-export interface QuarantineOperations {
-  redrive(ids: readonly string[]): Promise<RedriveResult[]>;
-}
 
 export interface QuarantineRoutesDeps {
   store: AdminStore;
-  queues: QuarantineOperations;
+  /** Delivery's redrive (libs/contracts), handed in by the composition root. */
+  queues: Pick<QueueOperations, 'redrive'>;
   /** The admin document's request checks (libs/http requestValidation): query and body shapes live there. */
   requests: RequestValidation;
 }

@@ -1,14 +1,6 @@
+import type { QueueOperations, ReplayRequest } from '@bus/contracts';
 import type { Logger } from '@bus/observability';
 import type { AdminStore, ReplayView } from './admin-store';
-
-export interface ReplayRequest {
-  workspaceId: string;
-  consumerId: string;
-  since: Date;
-}
-
-/** Delivery's replay primitive (services/delivery replayToConsumer), wired in main. */
-export type ReplayFunction = (req: ReplayRequest) => Promise<{ scanned: number; replayed: number; skipped: number }>;
 
 export interface ReplayRunner {
   /** Records the job and starts it in the background; the answer is the job as it starts. */
@@ -26,7 +18,7 @@ const HEARTBEAT_MS = 10_000;
  * follows it. Replays are idempotent (invariant D: a live delivery is left alone), so a job cut short
  * by a restart (it then reads as interrupted) is simply asked for again.
  */
-export function createReplayRunner(deps: { store: AdminStore; replay: ReplayFunction; logger: Logger }): ReplayRunner {
+export function createReplayRunner(deps: { store: AdminStore; replay: QueueOperations['replay']; logger: Logger }): ReplayRunner {
   const running = new Set<Promise<void>>();
   return {
     start: async (req) => {

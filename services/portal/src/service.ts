@@ -1,4 +1,5 @@
 import { Router } from 'express';
+import type { QueueOperations } from '@bus/contracts';
 import type { Knex } from '@bus/db';
 import { cacheableJson, DOCUMENT_CACHE_CONTROL, requestValidation, sendCacheable, unavailableOnAnyFailure, type ReadinessCheck, type Service } from '@bus/http';
 import { IdentityAdmin, PrincipalStore, type ControlPublisher } from '@bus/identity';
@@ -6,15 +7,18 @@ import { createLimiter, type LimitMetrics, type Redis } from '@bus/limits';
 import type { Logger } from '@bus/observability';
 import { openapi } from '@bus/schemas';
 import { loadSkillLibrary, type SkillLibrary } from '@bus/skills';
-import { adminRoutes, type QueueOperations } from './admin-routes';
+import { adminRoutes } from './admin-routes';
 import { KnexAdminStore } from './admin-store';
 import { operatorAuth, type OperatorCredentials } from './operator-auth';
 import { AdminRequestInvalidError, AdminUnavailableError } from './errors';
 import { providerRoutes } from './provider-routes';
 import { principalRoutes } from './principal-routes';
-import { quarantineRoutes, type QuarantineOperations } from './quarantine-routes';
+import { quarantineRoutes } from './quarantine-routes';
 import { createReplayRunner, type ReplayRunner } from './replays';
 import { traceRoutes } from './trace-routes';
+import { adminAudit } from './admin-audit';
+import { peopleRouters, PeopleStore, portalErrorPage, type PeopleSignIn } from './people';
+import { consumerToolsRoutes, type BusEnvironment } from './consumer-tools-routes';
 
 export interface PortalServiceDeps {
   db: Knex;
@@ -30,13 +34,17 @@ export interface PortalServiceDeps {
   /** SIGNING_KEY_ENCRYPTION_KEY: seals the AWS principals' secret access keys. */
   encryptionKey: Buffer;
   /** Delivery's replay primitive, queue stats and quarantine redrive, from the composition root. */
-  queues: QueueOperations & QuarantineOperations;
+  queues: QueueOperations;
+  /** BUS_ENVIRONMENT: fault injection is refused outside a Sandbox. */
+  environment: BusEnvironment;
   /** Postgres, Redis and Kafka readiness. */
   readiness: ReadinessCheck[];
   library?: SkillLibrary;
   limitMetrics?: LimitMetrics;
   /** IDENTITY_PROVIDER_ALLOW_HTTP_LOOPBACK: a provider's JWKS URL may be http to a loopback host (tests only). */
   allowHttpLoopbackJwks: boolean;
+  /** Sign-in for people (PORTAL_OIDC_*); undefined leaves the portal's pages and /api/portal off. */
+  signIn?: PeopleSignIn;
 }
 
 export interface PortalService extends Service {
@@ -65,13 +73,14 @@ export function createPortalService(deps: PortalServiceDeps): PortalService {
   // Every admin request is checked against the served document once the operator is known: the
   // path and query parameters here, a JSON body where the route reads it (admin-routes.ts).
   const requests = requestValidation(openapi.admin, (problem) => new AdminRequestInvalidError(problem));
-  const authenticated = Router();
-  authenticated.use('/api/admin', operatorAuth(deps.operator, perAddress), requests.parameters);
-
   const admin = IdentityAdmin.create({ db: deps.db, control: deps.control, logger: deps.logger });
+  const authenticated = Router();
+  // Every change through the admin API is audited under the operator's client id (docs/portal.md).
+  authenticated.use('/api/admin', operatorAuth(deps.operator, perAddress), adminAudit(new PeopleStore(deps.db), deps.operator.clientId, deps.logger), requests.parameters);
 
   return {
     name: 'portal',
+    errorPage: portalErrorPage,
     routers: [
       documents,
       authenticated,
@@ -92,6 +101,8 @@ export function createPortalService(deps: PortalServiceDeps): PortalService {
         requests,
       }),
       traceRoutes({ db: deps.db }),
+      ...peopleRouters({ db: deps.db, admin, store, logger: deps.logger, signIn: deps.signIn }),
+      consumerToolsRoutes({ admin, store, queues, requests, environment: deps.environment }),
     ],
     readiness: deps.readiness,
     replays,

@@ -1,26 +1,12 @@
-import type { VarReader } from '@bus/config';
+import { base64Key } from '@bus/config';
 import type { Knex } from '@bus/db';
 import type { Logger, Registry } from '@bus/observability';
 import type { PullApiServiceDeps } from './service';
 
-/** A base64 value of at least `bytes` bytes. Never echoed: it is a secret. */
-function base64Key(bytes: number): VarReader<Buffer> {
-  const describe = `base64 of at least ${bytes} random bytes (e.g. \`openssl rand -base64 ${bytes}\`)`;
-  return {
-    describe,
-    read: (raw) => {
-      if (raw === undefined) throw new Error(`is required (${describe})`);
-      const value = /^[A-Za-z0-9+/]+={0,2}$/.test(raw) ? Buffer.from(raw, 'base64') : Buffer.alloc(0);
-      if (value.length < bytes) throw new Error(`must be ${describe}`);
-      return value;
-    },
-  };
-}
-
 /** The pull API's own variables (on top of Postgres and the identity settings). */
 export const pullApiConfig = {
   /** HMAC-SHA256 key of receipt handles; every pull-api process of an environment shares it. */
-  RECEIPT_HANDLE_KEY: base64Key(32),
+  RECEIPT_HANDLE_KEY: base64Key(32, { atLeast: true }),
 } as const;
 
 /**

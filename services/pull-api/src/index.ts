@@ -7,7 +7,7 @@ export { createReceiptHandles } from './receipt';
 export type { ReceiptHandles, Lease } from './receipt';
 export { createPgQueueNotifier } from './notifier';
 export type { QueueNotifier } from './notifier';
-export { receive, settle, messageRecord, createPullMetrics } from './pull';
+export { receive, settle, messageRecord, peekRecord, createPullMetrics } from './pull';
 export type { PullDeps, PullMetrics, ReceiveOptions, HandleResult, ReceivedMessage } from './pull';
 export { renderEnvelope, MAX_ENVELOPE_DEPTH, UNRENDERABLE_REASONS } from './envelope';
 export type { UnrenderableReason, RenderedEnvelope } from './envelope';

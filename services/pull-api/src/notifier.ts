@@ -14,15 +14,12 @@ export interface QueueNotifier {
   notifyLocal(consumerId: string): void;
   start(): Promise<void>;
   stop(): Promise<void>;
-  /** Readiness: the LISTEN connection is up. */
-  listening(): boolean;
 }
 
 export function createPgQueueNotifier(opts: { url: string; logger: Logger }): QueueNotifier {
   const waiters = new Map<string, Set<() => void>>();
   let client: Client | undefined;
   let stopped = false;
-  let up = false;
 
   const wakeAll = (consumerId?: string) => {
     const targets = consumerId === undefined ? [...waiters.values()] : [waiters.get(consumerId) ?? new Set<() => void>()];
@@ -50,7 +47,6 @@ export function createPgQueueNotifier(opts: { url: string; logger: Logger }): Qu
       if (n.channel === DELIVERY_CHANNEL && n.payload) wakeAll(n.payload);
     });
     c.on('error', (err) => {
-      up = false;
       opts.logger.warn({ err }, 'delivery LISTEN connection failed; reconnecting');
       void c.end().catch(() => undefined);
       // Anything notified while down is missed: wake every waiter so each re-reads its queue.
@@ -69,7 +65,6 @@ export function createPgQueueNotifier(opts: { url: string; logger: Logger }): Qu
       return;
     }
     client = c;
-    up = true;
     // After a reconnect: what was notified while the connection was away is missed, so every waiter re-reads its queue.
     wakeAll();
   };
@@ -89,10 +84,8 @@ export function createPgQueueNotifier(opts: { url: string; logger: Logger }): Qu
     stop: async () => {
       stopped = true;
       clearTimeout(reconnectTimer);
-      up = false;
       wakeAll();
       await client?.end().catch(() => undefined);
     },
-    listening: () => up,
   };
 }

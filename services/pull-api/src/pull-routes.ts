@@ -4,7 +4,7 @@ import { requestValidation, validatedQuery } from '@bus/http';
 import type { BearerAuthenticator, BearerIdentity } from '@bus/identity';
 import { openapi } from '@bus/schemas';
 import { ConsumerMismatchError, PullRequestInvalidError } from './errors';
-import { messageRecord, receive, settle, type PullDeps } from './pull';
+import { ackWithFaults, messageRecord, peekRecord, receive, receiveGate, settle, type PullDeps } from './pull';
 
 /**
  * Limits of the consumer routes. The ranges and defaults of the parameters and bodies (spec §8: up
@@ -59,14 +59,31 @@ export function pullRoutes(deps: PullRoutesDeps): Router {
       waitMs: Number(query.wait_seconds) * 1000,
       visibilityMs: Number(query.visibility_timeout) * 1000,
       signal: aborted.signal,
+      tools: (res.locals.identity as BearerIdentity).consumerTools,
     });
     res.json({ messages: messages.map((m) => messageRecord(deps.pull, consumerId, m)) });
+  });
+
+  // Peek (docs/testing-tools.md): what a receive would lease now, in its order, leasing nothing.
+  router.get(`${base}/peek`, ...guards, async (req: Request, res: Response) => {
+    const consumerId = String(req.params.c);
+    const query = validatedQuery(req);
+    const filter = {
+      ...(typeof query.message_type === 'string' ? { messageType: query.message_type } : {}),
+      ...(typeof query.correlation_id === 'string' ? { correlationId: query.correlation_id } : {}),
+    };
+    const gate = receiveGate((res.locals.identity as BearerIdentity).consumerTools);
+    const messages = await deps.pull.tools.peek(consumerId, Number(query.max_messages), filter, gate);
+    res.json({ messages: messages.map((m) => peekRecord(deps.pull, consumerId, m)) });
   });
 
   router.post(`${base}/ack`, ...guards, async (req: Request, res: Response) => {
     const consumerId = String(req.params.c);
     const body = (await requests.jsonBody(req, PULL_LIMITS.bodyBytes)) as SettleRequest;
-    const results = await settle(deps.pull, consumerId, body.receipt_handles, (leases) => deps.pull.store.ack(consumerId, leases));
+    const tools = (res.locals.identity as BearerIdentity).consumerTools;
+    const results = await settle(deps.pull, consumerId, body.receipt_handles, (leases) =>
+      tools ? ackWithFaults(deps.pull, consumerId, leases, tools) : deps.pull.store.ack(consumerId, leases),
+    );
     res.json({ results });
   });
 

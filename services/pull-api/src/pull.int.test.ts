@@ -25,7 +25,7 @@ beforeAll(async () => {
   await TenancyFixture.create(db).tenant({ workspaceId, connections: [a, b].map((id) => ({ id, kind: 'consumer' as const })) });
   notifier = createPgQueueNotifier({ url: testDb.url, logger: pino({ level: 'silent' }) });
   await notifier.start();
-  deps = { store: KnexQueueStore.create(db), notifier, handles: createReceiptHandles(randomBytes(32)), logger: pino({ level: 'silent' }), metrics: createPullMetrics(createMetricsRegistry({ defaultMetrics: false })) };
+  deps = { store: KnexQueueStore.create(db), tools: KnexQueueStore.create(db), notifier, handles: createReceiptHandles(randomBytes(32)), logger: pino({ level: 'silent' }), metrics: createPullMetrics(createMetricsRegistry({ defaultMetrics: false })) };
   deliveries = KnexDeliveryStore.create(db);
 }, 30_000);
 

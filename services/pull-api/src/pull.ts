@@ -3,11 +3,14 @@ import { Counter, type Registry } from 'prom-client';
 import { inSpan, publishTraceContext, type Logger } from '@bus/observability';
 import { renderEnvelope, type UnrenderableReason } from './envelope';
 import type { QueueNotifier } from './notifier';
-import type { LeasedMessage, QueueStore } from './queue-store';
+import type { ConsumerTools } from '@bus/db';
+import type { ConsumerToolsStore, FaultKind, LeasedMessage, PeekedMessage, QueueStore, ReceiveGate } from './queue-store';
 import type { ReceiptHandles } from './receipt';
 
 export interface PullDeps {
   store: QueueStore;
+  /** Peek, dead letters and fault injection: only a connection with consumer tools set uses them. */
+  tools: ConsumerToolsStore;
   notifier: QueueNotifier;
   handles: ReceiptHandles;
   /** Where a message handed out without its envelope is reported (ids and reason, never the body). */
@@ -17,6 +20,8 @@ export interface PullDeps {
 
 export interface PullMetrics {
   unrenderable: Counter<'reason'>;
+  faultsInjected: Counter<'kind'>;
+  deadLettered: Counter;
 }
 
 /** The pull API's own counters, registered once per process. */
@@ -28,6 +33,17 @@ export function createPullMetrics(registry: Registry): PullMetrics {
       labelNames: ['reason'],
       registers: [registry],
     }),
+    faultsInjected: new Counter({
+      name: 'bus_consumer_faults_injected_total',
+      help: 'Faults injected into consumer deliveries by the operator\'s Sandbox settings, by kind (duplicate, delay, early_expiry)',
+      labelNames: ['kind'],
+      registers: [registry],
+    }),
+    deadLettered: new Counter({
+      name: 'bus_dead_letters_moved_total',
+      help: 'Messages moved to a consumer\'s dead-letter list after reaching its receive threshold',
+      registers: [registry],
+    }),
   };
 }
 
@@ -37,6 +53,14 @@ export interface ReceiveOptions {
   visibilityMs: number;
   /** Ends the wait early, e.g. when the client went away. */
   signal?: AbortSignal;
+  /** The connection's testing settings (the bearer identity's); null: the plain receive. */
+  tools?: ConsumerTools | null;
+}
+
+/** What a connection's settings hold back from a receive; undefined when nothing is (the plain statements). */
+export function receiveGate(tools: ConsumerTools | null | undefined): ReceiveGate | undefined {
+  if (!tools) return undefined;
+  return { receiveLimit: tools.maxReceives, delayMs: tools.faults.delayMs };
 }
 
 /**
@@ -53,6 +77,7 @@ export function receive(deps: PullDeps, consumerId: string, opts: ReceiveOptions
   return trace.getTracer('@bus/pull-api').startActiveSpan('pull receive', { attributes }, (span) =>
     inSpan(span, async () => {
       const messages = await receiveWaiting(deps, consumerId, opts);
+      if (opts.tools && messages.length > 0) await injectReceiveFaults(deps, consumerId, messages, opts.visibilityMs, opts.tools);
       span.setAttribute('messaging.batch.message_count', messages.length);
       span.addLinks(
         messages.flatMap((m) => {
@@ -67,6 +92,8 @@ export function receive(deps: PullDeps, consumerId: string, opts: ReceiveOptions
 
 async function receiveWaiting(deps: PullDeps, consumerId: string, opts: ReceiveOptions): Promise<LeasedMessage[]> {
   const deadline = Date.now() + opts.waitMs;
+  const gate = receiveGate(opts.tools);
+  const maxReceives = opts.tools?.maxReceives ?? null;
   for (;;) {
     let woken = false;
     let wake: () => void = () => undefined;
@@ -78,7 +105,8 @@ async function receiveWaiting(deps: PullDeps, consumerId: string, opts: ReceiveO
     });
     const unsubscribe = deps.notifier.subscribe(consumerId, wake);
     try {
-      const { messages, contended } = await deps.store.receive(consumerId, opts.maxMessages, opts.visibilityMs);
+      if (maxReceives !== null) countDeadLettered(deps, await deps.tools.deadLetterDue(consumerId, maxReceives));
+      const { messages, contended } = await deps.store.receive(consumerId, opts.maxMessages, opts.visibilityMs, gate);
       if (messages.length > 0 || Date.now() >= deadline || opts.signal?.aborted) return messages;
       // Another receive held the receivable heads for the moment of its transaction: read again
       // once it is done (it either leased them or rolled back) instead of sleeping until a NOTIFY.
@@ -86,13 +114,76 @@ async function receiveWaiting(deps: PullDeps, consumerId: string, opts: ReceiveO
         if (contended) await new Promise((resolve) => setImmediate(resolve));
         continue;
       }
-      const next = await deps.store.nextVisibleAt(consumerId);
+      const next = await deps.store.nextVisibleAt(consumerId, gate);
       const until = Math.min(deadline, next ? next.getTime() + 5 : Number.POSITIVE_INFINITY);
       await waitFor(wokenUp, until - Date.now(), opts.signal);
     } finally {
       unsubscribe();
     }
   }
+}
+
+function countDeadLettered(deps: PullDeps, moved: number): void {
+  if (moved > 0) deps.metrics.deadLettered.inc(moved);
+}
+
+function countFaults(deps: PullDeps, counts: Partial<Record<FaultKind, number>>): void {
+  for (const [kind, n] of Object.entries(counts)) if (n > 0) deps.metrics.faultsInjected.inc({ kind }, n);
+}
+
+/**
+ * The Sandbox faults of one receive's answer, recorded in one statement: each message handed out
+ * the first time under an added delay is a `delay` event; with probability `earlyExpiryRate` a
+ * message's lease ends at half its visibility timeout — and with it the leases of the same
+ * correlation id after it in the answer, so an earlier message never comes back behind a later one.
+ */
+async function injectReceiveFaults(deps: PullDeps, consumerId: string, messages: LeasedMessage[], visibilityMs: number, tools: ConsumerTools): Promise<void> {
+  const { delayMs, earlyExpiryRate } = tools.faults;
+  const cutFrom = new Set<string>();
+  const cut = messages.filter((m) => {
+    if (cutFrom.has(m.correlationId)) return true;
+    if (earlyExpiryRate > 0 && Math.random() < earlyExpiryRate) cutFrom.add(m.correlationId);
+    return cutFrom.has(m.correlationId);
+  });
+  const delayed = delayMs > 0 ? messages.filter((m) => m.receiveCount === 1).map((m) => m.deliveryId) : [];
+  if (cut.length === 0 && delayed.length === 0) return;
+  countFaults(
+    deps,
+    await deps.tools.recordReceiveFaults(consumerId, {
+      cut: cut.map((m) => ({ deliveryId: m.deliveryId, generation: m.generation })),
+      leaseMs: Math.floor(visibilityMs / 2),
+      delayed,
+      delayMs,
+    }),
+  );
+}
+
+/**
+ * An ack under the Sandbox's duplicate rate: each lease is, with that probability, a lost ack — it
+ * answers done but the message comes back once more (ConsumerToolsStore.loseAcks). The lost ones are
+ * released before the others are acked, so an earlier message is never released after a later one
+ * of its correlation id was acked.
+ */
+export async function ackWithFaults(
+  deps: PullDeps,
+  consumerId: string,
+  leases: Array<{ deliveryId: string; generation: number }>,
+  tools: ConsumerTools | null | undefined,
+): Promise<Array<'done' | 'stale'>> {
+  const rate = tools?.faults.duplicateRate ?? 0;
+  const chosen = rate > 0 ? leases.map(() => Math.random() < rate) : leases.map(() => false);
+  const toLose = leases.filter((_, i) => chosen[i]);
+  if (toLose.length === 0) return deps.store.ack(consumerId, leases);
+  const lost = await deps.tools.loseAcks(consumerId, toLose);
+  countFaults(deps, { duplicate: lost.filter((o) => o === 'done').length });
+  deps.notifier.notifyLocal(consumerId);
+  // A chosen lease that could not be lost (duplicated once already, or no longer current) is acked as usual.
+  let k = 0;
+  const lostDone = chosen.map((c) => (c ? lost[k++] === 'done' : false));
+  const toAck = leases.filter((_, i) => !lostDone[i]);
+  const acked = toAck.length > 0 ? await deps.store.ack(consumerId, toAck) : [];
+  let a = 0;
+  return leases.map((_, i) => (lostDone[i] ? 'done' : (acked[a++] ?? 'stale')));
 }
 
 function waitFor(woken: Promise<void>, ms: number, signal: AbortSignal | undefined): Promise<void> {
@@ -108,18 +199,20 @@ function waitFor(woken: Promise<void>, ms: number, signal: AbortSignal | undefin
   });
 }
 
-/** One message of a receive answer (DESIGN §5; schemas/openapi/bus.json ReceivedMessage). */
-export type ReceivedMessage = {
-  receipt_handle: string;
+/** A message's envelope, or why there is none and its exact bytes (see messageRecord). */
+type RenderedBody = { envelope: Record<string, unknown> } | { envelope: null; envelope_error: UnrenderableReason; body_base64: string };
+
+/** One message of a peek answer (bus.json PeekedMessage): a receive's record without a receipt handle. */
+export type PeekedRecord = {
   message_id: string;
   message_type: string;
   correlation_id: string;
   published_at: string;
   receive_count: number;
-} & (
-  | { envelope: Record<string, unknown> }
-  | { envelope: null; envelope_error: UnrenderableReason; body_base64: string }
-);
+} & RenderedBody;
+
+/** One message of a receive answer (DESIGN §5; schemas/openapi/bus.json ReceivedMessage). */
+export type ReceivedMessage = { receipt_handle: string } & PeekedRecord;
 
 /**
  * The record of one leased message. Its envelope is the stored bytes parsed (the exact bytes stay
@@ -130,8 +223,15 @@ export type ReceivedMessage = {
  * the body.
  */
 export function messageRecord(deps: Pick<PullDeps, 'handles' | 'logger' | 'metrics'>, consumerId: string, m: LeasedMessage): ReceivedMessage {
-  const head = {
+  return {
     receipt_handle: deps.handles.issue({ consumerId, deliveryId: m.deliveryId, generation: m.generation }),
+    ...peekRecord(deps, consumerId, m),
+  };
+}
+
+/** The record of a message without a lease (peek), rendered as a receive renders it. */
+export function peekRecord(deps: Pick<PullDeps, 'logger' | 'metrics'>, consumerId: string, m: PeekedMessage): PeekedRecord {
+  const head = {
     message_id: m.messageId,
     message_type: m.messageType,
     correlation_id: m.correlationId,

@@ -34,19 +34,80 @@ export interface ReceiveResult {
   contended: boolean;
 }
 
+/**
+ * What a consumer connection's testing settings hold back from a receive (docs/testing-tools.md).
+ * Without one the statements are exactly the plain ones.
+ */
+export interface ReceiveGate {
+  /** A message received this many times is not handed out again (the dead-letter threshold); null: no limit. */
+  receiveLimit: number | null;
+  /** A message is receivable only this long after it was enqueued (the injected delivery delay); 0: none. */
+  delayMs: number;
+}
+
+/** One receivable message as peek shows it: no lease, no receipt handle. */
+export type PeekedMessage = Omit<LeasedMessage, 'generation' | 'traceparent'>;
+
+export interface PeekFilter {
+  messageType?: string;
+  correlationId?: string;
+}
+
 export interface QueueStore {
   /**
    * Leases up to `max` receivable messages of `consumerId` for `visibilityMs` (invariant C): only the
    * oldest un-acked delivery of each correlation id is eligible, and a receive may take it with the
-   * run of that correlation id's following deliveries, in order.
+   * run of that correlation id's following deliveries, in order. A `gate` holds back what it names.
    */
-  receive(consumerId: string, max: number, visibilityMs: number): Promise<ReceiveResult>;
+  receive(consumerId: string, max: number, visibilityMs: number, gate?: ReceiveGate): Promise<ReceiveResult>;
   /** Acks the leases still current; 'stale' for a lease another receive, a nack or an ack superseded. */
   ack(consumerId: string, leases: LeaseRef[]): Promise<SettleOutcome[]>;
   /** Releases the leases still current after `delayMs`, and with each the leased run after it. */
   nack(consumerId: string, leases: LeaseRef[], delayMs: number): Promise<SettleOutcome[]>;
-  /** When the next queued delivery of `consumerId` becomes visible, if one waits on a timer (nack delay, lease). */
-  nextVisibleAt(consumerId: string): Promise<Date | null>;
+  /** When the next queued delivery of `consumerId` becomes visible, if one waits on a timer (nack delay, lease, a gate's delay). */
+  nextVisibleAt(consumerId: string, gate?: ReceiveGate): Promise<Date | null>;
+}
+
+/** The consumer tools' statements (peek, dead letters, fault injection); the plain receive and ack never run them. */
+export interface ConsumerToolsStore {
+  /**
+   * Up to `max` messages a receive would lease now, in the order it would lease them (each receivable
+   * head by id, followed by the run of its correlation id), optionally only of one message type or
+   * correlation id; leases and receive counts untouched.
+   */
+  peek(consumerId: string, max: number, filter: PeekFilter, gate?: ReceiveGate): Promise<PeekedMessage[]>;
+  /**
+   * Moves every receivable head received `maxReceives` times or more to the dead-letter list: it stays
+   * its correlation id's un-acked head, never visible, so the messages after it wait. Resolves with
+   * how many moved.
+   */
+  deadLetterDue(consumerId: string, maxReceives: number): Promise<number>;
+  /**
+   * Lost acks: releases the current leases at once (with the leased run after each, as a nack does,
+   * without counting a nack) so each comes back once more, recording a `duplicate` fault. A delivery
+   * duplicated once already is not again: 'stale' for it, as for a lease no longer current.
+   */
+  loseAcks(consumerId: string, leases: LeaseRef[]): Promise<SettleOutcome[]>;
+  /**
+   * Records the faults of one receive's answer: the leases in `cut` end after `leaseMs` (early
+   * expiry), the deliveries in `delayed` were held back `delayMs`. Resolves with the events recorded by kind.
+   */
+  recordReceiveFaults(consumerId: string, faults: { cut: LeaseRef[]; leaseMs: number; delayed: string[]; delayMs: number }): Promise<Record<FaultKind, number>>;
+}
+
+export type FaultKind = Row<'consumer_fault_events'>['kind'];
+
+/** SQL conditions over a delivery (unqualified columns) that a gate adds to "receivable"; '' without one. */
+function gateConditions(gate: ReceiveGate | undefined): string {
+  if (!gate) return '';
+  return [
+    gate.receiveLimit === null ? '' : ` AND receive_count < :receiveLimit`,
+    gate.delayMs > 0 ? ` AND enqueued_at <= now() - (:delayMs * interval '1 millisecond')` : '',
+  ].join('');
+}
+
+function gateBindings(gate: ReceiveGate | undefined): Record<string, number> {
+  return gate ? { receiveLimit: gate.receiveLimit ?? 0, delayMs: gate.delayMs } : {};
 }
 
 /** A row of the receive statement: a leased delivery with its message, or NULLs when nothing was leased. */
@@ -75,15 +136,15 @@ function outcomesInOrder(leases: LeaseRef[], settled: (lease: LeaseRef) => boole
 /** A Postgres failure of the queue is the consumer routes' 503 queue.unavailable, its cause Postgres's own error. */
 export const queueCall = <T>(work: () => Promise<T>): Promise<T> => unavailableUnlessDone(work, (cause) => new QueueUnavailableError(cause));
 
-export class KnexQueueStore implements QueueStore {
+export class KnexQueueStore implements QueueStore, ConsumerToolsStore {
   private constructor(private readonly db: Knex) {}
 
   static create(db: Knex): KnexQueueStore {
     return new KnexQueueStore(db);
   }
 
-  receive(consumerId: string, max: number, visibilityMs: number): Promise<ReceiveResult> {
-    return queueCall(() => this.leaseReceivable(consumerId, max, visibilityMs));
+  receive(consumerId: string, max: number, visibilityMs: number, gate?: ReceiveGate): Promise<ReceiveResult> {
+    return queueCall(() => this.leaseReceivable(consumerId, max, visibilityMs, gate));
   }
 
   ack(consumerId: string, leases: LeaseRef[]): Promise<SettleOutcome[]> {
@@ -91,11 +152,27 @@ export class KnexQueueStore implements QueueStore {
   }
 
   nack(consumerId: string, leases: LeaseRef[], delayMs: number): Promise<SettleOutcome[]> {
-    return queueCall(() => this.release(consumerId, leases, delayMs));
+    return queueCall(() => this.release(consumerId, leases, delayMs, 'nack'));
   }
 
-  nextVisibleAt(consumerId: string): Promise<Date | null> {
-    return queueCall(() => this.nextVisible(consumerId));
+  nextVisibleAt(consumerId: string, gate?: ReceiveGate): Promise<Date | null> {
+    return queueCall(() => this.nextVisible(consumerId, gate));
+  }
+
+  peek(consumerId: string, max: number, filter: PeekFilter, gate?: ReceiveGate): Promise<PeekedMessage[]> {
+    return queueCall(() => this.peekReceivable(consumerId, max, filter, gate));
+  }
+
+  deadLetterDue(consumerId: string, maxReceives: number): Promise<number> {
+    return queueCall(() => this.moveToDeadLetters(consumerId, maxReceives));
+  }
+
+  loseAcks(consumerId: string, leases: LeaseRef[]): Promise<SettleOutcome[]> {
+    return queueCall(() => this.release(consumerId, leases, 0, 'lost_ack'));
+  }
+
+  recordReceiveFaults(consumerId: string, faults: { cut: LeaseRef[]; leaseMs: number; delayed: string[]; delayMs: number }): Promise<Record<FaultKind, number>> {
+    return queueCall(() => this.writeReceiveFaults(consumerId, faults));
   }
 
   /**
@@ -107,24 +184,25 @@ export class KnexQueueStore implements QueueStore {
    * gap; the first `max` of them by (head, id) — earlier heads' runs first — leased, with their messages.
    * With nothing leased, one row of NULLs tells whether heads were found (contended).
    */
-  private async leaseReceivable(consumerId: string, max: number, visibilityMs: number): Promise<ReceiveResult> {
+  private async leaseReceivable(consumerId: string, max: number, visibilityMs: number, gate?: ReceiveGate): Promise<ReceiveResult> {
+    const gated = gateConditions(gate);
     const rows = (
       await rawQuery<LeasedRow>(
         this.db,
         `WITH heads AS (
            SELECT id FROM (
-             SELECT DISTINCT ON (correlation_id) id, visible_at
+             SELECT DISTINCT ON (correlation_id) id, visible_at${gated ? ', receive_count, enqueued_at' : ''}
                FROM deliveries
               WHERE consumer_id = :consumerId AND state <> 'acked'
               ORDER BY correlation_id, id
            ) h
-           WHERE visible_at <= now()
+           WHERE visible_at <= now()${gated}
            ORDER BY id
            LIMIT :max
          ),
          locked_heads AS MATERIALIZED (
            SELECT id, correlation_id FROM deliveries
-            WHERE id = ANY(ARRAY(SELECT id FROM heads)) AND state <> 'acked' AND visible_at <= now()
+            WHERE id = ANY(ARRAY(SELECT id FROM heads)) AND state <> 'acked' AND visible_at <= now()${gated}
             ORDER BY id FOR UPDATE SKIP LOCKED
          ),
          following AS MATERIALIZED (
@@ -137,7 +215,7 @@ export class KnexQueueStore implements QueueStore {
             ) f
          ),
          following_locked AS MATERIALIZED (
-           SELECT id FROM deliveries WHERE id = ANY(ARRAY(SELECT id FROM following)) AND state <> 'acked'
+           SELECT id FROM deliveries WHERE id = ANY(ARRAY(SELECT id FROM following)) AND state <> 'acked'${gated}
             ORDER BY id FOR UPDATE SKIP LOCKED
          ),
          runs AS (
@@ -166,7 +244,7 @@ export class KnexQueueStore implements QueueStore {
            FROM (SELECT count(*)::int AS heads FROM heads) found
            LEFT JOIN (leased JOIN take USING (id)) ON true
           ORDER BY take.position`,
-        { consumerId, max, visibilityMs },
+        { consumerId, max, visibilityMs, ...gateBindings(gate) },
       )
     ).rows;
     const messages = rows.flatMap((r): LeasedMessage[] =>
@@ -224,7 +302,10 @@ export class KnexQueueStore implements QueueStore {
    * group's first named row on are locked in id order first (no deadlock between batches), and
    * consumers' long polls on every pull-api process are woken when anything was released.
    */
-  private async release(consumerId: string, leases: LeaseRef[], delayMs: number): Promise<SettleOutcome[]> {
+  private async release(consumerId: string, leases: LeaseRef[], delayMs: number, mode: 'nack' | 'lost_ack'): Promise<SettleOutcome[]> {
+    // A lost ack (fault injection) releases like a nack but is no nack: not counted as one, at most
+    // once per delivery, and recorded as a duplicate fault.
+    const lostAck = mode === 'lost_ack';
     const released = (
       await rawQuery<{ position: string | null }>(
         this.db,
@@ -243,7 +324,9 @@ export class KnexQueueStore implements QueueStore {
          ),
          current AS (
            SELECT l.id, l.correlation_id, min(n.position) AS position
-             FROM locked l JOIN named n ON n.id = l.id AND n.generation = l.lease_generation
+             FROM locked l JOIN named n ON n.id = l.id AND n.generation = l.lease_generation${
+               lostAck ? `\n            WHERE NOT EXISTS (SELECT 1 FROM consumer_fault_events e WHERE e.delivery_id = l.id AND e.kind = 'duplicate')` : ''
+             }
             GROUP BY l.id, l.correlation_id
          ),
          done AS (
@@ -254,13 +337,25 @@ export class KnexQueueStore implements QueueStore {
          released AS (
            UPDATE deliveries d
               SET state = 'queued', lease_generation = d.lease_generation + 1,
-                  visible_at = CASE WHEN d.id IN (SELECT id FROM done) THEN now() + (:delayMs * interval '1 millisecond') ELSE now() END,
+                  visible_at = CASE WHEN d.id IN (SELECT id FROM done) THEN now() + (:delayMs * interval '1 millisecond') ELSE now() END${
+                    lostAck
+                      ? ''
+                      : `,
                   nack_count = d.nack_count + CASE WHEN d.id IN (SELECT id FROM done) THEN 1 ELSE 0 END,
-                  last_nacked_at = CASE WHEN d.id IN (SELECT id FROM done) THEN now() ELSE d.last_nacked_at END
+                  last_nacked_at = CASE WHEN d.id IN (SELECT id FROM done) THEN now() ELSE d.last_nacked_at END`
+                  }
              FROM locked l JOIN run_from r ON r.correlation_id = l.correlation_id
             WHERE d.id = l.id AND l.id >= r.from_id
            RETURNING d.id
-         ),
+         ),${
+           lostAck
+             ? `
+         faulted AS (
+           INSERT INTO consumer_fault_events (consumer_id, delivery_id, message_id, kind)
+           SELECT :consumerId, d.id, d.message_id, 'duplicate' FROM deliveries d WHERE d.id IN (SELECT id FROM done)
+         ),`
+             : ''
+         }
          woken AS (SELECT pg_notify(:channel, :consumerId) WHERE EXISTS (SELECT 1 FROM released))
          SELECT done.position, (SELECT count(*) FROM woken) AS woken FROM (SELECT 1) one LEFT JOIN done ON true`,
         { consumerId, delayMs, channel: DELIVERY_CHANNEL, ...leaseArrays(leases) },
@@ -270,13 +365,124 @@ export class KnexQueueStore implements QueueStore {
     return leases.map((_, i) => (donePositions.has(i) ? 'done' : 'stale'));
   }
 
-  private async nextVisible(consumerId: string): Promise<Date | null> {
+  /** A dead letter's visible_at is 'infinity': it never becomes visible, so it is no time to wait for. */
+  private async nextVisible(consumerId: string, gate?: ReceiveGate): Promise<Date | null> {
+    const visibleAt = gate && gate.delayMs > 0 ? this.db.raw(`greatest(visible_at, enqueued_at + (? * interval '1 millisecond'))`, [gate.delayMs]) : this.db.raw('visible_at');
     const row = await this.db('deliveries')
       .where({ consumer_id: consumerId })
       .whereNot({ state: 'acked' })
-      .where('visible_at', '>', this.db.fn.now())
-      .min({ at: 'visible_at' })
+      .where(visibleAt, '>', this.db.fn.now())
+      .where('visible_at', '<', this.db.raw(`'infinity'`))
+      .min({ at: visibleAt })
       .first();
     return row?.at ?? null;
+  }
+
+  /**
+   * One statement, no lock and no change: the receivable heads (as the receive statement finds them)
+   * by id, each followed by the un-acked rest of its correlation id, the first `max` in that order.
+   * Filtered by message type, every receivable head is looked at (a receive's order is over all of them).
+   */
+  private async peekReceivable(consumerId: string, max: number, filter: PeekFilter, gate?: ReceiveGate): Promise<PeekedMessage[]> {
+    const gated = gateConditions(gate);
+    const { rows } = await rawQuery<
+      Pick<Row<'deliveries'>, 'id' | 'message_id' | 'correlation_id' | 'receive_count'> & Pick<Row<'messages'>, 'message_type' | 'published_at' | 'body'>
+    >(
+      this.db,
+      `WITH heads AS (
+         SELECT id, correlation_id FROM (
+           SELECT DISTINCT ON (correlation_id) id, correlation_id, visible_at, receive_count, enqueued_at
+             FROM deliveries
+            WHERE consumer_id = :consumerId AND state <> 'acked'${filter.correlationId === undefined ? '' : ' AND correlation_id = :correlationId'}
+            ORDER BY correlation_id, id
+         ) h
+         WHERE visible_at <= now()${gated}
+         ORDER BY id${filter.messageType === undefined ? ' LIMIT :max' : ''}
+       ),
+       runs AS (
+         SELECT h.id AS head_id, f.id FROM heads h
+          CROSS JOIN LATERAL (
+            SELECT id FROM deliveries
+             WHERE consumer_id = :consumerId AND correlation_id = h.correlation_id AND id >= h.id AND state <> 'acked'
+             ORDER BY id LIMIT :max
+          ) f
+       )
+       SELECT d.id, d.message_id, d.correlation_id, d.receive_count, m.message_type, m.published_at, m.body
+         FROM runs r
+         JOIN deliveries d ON d.id = r.id
+         JOIN messages m ON m.workspace_id = d.workspace_id AND m.message_id = d.message_id
+        ${filter.messageType === undefined ? '' : 'WHERE m.message_type = :messageType'}
+        ORDER BY r.head_id, r.id
+        LIMIT :max`,
+      { consumerId, max, ...filter, ...gateBindings(gate) },
+    );
+    return rows.map((r) => ({
+      deliveryId: String(r.id),
+      messageId: r.message_id,
+      messageType: r.message_type,
+      correlationId: r.correlation_id,
+      publishedAt: r.published_at,
+      receiveCount: r.receive_count,
+      body: r.body,
+    }));
+  }
+
+  /**
+   * One statement: the receivable heads at the threshold, locked (SKIP LOCKED: a receive holding one
+   * decides first), become dead letters — queued, visible_at 'infinity', a new lease generation so an
+   * old receipt handle is stale — and each gets its dead_letters row.
+   */
+  private async moveToDeadLetters(consumerId: string, maxReceives: number): Promise<number> {
+    const moved = await rawQuery<never>(
+      this.db,
+      `WITH heads AS (
+         SELECT id FROM (
+           SELECT DISTINCT ON (correlation_id) id, visible_at, receive_count
+             FROM deliveries
+            WHERE consumer_id = :consumerId AND state <> 'acked'
+            ORDER BY correlation_id, id
+         ) h
+         WHERE visible_at <= now() AND receive_count >= :maxReceives
+       ),
+       due AS MATERIALIZED (
+         SELECT id FROM deliveries
+          WHERE id = ANY(ARRAY(SELECT id FROM heads)) AND state <> 'acked' AND visible_at <= now() AND receive_count >= :maxReceives
+          ORDER BY id FOR UPDATE SKIP LOCKED
+       ),
+       moved AS (
+         UPDATE deliveries d SET state = 'queued', visible_at = 'infinity', lease_generation = d.lease_generation + 1
+           FROM due WHERE d.id = due.id
+         RETURNING d.id, d.consumer_id, d.message_id, d.correlation_id, d.receive_count
+       )
+       INSERT INTO dead_letters (consumer_id, delivery_id, message_id, correlation_id, receive_count)
+       SELECT consumer_id, id, message_id, correlation_id, receive_count FROM moved`,
+      { consumerId, maxReceives },
+    );
+    return moved.rowCount;
+  }
+
+  /** One statement: cuts the leases still current and records both kinds of events. */
+  private async writeReceiveFaults(
+    consumerId: string,
+    faults: { cut: LeaseRef[]; leaseMs: number; delayed: string[]; delayMs: number },
+  ): Promise<Record<FaultKind, number>> {
+    const { rows } = await rawQuery<Pick<Row<'consumer_fault_events'>, 'kind'>>(
+      this.db,
+      `WITH cut AS (
+         UPDATE deliveries d SET visible_at = now() + (:leaseMs * interval '1 millisecond')
+           FROM unnest(:ids::bigint[], :generations::int[]) AS n(id, generation)
+          WHERE d.id = n.id AND d.consumer_id = :consumerId AND d.lease_generation = n.generation AND d.state = 'leased'
+         RETURNING d.id, d.message_id
+       )
+       INSERT INTO consumer_fault_events (consumer_id, delivery_id, message_id, kind, detail_ms)
+       SELECT :consumerId::text, id, message_id, 'early_expiry', :leaseMs::int FROM cut
+       UNION ALL
+       SELECT :consumerId::text, d.id, d.message_id, 'delay', :delayMs::int FROM deliveries d WHERE d.id = ANY(:delayed::bigint[]) AND d.consumer_id = :consumerId
+       RETURNING kind`,
+      { consumerId, leaseMs: faults.leaseMs, delayMs: faults.delayMs, delayed: faults.delayed, ...leaseArrays(faults.cut) },
+    );
+    const counts: Record<FaultKind, number> = { duplicate: 0, delay: 0, early_expiry: 0 };
+    for (const r of rows) counts[r.kind] += 1;
+    return counts;
   }
 }

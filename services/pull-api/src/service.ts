@@ -29,6 +29,7 @@ export interface PullApiServiceDeps {
 /** Consumer routes: receive (long poll), ack, nack, skills (spec §2.8, §4; DESIGN §5). */
 export function createPullApiService(deps: PullApiServiceDeps): Service {
   const notifier = createPgQueueNotifier({ url: deps.databaseUrl, logger: deps.logger });
+  const store = KnexQueueStore.create(deps.db);
   return {
     name: 'pull-api',
     routers: [
@@ -36,7 +37,8 @@ export function createPullApiService(deps: PullApiServiceDeps): Service {
         authenticator: deps.authenticator,
         connectionQuota: deps.connectionQuota,
         pull: {
-          store: KnexQueueStore.create(deps.db),
+          store,
+          tools: store,
           notifier,
           handles: createReceiptHandles(deps.receiptHandleKey),
           logger: deps.logger,

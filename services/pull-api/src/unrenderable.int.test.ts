@@ -58,6 +58,7 @@ function identity(): BearerIdentity {
     organisationId,
     appId,
     credentialVersion: 1,
+    consumerTools: null,
     claims: {
       iss: 'http://bus.test/v1/oauth',
       aud: 'http://bus.test',

@@ -10,6 +10,8 @@ import * as retention from './008_retention';
 import * as testerTools from './009_tester_tools';
 import * as awsPrincipals from './010_aws_principals';
 import * as identityProviders from './011_identity_providers';
+import * as consumerTools from './012_consumer_tools';
+import * as portalPeople from './013_portal_people';
 
 interface NamedMigration {
   name: string;
@@ -33,6 +35,8 @@ const MIGRATIONS: readonly NamedMigration[] = [
   { name: '009_tester_tools', migration: testerTools },
   { name: '010_aws_principals', migration: awsPrincipals },
   { name: '011_identity_providers', migration: identityProviders },
+  { name: '012_consumer_tools', migration: consumerTools },
+  { name: '013_portal_people', migration: portalPeople },
 ];
 
 export const migrationSource: Knex.MigrationSource<NamedMigration> = {

@@ -4,7 +4,7 @@
  */
 export type ViolationSource = 'schema' | 'conformance' | 'sequence' | 'policy';
 
-/** Spec 2.7. The one definition: @bus/http answers with it. */
+/** Spec 2.7. The one definition: @bus/som finds them, @bus/http answers with them. */
 export interface Violation {
   source: ViolationSource;
   /** A stable rule id from RULES. */

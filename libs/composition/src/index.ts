@@ -1,0 +1,2 @@
+export { processClients } from './clients';
+export type { AllProcessClients, Client, ProcessClients } from './clients';

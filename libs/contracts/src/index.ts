@@ -1,0 +1,4 @@
+export type { Violation, ViolationSource } from './violation';
+export { HttpError } from './http-error';
+export { REFUSAL_REASONS } from './queues';
+export type { DeadLetter, DeadLetterResolution, QueueOperations, QueueStats, ResolvedDeadLetter, RedriveOutcome, RedriveResult, RefusalReason, ReplayRequest, ReplayResult } from './queues';

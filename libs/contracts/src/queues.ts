@@ -1,0 +1,76 @@
+/**
+ * What the portal's admin API asks of delivery's consumer queues: replay from the archive, queue stats
+ * and the redrive of quarantined records. Delivery implements it (services/delivery queueOperations);
+ * the portal only knows this contract, and a composition root hands it the implementation.
+ */
+
+/**
+ * Why a record of bus.messages.v1 may not be delivered (invariant A): the `reason` of
+ * `quarantined_records` and of `bus_delivery_quarantined_total` (which also counts `workspace.unknown`,
+ * never stored).
+ */
+export type RefusalReason = 'headers.unreadable' | 'value.missing' | 'value.unreadable' | 'acceptance.missing' | 'acceptance.hash_mismatch';
+
+export const REFUSAL_REASONS: readonly RefusalReason[] = ['headers.unreadable', 'value.missing', 'value.unreadable', 'acceptance.missing', 'acceptance.hash_mismatch'];
+
+/** What a redrive did with one quarantined record (docs/admin.md, "Quarantine"). */
+export type RedriveResult =
+  | { id: string; outcome: 'redriven'; workspace_id: string; message_id: string; deliveries: number }
+  | { id: string; outcome: 'refused'; workspace_id: string | null; message_id: string | null; reason: RefusalReason }
+  | { id: string; outcome: 'not_found' };
+
+export type RedriveOutcome = RedriveResult['outcome'];
+
+export interface ReplayRequest {
+  workspaceId: string;
+  consumerId: string;
+  /** Every archived message of the workspace published at or after this time. */
+  since: Date;
+}
+
+export interface ReplayResult {
+  /** Records of the workspace read from the archive. */
+  scanned: number;
+  /** Deliveries made live again (new, or acked ones queued again). */
+  replayed: number;
+  /** Records of the workspace without a matching acceptance: never delivered (invariant A). */
+  skipped: number;
+}
+
+export interface QueueStats {
+  consumerId: string;
+  depth: number;
+  inFlight: number;
+  /** Open dead letters (counted in depth too: un-acked, never visible until redriven or discarded). */
+  deadLetters: number;
+  oldestEnqueuedAt: Date;
+}
+
+/** An open dead letter of a consumer (delivery's dead-letters.ts), as the admin API lists it. */
+export interface DeadLetter {
+  id: string;
+  message_id: string;
+  correlation_id: string;
+  /** Receives it had when it was dead-lettered. */
+  receive_count: number;
+  dead_lettered_at: string;
+}
+
+export type DeadLetterResolution = 'redriven' | 'discarded';
+
+export interface ResolvedDeadLetter extends DeadLetter {
+  resolution: DeadLetterResolution;
+  resolved_at: string;
+}
+
+export interface QueueOperations {
+  replay(req: ReplayRequest): Promise<ReplayResult>;
+  /** Undefined when the consumer has nothing un-acked. */
+  stats(consumerId: string): Promise<QueueStats | undefined>;
+  /** Each quarantined record's redrive, in the order of `ids`. */
+  redrive(ids: readonly string[]): Promise<RedriveResult[]>;
+  /** The consumer's open dead letters, oldest first. */
+  deadLetters(consumerId: string): Promise<{ dead_letters: DeadLetter[]; truncated: boolean }>;
+  /** Redrives or discards one open dead letter; undefined when the consumer has no such open one. */
+  resolveDeadLetter(consumerId: string, id: string, resolution: DeadLetterResolution): Promise<ResolvedDeadLetter | undefined>;
+}

@@ -1,0 +1,81 @@
+import { Counter, type Registry } from 'prom-client';
+import type { DeadLetter, DeadLetterResolution, ResolvedDeadLetter } from '@bus/contracts';
+import { DELIVERY_CHANNEL, rawQuery, type Knex, type Row } from '@bus/db';
+
+/**
+ * A consumer's dead letters (issue 17, docs/testing-tools.md): messages the pull API moved off the
+ * queue after the connection's receive threshold. Each stays its correlation id's un-acked head
+ * (visible_at 'infinity'), so the messages after it wait until the operator redrives or discards it.
+ * The rows' shapes are the admin API's contract (libs/contracts).
+ */
+
+/** The most dead letters one listing shows, oldest first; `truncated` says when there are more. */
+export const DEAD_LETTERS_LISTED = 1000;
+
+export interface DeadLetterMetrics {
+  resolved: Counter<'resolution'>;
+}
+
+export function createDeadLetterMetrics(registry: Registry): DeadLetterMetrics {
+  return {
+    resolved: new Counter({
+      name: 'bus_dead_letters_resolved_total',
+      help: 'Dead letters an operator redrove or discarded, by resolution',
+      labelNames: ['resolution'],
+      registers: [registry],
+    }),
+  };
+}
+
+type DeadLetterRow = Pick<Row<'dead_letters'>, 'id' | 'message_id' | 'correlation_id' | 'receive_count' | 'dead_lettered_at'>;
+
+const deadLetter = (r: DeadLetterRow): DeadLetter => ({
+  id: String(r.id),
+  message_id: r.message_id,
+  correlation_id: r.correlation_id,
+  receive_count: r.receive_count,
+  dead_lettered_at: r.dead_lettered_at.toISOString(),
+});
+
+/** The consumer's open dead letters, oldest first. */
+export async function listDeadLetters(db: Knex, consumerId: string): Promise<{ dead_letters: DeadLetter[]; truncated: boolean }> {
+  const rows = await db('dead_letters')
+    .where({ consumer_id: consumerId })
+    .whereNull('resolved_at')
+    .orderBy('id')
+    .limit(DEAD_LETTERS_LISTED + 1)
+    .select('id', 'message_id', 'correlation_id', 'receive_count', 'dead_lettered_at');
+  return { dead_letters: rows.slice(0, DEAD_LETTERS_LISTED).map(deadLetter), truncated: rows.length > DEAD_LETTERS_LISTED };
+}
+
+/**
+ * One statement: closes open dead letter `id` of `consumerId` and changes its delivery — redriven:
+ * queued and visible now, its receive count back to 0 (the full threshold again), first of its
+ * correlation id as before; discarded: acked, so the messages after it become receivable. Either way
+ * a new lease generation, and the consumer's long polls are woken. Undefined when there is no such
+ * open dead letter.
+ */
+export async function resolveDeadLetter(db: Knex, consumerId: string, id: string, resolution: DeadLetterResolution): Promise<ResolvedDeadLetter | undefined> {
+  const change =
+    resolution === 'redriven' ? `state = 'queued', visible_at = now(), receive_count = 0` : `state = 'acked', acked_at = now(), visible_at = now()`;
+  // The closed rows are the ones this statement resolved: their resolved_at is set.
+  const { rows } = await rawQuery<DeadLetterRow & { resolved_at: Date }>(
+    db,
+    `WITH closed AS (
+       UPDATE dead_letters SET resolved_at = now(), resolution = :resolution
+        WHERE id = :id AND consumer_id = :consumerId AND resolved_at IS NULL
+       RETURNING id, delivery_id, message_id, correlation_id, receive_count, dead_lettered_at, resolved_at
+     ),
+     changed AS (
+       UPDATE deliveries d SET ${change}, lease_generation = d.lease_generation + 1
+         FROM closed WHERE d.id = closed.delivery_id
+       RETURNING d.id
+     ),
+     woken AS (SELECT pg_notify(:channel, :consumerId) WHERE EXISTS (SELECT 1 FROM changed))
+     SELECT closed.*, (SELECT count(*) FROM woken) AS woken FROM closed`,
+    { id, consumerId, resolution, channel: DELIVERY_CHANNEL },
+  );
+  const row = rows[0];
+  if (!row) return undefined;
+  return { ...deadLetter(row), resolution, resolved_at: row.resolved_at.toISOString() };
+}

@@ -1,0 +1,105 @@
+import { Router, type Request } from 'express';
+import type { RequestValidation } from '@bus/http';
+import type { IdentityAdmin } from '@bus/identity';
+import * as body from '../admin-requests';
+import { identityCall } from '../admin-routes';
+import type { PeopleStore } from './people-store';
+import type { PortalData } from './portal-data';
+import { organisationsOf, allows } from './policy';
+import { requireSession } from './sign-in';
+
+export interface PortalApiDeps {
+  admin: IdentityAdmin;
+  data: PortalData;
+  people: PeopleStore;
+  /** Requests checked against schemas/openapi/portal.json (its `parameters` run in front, service.ts). */
+  requests: RequestValidation;
+}
+
+const BODY_BYTES = 4 * 1024;
+const AUDIT_PAGE = 100;
+
+/**
+ * The portal's own /api/* routes (schemas/openapi/portal.json; docs/portal.md): what the pages' script
+ * calls. Every route needs a session; every change is authorised by policy.ts and written to the audit
+ * log; state-changing requests passed the CSRF check in front (sign-in.ts).
+ */
+export function portalApiRoutes(deps: PortalApiDeps): Router {
+  const router = Router();
+  const jsonBody = async <T>(req: Request): Promise<T> => (await deps.requests.jsonBody(req, BODY_BYTES)) as T;
+
+  router.get('/api/portal/me', (_req, res) => {
+    const session = requireSession(res);
+    res.json({ subject: session.subject, name: session.name, grants: session.grants.map(grantView), csrf_token: session.csrfToken, expires_at: session.expiresAt.toISOString() });
+  });
+
+  router.get('/api/portal/organisations', async (_req, res) => {
+    res.json({ organisations: await deps.data.organisations(requireSession(res)) });
+  });
+
+  router.get('/api/portal/workspaces/:w', async (req, res) => {
+    res.json(await deps.data.workspace(requireSession(res), String(req.params.w)));
+  });
+
+  router.post('/api/portal/apps/:a/connections', async (req, res) => {
+    const session = requireSession(res);
+    const appId = String(req.params.a);
+    const target = await deps.data.authoriseOnApp(session, 'connection.create', appId);
+    const { kind } = await jsonBody<{ kind: 'producer' | 'consumer' }>(req);
+    const issued = await identityCall(() => deps.admin.createConnection({ appId, kind }));
+    await deps.data.audit(req, res, session, { action: `connection.create ${kind}`, target: issued.clientId, organisationId: target.organisationId, status: 201 });
+    res.status(201).json({ client_id: issued.clientId, client_secret: issued.clientSecret, credential_version: issued.credentialVersion });
+  });
+
+  router.post('/api/portal/connections/:c/rotate', async (req, res) => {
+    const session = requireSession(res);
+    const clientId = String(req.params.c);
+    const target = await deps.data.authoriseOnConnection(session, 'connection.rotate', clientId);
+    const { overlap_seconds: overlapSeconds } = await jsonBody<{ overlap_seconds: number }>(req);
+    const rotated = await identityCall(() => deps.admin.rotateCredential(clientId, { overlapSeconds }));
+    await deps.data.audit(req, res, session, { action: `connection.rotate overlap=${overlapSeconds}s`, target: clientId, organisationId: target.organisationId, status: 200 });
+    res.json({
+      client_id: rotated.clientId,
+      client_secret: rotated.clientSecret,
+      credential_version: rotated.credentialVersion,
+      previous_secret_usable_until: rotated.previousUsableUntil.toISOString(),
+    });
+  });
+
+  router.put('/api/portal/apps/:a/permissions', async (req, res) => {
+    const session = requireSession(res);
+    const appId = String(req.params.a);
+    const target = await deps.data.authoriseOnApp(session, 'app.permissions', appId);
+    const permissions = body.permissions(await jsonBody<body.PermissionsBody>(req));
+    await identityCall(() => deps.admin.setPermissions(appId, permissions));
+    await deps.data.audit(req, res, session, {
+      action: `app.permissions ${permissions.systemIds.length} system ids, ${permissions.messageTypes.length} message types`,
+      target: appId,
+      organisationId: target.organisationId,
+      status: 200,
+    });
+    res.json({ app_id: appId, permissions: { system_ids: permissions.systemIds, message_types: permissions.messageTypes } });
+  });
+
+  router.post('/api/portal/connections/:c/revoke', async (req, res) => {
+    const session = requireSession(res);
+    const clientId = String(req.params.c);
+    const target = await deps.data.authoriseOnConnection(session, 'connection.revoke', clientId);
+    await identityCall(() => deps.admin.revokeConnection(clientId));
+    await deps.data.audit(req, res, session, { action: 'connection.revoke', target: clientId, organisationId: target.organisationId, status: 200 });
+    res.json({ client_id: clientId, status: 'revoked' });
+  });
+
+  router.get('/api/portal/audit', async (_req, res) => {
+    const session = requireSession(res);
+    const scope = organisationsOf(session.grants);
+    const readable = scope.ids.filter((id) => allows(session.grants, 'audit.read', { organisationId: id }));
+    res.json({ entries: await deps.people.auditEntries({ all: scope.all, organisationIds: readable }, AUDIT_PAGE) });
+  });
+
+  return router;
+}
+
+function grantView(grant: { role: string; organisationId?: string }): { role: string; organisation_id: string | null } {
+  return { role: grant.role, organisation_id: grant.organisationId ?? null };
+}

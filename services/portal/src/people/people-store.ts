@@ -1,0 +1,174 @@
+import { createHash, randomBytes } from 'node:crypto';
+import type { Knex } from '@bus/db';
+import type { Grant } from './policy';
+
+/** A sign-in is refused this long after it began (the person took too long at the provider). */
+export const SIGN_IN_VALIDITY_MS = 10 * 60_000;
+
+export interface Session {
+  subject: string;
+  name: string;
+  grants: Grant[];
+  csrfToken: string;
+  expiresAt: Date;
+}
+
+export interface AuditEntry {
+  actorKind: 'person' | 'operator_basic';
+  actor: string;
+  action: string;
+  target: string;
+  organisationId: string | null;
+  sourceAddress: string;
+  requestId: string | null;
+  status: number;
+}
+
+export interface AuditView {
+  id: string;
+  at: string;
+  actor_kind: 'person' | 'operator_basic';
+  actor: string;
+  action: string;
+  target: string;
+  organisation_id: string | null;
+  source_address: string;
+  status: number;
+}
+
+/** The admin API's collections whose changes are audited with the organisation they belong to. */
+export type AuditedCollection = 'organisations' | 'workspaces' | 'apps' | 'connections';
+
+/** A fresh random token (cookie, state, CSRF): 32 bytes, base64url. */
+export function randomToken(): string {
+  return randomBytes(32).toString('base64url');
+}
+
+/** What is stored of a cookie or state: its SHA-256, so a read of the table yields nothing usable. */
+function digest(token: string): string {
+  return createHash('sha256').update(token, 'utf8').digest('hex');
+}
+
+/** Sign-ins in progress, sessions and the audit log in Postgres (migration 013_portal_people). */
+export class PeopleStore {
+  constructor(private readonly db: Knex) {}
+
+  async beginSignIn(state: string, codeVerifier: string, nonce: string): Promise<void> {
+    await this.db('portal_logins').insert({ state_hash: digest(state), code_verifier: codeVerifier, nonce });
+  }
+
+  /** Takes (once) the sign-in of this state, if it began less than SIGN_IN_VALIDITY_MS ago. */
+  async takeSignIn(state: string): Promise<{ codeVerifier: string; nonce: string } | undefined> {
+    const rows = (await this.db('portal_logins')
+      .where({ state_hash: digest(state) })
+      .delete()
+      .returning(['code_verifier', 'nonce', 'created_at'])) as Array<{ code_verifier: string; nonce: string; created_at: Date }>;
+    const row = rows[0];
+    if (!row || Date.now() - row.created_at.getTime() > SIGN_IN_VALIDITY_MS) return undefined;
+    return { codeVerifier: row.code_verifier, nonce: row.nonce };
+  }
+
+  /** A new session; answers the cookie value (kept only as its hash). */
+  async createSession(person: { subject: string; name: string; grants: Grant[] }, maxAgeMs: number): Promise<{ cookie: string; session: Session }> {
+    const cookie = randomToken();
+    const session: Session = { ...person, csrfToken: randomToken(), expiresAt: new Date(Date.now() + maxAgeMs) };
+    await this.db('portal_sessions').insert({
+      id_hash: digest(cookie),
+      subject: session.subject,
+      name: session.name,
+      grants: JSON.stringify(session.grants),
+      csrf_token: session.csrfToken,
+      expires_at: session.expiresAt,
+    });
+    return { cookie, session };
+  }
+
+  /**
+   * The live session of a cookie, marked as used now: one statement, so a session past its idle or
+   * absolute timeout is never extended and never answered.
+   */
+  async touchSession(cookie: string, idleTimeoutMs: number): Promise<Session | undefined> {
+    const rows = (await this.db('portal_sessions')
+      .where({ id_hash: digest(cookie) })
+      .andWhere('expires_at', '>', this.db.fn.now())
+      .andWhereRaw('last_seen_at > now() - make_interval(secs => ?)', [idleTimeoutMs / 1000])
+      .update({ last_seen_at: this.db.fn.now() })
+      .returning(['subject', 'name', 'grants', 'csrf_token', 'expires_at'])) as Array<{
+      subject: string;
+      name: string;
+      grants: Grant[];
+      csrf_token: string;
+      expires_at: Date;
+    }>;
+    const row = rows[0];
+    return row && { subject: row.subject, name: row.name, grants: row.grants, csrfToken: row.csrf_token, expiresAt: row.expires_at };
+  }
+
+  async endSession(cookie: string): Promise<void> {
+    await this.db('portal_sessions').where({ id_hash: digest(cookie) }).delete();
+  }
+
+  async audit(entry: AuditEntry): Promise<void> {
+    await this.db('audit_log').insert({
+      actor_kind: entry.actorKind,
+      actor: entry.actor,
+      action: entry.action,
+      target: entry.target,
+      organisation_id: entry.organisationId,
+      source_address: entry.sourceAddress,
+      request_id: entry.requestId,
+      status: entry.status,
+    });
+  }
+
+  /**
+   * The organisation an admin change's target belongs to, for its audit entry: an organisation is its
+   * own; a workspace, app or connection is its workspace's house (as the portal's entries are). Null
+   * when there is no such target (a refused create, a removed connection).
+   */
+  async organisationOfTarget(collection: AuditedCollection, id: string): Promise<string | null> {
+    const query =
+      collection === 'organisations'
+        ? this.db('organisations').where({ id }).first({ organisation_id: 'id' })
+        : collection === 'workspaces'
+          ? this.db('workspaces').where({ id }).first('organisation_id')
+          : collection === 'apps'
+            ? this.db('apps').join('workspaces', 'workspaces.id', 'apps.workspace_id').where('apps.id', id).first('workspaces.organisation_id')
+            : this.db('connections')
+                .join('apps', 'apps.id', 'connections.app_id')
+                .join('workspaces', 'workspaces.id', 'apps.workspace_id')
+                .where('connections.id', id)
+                .first('workspaces.organisation_id');
+    const row = (await query) as { organisation_id: string } | undefined;
+    return row?.organisation_id ?? null;
+  }
+
+  /** The newest entries, of the given organisations only unless `all` (the operator). */
+  async auditEntries(scope: { all: boolean; organisationIds: string[] }, limit: number): Promise<AuditView[]> {
+    const query = this.db('audit_log').orderBy('id', 'desc').limit(limit);
+    if (!scope.all) query.whereIn('organisation_id', scope.organisationIds);
+    const rows = (await query.select('id', 'at', 'actor_kind', 'actor', 'action', 'target', 'organisation_id', 'source_address', 'status')) as Array<
+      Omit<AuditView, 'at' | 'id'> & { id: string | number; at: Date }
+    >;
+    return rows.map((r) => ({ ...r, id: String(r.id), at: r.at.toISOString() }));
+  }
+
+  /** Messages each workspace accepted since midnight UTC (today's usage against the daily quota). */
+  async acceptedToday(workspaceIds: readonly string[]): Promise<Map<string, number>> {
+    if (workspaceIds.length === 0) return new Map();
+    const rows = (await this.db('accepted_messages')
+      .whereIn('workspace_id', workspaceIds)
+      .andWhereRaw("accepted_at >= date_trunc('day', now() AT TIME ZONE 'UTC') AT TIME ZONE 'UTC'")
+      .groupBy('workspace_id')
+      .select('workspace_id')
+      .count({ count: '*' })) as Array<{ workspace_id: string; count: string | number }>;
+    return new Map(rows.map((r) => [r.workspace_id, Number(r.count)]));
+  }
+
+  /** The workspaces in which these organisations own apps (what a vendor sees). */
+  async workspacesWithAppsOf(organisationIds: readonly string[]): Promise<string[]> {
+    if (organisationIds.length === 0) return [];
+    const rows = (await this.db('apps').whereIn('organisation_id', organisationIds).distinct('workspace_id')) as Array<{ workspace_id: string }>;
+    return rows.map((r) => r.workspace_id);
+  }
+}

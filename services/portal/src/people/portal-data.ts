@@ -1,0 +1,103 @@
+import type { Request, Response } from 'express';
+import { sourceAddress } from '@bus/limits';
+import type { AdminStore, AppView, ConnectionView, OrganisationView, WorkspaceView } from '../admin-store';
+import { AdminNotFoundError } from '../errors';
+import { PortalForbiddenError } from './errors';
+import type { PeopleStore, Session } from './people-store';
+import { allows, organisationsOf, type Action, type Target } from './policy';
+
+export interface PortalDataDeps {
+  /** Its failures are the 503 admin.unavailable (service.ts wraps it). */
+  store: AdminStore;
+  people: PeopleStore;
+}
+
+export type WorkspaceUsage = WorkspaceView & { accepted_today: number };
+export type OrganisationWithWorkspaces = OrganisationView & { workspaces: WorkspaceUsage[] };
+export type AppWithConnections = AppView & { connections: ConnectionView[] };
+
+/**
+ * What a person sees and changes, each decided by policy.ts on the server: the pages and the portal
+ * /api/* routes both read through here, so a page never shows what the API would refuse.
+ */
+export class PortalData {
+  constructor(private readonly deps: PortalDataDeps) {}
+
+  /** The organisations a person has a role in (all for the operator), with the workspaces they may see. */
+  async organisations(session: Session): Promise<OrganisationWithWorkspaces[]> {
+    const scope = organisationsOf(session.grants);
+    const organisations = scope.all
+      ? await this.deps.store.organisations()
+      : (await Promise.all(scope.ids.map((id) => this.deps.store.organisation(id)))).filter((o): o is OrganisationView => o !== undefined);
+    const vendorWorkspaceIds = new Set(await this.deps.people.workspacesWithAppsOf(organisations.map((o) => o.id)));
+    const candidates = scope.all
+      ? await this.deps.store.workspaces({})
+      : [
+          ...(await Promise.all(organisations.map((o) => this.deps.store.workspaces({ organisationId: o.id })))).flat(),
+          ...(await Promise.all([...vendorWorkspaceIds].map((id) => this.deps.store.workspace(id)))).filter((w): w is WorkspaceView => w !== undefined),
+        ];
+    const visible = dedupe(candidates).filter((w) => this.mayReadWorkspace(session, w, vendorWorkspaceIds));
+    const usage = await this.deps.people.acceptedToday(visible.map((w) => w.id));
+    const withUsage = visible.map((w) => ({ ...w, accepted_today: usage.get(w.id) ?? 0 }));
+    return organisations
+      .filter((o) => allows(session.grants, 'organisation.read', { organisationId: o.id }))
+      .map((o) => ({ ...o, workspaces: withUsage.filter((w) => w.organisation_id === o.id || (o.kind === 'vendor' && vendorWorkspaceIds.has(w.id))) }));
+  }
+
+  /** One workspace with the apps (and their connections) the person may read in it; 404 when none. */
+  async workspace(session: Session, workspaceId: string): Promise<{ workspace: WorkspaceView; apps: AppWithConnections[] }> {
+    const workspace = await this.deps.store.workspace(workspaceId);
+    if (!workspace) throw new AdminNotFoundError('workspace', workspaceId);
+    const apps = (await this.deps.store.apps({ workspaceId })).filter((a) => allows(session.grants, 'app.read', appTarget(workspace, a)));
+    if (apps.length === 0 && !allows(session.grants, 'workspace.read', { organisationId: workspace.organisation_id })) {
+      throw new PortalForbiddenError('reading this workspace');
+    }
+    const connections = await this.deps.store.connections({ workspaceId });
+    return { workspace, apps: apps.map((a) => ({ ...a, connections: connections.filter((c) => c.app_id === a.id) })) };
+  }
+
+  /** Whether the person may do `action` to a connection of `app` (for the pages' buttons). */
+  mayOnApp(session: Session, action: Action, workspace: WorkspaceView, app: AppView): boolean {
+    return allows(session.grants, action, appTarget(workspace, app));
+  }
+
+  /** The app's target, or 403 when the person may not do `action` to it (404 when there is no such app). */
+  async authoriseOnApp(session: Session, action: Action, appId: string): Promise<Target> {
+    const app = await this.deps.store.app(appId);
+    if (!app) throw new AdminNotFoundError('app', appId);
+    const workspace = await this.deps.store.workspace(app.workspace_id);
+    if (!workspace) throw new AdminNotFoundError('workspace', app.workspace_id);
+    const target = appTarget(workspace, app);
+    if (!allows(session.grants, action, target)) throw new PortalForbiddenError(action);
+    return target;
+  }
+
+  async authoriseOnConnection(session: Session, action: Action, clientId: string): Promise<Target> {
+    const connection = await this.deps.store.connection(clientId);
+    if (!connection) throw new AdminNotFoundError('connection', clientId);
+    return this.authoriseOnApp(session, action, connection.app_id);
+  }
+
+  /** Writes the audit entry of a change a person made (never a secret: the route names ids only). */
+  async audit(req: Request, res: Response, session: Session, entry: { action: string; target: string; organisationId: string; status: number }): Promise<void> {
+    await this.deps.people.audit({
+      actorKind: 'person',
+      actor: `${session.name} (${session.subject})`,
+      ...entry,
+      sourceAddress: sourceAddress(req),
+      requestId: typeof res.locals.requestId === 'string' ? res.locals.requestId : null,
+    });
+  }
+
+  private mayReadWorkspace(session: Session, workspace: WorkspaceView, vendorWorkspaceIds: ReadonlySet<string>): boolean {
+    return allows(session.grants, 'workspace.read', { organisationId: workspace.organisation_id }) || vendorWorkspaceIds.has(workspace.id);
+  }
+}
+
+function appTarget(workspace: WorkspaceView, app: AppView): Target {
+  return { organisationId: workspace.organisation_id, ownerId: app.organisation_id };
+}
+
+function dedupe(workspaces: readonly WorkspaceView[]): WorkspaceView[] {
+  return [...new Map(workspaces.map((w) => [w.id, w])).values()];
+}

@@ -1,0 +1,181 @@
+import { timingSafeEqual } from 'node:crypto';
+import { Router, type NextFunction, type Request, type Response } from 'express';
+import * as oidc from 'openid-client';
+import type { Logger } from '@bus/observability';
+import type { PeopleSignIn } from './config';
+import { CsrfRefusedError, PortalUnavailableError, SignInFailedError, SignInRequiredError } from './errors';
+import { randomToken, SIGN_IN_VALIDITY_MS, type PeopleStore, type Session } from './people-store';
+import { grantsOfClaim } from './policy';
+
+const LOGIN_COOKIE = 'bus_portal_login';
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+/** The session cookie's name: the __Host- prefix (Secure, path /, no Domain) wherever cookies are Secure. */
+export function sessionCookieName(signIn: PeopleSignIn): string {
+  return signIn.secureCookies ? '__Host-bus_portal_session' : 'bus_portal_session';
+}
+
+/** One cookie of the request's Cookie header. */
+export function cookieOf(req: Request, name: string): string | undefined {
+  for (const part of (req.header('cookie') ?? '').split(';')) {
+    const eq = part.indexOf('=');
+    if (eq > 0 && part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim();
+  }
+  return undefined;
+}
+
+/** The signed-in person of this request (set by `loadSession`), if any. */
+export function sessionOf(res: Response): Session | undefined {
+  return res.locals.portalSession as Session | undefined;
+}
+
+/** The signed-in person, or 401 portal.sign_in_required. */
+export function requireSession(res: Response): Session {
+  const session = sessionOf(res);
+  if (!session) throw new SignInRequiredError();
+  return session;
+}
+
+export interface SignInDeps {
+  signIn: PeopleSignIn;
+  /** Its failures are the 503 portal.unavailable (service.ts wraps it). */
+  store: PeopleStore;
+  logger: Logger;
+}
+
+/**
+ * The provider's configuration, discovered at the first sign-in and kept; a failed discovery is
+ * retried at the next one (the portal starts while its provider is down, and signs people in once
+ * it is up).
+ */
+function discoverer(signIn: PeopleSignIn): () => Promise<oidc.Configuration> {
+  let discovered: Promise<oidc.Configuration> | undefined;
+  const issuer = new URL(signIn.issuer);
+  return () => {
+    discovered ??= oidc
+      .discovery(issuer, signIn.clientId, signIn.clientSecret, undefined, {
+        // Plain http only for a loopback provider (config.ts refuses it elsewhere).
+        ...(issuer.protocol === 'http:' ? { execute: [oidc.allowInsecureRequests] } : {}),
+        timeout: 5,
+      })
+      .catch((err: unknown) => {
+        discovered = undefined;
+        throw new PortalUnavailableError(err);
+      });
+    return discovered;
+  };
+}
+
+/**
+ * Sign-in (OIDC authorization code + PKCE), the session in front of every portal page and /api/portal
+ * route, CSRF on every state-changing request, and sign-out (docs/portal.md).
+ */
+export function signInRoutes(deps: SignInDeps): { routes: Router; loadSession: Router } {
+  const { signIn, store } = deps;
+  const providerConfig = discoverer(signIn);
+  const sessionCookie = sessionCookieName(signIn);
+  const cookieBase = { httpOnly: true, secure: signIn.secureCookies, sameSite: 'lax' as const };
+
+  const loadSession = Router();
+  loadSession.use(['/portal', '/api/portal'], async (req: Request, res: Response, next: NextFunction) => {
+    res.set('Cache-Control', 'no-store');
+    const cookie = cookieOf(req, sessionCookie);
+    const session = cookie === undefined ? undefined : await store.touchSession(cookie, signIn.idleTimeoutMs);
+    if (session) res.locals.portalSession = session;
+    if (!SAFE_METHODS.has(req.method)) {
+      // Every state-changing request carries the session's CSRF token: a header (the pages' script)
+      // or, for the plain sign-out form, a form field. SameSite=Lax is a second line, not the only one.
+      if (!session) throw new SignInRequiredError();
+      const presented = req.header('x-csrf-token') ?? (await formField(req, 'csrf_token'));
+      if (!presented || !sameToken(presented, session.csrfToken)) throw new CsrfRefusedError();
+    }
+    next();
+  });
+
+  const routes = Router();
+  routes.get('/portal/login', async (_req, res) => {
+    const config = await providerConfig();
+    const state = randomToken();
+    const nonce = randomToken();
+    const codeVerifier = oidc.randomPKCECodeVerifier();
+    await store.beginSignIn(state, codeVerifier, nonce);
+    const authorization = oidc.buildAuthorizationUrl(config, {
+      redirect_uri: signIn.redirectUrl,
+      scope: signIn.scopes,
+      state,
+      nonce,
+      code_challenge: await oidc.calculatePKCECodeChallenge(codeVerifier),
+      code_challenge_method: 'S256',
+    });
+    // The state is bound to this browser too: a callback carrying someone else's state is refused.
+    res.cookie(LOGIN_COOKIE, state, { ...cookieBase, path: '/portal/callback', maxAge: SIGN_IN_VALIDITY_MS });
+    res.redirect(303, authorization.href);
+  });
+
+  routes.get('/portal/callback', async (req, res) => {
+    const state = typeof req.query.state === 'string' ? req.query.state : '';
+    const browserState = cookieOf(req, LOGIN_COOKIE);
+    res.clearCookie(LOGIN_COOKIE, { ...cookieBase, path: '/portal/callback' });
+    if (!state || !browserState || !sameToken(state, browserState)) throw new SignInFailedError('this browser did not start this sign-in');
+    const pending = await store.takeSignIn(state);
+    if (!pending) throw new SignInFailedError('the sign-in expired or was already used');
+    const config = await providerConfig();
+    const callbackUrl = new URL(signIn.redirectUrl);
+    callbackUrl.search = new URL(req.originalUrl, 'http://portal.invalid').search;
+    let claims: Record<string, unknown>;
+    try {
+      const tokens = await oidc.authorizationCodeGrant(config, callbackUrl, {
+        pkceCodeVerifier: pending.codeVerifier,
+        expectedState: state,
+        expectedNonce: pending.nonce,
+        idTokenExpected: true,
+      });
+      const idClaims = tokens.claims()!;
+      const userinfo = await oidc.fetchUserInfo(config, tokens.access_token, idClaims.sub);
+      claims = { ...userinfo, ...idClaims };
+    } catch (err) {
+      // The provider refusing the code (or an invalid ID token) is the person's 400; an unreachable
+      // provider is a 503 whose cause is logged by the error middleware.
+      if (err instanceof oidc.ResponseBodyError || err instanceof oidc.AuthorizationResponseError || err instanceof Error && err.name === 'OperationProcessingError') {
+        throw new SignInFailedError('the identity provider refused the sign-in', err);
+      }
+      throw new PortalUnavailableError(err);
+    }
+    const grants = grantsOfClaim(claims[signIn.accessClaim]);
+    if (grants.length === 0) throw new SignInFailedError(`your account has no roles for this bus (claim ${signIn.accessClaim})`);
+    const subject = String(claims.sub);
+    const name = typeof claims.name === 'string' ? claims.name : typeof claims.email === 'string' ? claims.email : subject;
+    const { cookie } = await store.createSession({ subject, name, grants }, signIn.maxAgeMs);
+    res.cookie(sessionCookie, cookie, { ...cookieBase, path: '/', maxAge: signIn.maxAgeMs });
+    deps.logger.info({ subject, roles: grants.map((g) => g.role) }, 'portal sign-in');
+    res.redirect(303, '/portal');
+  });
+
+  routes.post('/portal/logout', async (req, res) => {
+    const cookie = cookieOf(req, sessionCookie);
+    if (cookie !== undefined) await store.endSession(cookie);
+    res.clearCookie(sessionCookie, { ...cookieBase, path: '/' });
+    res.redirect(303, '/portal');
+  });
+
+  return { routes, loadSession };
+}
+
+function sameToken(presented: string, expected: string): boolean {
+  const a = Buffer.from(presented);
+  const b = Buffer.from(expected);
+  return a.length === b.length && timingSafeEqual(a, b);
+}
+
+/** A field of a small urlencoded form body (the sign-out form); undefined for any other body. */
+async function formField(req: Request, field: string): Promise<string | undefined> {
+  if (!req.is('application/x-www-form-urlencoded')) return undefined;
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > 4096) return undefined;
+    chunks.push(chunk);
+  }
+  return new URLSearchParams(Buffer.concat(chunks).toString('utf8')).get(field) ?? undefined;
+}

@@ -1,0 +1,373 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { mkdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { chromium, type Browser, type BrowserContext, type Locator, type Page } from 'playwright-core';
+import { openapi, som } from '@bus/schemas';
+import { createOpenApiChecker, eventually, freePort, REPO_ROOT, startNodeProcess, withClient } from '@bus/testing';
+import { startBus, type RunningBus } from '../support/bus';
+
+/**
+ * The portal for people (issue 21) in a real browser: Debian's chromium driven by playwright-core,
+ * signing in through the real OIDC flow against the local provider (deploy/local/oidc-provider.mjs)
+ * on the compiled all-in-one bus. Screenshots of the main pages go to .local/browser/.
+ */
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const SCREENSHOTS = path.join(REPO_ROOT, '.local', 'browser');
+const DEMO_HOUSE = 'odemohouse222';
+const DEMO_APP = 'ademostudio22';
+/** The demo vendor's app in the demo workspace (seed.ts). */
+const VENDOR_APP = 'ademovendor22';
+const portalApi = createOpenApiChecker(openapi.portal);
+
+let provider: ChildProcess;
+let bus: RunningBus;
+let portalUrl: string;
+let browser: Browser;
+let demoWorkspace: string;
+
+async function startProvider(port: number, redirectUrl: string, clientSecret: string): Promise<ChildProcess> {
+  const child = spawn(process.execPath, [path.join(REPO_ROOT, 'deploy/local/oidc-provider.mjs')], {
+    env: { PATH: process.env.PATH ?? '', OIDC_PORT: String(port), OIDC_CLIENT_ID: 'bus-portal', OIDC_CLIENT_SECRET: clientSecret, OIDC_REDIRECT_URL: redirectUrl },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout!.on('data', (d: Buffer) => (output += d.toString('utf8')));
+  await eventually(async () => output, (o) => o.includes('oidc provider ready'), { timeoutMs: 15_000, what: 'the local OIDC provider' });
+  return child;
+}
+
+beforeAll(async () => {
+  const [oidcPort, portalPort] = [await freePort(), await freePort()];
+  portalUrl = `http://127.0.0.1:${portalPort}`;
+  const clientSecret = randomBytes(24).toString('hex');
+  provider = await startProvider(oidcPort, `${portalUrl}/portal/callback`, clientSecret);
+  bus = await startBus({
+    PORTAL_PORT: String(portalPort),
+    PORTAL_OIDC_ISSUER: `http://127.0.0.1:${oidcPort}`,
+    PORTAL_OIDC_CLIENT_ID: 'bus-portal',
+    PORTAL_OIDC_CLIENT_SECRET: clientSecret,
+    PORTAL_OIDC_REDIRECT_URL: `${portalUrl}/portal/callback`,
+  });
+  // The demo house, its workspace and app, as `npm run up` seeds them.
+  const seed = startNodeProcess('services/all-in-one/dist/seed.js', { ...bus.env, PORTAL_URL: portalUrl, BUS_DEMO_ENV_FILE: path.join(SCREENSHOTS, `demo-${randomUUID()}.env`) });
+  expect(await seed.exited).toBe(0);
+  demoWorkspace = /demo tenant (w[a-z2-7]{12})/.exec(seed.output())![1]!;
+  mkdirSync(SCREENSHOTS, { recursive: true });
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+}, 180_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await bus?.stop();
+  provider?.kill('SIGTERM');
+}, 30_000);
+
+/** A fresh browser profile signed in as `login` through the provider's form and consent page. */
+async function signIn(login: string): Promise<{ context: BrowserContext; page: Page }> {
+  const context = await browser.newContext();
+  await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: portalUrl });
+  const page = await context.newPage();
+  await page.goto(`${portalUrl}/portal`);
+  await page.getByRole('link', { name: 'Sign in' }).click();
+  await page.locator('input[name="login"]').fill(login);
+  await page.locator('input[name="password"]').fill('any password');
+  await page.getByRole('button', { name: 'Sign-in' }).click();
+  await page.getByRole('button', { name: 'Continue' }).click();
+  await page.waitForURL(`${portalUrl}/portal`);
+  return { context, page };
+}
+
+/** A call of the admin API as the operator (HTTP Basic): what busctl does. */
+async function adminCall(method: string, route: string, body?: unknown): Promise<{ id: string } & Record<string, unknown>> {
+  const res = await fetch(`${portalUrl}${route}`, {
+    method,
+    headers: {
+      Authorization: `Basic ${Buffer.from(`${bus.env.OPERATOR_CLIENT_ID}:${bus.env.OPERATOR_CLIENT_SECRET}`).toString('base64')}`,
+      ...(body === undefined ? {} : { 'Content-Type': 'application/json' }),
+    },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  expect(res.status).toBeLessThan(300);
+  return (await res.json()) as { id: string } & Record<string, unknown>;
+}
+
+/** A call of the portal API from inside the signed-in page (its cookie), checked against portal.json. */
+async function apiCall(page: Page, method: string, route: string, body?: unknown, csrf: 'session' | 'none' = 'session') {
+  const token = csrf === 'session' ? await page.locator('meta[name="csrf-token"]').getAttribute('content') : null;
+  const res = await page.request.fetch(`${portalUrl}${route}`, {
+    method,
+    headers: { ...(token ? { 'X-CSRF-Token': token } : {}), ...(body === undefined ? {} : { 'Content-Type': 'application/json' }) },
+    ...(body === undefined ? {} : { data: JSON.stringify(body) }),
+  });
+  const observed = { status: res.status(), headers: res.headers(), body: await res.json().catch(() => undefined), text: await res.text() };
+  portalApi.check(method, route, observed);
+  return observed;
+}
+
+/** The bus's answer to a token request with these client credentials (200, or 401 for a secret that no longer works). */
+async function tokenRequest(clientId: string, secret: string): Promise<Response> {
+  return fetch(`${bus.busUrl}/v1/oauth/token`, {
+    method: 'POST',
+    headers: { Authorization: `Basic ${Buffer.from(`${clientId}:${secret}`).toString('base64')}`, 'Content-Type': 'application/x-www-form-urlencoded' },
+    body: 'grant_type=client_credentials',
+  });
+}
+
+/** The messages the organisations page counts as accepted today in the demo workspace. */
+async function acceptedToday(page: Page): Promise<number> {
+  await page.goto(`${portalUrl}/portal`);
+  return Number(await page.getByRole('row', { name: new RegExp(demoWorkspace) }).getByRole('cell').nth(3).textContent());
+}
+
+/** Screenshots are attached to reports: the secret shown once is masked in them. */
+const NO_SECRETS = (page: Page) => ({ mask: [page.locator('#secret-value')], maskColor: '#c8c8c8' });
+
+/** The section of one app on a workspace page. */
+function appSection(page: Page, appName: string): Locator {
+  return page.locator('section', { has: page.getByRole('heading', { name: `App ${appName}` }) });
+}
+
+/** axe-core in the page: no serious or critical violations. */
+async function expectAccessible(page: Page): Promise<void> {
+  await page.evaluate(readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8'));
+  const violations = await page.evaluate(async () => {
+    const result = await (globalThis as unknown as { axe: { run(): Promise<{ violations: Array<{ id: string; impact: string | null }> }> } }).axe.run();
+    return result.violations.map((v) => ({ id: v.id, impact: v.impact }));
+  });
+  expect(violations.filter((v) => v.impact === 'serious' || v.impact === 'critical')).toEqual([]);
+}
+
+describe('the portal in a browser', () => {
+  it.each([
+    ['operator', 'Olive Operator'],
+    ['house-admin', 'Hana House-Admin'],
+    ['vendor', 'Vic Vendor'],
+    ['viewer', 'Vera Viewer'],
+  ])('signs in the %s through the real OIDC flow, and the page passes axe', async (login, name) => {
+    const { context, page } = await signIn(login);
+    expect(await page.content()).toContain(name);
+    await expectAccessible(page);
+    await page.screenshot({ path: path.join(SCREENSHOTS, `organisations-${login}.png`), fullPage: true });
+    await context.close();
+  }, 60_000);
+
+  it('lets a house admin create a producer connection, copy its secret once, get a token with it, publish and see the message counted', async () => {
+    const { context, page } = await signIn('house-admin');
+    expect(await page.content()).toContain(demoWorkspace);
+    const countedBefore = await acceptedToday(page);
+    await page.getByRole('link', { name: /Demo/ }).first().click();
+    await page.waitForURL(`${portalUrl}/portal/workspaces/${demoWorkspace}`);
+    await expectAccessible(page);
+    const studio = appSection(page, 'Demo studio');
+    await studio.getByLabel(/New connection of/).selectOption('producer');
+    await studio.getByRole('button', { name: 'Create connection' }).click();
+    await page.getByText('you will not see this again').waitFor();
+    await page.getByRole('button', { name: 'Copy secret' }).click();
+    await page.getByText('copied to the clipboard').waitFor();
+    const secret = await page.evaluate(() => (globalThis as unknown as { navigator: { clipboard: { readText(): Promise<string> } } }).navigator.clipboard.readText());
+    const clientId = await page.locator('#secret-client-id').textContent();
+    expect(secret).toMatch(/^sbs_/);
+    await page.screenshot({ path: path.join(SCREENSHOTS, 'workspace-secret-shown.png'), fullPage: true, ...NO_SECRETS(page) });
+
+    const tokenRes = await tokenRequest(clientId!, secret);
+    expect(tokenRes.status).toBe(200);
+    const { access_token: accessToken } = (await tokenRes.json()) as { access_token: string };
+    const message = { ...(som.examples['story.context'] as Record<string, unknown>), system_id: 'demo.studio', message_id: randomUUID(), correlation_id: randomUUID(), occurred_at: new Date().toISOString() };
+    const published = await fetch(`${bus.busUrl}/v1/tenants/${demoWorkspace}/messages`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${accessToken}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify(message),
+    });
+    expect(published.status).toBe(202);
+
+    // The secret is shown once: a reload shows the connection, never the secret again.
+    await page.getByRole('button', { name: 'Done' }).click();
+    await page.getByText(clientId!).first().waitFor();
+    expect(await page.content()).not.toContain(secret);
+    // The change is in the audit log, by name, without the secret.
+    const audit = await apiCall(page, 'GET', '/api/portal/audit');
+    const entries = (audit.body as { entries: Array<{ actor: string; action: string; target: string }> }).entries;
+    expect(entries).toContainEqual(expect.objectContaining({ actor: 'Hana House-Admin (house-admin)', action: 'connection.create producer', target: clientId }));
+    expect(audit.text).not.toContain(secret);
+    // The organisations page counts the message.
+    await eventually(() => acceptedToday(page), (n) => n === countedBefore + 1, { what: 'the published message counted on the organisations page' });
+    await context.close();
+  }, 90_000);
+
+  it('rotates a secret with an overlap: the page says until when the previous one works, and it stops after that', async () => {
+    const { context, page } = await signIn('house-admin');
+    const created = await apiCall(page, 'POST', `/api/portal/apps/${DEMO_APP}/connections`, { kind: 'producer' });
+    const { client_id: clientId, client_secret: oldSecret } = created.body as { client_id: string; client_secret: string };
+    await page.goto(`${portalUrl}/portal/workspaces/${demoWorkspace}`);
+    await page.locator(`#overlap-${clientId}`).fill('4');
+    await page.getByRole('button', { name: `Rotate ${clientId}` }).click();
+    await page.getByText('you will not see this again').waitFor();
+    const newSecret = await page.locator('#secret-value').inputValue();
+    const overlap = (await page.locator('#secret-overlap').textContent()) ?? '';
+    const usableUntil = new Date(/keeps working until (\S+)\.$/.exec(overlap)![1]!).getTime();
+    expect(usableUntil - Date.now()).toBeGreaterThan(0);
+    expect(usableUntil - Date.now()).toBeLessThanOrEqual(4_000);
+    await page.screenshot({ path: path.join(SCREENSHOTS, 'workspace-rotated.png'), fullPage: true, ...NO_SECRETS(page) });
+
+    expect((await tokenRequest(clientId, newSecret)).status).toBe(200);
+    // The previous secret: accepted until the time shown, refused from then on.
+    const seen: Array<{ status: number; at: number }> = [];
+    await eventually(
+      async () => {
+        const status = (await tokenRequest(clientId, oldSecret)).status;
+        seen.push({ status, at: Date.now() });
+        return status;
+      },
+      (status) => status === 401,
+      { timeoutMs: 20_000, intervalMs: 1_000, what: 'the previous secret to stop working' },
+    );
+    expect(seen[0]).toMatchObject({ status: 200 });
+    expect(seen.filter((s) => s.status === 200).every((s) => s.at <= usableUntil + 1_000)).toBe(true);
+    expect(seen.at(-1)!.at).toBeGreaterThanOrEqual(usableUntil);
+    expect(seen.map((s) => s.status).filter((s) => s !== 200 && s !== 401)).toEqual([]);
+    await context.close();
+  }, 60_000);
+
+  it("lets a house admin set what its vendor's app may publish; the vendor and a viewer are refused", async () => {
+    const { context, page } = await signIn('house-admin');
+    await page.goto(`${portalUrl}/portal/workspaces/${demoWorkspace}`);
+    const vendorApp = appSection(page, 'Demo vendor widget');
+    await vendorApp.getByLabel('System ids').fill('demo.vendor, demo.vendor.beta');
+    await vendorApp.getByLabel('Message types').fill('telling.started telling.ended');
+    await vendorApp.getByRole('button', { name: 'Save permissions of Demo vendor widget' }).click();
+    // The page reloads with the new lists.
+    await appSection(page, 'Demo vendor widget').getByText(/^May publish as system ids demo\.vendor, demo\.vendor\.beta; message types telling\.(ended, telling\.started|started, telling\.ended)\.$/).waitFor();
+    const seen = await apiCall(page, 'GET', `/api/portal/workspaces/${demoWorkspace}`);
+    const app = (seen.body as { apps: Array<{ id: string; permissions: unknown }> }).apps.find((a) => a.id === VENDOR_APP);
+    const { system_ids: systemIds, message_types: messageTypes } = app?.permissions as { system_ids: string[]; message_types: string[] };
+    expect([[...systemIds].sort(), [...messageTypes].sort()]).toEqual([['demo.vendor', 'demo.vendor.beta'], ['telling.ended', 'telling.started']]);
+    await expectAccessible(page);
+    await context.close();
+
+    for (const login of ['vendor', 'viewer']) {
+      const other = await signIn(login);
+      await other.page.goto(`${portalUrl}/portal/workspaces/${demoWorkspace}`);
+      expect(await other.page.getByRole('button', { name: /Save permissions/ }).count()).toBe(0);
+      const refused = await apiCall(other.page, 'PUT', `/api/portal/apps/${VENDOR_APP}/permissions`, { system_ids: ['demo.everything'] });
+      expect(refused).toMatchObject({ status: 403, body: { code: 'portal.forbidden' } });
+      await other.context.close();
+    }
+  }, 90_000);
+
+  it("writes the admin API's changes to the audit log under the operator, with the organisation, for the house's admin to read", async () => {
+    const created = await adminCall('POST', '/api/admin/connections', { app_id: DEMO_APP, kind: 'consumer' });
+    const clientId = created.client_id as string;
+    await adminCall('POST', `/api/admin/connections/${clientId}/revoke`);
+    const { context, page } = await signIn('house-admin');
+    const audit = await eventually(
+      () => apiCall(page, 'GET', '/api/portal/audit'),
+      (a) => a.text.includes(`/api/admin/connections/${clientId}/revoke`),
+      { what: 'the admin changes in the audit log' },
+    );
+    expect((audit.body as { entries: unknown[] }).entries).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ actor_kind: 'operator_basic', actor: 'operator', action: 'POST /api/admin/connections', target: clientId, organisation_id: DEMO_HOUSE, status: 201 }),
+        expect.objectContaining({ actor_kind: 'operator_basic', action: `POST /api/admin/connections/${clientId}/revoke`, organisation_id: DEMO_HOUSE, status: 200 }),
+      ]),
+    );
+    expect(audit.text).not.toContain(created.client_secret as string);
+    await page.goto(`${portalUrl}/portal/audit`);
+    expect(await page.content()).toContain(`/api/admin/connections/${clientId}/revoke`);
+    await expectAccessible(page);
+    await page.screenshot({ path: path.join(SCREENSHOTS, 'audit.png'), fullPage: true });
+    await context.close();
+  }, 60_000);
+
+  it('answers an error of a page with an HTML page a person can read, and the portal API with JSON', async () => {
+    const { context, page } = await signIn('house-admin');
+    const missing = 'wnosuchspace2';
+    const answer = await page.goto(`${portalUrl}/portal/workspaces/${missing}`);
+    expect(answer!.status()).toBe(404);
+    expect(answer!.headers()['content-type']).toMatch(/^text\/html/);
+    await page.getByRole('heading', { name: /^404: / }).waitFor();
+    await page.getByRole('link', { name: 'Back to the portal' }).waitFor();
+    await expectAccessible(page);
+    const api = await apiCall(page, 'GET', `/api/portal/workspaces/${missing}`, undefined, 'none');
+    expect(api.status).toBe(404);
+    expect(api.headers['content-type']).toMatch(/^application\/json/);
+    expect(api.body).toMatchObject({ code: 'admin.not_found' });
+    // A sign-in that this browser did not start: a readable 400 with the way to start again.
+    const forged = await page.goto(`${portalUrl}/portal/callback?state=forged&code=forged`);
+    expect(forged!.status()).toBe(400);
+    await page.getByRole('heading', { name: /^400: Sign-in failed/ }).waitFor();
+    await context.close();
+  }, 60_000);
+
+  it('shows a viewer no change controls, and the server refuses the change itself with 403', async () => {
+    const { context, page } = await signIn('viewer');
+    await page.goto(`${portalUrl}/portal/workspaces/${demoWorkspace}`);
+    expect(await page.getByRole('button', { name: 'Create connection' }).count()).toBe(0);
+    expect(await page.getByRole('button', { name: /Rotate|Revoke/ }).count()).toBe(0);
+    const refused = await apiCall(page, 'POST', `/api/portal/apps/${DEMO_APP}/connections`, { kind: 'producer' });
+    expect(refused.status).toBe(403);
+    expect(refused.body).toMatchObject({ code: 'portal.forbidden' });
+    await context.close();
+  }, 60_000);
+
+  it("shows a vendor its own app in the house's workspace, and nothing of the house's or another vendor's", async () => {
+    // A second vendor invited into the same workspace, by the operator.
+    const other = await adminCall('POST', '/api/admin/organisations', { name: 'Other vendor', kind: 'vendor' });
+    const otherApp = await adminCall('POST', '/api/admin/apps', { workspace_id: demoWorkspace, organisation_id: other.id, name: 'Other vendor widget' });
+    const { context, page } = await signIn('vendor');
+    const seen = await apiCall(page, 'GET', `/api/portal/workspaces/${demoWorkspace}`);
+    expect(seen.status).toBe(200);
+    expect((seen.body as { apps: Array<{ id: string }> }).apps.map((a) => a.id)).toEqual([VENDOR_APP]);
+    await page.goto(`${portalUrl}/portal/workspaces/${demoWorkspace}`);
+    const html = await page.content();
+    expect(html).toContain(VENDOR_APP);
+    expect(html).not.toContain(DEMO_APP);
+    expect(html).not.toContain(otherApp.id);
+    await expectAccessible(page);
+    for (const app of [DEMO_APP, otherApp.id]) {
+      const create = await apiCall(page, 'POST', `/api/portal/apps/${app}/connections`, { kind: 'producer' });
+      expect(create.status).toBe(403);
+    }
+    await context.close();
+  }, 60_000);
+
+  it('refuses a change without the session\'s CSRF token', async () => {
+    const { context, page } = await signIn('house-admin');
+    const refused = await apiCall(page, 'POST', `/api/portal/apps/${DEMO_APP}/connections`, { kind: 'producer' }, 'none');
+    expect(refused.status).toBe(403);
+    expect(refused.body).toMatchObject({ code: 'portal.csrf' });
+    await context.close();
+  }, 60_000);
+
+  it('ends a session left idle past PORTAL_SESSION_IDLE_TIMEOUT: the API answers 401 and the page offers sign-in', async () => {
+    const { context, page } = await signIn('house-admin');
+    expect((await apiCall(page, 'GET', '/api/portal/me')).status).toBe(200);
+    // Idle for 31 minutes (the default timeout is 30): the session's last use moved into the past.
+    await withClient(bus.env.DATABASE_URL!, (db) => db.query("UPDATE portal_sessions SET last_seen_at = now() - interval '31 minutes' WHERE subject = 'house-admin'"));
+    const ended = await apiCall(page, 'GET', '/api/portal/me');
+    expect(ended.status).toBe(401);
+    expect(ended.body).toMatchObject({ code: 'portal.sign_in_required' });
+    await page.goto(`${portalUrl}/portal`);
+    await page.getByRole('link', { name: 'Sign in' }).waitFor();
+    await expectAccessible(page);
+    await page.screenshot({ path: path.join(SCREENSHOTS, 'sign-in.png') });
+    await context.close();
+  }, 60_000);
+
+  it('ends a session PORTAL_SESSION_MAX_AGE after sign-in, however recently it was used', async () => {
+    const { context, page } = await signIn('viewer');
+    expect((await apiCall(page, 'GET', '/api/portal/me')).status).toBe(200);
+    // Used a moment ago, but signed in longer ago than the absolute timeout allows.
+    await withClient(bus.env.DATABASE_URL!, (db) => db.query("UPDATE portal_sessions SET expires_at = now() - interval '1 second' WHERE subject = 'viewer'"));
+    const ended = await apiCall(page, 'GET', '/api/portal/me');
+    expect(ended.status).toBe(401);
+    expect(ended.body).toMatchObject({ code: 'portal.sign_in_required' });
+    await page.goto(`${portalUrl}/portal`);
+    await page.getByRole('link', { name: 'Sign in' }).waitFor();
+    await context.close();
+  }, 60_000);
+});
