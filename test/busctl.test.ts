@@ -115,7 +115,7 @@ describe('busctl against the running bus (compiled all-in-one and CLI)', () => {
     expect(refused.stderr).toContain(`    - ${LOCALE_PROBLEM}\n`);
     expect(await ok(['registration', 'list', '--consumer', consumer])).not.toContain('locale');
 
-    expect(await ok(['queue', 'stats', '--consumer', consumer])).toBe(`client_id   ${consumer}\ndepth       0\nin_flight   0\noldest_age  -\n`);
+    expect(await ok(['queue', 'stats', '--consumer', consumer])).toBe(`client_id     ${consumer}\ndepth         0\nin_flight     0\ndead_letters  0\noldest_age    -\n`);
 
     // The messages topic is shared by every bus on this Kafka, so a replay since an hour ago may scan
     // other tests' traffic for a while: that one is only started; the one waited for starts with this test.
