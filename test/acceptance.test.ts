@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
+import { BusConsumer, type ReceivedMessage } from '@bus/client';
 import { som } from '@bus/schemas';
 import { startBus, type RunningBus } from './support/bus';
 import { bearerCall } from './support/bus-call';
@@ -107,7 +108,7 @@ let bus: RunningBus;
 let tenants: TenantFixture;
 let house: Tenant;
 let producerToken: string;
-let consumerToken: string;
+let consumer: BusConsumer;
 
 beforeAll(async () => {
   bus = await startBus();
@@ -117,33 +118,20 @@ beforeAll(async () => {
   // A run publishes and receives faster than the standard tier's 20 requests a second.
   await tenants.admin.setQuota('workspace', house.workspaceId, { tier: 'high' });
   producerToken = await tenants.token(house.producer);
-  consumerToken = await tenants.token(house.consumer);
+  consumer = new BusConsumer({ baseUrl: bus.busUrl, ...house.consumer });
 }, 180_000);
 afterAll(async () => {
   await tenants?.close();
   await bus?.stop();
 }, 30_000);
 
-interface Received {
-  receipt_handle: string;
-  message_id: string;
-  envelope: unknown;
-}
-
-const consumerPath = (route: string) => `/v1/tenants/${house.workspaceId}/consumers/${house.consumer.clientId}/${route}`;
-
 /** Receives (and acks) until `messageId` arrives; returns it and every message id seen on the way. */
-async function receiveUntil(messageId: string): Promise<{ found: Received; seen: string[] }> {
+async function receiveUntil(messageId: string): Promise<{ found: ReceivedMessage; seen: string[] }> {
   const seen: string[] = [];
   const deadline = Date.now() + 30_000;
   while (Date.now() < deadline) {
-    const res = await bearerCall(bus, 'GET', `${consumerPath('messages')}?wait_seconds=10&max_messages=10`, consumerToken);
-    expect(res.status).toBe(200);
-    const messages = (res.body as { messages: Received[] }).messages;
-    if (messages.length > 0) {
-      const acked = await bearerCall(bus, 'POST', consumerPath('ack'), consumerToken, { receipt_handles: messages.map((m) => m.receipt_handle) });
-      expect(acked.status).toBe(200);
-    }
+    const messages = await consumer.receive({ waitSeconds: 10, maxMessages: 10 });
+    if (messages.length > 0) await consumer.ack(messages.map((m) => m.receipt_handle));
     seen.push(...messages.map((m) => m.message_id));
     const found = messages.find((m) => m.message_id === messageId);
     if (found) return { found, seen };

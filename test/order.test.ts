@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { som } from '@bus/schemas';
-import { eventually, seededRandom } from '@bus/testing';
+import { openapi, som } from '@bus/schemas';
+import { createOpenApiChecker, eventually, fetchObserved, seededRandom } from '@bus/testing';
 import { startBus, type RunningBus } from './support/bus';
 import { bearerCall } from './support/bus-call';
 import { deliveryCaughtUp } from './support/delivery';
@@ -23,16 +23,27 @@ import { TenantFixture, type Tenant } from './support/tenants';
  * - per correlation id, the successful acks were sent in publish order.
  * `ORDER_CHECK_SEED` fixes every receiver's and publisher's choices (the interleaving is the machine's);
  * `ORDER_CHECK_HTTP_MESSAGES` scales the run.
+ *
+ * The same checker runs again, smaller, for a consumer with every Sandbox fault on (issue 17,
+ * docs/testing-tools.md): ordering and nothing lost hold as they are; "acked exactly once" becomes "at
+ * least once, and at most once more than the duplicates the message trace says were injected for it".
  */
 const MESSAGES = Number(process.env.ORDER_CHECK_HTTP_MESSAGES ?? 600);
 const GROUPS = 20;
 const RECEIVERS = 4;
+const FAULTED_MESSAGES = 60;
+const FAULTED_GROUPS = 6;
 const SYSTEM_ID = 'storyteller.web';
+const adminApi = createOpenApiChecker(openapi.admin);
 
 interface Received {
   receipt_handle: string;
   message_id: string;
   correlation_id: string;
+}
+interface DeliveryTrace {
+  consumer_id: string;
+  faults: Array<{ kind: string }>;
 }
 
 let bus: RunningBus;
@@ -40,6 +51,7 @@ let tenants: TenantFixture;
 let tenant: Tenant;
 let producerToken: string;
 let consumerToken: string;
+let operator: string;
 
 beforeAll(async () => {
   // The checker's own traffic is far above one source address's and the whole API's spec limits.
@@ -49,6 +61,7 @@ beforeAll(async () => {
   await tenants.db('workspaces').where({ id: tenant.workspaceId }).update({ quota_tier: 'custom', custom_per_second: 200, custom_burst: 400, custom_per_day: 10_000_000 });
   producerToken = await tenants.token(tenant.producer);
   consumerToken = await tenants.token(tenant.consumer);
+  operator = `Basic ${Buffer.from(`${bus.env.OPERATOR_CLIENT_ID}:${bus.env.OPERATOR_CLIENT_SECRET}`).toString('base64')}`;
   await deliveryCaughtUp(bus);
 }, 180_000);
 afterAll(async () => {
@@ -56,7 +69,6 @@ afterAll(async () => {
   await bus?.stop();
 }, 30_000);
 
-const consumerPath = (route: string) => `/v1/tenants/${tenant.workspaceId}/consumers/${tenant.consumer.clientId}/${route}`;
 const storyContext = (messageId: string, correlationId: string) => ({
   ...(som.examples['story.context'] as Record<string, unknown>),
   message_id: messageId,
@@ -91,21 +103,49 @@ function call(method: 'GET' | 'POST', path: string, bearer: string, body?: unkno
   );
 }
 
-it(`keeps FIFO per correlation id over HTTP: ${MESSAGES} messages, ${GROUPS} correlation ids, ${RECEIVERS} concurrent receivers with random nacks, delays and lease expiries`, async () => {
+interface Consumer {
+  clientId: string;
+  token: string;
+}
+interface CheckerRun {
+  seed: number;
+  published: number;
+  /** Message id → every ack of it that answered `done`, in the order they were sent. */
+  acks: Map<string, Array<{ sentAt: number; receiver: number }>>;
+  /** Ordering violations (and unknown messages); empty when invariant C held. */
+  violations: string[];
+}
+
+const consumerPath = (consumer: Consumer, route: string) => `/v1/tenants/${tenant.workspaceId}/consumers/${consumer.clientId}/${route}`;
+
+/** Un-acked messages of the consumer's queue, from the operator's queue stats. */
+async function queueDepth(consumer: Consumer): Promise<number> {
+  const response = await fetchObserved(`${bus.portalUrl}/api/admin/connections/${consumer.clientId}/queue`, { headers: { Authorization: operator } });
+  adminApi.check('GET', `/api/admin/connections/${consumer.clientId}/queue`, response);
+  expect(response.status).toBe(200);
+  return (response.body as { depth: number }).depth;
+}
+
+/**
+ * Publishes `messages` messages on `groups` correlation ids while RECEIVERS clients of `consumer`
+ * receive, settle and ack them until every message has an ack that answered `done` and the queue is
+ * empty (a `done` the bus dropped as an injected duplicate leaves the message un-acked: it comes back).
+ */
+async function runOrderChecker(consumer: Consumer, messages: number, groups: number): Promise<CheckerRun> {
   const seed = Number(process.env.ORDER_CHECK_SEED ?? Date.now() % 1_000_000);
   const random = seededRandom(seed);
   // Publish order per correlation id: ids[group][index], and message id → (group, index).
-  const ids: string[][] = Array.from({ length: GROUPS }, () => []);
-  for (let i = 0; i < MESSAGES; i++) ids[Math.floor(random() * GROUPS)]!.push(randomUUID());
+  const ids: string[][] = Array.from({ length: groups }, () => []);
+  for (let i = 0; i < messages; i++) ids[Math.floor(random() * groups)]!.push(randomUUID());
   const position = new Map(ids.flatMap((group, g) => group.map((id, index) => [id, { group: g, index }] as const)));
 
   const violations: string[] = [];
   const receives: Array<{ answeredAt: number; receiver: number; messages: string[] }> = [];
   const acks = new Map<string, Array<{ sentAt: number; receiver: number }>>();
-  let acked = 0;
   let published = 0;
   let failed = false;
   const deadline = Date.now() + 120_000;
+  const finished = async () => acks.size >= messages && (await queueDepth(consumer)) === 0;
 
   // One publisher per correlation id, each in order (a 202 before the next), all at once: acceptance
   // order per correlation id is this order.
@@ -120,10 +160,10 @@ it(`keeps FIFO per correlation id over HTTP: ${MESSAGES} messages, ${GROUPS} cor
 
   const receiver = async (id: number) => {
     const choose = seededRandom(seed * 31 + id + 1);
-    while (acked < MESSAGES && Date.now() < deadline && !failed) {
+    while (Date.now() < deadline && !failed && !(await finished())) {
       const max = 1 + Math.floor(choose() * 10);
       const visibility = 1 + Math.floor(choose() * 2);
-      const { response, answeredAt } = await call('GET', `${consumerPath('messages')}?max_messages=${max}&wait_seconds=1&visibility_timeout=${visibility}`, consumerToken);
+      const { response, answeredAt } = await call('GET', `${consumerPath(consumer, 'messages')}?max_messages=${max}&wait_seconds=1&visibility_timeout=${visibility}`, consumer.token);
       expect(response.status).toBe(200);
       const got = (response.body as { messages: Received[] }).messages;
       receives.push({ answeredAt, receiver: id, messages: got.map((m) => m.message_id) });
@@ -137,18 +177,17 @@ it(`keeps FIFO per correlation id over HTTP: ${MESSAGES} messages, ${GROUPS} cor
           if (action < 0.08) break; // lease left to expire; the rest of the run with it
           if (action < 0.14) {
             const delay = action < 0.11 ? 0 : 1;
-            const { response: nack } = await call('POST', consumerPath('nack'), consumerToken, { receipt_handles: [m.receipt_handle], delay_seconds: delay });
+            const { response: nack } = await call('POST', consumerPath(consumer, 'nack'), consumer.token, { receipt_handles: [m.receipt_handle], delay_seconds: delay });
             expect(nack.status).toBe(200);
             break; // the nack released the run after it
           }
           // Now and then an ack after the lease ended: another receiver may have taken the message.
           if (action > 0.96) await processingTime(visibility * 1000 * (0.8 + choose() * 0.6));
-          const { response: ack, sentAt } = await call('POST', consumerPath('ack'), consumerToken, { receipt_handles: [m.receipt_handle] });
+          const { response: ack, sentAt } = await call('POST', consumerPath(consumer, 'ack'), consumer.token, { receipt_handles: [m.receipt_handle] });
           expect(ack.status).toBe(200);
           const [result] = (ack.body as { results: Array<{ status: string }> }).results;
           if (result?.status !== 'done') break; // stale: someone else holds it now; never ack past it
           acks.set(m.message_id, [...(acks.get(m.message_id) ?? []), { sentAt, receiver: id }]);
-          acked++;
         }
       };
       await Promise.all([...runs.values()].map(settleRun));
@@ -163,8 +202,9 @@ it(`keeps FIFO per correlation id over HTTP: ${MESSAGES} messages, ${GROUPS} cor
     });
   await Promise.all([...publishing, ...Array.from({ length: RECEIVERS }, (_, i) => receiver(i))].map(stopOnFailure));
 
-  // Never handed out while an earlier one of its correlation id is un-acked; a run is gap-free, in order.
-  const ackSentAt = (messageId: string) => acks.get(messageId)?.[0]?.sentAt ?? Number.POSITIVE_INFINITY;
+  // The ack that settled a message is its last `done` (an earlier one can only be a dropped duplicate):
+  // never handed out while an earlier one of its correlation id is un-acked; a run is gap-free, in order.
+  const ackSentAt = (messageId: string) => acks.get(messageId)?.at(-1)?.sentAt ?? Number.POSITIVE_INFINITY;
   for (const r of receives) {
     const seen = new Map<number, number>(); // group → last index in this answer
     for (const messageId of r.messages) {
@@ -187,12 +227,9 @@ it(`keeps FIFO per correlation id over HTTP: ${MESSAGES} messages, ${GROUPS} cor
       seen.set(p.group, p.index);
     }
   }
-  // Every message acked exactly once, and per correlation id in publish order.
-  for (const [messageId, p] of position) {
-    const done = acks.get(messageId) ?? [];
-    if (done.length !== 1) violations.push(`group ${p.group} #${p.index} acked ${done.length} times`);
-  }
-  for (let group = 0; group < GROUPS; group++) {
+  // Every message acked, and per correlation id in publish order.
+  for (const [messageId, p] of position) if (!acks.has(messageId)) violations.push(`group ${p.group} #${p.index} was never acked`);
+  for (let group = 0; group < groups; group++) {
     const order = ids[group]!
       .filter((id) => acks.has(id))
       .sort((a, b) => ackSentAt(a) - ackSentAt(b))
@@ -201,9 +238,46 @@ it(`keeps FIFO per correlation id over HTTP: ${MESSAGES} messages, ${GROUPS} cor
     if (order.join() !== expected.join()) violations.push(`group ${group} was acked in the order ${order.join(',')}`);
   }
 
-  const report = violations.length > 0 ? [`${violations.length} violations (seed ${seed}); the first:`, ...violations.slice(0, 20)] : [];
-  expect({ published, acked, violations: report }).toEqual({ published: MESSAGES, acked: MESSAGES, violations: [] });
   // Nothing is left for the consumer.
-  const { response: rest } = await call('GET', `${consumerPath('messages')}?wait_seconds=0`, consumerToken);
+  const { response: rest } = await call('GET', `${consumerPath(consumer, 'messages')}?wait_seconds=0`, consumer.token);
   expect((rest.body as { messages: unknown[] }).messages).toEqual([]);
+  return { seed, published, acks, violations };
+}
+
+const report = (run: CheckerRun) => (run.violations.length > 0 ? [`${run.violations.length} violations (seed ${run.seed}); the first:`, ...run.violations.slice(0, 20)] : []);
+
+it(`keeps FIFO per correlation id over HTTP: ${MESSAGES} messages, ${GROUPS} correlation ids, ${RECEIVERS} concurrent receivers with random nacks, delays and lease expiries`, async () => {
+  const run = await runOrderChecker({ clientId: tenant.consumer.clientId, token: consumerToken }, MESSAGES, GROUPS);
+  const ackedOnce = [...run.acks.values()].filter((done) => done.length === 1).length;
+  expect({ published: run.published, ackedOnce, violations: report(run) }).toEqual({ published: MESSAGES, ackedOnce: MESSAGES, violations: [] });
+}, 150_000);
+
+it(`keeps FIFO and loses nothing with the consumer's Sandbox faults on (duplicates, delay, early lease expiry): ${FAULTED_MESSAGES} messages, ${FAULTED_GROUPS} correlation ids`, async () => {
+  const credential = await tenants.admin.createConnection({ appId: tenant.appId, kind: 'consumer' });
+  // Set before the connection's first call, so its first authentication reads them with it.
+  const faults = await fetchObserved(`${bus.portalUrl}/api/admin/connections/${credential.clientId}/faults`, {
+    method: 'PUT',
+    headers: { Authorization: operator, 'Content-Type': 'application/json' },
+    body: JSON.stringify({ duplicate_rate: 0.3, delay_ms: 200, early_expiry_rate: 0.2 }),
+  });
+  adminApi.check('PUT', `/api/admin/connections/${credential.clientId}/faults`, faults);
+  expect(faults.status).toBe(200);
+  const consumer = { clientId: credential.clientId, token: await tenants.token(credential) };
+
+  const run = await runOrderChecker(consumer, FAULTED_MESSAGES, FAULTED_GROUPS);
+
+  // Acked at least once, and at most once more than the duplicates the bus says it injected for it.
+  const injected = new Map<string, number>();
+  const offBound: string[] = [];
+  for (const [messageId, done] of run.acks) {
+    const trace = await bearerCall(bus, 'GET', `/v1/tenants/${tenant.workspaceId}/messages/${messageId}`, producerToken);
+    expect(trace.status).toBe(200);
+    const delivery = (trace.body as { deliveries: DeliveryTrace[] }).deliveries.find((d) => d.consumer_id === consumer.clientId)!;
+    for (const fault of delivery.faults) injected.set(fault.kind, (injected.get(fault.kind) ?? 0) + 1);
+    const duplicates = delivery.faults.filter((f) => f.kind === 'duplicate').length;
+    if (done.length > 1 + duplicates) offBound.push(`${messageId} acked ${done.length} times with ${duplicates} duplicates injected`);
+  }
+  expect({ published: run.published, acked: run.acks.size, offBound, violations: report(run) }).toEqual({ published: FAULTED_MESSAGES, acked: FAULTED_MESSAGES, offBound: [], violations: [] });
+  // The faults were on: each kind happened.
+  expect(Object.fromEntries(injected)).toEqual({ duplicate: expect.any(Number), delay: FAULTED_MESSAGES, early_expiry: expect.any(Number) });
 }, 150_000);

@@ -6,6 +6,7 @@ import pino from 'pino';
 import { Registry } from 'prom-client';
 import { loadConfig } from '@bus/config';
 import { createDatabase, retentionConfig, retentionSettings, type Knex } from '@bus/db';
+import { BusConsumer } from '@bus/client';
 import { createRetentionSweeper, type RetentionSweeper } from '@bus/delivery';
 import { som } from '@bus/schemas';
 import { eventually } from '@bus/testing';
@@ -21,7 +22,7 @@ let bus: RunningBus;
 let tenants: TenantFixture;
 let house: Tenant;
 let producerToken: string;
-let consumerToken: string;
+let consumer: BusConsumer;
 let db: Knex;
 let sweeper: RetentionSweeper;
 /** The test sweeper's clock, as an offset from real time. */
@@ -32,7 +33,7 @@ beforeAll(async () => {
   tenants = await TenantFixture.create(bus);
   house = await tenants.tenant({ systemIds: ['storyteller.web'], messageTypes: Object.keys(som.examples) });
   producerToken = await tenants.token(house.producer);
-  consumerToken = await tenants.token(house.consumer);
+  consumer = new BusConsumer({ baseUrl: bus.busUrl, ...house.consumer });
   db = createDatabase({ url: bus.env.DATABASE_URL as string, poolMax: 4, applicationName: 'retention-e2e' });
   // The same windows the bus reads from the same variables.
   const settings = retentionSettings({ ...loadConfig(retentionConfig, bus.env), KAFKA_MESSAGES_RETENTION: 30 * DAY });
@@ -53,17 +54,15 @@ const started = (): Message => ({
   occurred_at: new Date().toISOString(),
 });
 const publish = (m: Message) => bearerCall(bus, 'POST', `/v1/tenants/${house.workspaceId}/messages`, producerToken, m);
-const consumerPath = (route: string) => `/v1/tenants/${house.workspaceId}/consumers/${house.consumer.clientId}/${route}`;
 
 /** Receives and acks until every id in `expected` came (more than once is allowed: at least once). */
 async function receiveAndAck(expected: ReadonlySet<string>, seen = new Map<string, number>()): Promise<Map<string, number>> {
   const missing = () => [...expected].filter((id) => !seen.has(id));
   await eventually(
     async () => {
-      const res = await bearerCall(bus, 'GET', `${consumerPath('messages')}?max_messages=10&wait_seconds=2`, consumerToken);
-      const got = (res.body as { messages: Array<{ message_id: string; receipt_handle: string }> }).messages;
+      const got = await consumer.receive({ maxMessages: 10, waitSeconds: 2 });
       for (const m of got) seen.set(m.message_id, (seen.get(m.message_id) ?? 0) + 1);
-      if (got.length > 0) await bearerCall(bus, 'POST', consumerPath('ack'), consumerToken, { receipt_handles: got.map((m) => m.receipt_handle) });
+      if (got.length > 0) await consumer.ack(got.map((m) => m.receipt_handle));
       return missing();
     },
     (left) => left.length === 0,
@@ -96,8 +95,7 @@ describe('retention while the bus runs', () => {
     // Published again, but this consumer's queue still holds its acked delivery of that message_id
     // (queues keep deliveries 14 days, acked ones too): it gets no second copy (docs/gateway.md).
     await deliveryCaughtUp(bus);
-    const again = await bearerCall(bus, 'GET', `${consumerPath('messages')}?wait_seconds=0`, consumerToken);
-    expect(again.body).toEqual({ messages: [] });
+    expect(await consumer.receive({ waitSeconds: 0 })).toEqual([]);
     offsetMs = 0;
   }, 120_000);
 

@@ -178,12 +178,57 @@ describe('renderTrace', () => {
         'accepted_at     2026-11-22T06:00:00.000Z',
         'kafka           partition 2, offset 41',
         '',
-        'CONSUMER       STATE                              ENQUEUED_AT               VISIBLE_AT  RECEIVES  NACKS  LAST_NACKED_AT            ACKED_AT',
-        'cconsumer2345  acked                              2026-11-22T06:00:01.000Z  -           2         1      2026-11-22T06:00:05.000Z  2026-11-22T06:00:09.000Z',
-        'crevoked23456  not_enqueued (connection revoked)  -                         -           0         0      -                         -',
+        'CONSUMER       STATE                              ENQUEUED_AT               VISIBLE_AT  RECEIVES  NACKS  LAST_NACKED_AT            ACKED_AT                  DEAD_LETTER  FAULTS',
+        'cconsumer2345  acked                              2026-11-22T06:00:01.000Z  -           2         1      2026-11-22T06:00:05.000Z  2026-11-22T06:00:09.000Z  -            -',
+        'crevoked23456  not_enqueued (connection revoked)  -                         -           0         0      -                         -                         -            -',
         '',
       ].join('\n'),
     );
+  });
+
+  it("shows each delivery's dead letter and injected faults, then every fault with its time and detail", () => {
+    const trace: MessageTrace = {
+      message_id: 'm2',
+      message_type: 'story.context',
+      correlation_id: 'c-2',
+      producer_connection_id: 'cproducer2345',
+      accepted_at: '2026-11-22T07:00:00.000Z',
+      kafka: { partition: 0, offset: '7' },
+      deliveries: [
+        {
+          consumer_id: 'cfaulted23456',
+          connection_status: 'active',
+          state: 'dead_lettered',
+          enqueued_at: '2026-11-22T07:00:01.000Z',
+          visible_at: null,
+          receive_count: 3,
+          acked_at: null,
+          nack_count: 0,
+          last_nacked_at: null,
+          dead_letter: { dead_lettered_at: '2026-11-22T07:00:30.000Z', resolution: null, resolved_at: null },
+          faults: [
+            { kind: 'delay', at: '2026-11-22T07:00:01.000Z', detail_ms: 200 },
+            { kind: 'duplicate', at: '2026-11-22T07:00:10.000Z', detail_ms: null },
+            { kind: 'early_expiry', at: '2026-11-22T07:00:20.000Z', detail_ms: 1000 },
+            { kind: 'early_expiry', at: '2026-11-22T07:00:25.000Z', detail_ms: 1000 },
+          ],
+        },
+        { consumer_id: 'credriven2345', connection_status: 'active', state: 'acked', enqueued_at: '2026-11-22T07:00:01.000Z', visible_at: null, receive_count: 1, acked_at: '2026-11-22T07:02:00.000Z', nack_count: 0, last_nacked_at: null, dead_letter: { dead_lettered_at: '2026-11-22T07:00:40.000Z', resolution: 'redriven', resolved_at: '2026-11-22T07:01:00.000Z' }, faults: [] },
+      ],
+    };
+    // The acceptance's six fields and the blank line after them are as in the case above.
+    expect(renderTrace(trace).split('\n').slice(7)).toEqual([
+      'CONSUMER       STATE          ENQUEUED_AT               VISIBLE_AT  RECEIVES  NACKS  LAST_NACKED_AT  ACKED_AT                  DEAD_LETTER                          FAULTS',
+      'cfaulted23456  dead_lettered  2026-11-22T07:00:01.000Z  -           3         0      -               -                         open since 2026-11-22T07:00:30.000Z  delay 1, duplicate 1, early_expiry 2',
+      'credriven2345  acked          2026-11-22T07:00:01.000Z  -           1         0      -               2026-11-22T07:02:00.000Z  redriven 2026-11-22T07:01:00.000Z    -',
+      '',
+      'CONSUMER       KIND          AT                        DETAIL_MS',
+      'cfaulted23456  delay         2026-11-22T07:00:01.000Z  200',
+      'cfaulted23456  duplicate     2026-11-22T07:00:10.000Z  -',
+      'cfaulted23456  early_expiry  2026-11-22T07:00:20.000Z  1000',
+      'cfaulted23456  early_expiry  2026-11-22T07:00:25.000Z  1000',
+      '',
+    ]);
   });
 });
 

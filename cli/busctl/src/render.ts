@@ -235,7 +235,23 @@ export const traceFields: readonly Column<MessageTrace>[] = [
   ['kafka', (t) => `partition ${t.kafka.partition}, offset ${t.kafka.offset}`],
 ];
 
-export const traceDeliveryColumns: readonly Column<MessageTrace['deliveries'][number]>[] = [
+type TraceDelivery = MessageTrace['deliveries'][number];
+type TraceFault = TraceDelivery['faults'][number];
+
+/** A delivery's dead letter: open since when, or how and when the operator resolved it. */
+function deadLetterCell(d: TraceDelivery): string | null {
+  if (d.dead_letter === null) return null;
+  return d.dead_letter.resolution === null ? `open since ${d.dead_letter.dead_lettered_at}` : `${d.dead_letter.resolution} ${d.dead_letter.resolved_at ?? ''}`.trimEnd();
+}
+
+/** The faults injected into a delivery, counted per kind in the order they first happened. */
+function faultCountsCell(d: TraceDelivery): string {
+  const counts = new Map<TraceFault['kind'], number>();
+  for (const f of d.faults) counts.set(f.kind, (counts.get(f.kind) ?? 0) + 1);
+  return [...counts].map(([kind, n]) => `${kind} ${n}`).join(', ');
+}
+
+export const traceDeliveryColumns: readonly Column<TraceDelivery>[] = [
   ['consumer', (d) => d.consumer_id],
   ['state', (d) => (d.connection_status === 'active' ? d.state : `${d.state} (connection ${d.connection_status})`)],
   ['enqueued_at', (d) => d.enqueued_at],
@@ -244,11 +260,25 @@ export const traceDeliveryColumns: readonly Column<MessageTrace['deliveries'][nu
   ['nacks', (d) => d.nack_count],
   ['last_nacked_at', (d) => d.last_nacked_at],
   ['acked_at', (d) => d.acked_at],
+  ['dead_letter', deadLetterCell],
+  ['faults', faultCountsCell],
 ];
 
-/** The message's acceptance as fields, then one row per consumer connection of the workspace. */
+export const traceFaultColumns: readonly Column<TraceFault & { consumer_id: string }>[] = [
+  ['consumer', (f) => f.consumer_id],
+  ['kind', (f) => f.kind],
+  ['at', (f) => f.at],
+  ['detail_ms', (f) => f.detail_ms],
+];
+
+/**
+ * The message's acceptance as fields, then one row per consumer connection of the workspace, then
+ * (when the Sandbox injected any) each fault injected into its deliveries.
+ */
 export function renderTrace(trace: MessageTrace): string {
-  return `${fields(traceFields, trace)}\n${table(traceDeliveryColumns, trace.deliveries)}`;
+  const faults = trace.deliveries.flatMap((d) => d.faults.map((f) => ({ ...f, consumer_id: d.consumer_id })));
+  const deliveries = `${fields(traceFields, trace)}\n${table(traceDeliveryColumns, trace.deliveries)}`;
+  return faults.length === 0 ? deliveries : `${deliveries}\n${table(traceFaultColumns, faults)}`;
 }
 
 export const SECRET_NOTE = 'This is the only time the client secret is shown: the bus keeps only a hash. Store it now; a lost secret can only be replaced (busctl credential rotate).';
