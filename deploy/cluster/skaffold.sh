@@ -3,7 +3,7 @@
 # platform team runs `skaffold dev` on theirs: profiles dev (the dependencies release, then the bus),
 # local-images (no registry here) and podman-containerd (podman's Docker API builds, each image is
 # imported into the node's containerd). Builds skaffold once (tools.sh skaffold) and runs podman's
-# Docker API service for the duration. NOT WORKING YET: docs/deploy.md, "skaffold on the tier's cluster".
+# Docker API service for the duration. docs/deploy.md, "skaffold on the tier's cluster", says what was checked.
 #   CLUSTER_KEEP=1 npm run test:cluster    # or deploy/cluster/up.sh: a running cluster
 #   deploy/cluster/skaffold.sh             # skaffold run -p dev,local-images,podman-containerd
 #   deploy/cluster/skaffold.sh dev         # skaffold dev … (Ctrl-C ends it)
