@@ -5,8 +5,9 @@
 # (release.sh), runs `helm test`, validates the rendered sandbox/preview/inline-secrets values against
 # the API server (server-side dry run, strict, with the monitoring CRDs installed), runs the jest
 # project `cluster` (test/cluster: network safety, a token, every message type published, received
-# and acked, /metrics of every Deployment, the rolling upgrade without loss), and tears everything
-# down (down.sh), failing when anything is left behind.
+# and acked, /metrics of every Deployment, the rolling upgrade without loss), runs `skaffold run` of the
+# dev profiles over its releases (skaffold.sh), and tears everything down (down.sh), failing when
+# anything is left behind.
 #
 # Exit status: 0 passed; 1 failed; 77 skipped because this machine cannot run it (the reason is printed).
 # Extra arguments go to jest. CLUSTER_KEEP=1 leaves the cluster running afterwards (run down.sh yourself).
@@ -72,6 +73,7 @@ teardown() {
 }
 
 build_phase tools bash "$here/tools.sh"
+build_phase skaffold-build bash "$here/tools.sh" skaffold
 # shellcheck source=deploy/helm/tools.sh
 . "$CLUSTER_ROOT/deploy/helm/tools.sh"
 build_phase images bash "$here/images.sh" >/dev/null
@@ -109,3 +111,24 @@ export CLUSTER_KUBECTL="$CLUSTER_BIN/kubectl" CLUSTER_NAMESPACE=message-bus-dev 
   CLUSTER_CNI_CONFIG="$CLUSTER_RUN/cni/net.d/10-bus.conflist" CLUSTER_RELEASE_SCRIPT="$here/release.sh" \
   CLUSTER_POD_CIDR CLUSTER_SERVICE_CIDR
 phase jest jest --selectProjects cluster --runInBand "$@"
+
+# skaffold as a platform team runs it (docs/deploy.md, "skaffold on the tier's cluster"): `skaffold run`
+# builds the image through podman's Docker API and deploys both releases over the tier's; then every
+# Deployment of the bus runs skaffold's one image and the gateway answers through its Service.
+skaffold_check() {
+  if ! bash "$here/skaffold.sh" run > "$CLUSTER_LOGS/skaffold-run.log" 2>&1; then
+    tail -40 "$CLUSTER_LOGS/skaffold-run.log" >&2
+    return 1
+  fi
+  local images ip
+  images="$(kc -n message-bus-dev get deployments -l app.kubernetes.io/instance=message-bus \
+    -o jsonpath='{range .items[*]}{.spec.template.spec.containers[0].image}{"\n"}{end}' | sort -u)"
+  if [ "$(printf '%s\n' "$images" | wc -l)" -ne 1 ] || [[ "$images" != message-bus:* ]]; then
+    echo "error: after skaffold run the bus's Deployments run '$images', not skaffold's one message-bus:<image id>" >&2
+    return 1
+  fi
+  ip="$(kc -n message-bus-dev get service message-bus-gateway -o jsonpath='{.spec.clusterIP}')"
+  cluster_wait_for "the gateway's /v1/health through its Service after skaffold run" curl -sf -m 2 "http://$ip:8082/v1/health"
+  cluster_log "  skaffold run: every Deployment on $images; the gateway answers"
+}
+phase skaffold skaffold_check
