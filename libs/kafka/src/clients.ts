@@ -202,19 +202,30 @@ export function createConsumer(kafka: Kafka, opts: BatchConsumerOptions): Consum
 }
 
 /**
- * Whether a consumer is in its group, for readiness: from each GROUP_JOIN until a CRASH (kafkajs then
- * restarts it, and the next join counts again). `onJoin` runs at every join.
+ * Whether a consumer is in its group and reading, for readiness: from the first fetch after each
+ * GROUP_JOIN until a CRASH (kafkajs then restarts it, and the next join counts again). A join alone is
+ * not enough: a group without committed offsets resolves "latest" at its first fetch, so a record
+ * produced between the join and that fetch would be skipped by a consumer that said it was reading.
+ * `onJoin` runs once per join, at that first fetch (at most FETCH_WAIT_MS after the join).
  */
 export function trackGroupMembership(consumer: Consumer, onJoin: () => void = () => undefined): { joined(): boolean } {
-  let joined = false;
+  let joining = false;
+  let reading = false;
   consumer.on(consumer.events.GROUP_JOIN, () => {
-    joined = true;
+    joining = true;
+    reading = false;
+  });
+  consumer.on(consumer.events.FETCH, () => {
+    if (!joining) return;
+    joining = false;
+    reading = true;
     onJoin();
   });
   consumer.on(consumer.events.CRASH, () => {
-    joined = false;
+    joining = false;
+    reading = false;
   });
-  return { joined: () => joined };
+  return { joined: () => reading };
 }
 
 export type RecordHandler = (record: EachBatchPayload['batch']['messages'][number], partition: number) => Promise<void>;

@@ -265,17 +265,28 @@ describe('publishMessage on the real Postgres and Kafka', () => {
       sends++;
       return sendToKafka(records);
     };
-    // Another transaction holds the correlation id's lock (a publish stuck on a slow Kafka, say).
+    // Another transaction holds the correlation id's lock (a publish stuck on a slow Kafka, say). The
+    // publish starts only once that lock is held, and the holder always lets go, even when an
+    // expectation fails: a transaction left open would keep the pool's destroy() waiting for ever.
     let release: () => void = () => undefined;
-    const holding = KnexPublishStore.create(db).withStoryLocks([{ workspaceId, correlationId: correlation }], 30_000, () => new Promise<void>((resolve) => (release = resolve)));
-    const startedAt = Date.now();
-    const failed = await publishMessage(publishDeps({ commitToKafka: counting, commitTimeoutMs: 300 }), publisher, bytes(started), 'publish').catch((e: unknown) => e);
-    expect(Date.now() - startedAt).toBeLessThan(1_300);
-    expect(failed).toMatchObject({ status: 503, rule: 'publish.unavailable' });
-    // The deadline or Postgres' own lock_timeout (set to the same budget), whichever fires first.
-    expect(String((failed as Error).cause)).toMatch(/the story locks|lock timeout/);
-    release();
-    await holding;
+    let locked: () => void = () => undefined;
+    const lockHeld = new Promise<void>((resolve) => (locked = resolve));
+    const holding = KnexPublishStore.create(db).withStoryLocks([{ workspaceId, correlationId: correlation }], 30_000, () => {
+      locked();
+      return new Promise<void>((resolve) => (release = resolve));
+    });
+    try {
+      await lockHeld;
+      const startedAt = Date.now();
+      const failed = await publishMessage(publishDeps({ commitToKafka: counting, commitTimeoutMs: 300 }), publisher, bytes(started), 'publish').catch((e: unknown) => e);
+      expect(Date.now() - startedAt).toBeLessThan(1_300);
+      expect(failed).toMatchObject({ status: 503, rule: 'publish.unavailable' });
+      // The deadline or Postgres' own lock_timeout (set to the same budget), whichever fires first.
+      expect(String((failed as Error).cause)).toMatch(/the story locks|lock timeout/);
+    } finally {
+      release();
+      await holding;
+    }
     // The waiting transaction got the lock after its answer went out: it must neither send nor commit.
     const advisoryLocks = async () =>
       Number(((await db.raw(`select count(*) as n from pg_locks where locktype = 'advisory' and database = (select oid from pg_database where datname = current_database())`)) as { rows: Array<{ n: string }> }).rows[0]!.n);
