@@ -12,7 +12,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { Writable } from 'node:stream';
 import type { NextFunction, Request, Response } from 'express';
 import { createDatabase, migrateLatest, type Knex } from '@bus/db';
-import { KnexDeliveryStore } from '@bus/delivery';
+import { KnexDeliveryStore } from '@bus/queue';
 import { createHttpApp, createRequestMetrics, serve, violationBody, type RunningServer } from '@bus/http';
 import { connectionQuota, KnexQuotaStore, type BearerAuthenticator, type BearerIdentity } from '@bus/identity';
 import { createConnectionQuotas, createRedis, type Redis } from '@bus/limits';
