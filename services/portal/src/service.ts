@@ -59,6 +59,7 @@ export function createPortalService(deps: PortalServiceDeps): PortalService {
   const store = unavailableOnAnyFailure(KnexAdminStore.create(deps.db), (cause) => new AdminUnavailableError(cause));
   const queues = unavailableOnAnyFailure(deps.queues, (cause) => new AdminUnavailableError(cause));
   const replays = createReplayRunner({ store, replay: queues.replay, logger: deps.logger });
+  const library = deps.library ?? loadSkillLibrary();
   const perAddress = createLimiter(
     deps.redis,
     { name: 'admin.address', label: 'admin_address', rate: { points: deps.perAddressPerMinute, durationSeconds: 60 } },
@@ -87,7 +88,7 @@ export function createPortalService(deps: PortalServiceDeps): PortalService {
       adminRoutes({
         admin,
         store,
-        library: deps.library ?? loadSkillLibrary(),
+        library,
         replays,
         queues,
         archiveMs: deps.archiveMs,
@@ -101,7 +102,7 @@ export function createPortalService(deps: PortalServiceDeps): PortalService {
         requests,
       }),
       traceRoutes({ db: deps.db }),
-      ...peopleRouters({ db: deps.db, admin, store, logger: deps.logger, signIn: deps.signIn }),
+      ...peopleRouters({ db: deps.db, admin, store, logger: deps.logger, signIn: deps.signIn, tools: { queues, replays, archiveMs: deps.archiveMs }, library }),
       consumerToolsRoutes({ admin, store, queues, requests, environment: deps.environment }),
     ],
     readiness: deps.readiness,

@@ -22,6 +22,10 @@ export const ACTIONS = [
   /** What an app may publish: the house decides, for its own apps and its vendors' alike. */
   'app.permissions',
   'audit.read',
+  /** Replay a consumer connection from the archive (its queue stats and replays' progress are connection.read). */
+  'connection.replay',
+  /** Trace any accepted message of a workspace: it lists every consumer connection of the workspace. */
+  'message.trace',
 ] as const;
 export type Action = (typeof ACTIONS)[number];
 
@@ -33,8 +37,8 @@ export interface Target {
   ownerId?: string;
 }
 
-const READS: ReadonlySet<Action> = new Set(['organisation.read', 'workspace.read', 'app.read', 'connection.read']);
-const APP_ACTIONS: ReadonlySet<Action> = new Set(['app.read', 'connection.read', 'connection.create', 'connection.rotate', 'connection.revoke']);
+const READS: ReadonlySet<Action> = new Set(['organisation.read', 'workspace.read', 'app.read', 'connection.read', 'message.trace']);
+const APP_ACTIONS: ReadonlySet<Action> = new Set(['app.read', 'connection.read', 'connection.create', 'connection.rotate', 'connection.revoke', 'connection.replay']);
 
 /** Whether any of the grants allows the action on the target. */
 export function allows(grants: readonly Grant[], action: Action, target: Target): boolean {
