@@ -1,5 +1,5 @@
 import type { Request } from 'express';
-import { OAuthError, type HttpError } from './errors';
+import { AwsJsonError, OAuthError, type HttpError } from './errors';
 
 /**
  * How an app renders an HttpError. The bus routes answer with spec 2.7's refused shape; the portal
@@ -19,8 +19,9 @@ export const codeBody: ErrorRenderer = (err, requestId) => ({ ...err.details(), 
  */
 export type ErrorPage = (req: Request, err: HttpError, requestId: string) => { html: string; headers: Record<string, string> } | undefined;
 
-/** The one place an error becomes a body: RFC 6749 for OAuthError, the host's shape otherwise. */
+/** The one place an error becomes a body: RFC 6749 for OAuthError, AWS JSON 1.0 for AwsJsonError, the host's shape otherwise. */
 export function renderError(err: HttpError, requestId: string, hostRenderer: ErrorRenderer): unknown {
   if (err instanceof OAuthError) return { error: err.error, error_description: err.message };
+  if (err instanceof AwsJsonError) return { __type: err.type, message: err.message };
   return hostRenderer(err, requestId);
 }
