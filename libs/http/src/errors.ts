@@ -155,28 +155,6 @@ export class OAuthError extends HttpError {
   }
 }
 
-/** The media type of the AWS JSON 1.0 protocol (the SQS-compatible endpoint's requests and answers). */
-export const AWS_JSON_MEDIA_TYPE = 'application/x-amz-json-1.0';
-
-/**
- * A refusal of an AWS JSON 1.0 endpoint (the pull API's SQS door). Rendered as the protocol's error
- * body, `{ "__type": "<namespace>#<code>", "message" }` in application/x-amz-json-1.0, whatever the
- * host's own shape, so AWS SDKs read the code (as OAuthError keeps RFC 6749 on any host).
- */
-export class AwsJsonError extends HttpError {
-  override readonly name = 'AwsJsonError';
-  constructor(
-    status: number,
-    /** The shape id AWS SDKs read the error code from, e.g. com.amazonaws.sqs#QueueDoesNotExist. */
-    readonly type: string,
-    message: string,
-    headers: Readonly<Record<string, string>> = {},
-    options?: ErrorOptions,
-  ) {
-    super(status, type, message, 'policy', { ...headers, 'Content-Type': AWS_JSON_MEDIA_TYPE }, options);
-  }
-}
-
 /** A refusal with several violations at once (spec 2.7: all violations are reported together). */
 export class ViolationsError extends HttpError {
   override readonly name = 'ViolationsError';

@@ -27,8 +27,6 @@ export {
   unavailableUnlessDone,
   unavailableOnAnyFailure,
   OAuthError,
-  AwsJsonError,
-  AWS_JSON_MEDIA_TYPE,
   ViolationsError,
 } from './errors';
 export type { Violation, ViolationSource, OAuthErrorCode } from './errors';
