@@ -1,8 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Readable } from 'node:stream';
-import { Hash } from '@smithy/hash-node';
 import { NodeHttpHandler } from '@smithy/node-http-handler';
-import { SignatureV4 } from '@smithy/signature-v4';
 import {
   ChangeMessageVisibilityBatchCommand,
   ChangeMessageVisibilityCommand,
@@ -19,16 +17,16 @@ import { createOpenApiChecker, fetchObserved } from '@bus/testing';
 import { startBus, type RunningBus } from './support/bus';
 import { bearerCall } from './support/bus-call';
 import { deliveryCaughtUp } from './support/delivery';
+import { PrincipalFixture, signedHeaders, type Credentials } from './support/principals';
 import { TenantFixture, type Tenant } from './support/tenants';
 
 /**
  * The pull API's SQS door (issue 15) on the compiled all-in-one, driven by @aws-sdk/client-sqs with
  * its own signer, pointed at the bus on loopback (endpoint, region and static credentials: it cannot
- * reach AWS). Principals are registered and verified through the admin API and principals/verify, as
- * in sigv4.test.ts. Every answer the SDK reads is checked against bus.json on its way in.
+ * reach AWS). Principals are registered and verified through the admin API and principals/verify
+ * (support/principals.ts, as sigv4.test.ts). Every answer the SDK reads is checked against bus.json on its way in.
  */
 const busApi = createOpenApiChecker(openapi.bus);
-const adminApi = createOpenApiChecker(openapi.admin);
 const REGION = 'eu-west-1';
 const SYSTEM_ID = 'storyteller.web';
 const ROLE_ARN = 'arn:aws:iam::123456789012:role/bus-reader';
@@ -38,13 +36,10 @@ let tenants: TenantFixture;
 let house: Tenant;
 let other: Tenant;
 let producerToken: string;
+let principals: PrincipalFixture;
 let reader: Credentials;
 let queueUrl: string;
 
-interface Credentials {
-  accessKeyId: string;
-  secretAccessKey: string;
-}
 
 beforeAll(async () => {
   bus = await startBus({ AWS_SIGV4_REGION: REGION });
@@ -54,7 +49,8 @@ beforeAll(async () => {
   house = await tenants.tenant(permissions);
   other = await tenants.tenant(permissions);
   producerToken = await tenants.token(house.producer);
-  reader = await verified(house.consumer.clientId, house.workspaceId);
+  principals = new PrincipalFixture(bus, REGION, ROLE_ARN);
+  reader = await principals.verified(house.consumer.clientId, house.workspaceId);
   queueUrl = (await sqs(reader).send(new GetQueueUrlCommand({ QueueName: house.consumer.clientId }))).QueueUrl!;
 }, 180_000);
 afterAll(async () => {
@@ -77,40 +73,6 @@ class CheckedHandler extends NodeHttpHandler {
 
 function sqs(credentials: Credentials, region = REGION): SQSClient {
   return new SQSClient({ endpoint: `${bus.busUrl}/v1/sqs`, region, credentials, maxAttempts: 1, requestHandler: new CheckedHandler() });
-}
-
-async function admin(method: string, path: string, body?: unknown) {
-  const response = await fetchObserved(`${bus.portalUrl}${path}`, {
-    method,
-    headers: {
-      Authorization: `Basic ${Buffer.from(`${bus.env.OPERATOR_CLIENT_ID}:${bus.env.OPERATOR_CLIENT_SECRET}`).toString('base64')}`,
-      ...(body === undefined ? {} : { 'Content-Type': 'application/json' }),
-    },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  adminApi.check(method, path, response);
-  return response;
-}
-
-async function register(clientId: string): Promise<Credentials> {
-  const res = await admin('POST', `/api/admin/connections/${clientId}/principals`, { role_arn: ROLE_ARN });
-  expect(res.status).toBe(201);
-  const body = res.body as { access_key_id: string; secret_access_key: string };
-  return { accessKeyId: body.access_key_id, secretAccessKey: body.secret_access_key };
-}
-
-/** A principal of `clientId`, verified with its challenge on principals/verify (signed by AWS's signer, service execute-api). */
-async function verified(clientId: string, workspaceId: string): Promise<Credentials> {
-  const principal = await register(clientId);
-  const issued = await admin('POST', `/api/admin/connections/${clientId}/principals/${principal.accessKeyId}/challenge`);
-  const body = JSON.stringify({ challenge: (issued.body as { challenge: string }).challenge });
-  const url = new URL(`${bus.busUrl}/v1/tenants/${workspaceId}/principals/verify`);
-  const signer = new SignatureV4({ credentials: principal, region: REGION, service: 'execute-api', sha256: Hash.bind(null, 'sha256') });
-  const signed = await signer.sign({ method: 'POST', protocol: url.protocol, hostname: url.hostname, port: Number(url.port), path: url.pathname, query: {}, headers: { host: url.host, 'content-type': 'application/json' }, body });
-  const { host: _host, ...headers } = signed.headers;
-  const res = await fetch(url, { method: 'POST', headers, body });
-  expect(res.status).toBe(200);
-  return principal;
 }
 
 function message(type: string, correlationId: string) {
@@ -215,21 +177,22 @@ describe('the SQS door (@aws-sdk/client-sqs)', () => {
     const otherUrl = `${bus.env.BUS_BASE_URL}/v1/sqs/${other.consumer.clientId}`;
     expect(await refusal(sqs(reader).send(new ReceiveMessageCommand({ QueueUrl: otherUrl })))).toEqual({ name: 'QueueDoesNotExist', status: 400 });
 
-    const pending = await register(house.consumer.clientId);
+    const pending = await principals.register(house.consumer.clientId);
     expect(await refusal(sqs(pending).send(new GetQueueUrlCommand({ QueueName: house.consumer.clientId })))).toEqual({ name: 'AccessDenied', status: 403 });
-    const producer = await verified(house.producer.clientId, house.workspaceId);
+    const producer = await principals.verified(house.producer.clientId, house.workspaceId);
     expect(await refusal(sqs(producer).send(new GetQueueUrlCommand({ QueueName: house.producer.clientId })))).toEqual({ name: 'AccessDenied', status: 403 });
     const forged = { accessKeyId: reader.accessKeyId, secretAccessKey: 'x'.repeat(40) };
     expect(await refusal(sqs(forged).send(new GetQueueUrlCommand({ QueueName: house.consumer.clientId })))).toEqual({ name: 'SignatureDoesNotMatch', status: 403 });
     expect(await refusal(sqs(reader, 'us-west-2').send(new GetQueueUrlCommand({ QueueName: house.consumer.clientId })))).toEqual({ name: 'SignatureDoesNotMatch', status: 403 });
 
     // Without an SDK: an action the door does not serve, and no signature, are AWS JSON 1.0 errors too.
-    const url = new URL(`${bus.busUrl}/v1/sqs/`);
-    const signer = new SignatureV4({ credentials: reader, region: REGION, service: 'sqs', sha256: Hash.bind(null, 'sha256') });
-    const send = { headers: { host: url.host, 'content-type': 'application/x-amz-json-1.0', 'x-amz-target': 'AmazonSQS.SendMessage' }, body: JSON.stringify({ QueueUrl: queueUrl, MessageBody: 'x' }) };
-    const signed = await signer.sign({ method: 'POST', protocol: url.protocol, hostname: url.hostname, port: Number(url.port), path: url.pathname, query: {}, ...send });
-    const { host: _host, ...signedHeaders } = signed.headers;
-    const unsupported = await fetchObserved(url.href, { method: 'POST', headers: signedHeaders, body: send.body });
+    const sendBody = JSON.stringify({ QueueUrl: queueUrl, MessageBody: 'x' });
+    const headers = await signedHeaders(bus, reader, '/v1/sqs/', sendBody, {
+      region: REGION,
+      service: 'sqs',
+      headers: { 'content-type': 'application/x-amz-json-1.0', 'x-amz-target': 'AmazonSQS.SendMessage' },
+    });
+    const unsupported = await fetchObserved(`${bus.busUrl}/v1/sqs/`, { method: 'POST', headers, body: sendBody });
     busApi.check('POST', '/v1/sqs/', unsupported);
     expect([unsupported.status, (unsupported.body as { __type: string }).__type]).toEqual([400, 'com.amazonaws.sqs#InvalidAction']);
     const unsigned = await fetchObserved(`${bus.busUrl}/v1/sqs/`, { method: 'POST', headers: { 'Content-Type': 'application/x-amz-json-1.0', 'X-Amz-Target': 'AmazonSQS.SendMessage' }, body: '{}' });
