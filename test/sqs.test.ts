@@ -198,7 +198,7 @@ describe('the SQS door (@aws-sdk/client-sqs)', () => {
     const unsigned = await fetchObserved(`${bus.busUrl}/v1/sqs/`, { method: 'POST', headers: { 'Content-Type': 'application/x-amz-json-1.0', 'X-Amz-Target': 'AmazonSQS.SendMessage' }, body: '{}' });
     busApi.check('POST', '/v1/sqs/', unsigned);
     expect([unsigned.status, unsigned.headers.get('content-type'), unsigned.body]).toEqual([
-      403,
+      401,
       'application/x-amz-json-1.0; charset=utf-8',
       { __type: 'com.amazonaws.sqs#MissingAuthenticationToken', message: expect.any(String) },
     ]);

@@ -46,7 +46,7 @@ const MESSAGE_ATTRIBUTES = ['MessageGroupId', 'MessageDeduplicationId', 'SentTim
 export class SqsError extends HttpError {
   override readonly name = 'SqsError';
   constructor(
-    status: 400 | 403,
+    status: 400 | 401 | 403,
     readonly code: string,
     message: string,
   ) {
@@ -103,8 +103,8 @@ type Body = Record<string, unknown>;
 type Action = (caller: SqsCaller, body: Body, res: Response) => Promise<unknown>;
 
 /**
- * POST /v1/sqs/ with X-Amz-Target: AmazonSQS.<Action>: the signature (a bad one is 403
- * SignatureDoesNotMatch), the shared signed-request limit before the body is read, the body (at most
+ * POST /v1/sqs/ with X-Amz-Target: AmazonSQS.<Action>: the signature (none is 401
+ * MissingAuthenticationToken, a bad one 403 SignatureDoesNotMatch), the shared signed-request limit before the body is read, the body (at most
  * 64 KB), the principal (verified, of an active consumer connection, else 403 AccessDenied), then the action.
  */
 export function sqsRoutes(deps: SqsRoutesDeps): Router {
@@ -139,9 +139,11 @@ export function sqsRoutes(deps: SqsRoutesDeps): Router {
       res.set('Content-Type', AWS_JSON_MEDIA_TYPE).json(answer);
     },
   );
-  // A refused signature is SQS's 403 (the bus's signed routes answer 401); its reason stays the message.
+  // A refused signature is SQS's 403 SignatureDoesNotMatch, its reason the message; no signature at
+  // all stays 401 (HTTP's "no credentials"), with SQS's code for it.
   router.use(SQS_PATH, (err: unknown, _req: Request, _res: Response, next: NextFunction) => {
-    next(err instanceof SignatureRefusedError ? new SqsError(403, err.refusal.reason === 'missing' ? 'MissingAuthenticationToken' : 'SignatureDoesNotMatch', err.message) : err);
+    if (!(err instanceof SignatureRefusedError)) return next(err);
+    next(err.refusal.reason === 'missing' ? new SqsError(401, 'MissingAuthenticationToken', err.message) : new SqsError(403, 'SignatureDoesNotMatch', err.message));
   });
   return router;
 }
