@@ -85,7 +85,7 @@ void bootstrap({
             }),
             createPullApiService({
               ...pullApiDepsOf(
-                { db, logger, metrics, authenticator: identity, connectionQuota: quota },
+                { db, redis, connections: identity.connections, logger, metrics, limitMetrics, authenticator: identity, connectionQuota: quota },
                 { ...config, RECEIPT_HANDLE_KEY: config.RECEIPT_HANDLE_KEY ?? randomBytes(32) },
               ),
               readiness: [postgres, redisReady, identity.controlReadiness],
