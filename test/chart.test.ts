@@ -19,6 +19,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { parser as promqlParser } from '@prometheus-io/lezer-promql';
 import { parse as parseYaml, parseAllDocuments } from 'yaml';
+import { parseManagedApps } from '@bus/gateway';
 import { createOpenApiChecker, createTestDatabase, fetchObserved, freePort, startNodeProcess, waitForHttp, type ServiceProcess } from '@bus/testing';
 
 const ROOT = path.resolve(__dirname, '..');
@@ -389,6 +390,47 @@ describe('workloads', () => {
       expect(replicas).toBeGreaterThan(1);
     }
     expect(objects('inline-secrets', 'PodDisruptionBudget').map((p) => p.metadata.name)).toEqual(['message-bus-delivery']);
+  });
+
+  it("preview: the gateway alone mounts the managed apps' file and Secret, and reads the file it is given", () => {
+    const configMap = one('preview', 'ConfigMap', 'message-bus-managed-apps');
+    const read: string[] = [];
+    const apps = parseManagedApps(configMap.data['apps.yaml'], {
+      allowHttpLoopback: false,
+      readSecret: (file) => {
+        read.push(file);
+        return 'the secret from the mounted Secret';
+      },
+    });
+    expect(apps.map((a) => [a.name, a.auth.kind])).toEqual([
+      ['newsroom-feed', 'token'],
+      ['archive-sync', 'aws'],
+    ]);
+    expect(read).toEqual(['/etc/message-bus/managed-apps-secrets/archive-sync']);
+    for (const d of objects('preview', 'Deployment')) {
+      const pod = d.spec.template.spec;
+      const c = pod.containers[0];
+      const env = Object.fromEntries((c.env ?? []).map((e: K8s) => [e.name, e.value]));
+      if (c.args[0] !== 'services/gateway/dist/main.js') {
+        expect({ deployment: d.metadata.name, file: env.MANAGED_APPS_FILE }).toEqual({ deployment: d.metadata.name, file: undefined });
+        continue;
+      }
+      expect(env.MANAGED_APPS_FILE).toBe('/etc/message-bus/managed-apps/apps.yaml');
+      expect(c.volumeMounts).toEqual(
+        expect.arrayContaining([
+          { name: 'managed-apps', mountPath: '/etc/message-bus/managed-apps', readOnly: true },
+          { name: 'managed-apps-secrets', mountPath: '/etc/message-bus/managed-apps-secrets', readOnly: true },
+        ]),
+      );
+      expect(pod.volumes).toEqual(
+        expect.arrayContaining([
+          expect.objectContaining({ name: 'managed-apps', configMap: expect.objectContaining({ name: 'message-bus-managed-apps' }) }),
+          expect.objectContaining({ name: 'managed-apps-secrets', secret: expect.objectContaining({ secretName: 'message-bus-managed-apps' }) }),
+        ]),
+      );
+      // A changed list rolls the gateway: the ConfigMap's checksum is in its pod template.
+      expect(d.spec.template.metadata.annotations['checksum/managed-apps']).toMatch(/^[0-9a-f]{64}$/);
+    }
   });
 
   it.each(ENVIRONMENTS)('%s: runs setup.js as a pre-install/pre-upgrade hook and tests /v1/health', (env) => {

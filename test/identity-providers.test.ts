@@ -273,6 +273,9 @@ describe('operator-managed apps: POST /v1/jwt/messages and POST /v1/messages', (
       if (basicAuth) token.payload.client_id = decodeURIComponent(Buffer.from(basicAuth, 'base64').toString().split(':')[0] as string);
     });
     managed = await house();
+    // An entry whose connection belongs to another house's app: a configuration mistake the bus can
+    // only see at a request, when it reads the connection.
+    const elsewhere = await house();
     const file = join(tmpdir(), `managed-apps-${randomUUID()}.yaml`);
     const secretFile = join(tmpdir(), `managed-secret-${randomUUID()}`);
     writeFileSync(secretFile, MANAGED_KEY.secretAccessKey);
@@ -290,6 +293,16 @@ describe('operator-managed apps: POST /v1/jwt/messages and POST /v1/messages', (
         `      audience: ${AUDIENCE}`,
         '      client_claim: client_id',
         '      client_id: newsroom',
+        '  - name: misfiled-feed',
+        `    workspace_id: ${managed.workspaceId}`,
+        `    app_id: ${managed.appId}`,
+        `    connection_id: ${elsewhere.producerId}`,
+        '    token_issuer:',
+        `      issuer: ${tokenServer.issuer.url}`,
+        `      jwks_url: ${tokenServer.issuer.url}/jwks`,
+        `      audience: ${AUDIENCE}`,
+        '      client_claim: client_id',
+        '      client_id: misfiled',
         '  - name: archive-sync',
         `    workspace_id: ${managed.workspaceId}`,
         `    app_id: ${managed.appId}`,
@@ -329,10 +342,14 @@ describe('operator-managed apps: POST /v1/jwt/messages and POST /v1/messages', (
     expect(firstRule(again.body)).toBe('policy.message_type_not_allowed');
   });
 
-  it('refuses a client no entry names (403), and tokens of other issuers, the bus included (401)', async () => {
+  it('refuses a client no entry names and an entry whose connection is not its app’s (403), and tokens of other issuers, the bus included (401)', async () => {
     const stranger = await publish(await tokenFor('someone-else'), '/v1/jwt/messages');
     expect(stranger.status).toBe(403);
     expect(firstRule(stranger.body)).toBe('producer.not_registered');
+    expect(JSON.stringify(stranger.body)).toContain("No operator-managed app of the token's issuer names its client");
+    const misfiled = await publish(await tokenFor('misfiled'), '/v1/jwt/messages');
+    expect(misfiled.status).toBe(403);
+    expect(JSON.stringify(misfiled.body)).toContain("The operator-managed app's configured connection is not a producer of its configured app and workspace");
     const local = await publish(await issue('studio'), '/v1/jwt/messages');
     expect(local.status).toBe(401);
     expect(firstRule(local.body)).toBe('producer.unauthenticated');

@@ -57,12 +57,15 @@ const NOT_REGISTERED_MESSAGES = {
   wrong_kind: 'The connection may not use this route',
   principal_unverified: 'The AWS principal is not verified yet: sign POST /v1/tenants/{t}/principals/verify with the challenge the operator issued',
   unbound: "The identity provider's client is not bound to a connection",
+  managed_client: "No operator-managed app of the token's issuer names its client",
+  managed_connection: "The operator-managed app's configured connection is not a producer of its configured app and workspace",
 } as const;
 
 /**
  * 403 producer.not_registered: the connection is not active, or of the wrong kind for the route, or
  * the AWS principal is unverified, or (an external provider's token) the provider's client is bound
- * to no connection.
+ * to no connection, or (an operator-managed app) no entry names the client or the entry's configured
+ * connection does not fit it.
  */
 export class NotRegisteredError extends BearerRefusal {
   override readonly name = 'NotRegisteredError';

@@ -4,6 +4,6 @@ export { KnexPublishStore } from './publish-store';
 export type { PublishStore } from './publish-store';
 export { kafkaCommitter } from './kafka-commit';
 export { gatewayConfig } from './config';
-export { managedAppsOf } from './managed-apps';
+export { managedAppsOf, parseManagedApps } from './managed-apps';
 export { createGroupCommitter } from './group-commit';
 export type { GroupCommitter, PublishToCommit } from './group-commit';

@@ -48,7 +48,7 @@ export function managedAppAuth(deps: ManagedAppAuthDeps): RequestHandler {
     const chosen = candidates.find((app) => claimOf(token, app.auth.issuer.clientClaim) === app.auth.clientId);
     const app = chosen ?? (candidates[0] as TokenApp);
     const { client } = await deps.verifier.verify(token, app.auth.issuer);
-    if (!chosen || client !== app.auth.clientId) throw new NotRegisteredError('unbound');
+    if (!chosen || client !== app.auth.clientId) throw new NotRegisteredError('managed_client');
     return managedAppIdentity(app, deps.connections);
   };
 
@@ -70,7 +70,7 @@ export function managedAppAuth(deps: ManagedAppAuthDeps): RequestHandler {
  */
 export async function managedAppIdentity(app: ManagedApp, connections: ManagedAppAuthDeps['connections']): Promise<ConnectionIdentity> {
   const connection = await unavailableOnFailure(() => connections.get(app.connectionId));
-  if (!connection || connection.appId !== app.appId || connection.workspaceId !== app.workspaceId) throw new NotRegisteredError('unbound');
+  if (!connection || connection.appId !== app.appId || connection.workspaceId !== app.workspaceId) throw new NotRegisteredError('managed_connection');
   authorizeConnection(connection, { kind: 'producer' });
   return connectionIdentity(connection);
 }
