@@ -1,4 +1,4 @@
-import { bool, duration, int, str, url, type VarReader } from '@bus/config';
+import { base64Key, bool, duration, int, str, url } from '@bus/config';
 import { MAX_CACHE_TTL_MS } from './cache';
 
 /** The bus base address: tokens carry iss {base}/v1/oauth and aud {base}, so they only work at home. */
@@ -20,20 +20,6 @@ export const identityConfig = {
 export const identityProviderConfig = {
   IDENTITY_PROVIDER_ALLOW_HTTP_LOOPBACK: bool({ default: false }),
 } as const;
-
-/** A base64 value of exactly `bytes` bytes. Never echoed: it is a secret. */
-export function base64Key(bytes: number): VarReader<Buffer> {
-  const describe = `base64 of ${bytes} random bytes (e.g. \`openssl rand -base64 ${bytes}\`)`;
-  return {
-    describe,
-    read: (raw) => {
-      if (raw === undefined) throw new Error(`is required (${describe})`);
-      const value = /^[A-Za-z0-9+/]+={0,2}$/.test(raw) ? Buffer.from(raw, 'base64') : Buffer.alloc(0);
-      if (value.length !== bytes) throw new Error(`must be ${describe}`);
-      return value;
-    },
-  };
-}
 
 /**
  * The key-encryption key of the bus's secrets at rest: the token service's signing keys, and the

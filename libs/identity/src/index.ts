@@ -21,7 +21,7 @@ export {
 export type { IdentityAdminDeps, IssuedCredential, QuotaSetting } from './admin';
 export { createIdentity } from './identity';
 export type { Identity, IdentityDeps, StaleKeys } from './identity';
-export { identityConfig, busBaseUrlConfig, identityProviderConfig, encryptionKeyConfig, sigv4Config, base64Key } from './config';
+export { identityConfig, busBaseUrlConfig, identityProviderConfig, encryptionKeyConfig, sigv4Config } from './config';
 export { KnexQuotaStore, connectionQuota, quotaOfColumns } from './quota';
 export type { QuotaStore, ConnectionQuotaDeps, QuotaColumns } from './quota';
 export { PrincipalStore, PrincipalNotFoundError, PrincipalNotPendingError, CHALLENGE_TTL_MS } from './principals';
