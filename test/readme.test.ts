@@ -11,6 +11,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { GetQueueAttributesCommand, GetQueueUrlCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { som } from '@bus/schemas';
 import { REPO_ROOT, startNodeProcess } from '@bus/testing';
 import { startBus, type RunningBus } from './support/bus';
@@ -19,7 +20,7 @@ import { deliveryCaughtUp } from './support/delivery';
 /** The whole walk-through's bound: its long polls wait up to 20 s each when something is missing. */
 const WALKTHROUGH_TIMEOUT_MS = 150_000;
 const SECTION_MARK = '@@walkthrough@@ ';
-const BLOCKS = ['demo', 'token', 'story', 'publish', 'receive', 'busctl'];
+const BLOCKS = ['demo', 'token', 'story', 'publish', 'receive', 'busctl', 'aws'];
 
 interface Envelope {
   message_id: string;
@@ -194,6 +195,27 @@ describe("the README's quick start, run in a shell against a bus of its own", ()
     expect(lines).toEqual(expect.arrayContaining([expect.stringMatching(/^system_ids +storyteller\.web$/), expect.stringMatching(/^message_types +telling\.ended, telling\.exposed, telling\.started$/)]));
     const example = som.examples['telling.started'] as Envelope;
     expect(answer(lines.at(-1) as string)).toEqual({ status: 202, body: { accepted: true, message_id: example.message_id, message_type: 'telling.started', family: 'telling' } });
+  });
+
+  it("registers and verifies an AWS principal on step 5's producer and consumer, publishes signed with SigV4 (202), and reads both messages over SQS in order, the producer's exact bytes, then deletes them", async () => {
+    const example = (file: string) => readFileSync(path.join(REPO_ROOT, 'schemas/som/1.0/examples', file), 'utf8');
+    const started = example('03-telling.started.json');
+    const exposed = example('06-telling.exposed.json');
+    const [producer, consumer] = ['producer', 'consumer'].map((c) => (JSON.parse(readFileSync(path.join(checkout, `.local/${c}.json`), 'utf8')) as { client_id: string }).client_id);
+    const [verifiedProducer, published, verifiedConsumer, ...received] = linesOf(ran.sections.aws);
+    const verified = (clientId: string | undefined) => ({ status: 200, body: expect.objectContaining({ client_id: clientId, role_arn: expect.stringMatching(/^arn:aws:iam::123456789012:role\//), status: 'verified' }) });
+    expect(answer(verifiedProducer as string)).toEqual(verified(producer));
+    expect(answer(published as string)).toEqual({ status: 202, body: { accepted: true, message_id: JSON.parse(exposed).message_id, message_type: 'telling.exposed', family: 'telling' } });
+    expect(answer(verifiedConsumer as string)).toEqual(verified(consumer));
+    expect(received.map((line) => JSON.parse(line))).toEqual(
+      [started, exposed].map((body) => ({ message_id: JSON.parse(body).message_id, correlation_id: 'session-7f3a9c', receive_count: 1, body })),
+    );
+    // Deleted, not merely leased: nothing is left in the queue, visible or not.
+    const reader = JSON.parse(readFileSync(path.join(checkout, '.local/storyteller-reader.json'), 'utf8')) as { access_key_id: string; secret_access_key: string };
+    const sqs = new SQSClient({ endpoint: `${bus.busUrl}/v1/sqs`, region: 'us-east-1', credentials: { accessKeyId: reader.access_key_id, secretAccessKey: reader.secret_access_key } });
+    const { QueueUrl } = await sqs.send(new GetQueueUrlCommand({ QueueName: consumer }));
+    const { Attributes } = await sqs.send(new GetQueueAttributesCommand({ QueueUrl, AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'] }));
+    expect(Attributes).toEqual({ ApproximateNumberOfMessages: '0', ApproximateNumberOfMessagesNotVisible: '0' });
   });
 
   it('started the bus and seeded the demo tenant without a Node or kafkajs warning or an error-level line', () => {
