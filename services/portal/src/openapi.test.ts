@@ -42,4 +42,12 @@ describe('the portal (people) OpenAPI document', () => {
     const admin = (openapi.admin as unknown as Components).components.schemas;
     expect(portal.Permissions).toEqual(admin.Permissions);
   });
+
+  it("describes a connection's principals, bindings and registrations exactly as the admin API does (the same operations answer both)", () => {
+    const portal = (openapi.portal as unknown as Components).components.schemas;
+    const admin = (openapi.admin as unknown as Components).components.schemas;
+    for (const name of ['Principal', 'Principals', 'PrincipalCreate', 'IssuedPrincipal', 'PrincipalChallenge', 'Binding', 'Bindings', 'Registration', 'Registrations', 'RegistrationRefused', 'ValidationAnswer', 'Version']) {
+      expect([name, portal[name]]).toEqual([name, admin[name]]);
+    }
+  });
 });

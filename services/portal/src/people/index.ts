@@ -6,7 +6,12 @@ import type { Logger } from '@bus/observability';
 import { openapi } from '@bus/schemas';
 import type { AdminStore } from '../admin-store';
 import { AdminRequestInvalidError } from '../errors';
+import type { PrincipalOperations } from '../principal-routes';
+import type { BindingOperations } from '../provider-routes';
+import type { RegistrationOperations } from '../registrations';
 import { portalApiRoutes } from './api-routes';
+import { connectionApiRoutes } from './connection-api';
+import { connectionPages } from './connection-pages';
 import type { PeopleSignIn } from './config';
 import { PortalUnavailableError, SignInNotConfiguredError } from './errors';
 import { portalPages } from './pages';
@@ -22,7 +27,19 @@ export { PeopleStore, type AuditedCollection } from './people-store';
  * The portal for people (issue 21, docs/portal.md): sign-in, the pages and the portal's /api/* routes.
  * Without sign-in settings every one of its routes is 404 portal.sign_in_not_configured.
  */
-export function peopleRouters(deps: { db: Knex; admin: IdentityAdmin; store: AdminStore; logger: Logger; signIn: PeopleSignIn | undefined }): Router[] {
+export interface PeopleRoutersDeps {
+  db: Knex;
+  admin: IdentityAdmin;
+  store: AdminStore;
+  logger: Logger;
+  signIn: PeopleSignIn | undefined;
+  /** The admin API's operations on a connection's principals, bindings and registrations (connection-api.ts). */
+  principals: PrincipalOperations;
+  bindings: BindingOperations;
+  registrations: RegistrationOperations;
+}
+
+export function peopleRouters(deps: PeopleRoutersDeps): Router[] {
   if (!deps.signIn) {
     const off = Router();
     off.use(['/portal', '/api/portal'], () => {
@@ -36,5 +53,14 @@ export function peopleRouters(deps: { db: Knex; admin: IdentityAdmin; store: Adm
   const { routes, loadSession } = signInRoutes({ signIn: deps.signIn, store: people, logger: deps.logger });
   const api = Router();
   api.use('/api/portal', requests.parameters);
-  return [loadSession, routes, portalPages({ data, people }), api, portalApiRoutes({ admin: deps.admin, data, people, requests })];
+  const connectionOperations = { principals: deps.principals, bindings: deps.bindings, registrations: deps.registrations };
+  return [
+    loadSession,
+    routes,
+    portalPages({ data, people }),
+    connectionPages({ data, store: deps.store, ...connectionOperations }),
+    api,
+    portalApiRoutes({ admin: deps.admin, data, people, requests }),
+    connectionApiRoutes({ data, requests, ...connectionOperations }),
+  ];
 }

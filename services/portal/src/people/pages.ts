@@ -1,6 +1,7 @@
 import { Router, type Response } from 'express';
 import type { ErrorPage } from '@bus/http';
 import { PORTAL_SCRIPT, PORTAL_STYLE } from './assets';
+import { connectionPageLinks } from './connection-pages';
 import type { AppWithConnections, PortalData } from './portal-data';
 import type { PeopleStore, Session } from './people-store';
 import { allows, organisationsOf } from './policy';
@@ -39,9 +40,7 @@ export function portalPages(deps: { data: PortalData; people: PeopleStore }): Ro
     res.type('text/css').set('Cache-Control', 'no-cache').send(PORTAL_STYLE);
   });
 
-  const page = (res: Response, title: string, session: Session | undefined, body: string): void => {
-    res.set('Content-Security-Policy', PAGE_POLICY).type('html').send(layout(title, session, body));
-  };
+  const page = sendPage;
 
   router.get('/portal', async (_req, res) => {
     const session = sessionOf(res);
@@ -97,7 +96,7 @@ function appSection(app: AppWithConnections, may: AppControls): string {
       ? `<form data-api="/api/portal/connections/${c.client_id}/rotate"><label for="overlap-${c.client_id}">Overlap (seconds)</label><input id="overlap-${c.client_id}" name="overlap_seconds" type="number" min="0" max="604800" value="3600"><button type="submit">Rotate ${c.client_id}</button></form>
 <form data-api="/api/portal/connections/${c.client_id}/revoke"><button type="submit">Revoke ${c.client_id}</button></form>`
       : '';
-    return `<tr><td><code>${c.client_id}</code></td><td>${c.kind}</td><td>${c.status}</td><td>${c.credential_version}</td><td>${actions}</td></tr>`;
+    return `<tr><td><code>${c.client_id}</code>${connectionPageLinks(c)}</td><td>${c.kind}</td><td>${c.status}</td><td>${c.credential_version}</td><td>${actions}</td></tr>`;
   });
   const create = may.create
     ? `<form data-api="/api/portal/apps/${app.id}/connections"><label for="kind-${app.id}">New connection of ${esc(app.name)}</label><select id="kind-${app.id}" name="kind"><option value="producer">producer</option><option value="consumer">consumer</option></select><button type="submit">Create connection</button></form>`
@@ -125,6 +124,11 @@ function secretPanel(): string {
 <p id="secret-overlap"></p></section>`;
 }
 
+/** A portal page: the layout around `body`, under the pages' Content-Security-Policy. */
+export function sendPage(res: Response, title: string, session: Session | undefined, body: string): void {
+  res.set('Content-Security-Policy', PAGE_POLICY).type('html').send(layout(title, session, body));
+}
+
 function layout(title: string, session: Session | undefined, body: string): string {
   const signedIn = session
     ? `<nav aria-label="Portal"><a href="/portal">Organisations</a><a href="/portal/audit">Audit log</a></nav>
@@ -143,6 +147,6 @@ ${body}</main></body></html>`;
 }
 
 /** HTML-escapes text a person or provider chose (names); ids are of a fixed alphabet already. */
-function esc(text: string): string {
+export function esc(text: string): string {
   return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }

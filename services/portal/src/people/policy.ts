@@ -22,6 +22,12 @@ export const ACTIONS = [
   /** What an app may publish: the house decides, for its own apps and its vendors' alike. */
   'app.permissions',
   'audit.read',
+  /** A connection's AWS principals: register, challenge, revoke, remove (principal-pages.ts). */
+  'connection.principals',
+  /** A connection's bindings to an identity provider the operator registered (the providers stay the operator's). */
+  'connection.bindings',
+  /** A consumer connection's skill registrations: add and remove (registration-pages.ts). */
+  'connection.registrations',
 ] as const;
 export type Action = (typeof ACTIONS)[number];
 
@@ -34,7 +40,16 @@ export interface Target {
 }
 
 const READS: ReadonlySet<Action> = new Set(['organisation.read', 'workspace.read', 'app.read', 'connection.read']);
-const APP_ACTIONS: ReadonlySet<Action> = new Set(['app.read', 'connection.read', 'connection.create', 'connection.rotate', 'connection.revoke']);
+const APP_ACTIONS: ReadonlySet<Action> = new Set([
+  'app.read',
+  'connection.read',
+  'connection.create',
+  'connection.rotate',
+  'connection.revoke',
+  'connection.principals',
+  'connection.bindings',
+  'connection.registrations',
+]);
 
 /** Whether any of the grants allows the action on the target. */
 export function allows(grants: readonly Grant[], action: Action, target: Target): boolean {
