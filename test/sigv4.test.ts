@@ -1,9 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { Hash } from '@smithy/hash-node';
-import { SignatureV4 } from '@smithy/signature-v4';
 import { openapi, som } from '@bus/schemas';
 import { createOpenApiChecker, fetchObserved } from '@bus/testing';
 import { startBus, type RunningBus } from './support/bus';
+import { signPost, type SignOptions, type SigV4Credentials } from './support/sigv4';
 import { TenantFixture, type Tenant } from './support/tenants';
 
 /**
@@ -23,10 +22,7 @@ let house: Tenant;
 let other: Tenant;
 let operatorAuth: string;
 
-interface Credentials {
-  accessKeyId: string;
-  secretAccessKey: string;
-}
+type Credentials = SigV4Credentials;
 interface IssuedPrincipal extends Credentials {
   clientId: string;
 }
@@ -70,31 +66,9 @@ async function challenge(principal: IssuedPrincipal): Promise<string> {
   return (res.body as { challenge: string }).challenge;
 }
 
-interface SignOptions {
-  region?: string;
-  service?: string;
-  signingDate?: Date;
-  headers?: Record<string, string>;
-  sessionToken?: string;
-}
-
-/** Signs a POST with the AWS SDK's signer as a client would, and returns the headers to send. */
+/** Signs a POST to the bus with the AWS SDK's signer as a client would, and returns the headers to send. */
 async function sign(credentials: Credentials, path: string, body: string, options: SignOptions = {}): Promise<Record<string, string>> {
-  const url = new URL(`${bus.busUrl}${path}`);
-  const signer = new SignatureV4({
-    credentials: { ...credentials, ...(options.sessionToken ? { sessionToken: options.sessionToken } : {}) },
-    region: options.region ?? REGION,
-    service: options.service ?? 'execute-api',
-    sha256: Hash.bind(null, 'sha256'),
-  });
-  const signed = await signer.sign(
-    // A unique X-Request-Id is signed too: two requests alike within one second still differ (docs/auth.md).
-    { method: 'POST', protocol: url.protocol, hostname: url.hostname, port: Number(url.port), path: url.pathname, query: {}, headers: { host: url.host, 'content-type': 'application/json', 'x-request-id': randomUUID(), ...options.headers }, body },
-    options.signingDate ? { signingDate: options.signingDate } : {},
-  );
-  // fetch sends Host itself, the same value that was signed.
-  const { host: _host, ...headers } = signed.headers;
-  return headers;
+  return signPost(new URL(`${bus.busUrl}${path}`), credentials, body, { region: REGION, ...options });
 }
 
 async function send(path: string, headers: Record<string, string>, body: string) {

@@ -6,6 +6,7 @@ import { chromium, type Browser, type BrowserContext, type Locator, type Page } 
 import { openapi, som } from '@bus/schemas';
 import { createOpenApiChecker, eventually, freePort, REPO_ROOT, startNodeProcess, withClient } from '@bus/testing';
 import { startBus, type RunningBus } from '../support/bus';
+import { signPost } from '../support/sigv4';
 
 /**
  * The portal for people (issue 21) in a real browser: Debian's chromium driven by playwright-core,
@@ -370,4 +371,201 @@ describe('the portal in a browser', () => {
     await page.getByRole('link', { name: 'Sign in' }).waitFor();
     await context.close();
   }, 60_000);
+});
+
+describe("a connection's AWS principals, identity-provider bindings and skill registrations in a browser", () => {
+  const ROLE_ARN = 'arn:aws:iam::123456789012:role/portal-publisher';
+  /** A pacing instance whose value is not a number of milliseconds: the catalogue reports it. */
+  const BROKEN_SKILLS = 'skills:\n  - skill_id: telling/pacing\n    instance_label: broken pacing\n    values:\n      max_segment_ms: fast\n';
+  const VALID_SKILLS = 'skills:\n  - skill_id: telling/pacing\n    instance_label: web pacing\n    values:\n      max_segment_ms: { web: 1200 }\n';
+
+  /** A new connection of the demo house's app, as the signed-in page creates it. */
+  async function newConnection(page: Page, kind: 'producer' | 'consumer', appId = DEMO_APP): Promise<string> {
+    const created = await apiCall(page, 'POST', `/api/portal/apps/${appId}/connections`, { kind });
+    expect(created.status).toBe(201);
+    return (created.body as { client_id: string }).client_id;
+  }
+
+  /** The row of one connection on the workspace page, and its link to one of the connection's pages. */
+  async function openConnectionPage(page: Page, clientId: string, link: 'Principals and bindings' | 'Skill registrations'): Promise<void> {
+    await page.goto(`${portalUrl}/portal/workspaces/${demoWorkspace}`);
+    await page.getByRole('row', { name: new RegExp(clientId) }).getByRole('link', { name: link }).click();
+    await page.waitForURL(new RegExp(`/portal/connections/${clientId}/`));
+  }
+
+  it('lets a house admin register an AWS principal with its secret shown once, issue a challenge shown once, and see the principal verified once it signs it', async () => {
+    const { context, page } = await signIn('house-admin');
+    const clientId = await newConnection(page, 'producer');
+    await openConnectionPage(page, clientId, 'Principals and bindings');
+    await expectAccessible(page);
+
+    await page.getByLabel('IAM role ARN').fill(ROLE_ARN);
+    await page.getByRole('button', { name: 'Register principal' }).click();
+    await page.getByText('Copy the secret access key now: you will not see this again').waitFor();
+    const accessKeyId = await page.locator('#principal-key-id').inputValue();
+    const secretAccessKey = await page.locator('#principal-secret').inputValue();
+    expect(accessKeyId).toMatch(/^AKIA[A-Z2-7]{16}$/);
+    expect(secretAccessKey).toHaveLength(40);
+    await page.getByRole('button', { name: 'Copy secret access key' }).click();
+    await page.getByText('Copied to the clipboard').waitFor();
+    expect(await page.evaluate(() => (globalThis as unknown as { navigator: { clipboard: { readText(): Promise<string> } } }).navigator.clipboard.readText())).toBe(secretAccessKey);
+    await expectAccessible(page);
+    await page.screenshot({ path: path.join(SCREENSHOTS, 'principal-secret-shown.png'), fullPage: true, mask: [page.locator('#principal-secret')], maskColor: '#c8c8c8' });
+
+    // Shown once: after Done the page lists the principal, pending, and never the secret again.
+    await page.getByRole('button', { name: 'Done' }).click();
+    const row = page.getByRole('row', { name: new RegExp(accessKeyId) });
+    await row.getByRole('cell', { name: 'pending' }).waitFor();
+    expect(await page.content()).not.toContain(secretAccessKey);
+
+    await row.getByRole('button', { name: `Issue challenge for ${accessKeyId}` }).click();
+    await page.getByText('Copy the challenge now: you will not see this again').waitFor();
+    const challenge = await page.locator('#challenge-value').inputValue();
+    expect(challenge).toMatch(/^sbc_/);
+    const expiresAt = new Date((await page.locator('#challenge-once [data-answer="expires_at"]').textContent())!).getTime();
+    expect(expiresAt - Date.now()).toBeGreaterThan(9 * 60_000);
+    expect(expiresAt - Date.now()).toBeLessThanOrEqual(10 * 60_000);
+
+    // The principal signs principals/verify with the challenge (AWS's own signer); the page then says verified.
+    const verifyUrl = new URL(`${bus.busUrl}/v1/tenants/${demoWorkspace}/principals/verify`);
+    const body = JSON.stringify({ challenge });
+    const verified = await fetch(verifyUrl, { method: 'POST', headers: await signPost(verifyUrl, { accessKeyId, secretAccessKey }, body), body });
+    expect(verified.status).toBe(200);
+    await page.getByRole('button', { name: 'Done' }).click();
+    await page.getByRole('row', { name: new RegExp(accessKeyId) }).getByRole('cell', { name: 'verified' }).waitFor();
+    expect(await page.content()).not.toContain(challenge);
+
+    // Revoke, then remove; each change is in the audit log with the house, and no secret is.
+    await page.getByRole('button', { name: `Revoke ${accessKeyId}` }).click();
+    await page.getByRole('row', { name: new RegExp(accessKeyId) }).getByRole('cell', { name: 'revoked' }).waitFor();
+    await page.getByRole('button', { name: `Remove ${accessKeyId}` }).click();
+    await page.getByRole('cell', { name: 'No AWS principals' }).waitFor();
+    const audit = await apiCall(page, 'GET', '/api/portal/audit');
+    const actions = (audit.body as { entries: Array<{ action: string; target: string; organisation_id: string | null }> }).entries.filter((e) => e.target === accessKeyId);
+    expect(actions.map((e) => [e.action.split(' ')[0], e.organisation_id]).reverse()).toEqual([
+      ['principal.register', DEMO_HOUSE],
+      ['principal.challenge', DEMO_HOUSE],
+      ['principal.revoke', DEMO_HOUSE],
+      ['principal.remove', DEMO_HOUSE],
+    ]);
+    expect(audit.text).not.toContain(secretAccessKey);
+    expect(audit.text).not.toContain(challenge);
+    await context.close();
+  }, 90_000);
+
+  it("lets a house admin bind a provider's client to a connection and remove the binding; the providers stay the operator's", async () => {
+    const provider = await adminCall('POST', '/api/admin/identity-providers', {
+      issuer: `https://idp-${randomUUID()}.example.com`,
+      jwks_url: 'https://idp.example.com/jwks',
+      audiences: ['message-bus'],
+      client_claim: 'azp',
+    });
+    const { context, page } = await signIn('house-admin');
+    const clientId = await newConnection(page, 'producer');
+    await openConnectionPage(page, clientId, 'Principals and bindings');
+    const client = `portal-client-${randomUUID()}`;
+    await page.getByLabel('Identity provider').selectOption(provider.id);
+    await page.getByLabel('Client claim value').fill(client);
+    await page.getByRole('button', { name: 'Add binding' }).click();
+    await page.getByRole('row', { name: new RegExp(client) }).waitFor();
+    await expectAccessible(page);
+    const listed = await apiCall(page, 'GET', `/api/portal/connections/${clientId}/bindings`);
+    const [binding] = (listed.body as { bindings: Array<{ id: string; provider_id: string; client: string }> }).bindings;
+    expect(binding).toMatchObject({ provider_id: provider.id, client, connection_id: clientId });
+    // The operator's admin API sees the same binding.
+    const operatorView = await adminCall('GET', `/api/admin/identity-providers/${provider.id}/bindings`);
+    expect(operatorView.bindings).toEqual([expect.objectContaining({ id: binding!.id, connection_id: clientId })]);
+
+    await page.getByRole('button', { name: `Remove binding ${binding!.id}` }).click();
+    await page.getByRole('cell', { name: 'No bindings' }).waitFor();
+    expect((await adminCall('GET', `/api/admin/identity-providers/${provider.id}/bindings`)).bindings).toEqual([]);
+    await context.close();
+  }, 60_000);
+
+  it("checks a skills file before saving it: a broken instance shows the catalogue's own problem and nothing is saved; a valid file is saved, listed and removed", async () => {
+    const { context, page } = await signIn('house-admin');
+    const clientId = await newConnection(page, 'consumer');
+    await openConnectionPage(page, clientId, 'Skill registrations');
+    await expectAccessible(page);
+
+    const catalogue = await fetch(`${portalUrl}/api/skills/validate`, { method: 'POST', headers: { 'Content-Type': 'application/yaml' }, body: BROKEN_SKILLS });
+    const problems = ((await catalogue.json()) as { instances: Array<{ problems: string[] }> }).instances.flatMap((i) => i.problems);
+    expect(problems.length).toBeGreaterThan(0);
+    await page.getByLabel(/Or paste it/).fill(BROKEN_SKILLS);
+    await page.getByRole('button', { name: 'Check' }).click();
+    await page.getByText('Checked: the catalogue reports problems; nothing was saved.').waitFor();
+    const listed = page.locator('#check-result li');
+    expect(await listed.allTextContents()).toEqual(problems.map((p) => `Instance 0 (broken pacing, skill telling/pacing): ${p}`));
+    await expectAccessible(page);
+    await page.screenshot({ path: path.join(SCREENSHOTS, 'registration-checked.png'), fullPage: true });
+    // Saving anyway is refused with the same answer, and nothing is registered.
+    await page.getByRole('button', { name: 'Save registrations' }).click();
+    await page.getByText('Refused (422)').waitFor();
+    expect(await listed.allTextContents()).toHaveLength(problems.length);
+    expect((await apiCall(page, 'GET', `/api/portal/connections/${clientId}/registrations`)).body).toEqual({ registrations: [] });
+
+    // A valid file, uploaded: checked clean, then saved and listed.
+    await page.getByLabel('Upload a skills file').setInputFiles({ name: 'skills.yaml', mimeType: 'application/yaml', buffer: Buffer.from(VALID_SKILLS) });
+    await eventually(() => page.getByLabel(/Or paste it/).inputValue(), (text) => text === VALID_SKILLS, { what: 'the uploaded file in the text field' });
+    await page.getByRole('button', { name: 'Check' }).click();
+    await page.getByText('Checked: no problems.').waitFor();
+    await page.getByRole('button', { name: 'Save registrations' }).click();
+    const registered = page.getByRole('row', { name: /web pacing/ });
+    await registered.waitFor();
+    const [registration] = ((await apiCall(page, 'GET', `/api/portal/connections/${clientId}/registrations`)).body as { registrations: Array<{ registration_id: string }> }).registrations;
+    await registered.getByRole('button', { name: `Remove ${registration!.registration_id}` }).click();
+    await page.getByRole('cell', { name: 'No registrations' }).waitFor();
+    const audit = await apiCall(page, 'GET', '/api/portal/audit');
+    expect((audit.body as { entries: unknown[] }).entries).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ action: 'registration.add 1 (web pacing)', target: clientId, organisation_id: DEMO_HOUSE }),
+        expect.objectContaining({ action: `registration.remove on ${clientId}`, target: registration!.registration_id, organisation_id: DEMO_HOUSE }),
+      ]),
+    );
+    await context.close();
+  }, 90_000);
+
+  it("shows a viewer a house connection's principals and registrations without controls, and the server refuses the viewer's and a vendor's changes with 403", async () => {
+    const consumer = await adminCall('POST', '/api/admin/connections', { app_id: DEMO_APP, kind: 'consumer' });
+    const clientId = consumer.client_id as string;
+    const principal = await adminCall('POST', `/api/admin/connections/${clientId}/principals`, { role_arn: ROLE_ARN });
+    const accessKeyId = principal.access_key_id as string;
+    const changes: Array<[string, unknown]> = [
+      [`/api/portal/connections/${clientId}/principals`, { role_arn: ROLE_ARN }],
+      [`/api/portal/connections/${clientId}/principals/${accessKeyId}/challenge`, undefined],
+      [`/api/portal/connections/${clientId}/principals/${accessKeyId}/revoke`, undefined],
+      [`/api/portal/connections/${clientId}/principals/${accessKeyId}/remove`, undefined],
+      [`/api/portal/connections/${clientId}/bindings`, { provider_id: 'inosuchidp222', client: 'any' }],
+      [`/api/portal/connections/${clientId}/registrations/check`, { yaml: VALID_SKILLS }],
+      [`/api/portal/connections/${clientId}/registrations`, { yaml: VALID_SKILLS }],
+    ];
+
+    const viewer = await signIn('viewer');
+    await viewer.page.goto(`${portalUrl}/portal/connections/${clientId}/principals`);
+    await viewer.page.getByRole('cell', { name: accessKeyId }).waitFor();
+    expect(await viewer.page.getByRole('button').filter({ hasNotText: 'Sign out' }).count()).toBe(0);
+    await expectAccessible(viewer.page);
+    await viewer.page.goto(`${portalUrl}/portal/connections/${clientId}/registrations`);
+    expect(await viewer.page.getByRole('button', { name: /Check|Save/ }).count()).toBe(0);
+    expect(await viewer.page.getByLabel('Upload a skills file').count()).toBe(0);
+    for (const [route, body] of changes) {
+      expect([route, await apiCall(viewer.page, 'POST', route, body)]).toEqual([route, expect.objectContaining({ status: 403, body: expect.objectContaining({ code: 'portal.forbidden' }) })]);
+    }
+    expect((await apiCall(viewer.page, 'GET', `/api/portal/connections/${clientId}/principals`)).status).toBe(200);
+    await viewer.context.close();
+
+    // The vendor may not even read the house's connection; on its own app's connection it may change them.
+    const vendor = await signIn('vendor');
+    const refusedPage = await vendor.page.goto(`${portalUrl}/portal/connections/${clientId}/principals`);
+    expect(refusedPage!.status()).toBe(403);
+    await vendor.page.goto(`${portalUrl}/portal`);
+    for (const [route, body] of changes) {
+      expect([route, (await apiCall(vendor.page, 'POST', route, body)).status]).toEqual([route, 403]);
+    }
+    const own = await newConnection(vendor.page, 'producer', VENDOR_APP);
+    expect((await apiCall(vendor.page, 'POST', `/api/portal/connections/${own}/principals`, { role_arn: ROLE_ARN })).status).toBe(201);
+    // Nothing of the refused changes happened.
+    expect((await adminCall('GET', `/api/admin/connections/${clientId}/principals`)).principals).toEqual([expect.objectContaining({ access_key_id: accessKeyId, status: 'pending' })]);
+    await vendor.context.close();
+  }, 90_000);
 });
