@@ -84,6 +84,12 @@ export interface PrincipalRoutesDeps {
   requests: RequestValidation;
 }
 
+/**
+ * A principal's body: room for the longest ARN the schema allows (2048 characters) however it is
+ * JSON-escaped, so an over-long or foreign one is the schema's 400 naming the field rather than a 413.
+ */
+export const PRINCIPAL_BODY_BYTES = 32 * 1024;
+
 /** #/components/schemas/PrincipalCreate (checked by requestValidation: the ARN's shape included). */
 export interface PrincipalCreate {
   role_arn: string;
@@ -104,7 +110,7 @@ export function principalRoutes(deps: PrincipalRoutesDeps): Router {
   });
   router.post('/api/admin/connections/:c/principals', async (req, res) => {
     const connection = param(req, 'c');
-    const body = (await deps.requests.jsonBody(req, 4 * 1024)) as PrincipalCreate;
+    const body = (await deps.requests.jsonBody(req, PRINCIPAL_BODY_BYTES)) as PrincipalCreate;
     res.status(201).json(await principals.register(connection, body.role_arn));
   });
   router.get('/api/admin/connections/:c/principals/:k', async (req, res) => {

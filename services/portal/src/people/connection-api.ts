@@ -1,6 +1,6 @@
 import { Router, type Request, type Response } from 'express';
 import type { RequestValidation } from '@bus/http';
-import type { PrincipalCreate, PrincipalOperations } from '../principal-routes';
+import { PRINCIPAL_BODY_BYTES, type PrincipalCreate, type PrincipalOperations } from '../principal-routes';
 import type { BindingOperations } from '../provider-routes';
 import type { RegistrationOperations } from '../registrations';
 import { AdminNotFoundError } from '../errors';
@@ -50,7 +50,7 @@ export function connectionApiRoutes(deps: ConnectionApiDeps): Router {
   });
   router.post('/api/portal/connections/:c/principals', async (req, res) => {
     const { clientId, audit } = await authorised(req, res, 'connection.principals');
-    const { role_arn: roleArn } = (await deps.requests.jsonBody(req, BODY_BYTES)) as PrincipalCreate;
+    const { role_arn: roleArn } = (await deps.requests.jsonBody(req, PRINCIPAL_BODY_BYTES)) as PrincipalCreate;
     const registered = await deps.principals.register(clientId, roleArn);
     await audit({ action: `principal.register ${roleArn} on ${clientId}`, target: registered.access_key_id, status: 201 });
     res.status(201).json(registered);
