@@ -379,6 +379,36 @@ describe("a connection's AWS principals, identity-provider bindings and skill re
   const BROKEN_SKILLS = 'skills:\n  - skill_id: telling/pacing\n    instance_label: broken pacing\n    values:\n      max_segment_ms: fast\n';
   const VALID_SKILLS = 'skills:\n  - skill_id: telling/pacing\n    instance_label: web pacing\n    values:\n      max_segment_ms: { web: 1200 }\n';
 
+  /**
+   * Every portal API answer the page's own script receives (the challenge, the check, the saves…),
+   * checked against portal.json on its way to the page (the page reloads after most changes, so the
+   * answer is read before it gets there): what was seen, or how it is off the document.
+   */
+  async function observeApiAnswers(page: Page): Promise<() => string[]> {
+    const seen: string[] = [];
+    await page.route(`${portalUrl}/api/portal/**`, async (route) => {
+      const response = await route.fetch();
+      const path = new URL(route.request().url()).pathname;
+      const method = route.request().method();
+      try {
+        portalApi.check(method, path, { status: response.status(), headers: response.headers(), body: (await response.json()) as unknown });
+        seen.push(`${method} ${path.replace(/\/(connections|principals|bindings|registrations)\/(?!check$)[A-Za-z0-9]+/g, '/$1/:id')} ${response.status()}`);
+      } catch (err) {
+        seen.push(`off portal.json: ${method} ${path} ${response.status()}: ${String(err)}`);
+      }
+      await route.fulfill({ response });
+    });
+    return () => seen;
+  }
+
+  /**
+   * Clicks a control after which the page's script reloads the page, and waits for the reloaded page
+   * to have loaded (its deferred script included: a click before that would be the bare form's).
+   */
+  async function clickReloading(page: Page, control: Locator): Promise<void> {
+    await Promise.all([page.waitForEvent('load'), control.click()]);
+  }
+
   /** A new connection of the demo house's app, as the signed-in page creates it. */
   async function newConnection(page: Page, kind: 'producer' | 'consumer', appId = DEMO_APP): Promise<string> {
     const created = await apiCall(page, 'POST', `/api/portal/apps/${appId}/connections`, { kind });
@@ -395,6 +425,7 @@ describe("a connection's AWS principals, identity-provider bindings and skill re
 
   it('lets a house admin register an AWS principal with its secret shown once, issue a challenge shown once, and see the principal verified once it signs it', async () => {
     const { context, page } = await signIn('house-admin');
+    const answers = await observeApiAnswers(page);
     const clientId = await newConnection(page, 'producer');
     await openConnectionPage(page, clientId, 'Principals and bindings');
     await expectAccessible(page);
@@ -413,7 +444,7 @@ describe("a connection's AWS principals, identity-provider bindings and skill re
     await page.screenshot({ path: path.join(SCREENSHOTS, 'principal-secret-shown.png'), fullPage: true, mask: [page.locator('#principal-secret')], maskColor: '#c8c8c8' });
 
     // Shown once: after Done the page lists the principal, pending, and never the secret again.
-    await page.getByRole('button', { name: 'Done' }).click();
+    await clickReloading(page, page.getByRole('button', { name: 'Done' }));
     const row = page.getByRole('row', { name: new RegExp(accessKeyId) });
     await row.getByRole('cell', { name: 'pending' }).waitFor();
     expect(await page.content()).not.toContain(secretAccessKey);
@@ -431,14 +462,14 @@ describe("a connection's AWS principals, identity-provider bindings and skill re
     const body = JSON.stringify({ challenge });
     const verified = await fetch(verifyUrl, { method: 'POST', headers: await signPost(verifyUrl, { accessKeyId, secretAccessKey }, body), body });
     expect(verified.status).toBe(200);
-    await page.getByRole('button', { name: 'Done' }).click();
+    await clickReloading(page, page.getByRole('button', { name: 'Done' }));
     await page.getByRole('row', { name: new RegExp(accessKeyId) }).getByRole('cell', { name: 'verified' }).waitFor();
     expect(await page.content()).not.toContain(challenge);
 
     // Revoke, then remove; each change is in the audit log with the house, and no secret is.
-    await page.getByRole('button', { name: `Revoke ${accessKeyId}` }).click();
+    await clickReloading(page, page.getByRole('button', { name: `Revoke ${accessKeyId}` }));
     await page.getByRole('row', { name: new RegExp(accessKeyId) }).getByRole('cell', { name: 'revoked' }).waitFor();
-    await page.getByRole('button', { name: `Remove ${accessKeyId}` }).click();
+    await clickReloading(page, page.getByRole('button', { name: `Remove ${accessKeyId}` }));
     await page.getByRole('cell', { name: 'No AWS principals' }).waitFor();
     const audit = await apiCall(page, 'GET', '/api/portal/audit');
     const actions = (audit.body as { entries: Array<{ action: string; target: string; organisation_id: string | null }> }).entries.filter((e) => e.target === accessKeyId);
@@ -450,6 +481,12 @@ describe("a connection's AWS principals, identity-provider bindings and skill re
     ]);
     expect(audit.text).not.toContain(secretAccessKey);
     expect(audit.text).not.toContain(challenge);
+    expect(answers()).toEqual([
+      'POST /api/portal/connections/:id/principals 201',
+      'POST /api/portal/connections/:id/principals/:id/challenge 201',
+      'POST /api/portal/connections/:id/principals/:id/revoke 200',
+      'POST /api/portal/connections/:id/principals/:id/remove 200',
+    ]);
     await context.close();
   }, 90_000);
 
@@ -461,12 +498,13 @@ describe("a connection's AWS principals, identity-provider bindings and skill re
       client_claim: 'azp',
     });
     const { context, page } = await signIn('house-admin');
+    const answers = await observeApiAnswers(page);
     const clientId = await newConnection(page, 'producer');
     await openConnectionPage(page, clientId, 'Principals and bindings');
     const client = `portal-client-${randomUUID()}`;
     await page.getByLabel('Identity provider').selectOption(provider.id);
     await page.getByLabel('Client claim value').fill(client);
-    await page.getByRole('button', { name: 'Add binding' }).click();
+    await clickReloading(page, page.getByRole('button', { name: 'Add binding' }));
     await page.getByRole('row', { name: new RegExp(client) }).waitFor();
     await expectAccessible(page);
     const listed = await apiCall(page, 'GET', `/api/portal/connections/${clientId}/bindings`);
@@ -476,14 +514,19 @@ describe("a connection's AWS principals, identity-provider bindings and skill re
     const operatorView = await adminCall('GET', `/api/admin/identity-providers/${provider.id}/bindings`);
     expect(operatorView.bindings).toEqual([expect.objectContaining({ id: binding!.id, connection_id: clientId })]);
 
-    await page.getByRole('button', { name: `Remove binding ${binding!.id}` }).click();
+    await clickReloading(page, page.getByRole('button', { name: `Remove binding ${binding!.id}` }));
     await page.getByRole('cell', { name: 'No bindings' }).waitFor();
     expect((await adminCall('GET', `/api/admin/identity-providers/${provider.id}/bindings`)).bindings).toEqual([]);
+    expect(answers()).toEqual([
+      'POST /api/portal/connections/:id/bindings 201',
+      'POST /api/portal/connections/:id/bindings/:id/remove 200',
+    ]);
     await context.close();
   }, 60_000);
 
   it("checks a skills file before saving it: a broken instance shows the catalogue's own problem and nothing is saved; a valid file is saved, listed and removed", async () => {
     const { context, page } = await signIn('house-admin');
+    const answers = await observeApiAnswers(page);
     const clientId = await newConnection(page, 'consumer');
     await openConnectionPage(page, clientId, 'Skill registrations');
     await expectAccessible(page);
@@ -509,11 +552,11 @@ describe("a connection's AWS principals, identity-provider bindings and skill re
     await eventually(() => page.getByLabel(/Or paste it/).inputValue(), (text) => text === VALID_SKILLS, { what: 'the uploaded file in the text field' });
     await page.getByRole('button', { name: 'Check' }).click();
     await page.getByText('Checked: no problems.').waitFor();
-    await page.getByRole('button', { name: 'Save registrations' }).click();
+    await clickReloading(page, page.getByRole('button', { name: 'Save registrations' }));
     const registered = page.getByRole('row', { name: /web pacing/ });
     await registered.waitFor();
     const [registration] = ((await apiCall(page, 'GET', `/api/portal/connections/${clientId}/registrations`)).body as { registrations: Array<{ registration_id: string }> }).registrations;
-    await registered.getByRole('button', { name: `Remove ${registration!.registration_id}` }).click();
+    await clickReloading(page, registered.getByRole('button', { name: `Remove ${registration!.registration_id}` }));
     await page.getByRole('cell', { name: 'No registrations' }).waitFor();
     const audit = await apiCall(page, 'GET', '/api/portal/audit');
     expect((audit.body as { entries: unknown[] }).entries).toEqual(
@@ -522,6 +565,13 @@ describe("a connection's AWS principals, identity-provider bindings and skill re
         expect.objectContaining({ action: `registration.remove on ${clientId}`, target: registration!.registration_id, organisation_id: DEMO_HOUSE }),
       ]),
     );
+    expect(answers()).toEqual([
+      'POST /api/portal/connections/:id/registrations/check 200',
+      'POST /api/portal/connections/:id/registrations 422',
+      'POST /api/portal/connections/:id/registrations/check 200',
+      'POST /api/portal/connections/:id/registrations 201',
+      'POST /api/portal/connections/:id/registrations/:id/remove 200',
+    ]);
     await context.close();
   }, 90_000);
 
