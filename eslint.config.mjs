@@ -1,6 +1,6 @@
 // Lint rules that carry the architecture (DESIGN §2): pure libs import no I/O clients, no package
 // reaches into another's src/ or dist/, no lib imports a service or a lib above it, no service imports
-// another (composition roots excepted), and the CLI imports no bus package.
+// another (the all-in-one excepted), and the CLI imports no bus package.
 import { readdirSync } from 'node:fs';
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
@@ -11,12 +11,10 @@ const PURE_LIBS = ['contracts', 'config', 'som', 'skills', 'tokens'];
 // The libs' layering, lowest first: a lib imports only libs before it, and a pure lib only pure ones
 // (README "Layout" says the same). The infrastructure (observability … http) knows no SOM rule or token;
 // libs/testing and libs/client stand outside it: they import no bus lib.
-const LIB_LAYERS = ['contracts', 'config', 'observability', 'kafka', 'db', 'limits', 'http', 'tokens', 'som', 'skills', 'identity', 'composition'];
+const LIB_LAYERS = ['contracts', 'config', 'observability', 'kafka', 'db', 'limits', 'http', 'tokens', 'som', 'skills', 'queue', 'identity', 'composition'];
 const SERVICES = readdirSync(new URL('./services', import.meta.url));
-// Composition roots wire services together: the all-in-one, and a service's main.ts that hands another
-// service's implementation of a libs/contracts interface to its own (the portal's delivery operations).
 // Tests may use another service to produce their fixtures (a gateway's publish for delivery's tests).
-const COMPOSITION_ROOTS_AND_TESTS = ['services/*/src/main.ts', '**/*.test.ts'];
+const TESTS = ['**/*.test.ts'];
 
 // A timer in a test is a sleep or a hand-made poll: setTimeout/setInterval however reached, or node:timers/promises.
 const SLEEPS = [
@@ -58,7 +56,7 @@ function serviceBoundaries(service) {
   const others = SERVICES.filter((name) => name !== service).map((name) => `@bus/${name}`);
   return {
     files: [`services/${service}/src/**/*.ts`],
-    ignores: COMPOSITION_ROOTS_AND_TESTS,
+    ignores: TESTS,
     rules: {
       'no-restricted-imports': ['error', {
         patterns: [deepImports, { group: others, message: 'A service never imports another service: share a lib (libs/contracts for an interface), and let a composition root wire them.' }],
@@ -102,6 +100,7 @@ export default tseslint.config(
     rules: { 'no-restricted-imports': ['error', { paths: pureLibPaths, patterns: [deepImports, noServices] }] },
   },
   ...LIB_LAYERS.map(libBoundaries),
+  // The all-in-one is the one composition root that runs every service in one process.
   ...SERVICES.filter((name) => name !== 'all-in-one').map(serviceBoundaries),
   {
     // busctl is a client of the admin API's HTTP contract, like any operator script: it imports no

@@ -80,6 +80,7 @@ describe('import boundaries (DESIGN §2), enforced by npm run lint', () => {
     ['libs/limits/src/example.ts', '@bus/http', /libs\/limits sits below http/],
     ['libs/http/src/example.ts', '@bus/som', /libs\/http sits below .*som/],
     ['libs/som/src/example.ts', '@bus/http', /libs\/som is pure: it imports only pure libs/],
+    ['libs/queue/src/example.ts', '@bus/identity', /libs\/queue sits below identity/],
   ])('refuses in %s a lib above it or an impure one: %s', async (file, target, message) => {
     expect(await violations(file, `import { x } from '${target}';\nexport const y = x;\n`)).toEqual([expect.stringMatching(message)]);
   });
@@ -89,10 +90,11 @@ describe('import boundaries (DESIGN §2), enforced by npm run lint', () => {
     expect(await violations('libs/som/src/example.ts', `import { x } from '@bus/contracts';\nexport const y = x;\n`)).toEqual([]);
   });
 
-  it('refuses a service importing another service, except in a composition root or a test', async () => {
+  it('refuses a service importing another service, even in its main.ts, except in the all-in-one or a test', async () => {
     const code = `import { x } from '@bus/delivery';\nexport const y = x;\n`;
-    expect(await violations('services/portal/src/example.ts', code)).toEqual([expect.stringMatching(/^no-restricted-imports: .*A service never imports another service/)]);
-    expect(await violations('services/portal/src/main.ts', code)).toEqual([]);
+    const refused = [expect.stringMatching(/^no-restricted-imports: .*A service never imports another service/)];
+    expect(await violations('services/portal/src/example.ts', code)).toEqual(refused);
+    expect(await violations('services/portal/src/main.ts', code)).toEqual(refused);
     expect(await violations('services/all-in-one/src/example.ts', code)).toEqual([]);
     expect(await violations('services/pull-api/src/example.int.test.ts', code)).toEqual([]);
   });

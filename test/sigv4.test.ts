@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { openapi, som } from '@bus/schemas';
 import { createOpenApiChecker, fetchObserved } from '@bus/testing';
 import { startBus, type RunningBus } from './support/bus';
-import { signPost, type SignOptions, type SigV4Credentials } from './support/sigv4';
+import { PrincipalFixture, signedHeaders, type Credentials, type IssuedPrincipal, type SignOptions } from './support/principals';
 import { TenantFixture, type Tenant } from './support/tenants';
 
 /**
@@ -11,7 +11,6 @@ import { TenantFixture, type Tenant } from './support/tenants';
  * /iam/validate signed by AWS's own signer (@smithy/signature-v4) — never a hand-written one.
  */
 const busApi = createOpenApiChecker(openapi.bus);
-const adminApi = createOpenApiChecker(openapi.admin);
 const REGION = 'eu-west-1';
 const SYSTEM_ID = 'storyteller.web';
 const ROLE_ARN = 'arn:aws:iam::123456789012:role/bus-publisher';
@@ -20,19 +19,14 @@ let bus: RunningBus;
 let tenants: TenantFixture;
 let house: Tenant;
 let other: Tenant;
-let operatorAuth: string;
-
-type Credentials = SigV4Credentials;
-interface IssuedPrincipal extends Credentials {
-  clientId: string;
-}
+let principals: PrincipalFixture;
 
 beforeAll(async () => {
   // The signed routes' shared limit at 20 a second, bursts of 40 (the spec's 50 and 100 are the defaults,
   // services/gateway config.test): 170 requests then go over it even when a loaded machine takes 5 s to
   // send them, where 50/100 let 170 through once sending straddles three one-second windows.
   bus = await startBus({ AWS_SIGV4_REGION: REGION, AWS_SIGV4_LIMIT_PER_SECOND: '20', AWS_SIGV4_LIMIT_BURST: '40' });
-  operatorAuth = `Basic ${Buffer.from(`${bus.env.OPERATOR_CLIENT_ID}:${bus.env.OPERATOR_CLIENT_SECRET}`).toString('base64')}`;
+  principals = new PrincipalFixture(bus, REGION, ROLE_ARN);
   tenants = await TenantFixture.create(bus);
   const permissions = { systemIds: [SYSTEM_ID], messageTypes: Object.keys(som.examples) };
   house = await tenants.tenant(permissions);
@@ -43,33 +37,11 @@ afterAll(async () => {
   await bus?.stop();
 });
 
-async function admin(method: string, path: string, body?: unknown) {
-  const response = await fetchObserved(`${bus.portalUrl}${path}`, {
-    method,
-    headers: { Authorization: operatorAuth, ...(body === undefined ? {} : { 'Content-Type': 'application/json' }) },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  adminApi.check(method, path, response);
-  return response;
-}
-
-async function register(clientId: string): Promise<IssuedPrincipal> {
-  const res = await admin('POST', `/api/admin/connections/${clientId}/principals`, { role_arn: ROLE_ARN });
-  expect(res.status).toBe(201);
-  const body = res.body as { access_key_id: string; secret_access_key: string };
-  return { clientId, accessKeyId: body.access_key_id, secretAccessKey: body.secret_access_key };
-}
-
-async function challenge(principal: IssuedPrincipal): Promise<string> {
-  const res = await admin('POST', `/api/admin/connections/${principal.clientId}/principals/${principal.accessKeyId}/challenge`);
-  expect(res.status).toBe(201);
-  return (res.body as { challenge: string }).challenge;
-}
-
-/** Signs a POST to the bus with the AWS SDK's signer as a client would, and returns the headers to send. */
-async function sign(credentials: Credentials, path: string, body: string, options: SignOptions = {}): Promise<Record<string, string>> {
-  return signPost(new URL(`${bus.busUrl}${path}`), credentials, body, { region: REGION, ...options });
-}
+const admin = (method: string, path: string, body?: unknown) => principals.admin(method, path, body);
+const register = (clientId: string) => principals.register(clientId);
+const challenge = (principal: IssuedPrincipal) => principals.challenge(principal);
+const verified = (clientId: string, workspaceId: string) => principals.verified(clientId, workspaceId);
+const sign = (credentials: Credentials, path: string, body: string, options: Partial<SignOptions> = {}) => signedHeaders(bus, credentials, path, body, { region: REGION, ...options });
 
 async function send(path: string, headers: Record<string, string>, body: string) {
   const response = await fetchObserved(`${bus.busUrl}${path}`, { method: 'POST', headers, body });
@@ -77,7 +49,7 @@ async function send(path: string, headers: Record<string, string>, body: string)
   return response;
 }
 
-async function signedPost(credentials: Credentials, path: string, body: string, options: SignOptions = {}) {
+async function signedPost(credentials: Credentials, path: string, body: string, options: Partial<SignOptions> = {}) {
   return send(path, await sign(credentials, path, body, options), body);
 }
 
@@ -88,13 +60,6 @@ function message(type = 'story.context'): string {
 const refusal = (res: { status: number; body: unknown }) => ({ status: res.status, rule: (res.body as { violations: Array<{ rule: string }> }).violations[0]?.rule });
 const verifyPath = (t: string) => `/v1/tenants/${t}/principals/verify`;
 const iam = (t: string, route: 'messages' | 'validate' = 'messages') => `/v1/tenants/${t}/iam/${route}`;
-
-async function verified(clientId: string, workspaceId: string): Promise<IssuedPrincipal> {
-  const principal = await register(clientId);
-  const res = await signedPost(principal, verifyPath(workspaceId), JSON.stringify({ challenge: await challenge(principal) }));
-  expect(res.status).toBe(200);
-  return principal;
-}
 
 describe('AWS principals (admin API)', () => {
   it('registers a role ARN with a secret shown once, lists it without the secret, refuses a malformed ARN', async () => {

@@ -5,8 +5,8 @@
 # (release.sh), runs `helm test`, validates the rendered sandbox/preview/inline-secrets values against
 # the API server (server-side dry run, strict, with the monitoring CRDs installed), runs the jest
 # project `cluster` (test/cluster: network safety, a token, every message type published, received
-# and acked, /metrics of every Deployment, the rolling upgrade without loss), runs `skaffold run` of the
-# dev profiles over its releases (skaffold.sh), and tears everything down (down.sh), failing when
+# and acked, /metrics of every Deployment, the rolling upgrade without loss), runs `skaffold dev` of the
+# dev profiles over its releases (skaffold.sh) until its port-forwards answer, and tears everything down (down.sh), failing when
 # anything is left behind.
 #
 # Exit status: 0 passed; 1 failed; 77 skipped because this machine cannot run it (the reason is printed).
@@ -94,7 +94,10 @@ server_dry_run() {
   local crds values env_name out="$CLUSTER_RUN/rendered"
   crds="$(cluster_go mod download -json "github.com/prometheus-operator/prometheus-operator@$PROMETHEUS_OPERATOR_VERSION" | sed -n 's/^\t"Dir": "\(.*\)",$/\1/p')/example/prometheus-operator-crd"
   kc apply --server-side -f "$crds/monitoring.coreos.com_servicemonitors.yaml" -f "$crds/monitoring.coreos.com_prometheusrules.yaml" >/dev/null
-  kc wait --for=condition=Established --timeout=60s crd/servicemonitors.monitoring.coreos.com crd/prometheusrules.monitoring.coreos.com >/dev/null
+  # Retried: `kubectl wait` on a CRD created a moment ago fails at once ("<nil> is of the type <nil>")
+  # while its status has no conditions yet, instead of waiting for them.
+  cluster_wait_for "the monitoring CRDs to be established" \
+    kc wait --for=condition=Established --timeout=10s crd/servicemonitors.monitoring.coreos.com crd/prometheusrules.monitoring.coreos.com
   mkdir -p "$out"
   for values in "$CLUSTER_ROOT"/charts/message-bus/ci/*-values.yaml; do
     env_name="$(basename "$values" -values.yaml)"
@@ -112,23 +115,62 @@ export CLUSTER_KUBECTL="$CLUSTER_BIN/kubectl" CLUSTER_NAMESPACE=message-bus-dev 
   CLUSTER_POD_CIDR CLUSTER_SERVICE_CIDR
 phase jest jest --selectProjects cluster --runInBand "$@"
 
-# skaffold as a platform team runs it (docs/deploy.md, "skaffold on the tier's cluster"): `skaffold run`
-# builds the image through podman's Docker API and deploys both releases over the tier's; then every
-# Deployment of the bus runs skaffold's one image and the gateway answers through its Service.
+# skaffold as a platform team runs it (docs/deploy.md, "skaffold on the tier's cluster"): `skaffold dev`
+# builds the image through podman's Docker API, deploys both releases over the tier's and port-forwards;
+# then every Deployment of the bus runs skaffold's one image, the gateway and the portal answer on
+# 127.0.0.1 through skaffold's port-forwards, and Ctrl-C (SIGINT) ends skaffold dev within a minute.
+skaffold_forwarded_port() {
+  # skaffold logs "Port forwarding service/<name> in namespace <ns>, remote port <p> -> http://127.0.0.1:<local>";
+  # the local port is the one in skaffold.yaml unless it was taken, so it is read from there.
+  grep -o "service/$1 in namespace message-bus-dev, remote port [0-9]* -> http://127.0.0.1:[0-9]*" \
+    "$CLUSTER_LOGS/skaffold-dev.log" | tail -1 | sed 's/.*://' || true
+}
 skaffold_check() {
-  if ! bash "$here/skaffold.sh" run > "$CLUSTER_LOGS/skaffold-run.log" 2>&1; then
-    tail -40 "$CLUSTER_LOGS/skaffold-run.log" >&2
+  local log="$CLUSTER_LOGS/skaffold-dev.log" pid images gateway portal rc=0
+  setsid bash "$here/skaffold.sh" dev --port-forward=user --cleanup=false > "$log" 2>&1 &
+  pid=$!
+  local deadline=$((SECONDS + 600))
+  until [ -n "$(skaffold_forwarded_port message-bus-gateway)" ] && [ -n "$(skaffold_forwarded_port message-bus-portal)" ]; do
+    if ! kill -0 "$pid" 2>/dev/null; then
+      echo "error: skaffold dev exited before it port-forwarded the gateway and the portal" >&2
+      rc=1
+      break
+    fi
+    if [ "$SECONDS" -ge "$deadline" ]; then
+      echo "error: skaffold dev did not port-forward the gateway and the portal within 600 s" >&2
+      rc=1
+      break
+    fi
+    sleep 2
+  done
+  if [ "$rc" -eq 0 ]; then
+    images="$(kc -n message-bus-dev get deployments -l app.kubernetes.io/instance=message-bus \
+      -o jsonpath='{range .items[*]}{.spec.template.spec.containers[0].image}{"\n"}{end}' | sort -u)"
+    if [ "$(printf '%s\n' "$images" | wc -l)" -ne 1 ] || [[ "$images" != message-bus:* ]]; then
+      echo "error: under skaffold dev the bus's Deployments run '$images', not skaffold's one message-bus:<image id>" >&2
+      rc=1
+    fi
+  fi
+  if [ "$rc" -eq 0 ]; then
+    gateway="$(skaffold_forwarded_port message-bus-gateway)"
+    portal="$(skaffold_forwarded_port message-bus-portal)"
+    cluster_wait_for "the gateway's /v1/health on 127.0.0.1:$gateway (skaffold's port-forward)" curl -sf -m 2 "http://127.0.0.1:$gateway/v1/health" || rc=1
+    cluster_wait_for "the portal's /readyz on 127.0.0.1:$portal (skaffold's port-forward)" curl -sf -m 2 "http://127.0.0.1:$portal/readyz" || rc=1
+  fi
+  # Ctrl-C, as a person ends skaffold dev; the releases stay (--cleanup=false): down.sh removes the cluster.
+  kill -INT -- "-$pid" 2>/dev/null || true
+  local stop_deadline=$((SECONDS + 60))
+  while kill -0 "$pid" 2>/dev/null && [ "$SECONDS" -lt "$stop_deadline" ]; do sleep 1; done
+  if kill -0 "$pid" 2>/dev/null; then
+    echo "error: skaffold dev did not end within 60 s of SIGINT" >&2
+    kill -KILL -- "-$pid" 2>/dev/null || true
+    rc=1
+  fi
+  wait "$pid" 2>/dev/null || true  # skaffold dev's own status after SIGINT is not the check's
+  if [ "$rc" -ne 0 ]; then
+    tail -40 "$log" >&2
     return 1
   fi
-  local images ip
-  images="$(kc -n message-bus-dev get deployments -l app.kubernetes.io/instance=message-bus \
-    -o jsonpath='{range .items[*]}{.spec.template.spec.containers[0].image}{"\n"}{end}' | sort -u)"
-  if [ "$(printf '%s\n' "$images" | wc -l)" -ne 1 ] || [[ "$images" != message-bus:* ]]; then
-    echo "error: after skaffold run the bus's Deployments run '$images', not skaffold's one message-bus:<image id>" >&2
-    return 1
-  fi
-  ip="$(kc -n message-bus-dev get service message-bus-gateway -o jsonpath='{.spec.clusterIP}')"
-  cluster_wait_for "the gateway's /v1/health through its Service after skaffold run" curl -sf -m 2 "http://$ip:8082/v1/health"
-  cluster_log "  skaffold run: every Deployment on $images; the gateway answers"
+  cluster_log "  skaffold dev: every Deployment on $images; gateway (127.0.0.1:$gateway) and portal (127.0.0.1:$portal) answer through its port-forwards; SIGINT ended it"
 }
 phase skaffold skaffold_check

@@ -4,9 +4,10 @@ import { mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Locator, type Page } from 'playwright-core';
 import { openapi, som } from '@bus/schemas';
+import { loadSkillLibrary } from '@bus/skills';
 import { createOpenApiChecker, eventually, freePort, REPO_ROOT, startNodeProcess, withClient } from '@bus/testing';
 import { startBus, type RunningBus } from '../support/bus';
-import { signPost } from '../support/sigv4';
+import { signedHeaders } from '../support/principals';
 
 /**
  * The portal for people (issue 21) in a real browser: Debian's chromium driven by playwright-core,
@@ -108,6 +109,13 @@ async function apiCall(page: Page, method: string, route: string, body?: unknown
   const observed = { status: res.status(), headers: res.headers(), body: await res.json().catch(() => undefined), text: await res.text() };
   portalApi.check(method, route, observed);
   return observed;
+}
+
+/** A new connection of an app (the demo house's unless given), as the signed-in page creates it. */
+async function newConnection(page: Page, kind: 'producer' | 'consumer', appId = DEMO_APP): Promise<string> {
+  const created = await apiCall(page, 'POST', `/api/portal/apps/${appId}/connections`, { kind });
+  expect(created.status).toBe(201);
+  return (created.body as { client_id: string }).client_id;
 }
 
 /** The bus's answer to a token request with these client credentials (200, or 401 for a secret that no longer works). */
@@ -336,6 +344,134 @@ describe('the portal in a browser', () => {
     await context.close();
   }, 60_000);
 
+  describe('consumer and testing tools, and the skill library (docs/portal.md)', () => {
+    /** A producer's token for the demo app (issued through the portal API as the house admin signed in on `page`). */
+    async function demoProducerToken(page: Page): Promise<{ clientId: string; token: string }> {
+      const created = await apiCall(page, 'POST', `/api/portal/apps/${DEMO_APP}/connections`, { kind: 'producer' });
+      const { client_id: clientId, client_secret: secret } = created.body as { client_id: string; client_secret: string };
+      return { clientId, token: ((await (await tokenRequest(clientId, secret)).json()) as { access_token: string }).access_token };
+    }
+
+    async function publish(token: string, message: Record<string, unknown>): Promise<number> {
+      const res = await fetch(`${bus.busUrl}/v1/tenants/${demoWorkspace}/messages`, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
+        body: JSON.stringify(message),
+      });
+      return res.status;
+    }
+
+    it("lets a house admin trace a published message to its consumer, see the consumer's queue, replay it from a chosen time and follow the replay until it succeeds", async () => {
+      const { context, page } = await signIn('house-admin');
+      const consumerId = await newConnection(page, 'consumer');
+      const producer = await demoProducerToken(page);
+      const publishedAt = Date.now();
+      const messageId = randomUUID();
+      const message = { ...(som.examples['story.context'] as Record<string, unknown>), system_id: 'demo.studio', message_id: messageId, correlation_id: randomUUID(), occurred_at: new Date().toISOString() };
+      expect(await publish(producer.token, message)).toBe(202);
+
+      // The trace page: the message reaches the new consumer's queue.
+      await eventually(
+        async () => {
+          await page.goto(`${portalUrl}/portal/trace?workspace=${demoWorkspace}&message_id=${messageId}`);
+          // The row's cells: consumer, connection status, state, …
+          return page.getByRole('row', { name: new RegExp(consumerId) }).getByRole('cell').nth(2).textContent();
+        },
+        (state) => state === 'queued',
+        { what: 'the trace page to show the message queued for the new consumer' },
+      );
+      await expectAccessible(page);
+      await page.screenshot({ path: path.join(SCREENSHOTS, 'message-trace.png'), fullPage: true });
+      const trace = await apiCall(page, 'GET', `/api/portal/workspaces/${demoWorkspace}/messages/${messageId}`);
+      expect(trace.status).toBe(200);
+      expect((trace.body as { deliveries: Array<{ consumer_id: string; state: string }> }).deliveries).toContainEqual(expect.objectContaining({ consumer_id: consumerId, state: 'queued' }));
+      expect(trace.text).not.toContain('"payload"');
+
+      // The consumer's page: its queue, and a replay from a minute before the publish.
+      await page.goto(`${portalUrl}/portal/connections/${consumerId}`);
+      expect(await page.getByRole('row', { name: /Depth/ }).getByRole('cell').textContent()).toBe('1');
+      const queue = await apiCall(page, 'GET', `/api/portal/connections/${consumerId}/queue`);
+      expect(queue.body).toMatchObject({ client_id: consumerId, depth: 1, in_flight: 0 });
+      await expectAccessible(page);
+      // The form takes the browser's local time; the page sends it as an instant.
+      const since = await page.evaluate((at) => {
+        const d = new Date(at);
+        const two = (n: number) => String(n).padStart(2, '0');
+        return `${d.getFullYear()}-${two(d.getMonth() + 1)}-${two(d.getDate())}T${two(d.getHours())}:${two(d.getMinutes())}:${two(d.getSeconds())}`;
+      }, publishedAt - 60_000);
+      await page.getByLabel('Replay from').fill(since);
+      await page.getByRole('button', { name: 'Start replay' }).click();
+      await page.waitForURL(/\/portal\/replays\/p[a-z2-7]{12}$/);
+      const replayId = /(p[a-z2-7]{12})$/.exec(page.url())![1]!;
+      // The page follows the replay by itself (its small poll) until it has succeeded.
+      await page.locator('[data-field="status"]', { hasText: 'succeeded' }).waitFor({ timeout: 30_000 });
+      expect(Number(await page.locator('[data-field="scanned"]').textContent())).toBeGreaterThanOrEqual(1);
+      await expectAccessible(page);
+      await page.screenshot({ path: path.join(SCREENSHOTS, 'replay-progress.png'), fullPage: true });
+      const replay = await apiCall(page, 'GET', `/api/portal/replays/${replayId}`);
+      expect(replay.body).toMatchObject({ replay_id: replayId, client_id: consumerId, status: 'succeeded', since: new Date(Math.floor((publishedAt - 60_000) / 1000) * 1000).toISOString() });
+      const audit = (await apiCall(page, 'GET', '/api/portal/audit')).body as { entries: Array<{ action: string; target: string; organisation_id: string | null }> };
+      expect(audit.entries).toContainEqual(expect.objectContaining({ action: expect.stringContaining(`connection.replay ${replayId}`), target: consumerId, organisation_id: DEMO_HOUSE }));
+
+      // The archive bounds the chosen time: not in the future, not before the archive's start.
+      for (const refused of [new Date(Date.now() + 3_600_000), new Date(Date.now() - 400 * 86_400_000)]) {
+        const answer = await apiCall(page, 'POST', `/api/portal/connections/${consumerId}/replays`, { since: refused.toISOString() });
+        expect(answer.status).toBe(400);
+        expect(answer.body).toMatchObject({ code: 'admin.request_invalid' });
+      }
+      await context.close();
+    }, 90_000);
+
+    it("shows a producer connection's recent refusals without the refused body", async () => {
+      const { context, page } = await signIn('house-admin');
+      const producer = await demoProducerToken(page);
+      const refusedId = randomUUID();
+      const secretText = `never shown ${randomUUID()}`;
+      expect(await publish(producer.token, { message_id: refusedId, message_type: 'story.context', note: secretText })).toBe(400);
+      await eventually(
+        async () => (await apiCall(page, 'GET', `/api/portal/connections/${producer.clientId}/refusals`)).body as { refusals: Array<{ message_id: string }> },
+        (recent) => recent.refusals.some((r) => r.message_id === refusedId),
+        { what: 'the refusal recorded' },
+      );
+      await page.goto(`${portalUrl}/portal/connections/${producer.clientId}`);
+      expect(await page.getByRole('row', { name: new RegExp(refusedId) }).count()).toBe(1);
+      expect(await page.content()).not.toContain(secretText);
+      await expectAccessible(page);
+      await context.close();
+    }, 60_000);
+
+    it('lets a viewer see a consumer\'s queue but not start a replay: no control, and the server answers 403', async () => {
+      const { context, page } = await signIn('viewer');
+      const consumer = (await adminCall('POST', '/api/admin/connections', { app_id: DEMO_APP, kind: 'consumer' })) as unknown as { client_id: string };
+      await page.goto(`${portalUrl}/portal/connections/${consumer.client_id}`);
+      await page.getByRole('heading', { name: 'Queue' }).waitFor();
+      expect(await page.getByRole('button', { name: 'Start replay' }).count()).toBe(0);
+      const refused = await apiCall(page, 'POST', `/api/portal/connections/${consumer.client_id}/replays`, { since: new Date(Date.now() - 60_000).toISOString() });
+      expect(refused.status).toBe(403);
+      expect(refused.body).toMatchObject({ code: 'portal.forbidden' });
+      await context.close();
+    }, 60_000);
+
+    it("shows the skill library's versions, the skills of a version and a known skill's fields", async () => {
+      const library = loadSkillLibrary();
+      const skill = library.current.skills[0]!;
+      const { context, page } = await signIn('vendor');
+      await page.getByRole('link', { name: 'Skill library' }).click();
+      await page.getByRole('link', { name: library.current.info.version, exact: true }).click();
+      await expectAccessible(page);
+      await page.getByRole('link', { name: skill.skill_id, exact: true }).click();
+      await page.getByRole('heading', { name: new RegExp(`Skill ${skill.name}`) }).waitFor();
+      const fields = page.getByRole('table', { name: `Fields of ${skill.skill_id}` });
+      for (const field of skill.fields) {
+        const row = fields.getByRole('row').filter({ has: page.getByRole('cell', { name: field.name, exact: true }) });
+        expect(await row.getByRole('cell').nth(1).textContent()).toBe(field.kind);
+      }
+      await expectAccessible(page);
+      await page.screenshot({ path: path.join(SCREENSHOTS, 'library-skill.png'), fullPage: true });
+      await context.close();
+    }, 60_000);
+  });
+
   it('refuses a change without the session\'s CSRF token', async () => {
     const { context, page } = await signIn('house-admin');
     const refused = await apiCall(page, 'POST', `/api/portal/apps/${DEMO_APP}/connections`, { kind: 'producer' }, 'none');
@@ -409,13 +545,6 @@ describe("a connection's AWS principals, identity-provider bindings and skill re
     await Promise.all([page.waitForEvent('load'), control.click()]);
   }
 
-  /** A new connection of the demo house's app, as the signed-in page creates it. */
-  async function newConnection(page: Page, kind: 'producer' | 'consumer', appId = DEMO_APP): Promise<string> {
-    const created = await apiCall(page, 'POST', `/api/portal/apps/${appId}/connections`, { kind });
-    expect(created.status).toBe(201);
-    return (created.body as { client_id: string }).client_id;
-  }
-
   /** The row of one connection on the workspace page, and its link to one of the connection's pages. */
   async function openConnectionPage(page: Page, clientId: string, link: 'Principals and bindings' | 'Skill registrations'): Promise<void> {
     await page.goto(`${portalUrl}/portal/workspaces/${demoWorkspace}`);
@@ -458,9 +587,10 @@ describe("a connection's AWS principals, identity-provider bindings and skill re
     expect(expiresAt - Date.now()).toBeLessThanOrEqual(10 * 60_000);
 
     // The principal signs principals/verify with the challenge (AWS's own signer); the page then says verified.
-    const verifyUrl = new URL(`${bus.busUrl}/v1/tenants/${demoWorkspace}/principals/verify`);
+    const verifyPath = `/v1/tenants/${demoWorkspace}/principals/verify`;
     const body = JSON.stringify({ challenge });
-    const verified = await fetch(verifyUrl, { method: 'POST', headers: await signPost(verifyUrl, { accessKeyId, secretAccessKey }, body), body });
+    const headers = await signedHeaders(bus, { accessKeyId, secretAccessKey }, verifyPath, body, { region: 'us-east-1' });
+    const verified = await fetch(`${bus.busUrl}${verifyPath}`, { method: 'POST', headers, body });
     expect(verified.status).toBe(200);
     await clickReloading(page, page.getByRole('button', { name: 'Done' }));
     await page.getByRole('row', { name: new RegExp(accessKeyId) }).getByRole('cell', { name: 'verified' }).waitFor();

@@ -1,13 +1,16 @@
 import { execFile, execFileSync } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { REPO_ROOT } from '@bus/testing';
+import { createDatabase } from '@bus/db';
+import { PeopleStore } from '@bus/portal';
+import { freePort, REPO_ROOT } from '@bus/testing';
 import { startBus, type RunningBus } from '../support/bus';
 
 /**
  * API fuzzing (`npm run test:fuzz`, issue 13): schemathesis, installed from PyPI into a project-local
  * venv by deploy/fuzz/schemathesis.sh, runs against the OpenAPI documents a bus of this test's own
- * SERVES (bus host, admin API, catalogue), with valid credentials, a bounded number of examples per
+ * SERVES (bus host, admin API, catalogue) and the portal's own API (schemas/openapi/portal.json, which
+ * the portal does not serve), with valid credentials, a bounded number of examples per
  * operation and a time limit per document. Required: no server error and no response that does not
  * conform to its document (status, content type, headers, body schema), invalid requests refused,
  * unsupported methods 405 with Allow, authentication not ignored. Loopback only.
@@ -30,7 +33,7 @@ const MAX_EXAMPLES = 25;
  * FUZZ_SEED=random draws a new seed per run (printed with the results), or FUZZ_SEED=<n> replays one.
  */
 const SEED = process.env.FUZZ_SEED ?? '20261122';
-const SECONDS = { bus: 100, admin: 60, catalogue: 25 };
+const SECONDS = { bus: 100, admin: 60, catalogue: 25, portal: 45 };
 
 const WORK_DIR = path.join(REPO_ROOT, '.local', 'fuzz');
 
@@ -58,6 +61,9 @@ beforeAll(async () => {
     BUS_LIMIT_API_PER_SECOND: '100000',
     BUS_LIMIT_API_BURST: '200000',
     ADMIN_LIMIT_PER_ADDRESS_PER_MINUTE: '1000000',
+    // Sign-in for people on, so the portal API answers. The fuzz run's session is seeded (below): the
+    // issuer is never asked, as a session is what the callback makes of the provider's answer.
+    ...(await signInSettings()),
   });
   secrets = await provision(bus);
 }, 180_000);
@@ -108,7 +114,37 @@ async function provision(running: RunningBus): Promise<Record<string, string>> {
     FUZZ_ORGANISATION: String(organisation.id),
     FUZZ_APP: String(app.id),
     FUZZ_ADMIN_CONNECTION: String(adminTarget.client_id),
+    ...(await portalSession(running, { app: String(app.id), admin })),
   };
+}
+
+/** PORTAL_OIDC_* of a loopback provider that need not run: the fuzz run's session does not sign in through it. */
+async function signInSettings(): Promise<Record<string, string>> {
+  const issuerPort = await freePort();
+  return {
+    PORTAL_OIDC_ISSUER: `http://127.0.0.1:${issuerPort}`,
+    PORTAL_OIDC_CLIENT_ID: 'bus-portal',
+    PORTAL_OIDC_CLIENT_SECRET: 'fuzz-client-secret-not-used',
+    PORTAL_OIDC_REDIRECT_URL: 'http://127.0.0.1/portal/callback',
+  };
+}
+
+/**
+ * A test-only session seed (docs/portal.md, Tests): an operator's session written as the sign-in's
+ * callback writes one (PeopleStore.createSession), so schemathesis sends its cookie and CSRF token;
+ * the browser tier signs in through the real provider. The portal run gets its own consumer
+ * connection (it may revoke it) and a replay of it to read.
+ */
+async function portalSession(running: RunningBus, fixture: { app: string; admin: (method: string, route: string, body?: unknown) => Promise<Record<string, unknown>> }): Promise<Record<string, string>> {
+  const db = createDatabase({ url: running.env.DATABASE_URL as string, poolMax: 1, applicationName: 'fuzz-portal-session' });
+  try {
+    const { cookie, session } = await new PeopleStore(db).createSession({ subject: 'fuzz-operator', name: 'Fuzz operator', grants: [{ role: 'operator' }] }, 3_600_000);
+    const consumer = await fixture.admin('POST', '/api/admin/connections', { app_id: fixture.app, kind: 'consumer' });
+    const replay = await fixture.admin('POST', `/api/admin/connections/${String(consumer.client_id)}/replays`, { since: new Date(Date.now() - 60_000).toISOString() });
+    return { FUZZ_PORTAL_SESSION: cookie, FUZZ_PORTAL_CSRF: session.csrfToken, FUZZ_PORTAL_CONNECTION: String(consumer.client_id), FUZZ_PORTAL_REPLAY: String(replay.replay_id) };
+  } finally {
+    await db.destroy();
+  }
 }
 
 function basic(id: string, secret: string): string {
@@ -172,6 +208,23 @@ const ADMIN_CONFIGURATION = configuration(
 
 const CATALOGUE_CONFIGURATION = configuration('');
 
+const PORTAL_CONFIGURATION = configuration(
+  [
+    '[auth.openapi.session]',
+    'api_key = "${FUZZ_PORTAL_SESSION}"',
+    '[parameters]',
+    '"header.X-CSRF-Token" = "${FUZZ_PORTAL_CSRF}"',
+    '"path.w" = "${FUZZ_WORKSPACE}"',
+    '"path.a" = "${FUZZ_APP}"',
+    '"path.c" = "${FUZZ_PORTAL_CONNECTION}"',
+    '"path.p" = "${FUZZ_PORTAL_REPLAY}"',
+    // Refusals are a producer's: the bus run's producer, which this run cannot change.
+    '[[operations]]',
+    'include-path-regex = "/refusals$"',
+    'parameters = { "path.c" = "${FUZZ_PRODUCER_ID}" }',
+  ].join('\n'),
+);
+
 async function fuzz(name: keyof typeof SECONDS, documentUrl: string, baseUrl: string, config: string): Promise<RunReport> {
   const dir = path.join(WORK_DIR, name);
   mkdirSync(dir, { recursive: true });
@@ -226,4 +279,10 @@ describe('schemathesis against the served OpenAPI documents', () => {
     expect(report.operations.tested).toBeGreaterThan(0);
     expect(problems(report)).toEqual([]);
   }, 240_000);
+
+  it("finds nothing on the portal's own API (schemas/openapi/portal.json, signed in as the operator)", async () => {
+    const report = await fuzz('portal', path.join(REPO_ROOT, 'schemas', 'openapi', 'portal.json'), bus.portalUrl, PORTAL_CONFIGURATION);
+    expect(report.operations.tested).toBeGreaterThan(0);
+    expect(problems(report)).toEqual([]);
+  }, 260_000);
 });

@@ -55,7 +55,7 @@ pullApi:
   name: pull-api
   port: 8083
   entry: services/pull-api/dist/main.js
-  needs: [postgres, redis, kafka, receiptHandles]
+  needs: [postgres, redis, kafka, receiptHandles, signingKeys]
 delivery:
   name: delivery
   port: 8084

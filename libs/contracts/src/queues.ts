@@ -1,6 +1,6 @@
 /**
  * What the portal's admin API asks of delivery's consumer queues: replay from the archive, queue stats
- * and the redrive of quarantined records. Delivery implements it (services/delivery queueOperations);
+ * and the redrive of quarantined records. libs/queue implements it (queueOperations);
  * the portal only knows this contract, and a composition root hands it the implementation.
  */
 

@@ -268,6 +268,8 @@ interface NarrowedColumns {
     algorithms: Array<'RS256' | 'RS384' | 'RS512' | 'PS256' | 'PS384' | 'PS512' | 'ES256' | 'ES384' | 'ES512' | 'EdDSA'>;
     client_claim: 'azp' | 'client_id' | 'sub';
   };
+  // The portal's Grant (services/portal people/policy.ts); its people-store checks that both agree.
+  portal_sessions: { grants: Array<{ role: 'operator' } | { role: 'house_admin' | 'vendor' | 'viewer'; organisationId: string }> };
   audit_log: { actor_kind: 'person' | 'operator_basic' };
   consumer_fault_events: { kind: 'duplicate' | 'delay' | 'early_expiry' };
   dead_letters: { resolution: 'redriven' | 'discarded' | null };

@@ -4,7 +4,6 @@ import { Router } from 'express';
 import { createLogger, createMetricsRegistry } from '@bus/observability';
 import { codeBody, violationBody, type ErrorRenderer } from './error-bodies';
 import { DependencyUnavailableError, HttpError, OAuthError, unavailableUnlessDone } from './errors';
-import { notImplementedRouter } from './not-implemented';
 import { readBody } from './body';
 import { cacheableJson, sendCacheable } from './cacheable';
 import { createHttpApp, createRequestMetrics } from './app';
@@ -77,7 +76,7 @@ async function start(renderError: ErrorRenderer): Promise<RunningServer> {
     requestMetrics,
     readiness,
     renderError,
-    routers: [router(), notImplementedRouter([['post', '/v1/oauth/token']])],
+    routers: [router()],
   });
   return serve(app, { host: '127.0.0.1', port: 0, logger });
 }
@@ -140,15 +139,6 @@ describe('errors', () => {
     expect(await res.json()).toEqual({
       accepted: false,
       violations: [{ source: 'policy', rule: 'route.not_found', message: 'No route for GET /v1/nope' }],
-    });
-  });
-
-  it('answers a route that has not landed with 501, not a pretend success', async () => {
-    const res = await fetch(`${bus.url}/v1/oauth/token`, { method: 'POST' });
-    expect(res.status).toBe(501);
-    expect(await res.json()).toEqual({
-      accepted: false,
-      violations: [{ source: 'policy', rule: 'route.not_implemented', message: 'POST /v1/oauth/token is not implemented yet' }],
     });
   });
 

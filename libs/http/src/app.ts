@@ -18,7 +18,7 @@ export interface HttpAppOptions {
   requestMetrics: RequestMetrics;
   readiness: readonly ReadinessCheck[];
   renderError: ErrorRenderer;
-  /** HTML error pages of the routes people open in a browser; the first that answers a request wins. */
+  /** Error answers of the routes with a format of their own (HTML pages, AWS JSON); the first that answers a request wins. */
   errorPages?: readonly ErrorPage[];
   /** Run for every request after the operational routes and before the routers (e.g. host-wide limits). */
   middleware?: readonly RequestHandler[];
@@ -112,7 +112,8 @@ export function createHttpApp(opts: HttpAppOptions): HttpApp {
     if (hasUnreadBody(req)) res.setHeader('Connection', 'close');
     res.status(httpError.status).set(httpError.headers);
     const page = opts.errorPages?.map((render) => render(req, httpError, requestId)).find((p) => p !== undefined);
-    if (page) res.set(page.headers).type('html').send(page.html);
+    if (page && 'html' in page) res.set(page.headers).type('html').send(page.html);
+    else if (page) res.set(page.headers).json(page.json);
     else res.json(renderError(httpError, requestId, opts.renderError));
   });
 

@@ -52,14 +52,6 @@ export class RequestTimeoutError extends HttpError {
   }
 }
 
-/** A route of the spec whose implementation has not landed yet: says so instead of pretending. */
-export class NotImplementedError extends HttpError {
-  override readonly name = 'NotImplementedError';
-  constructor(what: string) {
-    super(501, 'route.not_implemented', `${what} is not implemented yet`);
-  }
-}
-
 /** 400 request.invalid: a path or query parameter or a body is not what the route's OpenAPI operation admits. */
 export class RequestInvalidError extends HttpError {
   override readonly name = 'RequestInvalidError';

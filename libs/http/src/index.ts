@@ -18,7 +18,6 @@ export {
   MalformedRequestError,
   RequestHeadersTooLargeError,
   RequestTimeoutError,
-  NotImplementedError,
   MessageTooLargeError,
   RequestInvalidError,
   ResourceUnknownError,
@@ -32,7 +31,6 @@ export {
 export type { Violation, ViolationSource, OAuthErrorCode } from './errors';
 export { runProcess, runMain } from './service';
 export type { Service, Listener, ProcessOptions, RunningProcess } from './service';
-export { notImplementedRouter } from './not-implemented';
 export { bootstrap } from './bootstrap';
 export type { CompositionContext, Composition } from './bootstrap';
 export { requestFirewall, isAttackPattern, RequestBlockedError } from './firewall';

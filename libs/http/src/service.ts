@@ -15,7 +15,7 @@ export interface Service {
   name: string;
   routers: Router[];
   readiness: ReadinessCheck[];
-  /** The HTML error page of its routes people open in a browser (the portal's pages), if it has any. */
+  /** The error answer of its routes with a format of their own (the portal's pages, the SQS door), if it has any. */
   errorPage?: ErrorPage;
   /** Starts background work (Kafka consumers, sweepers) once the process listens. */
   start?(): Promise<void>;

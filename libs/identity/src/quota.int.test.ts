@@ -1,4 +1,4 @@
-import { createDatabase, migrateLatest, type Knex } from '@bus/db';
+import { createDatabase, migrateLatest, TenancyFixture, type Knex } from '@bus/db';
 import { CUSTOM_QUOTA_CEILING, QUOTA_TIERS } from '@bus/limits';
 import { createTestDatabase, type TestDatabase } from '@bus/testing';
 import { KnexQuotaStore } from './index';
@@ -6,29 +6,23 @@ import { KnexQuotaStore } from './index';
 let testDb: TestDatabase;
 let db: Knex;
 
-const house = 'oquotahouse22';
-const vendor = 'oquotavendor2';
-const workspace = 'wquotaworksp2';
-const [houseApp, vendorApp] = ['aquotahouse22', 'aquotavendor2'];
-const [houseConnection, vendorConnection] = ['cquotahouse22', 'cquotavendor2'];
+// A house's workspace with its own consumer, and a vendor's app with a producer in the same workspace.
+let vendor: string;
+let workspace: string;
+let houseConnection: string;
+let vendorConnection: string;
 
 beforeAll(async () => {
   testDb = await createTestDatabase();
   db = createDatabase({ url: testDb.url, poolMax: 2, applicationName: 'quota-test' });
   await migrateLatest(db);
-  await db('organisations').insert([
-    { id: house, name: 'House', kind: 'house' },
-    { id: vendor, name: 'Vendor', kind: 'vendor' },
-  ]);
-  await db('workspaces').insert({ id: workspace, organisation_id: house, name: 'W' });
-  await db('apps').insert([
-    { id: houseApp, workspace_id: workspace, organisation_id: house, name: 'House app' },
-    { id: vendorApp, workspace_id: workspace, organisation_id: vendor, name: 'Vendor app' },
-  ]);
-  await db('connections').insert([
-    { id: houseConnection, app_id: houseApp, workspace_id: workspace, kind: 'consumer' },
-    { id: vendorConnection, app_id: vendorApp, workspace_id: workspace, kind: 'producer' },
-  ]);
+  const tenancy = TenancyFixture.create(db);
+  const house = await tenancy.tenant({ connections: [{ kind: 'consumer' }] });
+  workspace = house.workspaceId;
+  houseConnection = house.connectionIds[0]!;
+  vendor = (await tenancy.organisation({ name: 'Vendor', kind: 'vendor' })).id;
+  const vendorApp = await tenancy.app({ workspace_id: workspace, organisation_id: vendor, name: 'Vendor app' });
+  vendorConnection = (await tenancy.connection({ app_id: vendorApp.id, kind: 'producer' })).id;
 }, 30_000);
 
 afterAll(async () => {

@@ -1,6 +1,6 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { HttpError, readBody } from '@bus/http';
-import type { Redis } from '@bus/limits';
+import { createLimiter, enforce, type LimitMetrics, type Redis } from '@bus/limits';
 import { parseSignature, payloadHashOf, signatureMatches, SigV4Refusal, type ParsedSignature, type SigV4Request } from '@bus/tokens';
 import { unavailableOnFailure } from './authenticate';
 
@@ -28,6 +28,34 @@ export interface ReplayStore {
 export function redisReplayStore(redis: Redis): ReplayStore {
   return {
     firstUse: async (signature, ttlMs) => (await redis.set(`sigv4:seen:${signature}`, '1', 'PX', ttlMs, 'NX')) === 'OK',
+  };
+}
+
+/** AWS_SIGV4_LIMIT_PER_SECOND and AWS_SIGV4_LIMIT_BURST (sigv4Config). */
+export interface SignedRequestLimitConfig {
+  AWS_SIGV4_LIMIT_PER_SECOND: number;
+  AWS_SIGV4_LIMIT_BURST: number;
+}
+
+/**
+ * The one limit of all AWS-signed requests together (spec §8: 50 a second, bursts of 100), counted in
+ * Redis under one name, so the gateway's signed routes and the pull API's SQS door share it. As the
+ * whole-API limit, the burst above the rate is spread over 10 s. The middleware runs before the body is read.
+ */
+export function signedRequestLimit(redis: Redis, config: SignedRequestLimitConfig, metrics?: LimitMetrics): RequestHandler {
+  const extra = config.AWS_SIGV4_LIMIT_BURST - config.AWS_SIGV4_LIMIT_PER_SECOND;
+  const limiter = createLimiter(
+    redis,
+    {
+      name: 'sigv4',
+      label: 'signed_routes',
+      rate: { points: config.AWS_SIGV4_LIMIT_PER_SECOND, durationSeconds: 1 },
+      ...(extra > 0 ? { burst: { points: extra, durationSeconds: 10 } } : {}),
+    },
+    metrics,
+  );
+  return (_req, _res, next) => {
+    enforce([[limiter, 'all']], 'All AWS-signed requests together are over their limit').then(() => next(), next);
   };
 }
 

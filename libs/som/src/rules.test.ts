@@ -42,7 +42,6 @@ describe('RULES', () => {
         'request.malformed',
         'request.headers_too_large',
         'request.timeout',
-        'route.not_implemented',
         'internal.error',
       ].map((rule) => [rule, isRuleId(rule) ? [RULES[rule].source, RULES[rule].status] : 'missing']),
     );
@@ -61,7 +60,6 @@ describe('RULES', () => {
       'request.malformed': ['policy', 400],
       'request.headers_too_large': ['policy', 431],
       'request.timeout': ['policy', 408],
-      'route.not_implemented': ['policy', 501],
       'internal.error': ['policy', 500],
     });
   });

@@ -104,7 +104,6 @@ export const RULES = {
   'request.malformed': refusing('policy', BAD_REQUEST, 'Node\'s HTTP parser refused the request before any route saw it (CR or NUL in a header, Content-Length with Transfer-Encoding, bad chunked encoding, an unknown method), or its body broke off; the connection is closed.'),
   'request.headers_too_large': refusing('policy', 431, 'The request line and headers are over 16 KB; the connection is closed.'),
   'request.timeout': refusing('policy', 408, 'The request was not received in full in time; the connection is closed.'),
-  'route.not_implemented': refusing('policy', 501, 'The route is in the spec but not implemented yet.'),
   'internal.error': refusing('policy', 500, 'An unexpected error; it is logged with the request id.'),
 } as const satisfies Record<string, RuleDefinition>;
 

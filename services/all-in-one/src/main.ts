@@ -7,10 +7,11 @@ import { busLimitSettings, busRequestLimits, createConnectionQuotas, createLimit
 import { connectionQuota, createIdentity, identityConfig } from '@bus/identity';
 import { authConfig, authDepsOf, createAuthService } from '@bus/auth';
 import { createGatewayService, gatewayConfig, managedAppAuthOf, managedAppsOf, publishDepsOf, signedRoutesOf } from '@bus/gateway';
-import { createDeliveryService, deliveryConfig, deliverySettings, queueOperations } from '@bus/delivery';
+import { createDeliveryService, deliveryConfig, deliverySettings } from '@bus/delivery';
 import { createPullApiService, pullApiConfig, pullApiDepsOf } from '@bus/pull-api';
 import { createCatalogueService } from '@bus/catalogue';
 import { createPortalService, portalConfig, portalDepsOf } from '@bus/portal';
+import { queueOperations } from '@bus/queue';
 
 /**
  * Every service in one process, as `npm run up` runs the bus locally: the bus routes (auth, gateway,
@@ -84,7 +85,7 @@ void bootstrap({
             }),
             createPullApiService({
               ...pullApiDepsOf(
-                { db, logger, metrics, authenticator: identity, connectionQuota: quota },
+                { db, redis, connections: identity.connections, logger, metrics, limitMetrics, authenticator: identity, connectionQuota: quota },
                 { ...config, RECEIPT_HANDLE_KEY: config.RECEIPT_HANDLE_KEY ?? randomBytes(32) },
               ),
               readiness: [postgres, redisReady, identity.controlReadiness],

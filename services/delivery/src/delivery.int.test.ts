@@ -5,15 +5,14 @@ import { loadConfig } from '@bus/config';
 import { createDatabase, migrateLatest, retentionConfig, retentionSettings, TenancyFixture, type Knex } from '@bus/db';
 import { createGroupCommitter, KnexPublishStore, kafkaCommitter } from '@bus/gateway';
 import { createKafka, createProducer, encodeMessageHeaders, ensureTopics, messageKey, type Kafka, type Producer } from '@bus/kafka';
+import { KnexDeliveryStore, replayToConsumer } from '@bus/queue';
 import { som } from '@bus/schemas';
 import { contentHash, type SomMessage } from '@bus/som';
 import { createTestDatabase, eventually, requireEnv, waitForGroupCaughtUp, type TestDatabase } from '@bus/testing';
 import type { Service } from '@bus/http';
 import { createDeliveryService } from './service';
-import { KnexDeliveryStore } from './delivery-store';
 import { registerQueueGauges } from './queue-gauges';
 import { createRetentionSweeper } from './retention';
-import { replayToConsumer } from './replay';
 
 const logger = pino({ level: 'silent' });
 const topic = `test.delivery.${randomBytes(4).toString('hex')}`;

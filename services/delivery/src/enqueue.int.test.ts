@@ -11,7 +11,7 @@ import { createMetricsRegistry } from '@bus/observability';
 import { som } from '@bus/schemas';
 import { contentHash } from '@bus/som';
 import { createTestDatabase, eventually, type TestDatabase } from '@bus/testing';
-import { KnexDeliveryStore } from './delivery-store';
+import { KnexDeliveryStore } from '@bus/queue';
 import { createBatchEnqueuer, type BatchEnqueuer, type MessageRecord } from './enqueue';
 
 const workspaceId = 'wenqueuetest2';

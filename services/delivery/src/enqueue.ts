@@ -4,8 +4,7 @@ import { Counter, Histogram, type Registry } from 'prom-client';
 import { stringHeaders, type MessageHeaders } from '@bus/kafka';
 import { publishTraceContext, type Logger } from '@bus/observability';
 import type { RefusalReason } from '@bus/contracts';
-import { judgeAcceptance, readMessageHeaders, readRecordContent } from './acceptance-check';
-import { acceptanceKey, type Acceptance, type DeliveryStore, type MessageToEnqueue, type QuarantinedRecord } from './delivery-store';
+import { acceptanceKey, judgeAcceptance, readMessageHeaders, readRecordContent, type Acceptance, type DeliveryStore, type MessageToEnqueue, type QuarantinedRecord } from '@bus/queue';
 
 /** One record of bus.messages.v1 as kafkajs hands it over. */
 export interface MessageRecord {

@@ -1,11 +1,5 @@
 export { createDeliveryService } from './service';
 export type { DeliveryServiceDeps } from './service';
-export { KnexDeliveryStore } from './delivery-store';
-export type { DeliveryStore, Acceptance, MessageToEnqueue, QuarantinedRecord, StoredQuarantinedRecord } from './delivery-store';
-export { checkAcceptance, readMessageHeaders } from './acceptance-check';
-export type { AcceptanceCheck, RecordToCheck } from './acceptance-check';
-export { redriveQuarantined, createRedriveMetrics } from './redrive';
-export type { RedriveDeps, RedriveMetrics } from './redrive';
 export { registerQueueGauges } from './queue-gauges';
 export type { QueueGaugesDeps } from './queue-gauges';
 export { createRetentionSweeper } from './retention';
@@ -15,7 +9,3 @@ export type { BatchEnqueuer, MessageRecord, EnqueueOutcome, RecordEnqueuerDeps }
 export { createQuarantineRecheck } from './quarantine-recheck';
 export type { QuarantineRecheck, QuarantineRecheckDeps } from './quarantine-recheck';
 export { deliveryConfig, defaultDeliveryGroupId, deliverySettings } from './config';
-export { replayToConsumer } from './replay';
-export type { ReplayDeps } from './replay';
-export { queueOperations } from './operations';
-export { DEAD_LETTERS_LISTED } from './dead-letters';

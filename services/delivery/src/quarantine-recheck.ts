@@ -1,7 +1,6 @@
 import { Counter, type Registry } from 'prom-client';
 import type { Logger } from '@bus/observability';
-import type { DeliveryStore } from './delivery-store';
-import { redriveRecord } from './redrive';
+import { redriveRecord, type DeliveryStore } from '@bus/queue';
 
 export interface QuarantineRecheckDeps {
   store: DeliveryStore;

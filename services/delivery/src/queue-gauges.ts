@@ -1,7 +1,7 @@
 import { Gauge, type Registry } from 'prom-client';
 import type { Logger } from '@bus/observability';
 import type { QueueStats } from '@bus/contracts';
-import type { DeliveryStore } from './delivery-store';
+import type { DeliveryStore } from '@bus/queue';
 
 export interface QueueGaugesDeps {
   store: DeliveryStore;

@@ -12,8 +12,7 @@ import { createMetricsRegistry } from '@bus/observability';
 import { som } from '@bus/schemas';
 import { contentHash } from '@bus/som';
 import { createTestDatabase, type TestDatabase } from '@bus/testing';
-import { KnexDeliveryStore } from './delivery-store';
-import { createRedriveMetrics, redriveQuarantined, type RedriveDeps } from './redrive';
+import { createRedriveMetrics, KnexDeliveryStore, redriveQuarantined, type RedriveDeps } from '@bus/queue';
 
 const workspaceId = 'wredrivetest2';
 const producerId = 'credriveprod2';

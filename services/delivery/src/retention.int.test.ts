@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import pino from 'pino';
 import { Registry } from 'prom-client';
-import { createDatabase, migrateLatest, RETENTION_TABLES, SWEEP_LOCK, sweepStatements, type Knex, type RetentionSettings } from '@bus/db';
+import { createDatabase, migrateLatest, RETENTION_TABLES, SWEEP_LOCK, sweepStatements, TenancyFixture, type Knex, type RetentionSettings } from '@bus/db';
 import { KnexPublishStore } from '@bus/gateway';
 import { createTestDatabase, type TestDatabase } from '@bus/testing';
 import { createRetentionSweeper } from './retention';
@@ -37,10 +37,7 @@ beforeAll(async () => {
   testDb = await createTestDatabase();
   db = createDatabase({ url: testDb.url, poolMax: 10, applicationName: 'retention-test' });
   await migrateLatest(db);
-  await db('organisations').insert({ id: 'oretentiontst', name: 'House', kind: 'house' });
-  await db('workspaces').insert({ id: workspaceId, organisation_id: 'oretentiontst', name: 'W' });
-  await db('apps').insert({ id: 'aretentiontst', workspace_id: workspaceId, organisation_id: 'oretentiontst', name: 'A' });
-  await db('connections').insert({ id: consumerId, app_id: 'aretentiontst', workspace_id: workspaceId, kind: 'consumer' });
+  await TenancyFixture.create(db).tenant({ workspaceId, connections: [{ id: consumerId, kind: 'consumer' }] });
 }, 60_000);
 
 afterAll(async () => {

@@ -3,7 +3,7 @@ import type { Knex, RetentionSettings } from '@bus/db';
 import type { ReadinessCheck, Service } from '@bus/http';
 import { createConsumer, MESSAGES_TOPIC, runRecordBatches, trackGroupMembership, type Consumer, type Kafka } from '@bus/kafka';
 import type { Logger } from '@bus/observability';
-import { KnexDeliveryStore } from './delivery-store';
+import { KnexDeliveryStore } from '@bus/queue';
 import { createBatchEnqueuer } from './enqueue';
 import { createQuarantineRecheck } from './quarantine-recheck';
 import { registerQueueGauges } from './queue-gauges';

@@ -7,8 +7,8 @@ import { MESSAGES_TOPIC, type Producer } from '@bus/kafka';
 import { createSomValidator } from '@bus/som';
 import type { gatewayConfig } from './config';
 import type { Registry } from 'prom-client';
-import { PrincipalStore, redisReplayStore, type Identity, type sigv4Config } from '@bus/identity';
-import { createLimiter, type LimitMetrics, type Redis } from '@bus/limits';
+import { PrincipalStore, redisReplayStore, signedRequestLimit, type Identity, type sigv4Config } from '@bus/identity';
+import { type LimitMetrics, type Redis } from '@bus/limits';
 import { createGroupCommitter } from './group-commit';
 import { currentTraceparent, kafkaCommitter } from './kafka-commit';
 import type { PublishDeps } from './publish';
@@ -94,22 +94,11 @@ export function signedRoutesOf(
   clients: { db: Knex; redis: Redis; identity: Pick<Identity, 'connections'>; limitMetrics?: LimitMetrics; managedApps: readonly ManagedApp[] },
   config: ConfigOf<typeof sigv4Config>,
 ): SignedRoutes {
-  const extra = config.AWS_SIGV4_LIMIT_BURST - config.AWS_SIGV4_LIMIT_PER_SECOND;
   return signedRoutes({
     principals: PrincipalStore.create({ db: clients.db, encryptionKey: config.SIGNING_KEY_ENCRYPTION_KEY }),
     connections: clients.identity.connections,
     replays: redisReplayStore(clients.redis),
-    limiter: createLimiter(
-      clients.redis,
-      {
-        name: 'sigv4',
-        label: 'signed_routes',
-        rate: { points: config.AWS_SIGV4_LIMIT_PER_SECOND, durationSeconds: 1 },
-        // As the whole-API limit: the burst above the rate is spread over 10 s.
-        ...(extra > 0 ? { burst: { points: extra, durationSeconds: 10 } } : {}),
-      },
-      clients.limitMetrics,
-    ),
+    limit: signedRequestLimit(clients.redis, config, clients.limitMetrics),
     region: config.AWS_SIGV4_REGION,
     maxSkewMs: config.AWS_SIGV4_MAX_SKEW,
     managedApps: clients.managedApps,

@@ -12,7 +12,6 @@ import {
   type SigningKey,
   type SigningPrincipal,
 } from '@bus/identity';
-import { enforce, type Limiter } from '@bus/limits';
 import { authorizeConnection, BearerRefusal, CHALLENGE_PATTERN, NotRegisteredError, type ConnectionKind } from '@bus/tokens';
 import type { ManagedApp } from './managed-apps';
 import { managedAppIdentity } from './managed-auth';
@@ -29,8 +28,8 @@ export interface SignedRoutesDeps {
   /** The identity's connection cache: a connection's revocation reaches it through the control topic. */
   connections: Pick<ConnectionCache, 'get'>;
   replays: ReplayStore;
-  /** All AWS-signed requests together (spec §8: 50 a second, bursts of 100), instead of the per-connection quota. */
-  limiter: Limiter;
+  /** All AWS-signed requests together (libs/identity signedRequestLimit), instead of the per-connection quota. */
+  limit: RequestHandler;
   /** AWS_SIGV4_REGION. */
   region: string;
   /** AWS_SIGV4_MAX_SKEW. */
@@ -77,9 +76,7 @@ export function signedRoutes(deps: SignedRoutesDeps): SignedRoutes {
     if (app.auth.kind === 'aws') managedKeys.set(app.auth.accessKeyId, { secretAccessKey: app.auth.secretAccessKey, revoked: false, app });
   }
   const managedVerifier = createSigV4Verifier<ManagedAppKey>({ ...scope, resolve: (accessKeyId) => Promise.resolve(managedKeys.get(accessKeyId)) });
-  const limit: RequestHandler = (_req, _res, next) => {
-    enforce([[deps.limiter, 'all']], 'All AWS-signed requests together are over their limit').then(() => next(), next);
-  };
+  const { limit } = deps;
 
   /** Rules 3–4 on the principal's connection; `verified`: only a verified principal may use the route. */
   const authorize = (need: { kind?: ConnectionKind; verified: boolean }) => (principal: SigningPrincipal, req: Request, res: Response) =>

@@ -16,7 +16,8 @@ import * as body from './admin-requests';
 import type { AdminStore, ConnectionView } from './admin-store';
 import { AdminConflictError, AdminNotFoundError, AdminRequestInvalidError, AdminUnavailableError } from './errors';
 import type { ReplayRunner } from './replays';
-import { activeConsumerOf, registrationOperations } from './registrations';
+import { consumerQueue, requireActiveConsumer, startReplay } from './consumer-queues';
+import { registrationOperations } from './registrations';
 
 export interface AdminRoutesDeps {
   admin: IdentityAdmin;
@@ -57,7 +58,7 @@ export function adminRoutes(deps: AdminRoutesDeps): Router {
   const workspaceOf = async (id: string) => (await deps.store.workspace(id)) ?? notFound('workspace', id);
   const appOf = async (id: string) => (await deps.store.app(id)) ?? notFound('app', id);
   const connectionOf = async (id: string) => (await deps.store.connection(id)) ?? notFound('connection', id);
-  const activeConsumer = (id: string): Promise<ConnectionView> => activeConsumerOf(deps.store, id);
+  const activeConsumer = async (id: string): Promise<ConnectionView> => requireActiveConsumer(await connectionOf(id));
   const registrations = registrationOperations({ store: deps.store, library: deps.library });
 
   router.get('/api/admin/organisations', async (_req, res) => {
@@ -176,22 +177,11 @@ export function adminRoutes(deps: AdminRoutesDeps): Router {
   });
 
   router.get('/api/admin/connections/:c/queue', async (req, res) => {
-    const connection = await connectionOf(param(req, 'c'));
-    if (connection.kind !== 'consumer') throw new AdminConflictError(`Connection ${connection.client_id} is a producer; it has no queue`);
-    const stats = await deps.queues.stats(connection.client_id);
-    res.json({
-      client_id: connection.client_id,
-      depth: stats?.depth ?? 0,
-      in_flight: stats?.inFlight ?? 0,
-      dead_letters: stats?.deadLetters ?? 0,
-      oldest_age_seconds: stats ? Math.max(0, (now().getTime() - stats.oldestEnqueuedAt.getTime()) / 1000) : null,
-    });
+    res.json(await consumerQueue(deps.queues, await connectionOf(param(req, 'c')), now()));
   });
   router.post('/api/admin/connections/:c/replays', async (req, res) => {
     const connection = await activeConsumer(param(req, 'c'));
-    const since = body.replaySince(await jsonBody<body.ReplayBody>(req), now(), deps.archiveMs);
-    const replay = await deps.replays.start({ workspaceId: connection.workspace_id, consumerId: connection.client_id, since });
-    res.status(202).json(replay);
+    res.status(202).json(await startReplay(deps, connection, await jsonBody<body.ReplayBody>(req), now()));
   });
   router.get('/api/admin/replays/:p', async (req, res) => {
     res.json((await deps.store.replay(param(req, 'p'))) ?? notFound('replay', param(req, 'p')));

@@ -1,4 +1,4 @@
-import { createDatabase, migrateLatest, type Knex } from '@bus/db';
+import { createDatabase, migrateLatest, TenancyFixture, type Knex } from '@bus/db';
 import { createTestDatabase, type TestDatabase } from '@bus/testing';
 import { KnexAdminStore, RegistrationLabelTakenError, REPLAY_STALE_MS } from './admin-store';
 
@@ -11,10 +11,11 @@ beforeAll(async () => {
   testDb = await createTestDatabase();
   db = createDatabase({ url: testDb.url, poolMax: 4, applicationName: 'admin-store-test' });
   await migrateLatest(db);
-  await db('organisations').insert({ id: 'oadminstore22', name: 'House', kind: 'house' });
-  await db('workspaces').insert({ id: 'wadminstore22', organisation_id: 'oadminstore22', name: 'W', quota_tier: 'custom', custom_per_second: 5, custom_burst: 9, custom_per_day: 1234 });
-  await db('apps').insert({ id: 'aadminstore22', workspace_id: 'wadminstore22', organisation_id: 'oadminstore22', name: 'A' });
-  await db('connections').insert({ id: consumerId, app_id: 'aadminstore22', workspace_id: 'wadminstore22', kind: 'consumer' });
+  const tenancy = TenancyFixture.create(db);
+  await tenancy.organisation({ id: 'oadminstore22' });
+  await tenancy.workspace({ id: 'wadminstore22', organisation_id: 'oadminstore22', quota_tier: 'custom', custom_per_second: 5, custom_burst: 9, custom_per_day: 1234 });
+  const app = await tenancy.app({ workspace_id: 'wadminstore22' });
+  await tenancy.connection({ id: consumerId, app_id: app.id, kind: 'consumer' });
   store = KnexAdminStore.create(db);
 });
 afterAll(async () => {

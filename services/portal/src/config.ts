@@ -27,7 +27,7 @@ export const portalConfig = {
 /**
  * The admin API's dependencies from its configuration and the process's clients: one mapping for
  * every composition root (the portal's main and the all-in-one), which add readiness and metrics and
- * hand in delivery's queue operations (services/delivery queueOperations).
+ * hand in the queue operations (libs/queue queueOperations).
  */
 export function portalDepsOf(
   clients: { db: Knex; redis: Redis; producer: Producer; logger: Logger; queues: QueueOperations },

@@ -6,7 +6,7 @@ import { identityCall } from './admin-routes';
 import type { AdminStore, ConnectionView } from './admin-store';
 import { AdminConflictError, AdminNotFoundError } from './errors';
 
-/** What the consumer tools' routes ask of delivery (its queueOperations). */
+/** What the consumer tools' routes ask of the queues (libs/queue queueOperations). */
 export type DeadLetterOperations = Pick<QueueOperations, 'deadLetters' | 'resolveDeadLetter'>;
 
 /** The environment this bus serves: fault injection is a Sandbox tool (docs/testing-tools.md). */

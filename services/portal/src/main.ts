@@ -1,7 +1,7 @@
 import { tracing } from './instrument';
 import { databaseConfig, kafkaConfig, redisConfig, servicePort } from '@bus/config';
 import { processClients } from '@bus/composition';
-import { queueOperations } from '@bus/delivery';
+import { queueOperations } from '@bus/queue';
 import { bootstrap, codeBody } from '@bus/http';
 import { createLimitMetrics } from '@bus/limits';
 import { portalConfig, portalDepsOf } from './config';

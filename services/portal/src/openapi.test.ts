@@ -50,4 +50,12 @@ describe('the portal (people) OpenAPI document', () => {
       expect([name, portal[name]]).toEqual([name, admin[name]]);
     }
   });
+
+  it("answers a consumer's queue, its replays and a message trace exactly as the admin API does, and refusals as the producer's own route", () => {
+    const portal = (openapi.portal as unknown as Components).components.schemas;
+    const admin = (openapi.admin as unknown as Components).components.schemas;
+    const bus = (openapi.bus as unknown as Components).components.schemas;
+    for (const name of ['QueueStats', 'ReplayCreate', 'Replay', 'MessageTrace', 'DeliveryTrace']) expect([name, portal[name]]).toEqual([name, admin[name]]);
+    for (const name of ['RecentRefusals', 'Refusal', 'Violation']) expect([name, portal[name]]).toEqual([name, bus[name]]);
+  });
 });

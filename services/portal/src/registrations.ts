@@ -2,8 +2,9 @@ import type { Request } from 'express';
 import type { SkillRegistration } from '@bus/db';
 import { MessageTooLargeError, readBody } from '@bus/http';
 import { checkSkillsInput, MAX_BODY_BYTES, readSkillsBody, type SkillLibrary, type ValidationAnswer } from '@bus/skills';
-import type { AdminStore, ConnectionView } from './admin-store';
-import { AdminConflictError, AdminNotFoundError, AdminRequestInvalidError, RegistrationInvalidError } from './errors';
+import type { AdminStore } from './admin-store';
+import { requireActiveConsumer } from './consumer-queues';
+import { AdminNotFoundError, AdminRequestInvalidError, RegistrationInvalidError } from './errors';
 
 /**
  * A consumer connection's skill registrations, as the admin API and the portal for people both read
@@ -34,7 +35,7 @@ export function registrationOperations(deps: { store: Pick<AdminStore, 'connecti
     list: async (clientId) => deps.store.registrations((await connectionOf(clientId)).client_id),
     check: async (req) => (await readChecked(req)).answer,
     register: async (clientId, req) => {
-      const connection = await activeConsumerOf(deps.store, clientId);
+      const connection = requireActiveConsumer(await connectionOf(clientId));
       const { input, answer } = await readChecked(req);
       if (!answer.valid) throw new RegistrationInvalidError(answer);
       const instances = (input.checked === 'instance' ? [input.instance] : (input.items as unknown[])) as Array<Record<string, unknown>>;
@@ -54,14 +55,6 @@ export function registrationOperations(deps: { store: Pick<AdminStore, 'connecti
       if (!(await deps.store.removeRegistration(connection.client_id, registrationId))) notFound('registration', registrationId);
     },
   };
-}
-
-/** The connection, when it is an active consumer: only those have registrations to add, queues and replays. */
-export async function activeConsumerOf(store: Pick<AdminStore, 'connection'>, id: string): Promise<ConnectionView> {
-  const connection = (await store.connection(id)) ?? notFound('connection', id);
-  if (connection.kind !== 'consumer') throw new AdminConflictError(`Connection ${id} is a producer; only consumer connections have registrations and queues`);
-  if (connection.status !== 'active') throw new AdminConflictError(`Connection ${id} is ${connection.status}`);
-  return connection;
 }
 
 function notFound(what: string, id: string): never {

@@ -60,6 +60,7 @@ export function createPortalService(deps: PortalServiceDeps): PortalService {
   const store = unavailableOnAnyFailure(KnexAdminStore.create(deps.db), (cause) => new AdminUnavailableError(cause));
   const queues = unavailableOnAnyFailure(deps.queues, (cause) => new AdminUnavailableError(cause));
   const replays = createReplayRunner({ store, replay: queues.replay, logger: deps.logger });
+  const library = deps.library ?? loadSkillLibrary();
   const perAddress = createLimiter(
     deps.redis,
     { name: 'admin.address', label: 'admin_address', rate: { points: deps.perAddressPerMinute, durationSeconds: 60 } },
@@ -75,7 +76,6 @@ export function createPortalService(deps: PortalServiceDeps): PortalService {
   // path and query parameters here, a JSON body where the route reads it (admin-routes.ts).
   const requests = requestValidation(openapi.admin, (problem) => new AdminRequestInvalidError(problem));
   const admin = IdentityAdmin.create({ db: deps.db, control: deps.control, logger: deps.logger });
-  const library = deps.library ?? loadSkillLibrary();
   const principals = principalOperations({ principals: PrincipalStore.create({ db: deps.db, encryptionKey: deps.encryptionKey }), store });
   const authenticated = Router();
   // Every change through the admin API is audited under the operator's client id (docs/portal.md).
@@ -106,6 +106,8 @@ export function createPortalService(deps: PortalServiceDeps): PortalService {
         store,
         logger: deps.logger,
         signIn: deps.signIn,
+        tools: { queues, replays, archiveMs: deps.archiveMs },
+        library,
         principals,
         bindings: bindingOperations({ db: deps.db, admin }),
         registrations: registrationOperations({ store, library }),

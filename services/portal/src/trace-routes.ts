@@ -1,5 +1,5 @@
 import { Router } from 'express';
-import { readMessageTrace, type Knex } from '@bus/db';
+import { readMessageTrace, type Knex, type MessageTrace } from '@bus/db';
 import { unavailableUnlessDone } from '@bus/http';
 import { AdminNotFoundError, AdminUnavailableError } from './errors';
 
@@ -12,14 +12,17 @@ import { AdminNotFoundError, AdminUnavailableError } from './errors';
 export function traceRoutes(deps: { db: Knex }): Router {
   const router = Router();
   router.get('/api/admin/workspaces/:w/messages/:message_id', async (req, res) => {
-    const workspaceId = String(req.params.w);
-    const messageId = String(req.params.message_id);
-    const trace = await unavailableUnlessDone(
-      () => readMessageTrace(deps.db, workspaceId, messageId),
-      (cause) => new AdminUnavailableError(cause),
-    );
-    if (!trace) throw new AdminNotFoundError(`accepted message in workspace ${workspaceId} with message_id`, messageId);
-    res.json(trace);
+    res.json(await messageTraceOf(deps.db, String(req.params.w), String(req.params.message_id)));
   });
   return router;
+}
+
+/** The trace of an accepted message of the workspace (the admin API's and the portal's): 404 admin.not_found, 503 admin.unavailable. */
+export async function messageTraceOf(db: Knex, workspaceId: string, messageId: string): Promise<MessageTrace> {
+  const trace = await unavailableUnlessDone(
+    () => readMessageTrace(db, workspaceId, messageId),
+    (cause) => new AdminUnavailableError(cause),
+  );
+  if (!trace) throw new AdminNotFoundError(`accepted message in workspace ${workspaceId} with message_id`, messageId);
+  return trace;
 }

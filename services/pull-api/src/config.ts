@@ -1,5 +1,7 @@
-import { base64Key } from '@bus/config';
+import { base64Key, type ConfigOf } from '@bus/config';
 import type { Knex } from '@bus/db';
+import { PrincipalStore, redisReplayStore, signedRequestLimit, sigv4Config, type ConnectionCache } from '@bus/identity';
+import type { LimitMetrics, Redis } from '@bus/limits';
 import type { Logger, Registry } from '@bus/observability';
 import type { PullApiServiceDeps } from './service';
 
@@ -7,6 +9,8 @@ import type { PullApiServiceDeps } from './service';
 export const pullApiConfig = {
   /** HMAC-SHA256 key of receipt handles; every pull-api process of an environment shares it. */
   RECEIPT_HANDLE_KEY: base64Key(32, { atLeast: true }),
+  /** The SQS door: region, clock skew, the signed requests' shared limit, and the key that opens principals' secrets. */
+  ...sigv4Config,
 } as const;
 
 /**
@@ -14,8 +18,29 @@ export const pullApiConfig = {
  * composition root (the pull API's main and the all-in-one), which add readiness.
  */
 export function pullApiDepsOf(
-  clients: Pick<PullApiServiceDeps, 'authenticator' | 'connectionQuota'> & { db: Knex; logger: Logger; metrics: Registry },
-  config: { DATABASE_URL: string; RECEIPT_HANDLE_KEY: Buffer },
+  clients: Pick<PullApiServiceDeps, 'authenticator' | 'connectionQuota'> & {
+    db: Knex;
+    redis: Redis;
+    connections: Pick<ConnectionCache, 'get'>;
+    logger: Logger;
+    metrics: Registry;
+    limitMetrics?: LimitMetrics;
+  },
+  config: { DATABASE_URL: string; RECEIPT_HANDLE_KEY: Buffer; BUS_BASE_URL: string } & ConfigOf<typeof sigv4Config>,
 ): Omit<PullApiServiceDeps, 'readiness'> {
-  return { ...clients, databaseUrl: config.DATABASE_URL, receiptHandleKey: config.RECEIPT_HANDLE_KEY };
+  const { redis, connections, limitMetrics, ...shared } = clients;
+  return {
+    ...shared,
+    databaseUrl: config.DATABASE_URL,
+    receiptHandleKey: config.RECEIPT_HANDLE_KEY,
+    sqs: {
+      principals: PrincipalStore.create({ db: clients.db, encryptionKey: config.SIGNING_KEY_ENCRYPTION_KEY }),
+      connections,
+      replays: redisReplayStore(redis),
+      limit: signedRequestLimit(redis, config, limitMetrics),
+      region: config.AWS_SIGV4_REGION,
+      maxSkewMs: config.AWS_SIGV4_MAX_SKEW,
+      baseUrl: config.BUS_BASE_URL,
+    },
+  };
 }

@@ -1,7 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import pino from 'pino';
 import { createDatabase, migrateLatest, TenancyFixture, type Knex } from '@bus/db';
-import { KnexDeliveryStore } from '@bus/delivery';
+import { KnexDeliveryStore } from '@bus/queue';
 import { createMetricsRegistry } from '@bus/observability';
 import { createTestDatabase, seededRandom, type TestDatabase } from '@bus/testing';
 import { createPgQueueNotifier, type QueueNotifier } from './notifier';

@@ -4,7 +4,7 @@ import { requestValidation, validatedQuery } from '@bus/http';
 import type { BearerAuthenticator, BearerIdentity } from '@bus/identity';
 import { openapi } from '@bus/schemas';
 import { ConsumerMismatchError, PullRequestInvalidError } from './errors';
-import { ackWithFaults, messageRecord, peekRecord, receive, receiveGate, settle, type PullDeps } from './pull';
+import { acknowledge, messageRecord, peekRecord, receive, receiveGate, release, type PullDeps } from './pull';
 
 /**
  * Limits of the consumer routes. The ranges and defaults of the parameters and bodies (spec §8: up
@@ -80,20 +80,13 @@ export function pullRoutes(deps: PullRoutesDeps): Router {
   router.post(`${base}/ack`, ...guards, async (req: Request, res: Response) => {
     const consumerId = String(req.params.c);
     const body = (await requests.jsonBody(req, PULL_LIMITS.bodyBytes)) as SettleRequest;
-    const tools = (res.locals.identity as BearerIdentity).consumerTools;
-    const results = await settle(deps.pull, consumerId, body.receipt_handles, (leases) =>
-      tools ? ackWithFaults(deps.pull, consumerId, leases, tools) : deps.pull.store.ack(consumerId, leases),
-    );
-    res.json({ results });
+    res.json({ results: await acknowledge(deps.pull, consumerId, body.receipt_handles, (res.locals.identity as BearerIdentity).consumerTools) });
   });
 
   router.post(`${base}/nack`, ...guards, async (req: Request, res: Response) => {
     const consumerId = String(req.params.c);
     const body = (await requests.jsonBody(req, PULL_LIMITS.bodyBytes)) as SettleRequest;
-    const delayMs = (body.delay_seconds ?? 0) * 1000;
-    const results = await settle(deps.pull, consumerId, body.receipt_handles, (leases) => deps.pull.store.nack(consumerId, leases, delayMs));
-    deps.pull.notifier.notifyLocal(consumerId);
-    res.json({ results });
+    res.json({ results: await release(deps.pull, consumerId, body.receipt_handles, (body.delay_seconds ?? 0) * 1000) });
   });
 
   router.get(`${base}/skills`, ...guards, async (req: Request, res: Response) => {

@@ -1,7 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import pino from 'pino';
 import { createDatabase, migrateLatest, TenancyFixture, type Knex } from '@bus/db';
-import { KnexDeliveryStore } from '@bus/delivery';
+import { KnexDeliveryStore } from '@bus/queue';
 import { createMetricsRegistry } from '@bus/observability';
 import { createTestDatabase, eventually, type TestDatabase } from '@bus/testing';
 import { createPgQueueNotifier, type QueueNotifier } from './notifier';
@@ -70,6 +70,8 @@ function countingWaits(): { pull: PullDeps; waiting: () => number } {
     receive: (...args) => deps.store.receive(...args),
     ack: (...args) => deps.store.ack(...args),
     nack: (...args) => deps.store.nack(...args),
+    extend: (...args) => deps.store.extend(...args),
+    counts: (...args) => deps.store.counts(...args),
     nextVisibleAt: async (consumerId) => {
       const at = await deps.store.nextVisibleAt(consumerId);
       waiting += 1;

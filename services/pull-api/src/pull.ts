@@ -252,6 +252,18 @@ export type HandleResult =
   | { receipt_handle: string; status: 'done' }
   | { receipt_handle: string; status: 'failed'; code: 'receipt_handle.invalid' | 'receipt_handle.stale' };
 
+/** Acks a batch (under the Sandbox's duplicate rate when the connection has one), per handle. */
+export function acknowledge(deps: PullDeps, consumerId: string, receiptHandles: string[], tools: ConsumerTools | null | undefined): Promise<HandleResult[]> {
+  return settle(deps, consumerId, receiptHandles, (leases) => ackWithFaults(deps, consumerId, leases, tools));
+}
+
+/** Nacks a batch: each current lease released after `delayMs`, then this process's long polls of the consumer woken. */
+export async function release(deps: PullDeps, consumerId: string, receiptHandles: string[], delayMs: number): Promise<HandleResult[]> {
+  const results = await settle(deps, consumerId, receiptHandles, (leases) => deps.store.nack(consumerId, leases, delayMs));
+  deps.notifier.notifyLocal(consumerId);
+  return results;
+}
+
 /** Settles (acks or nacks) a batch, answering per handle like SQS batch calls. */
 export async function settle(
   deps: PullDeps,

@@ -66,6 +66,20 @@ export interface QueueStore {
   nack(consumerId: string, leases: LeaseRef[], delayMs: number): Promise<SettleOutcome[]>;
   /** When the next queued delivery of `consumerId` becomes visible, if one waits on a timer (nack delay, lease, a gate's delay). */
   nextVisibleAt(consumerId: string, gate?: ReceiveGate): Promise<Date | null>;
+  /**
+   * Sets each current lease to end `visibilityMs` from now (longer or shorter), the lease and its
+   * receipt handle kept; 'stale' for a lease no longer current. Only the lease's own row changes: a
+   * group stays blocked while its head is leased, so no later message of it comes out earlier.
+   */
+  extend(consumerId: string, leases: LeaseRef[], visibilityMs: number): Promise<SettleOutcome[]>;
+  /** How many un-acked deliveries of `consumerId` are visible, leased, or waiting on a nack delay (dead letters in none). */
+  counts(consumerId: string): Promise<QueueCounts>;
+}
+
+export interface QueueCounts {
+  visible: number;
+  leased: number;
+  delayed: number;
 }
 
 /** The consumer tools' statements (peek, dead letters, fault injection); the plain receive and ack never run them. */
@@ -157,6 +171,14 @@ export class KnexQueueStore implements QueueStore, ConsumerToolsStore {
 
   nextVisibleAt(consumerId: string, gate?: ReceiveGate): Promise<Date | null> {
     return queueCall(() => this.nextVisible(consumerId, gate));
+  }
+
+  extend(consumerId: string, leases: LeaseRef[], visibilityMs: number): Promise<SettleOutcome[]> {
+    return queueCall(() => this.extendLeases(consumerId, leases, visibilityMs));
+  }
+
+  counts(consumerId: string): Promise<QueueCounts> {
+    return queueCall(() => this.countQueue(consumerId));
   }
 
   peek(consumerId: string, max: number, filter: PeekFilter, gate?: ReceiveGate): Promise<PeekedMessage[]> {
@@ -363,6 +385,30 @@ export class KnexQueueStore implements QueueStore, ConsumerToolsStore {
     ).rows;
     const donePositions = new Set(released.flatMap((r) => (r.position === null ? [] : [Number(r.position) - 1])));
     return leases.map((_, i) => (donePositions.has(i) ? 'done' : 'stale'));
+  }
+
+  private async extendLeases(consumerId: string, leases: LeaseRef[], visibilityMs: number): Promise<SettleOutcome[]> {
+    const { rows } = await rawQuery<Pick<Row<'deliveries'>, 'id'> & { generation: number }>(
+      this.db,
+      `UPDATE deliveries d SET visible_at = now() + (:visibilityMs * interval '1 millisecond')
+         FROM (SELECT DISTINCT id, generation FROM unnest(:ids::bigint[], :generations::int[]) AS n(id, generation)) n
+        WHERE d.id = n.id AND d.consumer_id = :consumerId AND d.lease_generation = n.generation AND d.state = 'leased'
+       RETURNING d.id, n.generation`,
+      { consumerId, visibilityMs, ...leaseArrays(leases) },
+    );
+    return outcomesInOrder(leases, (lease) => rows.some((r) => String(r.id) === lease.deliveryId && r.generation === lease.generation));
+  }
+
+  private async countQueue(consumerId: string): Promise<QueueCounts> {
+    const { rows } = await rawQuery<QueueCounts>(
+      this.db,
+      `SELECT (count(*) FILTER (WHERE visible_at <= now()))::int AS visible,
+              (count(*) FILTER (WHERE state = 'leased' AND visible_at > now()))::int AS leased,
+              (count(*) FILTER (WHERE state = 'queued' AND visible_at > now() AND visible_at < 'infinity'))::int AS delayed
+         FROM deliveries WHERE consumer_id = :consumerId AND state <> 'acked'`,
+      { consumerId },
+    );
+    return rows[0] ?? { visible: 0, leased: 0, delayed: 0 };
   }
 
   /** A dead letter's visible_at is 'infinity': it never becomes visible, so it is no time to wait for. */

@@ -4,10 +4,11 @@ import { readSkillRegistrations, type Knex } from '@bus/db';
 import type { BearerAuthenticator } from '@bus/identity';
 import type { Logger, Registry } from '@bus/observability';
 import { createPgQueueNotifier } from './notifier';
-import { createPullMetrics } from './pull';
+import { createPullMetrics, type PullDeps } from './pull';
 import { KnexQueueStore, queueCall } from './queue-store';
 import { createReceiptHandles } from './receipt';
 import { pullRoutes } from './pull-routes';
+import { sqsErrorAnswer, sqsRoutes, type SqsRoutesDeps } from './sqs';
 
 export interface PullApiServiceDeps {
   /** Postgres (the consumer queues) and Redis (the connection quotas) readiness. */
@@ -24,29 +25,35 @@ export interface PullApiServiceDeps {
   logger: Logger;
   /** The process's registry, served at /metrics. */
   metrics: Registry;
+  /** The SQS door's principals, replay store, shared signed-request limit and scope (pullApiDepsOf). */
+  sqs: Omit<SqsRoutesDeps, 'pull'>;
 }
 
-/** Consumer routes: receive (long poll), ack, nack, skills (spec §2.8, §4; DESIGN §5). */
+/** Consumer routes: receive (long poll), ack, nack, skills (spec §2.8, §4; DESIGN §5), and their SQS door. */
 export function createPullApiService(deps: PullApiServiceDeps): Service {
   const notifier = createPgQueueNotifier({ url: deps.databaseUrl, logger: deps.logger });
   const store = KnexQueueStore.create(deps.db);
+  // One queue, two doors: the consumer routes and the SQS door share these operations and handles.
+  const pull: PullDeps = {
+    store,
+    tools: store,
+    notifier,
+    handles: createReceiptHandles(deps.receiptHandleKey),
+    logger: deps.logger,
+    metrics: createPullMetrics(deps.metrics),
+  };
   return {
     name: 'pull-api',
     routers: [
       pullRoutes({
         authenticator: deps.authenticator,
         connectionQuota: deps.connectionQuota,
-        pull: {
-          store,
-          tools: store,
-          notifier,
-          handles: createReceiptHandles(deps.receiptHandleKey),
-          logger: deps.logger,
-          metrics: createPullMetrics(deps.metrics),
-        },
+        pull,
         registrations: (consumerId) => queueCall(() => readSkillRegistrations(deps.db, consumerId)),
       }),
+      sqsRoutes({ ...deps.sqs, pull }),
     ],
+    errorPage: sqsErrorAnswer,
     // A lost LISTEN connection is not a readiness matter: the notifier reconnects and wakes every
     // waiter meanwhile, and receives still read Postgres.
     readiness: deps.readiness,

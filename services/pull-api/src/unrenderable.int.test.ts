@@ -11,10 +11,10 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { Writable } from 'node:stream';
 import type { NextFunction, Request, Response } from 'express';
-import { createDatabase, migrateLatest, type Knex } from '@bus/db';
-import { KnexDeliveryStore } from '@bus/delivery';
+import { createDatabase, migrateLatest, TenancyFixture, type Knex } from '@bus/db';
+import { KnexDeliveryStore } from '@bus/queue';
 import { createHttpApp, createRequestMetrics, serve, violationBody, type RunningServer } from '@bus/http';
-import { connectionQuota, KnexQuotaStore, type BearerAuthenticator, type BearerIdentity } from '@bus/identity';
+import { connectionQuota, KnexQuotaStore, redisReplayStore, type BearerAuthenticator, type BearerIdentity } from '@bus/identity';
 import { createConnectionQuotas, createRedis, type Redis } from '@bus/limits';
 import { createLogger, createMetricsRegistry } from '@bus/observability';
 import { openapi } from '@bus/schemas';
@@ -80,10 +80,7 @@ beforeAll(async () => {
   db = createDatabase({ url: testDb.url, poolMax: 6, applicationName: 'pull-unrenderable-test' });
   await migrateLatest(db);
   redis = createRedis(requireEnv('REDIS_URL'), logger, { keyPrefix: `pull-unrenderable-${randomBytes(4).toString('hex')}` });
-  await db('organisations').insert({ id: organisationId, name: 'House', kind: 'house' });
-  await db('workspaces').insert({ id: workspaceId, organisation_id: organisationId, name: 'W' });
-  await db('apps').insert({ id: appId, workspace_id: workspaceId, organisation_id: organisationId, name: 'A' });
-  await db('connections').insert({ id: consumerId, app_id: appId, workspace_id: workspaceId, kind: 'consumer' });
+  await TenancyFixture.create(db).tenant({ organisationId, workspaceId, appId, connections: [{ id: consumerId, kind: 'consumer' }] });
   const service = createPullApiService({
     readiness: [],
     db,
@@ -94,6 +91,16 @@ beforeAll(async () => {
     receiptHandleKey: randomBytes(32),
     logger,
     metrics,
+    // The SQS door is not driven here (test/sqs.test.ts is): no principal resolves, no connection either.
+    sqs: {
+      principals: { signingPrincipal: async () => undefined },
+      connections: { get: async () => null },
+      replays: redisReplayStore(redis),
+      limit: (_req, _res, next) => next(),
+      region: 'us-east-1',
+      maxSkewMs: 300_000,
+      baseUrl: 'http://bus.test',
+    },
   });
   await service.start?.();
   stopService = async () => service.stop?.();

@@ -16,7 +16,8 @@ export interface PortalApiDeps {
   requests: RequestValidation;
 }
 
-const BODY_BYTES = 4 * 1024;
+/** The admin API's limit: the permission lists take as much (the same request schema). */
+const BODY_BYTES = 64 * 1024;
 const AUDIT_PAGE = 100;
 
 /**

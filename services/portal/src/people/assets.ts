@@ -2,8 +2,12 @@
  * The pages' only script and style sheet, served by the portal itself (no CDN; works offline). The
  * script turns each `form[data-api]` into a JSON call of the portal API with the session's CSRF token
  * (POST, or the form's data-method; a `data-list` field is sent as a list of its comma-separated values),
- * shows a new secret once (with a copy button) and reloads the page after other changes. Pages work for
- * reading without it; every control is a native form element, so the keyboard reaches all of them.
+ * shows a new secret once (with a copy button) or what else an answer shows once in a panel (data-once),
+ * sends a field's text as the body as it is (data-body, a skills file, filled from an upload by
+ * data-file-into) and lists the catalogue's answer (data-checks), goes to the answer's own page where the
+ * form names one (data-next) or reloads the page after other changes, and follows a running job
+ * (data-poll). Pages work for reading without it; every control is a native form element, so the
+ * keyboard reaches all of them.
  */
 export const PORTAL_SCRIPT = `'use strict';
 const csrf = document.querySelector('meta[name="csrf-token"]').content;
@@ -27,7 +31,7 @@ function jsonOf(form) {
   const body = {};
   for (const [name, value] of new FormData(form)) {
     const field = form.elements[name];
-    body[name] = field.type === 'number' ? Number(value) : field.hasAttribute('data-list') ? value.split(/[\\s,]+/).filter(Boolean) : value;
+    body[name] = field.type === 'number' ? Number(value) : field.type === 'datetime-local' ? new Date(value).toISOString() : field.hasAttribute('data-list') ? value.split(/[\\s,]+/).filter(Boolean) : value;
   }
   return JSON.stringify(body);
 }
@@ -72,6 +76,8 @@ document.addEventListener('submit', async (event) => {
   // data-once: the answer holds what is shown once (a secret, a challenge); the page is not reloaded under it.
   if (form.dataset.once) { say('Done: copy it now.'); showOnce(document.getElementById(form.dataset.once), answer); return; }
   if (checks && response.status === 200) { say(checked.valid ? 'Checked: no problems.' : 'Checked: the catalogue reports problems; nothing was saved.'); return; }
+  // A form whose answer has its own page (a replay's progress) goes there: data-next names it, {field} from the answer.
+  if (form.dataset.next) { location.assign(form.dataset.next.replace(/\\{(\\w+)\\}/g, (_, key) => encodeURIComponent(answer[key]))); return; }
   say('Done.');
   location.reload();
 });
@@ -88,6 +94,22 @@ for (const button of document.querySelectorAll('button[data-copy]')) {
   });
 }
 for (const button of document.querySelectorAll('button[data-reload]')) button.addEventListener('click', () => location.reload());
+
+// An element with data-poll shows a job's progress: its [data-field] cells follow the API's answer,
+// asked every data-poll-ms while data-poll-while (field=value) holds.
+const polled = document.querySelector('[data-poll]');
+if (polled) {
+  const [whileField, whileValue] = polled.dataset.pollWhile.split('=');
+  const poll = async () => {
+    const response = await fetch(polled.dataset.poll, { credentials: 'same-origin' });
+    if (!response.ok) { say('The progress could not be read (' + response.status + '); refresh the page.'); return; }
+    const answer = await response.json();
+    for (const cell of polled.querySelectorAll('[data-field]')) cell.textContent = answer[cell.dataset.field] ?? '';
+    if (String(answer[whileField]) === whileValue) setTimeout(poll, Number(polled.dataset.pollMs));
+    else say('Finished: ' + answer[whileField] + '.');
+  };
+  if (polled.querySelector('[data-field="' + whileField + '"]').textContent === whileValue) setTimeout(poll, Number(polled.dataset.pollMs));
+}
 
 if (secretPanel) {
   document.getElementById('copy-secret').addEventListener('click', async () => {

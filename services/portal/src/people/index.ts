@@ -4,6 +4,7 @@ import { requestValidation, unavailableOnAnyFailure, type RequestValidation } fr
 import type { IdentityAdmin } from '@bus/identity';
 import type { Logger } from '@bus/observability';
 import { openapi } from '@bus/schemas';
+import type { SkillLibrary } from '@bus/skills';
 import type { AdminStore } from '../admin-store';
 import { AdminRequestInvalidError } from '../errors';
 import type { PrincipalOperations } from '../principal-routes';
@@ -18,6 +19,10 @@ import { portalPages } from './pages';
 import { PeopleStore } from './people-store';
 import { PortalData } from './portal-data';
 import { signInRoutes } from './sign-in';
+import { libraryPages } from './library-pages';
+import { ToolsData, type ToolsDataDeps } from './tools-data';
+import { toolsPages } from './tools-pages';
+import { toolsRoutes } from './tools-routes';
 
 export { peopleConfig, peopleSignInOf, type PeopleSignIn } from './config';
 export { portalErrorPage } from './pages';
@@ -33,6 +38,9 @@ export interface PeopleRoutersDeps {
   store: AdminStore;
   logger: Logger;
   signIn: PeopleSignIn | undefined;
+  /** The consumer and testing tools' dependencies (tools-data.ts) and the library the browser shows. */
+  tools: Omit<ToolsDataDeps, 'store' | 'data' | 'db'>;
+  library: SkillLibrary;
   /** The admin API's operations on a connection's principals, bindings and registrations (connection-api.ts). */
   principals: PrincipalOperations;
   bindings: BindingOperations;
@@ -53,14 +61,18 @@ export function peopleRouters(deps: PeopleRoutersDeps): Router[] {
   const { routes, loadSession } = signInRoutes({ signIn: deps.signIn, store: people, logger: deps.logger });
   const api = Router();
   api.use('/api/portal', requests.parameters);
+  const tools = new ToolsData({ ...deps.tools, store: deps.store, data, db: deps.db });
   const connectionOperations = { principals: deps.principals, bindings: deps.bindings, registrations: deps.registrations };
   return [
     loadSession,
     routes,
     portalPages({ data, people }),
     connectionPages({ data, store: deps.store, ...connectionOperations }),
+    toolsPages({ tools }),
+    libraryPages({ library: deps.library }),
     api,
     portalApiRoutes({ admin: deps.admin, data, people, requests }),
     connectionApiRoutes({ data, requests, ...connectionOperations }),
+    toolsRoutes({ tools, requests }),
   ];
 }

@@ -6,6 +6,7 @@ import type { AppWithConnections, PortalData } from './portal-data';
 import type { PeopleStore, Session } from './people-store';
 import { allows, organisationsOf } from './policy';
 import { sessionOf } from './sign-in';
+import { TOOL_LINKS } from './tool-links';
 
 const ROLE_NAMES: Record<string, string> = { operator: 'operator', house_admin: 'house admin', vendor: 'vendor', viewer: 'viewer' };
 /** The script and style are the pages' only sources: no inline script, nothing from elsewhere. */
@@ -83,6 +84,11 @@ ${entries.map((e) => `<tr><td>${e.at}</td><td>${esc(e.actor)}</td><td>${esc(e.ac
   return router;
 }
 
+/** A page of the portal in its layout, under the pages' Content-Security-Policy (every page module renders through here). */
+export function sendPage(res: Response, title: string, session: Session | undefined, body: string): void {
+  res.set('Content-Security-Policy', PAGE_POLICY).type('html').send(layout(title, session, body));
+}
+
 /** What the person may do to an app, as policy.ts decides: the section offers only those controls. */
 interface AppControls {
   create: boolean;
@@ -96,7 +102,7 @@ function appSection(app: AppWithConnections, may: AppControls): string {
       ? `<form data-api="/api/portal/connections/${c.client_id}/rotate"><label for="overlap-${c.client_id}">Overlap (seconds)</label><input id="overlap-${c.client_id}" name="overlap_seconds" type="number" min="0" max="604800" value="3600"><button type="submit">Rotate ${c.client_id}</button></form>
 <form data-api="/api/portal/connections/${c.client_id}/revoke"><button type="submit">Revoke ${c.client_id}</button></form>`
       : '';
-    return `<tr><td><code>${c.client_id}</code>${connectionPageLinks(c)}</td><td>${c.kind}</td><td>${c.status}</td><td>${c.credential_version}</td><td>${actions}</td></tr>`;
+    return `<tr><td><a href="/portal/connections/${c.client_id}"><code>${c.client_id}</code></a>${connectionPageLinks(c)}</td><td>${c.kind}</td><td>${c.status}</td><td>${c.credential_version}</td><td>${actions}</td></tr>`;
   });
   const create = may.create
     ? `<form data-api="/api/portal/apps/${app.id}/connections"><label for="kind-${app.id}">New connection of ${esc(app.name)}</label><select id="kind-${app.id}" name="kind"><option value="producer">producer</option><option value="consumer">consumer</option></select><button type="submit">Create connection</button></form>`
@@ -124,14 +130,9 @@ function secretPanel(): string {
 <p id="secret-overlap"></p></section>`;
 }
 
-/** A portal page: the layout around `body`, under the pages' Content-Security-Policy. */
-export function sendPage(res: Response, title: string, session: Session | undefined, body: string): void {
-  res.set('Content-Security-Policy', PAGE_POLICY).type('html').send(layout(title, session, body));
-}
-
 function layout(title: string, session: Session | undefined, body: string): string {
   const signedIn = session
-    ? `<nav aria-label="Portal"><a href="/portal">Organisations</a><a href="/portal/audit">Audit log</a></nav>
+    ? `<nav aria-label="Portal"><a href="/portal">Organisations</a><a href="/portal/audit">Audit log</a>${TOOL_LINKS}</nav>
 <p>${esc(session.name)} — ${session.grants.map((g) => (g.role === 'operator' ? 'operator' : `${ROLE_NAMES[g.role]} of ${g.organisationId}`)).join(', ')}</p>
 <form method="post" action="/portal/logout"><input type="hidden" name="csrf_token" value="${session.csrfToken}"><button type="submit">Sign out</button></form>`
     : '';

@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import type { Knex } from '@bus/db';
+import type { Knex, Row } from '@bus/db';
 import type { Grant } from './policy';
 
 /** A sign-in is refused this long after it began (the person took too long at the provider). */
@@ -59,10 +59,7 @@ export class PeopleStore {
 
   /** Takes (once) the sign-in of this state, if it began less than SIGN_IN_VALIDITY_MS ago. */
   async takeSignIn(state: string): Promise<{ codeVerifier: string; nonce: string } | undefined> {
-    const rows = (await this.db('portal_logins')
-      .where({ state_hash: digest(state) })
-      .delete()
-      .returning(['code_verifier', 'nonce', 'created_at'])) as Array<{ code_verifier: string; nonce: string; created_at: Date }>;
+    const rows = await this.db('portal_logins').where({ state_hash: digest(state) }).delete().returning(['code_verifier', 'nonce', 'created_at']);
     const row = rows[0];
     if (!row || Date.now() - row.created_at.getTime() > SIGN_IN_VALIDITY_MS) return undefined;
     return { codeVerifier: row.code_verifier, nonce: row.nonce };
@@ -76,7 +73,8 @@ export class PeopleStore {
       id_hash: digest(cookie),
       subject: session.subject,
       name: session.name,
-      grants: JSON.stringify(session.grants),
+      // Grant and the column's row type must agree: this checks one way, touchSession's read the other.
+      grants: JSON.stringify(session.grants satisfies Row<'portal_sessions'>['grants']),
       csrf_token: session.csrfToken,
       expires_at: session.expiresAt,
     });
@@ -88,18 +86,12 @@ export class PeopleStore {
    * absolute timeout is never extended and never answered.
    */
   async touchSession(cookie: string, idleTimeoutMs: number): Promise<Session | undefined> {
-    const rows = (await this.db('portal_sessions')
+    const rows = await this.db('portal_sessions')
       .where({ id_hash: digest(cookie) })
       .andWhere('expires_at', '>', this.db.fn.now())
       .andWhereRaw('last_seen_at > now() - make_interval(secs => ?)', [idleTimeoutMs / 1000])
       .update({ last_seen_at: this.db.fn.now() })
-      .returning(['subject', 'name', 'grants', 'csrf_token', 'expires_at'])) as Array<{
-      subject: string;
-      name: string;
-      grants: Grant[];
-      csrf_token: string;
-      expires_at: Date;
-    }>;
+      .returning(['subject', 'name', 'grants', 'csrf_token', 'expires_at']);
     const row = rows[0];
     return row && { subject: row.subject, name: row.name, grants: row.grants, csrfToken: row.csrf_token, expiresAt: row.expires_at };
   }
@@ -127,19 +119,21 @@ export class PeopleStore {
    * when there is no such target (a refused create, a removed connection).
    */
   async organisationOfTarget(collection: AuditedCollection, id: string): Promise<string | null> {
+    // An alias and joins: knex types plain single-table selections only, so these are declared from the tables' rows.
+    type OwnerRow = Pick<Row<'workspaces'>, 'organisation_id'>;
     const query =
       collection === 'organisations'
-        ? this.db('organisations').where({ id }).first({ organisation_id: 'id' })
+        ? this.db('organisations').where({ id }).first<OwnerRow | undefined>({ organisation_id: 'id' })
         : collection === 'workspaces'
           ? this.db('workspaces').where({ id }).first('organisation_id')
           : collection === 'apps'
-            ? this.db('apps').join('workspaces', 'workspaces.id', 'apps.workspace_id').where('apps.id', id).first('workspaces.organisation_id')
+            ? this.db('apps').join('workspaces', 'workspaces.id', 'apps.workspace_id').where('apps.id', id).first<OwnerRow | undefined>('workspaces.organisation_id')
             : this.db('connections')
                 .join('apps', 'apps.id', 'connections.app_id')
                 .join('workspaces', 'workspaces.id', 'apps.workspace_id')
                 .where('connections.id', id)
-                .first('workspaces.organisation_id');
-    const row = (await query) as { organisation_id: string } | undefined;
+                .first<OwnerRow | undefined>('workspaces.organisation_id');
+    const row = await query;
     return row?.organisation_id ?? null;
   }
 
@@ -147,28 +141,26 @@ export class PeopleStore {
   async auditEntries(scope: { all: boolean; organisationIds: string[] }, limit: number): Promise<AuditView[]> {
     const query = this.db('audit_log').orderBy('id', 'desc').limit(limit);
     if (!scope.all) query.whereIn('organisation_id', scope.organisationIds);
-    const rows = (await query.select('id', 'at', 'actor_kind', 'actor', 'action', 'target', 'organisation_id', 'source_address', 'status')) as Array<
-      Omit<AuditView, 'at' | 'id'> & { id: string | number; at: Date }
-    >;
-    return rows.map((r) => ({ ...r, id: String(r.id), at: r.at.toISOString() }));
+    const rows = await query.select('id', 'at', 'actor_kind', 'actor', 'action', 'target', 'organisation_id', 'source_address', 'status');
+    return rows.map((r) => ({ ...r, at: r.at.toISOString() }));
   }
 
   /** Messages each workspace accepted since midnight UTC (today's usage against the daily quota). */
   async acceptedToday(workspaceIds: readonly string[]): Promise<Map<string, number>> {
     if (workspaceIds.length === 0) return new Map();
-    const rows = (await this.db('accepted_messages')
+    const rows = await this.db('accepted_messages')
       .whereIn('workspace_id', workspaceIds)
       .andWhereRaw("accepted_at >= date_trunc('day', now() AT TIME ZONE 'UTC') AT TIME ZONE 'UTC'")
       .groupBy('workspace_id')
       .select('workspace_id')
-      .count({ count: '*' })) as Array<{ workspace_id: string; count: string | number }>;
+      .count({ count: '*' });
     return new Map(rows.map((r) => [r.workspace_id, Number(r.count)]));
   }
 
   /** The workspaces in which these organisations own apps (what a vendor sees). */
   async workspacesWithAppsOf(organisationIds: readonly string[]): Promise<string[]> {
     if (organisationIds.length === 0) return [];
-    const rows = (await this.db('apps').whereIn('organisation_id', organisationIds).distinct('workspace_id')) as Array<{ workspace_id: string }>;
+    const rows = await this.db('apps').whereIn('organisation_id', organisationIds).distinct('workspace_id');
     return rows.map((r) => r.workspace_id);
   }
 }

@@ -5,7 +5,15 @@ const OTHER_HOUSE = 'ootherhouse22';
 const VENDOR = 'ovendor222222';
 const OTHER_VENDOR = 'ovendor333333';
 
-const WRITES: readonly Action[] = ['connection.create', 'connection.rotate', 'connection.revoke', 'connection.principals', 'connection.bindings', 'connection.registrations'];
+const WRITES: readonly Action[] = [
+  'connection.create',
+  'connection.rotate',
+  'connection.revoke',
+  'connection.principals',
+  'connection.bindings',
+  'connection.registrations',
+  'connection.replay',
+];
 const APP_SCOPED: readonly Action[] = ['app.read', 'connection.read', ...WRITES];
 
 /** Every target kind a portal route asks about. */
@@ -58,6 +66,20 @@ describe('allows (role × action × organisation)', () => {
     const grants: Grant[] = [{ role: 'viewer', organisationId: HOUSE }, { role: 'house_admin', organisationId: OTHER_HOUSE }];
     expect(allows(grants, 'connection.create', TARGETS["house's own app"])).toBe(false);
     expect(allows(grants, 'connection.create', TARGETS["other house's app"])).toBe(true);
+  });
+
+  it("lets a house admin replay its vendor's consumer and a vendor its own, never a viewer", () => {
+    expect(allows([GRANTS.house_admin], 'connection.replay', TARGETS["vendor's app in the house"])).toBe(true);
+    expect(allows([GRANTS.vendor], 'connection.replay', TARGETS["vendor's app in the house"])).toBe(true);
+    expect(allows([GRANTS.vendor], 'connection.replay', TARGETS["other vendor's app in the house"])).toBe(false);
+    expect(allows([GRANTS.viewer], 'connection.replay', TARGETS["house's own app"])).toBe(false);
+  });
+
+  it("lets the house's people trace a message of its workspaces, but not a vendor (a trace lists every consumer of the workspace)", () => {
+    expect(allows([GRANTS.house_admin], 'message.trace', TARGETS['house itself'])).toBe(true);
+    expect(allows([GRANTS.viewer], 'message.trace', TARGETS['house itself'])).toBe(true);
+    expect(allows([GRANTS.vendor], 'message.trace', TARGETS['house itself'])).toBe(false);
+    expect(allows([GRANTS.house_admin], 'message.trace', { organisationId: OTHER_HOUSE })).toBe(false);
   });
 
   it('refuses the vendor its app actions when the target names no owner (a workspace-level target)', () => {

@@ -28,6 +28,10 @@ export const ACTIONS = [
   'connection.bindings',
   /** A consumer connection's skill registrations: add and remove (registration-pages.ts). */
   'connection.registrations',
+  /** Replay a consumer connection from the archive (its queue stats and replays' progress are connection.read). */
+  'connection.replay',
+  /** Trace any accepted message of a workspace: it lists every consumer connection of the workspace. */
+  'message.trace',
 ] as const;
 export type Action = (typeof ACTIONS)[number];
 
@@ -39,7 +43,7 @@ export interface Target {
   ownerId?: string;
 }
 
-const READS: ReadonlySet<Action> = new Set(['organisation.read', 'workspace.read', 'app.read', 'connection.read']);
+const READS: ReadonlySet<Action> = new Set(['organisation.read', 'workspace.read', 'app.read', 'connection.read', 'message.trace']);
 const APP_ACTIONS: ReadonlySet<Action> = new Set([
   'app.read',
   'connection.read',
@@ -49,6 +53,7 @@ const APP_ACTIONS: ReadonlySet<Action> = new Set([
   'connection.principals',
   'connection.bindings',
   'connection.registrations',
+  'connection.replay',
 ]);
 
 /** Whether any of the grants allows the action on the target. */

@@ -7,7 +7,7 @@ import { createDeadLetterMetrics, listDeadLetters, resolveDeadLetter } from './d
 import { createRedriveMetrics, redriveQuarantined } from './redrive';
 import { replayToConsumer } from './replay';
 
-/** Delivery's side of the contract the admin API uses (libs/contracts). Built once per process: it registers the redrive and dead-letter counters on `metrics`. */
+/** The queues' side of the contract the admin API uses (libs/contracts), over delivery's store. Built once per process: it registers the redrive and dead-letter counters on `metrics`. */
 export function queueOperations(deps: { db: Knex; kafka: Kafka; logger: Logger; metrics: Registry }): QueueOperations {
   const store = KnexDeliveryStore.create(deps.db);
   const redriveDeps = { store, logger: deps.logger, metrics: createRedriveMetrics(deps.metrics) };

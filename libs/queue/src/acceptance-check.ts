@@ -49,12 +49,12 @@ export function judgeAcceptance(
 }
 
 /**
- * Invariant A, the one check behind delivery's enqueue (in batches, enqueue.ts), replay and the
+ * Invariant A, the one check behind delivery's enqueue (in batches, services/delivery enqueue.ts), replay and the
  * operator's redrive and the automatic re-check of quarantined records: a record may be delivered only when
  * Postgres holds its acceptance with the content hash of the record's own bytes — recomputed here with
  * the gateway's function; the content_hash header is not trusted (whoever could alter the bytes could
  * alter it too). A value that is missing or not JSON is refused at once: no commit can ever make it
- * acceptable. This looks once; delivery's first look waits for an acceptance in flight (enqueue.ts).
+ * acceptable. This looks once; delivery's first look waits for an acceptance in flight (services/delivery enqueue.ts).
  */
 export async function checkAcceptance(store: Pick<DeliveryStore, 'acceptance'>, record: RecordToCheck): Promise<AcceptanceCheck> {
   const content = readRecordContent(record.value);

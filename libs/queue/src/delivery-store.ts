@@ -93,7 +93,7 @@ export interface DeliveryStore {
   /**
    * Quarantined records of `reason` whose age (by Postgres' clock) is in one of `ages` — each from
    * `fromMs` (inclusive) to `toMs` — oldest first, at most `limit`: the automatic re-check of
-   * `acceptance.missing` (quarantine-recheck.ts).
+   * `acceptance.missing` (services/delivery quarantine-recheck.ts).
    */
   quarantinedAged(reason: string, ages: ReadonlyArray<{ fromMs: number; toMs: number }>, limit: number): Promise<StoredQuarantinedRecord[]>;
   quarantined(id: string): Promise<StoredQuarantinedRecord | undefined>;

@@ -1,0 +1,10 @@
+export { KnexDeliveryStore, acceptanceKey } from './delivery-store';
+export type { DeliveryStore, Acceptance, MessageToEnqueue, QuarantinedRecord, StoredQuarantinedRecord } from './delivery-store';
+export { checkAcceptance, judgeAcceptance, readMessageHeaders, readRecordContent } from './acceptance-check';
+export type { AcceptanceCheck, RecordToCheck } from './acceptance-check';
+export { redriveQuarantined, redriveRecord, createRedriveMetrics } from './redrive';
+export type { RedriveDeps, RedriveMetrics } from './redrive';
+export { replayToConsumer } from './replay';
+export type { ReplayDeps } from './replay';
+export { queueOperations } from './operations';
+export { DEAD_LETTERS_LISTED } from './dead-letters';

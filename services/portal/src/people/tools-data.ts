@@ -1,0 +1,105 @@
+import type { Request, Response } from 'express';
+import type { QueueOperations } from '@bus/contracts';
+import { readRecentRefusals, type Knex, type MessageTrace, type RecentRefusals } from '@bus/db';
+import { unavailableUnlessDone } from '@bus/http';
+import type { ReplayBody } from '../admin-requests';
+import type { AdminStore, ConnectionView, ReplayView, WorkspaceView } from '../admin-store';
+import { consumerQueue, startReplay, type QueueView } from '../consumer-queues';
+import { AdminConflictError, AdminNotFoundError, AdminUnavailableError } from '../errors';
+import type { ReplayRunner } from '../replays';
+import { messageTraceOf } from '../trace-routes';
+import { PortalForbiddenError } from './errors';
+import type { PortalData } from './portal-data';
+import type { Session } from './people-store';
+import { allows, type Action, type Target } from './policy';
+
+export interface ToolsDataDeps {
+  /** Its failures are the 503 admin.unavailable (service.ts wraps it). */
+  store: AdminStore;
+  data: PortalData;
+  /** Delivery's queue stats (wrapped like the store). */
+  queues: Pick<QueueOperations, 'stats'>;
+  replays: ReplayRunner;
+  /** The environment's replay archive (KAFKA_MESSAGES_RETENTION). */
+  archiveMs: number;
+  db: Knex;
+  now?: () => Date;
+}
+
+/**
+ * A consumer connection's queue and replays, and the testing tools (message trace, recent refusals),
+ * for a signed-in person: each authorised by policy.ts, each answered by what the admin API and the
+ * tester routes already use (consumer-queues.ts, trace-routes.ts, @bus/db's recent refusals). The
+ * portal API (tools-routes.ts) and the pages (tools-pages.ts) both read through here.
+ */
+export class ToolsData {
+  private readonly now: () => Date;
+
+  constructor(private readonly deps: ToolsDataDeps) {
+    this.now = deps.now ?? (() => new Date());
+  }
+
+  get archiveMs(): number {
+    return this.deps.archiveMs;
+  }
+
+  /** The connection, once the person may do `action` to it (404 admin.not_found, 403 portal.forbidden). */
+  async connection(session: Session, action: Action, clientId: string): Promise<{ connection: ConnectionView; target: Target }> {
+    const connection = await this.deps.store.connection(clientId);
+    if (!connection) throw new AdminNotFoundError('connection', clientId);
+    return { connection, target: await this.deps.data.authoriseOnApp(session, action, connection.app_id) };
+  }
+
+  /** Whether the person may do `action` to the connection (for the pages' controls). */
+  may(session: Session, action: Action, target: Target): boolean {
+    return allows(session.grants, action, target);
+  }
+
+  async queue(session: Session, clientId: string): Promise<QueueView> {
+    const { connection } = await this.connection(session, 'connection.read', clientId);
+    return consumerQueue(this.deps.queues, connection, this.now());
+  }
+
+  /**
+   * Starts a replay of the consumer and writes it to the audit log with the connection's organisation.
+   * The body is read once the person is authorised: one who may not replay learns nothing from its checks.
+   */
+  async startReplay(req: Request, res: Response, session: Session, clientId: string, readBody: () => Promise<ReplayBody>): Promise<ReplayView> {
+    const { connection, target } = await this.connection(session, 'connection.replay', clientId);
+    const replay = await startReplay(this.deps, connection, await readBody(), this.now());
+    await this.deps.data.audit(req, res, session, { action: `connection.replay ${replay.replay_id} since ${replay.since}`, target: clientId, organisationId: target.organisationId, status: 202 });
+    return replay;
+  }
+
+  /** A replay of a consumer connection the person may read. */
+  async replay(session: Session, replayId: string): Promise<ReplayView> {
+    const replay = await this.deps.store.replay(replayId);
+    if (!replay) throw new AdminNotFoundError('replay', replayId);
+    await this.connection(session, 'connection.read', replay.client_id);
+    return replay;
+  }
+
+  /** A message's trace in a workspace the person may trace in. */
+  async trace(session: Session, workspaceId: string, messageId: string): Promise<MessageTrace> {
+    const workspace = await this.deps.store.workspace(workspaceId);
+    if (!workspace) throw new AdminNotFoundError('workspace', workspaceId);
+    if (!allows(session.grants, 'message.trace', { organisationId: workspace.organisation_id })) throw new PortalForbiddenError('message.trace');
+    return messageTraceOf(this.deps.db, workspaceId, messageId);
+  }
+
+  /** The workspaces the person may trace messages in (the trace page's choice). */
+  async traceableWorkspaces(session: Session): Promise<WorkspaceView[]> {
+    const organisations = await this.deps.data.organisations(session);
+    return organisations.flatMap((o) => o.workspaces).filter((w) => allows(session.grants, 'message.trace', { organisationId: w.organisation_id }));
+  }
+
+  /** The recent refusals of a producer connection the person may read: ids, types and violations, never a body. */
+  async refusals(session: Session, clientId: string): Promise<RecentRefusals> {
+    const { connection } = await this.connection(session, 'connection.read', clientId);
+    if (connection.kind !== 'producer') throw new AdminConflictError(`Connection ${clientId} is a consumer; refusals are recorded for producer connections`);
+    return unavailableUnlessDone(
+      () => readRecentRefusals(this.deps.db, clientId),
+      (cause) => new AdminUnavailableError(cause),
+    );
+  }
+}

@@ -1,0 +1,33 @@
+import { Router } from 'express';
+import type { RequestValidation } from '@bus/http';
+import type { ReplayBody } from '../admin-requests';
+import { requireSession } from './sign-in';
+import type { ToolsData } from './tools-data';
+
+const BODY_BYTES = 4 * 1024;
+
+/**
+ * The portal API's consumer and testing tools (schemas/openapi/portal.json; docs/portal.md): a consumer
+ * connection's queue stats, its replays and their progress, a message's trace and a producer's recent
+ * refusals. Behind the session and CSRF checks (sign-in.ts) and the document's parameter checks.
+ */
+export function toolsRoutes(deps: { tools: ToolsData; requests: RequestValidation }): Router {
+  const router = Router();
+  router.get('/api/portal/connections/:c/queue', async (req, res) => {
+    res.json(await deps.tools.queue(requireSession(res), String(req.params.c)));
+  });
+  router.post('/api/portal/connections/:c/replays', async (req, res) => {
+    const readBody = async () => (await deps.requests.jsonBody(req, BODY_BYTES)) as ReplayBody;
+    res.status(202).json(await deps.tools.startReplay(req, res, requireSession(res), String(req.params.c), readBody));
+  });
+  router.get('/api/portal/replays/:p', async (req, res) => {
+    res.json(await deps.tools.replay(requireSession(res), String(req.params.p)));
+  });
+  router.get('/api/portal/workspaces/:w/messages/:message_id', async (req, res) => {
+    res.json(await deps.tools.trace(requireSession(res), String(req.params.w), String(req.params.message_id)));
+  });
+  router.get('/api/portal/connections/:c/refusals', async (req, res) => {
+    res.json(await deps.tools.refusals(requireSession(res), String(req.params.c)));
+  });
+  return router;
+}

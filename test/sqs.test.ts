@@ -1,0 +1,206 @@
+import { randomUUID } from 'node:crypto';
+import { Readable } from 'node:stream';
+import { NodeHttpHandler } from '@smithy/node-http-handler';
+import {
+  ChangeMessageVisibilityBatchCommand,
+  ChangeMessageVisibilityCommand,
+  DeleteMessageBatchCommand,
+  DeleteMessageCommand,
+  GetQueueAttributesCommand,
+  GetQueueUrlCommand,
+  ReceiveMessageCommand,
+  SQSClient,
+  type Message,
+} from '@aws-sdk/client-sqs';
+import { openapi, som } from '@bus/schemas';
+import { createOpenApiChecker, fetchObserved } from '@bus/testing';
+import { startBus, type RunningBus } from './support/bus';
+import { bearerCall } from './support/bus-call';
+import { deliveryCaughtUp } from './support/delivery';
+import { PrincipalFixture, signedHeaders, type Credentials } from './support/principals';
+import { TenantFixture, type Tenant } from './support/tenants';
+
+/**
+ * The pull API's SQS door (issue 15) on the compiled all-in-one, driven by @aws-sdk/client-sqs with
+ * its own signer, pointed at the bus on loopback (endpoint, region and static credentials: it cannot
+ * reach AWS). Principals are registered and verified through the admin API and principals/verify
+ * (support/principals.ts, as sigv4.test.ts). Every answer the SDK reads is checked against bus.json on its way in.
+ */
+const busApi = createOpenApiChecker(openapi.bus);
+const REGION = 'eu-west-1';
+const SYSTEM_ID = 'storyteller.web';
+const ROLE_ARN = 'arn:aws:iam::123456789012:role/bus-reader';
+
+let bus: RunningBus;
+let tenants: TenantFixture;
+let house: Tenant;
+let other: Tenant;
+let producerToken: string;
+let principals: PrincipalFixture;
+let reader: Credentials;
+let queueUrl: string;
+
+
+beforeAll(async () => {
+  bus = await startBus({ AWS_SIGV4_REGION: REGION });
+  await deliveryCaughtUp(bus);
+  tenants = await TenantFixture.create(bus);
+  const permissions = { systemIds: [SYSTEM_ID], messageTypes: Object.keys(som.examples) };
+  house = await tenants.tenant(permissions);
+  other = await tenants.tenant(permissions);
+  producerToken = await tenants.token(house.producer);
+  principals = new PrincipalFixture(bus, REGION, ROLE_ARN);
+  reader = await principals.verified(house.consumer.clientId, house.workspaceId);
+  queueUrl = (await sqs(reader).send(new GetQueueUrlCommand({ QueueName: house.consumer.clientId }))).QueueUrl!;
+}, 180_000);
+afterAll(async () => {
+  await tenants?.close();
+  await bus?.stop();
+}, 30_000);
+
+/** The SDK's HTTP handler, reading each answer once to check it against bus.json before the SDK parses it. */
+class CheckedHandler extends NodeHttpHandler {
+  override async handle(...args: Parameters<NodeHttpHandler['handle']>): ReturnType<NodeHttpHandler['handle']> {
+    const [request] = args;
+    const answered = await super.handle(...args);
+    const bytes = Buffer.concat(await (answered.response.body as Readable).toArray());
+    const headers = answered.response.headers;
+    busApi.check(request.method, request.path, { status: answered.response.statusCode, headers, body: bytes.length > 0 ? JSON.parse(bytes.toString('utf8')) : undefined });
+    answered.response.body = Readable.from([bytes]);
+    return answered;
+  }
+}
+
+function sqs(credentials: Credentials, region = REGION): SQSClient {
+  return new SQSClient({ endpoint: `${bus.busUrl}/v1/sqs`, region, credentials, maxAttempts: 1, requestHandler: new CheckedHandler() });
+}
+
+function message(type: string, correlationId: string) {
+  return { ...(som.examples[type] as Record<string, unknown>), message_id: randomUUID(), correlation_id: correlationId, occurred_at: new Date().toISOString(), system_id: SYSTEM_ID };
+}
+
+async function publishRaw(raw: string): Promise<void> {
+  const res = await bearerCall(bus, 'POST', `/v1/tenants/${house.workspaceId}/messages`, producerToken, raw);
+  expect({ status: res.status, body: res.body }).toMatchObject({ status: 202 });
+}
+
+const receive = (wait = 10, max = 10, extra: { VisibilityTimeout?: number } = {}) =>
+  sqs(reader).send(new ReceiveMessageCommand({ QueueUrl: queueUrl, WaitTimeSeconds: wait, MaxNumberOfMessages: max, MessageSystemAttributeNames: ['All'], ...extra }));
+
+async function counts(): Promise<Record<string, string> | undefined> {
+  return (await sqs(reader).send(new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'] }))).Attributes;
+}
+
+/** What the SDK threw: its error name (the code from __type) and HTTP status. */
+async function refusal(call: Promise<unknown>): Promise<{ name: string; status: number | undefined }> {
+  try {
+    await call;
+  } catch (err) {
+    const e = err as { name: string; $metadata?: { httpStatusCode?: number } };
+    return { name: e.name, status: e.$metadata?.httpStatusCode };
+  }
+  throw new Error('expected a refusal');
+}
+
+describe('the SQS door (@aws-sdk/client-sqs)', () => {
+  it('long-polls until a publish, hands out the exact bytes with their MD5 and attributes; DeleteMessage removes; counts follow', async () => {
+    expect(queueUrl).toBe(`${bus.env.BUS_BASE_URL}/v1/sqs/${house.consumer.clientId}`);
+    const m = message('telling.started', `c-${randomUUID()}`);
+    // Spacing and escapes exactly as the producer sent them (\u002d is the '-' of the parsed value).
+    const raw = JSON.stringify(m, null, 3).replace('"som_version"', '"som_version"   ').replace('"telling-0001"', '"telling\\u002d0001"');
+    expect(raw).toContain('telling\\u002d0001');
+    const polling = receive(20);
+    const publishedAt = Date.now();
+    await publishRaw(raw);
+    const { Messages } = await polling;
+    expect(Date.now() - publishedAt).toBeLessThan(10_000);
+    expect(Messages).toHaveLength(1);
+    const got = Messages![0]!;
+    expect(Buffer.from(got.Body!, 'utf8').equals(Buffer.from(raw, 'utf8'))).toBe(true);
+    expect(got.MessageId).toBe(m.message_id);
+    expect(got.Attributes).toEqual({ MessageGroupId: m.correlation_id, MessageDeduplicationId: m.message_id, SentTimestamp: expect.stringMatching(/^\d+$/), ApproximateReceiveCount: '1' });
+    expect(Math.abs(Number(got.Attributes!.SentTimestamp) - publishedAt)).toBeLessThan(60_000);
+
+    expect(await counts()).toEqual({ ApproximateNumberOfMessages: '0', ApproximateNumberOfMessagesNotVisible: '1' });
+    await sqs(reader).send(new DeleteMessageCommand({ QueueUrl: queueUrl, ReceiptHandle: got.ReceiptHandle }));
+    expect(await counts()).toEqual({ ApproximateNumberOfMessages: '0', ApproximateNumberOfMessagesNotVisible: '0' });
+    expect(await refusal(sqs(reader).send(new DeleteMessageCommand({ QueueUrl: queueUrl, ReceiptHandle: got.ReceiptHandle })))).toEqual({ name: 'InvalidParameterValue', status: 400 });
+    expect((await receive(0)).Messages).toBeUndefined();
+  }, 60_000);
+
+  it('ChangeMessageVisibility 0 hands the run out again in order; a longer one keeps the handle; batches answer per entry', async () => {
+    const correlationId = `c-${randomUUID()}`;
+    const ms = [message('telling.started', correlationId), message('telling.exposed', correlationId), message('telling.ended', correlationId)];
+    for (const m of ms) await publishRaw(JSON.stringify(m));
+    // All three enqueued, so one receive leases the whole run (the head's lease blocks the rest).
+    await deliveryCaughtUp(bus);
+    const first: Message[] = [];
+    while (first.length < ms.length) {
+      const { Messages = [] } = await receive(10);
+      first.push(...Messages);
+    }
+    expect(first.map((r) => r.MessageId)).toEqual(ms.map((m) => m.message_id));
+
+    // Released at the head: the whole leased run comes back, in order, received a second time.
+    await sqs(reader).send(new ChangeMessageVisibilityCommand({ QueueUrl: queueUrl, ReceiptHandle: first[0]!.ReceiptHandle, VisibilityTimeout: 0 }));
+    const again = (await receive(10)).Messages ?? [];
+    expect(again.map((r) => [r.MessageId, r.Attributes?.ApproximateReceiveCount])).toEqual(ms.map((m) => [m.message_id, '2']));
+
+    const moved = await sqs(reader).send(
+      new ChangeMessageVisibilityBatchCommand({
+        QueueUrl: queueUrl,
+        Entries: [
+          { Id: 'current', ReceiptHandle: again[0]!.ReceiptHandle, VisibilityTimeout: 60 },
+          { Id: 'spent', ReceiptHandle: first[1]!.ReceiptHandle, VisibilityTimeout: 60 },
+          { Id: 'forged', ReceiptHandle: 'bm90LWEtaGFuZGxl', VisibilityTimeout: 60 },
+        ],
+      }),
+    );
+    expect(moved.Successful).toEqual([{ Id: 'current' }]);
+    expect(moved.Failed?.map((f) => [f.Id, f.Code, f.SenderFault])).toEqual([
+      ['spent', 'MessageNotInflight', true],
+      ['forged', 'ReceiptHandleIsInvalid', true],
+    ]);
+    const deleted = await sqs(reader).send(
+      new DeleteMessageBatchCommand({
+        QueueUrl: queueUrl,
+        Entries: [...again.map((r, i) => ({ Id: `m${i}`, ReceiptHandle: r.ReceiptHandle })), { Id: 'old', ReceiptHandle: first[2]!.ReceiptHandle }],
+      }),
+    );
+    expect(deleted.Successful).toEqual([{ Id: 'm0' }, { Id: 'm1' }, { Id: 'm2' }]);
+    expect(deleted.Failed?.map((f) => [f.Id, f.Code])).toEqual([['old', 'InvalidParameterValue']]);
+    expect(await counts()).toEqual({ ApproximateNumberOfMessages: '0', ApproximateNumberOfMessagesNotVisible: '0' });
+  }, 60_000);
+
+  it("refuses another connection's queue, an unverified or a producer's principal, a bad signature, another region, and no signature", async () => {
+    expect(await refusal(sqs(reader).send(new GetQueueUrlCommand({ QueueName: other.consumer.clientId })))).toEqual({ name: 'QueueDoesNotExist', status: 400 });
+    const otherUrl = `${bus.env.BUS_BASE_URL}/v1/sqs/${other.consumer.clientId}`;
+    expect(await refusal(sqs(reader).send(new ReceiveMessageCommand({ QueueUrl: otherUrl })))).toEqual({ name: 'QueueDoesNotExist', status: 400 });
+
+    const pending = await principals.register(house.consumer.clientId);
+    expect(await refusal(sqs(pending).send(new GetQueueUrlCommand({ QueueName: house.consumer.clientId })))).toEqual({ name: 'AccessDenied', status: 403 });
+    const producer = await principals.verified(house.producer.clientId, house.workspaceId);
+    expect(await refusal(sqs(producer).send(new GetQueueUrlCommand({ QueueName: house.producer.clientId })))).toEqual({ name: 'AccessDenied', status: 403 });
+    const forged = { accessKeyId: reader.accessKeyId, secretAccessKey: 'x'.repeat(40) };
+    expect(await refusal(sqs(forged).send(new GetQueueUrlCommand({ QueueName: house.consumer.clientId })))).toEqual({ name: 'SignatureDoesNotMatch', status: 403 });
+    expect(await refusal(sqs(reader, 'us-west-2').send(new GetQueueUrlCommand({ QueueName: house.consumer.clientId })))).toEqual({ name: 'SignatureDoesNotMatch', status: 403 });
+
+    // Without an SDK: an action the door does not serve, and no signature, are AWS JSON 1.0 errors too.
+    const sendBody = JSON.stringify({ QueueUrl: queueUrl, MessageBody: 'x' });
+    const headers = await signedHeaders(bus, reader, '/v1/sqs/', sendBody, {
+      region: REGION,
+      service: 'sqs',
+      headers: { 'content-type': 'application/x-amz-json-1.0', 'x-amz-target': 'AmazonSQS.SendMessage' },
+    });
+    const unsupported = await fetchObserved(`${bus.busUrl}/v1/sqs/`, { method: 'POST', headers, body: sendBody });
+    busApi.check('POST', '/v1/sqs/', unsupported);
+    expect([unsupported.status, (unsupported.body as { __type: string }).__type]).toEqual([400, 'com.amazonaws.sqs#InvalidAction']);
+    const unsigned = await fetchObserved(`${bus.busUrl}/v1/sqs/`, { method: 'POST', headers: { 'Content-Type': 'application/x-amz-json-1.0', 'X-Amz-Target': 'AmazonSQS.SendMessage' }, body: '{}' });
+    busApi.check('POST', '/v1/sqs/', unsigned);
+    expect([unsigned.status, unsigned.headers.get('content-type'), unsigned.body]).toEqual([
+      401,
+      'application/x-amz-json-1.0; charset=utf-8',
+      { __type: 'com.amazonaws.sqs#MissingAuthenticationToken', message: expect.any(String) },
+    ]);
+  }, 60_000);
+});
