@@ -7,6 +7,7 @@ import { openapi, som } from '@bus/schemas';
 import { loadSkillLibrary } from '@bus/skills';
 import { createOpenApiChecker, eventually, freePort, REPO_ROOT, startNodeProcess, withClient } from '@bus/testing';
 import { startBus, type RunningBus } from '../support/bus';
+import { signedHeaders } from '../support/principals';
 
 /**
  * The portal for people (issue 21) in a real browser: Debian's chromium driven by playwright-core,
@@ -108,6 +109,13 @@ async function apiCall(page: Page, method: string, route: string, body?: unknown
   const observed = { status: res.status(), headers: res.headers(), body: await res.json().catch(() => undefined), text: await res.text() };
   portalApi.check(method, route, observed);
   return observed;
+}
+
+/** A new connection of an app (the demo house's unless given), as the signed-in page creates it. */
+async function newConnection(page: Page, kind: 'producer' | 'consumer', appId = DEMO_APP): Promise<string> {
+  const created = await apiCall(page, 'POST', `/api/portal/apps/${appId}/connections`, { kind });
+  expect(created.status).toBe(201);
+  return (created.body as { client_id: string }).client_id;
 }
 
 /** The bus's answer to a token request with these client credentials (200, or 401 for a secret that no longer works). */
@@ -355,7 +363,7 @@ describe('the portal in a browser', () => {
 
     it("lets a house admin trace a published message to its consumer, see the consumer's queue, replay it from a chosen time and follow the replay until it succeeds", async () => {
       const { context, page } = await signIn('house-admin');
-      const consumer = (await apiCall(page, 'POST', `/api/portal/apps/${DEMO_APP}/connections`, { kind: 'consumer' })).body as { client_id: string };
+      const consumerId = await newConnection(page, 'consumer');
       const producer = await demoProducerToken(page);
       const publishedAt = Date.now();
       const messageId = randomUUID();
@@ -367,7 +375,7 @@ describe('the portal in a browser', () => {
         async () => {
           await page.goto(`${portalUrl}/portal/trace?workspace=${demoWorkspace}&message_id=${messageId}`);
           // The row's cells: consumer, connection status, state, …
-          return page.getByRole('row', { name: new RegExp(consumer.client_id) }).getByRole('cell').nth(2).textContent();
+          return page.getByRole('row', { name: new RegExp(consumerId) }).getByRole('cell').nth(2).textContent();
         },
         (state) => state === 'queued',
         { what: 'the trace page to show the message queued for the new consumer' },
@@ -376,14 +384,14 @@ describe('the portal in a browser', () => {
       await page.screenshot({ path: path.join(SCREENSHOTS, 'message-trace.png'), fullPage: true });
       const trace = await apiCall(page, 'GET', `/api/portal/workspaces/${demoWorkspace}/messages/${messageId}`);
       expect(trace.status).toBe(200);
-      expect((trace.body as { deliveries: Array<{ consumer_id: string; state: string }> }).deliveries).toContainEqual(expect.objectContaining({ consumer_id: consumer.client_id, state: 'queued' }));
+      expect((trace.body as { deliveries: Array<{ consumer_id: string; state: string }> }).deliveries).toContainEqual(expect.objectContaining({ consumer_id: consumerId, state: 'queued' }));
       expect(trace.text).not.toContain('"payload"');
 
       // The consumer's page: its queue, and a replay from a minute before the publish.
-      await page.goto(`${portalUrl}/portal/connections/${consumer.client_id}`);
+      await page.goto(`${portalUrl}/portal/connections/${consumerId}`);
       expect(await page.getByRole('row', { name: /Depth/ }).getByRole('cell').textContent()).toBe('1');
-      const queue = await apiCall(page, 'GET', `/api/portal/connections/${consumer.client_id}/queue`);
-      expect(queue.body).toMatchObject({ client_id: consumer.client_id, depth: 1, in_flight: 0 });
+      const queue = await apiCall(page, 'GET', `/api/portal/connections/${consumerId}/queue`);
+      expect(queue.body).toMatchObject({ client_id: consumerId, depth: 1, in_flight: 0 });
       await expectAccessible(page);
       // The form takes the browser's local time; the page sends it as an instant.
       const since = await page.evaluate((at) => {
@@ -401,13 +409,13 @@ describe('the portal in a browser', () => {
       await expectAccessible(page);
       await page.screenshot({ path: path.join(SCREENSHOTS, 'replay-progress.png'), fullPage: true });
       const replay = await apiCall(page, 'GET', `/api/portal/replays/${replayId}`);
-      expect(replay.body).toMatchObject({ replay_id: replayId, client_id: consumer.client_id, status: 'succeeded', since: new Date(Math.floor((publishedAt - 60_000) / 1000) * 1000).toISOString() });
+      expect(replay.body).toMatchObject({ replay_id: replayId, client_id: consumerId, status: 'succeeded', since: new Date(Math.floor((publishedAt - 60_000) / 1000) * 1000).toISOString() });
       const audit = (await apiCall(page, 'GET', '/api/portal/audit')).body as { entries: Array<{ action: string; target: string; organisation_id: string | null }> };
-      expect(audit.entries).toContainEqual(expect.objectContaining({ action: expect.stringContaining(`connection.replay ${replayId}`), target: consumer.client_id, organisation_id: DEMO_HOUSE }));
+      expect(audit.entries).toContainEqual(expect.objectContaining({ action: expect.stringContaining(`connection.replay ${replayId}`), target: consumerId, organisation_id: DEMO_HOUSE }));
 
       // The archive bounds the chosen time: not in the future, not before the archive's start.
       for (const refused of [new Date(Date.now() + 3_600_000), new Date(Date.now() - 400 * 86_400_000)]) {
-        const answer = await apiCall(page, 'POST', `/api/portal/connections/${consumer.client_id}/replays`, { since: refused.toISOString() });
+        const answer = await apiCall(page, 'POST', `/api/portal/connections/${consumerId}/replays`, { since: refused.toISOString() });
         expect(answer.status).toBe(400);
         expect(answer.body).toMatchObject({ code: 'admin.request_invalid' });
       }
@@ -499,4 +507,245 @@ describe('the portal in a browser', () => {
     await page.getByRole('link', { name: 'Sign in' }).waitFor();
     await context.close();
   }, 60_000);
+});
+
+describe("a connection's AWS principals, identity-provider bindings and skill registrations in a browser", () => {
+  const ROLE_ARN = 'arn:aws:iam::123456789012:role/portal-publisher';
+  /** A pacing instance whose value is not a number of milliseconds: the catalogue reports it. */
+  const BROKEN_SKILLS = 'skills:\n  - skill_id: telling/pacing\n    instance_label: broken pacing\n    values:\n      max_segment_ms: fast\n';
+  const VALID_SKILLS = 'skills:\n  - skill_id: telling/pacing\n    instance_label: web pacing\n    values:\n      max_segment_ms: { web: 1200 }\n';
+
+  /**
+   * Every portal API answer the page's own script receives (the challenge, the check, the saves…),
+   * checked against portal.json on its way to the page (the page reloads after most changes, so the
+   * answer is read before it gets there): what was seen, or how it is off the document.
+   */
+  async function observeApiAnswers(page: Page): Promise<() => string[]> {
+    const seen: string[] = [];
+    await page.route(`${portalUrl}/api/portal/**`, async (route) => {
+      const response = await route.fetch();
+      const path = new URL(route.request().url()).pathname;
+      const method = route.request().method();
+      try {
+        portalApi.check(method, path, { status: response.status(), headers: response.headers(), body: (await response.json()) as unknown });
+        seen.push(`${method} ${path.replace(/\/(connections|principals|bindings|registrations)\/(?!check$)[A-Za-z0-9]+/g, '/$1/:id')} ${response.status()}`);
+      } catch (err) {
+        seen.push(`off portal.json: ${method} ${path} ${response.status()}: ${String(err)}`);
+      }
+      await route.fulfill({ response });
+    });
+    return () => seen;
+  }
+
+  /**
+   * Clicks a control after which the page's script reloads the page, and waits for the reloaded page
+   * to have loaded (its deferred script included: a click before that would be the bare form's).
+   */
+  async function clickReloading(page: Page, control: Locator): Promise<void> {
+    await Promise.all([page.waitForEvent('load'), control.click()]);
+  }
+
+  /** The row of one connection on the workspace page, and its link to one of the connection's pages. */
+  async function openConnectionPage(page: Page, clientId: string, link: 'Principals and bindings' | 'Skill registrations'): Promise<void> {
+    await page.goto(`${portalUrl}/portal/workspaces/${demoWorkspace}`);
+    await page.getByRole('row', { name: new RegExp(clientId) }).getByRole('link', { name: link }).click();
+    await page.waitForURL(new RegExp(`/portal/connections/${clientId}/`));
+  }
+
+  it('lets a house admin register an AWS principal with its secret shown once, issue a challenge shown once, and see the principal verified once it signs it', async () => {
+    const { context, page } = await signIn('house-admin');
+    const answers = await observeApiAnswers(page);
+    const clientId = await newConnection(page, 'producer');
+    await openConnectionPage(page, clientId, 'Principals and bindings');
+    await expectAccessible(page);
+
+    await page.getByLabel('IAM role ARN').fill(ROLE_ARN);
+    await page.getByRole('button', { name: 'Register principal' }).click();
+    await page.getByText('Copy the secret access key now: you will not see this again').waitFor();
+    const accessKeyId = await page.locator('#principal-key-id').inputValue();
+    const secretAccessKey = await page.locator('#principal-secret').inputValue();
+    expect(accessKeyId).toMatch(/^AKIA[A-Z2-7]{16}$/);
+    expect(secretAccessKey).toHaveLength(40);
+    await page.getByRole('button', { name: 'Copy secret access key' }).click();
+    await page.getByText('Copied to the clipboard').waitFor();
+    expect(await page.evaluate(() => (globalThis as unknown as { navigator: { clipboard: { readText(): Promise<string> } } }).navigator.clipboard.readText())).toBe(secretAccessKey);
+    await expectAccessible(page);
+    await page.screenshot({ path: path.join(SCREENSHOTS, 'principal-secret-shown.png'), fullPage: true, mask: [page.locator('#principal-secret')], maskColor: '#c8c8c8' });
+
+    // Shown once: after Done the page lists the principal, pending, and never the secret again.
+    await clickReloading(page, page.getByRole('button', { name: 'Done' }));
+    const row = page.getByRole('row', { name: new RegExp(accessKeyId) });
+    await row.getByRole('cell', { name: 'pending' }).waitFor();
+    expect(await page.content()).not.toContain(secretAccessKey);
+
+    await row.getByRole('button', { name: `Issue challenge for ${accessKeyId}` }).click();
+    await page.getByText('Copy the challenge now: you will not see this again').waitFor();
+    const challenge = await page.locator('#challenge-value').inputValue();
+    expect(challenge).toMatch(/^sbc_/);
+    const expiresAt = new Date((await page.locator('#challenge-once [data-answer="expires_at"]').textContent())!).getTime();
+    expect(expiresAt - Date.now()).toBeGreaterThan(9 * 60_000);
+    expect(expiresAt - Date.now()).toBeLessThanOrEqual(10 * 60_000);
+
+    // The principal signs principals/verify with the challenge (AWS's own signer); the page then says verified.
+    const verifyPath = `/v1/tenants/${demoWorkspace}/principals/verify`;
+    const body = JSON.stringify({ challenge });
+    const headers = await signedHeaders(bus, { accessKeyId, secretAccessKey }, verifyPath, body, { region: 'us-east-1' });
+    const verified = await fetch(`${bus.busUrl}${verifyPath}`, { method: 'POST', headers, body });
+    expect(verified.status).toBe(200);
+    await clickReloading(page, page.getByRole('button', { name: 'Done' }));
+    await page.getByRole('row', { name: new RegExp(accessKeyId) }).getByRole('cell', { name: 'verified' }).waitFor();
+    expect(await page.content()).not.toContain(challenge);
+
+    // Revoke, then remove; each change is in the audit log with the house, and no secret is.
+    await clickReloading(page, page.getByRole('button', { name: `Revoke ${accessKeyId}` }));
+    await page.getByRole('row', { name: new RegExp(accessKeyId) }).getByRole('cell', { name: 'revoked' }).waitFor();
+    await clickReloading(page, page.getByRole('button', { name: `Remove ${accessKeyId}` }));
+    await page.getByRole('cell', { name: 'No AWS principals' }).waitFor();
+    const audit = await apiCall(page, 'GET', '/api/portal/audit');
+    const actions = (audit.body as { entries: Array<{ action: string; target: string; organisation_id: string | null }> }).entries.filter((e) => e.target === accessKeyId);
+    expect(actions.map((e) => [e.action.split(' ')[0], e.organisation_id]).reverse()).toEqual([
+      ['principal.register', DEMO_HOUSE],
+      ['principal.challenge', DEMO_HOUSE],
+      ['principal.revoke', DEMO_HOUSE],
+      ['principal.remove', DEMO_HOUSE],
+    ]);
+    expect(audit.text).not.toContain(secretAccessKey);
+    expect(audit.text).not.toContain(challenge);
+    expect(answers()).toEqual([
+      'POST /api/portal/connections/:id/principals 201',
+      'POST /api/portal/connections/:id/principals/:id/challenge 201',
+      'POST /api/portal/connections/:id/principals/:id/revoke 200',
+      'POST /api/portal/connections/:id/principals/:id/remove 200',
+    ]);
+    await context.close();
+  }, 90_000);
+
+  it("lets a house admin bind a provider's client to a connection and remove the binding; the providers stay the operator's", async () => {
+    const provider = await adminCall('POST', '/api/admin/identity-providers', {
+      issuer: `https://idp-${randomUUID()}.example.com`,
+      jwks_url: 'https://idp.example.com/jwks',
+      audiences: ['message-bus'],
+      client_claim: 'azp',
+    });
+    const { context, page } = await signIn('house-admin');
+    const answers = await observeApiAnswers(page);
+    const clientId = await newConnection(page, 'producer');
+    await openConnectionPage(page, clientId, 'Principals and bindings');
+    const client = `portal-client-${randomUUID()}`;
+    await page.getByLabel('Identity provider').selectOption(provider.id);
+    await page.getByLabel('Client claim value').fill(client);
+    await clickReloading(page, page.getByRole('button', { name: 'Add binding' }));
+    await page.getByRole('row', { name: new RegExp(client) }).waitFor();
+    await expectAccessible(page);
+    const listed = await apiCall(page, 'GET', `/api/portal/connections/${clientId}/bindings`);
+    const [binding] = (listed.body as { bindings: Array<{ id: string; provider_id: string; client: string }> }).bindings;
+    expect(binding).toMatchObject({ provider_id: provider.id, client, connection_id: clientId });
+    // The operator's admin API sees the same binding.
+    const operatorView = await adminCall('GET', `/api/admin/identity-providers/${provider.id}/bindings`);
+    expect(operatorView.bindings).toEqual([expect.objectContaining({ id: binding!.id, connection_id: clientId })]);
+
+    await clickReloading(page, page.getByRole('button', { name: `Remove binding ${binding!.id}` }));
+    await page.getByRole('cell', { name: 'No bindings' }).waitFor();
+    expect((await adminCall('GET', `/api/admin/identity-providers/${provider.id}/bindings`)).bindings).toEqual([]);
+    expect(answers()).toEqual([
+      'POST /api/portal/connections/:id/bindings 201',
+      'POST /api/portal/connections/:id/bindings/:id/remove 200',
+    ]);
+    await context.close();
+  }, 60_000);
+
+  it("checks a skills file before saving it: a broken instance shows the catalogue's own problem and nothing is saved; a valid file is saved, listed and removed", async () => {
+    const { context, page } = await signIn('house-admin');
+    const answers = await observeApiAnswers(page);
+    const clientId = await newConnection(page, 'consumer');
+    await openConnectionPage(page, clientId, 'Skill registrations');
+    await expectAccessible(page);
+
+    const catalogue = await fetch(`${portalUrl}/api/skills/validate`, { method: 'POST', headers: { 'Content-Type': 'application/yaml' }, body: BROKEN_SKILLS });
+    const problems = ((await catalogue.json()) as { instances: Array<{ problems: string[] }> }).instances.flatMap((i) => i.problems);
+    expect(problems.length).toBeGreaterThan(0);
+    await page.getByLabel(/Or paste it/).fill(BROKEN_SKILLS);
+    await page.getByRole('button', { name: 'Check' }).click();
+    await page.getByText('Checked: the catalogue reports problems; nothing was saved.').waitFor();
+    const listed = page.locator('#check-result li');
+    expect(await listed.allTextContents()).toEqual(problems.map((p) => `Instance 0 (broken pacing, skill telling/pacing): ${p}`));
+    await expectAccessible(page);
+    await page.screenshot({ path: path.join(SCREENSHOTS, 'registration-checked.png'), fullPage: true });
+    // Saving anyway is refused with the same answer, and nothing is registered.
+    await page.getByRole('button', { name: 'Save registrations' }).click();
+    await page.getByText('Refused (422)').waitFor();
+    expect(await listed.allTextContents()).toHaveLength(problems.length);
+    expect((await apiCall(page, 'GET', `/api/portal/connections/${clientId}/registrations`)).body).toEqual({ registrations: [] });
+
+    // A valid file, uploaded: checked clean, then saved and listed.
+    await page.getByLabel('Upload a skills file').setInputFiles({ name: 'skills.yaml', mimeType: 'application/yaml', buffer: Buffer.from(VALID_SKILLS) });
+    await eventually(() => page.getByLabel(/Or paste it/).inputValue(), (text) => text === VALID_SKILLS, { what: 'the uploaded file in the text field' });
+    await page.getByRole('button', { name: 'Check' }).click();
+    await page.getByText('Checked: no problems.').waitFor();
+    await clickReloading(page, page.getByRole('button', { name: 'Save registrations' }));
+    const registered = page.getByRole('row', { name: /web pacing/ });
+    await registered.waitFor();
+    const [registration] = ((await apiCall(page, 'GET', `/api/portal/connections/${clientId}/registrations`)).body as { registrations: Array<{ registration_id: string }> }).registrations;
+    await clickReloading(page, registered.getByRole('button', { name: `Remove ${registration!.registration_id}` }));
+    await page.getByRole('cell', { name: 'No registrations' }).waitFor();
+    const audit = await apiCall(page, 'GET', '/api/portal/audit');
+    expect((audit.body as { entries: unknown[] }).entries).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ action: 'registration.add 1 (web pacing)', target: clientId, organisation_id: DEMO_HOUSE }),
+        expect.objectContaining({ action: `registration.remove on ${clientId}`, target: registration!.registration_id, organisation_id: DEMO_HOUSE }),
+      ]),
+    );
+    expect(answers()).toEqual([
+      'POST /api/portal/connections/:id/registrations/check 200',
+      'POST /api/portal/connections/:id/registrations 422',
+      'POST /api/portal/connections/:id/registrations/check 200',
+      'POST /api/portal/connections/:id/registrations 201',
+      'POST /api/portal/connections/:id/registrations/:id/remove 200',
+    ]);
+    await context.close();
+  }, 90_000);
+
+  it("shows a viewer a house connection's principals and registrations without controls, and the server refuses the viewer's and a vendor's changes with 403", async () => {
+    const consumer = await adminCall('POST', '/api/admin/connections', { app_id: DEMO_APP, kind: 'consumer' });
+    const clientId = consumer.client_id as string;
+    const principal = await adminCall('POST', `/api/admin/connections/${clientId}/principals`, { role_arn: ROLE_ARN });
+    const accessKeyId = principal.access_key_id as string;
+    const changes: Array<[string, unknown]> = [
+      [`/api/portal/connections/${clientId}/principals`, { role_arn: ROLE_ARN }],
+      [`/api/portal/connections/${clientId}/principals/${accessKeyId}/challenge`, undefined],
+      [`/api/portal/connections/${clientId}/principals/${accessKeyId}/revoke`, undefined],
+      [`/api/portal/connections/${clientId}/principals/${accessKeyId}/remove`, undefined],
+      [`/api/portal/connections/${clientId}/bindings`, { provider_id: 'inosuchidp222', client: 'any' }],
+      [`/api/portal/connections/${clientId}/registrations/check`, { yaml: VALID_SKILLS }],
+      [`/api/portal/connections/${clientId}/registrations`, { yaml: VALID_SKILLS }],
+    ];
+
+    const viewer = await signIn('viewer');
+    await viewer.page.goto(`${portalUrl}/portal/connections/${clientId}/principals`);
+    await viewer.page.getByRole('cell', { name: accessKeyId }).waitFor();
+    expect(await viewer.page.getByRole('button').filter({ hasNotText: 'Sign out' }).count()).toBe(0);
+    await expectAccessible(viewer.page);
+    await viewer.page.goto(`${portalUrl}/portal/connections/${clientId}/registrations`);
+    expect(await viewer.page.getByRole('button', { name: /Check|Save/ }).count()).toBe(0);
+    expect(await viewer.page.getByLabel('Upload a skills file').count()).toBe(0);
+    for (const [route, body] of changes) {
+      expect([route, await apiCall(viewer.page, 'POST', route, body)]).toEqual([route, expect.objectContaining({ status: 403, body: expect.objectContaining({ code: 'portal.forbidden' }) })]);
+    }
+    expect((await apiCall(viewer.page, 'GET', `/api/portal/connections/${clientId}/principals`)).status).toBe(200);
+    await viewer.context.close();
+
+    // The vendor may not even read the house's connection; on its own app's connection it may change them.
+    const vendor = await signIn('vendor');
+    const refusedPage = await vendor.page.goto(`${portalUrl}/portal/connections/${clientId}/principals`);
+    expect(refusedPage!.status()).toBe(403);
+    await vendor.page.goto(`${portalUrl}/portal`);
+    for (const [route, body] of changes) {
+      expect([route, (await apiCall(vendor.page, 'POST', route, body)).status]).toEqual([route, 403]);
+    }
+    const own = await newConnection(vendor.page, 'producer', VENDOR_APP);
+    expect((await apiCall(vendor.page, 'POST', `/api/portal/connections/${own}/principals`, { role_arn: ROLE_ARN })).status).toBe(201);
+    // Nothing of the refused changes happened.
+    expect((await adminCall('GET', `/api/admin/connections/${clientId}/principals`)).principals).toEqual([expect.objectContaining({ access_key_id: accessKeyId, status: 'pending' })]);
+    await vendor.context.close();
+  }, 90_000);
 });

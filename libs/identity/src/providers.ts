@@ -66,6 +66,11 @@ export class KnexProviderStore implements ProviderStore {
   async bindings(providerId: string): Promise<BindingRecord[]> {
     return (await this.db('identity_bindings').where({ provider_id: providerId }).orderBy('created_at').orderBy('id')).map(bindingOf);
   }
+
+  /** The bindings to one connection, of every provider (the portal's connection page). */
+  async connectionBindings(connectionId: string): Promise<BindingRecord[]> {
+    return (await this.db('identity_bindings').where({ connection_id: connectionId }).orderBy('created_at').orderBy('id')).map(bindingOf);
+  }
 }
 
 function providerOf(row: Row<'identity_providers'>): ProviderRecord {

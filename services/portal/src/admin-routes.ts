@@ -1,6 +1,6 @@
 import { Router, type Request } from 'express';
 import type { QueueOperations } from '@bus/contracts';
-import { HttpError, MessageTooLargeError, readBody, validatedQuery, type RequestValidation } from '@bus/http';
+import { HttpError, validatedQuery, type RequestValidation } from '@bus/http';
 import {
   AppNotFoundError,
   ConnectionNotActiveError,
@@ -11,12 +11,13 @@ import {
   TenancyNotFoundError,
   type IdentityAdmin,
 } from '@bus/identity';
-import { checkSkillsInput, MAX_BODY_BYTES, readSkillsBody, type SkillLibrary } from '@bus/skills';
+import type { SkillLibrary } from '@bus/skills';
 import * as body from './admin-requests';
 import type { AdminStore, ConnectionView } from './admin-store';
-import { AdminConflictError, AdminNotFoundError, AdminRequestInvalidError, AdminUnavailableError, RegistrationInvalidError } from './errors';
+import { AdminConflictError, AdminNotFoundError, AdminRequestInvalidError, AdminUnavailableError } from './errors';
 import type { ReplayRunner } from './replays';
 import { consumerQueue, requireActiveConsumer, startReplay } from './consumer-queues';
+import { registrationOperations } from './registrations';
 
 export interface AdminRoutesDeps {
   admin: IdentityAdmin;
@@ -58,6 +59,7 @@ export function adminRoutes(deps: AdminRoutesDeps): Router {
   const appOf = async (id: string) => (await deps.store.app(id)) ?? notFound('app', id);
   const connectionOf = async (id: string) => (await deps.store.connection(id)) ?? notFound('connection', id);
   const activeConsumer = async (id: string): Promise<ConnectionView> => requireActiveConsumer(await connectionOf(id));
+  const registrations = registrationOperations({ store: deps.store, library: deps.library });
 
   router.get('/api/admin/organisations', async (_req, res) => {
     res.json({ organisations: await deps.store.organisations() });
@@ -164,36 +166,13 @@ export function adminRoutes(deps: AdminRoutesDeps): Router {
   });
 
   router.get('/api/admin/connections/:c/registrations', async (req, res) => {
-    const connection = await connectionOf(param(req, 'c'));
-    res.json({ registrations: await deps.store.registrations(connection.client_id) });
+    res.json({ registrations: await registrations.list(param(req, 'c')) });
   });
   router.post('/api/admin/connections/:c/registrations', async (req, res) => {
-    const connection = await activeConsumer(param(req, 'c'));
-    // The same reading and the same checks as POST /api/skills/validate: one answer, one set of problems.
-    const bytes = await readBody(req, MAX_BODY_BYTES).catch((err: unknown) => {
-      if (err instanceof MessageTooLargeError) throw new AdminRequestInvalidError(`The body is over ${MAX_BODY_BYTES} bytes (256 KB)`);
-      throw err;
-    });
-    const read = readSkillsBody(bytes, req.header('content-type'));
-    if (!read.ok) throw new AdminRequestInvalidError(read.reason);
-    const answer = checkSkillsInput(deps.library, read.input);
-    if (!answer.valid) throw new RegistrationInvalidError(answer);
-    const instances = (read.input.checked === 'instance' ? [read.input.instance] : (read.input.items as unknown[])) as Array<Record<string, unknown>>;
-    if (instances.length === 0) throw new AdminRequestInvalidError('The body holds no skill instance to register');
-    // A label already registered is the store's RegistrationLabelTakenError, a 409.
-    const registrations = await deps.store.addRegistrations(
-      connection.client_id,
-      instances.map((instance) => ({
-        instanceLabel: String(instance.instance_label),
-        libraryVersion: typeof instance.skill_version === 'string' ? instance.skill_version : deps.library.current.info.version,
-        instance,
-      })),
-    );
-    res.status(201).json({ registrations });
+    res.status(201).json({ registrations: await registrations.register(param(req, 'c'), req) });
   });
   router.delete('/api/admin/connections/:c/registrations/:r', async (req, res) => {
-    const connection = await connectionOf(param(req, 'c'));
-    if (!(await deps.store.removeRegistration(connection.client_id, param(req, 'r')))) notFound('registration', param(req, 'r'));
+    await registrations.remove(param(req, 'c'), param(req, 'r'));
     res.status(204).end();
   });
 

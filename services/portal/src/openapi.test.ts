@@ -43,6 +43,14 @@ describe('the portal (people) OpenAPI document', () => {
     expect(portal.Permissions).toEqual(admin.Permissions);
   });
 
+  it("describes a connection's principals, bindings and registrations exactly as the admin API does (the same operations answer both)", () => {
+    const portal = (openapi.portal as unknown as Components).components.schemas;
+    const admin = (openapi.admin as unknown as Components).components.schemas;
+    for (const name of ['Principal', 'Principals', 'PrincipalCreate', 'IssuedPrincipal', 'PrincipalChallenge', 'Binding', 'Bindings', 'Registration', 'Registrations', 'RegistrationRefused', 'ValidationAnswer', 'Version']) {
+      expect([name, portal[name]]).toEqual([name, admin[name]]);
+    }
+  });
+
   it("answers a consumer's queue, its replays and a message trace exactly as the admin API does, and refusals as the producer's own route", () => {
     const portal = (openapi.portal as unknown as Components).components.schemas;
     const admin = (openapi.admin as unknown as Components).components.schemas;

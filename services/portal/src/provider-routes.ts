@@ -38,7 +38,8 @@ const BODY_BYTES = 16 * 1024;
  * announced on the control topic, so every process's identity cache drops it within ~2 s.
  */
 export function providerRoutes(deps: ProviderRoutesDeps): Router {
-  const store = unavailableOnAnyFailure(KnexProviderStore.create(deps.db), (cause) => new AdminUnavailableError(cause));
+  const store = providerStore(deps.db);
+  const bindings = bindingOperations({ db: deps.db, admin: deps.admin });
   const router = Router();
   const providerOf = async (id: string) => (await store.provider(id)) ?? notFound('identity provider', id);
 
@@ -74,16 +75,47 @@ export function providerRoutes(deps: ProviderRoutesDeps): Router {
   });
   router.post('/api/admin/identity-providers/:i/bindings', async (req, res) => {
     const b = (await deps.requests.jsonBody(req, BODY_BYTES)) as BindingCreate;
-    const providerId = param(req, 'i');
-    await identityCall(() => deps.admin.createBinding({ providerId, client: b.client, connectionId: b.connection_id }));
-    const binding = (await store.binding(providerId, b.client)) ?? notFound('binding', b.client);
-    res.status(201).json(bindingView(binding));
+    res.status(201).json(await bindings.create({ providerId: param(req, 'i'), client: b.client, connectionId: b.connection_id }));
   });
   router.delete('/api/admin/identity-providers/:i/bindings/:b', async (req, res) => {
-    await identityCall(() => deps.admin.removeBinding(param(req, 'i'), param(req, 'b')));
+    await bindings.remove(param(req, 'i'), param(req, 'b'));
     res.status(204).end();
   });
   return router;
+}
+
+/** The provider tables' reads; Postgres failing is the documented 503 admin.unavailable. */
+function providerStore(db: Knex): KnexProviderStore {
+  return unavailableOnAnyFailure(KnexProviderStore.create(db), (cause) => new AdminUnavailableError(cause));
+}
+
+export type BindingView = ReturnType<typeof bindingView>;
+export type ProviderView = ReturnType<typeof providerView>;
+
+/**
+ * Bindings as the admin API and the portal for people both change them (the portal's are a
+ * connection's; the providers themselves stay the operator's). Each change is announced on the
+ * control topic by IdentityAdmin.
+ */
+export interface BindingOperations {
+  /** The registered providers, for a person to pick one to bind. */
+  providers(): Promise<ProviderView[]>;
+  ofConnection(connectionId: string): Promise<BindingView[]>;
+  create(input: { providerId: string; client: string; connectionId: string }): Promise<BindingView>;
+  remove(providerId: string, bindingId: string): Promise<void>;
+}
+
+export function bindingOperations(deps: { db: Knex; admin: IdentityAdmin }): BindingOperations {
+  const store = providerStore(deps.db);
+  return {
+    providers: async () => (await store.providers()).map(providerView),
+    ofConnection: async (connectionId) => (await store.connectionBindings(connectionId)).map(bindingView),
+    create: async (input) => {
+      await identityCall(() => deps.admin.createBinding(input));
+      return bindingView((await store.binding(input.providerId, input.client)) ?? notFound('binding', input.client));
+    },
+    remove: (providerId, bindingId) => identityCall(() => deps.admin.removeBinding(providerId, bindingId)),
+  };
 }
 
 function providerView(p: ProviderRecord) {

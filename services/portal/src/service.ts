@@ -11,8 +11,9 @@ import { adminRoutes } from './admin-routes';
 import { KnexAdminStore } from './admin-store';
 import { operatorAuth, type OperatorCredentials } from './operator-auth';
 import { AdminRequestInvalidError, AdminUnavailableError } from './errors';
-import { providerRoutes } from './provider-routes';
-import { principalRoutes } from './principal-routes';
+import { bindingOperations, providerRoutes } from './provider-routes';
+import { principalOperations, principalRoutes } from './principal-routes';
+import { registrationOperations } from './registrations';
 import { quarantineRoutes } from './quarantine-routes';
 import { createReplayRunner, type ReplayRunner } from './replays';
 import { traceRoutes } from './trace-routes';
@@ -75,6 +76,7 @@ export function createPortalService(deps: PortalServiceDeps): PortalService {
   // path and query parameters here, a JSON body where the route reads it (admin-routes.ts).
   const requests = requestValidation(openapi.admin, (problem) => new AdminRequestInvalidError(problem));
   const admin = IdentityAdmin.create({ db: deps.db, control: deps.control, logger: deps.logger });
+  const principals = principalOperations({ principals: PrincipalStore.create({ db: deps.db, encryptionKey: deps.encryptionKey }), store });
   const authenticated = Router();
   // Every change through the admin API is audited under the operator's client id (docs/portal.md).
   authenticated.use('/api/admin', operatorAuth(deps.operator, perAddress), adminAudit(new PeopleStore(deps.db), deps.operator.clientId, deps.logger), requests.parameters);
@@ -96,13 +98,20 @@ export function createPortalService(deps: PortalServiceDeps): PortalService {
       }),
       quarantineRoutes({ store, queues, requests }),
       providerRoutes({ db: deps.db, admin, requests, allowHttpLoopback: deps.allowHttpLoopbackJwks }),
-      principalRoutes({
-        principals: PrincipalStore.create({ db: deps.db, encryptionKey: deps.encryptionKey }),
-        store,
-        requests,
-      }),
+      principalRoutes({ principals, requests }),
       traceRoutes({ db: deps.db }),
-      ...peopleRouters({ db: deps.db, admin, store, logger: deps.logger, signIn: deps.signIn, tools: { queues, replays, archiveMs: deps.archiveMs }, library }),
+      ...peopleRouters({
+        db: deps.db,
+        admin,
+        store,
+        logger: deps.logger,
+        signIn: deps.signIn,
+        tools: { queues, replays, archiveMs: deps.archiveMs },
+        library,
+        principals,
+        bindings: bindingOperations({ db: deps.db, admin }),
+        registrations: registrationOperations({ store, library }),
+      }),
       consumerToolsRoutes({ admin, store, queues, requests, environment: deps.environment }),
     ],
     readiness: deps.readiness,

@@ -7,7 +7,12 @@ import { openapi } from '@bus/schemas';
 import type { SkillLibrary } from '@bus/skills';
 import type { AdminStore } from '../admin-store';
 import { AdminRequestInvalidError } from '../errors';
+import type { PrincipalOperations } from '../principal-routes';
+import type { BindingOperations } from '../provider-routes';
+import type { RegistrationOperations } from '../registrations';
 import { portalApiRoutes } from './api-routes';
+import { connectionApiRoutes } from './connection-api';
+import { connectionPages } from './connection-pages';
 import type { PeopleSignIn } from './config';
 import { PortalUnavailableError, SignInNotConfiguredError } from './errors';
 import { portalPages } from './pages';
@@ -27,7 +32,7 @@ export { PeopleStore, type AuditedCollection } from './people-store';
  * The portal for people (issue 21, docs/portal.md): sign-in, the pages and the portal's /api/* routes.
  * Without sign-in settings every one of its routes is 404 portal.sign_in_not_configured.
  */
-export function peopleRouters(deps: {
+export interface PeopleRoutersDeps {
   db: Knex;
   admin: IdentityAdmin;
   store: AdminStore;
@@ -36,7 +41,13 @@ export function peopleRouters(deps: {
   /** The consumer and testing tools' dependencies (tools-data.ts) and the library the browser shows. */
   tools: Omit<ToolsDataDeps, 'store' | 'data' | 'db'>;
   library: SkillLibrary;
-}): Router[] {
+  /** The admin API's operations on a connection's principals, bindings and registrations (connection-api.ts). */
+  principals: PrincipalOperations;
+  bindings: BindingOperations;
+  registrations: RegistrationOperations;
+}
+
+export function peopleRouters(deps: PeopleRoutersDeps): Router[] {
   if (!deps.signIn) {
     const off = Router();
     off.use(['/portal', '/api/portal'], () => {
@@ -51,14 +62,17 @@ export function peopleRouters(deps: {
   const api = Router();
   api.use('/api/portal', requests.parameters);
   const tools = new ToolsData({ ...deps.tools, store: deps.store, data, db: deps.db });
+  const connectionOperations = { principals: deps.principals, bindings: deps.bindings, registrations: deps.registrations };
   return [
     loadSession,
     routes,
     portalPages({ data, people }),
+    connectionPages({ data, store: deps.store, ...connectionOperations }),
     toolsPages({ tools }),
     libraryPages({ library: deps.library }),
     api,
     portalApiRoutes({ admin: deps.admin, data, people, requests }),
+    connectionApiRoutes({ data, requests, ...connectionOperations }),
     toolsRoutes({ tools, requests }),
   ];
 }

@@ -1,6 +1,7 @@
 import { Router, type Response } from 'express';
 import type { ErrorPage } from '@bus/http';
 import { PORTAL_SCRIPT, PORTAL_STYLE } from './assets';
+import { connectionPageLinks } from './connection-pages';
 import type { AppWithConnections, PortalData } from './portal-data';
 import type { PeopleStore, Session } from './people-store';
 import { allows, organisationsOf } from './policy';
@@ -101,7 +102,7 @@ function appSection(app: AppWithConnections, may: AppControls): string {
       ? `<form data-api="/api/portal/connections/${c.client_id}/rotate"><label for="overlap-${c.client_id}">Overlap (seconds)</label><input id="overlap-${c.client_id}" name="overlap_seconds" type="number" min="0" max="604800" value="3600"><button type="submit">Rotate ${c.client_id}</button></form>
 <form data-api="/api/portal/connections/${c.client_id}/revoke"><button type="submit">Revoke ${c.client_id}</button></form>`
       : '';
-    return `<tr><td><a href="/portal/connections/${c.client_id}"><code>${c.client_id}</code></a></td><td>${c.kind}</td><td>${c.status}</td><td>${c.credential_version}</td><td>${actions}</td></tr>`;
+    return `<tr><td><a href="/portal/connections/${c.client_id}"><code>${c.client_id}</code></a>${connectionPageLinks(c)}</td><td>${c.kind}</td><td>${c.status}</td><td>${c.credential_version}</td><td>${actions}</td></tr>`;
   });
   const create = may.create
     ? `<form data-api="/api/portal/apps/${app.id}/connections"><label for="kind-${app.id}">New connection of ${esc(app.name)}</label><select id="kind-${app.id}" name="kind"><option value="producer">producer</option><option value="consumer">consumer</option></select><button type="submit">Create connection</button></form>`

@@ -5,7 +5,15 @@ const OTHER_HOUSE = 'ootherhouse22';
 const VENDOR = 'ovendor222222';
 const OTHER_VENDOR = 'ovendor333333';
 
-const WRITES: readonly Action[] = ['connection.create', 'connection.rotate', 'connection.revoke', 'connection.replay'];
+const WRITES: readonly Action[] = [
+  'connection.create',
+  'connection.rotate',
+  'connection.revoke',
+  'connection.principals',
+  'connection.bindings',
+  'connection.registrations',
+  'connection.replay',
+];
 const APP_SCOPED: readonly Action[] = ['app.read', 'connection.read', ...WRITES];
 
 /** Every target kind a portal route asks about. */
@@ -76,6 +84,20 @@ describe('allows (role × action × organisation)', () => {
 
   it('refuses the vendor its app actions when the target names no owner (a workspace-level target)', () => {
     for (const action of APP_SCOPED) expect(allows([GRANTS.vendor], action, { organisationId: HOUSE })).toBe(false);
+  });
+});
+
+describe("a connection's principals, bindings and registrations", () => {
+  const CONNECTION_CHANGES: readonly Action[] = ['connection.principals', 'connection.bindings', 'connection.registrations'];
+  it.each(CONNECTION_CHANGES)('%s: the house admin and the operator on any app of the house, the vendor on its own app only, never a viewer', (action) => {
+    expect(allows([GRANTS.house_admin], action, TARGETS["vendor's app in the house"])).toBe(true);
+    expect(allows([GRANTS.operator], action, TARGETS["other house's app"])).toBe(true);
+    expect(allows([GRANTS.vendor], action, TARGETS["vendor's app in the house"])).toBe(true);
+    expect(allows([GRANTS.vendor], action, TARGETS["house's own app"])).toBe(false);
+    expect(allows([GRANTS.house_admin], action, TARGETS["other house's app"])).toBe(false);
+    expect(allows([GRANTS.viewer], action, TARGETS["house's own app"])).toBe(false);
+    // Reading them is reading the connection, which the viewer may.
+    expect(allows([GRANTS.viewer], 'connection.read', TARGETS["house's own app"])).toBe(true);
   });
 });
 

@@ -22,6 +22,12 @@ export const ACTIONS = [
   /** What an app may publish: the house decides, for its own apps and its vendors' alike. */
   'app.permissions',
   'audit.read',
+  /** A connection's AWS principals: register, challenge, revoke, remove (principal-pages.ts). */
+  'connection.principals',
+  /** A connection's bindings to an identity provider the operator registered (the providers stay the operator's). */
+  'connection.bindings',
+  /** A consumer connection's skill registrations: add and remove (registration-pages.ts). */
+  'connection.registrations',
   /** Replay a consumer connection from the archive (its queue stats and replays' progress are connection.read). */
   'connection.replay',
   /** Trace any accepted message of a workspace: it lists every consumer connection of the workspace. */
@@ -38,7 +44,17 @@ export interface Target {
 }
 
 const READS: ReadonlySet<Action> = new Set(['organisation.read', 'workspace.read', 'app.read', 'connection.read', 'message.trace']);
-const APP_ACTIONS: ReadonlySet<Action> = new Set(['app.read', 'connection.read', 'connection.create', 'connection.rotate', 'connection.revoke', 'connection.replay']);
+const APP_ACTIONS: ReadonlySet<Action> = new Set([
+  'app.read',
+  'connection.read',
+  'connection.create',
+  'connection.rotate',
+  'connection.revoke',
+  'connection.principals',
+  'connection.bindings',
+  'connection.registrations',
+  'connection.replay',
+]);
 
 /** Whether any of the grants allows the action on the target. */
 export function allows(grants: readonly Grant[], action: Action, target: Target): boolean {
