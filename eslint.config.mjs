@@ -5,7 +5,24 @@ import { readdirSync } from 'node:fs';
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
-const IO_MODULES = ['pg', 'knex', 'kafkajs', 'ioredis', 'express', 'rate-limiter-flexible', 'node:http', 'node:https', 'node:net', 'node:fs', 'node:child_process', 'http', 'https', 'net', 'fs', 'child_process'];
+const IO_MODULES = [
+  'pg',
+  'knex',
+  'kafkajs',
+  'ioredis',
+  'express',
+  'rate-limiter-flexible',
+  'node:http',
+  'node:https',
+  'node:net',
+  'node:fs',
+  'node:child_process',
+  'http',
+  'https',
+  'net',
+  'fs',
+  'child_process',
+];
 const PURE_LIBS = ['contracts', 'config', 'som', 'skills', 'tokens'];
 
 // The libs' layering, lowest first: a lib imports only libs before it, and a pure lib only pure ones
@@ -18,9 +35,9 @@ const TESTS = ['**/*.test.ts'];
 
 // A timer in a test is a sleep or a hand-made poll: setTimeout/setInterval however reached, or node:timers/promises.
 const SLEEPS = [
-  "CallExpression[callee.name=/^set(Timeout|Interval)$/]",
-  "CallExpression[callee.property.name=/^set(Timeout|Interval)$/]",
-  "ImportDeclaration[source.value=/^(node:)?timers.promises$/]",
+  'CallExpression[callee.name=/^set(Timeout|Interval)$/]',
+  'CallExpression[callee.property.name=/^set(Timeout|Interval)$/]',
+  'ImportDeclaration[source.value=/^(node:)?timers.promises$/]',
   "CallExpression[callee.name='require'][arguments.0.value=/^(node:)?timers.promises$/]",
 ];
 const SLEEP_MESSAGE = 'Tests wait on a condition with eventually() from @bus/testing, never on a timer.';
@@ -30,23 +47,32 @@ const deepImports = {
   message: 'Import another package by its name (@bus/<name>), never its src/ or dist/ files.',
 };
 const noServices = { group: SERVICES.map((name) => `@bus/${name}`), message: 'A lib never imports a service.' };
-const pureLibPaths = IO_MODULES.map((name) => ({ name, message: 'This lib is pure (input → result): no I/O clients or servers. Do the I/O in a service and pass data in.' }));
+const pureLibPaths = IO_MODULES.map((name) => ({
+  name,
+  message: 'This lib is pure (input → result): no I/O clients or servers. Do the I/O in a service and pass data in.',
+}));
 
 /** A lib's code: no service, no lib above it in LIB_LAYERS, and no I/O client if it is pure. */
 function libBoundaries(lib) {
   const pure = PURE_LIBS.includes(lib);
   const above = LIB_LAYERS.slice(LIB_LAYERS.indexOf(lib) + 1);
   const impureBelow = pure ? LIB_LAYERS.slice(0, LIB_LAYERS.indexOf(lib)).filter((name) => !PURE_LIBS.includes(name)) : [];
-  const layering = { group: above.map((name) => `@bus/${name}`), message: `libs/${lib} sits below ${above.join(', ')} (LIB_LAYERS in eslint.config.mjs): it may not import them.` };
+  const layering = {
+    group: above.map((name) => `@bus/${name}`),
+    message: `libs/${lib} sits below ${above.join(', ')} (LIB_LAYERS in eslint.config.mjs): it may not import them.`,
+  };
   const purity = { group: impureBelow.map((name) => `@bus/${name}`), message: `libs/${lib} is pure: it imports only pure libs (${PURE_LIBS.join(', ')}).` };
   return {
     files: [`libs/${lib}/src/**/*.ts`],
     ignores: ['**/*.test.ts'],
     rules: {
-      'no-restricted-imports': ['error', {
-        ...(pure ? { paths: pureLibPaths } : {}),
-        patterns: [deepImports, noServices, ...(above.length > 0 ? [layering] : []), ...(impureBelow.length > 0 ? [purity] : [])],
-      }],
+      'no-restricted-imports': [
+        'error',
+        {
+          ...(pure ? { paths: pureLibPaths } : {}),
+          patterns: [deepImports, noServices, ...(above.length > 0 ? [layering] : []), ...(impureBelow.length > 0 ? [purity] : [])],
+        },
+      ],
     },
   };
 }
@@ -58,9 +84,18 @@ function serviceBoundaries(service) {
     files: [`services/${service}/src/**/*.ts`],
     ignores: TESTS,
     rules: {
-      'no-restricted-imports': ['error', {
-        patterns: [deepImports, { group: others, message: 'A service never imports another service: share a lib (libs/contracts for an interface), and let a composition root wire them.' }],
-      }],
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            deepImports,
+            {
+              group: others,
+              message: 'A service never imports another service: share a lib (libs/contracts for an interface), and let a composition root wire them.',
+            },
+          ],
+        },
+      ],
     },
   };
 }
@@ -70,7 +105,22 @@ export default tseslint.config(
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
-    languageOptions: { globals: { process: 'readonly', Buffer: 'readonly', console: 'readonly', __dirname: 'readonly', require: 'readonly', module: 'writable', setTimeout: 'readonly', clearTimeout: 'readonly', setInterval: 'readonly', clearInterval: 'readonly', URL: 'readonly', fetch: 'readonly' } },
+    languageOptions: {
+      globals: {
+        process: 'readonly',
+        Buffer: 'readonly',
+        console: 'readonly',
+        __dirname: 'readonly',
+        require: 'readonly',
+        module: 'writable',
+        setTimeout: 'readonly',
+        clearTimeout: 'readonly',
+        setInterval: 'readonly',
+        clearInterval: 'readonly',
+        URL: 'readonly',
+        fetch: 'readonly',
+      },
+    },
     rules: {
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', destructuredArrayIgnorePattern: '^_' }],
       'no-restricted-imports': ['error', { patterns: [deepImports] }],
@@ -109,9 +159,12 @@ export default tseslint.config(
     files: ['cli/**/*.ts'],
     ignores: ['**/*.test.ts'],
     rules: {
-      'no-restricted-imports': ['error', {
-        patterns: [deepImports, { group: ['@bus/*'], message: 'busctl talks to the admin API over HTTP; it imports no bus package.' }],
-      }],
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [deepImports, { group: ['@bus/*'], message: 'busctl talks to the admin API over HTTP; it imports no bus package.' }],
+        },
+      ],
     },
   },
   {
@@ -119,9 +172,12 @@ export default tseslint.config(
     files: ['libs/client/src/**/*.ts'],
     ignores: ['libs/client/src/**/*.test.ts'],
     rules: {
-      'no-restricted-imports': ['error', {
-        patterns: [deepImports, { group: ['@bus/*'], message: 'libs/client is published alone: it talks to the bus over HTTP and imports no bus package.' }],
-      }],
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [deepImports, { group: ['@bus/*'], message: 'libs/client is published alone: it talks to the bus over HTTP and imports no bus package.' }],
+        },
+      ],
     },
   },
   {

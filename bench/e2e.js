@@ -253,7 +253,16 @@ async function receiveAndAck(api, db, consumerId, concurrency, cpu) {
   };
   await Promise.all(Array.from({ length: concurrency }, loop));
   const seconds = (now() - started) / 1000;
-  return { concurrency, backlog, acked, perSecond: acked / seconds, seconds, callsPerSecond: calls / seconds, limited, cpuPerThousand: cpu.perThousand(cpuBefore, cpu.sample(), acked) };
+  return {
+    concurrency,
+    backlog,
+    acked,
+    perSecond: acked / seconds,
+    seconds,
+    callsPerSecond: calls / seconds,
+    limited,
+    cpuPerThousand: cpu.perThousand(cpuBefore, cpu.sample(), acked),
+  };
 }
 
 /** The load of the machine (1, 5 and 15 minutes), to read the figures by. */
@@ -280,11 +289,14 @@ async function runLayout(layout) {
     const loadAfterA = load();
     const wake = await longPollWakeUp(api);
     const drains = [];
-    for (const concurrency of DRAIN_CONCURRENCY) drains.push({ ...(await receiveAndAck(api, bench.db, consumers[0].clientId, concurrency, cpu)), load: load() });
+    for (const concurrency of DRAIN_CONCURRENCY)
+      drains.push({ ...(await receiveAndAck(api, bench.db, consumers[0].clientId, concurrency, cpu)), load: load() });
 
     const ms = (v) => (v === undefined ? '—' : v.toFixed(1));
     console.log(`\nEnd-to-end benchmark, ${layout} — ${machine()}; on 127.0.0.1, BUS_LIMIT_* raised for the run, workspace on the custom tier 200/s\n`);
-    console.log(`Load average (1, 5, 15 min) before (a): ${loadBefore}; after (a): ${loadAfterA}. Network errors (calls that got no answer): ${api.networkErrors}\n`);
+    console.log(
+      `Load average (1, 5, 15 min) before (a): ${loadBefore}; after (a): ${loadAfterA}. Network errors (calls that got no answer): ${api.networkErrors}\n`,
+    );
     console.log('| measure | n | p50 ms | p99 ms | max ms | notes |');
     console.log('|---|---|---|---|---|---|');
     const row = (name, s, notes) => console.log(`| ${name} | ${s.count} | ${ms(s.p50)} | ${ms(s.p99)} | ${ms(s.max)} | ${notes} |`);

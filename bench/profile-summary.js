@@ -43,13 +43,7 @@ function summarise(profile, top) {
     return [`| ${title} | self |`, '|---|---|', ...rows.map(([k, v]) => `| ${k.replace(/\|/g, '\\|')} | ${pct(v)} |`)].join('\n');
   };
   const seconds = (profile.endTime - profile.startTime) / 1e6;
-  return [
-    `${total} samples over ${seconds.toFixed(1)} s`,
-    '',
-    table('package or directory', byOwner, top),
-    '',
-    table('function', byFunction, top),
-  ].join('\n');
+  return [`${total} samples over ${seconds.toFixed(1)} s`, '', table('package or directory', byOwner, top), '', table('function', byFunction, top)].join('\n');
 }
 
 const [file, top = '25'] = process.argv.slice(2);

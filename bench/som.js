@@ -25,7 +25,12 @@ function storyContextOf(bytes) {
       voice: { voice_id: `voice-extra-${n % 12}`, register: 'informal' },
       relationships: [{ character_id: 'char-fen', kind: 'neighbour' }],
     });
-    canon.push({ fact_id: `fact-extra-${n}`, statement: `Villager ${n} keeps a lantern in the window on stormy nights.`, authority: 'editor', subject: 'characters.traits' });
+    canon.push({
+      fact_id: `fact-extra-${n}`,
+      statement: `Villager ${n} keeps a lantern in the window on stormy nights.`,
+      authority: 'editor',
+      subject: 'characters.traits',
+    });
   }
   return message;
 }
@@ -57,7 +62,9 @@ function main() {
     ['large', storyContextOf(200_000)],
   ];
   console.log(`Node ${process.version}, ${ROUNDS} rounds of ${ROUND_MS} ms, median\n`);
-  console.log('| Message | Bytes | validateBytes (parse + validate) /s | validate (parsed) /s | MB/s (validateBytes) | parseJsonBody (I-JSON) /s | JSON.parse (raw baseline) /s | parseJsonBody / JSON.parse |');
+  console.log(
+    '| Message | Bytes | validateBytes (parse + validate) /s | validate (parsed) /s | MB/s (validateBytes) | parseJsonBody (I-JSON) /s | JSON.parse (raw baseline) /s | parseJsonBody / JSON.parse |',
+  );
   console.log('|---|---|---|---|---|---|---|---|');
   for (const [name, message] of cases) {
     const body = Buffer.from(JSON.stringify(message));

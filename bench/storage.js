@@ -60,7 +60,11 @@ async function main() {
         const { messages } = await res.json();
         for (const m of messages) received.add(m.message_id);
         if (messages.length > 0) {
-          await fetch(`${path}/ack`, { method: 'POST', headers: { ...auth, 'Content-Type': 'application/json' }, body: JSON.stringify({ receipt_handles: messages.map((m) => m.receipt_handle) }) });
+          await fetch(`${path}/ack`, {
+            method: 'POST',
+            headers: { ...auth, 'Content-Type': 'application/json' },
+            body: JSON.stringify({ receipt_handles: messages.map((m) => m.receipt_handle) }),
+          });
         }
       }
       if (received.size < ids.size) throw new Error(`only ${received.size} of ${ids.size} messages received before the deadline`);

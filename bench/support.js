@@ -117,7 +117,12 @@ async function startBus(name, { layout = 'all-in-one' } = {}) {
   // Each process's own address, for its /readyz (delivery serves only the operational routes).
   const own = {};
   if (layout === 'standalone') {
-    for (const [service, key] of [['auth', 'auth'], ['gateway', 'gateway'], ['delivery', null], ['pull-api', 'pullApi']]) {
+    for (const [service, key] of [
+      ['auth', 'auth'],
+      ['gateway', 'gateway'],
+      ['delivery', null],
+      ['pull-api', 'pullApi'],
+    ]) {
       const port = service === 'auth' ? busPort : await freePort();
       own[service] = `http://127.0.0.1:${port}`;
       if (key !== null) urls[key] = own[service];
@@ -149,7 +154,11 @@ async function startBus(name, { layout = 'all-in-one' } = {}) {
     await waitForGroupCaughtUp(kafka.admin(), defaultDeliveryGroupId(database.url), MESSAGES_TOPIC, 900_000);
     process.stderr.write(`delivery caught up with the shared topic's history in ${((Date.now() - catchUpStarted) / 1000).toFixed(1)} s\n`);
   } catch (err) {
-    process.stderr.write(`start failed: ${err.message}\n${Object.values(processes).map((p) => p.output()).join('\n')}\n`);
+    process.stderr.write(
+      `start failed: ${err.message}\n${Object.values(processes)
+        .map((p) => p.output())
+        .join('\n')}\n`,
+    );
     await stop();
     throw err;
   }
@@ -172,7 +181,10 @@ async function provisionWorkspace({ busUrl, db, admin }, { systemId, messageType
     const c = await admin.createConnection({ appId: app, kind });
     const res = await fetch(`${busUrl}/v1/oauth/token`, {
       method: 'POST',
-      headers: { Authorization: `Basic ${Buffer.from(`${c.clientId}:${c.clientSecret}`).toString('base64')}`, 'Content-Type': 'application/x-www-form-urlencoded' },
+      headers: {
+        Authorization: `Basic ${Buffer.from(`${c.clientId}:${c.clientSecret}`).toString('base64')}`,
+        'Content-Type': 'application/x-www-form-urlencoded',
+      },
       body: 'grant_type=client_credentials',
     });
     if (res.status !== 200) throw new Error(`token: ${res.status} ${await res.text()}`);

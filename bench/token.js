@@ -60,7 +60,15 @@ async function server() {
   });
   await auth.start();
   const metrics = createMetricsRegistry({ defaultMetrics: false });
-  const httpApp = createHttpApp({ name: 'bus', logger, metrics, requestMetrics: createRequestMetrics(metrics), readiness: [], renderError: violationBody, routers: auth.routers });
+  const httpApp = createHttpApp({
+    name: 'bus',
+    logger,
+    metrics,
+    requestMetrics: createRequestMetrics(metrics),
+    readiness: [],
+    renderError: violationBody,
+    routers: auth.routers,
+  });
   const running = await serve(httpApp, { host: '127.0.0.1', port: 0, logger });
   process.send({ url: running.url, clients });
   process.on('message', async () => {
@@ -116,7 +124,15 @@ async function verificationsPerSecond() {
   const keys = new Map([[key.kid, importPublicJwk(key.publicJwk)]]);
   const now = new Date();
   const token = await signAccessToken(
-    buildClaims({ audience, clientId: 'cabcdefghijk2', workspaceId: 'wabcdefghijk2', organisationId: 'oabcdefghijk2', appId: 'aabcdefghijk2', credentialVersion: 1, now }),
+    buildClaims({
+      audience,
+      clientId: 'cabcdefghijk2',
+      workspaceId: 'wabcdefghijk2',
+      organisationId: 'oabcdefghijk2',
+      appId: 'aabcdefghijk2',
+      credentialVersion: 1,
+      now,
+    }),
     key,
   );
   const runFor = async (ms) => {

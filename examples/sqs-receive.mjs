@@ -25,7 +25,7 @@ const sqs = new SQSClient({
 
 async function receive() {
   const { QueueUrl } = await sqs.send(new GetQueueUrlCommand({ QueueName: env.BUS_CONSUMER_CLIENT_ID }));
-  for (let received = 0; received < wanted; ) {
+  for (let received = 0; received < wanted;) {
     // Never more than still wanted: a message received and not deleted would come back only when its lease (30 s) ends.
     const { Messages = [] } = await sqs.send(
       new ReceiveMessageCommand({ QueueUrl, MaxNumberOfMessages: Math.min(10, wanted - received), WaitTimeSeconds: 20, MessageSystemAttributeNames: ['All'] }),

@@ -35,7 +35,12 @@ export interface OpenApiDocument {
  * OpenAPI documents under openapi/: `bus` for the bus host, `catalogue` for the portal's catalogue
  * routes, `admin` for the portal's operator admin API.
  */
-export declare const openapi: { readonly bus: OpenApiDocument; readonly catalogue: OpenApiDocument; readonly admin: OpenApiDocument; readonly portal: OpenApiDocument };
+export declare const openapi: {
+  readonly bus: OpenApiDocument;
+  readonly catalogue: OpenApiDocument;
+  readonly admin: OpenApiDocument;
+  readonly portal: OpenApiDocument;
+};
 
 /**
  * The skill library as authored: one entry per carried version, parsed from skills/<version>/

@@ -46,11 +46,17 @@ const EXPECTED: Record<Exclude<Feature['kind'], 'plain'>, { status: number; rule
 
 const unsafe = BigInt(Number.MAX_SAFE_INTEGER);
 const feature: fc.Arbitrary<Feature> = fc.oneof(
-  { weight: 4, arbitrary: fc.record({ kind: fc.constant('plain' as const), indent: fc.constantFrom(undefined, 2, '\t' as const), escapeReason: fc.boolean() }) },
+  {
+    weight: 4,
+    arbitrary: fc.record({ kind: fc.constant('plain' as const), indent: fc.constantFrom(undefined, 2, '\t' as const), escapeReason: fc.boolean() }),
+  },
   fc.constant({ kind: 'bom' as const }),
   fc.record({ kind: fc.constant('duplicate' as const), field: fc.constantFrom('system_id' as const, 'message_type' as const), escapedName: fc.boolean() }),
   fc.record({ kind: fc.constant('deep' as const), depth: fc.integer({ min: 65, max: 20_000 }) }),
-  fc.record({ kind: fc.constant('big-integer' as const), value: fc.oneof(fc.bigInt({ min: unsafe + 1n, max: 10n ** 30n }), fc.bigInt({ min: -(10n ** 30n), max: -unsafe - 1n })) }),
+  fc.record({
+    kind: fc.constant('big-integer' as const),
+    value: fc.oneof(fc.bigInt({ min: unsafe + 1n, max: 10n ** 30n }), fc.bigInt({ min: -(10n ** 30n), max: -unsafe - 1n })),
+  }),
   fc.record({ kind: fc.constant('lone-surrogate' as const), unit: fc.integer({ min: 0xd800, max: 0xdfff }) }),
   fc.constant({ kind: 'nul-in-id' as const }),
 );
@@ -176,7 +182,13 @@ describe('the acceptance contract: a 202 only for what every reader reads the sa
 
   it('answers a NUL inside message_id with 400, never a 503 to retry for ever', async () => {
     const id = randomUUID();
-    const res = await bearerCall(bus, 'POST', `/v1/tenants/${house.workspaceId}/messages`, producerToken, bodyOf({ mode: 'messages', feature: { kind: 'nul-in-id' }, reason: 'x', messageId: id }));
+    const res = await bearerCall(
+      bus,
+      'POST',
+      `/v1/tenants/${house.workspaceId}/messages`,
+      producerToken,
+      bodyOf({ mode: 'messages', feature: { kind: 'nul-in-id' }, reason: 'x', messageId: id }),
+    );
     expect(res.status).toBe(400);
     expect(res.headers.get('retry-after')).toBeNull();
     expect(res.body).toMatchObject({ violations: [{ rule: 'schema.format', path: '/message_id' }] });

@@ -115,14 +115,25 @@ const ANSWERS_CHECKED = { retryReadErrors: false } as const;
 
 /** The first answer of `call` that is not 429 rate.limited: sent again until the connection's rate window has passed. */
 const afterRateWindow = (call: () => ReturnType<typeof busCall>) =>
-  eventually(call, (res) => !(res.status === 429 && firstRule(res.body) === 'rate.limited'), { ...ANSWERS_CHECKED, intervalMs: 200, timeoutMs: 5_000, what: 'the rate window passed' });
+  eventually(call, (res) => !(res.status === 429 && firstRule(res.body) === 'rate.limited'), {
+    ...ANSWERS_CHECKED,
+    intervalMs: 200,
+    timeoutMs: 5_000,
+    what: 'the rate window passed',
+  });
 
 describe('operator authentication', () => {
   it('refuses a request without credentials, with a wrong secret or with a bus token: 401 admin.unauthorized', async () => {
     const t = await house();
     const producer = await created<Issued>('/api/admin/connections', { app_id: t.appId, kind: 'producer' });
     const busToken = await token(producer.client_id, producer.client_secret);
-    for (const auth of [null, basic(bus.env.OPERATOR_CLIENT_ID!, 'not-the-secret-not-the-secret'), basic('someone', bus.env.OPERATOR_CLIENT_SECRET!), `Bearer ${busToken}`, 'Basic !!!']) {
+    for (const auth of [
+      null,
+      basic(bus.env.OPERATOR_CLIENT_ID!, 'not-the-secret-not-the-secret'),
+      basic('someone', bus.env.OPERATOR_CLIENT_SECRET!),
+      `Bearer ${busToken}`,
+      'Basic !!!',
+    ]) {
       const res = await admin('GET', '/api/admin/organisations', undefined, { auth });
       expect(res.status).toBe(401);
       expect(res.body).toMatchObject({ code: 'admin.unauthorized' });
@@ -166,13 +177,17 @@ describe('tenancy and the credential lifecycle, through the bus', () => {
     const overlapToken = await token(issued.client_id, issued.client_secret);
     expect((await publish(t.workspaceId, overlapToken)).status).toBe(202);
     // After the overlap the previous secret gets invalid_client (within a few seconds of its end); the new one keeps working.
-    const late = await eventually(() => tokenResponse(issued.client_id, issued.client_secret), (res) => res.status === 401, {
-      timeoutMs: Math.max(0, Date.parse(fresh.previous_secret_usable_until) - Date.now()) + 5_000,
-      // Gently: the token route allows a client id 30 requests per 5 minutes.
-      intervalMs: 500,
-      ...ANSWERS_CHECKED,
-      what: 'the previous secret refused after the overlap',
-    });
+    const late = await eventually(
+      () => tokenResponse(issued.client_id, issued.client_secret),
+      (res) => res.status === 401,
+      {
+        timeoutMs: Math.max(0, Date.parse(fresh.previous_secret_usable_until) - Date.now()) + 5_000,
+        // Gently: the token route allows a client id 30 requests per 5 minutes.
+        intervalMs: 500,
+        ...ANSWERS_CHECKED,
+        what: 'the previous secret refused after the overlap',
+      },
+    );
     expect(late.body).toMatchObject({ error: 'invalid_client' });
     const v2Token = await token(issued.client_id, fresh.client_secret);
     expect((await publish(t.workspaceId, v2Token)).status).toBe(202);
@@ -233,7 +248,11 @@ describe('tenancy and the credential lifecycle, through the bus', () => {
     const issued = await created<Issued>('/api/admin/connections', { app_id: t.appId, kind: 'producer' });
     const bearer = await token(issued.client_id, issued.client_secret);
     expect((await admin('DELETE', `/api/admin/connections/${issued.client_id}`)).status).toBe(204);
-    await msUntil(async () => (await publish(t.workspaceId, bearer)).status === 403, { timeoutMs: PROPAGATION_GOAL_MS, ...ANSWERS_CHECKED, what: 'the removed connection refused' });
+    await msUntil(async () => (await publish(t.workspaceId, bearer)).status === 403, {
+      timeoutMs: PROPAGATION_GOAL_MS,
+      ...ANSWERS_CHECKED,
+      what: 'the removed connection refused',
+    });
     const listed = await admin('GET', `/api/admin/connections?workspace_id=${t.workspaceId}`);
     expect((listed.body as { connections: Connection[] }).connections).toEqual([expect.objectContaining({ client_id: issued.client_id, status: 'removed' })]);
     expect((await admin('POST', `/api/admin/connections/${issued.client_id}/revoke`)).status).toBe(409);
@@ -258,7 +277,10 @@ describe('tenancy and the credential lifecycle, through the bus', () => {
       if (res.status === 429) expect(Number(res.headers.get('retry-after'))).toBeGreaterThan(0);
     }
     // One request a second passes until the day's three (the first came before the change) are spent.
-    expect(statuses.slice(0, 2)).toEqual([[202, undefined], [202, undefined]]);
+    expect(statuses.slice(0, 2)).toEqual([
+      [202, undefined],
+      [202, undefined],
+    ]);
     expect(statuses.slice(2)).toEqual(Array(4).fill([429, 'quota.exceeded']));
     // Two requests within a second: the second is over the custom rate.
     await admin('PUT', `/api/admin/workspaces/${t.workspaceId}/quota`, { tier: 'custom', per_second: 1, burst: 1, per_day: 100 });
@@ -276,7 +298,11 @@ describe('tenancy and the credential lifecycle, through the bus', () => {
     const t = await house({ tier: 'high' });
     const vendor = await created<{ id: string; quota: { tier: string } }>('/api/admin/organisations', { name: 'Vendor', kind: 'vendor' });
     expect(vendor.quota.tier).toBe('minimal');
-    const app = await created<{ id: string; organisation_id: string }>('/api/admin/apps', { workspace_id: t.workspaceId, organisation_id: vendor.id, name: 'Vendor tool' });
+    const app = await created<{ id: string; organisation_id: string }>('/api/admin/apps', {
+      workspace_id: t.workspaceId,
+      organisation_id: vendor.id,
+      name: 'Vendor tool',
+    });
     expect(app.organisation_id).toBe(vendor.id);
     await admin('PUT', `/api/admin/apps/${app.id}/permissions`, { system_ids: [SYSTEM_ID], message_types: ['telling.started'] });
     const issued = await created<Issued>('/api/admin/connections', { app_id: app.id, kind: 'producer' });
@@ -310,7 +336,9 @@ describe('tenancy and the credential lifecycle, through the bus', () => {
     expect(workspaces.body).toEqual({ workspaces: [expect.objectContaining({ id: t.workspaceId, quota: expect.objectContaining({ tier: 'high' }) })] });
     const apps = await admin('GET', `/api/admin/apps?workspace_id=${t.workspaceId}`);
     expect(apps.body).toEqual({ apps: [expect.objectContaining({ id: t.appId })] });
-    expect((await admin('GET', '/api/admin/organisations')).body).toEqual({ organisations: expect.arrayContaining([expect.objectContaining({ id: t.organisationId })]) });
+    expect((await admin('GET', '/api/admin/organisations')).body).toEqual({
+      organisations: expect.arrayContaining([expect.objectContaining({ id: t.organisationId })]),
+    });
   });
 });
 
@@ -321,8 +349,22 @@ describe('refusals', () => {
     ['a workspace of an unknown organisation', 'POST', '/api/admin/workspaces', { organisation_id: 'oaaaaaaaaaaaa', name: 'x' }, 404, 'admin.not_found'],
     ['an unknown field', 'POST', '/api/admin/organisations', { name: 'x', kind: 'house', tier: 'high' }, 400, 'admin.request_invalid'],
     ['an unknown kind', 'POST', '/api/admin/organisations', { name: 'x', kind: 'reseller' }, 400, 'admin.request_invalid'],
-    ['custom limits over the ceiling', 'POST', '/api/admin/organisations', { name: 'x', kind: 'house', quota: { tier: 'custom', per_second: 201, burst: 400, per_day: 10 } }, 400, 'admin.request_invalid'],
-    ['a burst below the rate', 'POST', '/api/admin/organisations', { name: 'x', kind: 'house', quota: { tier: 'custom', per_second: 50, burst: 10, per_day: 10 } }, 400, 'admin.request_invalid'],
+    [
+      'custom limits over the ceiling',
+      'POST',
+      '/api/admin/organisations',
+      { name: 'x', kind: 'house', quota: { tier: 'custom', per_second: 201, burst: 400, per_day: 10 } },
+      400,
+      'admin.request_invalid',
+    ],
+    [
+      'a burst below the rate',
+      'POST',
+      '/api/admin/organisations',
+      { name: 'x', kind: 'house', quota: { tier: 'custom', per_second: 50, burst: 10, per_day: 10 } },
+      400,
+      'admin.request_invalid',
+    ],
     ['a malformed id filter', 'GET', '/api/admin/connections?workspace_id=nope', undefined, 400, 'admin.request_invalid'],
     ['a body that is not JSON', 'POST', '/api/admin/organisations', '{"name":', 400, 'admin.request_invalid'],
     // Checked against admin.json (issue 13): what the document says is what is refused.
@@ -353,14 +395,19 @@ describe('refusals', () => {
 
 describe('skill registrations', () => {
   const valid = 'skills:\n  - skill_id: telling/pacing\n    instance_label: web pacing\n    values:\n      max_segment_ms: { web: 1200 }\n';
-  const invalid = 'skills:\n  - skill_id: telling/pacing\n    instance_label: broken\n    values:\n      max_segment_ms: fast\n  - skill_id: links/nowhere\n    instance_label: unknown\n';
+  const invalid =
+    'skills:\n  - skill_id: telling/pacing\n    instance_label: broken\n    values:\n      max_segment_ms: fast\n  - skill_id: links/nowhere\n    instance_label: unknown\n';
 
   it('refuses a registration with problems with the very answer the catalogue gives, and registers nothing', async () => {
     const t = await house();
     const consumer = await created<Issued>('/api/admin/connections', { app_id: t.appId, kind: 'consumer' });
     const refused = await admin('POST', `/api/admin/connections/${consumer.client_id}/registrations`, invalid, { contentType: 'application/yaml' });
     expect(refused.status).toBe(422);
-    const catalogue = await fetchObserved(`${bus.portalUrl}/api/skills/validate`, { method: 'POST', headers: { 'Content-Type': 'application/yaml' }, body: invalid });
+    const catalogue = await fetchObserved(`${bus.portalUrl}/api/skills/validate`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/yaml' },
+      body: invalid,
+    });
     catalogueApi.check('POST', '/api/skills/validate', catalogue);
     expect(catalogue.status).toBe(200);
     expect((catalogue.body as { valid: boolean }).valid).toBe(false);
@@ -368,7 +415,7 @@ describe('skill registrations', () => {
     expect((await admin('GET', `/api/admin/connections/${consumer.client_id}/registrations`)).body).toEqual({ registrations: [] });
   });
 
-  it("registers a valid file; the consumer sees it on its skills route; a label is taken once; removal works", async () => {
+  it('registers a valid file; the consumer sees it on its skills route; a label is taken once; removal works', async () => {
     const t = await house();
     const consumer = await created<Issued>('/api/admin/connections', { app_id: t.appId, kind: 'consumer' });
     const added = await admin('POST', `/api/admin/connections/${consumer.client_id}/registrations`, valid, { contentType: 'application/yaml' });
@@ -444,7 +491,9 @@ describe('replay and queue stats', () => {
       const [m] = (res.body as { messages: Received[] }).messages;
       expect(m).toBeDefined();
       firstPass.push(m!.message_id);
-      const acked = await busCall('POST', `/v1/tenants/${t.workspaceId}/consumers/${consumer.client_id}/ack`, consumerToken, { receipt_handles: [m!.receipt_handle] });
+      const acked = await busCall('POST', `/v1/tenants/${t.workspaceId}/consumers/${consumer.client_id}/ack`, consumerToken, {
+        receipt_handles: [m!.receipt_handle],
+      });
       expect(acked.status).toBe(200);
     }
     expect(firstPass).toEqual(sent.map((m) => m.message_id));

@@ -60,7 +60,9 @@ describe('busctl against the running bus (compiled all-in-one and CLI)', () => {
   it('runs an operator flow: tenancy, permissions, credentials, tiers, registrations, queue, replay', async () => {
     const testStart = new Date().toISOString();
     const org = await json<{ id: string }>(['org', 'create', '--name', 'Harbour Tales', '--kind', 'house', '--tier', 'standard']);
-    expect(await ok(['org', 'list'])).toMatch(new RegExp(`^ID +NAME +KIND +QUOTA +CREATED_AT\\n(.*\\n)*${org.id} +Harbour Tales +house +standard \\(20/s`, 'm'));
+    expect(await ok(['org', 'list'])).toMatch(
+      new RegExp(`^ID +NAME +KIND +QUOTA +CREATED_AT\\n(.*\\n)*${org.id} +Harbour Tales +house +standard \\(20/s`, 'm'),
+    );
 
     const workspace = await json<{ id: string }>(['workspace', 'create', '--org', org.id, '--name', 'Sandbox']);
     expect(await ok(['workspace', 'list', '--org', org.id])).toContain(workspace.id);
@@ -115,7 +117,9 @@ describe('busctl against the running bus (compiled all-in-one and CLI)', () => {
     expect(refused.stderr).toContain(`    - ${LOCALE_PROBLEM}\n`);
     expect(await ok(['registration', 'list', '--consumer', consumer])).not.toContain('locale');
 
-    expect(await ok(['queue', 'stats', '--consumer', consumer])).toBe(`client_id     ${consumer}\ndepth         0\nin_flight     0\ndead_letters  0\noldest_age    -\n`);
+    expect(await ok(['queue', 'stats', '--consumer', consumer])).toBe(
+      `client_id     ${consumer}\ndepth         0\nin_flight     0\ndead_letters  0\noldest_age    -\n`,
+    );
 
     // The messages topic is shared by every bus on this Kafka, so a replay since an hour ago may scan
     // other tests' traffic for a while: that one is only started; the one waited for starts with this test.
@@ -129,12 +133,20 @@ describe('busctl against the running bus (compiled all-in-one and CLI)', () => {
     expect(await ok(['registration', 'remove', '--consumer', consumer, registrationId])).toBe(`Removed registration ${registrationId} from ${consumer}.\n`);
     expect(await ok(['credential', 'revoke', consumer])).toMatch(/^status +revoked$/m);
     // The token service learns of the revocation over the control topic (goal ≤ 2 s).
-    await eventually(() => tokenStatus(consumer, newSecret), (status) => status === 401, { timeoutMs: 10_000, intervalMs: 200, what: 'the revoked secret refused' });
+    await eventually(
+      () => tokenStatus(consumer, newSecret),
+      (status) => status === 401,
+      { timeoutMs: 10_000, intervalMs: 200, what: 'the revoked secret refused' },
+    );
   }, 120_000);
 
   it('exits 1 with the API code for a refusal, and says which variables to check on 401', async () => {
     const missing = await busctl(['connection', 'show', 'caaaaaaaaaaaa']);
-    expect(missing).toEqual({ code: 1, stdout: '', stderr: expect.stringMatching(/^busctl: the API refused \(404 admin\.not_found\): No connection "caaaaaaaaaaaa" \[request \S+\]\n$/) });
+    expect(missing).toEqual({
+      code: 1,
+      stdout: '',
+      stderr: expect.stringMatching(/^busctl: the API refused \(404 admin\.not_found\): No connection "caaaaaaaaaaaa" \[request \S+\]\n$/),
+    });
 
     const wrong = await busctl(['org', 'list'], { ...operatorEnv, BUSCTL_CLIENT_SECRET: 'not-the-secret' });
     expect(wrong.code).toBe(1);
@@ -143,7 +155,10 @@ describe('busctl against the running bus (compiled all-in-one and CLI)', () => {
   }, 30_000);
 
   it('exits 2 for usage errors and missing credentials, before calling the API', async () => {
-    expect(await busctl(['tier', 'set', '--workspace', 'w1', 'gold'])).toMatchObject({ code: 2, stderr: expect.stringMatching(/^busctl: the tier must be one of .*\n\nbusctl tier set: /) });
+    expect(await busctl(['tier', 'set', '--workspace', 'w1', 'gold'])).toMatchObject({
+      code: 2,
+      stderr: expect.stringMatching(/^busctl: the tier must be one of .*\n\nbusctl tier set: /),
+    });
     expect(await busctl(['org', 'list'], { BUSCTL_URL: bus.portalUrl, BUSCTL_CLIENT_ID: 'operator' })).toEqual({
       code: 2,
       stdout: '',

@@ -19,7 +19,10 @@ async function portalFetch(baseUrl: string, path: string, init: RequestInit = {}
 async function sendMarkerEverywhere(baseUrl: string, marker: string): Promise<number[]> {
   const bodies: Array<[string, string]> = [
     [JSON.stringify({ instance: { skill_id: 'telling/pacing', instance_label: marker, values: { max_segment_ms: { web: 1 } } } }), 'application/json'],
-    [JSON.stringify({ skills: [{ skill_id: 'telling/locale-match', instance_label: 'l', values: { locale_path: marker, match: marker } }] }), 'application/json'],
+    [
+      JSON.stringify({ skills: [{ skill_id: 'telling/locale-match', instance_label: 'l', values: { locale_path: marker, match: marker } }] }),
+      'application/json',
+    ],
     [JSON.stringify([{ skill_id: marker, consumer: marker }]), 'application/json'],
     [JSON.stringify({ yaml: `skills:\n  - skill_id: ${marker}\n` }), 'application/json'],
     [`skills:\n  - instance_label: ${marker}\n`, 'application/yaml'],

@@ -80,7 +80,18 @@ describe('deploy/helm/check.sh', () => {
     expect(Object.keys(renders).sort()).toEqual(expect.arrayContaining(['dev', 'inline-secrets', 'preview', 'sandbox']));
     for (const env of ENVIRONMENTS) {
       const kinds = new Set(renders[env]!.map((o) => o.kind));
-      for (const kind of ['Deployment', 'Service', 'Ingress', 'HorizontalPodAutoscaler', 'PodDisruptionBudget', 'Job', 'ConfigMap', 'ServiceMonitor', 'PrometheusRule', 'Pod']) {
+      for (const kind of [
+        'Deployment',
+        'Service',
+        'Ingress',
+        'HorizontalPodAutoscaler',
+        'PodDisruptionBudget',
+        'Job',
+        'ConfigMap',
+        'ServiceMonitor',
+        'PrometheusRule',
+        'Pod',
+      ]) {
         expect(kinds).toContain(kind);
       }
     }
@@ -127,9 +138,7 @@ function processBehind(env: string, backend: { service: string; port: number }):
   const service = one(env, 'Service', backend.service);
   const port = service.spec.ports.find((p: K8s) => p.port === backend.port);
   if (!port) throw new Error(`${backend.service} has no port ${backend.port}`);
-  const deployment = objects(env, 'Deployment').find((d) =>
-    Object.entries(service.spec.selector).every(([k, v]) => d.spec.template.metadata.labels[k] === v),
-  );
+  const deployment = objects(env, 'Deployment').find((d) => Object.entries(service.spec.selector).every(([k, v]) => d.spec.template.metadata.labels[k] === v));
   if (!deployment) throw new Error(`no Deployment behind ${backend.service}`);
   const container = deployment.spec.template.spec.containers[0];
   const containerPort = container.ports.find((p: K8s) => p.name === port.targetPort || p.containerPort === port.targetPort);
@@ -270,7 +279,13 @@ describe('values', () => {
     }
     // Retention: idempotency records default to each environment's archive (IDEMPOTENCY_RETENTION unset).
     for (const env of ENVIRONMENTS) {
-      expect(config(env)).toMatchObject({ QUEUE_RETENTION: '14d', QUARANTINE_RETENTION: '7d', REPLAY_JOB_RETENTION: '30d', RETENTION_SWEEP_INTERVAL: '1m', RETENTION_SWEEP_BATCH: '1000' });
+      expect(config(env)).toMatchObject({
+        QUEUE_RETENTION: '14d',
+        QUARANTINE_RETENTION: '7d',
+        REPLAY_JOB_RETENTION: '30d',
+        RETENTION_SWEEP_INTERVAL: '1m',
+        RETENTION_SWEEP_BATCH: '1000',
+      });
       expect(config(env).IDEMPOTENCY_RETENTION).toBeUndefined();
     }
     // OTLP export: off unless configured.
@@ -284,7 +299,12 @@ describe('values', () => {
       PORTAL_OIDC_ACCESS_CLAIM: 'bus_access',
     });
     expect(config('sandbox').PORTAL_SESSION_IDLE_TIMEOUT).toBeUndefined();
-    expect(config('preview')).toMatchObject({ PORTAL_OIDC_REDIRECT_URL: 'https://portal.preview.example.com/portal/callback', PORTAL_OIDC_ACCESS_CLAIM: 'groups', PORTAL_SESSION_IDLE_TIMEOUT: '15m', PORTAL_SESSION_MAX_AGE: '8h' });
+    expect(config('preview')).toMatchObject({
+      PORTAL_OIDC_REDIRECT_URL: 'https://portal.preview.example.com/portal/callback',
+      PORTAL_OIDC_ACCESS_CLAIM: 'groups',
+      PORTAL_SESSION_IDLE_TIMEOUT: '15m',
+      PORTAL_SESSION_MAX_AGE: '8h',
+    });
   });
 
   it('are all described by values.schema.json, which refuses unknown keys everywhere', () => {
@@ -315,11 +335,23 @@ describe('values', () => {
     ['an unknown environment', ['--set', 'environment=production'], "at '/environment'"],
     ['a replica count given as text', ['--set-string', 'gateway.replicaCount=2'], "at '/gateway/replicaCount'"],
     ['a malformed broker list', ['--set', 'kafka.existingSecret=', '--set', 'kafka.brokers=kafka'], "at '/kafka/brokers'"],
-    ['a signing key of the wrong size', ['--set', 'signingKeys.existingSecret=', '--set', 'signingKeys.encryptionKey=c2hvcnQ='], "at '/signingKeys/encryptionKey'"],
+    [
+      'a signing key of the wrong size',
+      ['--set', 'signingKeys.existingSecret=', '--set', 'signingKeys.encryptionKey=c2hvcnQ='],
+      "at '/signingKeys/encryptionKey'",
+    ],
     ['a receipt handle key that is too short', ['--set', 'receiptHandles.existingSecret=', '--set', 'receiptHandles.key=c2hvcnQ='], "at '/receiptHandles/key'"],
     ['a sign-in provider without https', ['--set', 'portalSignIn.issuer=http://idp.example.com'], "at '/portalSignIn/issuer'"],
-    ['a sign-in redirect that is not the portal callback', ['--set', 'portalSignIn.redirectUrl=https://portal.sandbox.example.com/'], "at '/portalSignIn/redirectUrl'"],
-    ['a CPU target over 100%', ['--set', 'delivery.autoscaling.targetCPUUtilizationPercentage=150'], "at '/delivery/autoscaling/targetCPUUtilizationPercentage'"],
+    [
+      'a sign-in redirect that is not the portal callback',
+      ['--set', 'portalSignIn.redirectUrl=https://portal.sandbox.example.com/'],
+      "at '/portalSignIn/redirectUrl'",
+    ],
+    [
+      'a CPU target over 100%',
+      ['--set', 'delivery.autoscaling.targetCPUUtilizationPercentage=150'],
+      "at '/delivery/autoscaling/targetCPUUtilizationPercentage'",
+    ],
   ])('refuses %s', (_what, args, message) => {
     const result = helmTemplate(args);
     expect(result.ok).toBe(false);
@@ -327,13 +359,33 @@ describe('values', () => {
   });
 
   it.each([
-    ['delivery replicas beyond the partitions', ['--set', 'delivery.autoscaling.maxReplicas=13'], 'delivery.autoscaling.maxReplicas: 13 is more than kafka.messagesPartitions (12)'],
+    [
+      'delivery replicas beyond the partitions',
+      ['--set', 'delivery.autoscaling.maxReplicas=13'],
+      'delivery.autoscaling.maxReplicas: 13 is more than kafka.messagesPartitions (12)',
+    ],
     ['a base URL on another host than the bus ingress', ['--set', 'busBaseUrl=https://bus.preview.example.com'], 'must be ingress.bus.host'],
-    ['a dependency with neither a value nor a Secret', ['--set', 'postgres.existingSecret='], 'postgres: set postgres.url (DATABASE_URL) or postgres.existingSecret'],
-    ['an HPA whose minimum exceeds its maximum', ['--set', 'gateway.autoscaling.minReplicas=11'], 'gateway.autoscaling: minReplicas (11) is more than maxReplicas (10)'],
+    [
+      'a dependency with neither a value nor a Secret',
+      ['--set', 'postgres.existingSecret='],
+      'postgres: set postgres.url (DATABASE_URL) or postgres.existingSecret',
+    ],
+    [
+      'an HPA whose minimum exceeds its maximum',
+      ['--set', 'gateway.autoscaling.minReplicas=11'],
+      'gateway.autoscaling: minReplicas (11) is more than maxReplicas (10)',
+    ],
     ['sign-in without its client id', ['--set', 'portalSignIn.clientId='], 'portalSignIn.clientId: required when portalSignIn.issuer is set'],
-    ['sign-in without its client secret', ['--set', 'portalSignIn.existingSecret='], 'portalSignIn: set portalSignIn.clientSecret (PORTAL_OIDC_CLIENT_SECRET) or portalSignIn.existingSecret'],
-    ['sign-in without a redirect URL or a portal host', ['--set', 'ingress.enabled=false'], 'portalSignIn.redirectUrl: required when the portal has no ingress host'],
+    [
+      'sign-in without its client secret',
+      ['--set', 'portalSignIn.existingSecret='],
+      'portalSignIn: set portalSignIn.clientSecret (PORTAL_OIDC_CLIENT_SECRET) or portalSignIn.existingSecret',
+    ],
+    [
+      'sign-in without a redirect URL or a portal host',
+      ['--set', 'ingress.enabled=false'],
+      'portalSignIn.redirectUrl: required when the portal has no ingress host',
+    ],
     ['tracing on without an endpoint', ['--set', 'otel.enabled=true'], 'otel.endpoint: required when otel.enabled'],
   ])('stops on %s (validateValues)', (_what, args, message) => {
     const result = helmTemplate(args);
@@ -447,12 +499,24 @@ describe('workloads', () => {
   it('takes secrets from existing Secrets when named, from its own Secret otherwise', () => {
     expect(objects('preview', 'Secret')).toEqual([]);
     const auth = one('preview', 'Deployment', 'message-bus-auth').spec.template.spec.containers[0];
-    expect(auth.env.find((e: K8s) => e.name === 'SIGNING_KEY_ENCRYPTION_KEY').valueFrom.secretKeyRef).toEqual({ name: 'message-bus-signing', key: 'encryption-key' });
+    expect(auth.env.find((e: K8s) => e.name === 'SIGNING_KEY_ENCRYPTION_KEY').valueFrom.secretKeyRef).toEqual({
+      name: 'message-bus-signing',
+      key: 'encryption-key',
+    });
     const pullApi = one('preview', 'Deployment', 'message-bus-pull-api').spec.template.spec.containers[0];
-    expect(pullApi.env.find((e: K8s) => e.name === 'RECEIPT_HANDLE_KEY').valueFrom.secretKeyRef).toEqual({ name: 'message-bus-receipts', key: 'receipt-handle-key' });
+    expect(pullApi.env.find((e: K8s) => e.name === 'RECEIPT_HANDLE_KEY').valueFrom.secretKeyRef).toEqual({
+      name: 'message-bus-receipts',
+      key: 'receipt-handle-key',
+    });
     const portal = one('preview', 'Deployment', 'message-bus-portal').spec.template.spec.containers[0];
-    expect(portal.env.find((e: K8s) => e.name === 'OPERATOR_CLIENT_SECRET').valueFrom.secretKeyRef).toEqual({ name: 'message-bus-operator', key: 'client-secret' });
-    expect(portal.env.find((e: K8s) => e.name === 'PORTAL_OIDC_CLIENT_SECRET').valueFrom.secretKeyRef).toEqual({ name: 'message-bus-portal-oidc', key: 'client-secret' });
+    expect(portal.env.find((e: K8s) => e.name === 'OPERATOR_CLIENT_SECRET').valueFrom.secretKeyRef).toEqual({
+      name: 'message-bus-operator',
+      key: 'client-secret',
+    });
+    expect(portal.env.find((e: K8s) => e.name === 'PORTAL_OIDC_CLIENT_SECRET').valueFrom.secretKeyRef).toEqual({
+      name: 'message-bus-portal-oidc',
+      key: 'client-secret',
+    });
 
     const values = parseYaml(readFileSync(path.join(CHART, 'ci', 'inline-secrets-values.yaml'), 'utf8'));
     const own = one('inline-secrets', 'Secret', 'message-bus');
@@ -469,7 +533,9 @@ describe('workloads', () => {
     });
     // The hook runs before the release's Secret exists: it reads a hook Secret created just before it.
     const hookSecret = one('inline-secrets', 'Secret', 'message-bus-migrations');
-    expect(Number(hookSecret.metadata.annotations['helm.sh/hook-weight'])).toBeLessThan(Number(objects('inline-secrets', 'Job')[0].metadata.annotations['helm.sh/hook-weight']));
+    expect(Number(hookSecret.metadata.annotations['helm.sh/hook-weight'])).toBeLessThan(
+      Number(objects('inline-secrets', 'Job')[0].metadata.annotations['helm.sh/hook-weight']),
+    );
     expect(Object.keys(hookSecret.data).sort()).toEqual(['DATABASE_URL', 'KAFKA_BROKERS']);
   });
 });
@@ -632,10 +698,21 @@ describe('dashboards and alerts', () => {
 
   it('the contract lists the metrics the dashboard and the issue need', () => {
     for (const name of [
-      'http_requests_total', 'http_request_duration_seconds', 'bus_publish_total', 'bus_token_requests_total', 'bus_rate_limited_total',
-      'bus_consumer_queue_depth', 'bus_consumer_queue_oldest_age_seconds', 'bus_delivery_latency_seconds', 'bus_kafka_consumer_lag',
-      'bus_delivery_quarantined_total', 'bus_rate_limiter_fallback_total',
-      'bus_retention_rows_removed_total', 'bus_retention_sweep_duration_seconds', 'bus_retention_oldest_row_age_seconds', 'bus_retention_window_seconds',
+      'http_requests_total',
+      'http_request_duration_seconds',
+      'bus_publish_total',
+      'bus_token_requests_total',
+      'bus_rate_limited_total',
+      'bus_consumer_queue_depth',
+      'bus_consumer_queue_oldest_age_seconds',
+      'bus_delivery_latency_seconds',
+      'bus_kafka_consumer_lag',
+      'bus_delivery_quarantined_total',
+      'bus_rate_limiter_fallback_total',
+      'bus_retention_rows_removed_total',
+      'bus_retention_sweep_duration_seconds',
+      'bus_retention_oldest_row_age_seconds',
+      'bus_retention_window_seconds',
     ]) {
       expect(contract).toContain(name);
     }
@@ -651,7 +728,15 @@ describe('dashboards and alerts', () => {
     expect(exprs.length).toBeGreaterThan(15);
     const used = new Set(exprs.flatMap(metricNames).map(base));
     for (const name of used) expect(contract).toContain(name);
-    for (const name of ['bus_publish_total', 'bus_token_requests_total', 'bus_rate_limited_total', 'bus_consumer_queue_depth', 'bus_consumer_queue_oldest_age_seconds', 'bus_kafka_consumer_lag', 'bus_delivery_quarantined_total']) {
+    for (const name of [
+      'bus_publish_total',
+      'bus_token_requests_total',
+      'bus_rate_limited_total',
+      'bus_consumer_queue_depth',
+      'bus_consumer_queue_oldest_age_seconds',
+      'bus_kafka_consumer_lag',
+      'bus_delivery_quarantined_total',
+    ]) {
       expect(used).toContain(name);
     }
   });
@@ -660,7 +745,15 @@ describe('dashboards and alerts', () => {
     const rule = objects('sandbox', 'PrometheusRule')[0];
     const rules: K8s[] = rule.spec.groups.flatMap((g: K8s) => g.rules);
     expect(rules.map((r) => r.alert).sort()).toEqual(
-      ['BusComponentDown', 'BusConsumerQueueOldestMessageAge', 'BusDeliveryKafkaConsumerLag', 'BusDeliveryQuarantineGrowing', 'BusHigh5xxRate', 'BusRateLimiterFallback', 'BusRetentionBehind'].sort(),
+      [
+        'BusComponentDown',
+        'BusConsumerQueueOldestMessageAge',
+        'BusDeliveryKafkaConsumerLag',
+        'BusDeliveryQuarantineGrowing',
+        'BusHigh5xxRate',
+        'BusRateLimiterFallback',
+        'BusRetentionBehind',
+      ].sort(),
     );
     for (const r of rules) {
       for (const name of metricNames(r.expr)) if (name !== 'up') expect(contract).toContain(base(name));
@@ -717,7 +810,9 @@ describe('the container image', () => {
 
   it('is replayed by deploy/image/replay-build.sh with the same commands', () => {
     const replay = readFileSync(path.join(ROOT, 'deploy', 'image', 'replay-build.sh'), 'utf8');
-    const commands = [...dockerfile.matchAll(/^(?:RUN| &&) (npm install [^\\\n]+?|node node_modules\/typescript\/bin\/tsc [^\\\n]+?)\s*(?:\\)?$/gm)].map((m) => m[1]!.trim());
+    const commands = [...dockerfile.matchAll(/^(?:RUN| &&) (npm install [^\\\n]+?|node node_modules\/typescript\/bin\/tsc [^\\\n]+?)\s*(?:\\)?$/gm)].map((m) =>
+      m[1]!.trim(),
+    );
     expect(commands).toHaveLength(3);
     for (const command of commands) expect(replay).toContain(command);
   });

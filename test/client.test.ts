@@ -89,7 +89,11 @@ describe('the producer', () => {
     // Every message ended accepted (202) or, resent after its acceptance, a duplicate (200): none twice.
     const story = await Promise.all(messages.map((m) => producer.trace(m.message_id)));
     expect(story.map((t) => t.message_id).sort()).toEqual(messages.map((m) => m.message_id).sort());
-    const refusals = await eventually(() => producer.refusals(), (r) => r.rate_limited.rate_limited > 0, { timeoutMs: 20_000, what: 'the 429s counted' });
+    const refusals = await eventually(
+      () => producer.refusals(),
+      (r) => r.rate_limited.rate_limited > 0,
+      { timeoutMs: 20_000, what: 'the 429s counted' },
+    );
     expect(refusals.rate_limited.rate_limited).toBeGreaterThanOrEqual(limitedAnswers.length);
     expect(refusals.refusals).toEqual([]);
   }, 90_000);
@@ -106,14 +110,24 @@ describe('the consumer', () => {
 
     const seen: Array<{ id: string; receiveCount: number }> = [];
     const handlerErrors: unknown[] = [];
-    const consumer = new BusConsumer({ baseUrl: bus.busUrl, ...house.consumer, waitSeconds: 2, nackDelaySeconds: 1, onError: (err, { stage }) => stage === 'handler' && handlerErrors.push(err) });
+    const consumer = new BusConsumer({
+      baseUrl: bus.busUrl,
+      ...house.consumer,
+      waitSeconds: 2,
+      nackDelaySeconds: 1,
+      onError: (err, { stage }) => stage === 'handler' && handlerErrors.push(err),
+    });
     const running = consumer.run((m: ReceivedMessage) => {
       if (m.correlation_id !== correlationId) return;
       seen.push({ id: m.message_id, receiveCount: m.receive_count });
       if (m.message_id === first.message_id && m.receive_count === 1) throw new Error('the handler fails the first time');
     });
     try {
-      await eventually(() => seen.length, (n) => n >= 3, { timeoutMs: 30_000, what: 'the redelivery and the next message' });
+      await eventually(
+        () => seen.length,
+        (n) => n >= 3,
+        { timeoutMs: 30_000, what: 'the redelivery and the next message' },
+      );
     } finally {
       await consumer.stop();
       await running;
@@ -134,7 +148,11 @@ describe('the consumer', () => {
     const { fetch, sent } = observedFetch();
     const consumer = new BusConsumer({ baseUrl: bus.busUrl, ...house.consumer, waitSeconds: 20, fetch });
     const running = consumer.run(() => undefined);
-    await eventually(() => sent.filter((path) => path.endsWith('/messages')).length, (n) => n >= 1, { what: 'the consumer polling' });
+    await eventually(
+      () => sent.filter((path) => path.endsWith('/messages')).length,
+      (n) => n >= 1,
+      { what: 'the consumer polling' },
+    );
     const stoppedIn = Date.now();
     await consumer.stop();
     await running;

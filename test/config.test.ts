@@ -28,7 +28,12 @@ describe('start-up configuration', () => {
   });
 
   it('stops the standalone pull API on a missing or short RECEIPT_HANDLE_KEY without echoing it', async () => {
-    const base = { DATABASE_URL: 'postgres://bus@db/bus', REDIS_URL: 'redis://redis:6379', KAFKA_BROKERS: 'kafka:9092', BUS_BASE_URL: 'https://bus.example.com' };
+    const base = {
+      DATABASE_URL: 'postgres://bus@db/bus',
+      REDIS_URL: 'redis://redis:6379',
+      KAFKA_BROKERS: 'kafka:9092',
+      BUS_BASE_URL: 'https://bus.example.com',
+    };
     const missing = startNodeProcess('services/pull-api/dist/main.js', base);
     expect(await missing.exited).toBe(2);
     expect(missing.output()).toContain('pull-api: Invalid configuration:');

@@ -68,7 +68,12 @@ async function admin(method: string, path: string, body?: unknown) {
 
 async function publish(correlationId: string, type = 'story.context'): Promise<string> {
   const messageId = randomUUID();
-  const res = await producer.publish({ ...(som.examples[type] as Record<string, unknown>), message_id: messageId, correlation_id: correlationId, occurred_at: new Date().toISOString() });
+  const res = await producer.publish({
+    ...(som.examples[type] as Record<string, unknown>),
+    message_id: messageId,
+    correlation_id: correlationId,
+    occurred_at: new Date().toISOString(),
+  });
   expect(res.status).toBe(202);
   return messageId;
 }
@@ -88,7 +93,11 @@ async function traceOf(messageId: string, consumerId: string): Promise<DeliveryT
   return (res.body as { deliveries: DeliveryTrace[] }).deliveries.find((d) => d.consumer_id === consumerId)!;
 }
 const enqueued = (messageId: string, consumer: Consumer) =>
-  eventually(() => traceOf(messageId, consumer.clientId), (d) => d.state !== 'not_enqueued', { timeoutMs: 30_000, what: `${messageId} enqueued` });
+  eventually(
+    () => traceOf(messageId, consumer.clientId),
+    (d) => d.state !== 'not_enqueued',
+    { timeoutMs: 30_000, what: `${messageId} enqueued` },
+  );
 
 const peekPath = (c: Consumer, query = '') => `/v1/tenants/${house.workspaceId}/consumers/${c.clientId}/peek${query}`;
 const peek = async (c: Consumer, query = '') => {
@@ -195,7 +204,10 @@ describe('consumer fault injection', () => {
     expect(await c.client.ack([first!.receipt_handle])).toEqual([expect.objectContaining({ status: 'failed', code: 'receipt_handle.stale' })]);
     expect(await c.client.ack([again!.receipt_handle])).toEqual([expect.objectContaining({ status: 'done' })]);
     const trace = await traceOf(i1, c.clientId);
-    expect(trace.faults).toEqual([expect.objectContaining({ kind: 'early_expiry', detail_ms: 2000 }), expect.objectContaining({ kind: 'early_expiry', detail_ms: 2000 })]);
+    expect(trace.faults).toEqual([
+      expect.objectContaining({ kind: 'early_expiry', detail_ms: 2000 }),
+      expect.objectContaining({ kind: 'early_expiry', detail_ms: 2000 }),
+    ]);
   }, 60_000);
 
   it('is refused for a producer connection and shown on the connection', async () => {
@@ -203,7 +215,10 @@ describe('consumer fault injection', () => {
     expect(res.status).toBe(409);
     const c = await consumerWith({ faults: { duplicate_rate: 0.25, delay_ms: 10, early_expiry_rate: 0 } });
     const shown = await admin('GET', `/api/admin/connections/${c.clientId}`);
-    expect((shown.body as { consumer_tools: unknown }).consumer_tools).toEqual({ faults: { duplicate_rate: 0.25, delay_ms: 10, early_expiry_rate: 0 }, max_receives: null });
+    expect((shown.body as { consumer_tools: unknown }).consumer_tools).toEqual({
+      faults: { duplicate_rate: 0.25, delay_ms: 10, early_expiry_rate: 0 },
+      max_receives: null,
+    });
     const off = await admin('PUT', `/api/admin/connections/${c.clientId}/faults`, { duplicate_rate: 0, delay_ms: 0, early_expiry_rate: 0 });
     expect((off.body as { consumer_tools: unknown }).consumer_tools).toBeNull();
   }, 30_000);
@@ -253,7 +268,10 @@ describe('dead letters', () => {
     expect(await c.client.receive({ maxMessages: 10, waitSeconds: 1 })).toEqual([]);
     const open = (await admin('GET', `/api/admin/connections/${c.clientId}/dead-letters`)).body as { dead_letters: Array<{ id: string; message_id: string }> };
     expect(ids(open.dead_letters)).toEqual([d2]);
-    expect((await admin('POST', `/api/admin/connections/${c.clientId}/dead-letters/${open.dead_letters[0]!.id}/discard`)).body).toMatchObject({ message_id: d2, resolution: 'discarded' });
+    expect((await admin('POST', `/api/admin/connections/${c.clientId}/dead-letters/${open.dead_letters[0]!.id}/discard`)).body).toMatchObject({
+      message_id: d2,
+      resolution: 'discarded',
+    });
     const rest = await c.client.receive({ maxMessages: 10, waitSeconds: 2 });
     expect(ids(rest)).toEqual([f1]);
     await c.client.ack([rest[0]!.receipt_handle]);

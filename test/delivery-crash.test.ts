@@ -74,7 +74,16 @@ async function publish(): Promise<string> {
     commitTimeoutMs: 5_000,
     logger: pino({ level: 'silent' }),
     metrics: new Registry(),
-  }).commit({ workspaceId, producerConnectionId: producerId, message, hash: contentHash(message), policy: [], bytes: raw, family: 'telling', traceparent: null });
+  }).commit({
+    workspaceId,
+    producerConnectionId: producerId,
+    message,
+    hash: contentHash(message),
+    policy: [],
+    bytes: raw,
+    family: 'telling',
+    traceparent: null,
+  });
   expect(decision).toEqual({ kind: 'accepted' });
   return message.message_id;
 }
@@ -92,7 +101,9 @@ it('loses and doubles nothing when the delivery process is killed mid-stream', a
   await startDelivery();
   const deliveryCount = async () => Number((await db('deliveries').count<{ n: string }[]>({ n: '*' }))[0]!.n);
   // Past the deadline the count is asserted as it stands, with the processes' output to say why.
-  const count = await eventually(deliveryCount, (n) => n >= published.length * consumerIds.length, { timeoutMs: 60_000, intervalMs: 200 }).catch(() => deliveryCount());
+  const count = await eventually(deliveryCount, (n) => n >= published.length * consumerIds.length, { timeoutMs: 60_000, intervalMs: 200 }).catch(() =>
+    deliveryCount(),
+  );
   if (count !== published.length * consumerIds.length) console.log(processes.map((p) => p.output().slice(-4000)).join('\n-----\n'));
   expect(count).toBe(published.length * consumerIds.length);
   const perMessage = (await db('deliveries').select('message_id').count<{ message_id: string; n: string }[]>({ n: '*' }).groupBy('message_id')) as Array<{

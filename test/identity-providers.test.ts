@@ -107,7 +107,12 @@ async function created<T>(path: string, body: unknown): Promise<T> {
 }
 
 function message(type = 'telling.started') {
-  return { ...(som.examples[type] as Record<string, unknown>), message_id: randomUUID(), correlation_id: `c-${randomUUID()}`, occurred_at: new Date().toISOString() };
+  return {
+    ...(som.examples[type] as Record<string, unknown>),
+    message_id: randomUUID(),
+    correlation_id: `c-${randomUUID()}`,
+    occurred_at: new Date().toISOString(),
+  };
 }
 
 const publish = (token: string, path = `/v1/tenants/${tenant.workspaceId}/messages`, body: unknown = message()) => bearerCall(bus, 'POST', path, token, body);
@@ -160,12 +165,7 @@ describe('a bound identity provider', () => {
     expect((listed.body as { identity_providers: unknown[] }).identity_providers).toContainEqual(
       expect.objectContaining({ id: providerId, algorithms: ['RS256', 'PS256', 'ES256', 'EdDSA'], clock_tolerance_seconds: 60, client_claim: 'azp' }),
     );
-    for (const refused of [
-      { algorithms: ['HS256'] },
-      { algorithms: ['none'] },
-      { jwks_url: 'http://idp.example/jwks' },
-      { issuer: issuer.url },
-    ]) {
+    for (const refused of [{ algorithms: ['HS256'] }, { algorithms: ['none'] }, { jwks_url: 'http://idp.example/jwks' }, { issuer: issuer.url }]) {
       const res = await admin('POST', '/api/admin/identity-providers', {
         issuer: `https://idp-${randomUUID()}.example`,
         jwks_url: 'https://idp.example/jwks',
@@ -181,8 +181,11 @@ describe('a bound identity provider', () => {
     ['an unregistered issuer', () => issue('studio', {}, { iss: 'https://elsewhere.example' })],
     ['another audience', () => issue('studio', { aud: 'someone-else' })],
     ['expiry beyond the clock tolerance', () => issue('studio', { exp: Math.floor(Date.now() / 1000) - 120 })],
-    ['alg none', async () => `${b64({ alg: 'none', typ: 'JWT' })}.${b64({ iss: issuer.url, aud: AUDIENCE, azp: 'studio', exp: Math.floor(Date.now() / 1000) + 300 })}.`],
-    ['HS256 signed with the provider\'s public key', () => hsWithPublicKey()],
+    [
+      'alg none',
+      async () => `${b64({ alg: 'none', typ: 'JWT' })}.${b64({ iss: issuer.url, aud: AUDIENCE, azp: 'studio', exp: Math.floor(Date.now() / 1000) + 300 })}.`,
+    ],
+    ["HS256 signed with the provider's public key", () => hsWithPublicKey()],
     ['a tampered payload', async () => tamper(await issue('studio'))],
     // Hostile input never reaches the registry: a NUL would fail Postgres's read (a 503, not a 401).
     ['an issuer with a NUL in it', async () => `${b64({ alg: 'RS256', kid: 'k' })}.${b64({ iss: 'https://idp.example/\u0000', azp: 'studio' })}.c2ln`],
@@ -211,14 +214,23 @@ describe('a bound identity provider', () => {
     await issuer.rotate();
     const token = await issue('studio');
     // The key set was fetched moments ago: a refetch for the unknown kid waits for the 5 s cooldown at most.
-    const res = await eventually(() => publish(token, undefined, message()), (r) => r.status === 202, { timeoutMs: 10_000, intervalMs: 500, what: 'the new kid accepted' });
+    const res = await eventually(
+      () => publish(token, undefined, message()),
+      (r) => r.status === 202,
+      { timeoutMs: 10_000, intervalMs: 500, what: 'the new kid accepted' },
+    );
     expect(res.status).toBe(202);
   }, 15_000);
 
   it("answers 503 identity.provider_unavailable with Retry-After when the provider's JWKS is unreachable, at once", async () => {
     const closedPort = await freePort();
     const down = `http://127.0.0.1:${closedPort}`;
-    const provider = await created<{ id: string }>('/api/admin/identity-providers', { issuer: down, jwks_url: `${down}/jwks`, audiences: [AUDIENCE], client_claim: 'azp' });
+    const provider = await created<{ id: string }>('/api/admin/identity-providers', {
+      issuer: down,
+      jwks_url: `${down}/jwks`,
+      audiences: [AUDIENCE],
+      client_claim: 'azp',
+    });
     await created(`/api/admin/identity-providers/${provider.id}/bindings`, { client: 'studio', connection_id: tenant.producerId });
     const started = Date.now();
     const res = await publish(await issue('studio', {}, { iss: down }));
@@ -227,25 +239,40 @@ describe('a bound identity provider', () => {
     expect(Number(res.headers.get('retry-after'))).toBeGreaterThan(0);
     expect(Date.now() - started).toBeLessThan(4_000);
     // The warning reaches the child's stdout pipe a moment after the answer may.
-    await eventually(() => bus.process.output(), (output) => /IdentityProviderUnavailableError/.test(output), { timeoutMs: 5_000, what: 'the outage logged with its cause' });
+    await eventually(
+      () => bus.process.output(),
+      (output) => /IdentityProviderUnavailableError/.test(output),
+      { timeoutMs: 5_000, what: 'the outage logged with its cause' },
+    );
   });
 
   it('stops accepting within 2 s once the binding, then the provider, is removed', async () => {
     const issued = await created<{ client_id: string }>('/api/admin/connections', { app_id: tenant.appId, kind: 'producer' });
-    const binding = await created<{ id: string }>(`/api/admin/identity-providers/${providerId}/bindings`, { client: 'short-lived', connection_id: issued.client_id });
+    const binding = await created<{ id: string }>(`/api/admin/identity-providers/${providerId}/bindings`, {
+      client: 'short-lived',
+      connection_id: issued.client_id,
+    });
     const token = await issue('short-lived');
     expect((await publish(token)).status).toBe(202);
 
     let removedAt = Date.now();
     expect((await admin('DELETE', `/api/admin/identity-providers/${providerId}/bindings/${binding.id}`)).status).toBe(204);
-    await eventually(() => publish(token), (r) => r.status === 403, { timeoutMs: PROPAGATION_GOAL_MS, intervalMs: 100, what: 'the binding removal applied' });
+    await eventually(
+      () => publish(token),
+      (r) => r.status === 403,
+      { timeoutMs: PROPAGATION_GOAL_MS, intervalMs: 100, what: 'the binding removal applied' },
+    );
     expect(Date.now() - removedAt).toBeLessThan(PROPAGATION_GOAL_MS);
 
     const studio = await issue('studio');
     expect((await publish(studio)).status).toBe(202);
     removedAt = Date.now();
     expect((await admin('DELETE', `/api/admin/identity-providers/${providerId}`)).status).toBe(204);
-    const refused = await eventually(() => publish(studio), (r) => r.status === 401, { timeoutMs: PROPAGATION_GOAL_MS, intervalMs: 100, what: 'the provider removal applied' });
+    const refused = await eventually(
+      () => publish(studio),
+      (r) => r.status === 401,
+      { timeoutMs: PROPAGATION_GOAL_MS, intervalMs: 100, what: 'the provider removal applied' },
+    );
     expect(firstRule(refused.body)).toBe('producer.unauthenticated');
     expect(Date.now() - removedAt).toBeLessThan(PROPAGATION_GOAL_MS);
     expect((await admin('GET', `/api/admin/identity-providers/${providerId}`)).status).toBe(404);

@@ -103,16 +103,23 @@ describe('import boundaries (DESIGN §2), enforced by npm run lint', () => {
 describe('waits in tests (issue 13), enforced by npm run lint', () => {
   const sleep = 'export async function f() {\n  await new Promise((resolve) => setTimeout(resolve, 100));\n}\n';
 
-  it.each(['test/example.test.ts', 'test/support/example.ts', 'test/fixtures/example.js', 'services/gateway/src/example.int.test.ts', 'libs/testing/src/example.ts'])(
-    'refuses a setTimeout sleep in %s',
-    async (file) => {
-      expect(await violations(file, sleep)).toEqual([expect.stringMatching(/^no-restricted-syntax: Tests wait on a condition with eventually\(\)/)]);
-    },
-  );
+  it.each([
+    'test/example.test.ts',
+    'test/support/example.ts',
+    'test/fixtures/example.js',
+    'services/gateway/src/example.int.test.ts',
+    'libs/testing/src/example.ts',
+  ])('refuses a setTimeout sleep in %s', async (file) => {
+    expect(await violations(file, sleep)).toEqual([expect.stringMatching(/^no-restricted-syntax: Tests wait on a condition with eventually\(\)/)]);
+  });
 
   it('refuses the promise timers and setInterval in a test', async () => {
-    const code = "import { setTimeout as pause } from 'node:timers/promises';\nexport const f = () => pause(1);\nexport const g = () => globalThis.setInterval(() => undefined, 5);\n";
-    expect(await violations('test/example.test.ts', code)).toEqual([expect.stringMatching(/^no-restricted-syntax: /), expect.stringMatching(/^no-restricted-syntax: /)]);
+    const code =
+      "import { setTimeout as pause } from 'node:timers/promises';\nexport const f = () => pause(1);\nexport const g = () => globalThis.setInterval(() => undefined, 5);\n";
+    expect(await violations('test/example.test.ts', code)).toEqual([
+      expect.stringMatching(/^no-restricted-syntax: /),
+      expect.stringMatching(/^no-restricted-syntax: /),
+    ]);
   });
 
   it('allows the timer of eventually itself, product code, and a deliberate pause that says why', async () => {

@@ -58,7 +58,10 @@ beforeAll(async () => {
   bus = await startBus({ BUS_LIMIT_PER_ADDRESS_PER_MINUTE: '1000000', BUS_LIMIT_API_PER_SECOND: '100000', BUS_LIMIT_API_BURST: '200000' });
   tenants = await TenantFixture.create(bus);
   tenant = await tenants.tenant({ systemIds: [SYSTEM_ID], messageTypes: ['story.context'] });
-  await tenants.db('workspaces').where({ id: tenant.workspaceId }).update({ quota_tier: 'custom', custom_per_second: 200, custom_burst: 400, custom_per_day: 10_000_000 });
+  await tenants
+    .db('workspaces')
+    .where({ id: tenant.workspaceId })
+    .update({ quota_tier: 'custom', custom_per_second: 200, custom_burst: 400, custom_per_day: 10_000_000 });
   producerToken = await tenants.token(tenant.producer);
   consumerToken = await tenants.token(tenant.consumer);
   operator = `Basic ${Buffer.from(`${bus.env.OPERATOR_CLIENT_ID}:${bus.env.OPERATOR_CLIENT_SECRET}`).toString('base64')}`;
@@ -163,7 +166,11 @@ async function runOrderChecker(consumer: Consumer, messages: number, groups: num
     while (Date.now() < deadline && !failed && !(await finished())) {
       const max = 1 + Math.floor(choose() * 10);
       const visibility = 1 + Math.floor(choose() * 2);
-      const { response, answeredAt } = await call('GET', `${consumerPath(consumer, 'messages')}?max_messages=${max}&wait_seconds=1&visibility_timeout=${visibility}`, consumer.token);
+      const { response, answeredAt } = await call(
+        'GET',
+        `${consumerPath(consumer, 'messages')}?max_messages=${max}&wait_seconds=1&visibility_timeout=${visibility}`,
+        consumer.token,
+      );
       expect(response.status).toBe(200);
       const got = (response.body as { messages: Received[] }).messages;
       receives.push({ answeredAt, receiver: id, messages: got.map((m) => m.message_id) });
@@ -177,7 +184,10 @@ async function runOrderChecker(consumer: Consumer, messages: number, groups: num
           if (action < 0.08) break; // lease left to expire; the rest of the run with it
           if (action < 0.14) {
             const delay = action < 0.11 ? 0 : 1;
-            const { response: nack } = await call('POST', consumerPath(consumer, 'nack'), consumer.token, { receipt_handles: [m.receipt_handle], delay_seconds: delay });
+            const { response: nack } = await call('POST', consumerPath(consumer, 'nack'), consumer.token, {
+              receipt_handles: [m.receipt_handle],
+              delay_seconds: delay,
+            });
             expect(nack.status).toBe(200);
             break; // the nack released the run after it
           }
@@ -220,7 +230,9 @@ async function runOrderChecker(consumer: Consumer, messages: number, groups: num
         for (let j = 0; j < p.index; j++) {
           const earlier = ids[p.group]![j]!;
           if (!(ackSentAt(earlier) < r.answeredAt)) {
-            violations.push(`receiver ${r.receiver} got group ${p.group} #${p.index} (tick ${r.answeredAt}) while #${j} was un-acked (its ack was sent at tick ${ackSentAt(earlier)})`);
+            violations.push(
+              `receiver ${r.receiver} got group ${p.group} #${p.index} (tick ${r.answeredAt}) while #${j} was un-acked (its ack was sent at tick ${ackSentAt(earlier)})`,
+            );
           }
         }
       }
@@ -230,8 +242,7 @@ async function runOrderChecker(consumer: Consumer, messages: number, groups: num
   // Every message acked, and per correlation id in publish order.
   for (const [messageId, p] of position) if (!acks.has(messageId)) violations.push(`group ${p.group} #${p.index} was never acked`);
   for (let group = 0; group < groups; group++) {
-    const order = ids[group]!
-      .filter((id) => acks.has(id))
+    const order = ids[group]!.filter((id) => acks.has(id))
       .sort((a, b) => ackSentAt(a) - ackSentAt(b))
       .map((id) => position.get(id)!.index);
     const expected = [...order].sort((a, b) => a - b);
@@ -244,7 +255,8 @@ async function runOrderChecker(consumer: Consumer, messages: number, groups: num
   return { seed, published, acks, violations };
 }
 
-const report = (run: CheckerRun) => (run.violations.length > 0 ? [`${run.violations.length} violations (seed ${run.seed}); the first:`, ...run.violations.slice(0, 20)] : []);
+const report = (run: CheckerRun) =>
+  run.violations.length > 0 ? [`${run.violations.length} violations (seed ${run.seed}); the first:`, ...run.violations.slice(0, 20)] : [];
 
 it(`keeps FIFO per correlation id over HTTP: ${MESSAGES} messages, ${GROUPS} correlation ids, ${RECEIVERS} concurrent receivers with random nacks, delays and lease expiries`, async () => {
   const run = await runOrderChecker({ clientId: tenant.consumer.clientId, token: consumerToken }, MESSAGES, GROUPS);
@@ -277,7 +289,12 @@ it(`keeps FIFO and loses nothing with the consumer's Sandbox faults on (duplicat
     const duplicates = delivery.faults.filter((f) => f.kind === 'duplicate').length;
     if (done.length > 1 + duplicates) offBound.push(`${messageId} acked ${done.length} times with ${duplicates} duplicates injected`);
   }
-  expect({ published: run.published, acked: run.acks.size, offBound, violations: report(run) }).toEqual({ published: FAULTED_MESSAGES, acked: FAULTED_MESSAGES, offBound: [], violations: [] });
+  expect({ published: run.published, acked: run.acks.size, offBound, violations: report(run) }).toEqual({
+    published: FAULTED_MESSAGES,
+    acked: FAULTED_MESSAGES,
+    offBound: [],
+    violations: [],
+  });
   // The faults were on: each kind happened.
   expect(Object.fromEntries(injected)).toEqual({ duplicate: expect.any(Number), delay: FAULTED_MESSAGES, early_expiry: expect.any(Number) });
 }, 150_000);

@@ -268,7 +268,9 @@ describe('Server-Timing', () => {
     const steps = stepsOf(res.headers.get('server-timing'));
     expect(Object.keys(steps)).toEqual(['limits', 'auth', 'quota', 'body', 'validate', 'policy', 'commit', 'total']);
     for (const ms of Object.values(steps)) expect(ms).toBeGreaterThanOrEqual(0);
-    const sum = Object.entries(steps).filter(([name]) => name !== 'total').reduce((total, [, ms]) => total + ms, 0);
+    const sum = Object.entries(steps)
+      .filter(([name]) => name !== 'total')
+      .reduce((total, [, ms]) => total + ms, 0);
     expect(sum).toBeLessThanOrEqual(steps.total! + 0.05);
   });
 
@@ -295,10 +297,12 @@ describe('GET /v1/rules', () => {
     const res = await fetchObserved(`${bus.busUrl}/v1/rules`);
     busApi.check('GET', '/v1/rules', res);
     const rules = (res.body as { rules: Array<{ rule: string; status: number }> }).rules;
-    expect(rules).toEqual(expect.arrayContaining([
-      expect.objectContaining({ rule: 'message.too_large', status: 413 }),
-      expect.objectContaining({ rule: 'idempotency.message_id_reused', status: 409 }),
-      expect.objectContaining({ rule: 'publish.unavailable', status: 503 }),
-    ]));
+    expect(rules).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ rule: 'message.too_large', status: 413 }),
+        expect.objectContaining({ rule: 'idempotency.message_id_reused', status: 409 }),
+        expect.objectContaining({ rule: 'publish.unavailable', status: 503 }),
+      ]),
+    );
   });
 });

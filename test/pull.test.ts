@@ -110,7 +110,10 @@ describe('the pull API of the all-in-one bus', () => {
     // anything produced before its 202. Whatever else it had enqueued is receivable now.
     await deliveryCaughtUp(bus);
 
-    for (const [c, bearer] of [[house.consumer.clientId, tokens.consumer!], [second.clientId, tokens.second!]] as const) {
+    for (const [c, bearer] of [
+      [house.consumer.clientId, tokens.consumer!],
+      [second.clientId, tokens.second!],
+    ] as const) {
       const got = await receiveAll(c, bearer, 1);
       got.push(...(await receiveAs(c, bearer, 'wait_seconds=0')));
       expect(got.map((r) => r.message_id)).toEqual([accepted.message_id]);
@@ -205,7 +208,12 @@ describe('the pull API of the all-in-one bus', () => {
       ['wait_seconds=0&wait_seconds=1', '"wait_seconds" is given more than once'],
     ] as const) {
       const bad = await call('GET', `${consumerPath(house.consumer.clientId, 'messages')}?${query}`, tokens.consumer!);
-      expect({ query, status: bad.status, rule: rule(bad.body), names: messageOf(bad.body)?.includes(names) }).toEqual({ query, status: 400, rule: 'request.invalid', names: true });
+      expect({ query, status: bad.status, rule: rule(bad.body), names: messageOf(bad.body)?.includes(names) }).toEqual({
+        query,
+        status: 400,
+        rule: 'request.invalid',
+        names: true,
+      });
     }
     for (const [verb, body] of [
       ['ack', {}],

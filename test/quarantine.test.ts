@@ -49,7 +49,9 @@ beforeAll(async () => {
   bus = await startBus({ DELIVERY_ACCEPTANCE_WAIT: '1s', DELIVERY_QUARANTINE_RECHECK: '0s' });
   operatorAuth = `Basic ${Buffer.from(`${bus.env.OPERATOR_CLIENT_ID}:${bus.env.OPERATOR_CLIENT_SECRET}`).toString('base64')}`;
   db = createDatabase({ url: bus.env.DATABASE_URL as string, poolMax: 2, applicationName: 'test-quarantine' });
-  producer = createProducer(createKafka({ brokers: (bus.env.KAFKA_BROKERS as string).split(','), clientId: 'test-quarantine', logger: pino({ level: 'warn' }) }));
+  producer = createProducer(
+    createKafka({ brokers: (bus.env.KAFKA_BROKERS as string).split(','), clientId: 'test-quarantine', logger: pino({ level: 'warn' }) }),
+  );
   await producer.connect();
   await deliveryCaughtUp(bus);
   tenant = await house();
@@ -107,7 +109,12 @@ async function house() {
 
 type Message = Record<string, unknown> & { message_id: string; correlation_id: string };
 function started(): Message {
-  return { ...(som.examples['telling.started'] as Record<string, unknown>), message_id: randomUUID(), correlation_id: `c-${randomUUID()}`, occurred_at: new Date().toISOString() };
+  return {
+    ...(som.examples['telling.started'] as Record<string, unknown>),
+    message_id: randomUUID(),
+    correlation_id: `c-${randomUUID()}`,
+    occurred_at: new Date().toISOString(),
+  };
 }
 
 /** A record as the gateway produces it for `message` (the header hash is the message's), with `value` as given. */
@@ -187,13 +194,19 @@ describe('delivery quarantine, seen and redriven by the operator', () => {
 
     // Asked before the acceptance exists, the redrive refuses and nothing is enqueued.
     const early = await admin('POST', '/api/admin/quarantine/redrive', { ids: [record.id] });
-    expect(early.body).toEqual({ results: [{ id: record.id, outcome: 'refused', workspace_id: tenant.workspaceId, message_id: message.message_id, reason: 'acceptance.missing' }], next_after: null });
+    expect(early.body).toEqual({
+      results: [{ id: record.id, outcome: 'refused', workspace_id: tenant.workspaceId, message_id: message.message_id, reason: 'acceptance.missing' }],
+      next_after: null,
+    });
     expect(await deliveriesOf(message.message_id)).toEqual([]);
 
     await commitAcceptance(message);
     const redriven = await admin('POST', '/api/admin/quarantine/redrive', { ids: [record.id] });
     expect(redriven.status).toBe(200);
-    expect(redriven.body).toEqual({ results: [{ id: record.id, outcome: 'redriven', workspace_id: tenant.workspaceId, message_id: message.message_id, deliveries: 1 }], next_after: null });
+    expect(redriven.body).toEqual({
+      results: [{ id: record.id, outcome: 'redriven', workspace_id: tenant.workspaceId, message_id: message.message_id, deliveries: 1 }],
+      next_after: null,
+    });
     expect((await listed(`workspace_id=${tenant.workspaceId}`)).records.map((r) => r.id)).not.toContain(record.id);
 
     const [got, ...rest] = await receive();
@@ -217,7 +230,13 @@ describe('delivery quarantine, seen and redriven by the operator', () => {
     const byWorkspace = await admin('POST', '/api/admin/quarantine/redrive', { workspace_id: tenant.workspaceId });
     expect(byWorkspace.status).toBe(200);
     const answer = byWorkspace.body as { results: Array<{ id: string; outcome: string; reason?: string }>; next_after: string | null };
-    expect(answer.results.find((r) => r.id === record.id)).toEqual({ id: record.id, outcome: 'refused', workspace_id: tenant.workspaceId, message_id: message.message_id, reason: 'acceptance.hash_mismatch' });
+    expect(answer.results.find((r) => r.id === record.id)).toEqual({
+      id: record.id,
+      outcome: 'refused',
+      workspace_id: tenant.workspaceId,
+      message_id: message.message_id,
+      reason: 'acceptance.hash_mismatch',
+    });
     expect(answer.next_after).toBeNull();
     expect(await deliveriesOf(message.message_id)).toEqual([]);
     const stays = await listed(`workspace_id=${tenant.workspaceId}&reason=acceptance.hash_mismatch`);
@@ -229,7 +248,15 @@ describe('delivery quarantine, seen and redriven by the operator', () => {
       const res = await admin('GET', `/api/admin/quarantine?${query}`);
       expect([query, res.status, (res.body as { code: string }).code]).toEqual([query, 400, 'admin.request_invalid']);
     }
-    for (const body of [{}, { ids: [] }, { ids: ['1', '1'] }, { ids: ['x'] }, { ids: ['1'], workspace_id: tenant.workspaceId }, { ids: ['1'], after: '1' }, { workspace_id: tenant.workspaceId, after: '-1' }]) {
+    for (const body of [
+      {},
+      { ids: [] },
+      { ids: ['1', '1'] },
+      { ids: ['x'] },
+      { ids: ['1'], workspace_id: tenant.workspaceId },
+      { ids: ['1'], after: '1' },
+      { workspace_id: tenant.workspaceId, after: '-1' },
+    ]) {
       const res = await admin('POST', '/api/admin/quarantine/redrive', body);
       expect([body, res.status, (res.body as { code: string }).code]).toEqual([body, 400, 'admin.request_invalid']);
     }
@@ -243,7 +270,11 @@ describe('a stored message the pull API cannot render', () => {
     const message = started();
     const published = await bearerCall(bus, 'POST', `/v1/tenants/${tenant.workspaceId}/messages`, tenant.producerToken, message);
     expect(published.status).toBe(202);
-    await eventually(() => deliveriesOf(message.message_id), (rows) => rows.length === 1, { what: 'the delivery of the published message' });
+    await eventually(
+      () => deliveriesOf(message.message_id),
+      (rows) => rows.length === 1,
+      { what: 'the delivery of the published message' },
+    );
     // The stored row as a gateway that accepted a BOM left it.
     await db.raw(`UPDATE messages SET body = '\\xefbbbf'::bytea || body WHERE workspace_id = ? AND message_id = ?`, [tenant.workspaceId, message.message_id]);
     const [stored] = await db('messages').where({ message_id: message.message_id }).pluck('body');

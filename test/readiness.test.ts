@@ -13,7 +13,11 @@ async function readiness(bus: RunningBus): Promise<Readiness> {
 
 /** /readyz is polled: Redis' loss is noticed by the next ping, its return by the client's reconnect. */
 function until(bus: RunningBus, redisCheck: (value: string | undefined) => boolean): Promise<Readiness> {
-  return eventually(() => readiness(bus), (r) => redisCheck(r.body.checks.redis), { timeoutMs: 15_000, intervalMs: 200, what: "/readyz's redis check" });
+  return eventually(
+    () => readiness(bus),
+    (r) => redisCheck(r.body.checks.redis),
+    { timeoutMs: 15_000, intervalMs: 200, what: "/readyz's redis check" },
+  );
 }
 
 describe('/readyz and the limits follow Redis', () => {

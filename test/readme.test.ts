@@ -53,7 +53,10 @@ function checkoutWithOwnLocal(): string {
 }
 
 /** Runs the blocks in one bash in `cwd`, with the environment of a new terminal; stdout split per block. */
-function runInShell(cwd: string, blocks: Array<{ name: string; commands: string }>): Promise<{ code: number | null; sections: Record<string, string>; stderr: string }> {
+function runInShell(
+  cwd: string,
+  blocks: Array<{ name: string; commands: string }>,
+): Promise<{ code: number | null; sections: Record<string, string>; stderr: string }> {
   const script = ['set -euo pipefail', ...blocks.flatMap((b) => [`printf '\\n${SECTION_MARK}%s\\n' '${b.name}'`, b.commands])].join('\n');
   return new Promise((resolve, reject) => {
     const child = spawn('bash', ['-c', script], {
@@ -96,7 +99,11 @@ beforeAll(async () => {
   bus = await startBus();
   checkout = checkoutWithOwnLocal();
   // What `npm run up` writes into .local/ for its bus: the demo tenant (seed.js) and busctl's variables.
-  const seed = startNodeProcess('services/all-in-one/dist/seed.js', { ...bus.env, PORTAL_URL: bus.portalUrl, BUS_DEMO_ENV_FILE: path.join(checkout, '.local/demo.env') });
+  const seed = startNodeProcess('services/all-in-one/dist/seed.js', {
+    ...bus.env,
+    PORTAL_URL: bus.portalUrl,
+    BUS_DEMO_ENV_FILE: path.join(checkout, '.local/demo.env'),
+  });
   if ((await seed.exited) !== 0) throw new Error(`seed.js failed:\n${seed.output()}`);
   startOutput = `${bus.process.output()}${seed.output()}`;
   demoEnv = Object.fromEntries(
@@ -128,7 +135,9 @@ describe("the README's quick start, run in a shell against a bus of its own", ()
     expect(walkthroughBlocks(readFileSync(path.join(REPO_ROOT, 'README.md'), 'utf8')).map((b) => b.name)).toEqual(BLOCKS);
     const failedIn = Object.keys(ran.sections).at(-1) ?? '(none)';
     if (ran.code !== 0) {
-      throw new Error(`the walk-through's shell exited with ${ran.code} in block "${failedIn}"\n--- its stdout:\n${ran.sections[failedIn] ?? ''}\n--- stderr:\n${ran.stderr}`);
+      throw new Error(
+        `the walk-through's shell exited with ${ran.code} in block "${failedIn}"\n--- its stdout:\n${ran.sections[failedIn] ?? ''}\n--- stderr:\n${ran.stderr}`,
+      );
     }
     expect(Object.keys(ran.sections)).toEqual(BLOCKS);
   });
@@ -158,15 +167,26 @@ describe("the README's quick start, run in a shell against a bus of its own", ()
     const ids = new Set(story.map((m) => m.message_id));
     expect(story.filter((m, i) => ids.has(m.message_id) && m.message_id !== examples[i]?.message_id)).toHaveLength(story.length);
     const byType = (type: string) => story.find((m) => m.message_type === type) as Envelope;
-    expect(byType('skill.warning.raised').payload.trigger).toEqual({ message_id: byType('telling.exposed').message_id, message_type: 'telling.exposed', correlation_id: correlationId });
-    expect(byType('system.audit').payload.subject).toEqual({ message_id: byType('link.withdrawn').message_id, message_type: 'link.withdrawn', correlation_id: correlationId });
+    expect(byType('skill.warning.raised').payload.trigger).toEqual({
+      message_id: byType('telling.exposed').message_id,
+      message_type: 'telling.exposed',
+      correlation_id: correlationId,
+    });
+    expect(byType('system.audit').payload.subject).toEqual({
+      message_id: byType('link.withdrawn').message_id,
+      message_type: 'link.withdrawn',
+      correlation_id: correlationId,
+    });
   });
 
   it('dry-runs an example as it is (403), the end before the start (409) and the first message (202), then publishes the story: 202 each', () => {
     const [asItIs, endFirst, dryRun, ...published] = linesOf(ran.sections.publish).map(answer);
     expect(asItIs).toMatchObject({ status: 403, body: { accepted: false, violations: [expect.objectContaining({ rule: 'policy.system_id_not_allowed' })] } });
     expect(endFirst).toMatchObject({ status: 409, body: { accepted: false, violations: [expect.objectContaining({ rule: 'sequence.telling.not_started' })] } });
-    expect(dryRun).toEqual({ status: 202, body: { accepted: true, message_id: story[0]?.message_id, message_type: 'story.context', family: null, dry_run: true } });
+    expect(dryRun).toEqual({
+      status: 202,
+      body: { accepted: true, message_id: story[0]?.message_id, message_type: 'story.context', family: null, dry_run: true },
+    });
     expect(published.map((a) => [a.status, a.body.accepted, a.body.message_id])).toEqual(story.map((m) => [202, true, m.message_id]));
   });
 
@@ -192,29 +212,54 @@ describe("the README's quick start, run in a shell against a bus of its own", ()
 
   it('creates organisation, workspace, app, permissions and a producer with busctl, and publishes an example as it is: 202', () => {
     const lines = linesOf(ran.sections.busctl);
-    expect(lines).toEqual(expect.arrayContaining([expect.stringMatching(/^system_ids +storyteller\.web$/), expect.stringMatching(/^message_types +telling\.ended, telling\.exposed, telling\.started$/)]));
+    expect(lines).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(/^system_ids +storyteller\.web$/),
+        expect.stringMatching(/^message_types +telling\.ended, telling\.exposed, telling\.started$/),
+      ]),
+    );
     const example = som.examples['telling.started'] as Envelope;
-    expect(answer(lines.at(-1) as string)).toEqual({ status: 202, body: { accepted: true, message_id: example.message_id, message_type: 'telling.started', family: 'telling' } });
+    expect(answer(lines.at(-1) as string)).toEqual({
+      status: 202,
+      body: { accepted: true, message_id: example.message_id, message_type: 'telling.started', family: 'telling' },
+    });
   });
 
   it("registers and verifies an AWS principal on step 5's producer and consumer, publishes signed with SigV4 (202), and reads both messages over SQS in order, the producer's exact bytes, then deletes them", async () => {
     const example = (file: string) => readFileSync(path.join(REPO_ROOT, 'schemas/som/1.0/examples', file), 'utf8');
     const started = example('03-telling.started.json');
     const exposed = example('06-telling.exposed.json');
-    const [producer, consumer] = ['producer', 'consumer'].map((c) => (JSON.parse(readFileSync(path.join(checkout, `.local/${c}.json`), 'utf8')) as { client_id: string }).client_id);
+    const [producer, consumer] = ['producer', 'consumer'].map(
+      (c) => (JSON.parse(readFileSync(path.join(checkout, `.local/${c}.json`), 'utf8')) as { client_id: string }).client_id,
+    );
     const [verifiedProducer, published, verifiedConsumer, ...received] = linesOf(ran.sections.aws);
-    const verified = (clientId: string | undefined) => ({ status: 200, body: expect.objectContaining({ client_id: clientId, role_arn: expect.stringMatching(/^arn:aws:iam::123456789012:role\//), status: 'verified' }) });
+    const verified = (clientId: string | undefined) => ({
+      status: 200,
+      body: expect.objectContaining({ client_id: clientId, role_arn: expect.stringMatching(/^arn:aws:iam::123456789012:role\//), status: 'verified' }),
+    });
     expect(answer(verifiedProducer as string)).toEqual(verified(producer));
-    expect(answer(published as string)).toEqual({ status: 202, body: { accepted: true, message_id: JSON.parse(exposed).message_id, message_type: 'telling.exposed', family: 'telling' } });
+    expect(answer(published as string)).toEqual({
+      status: 202,
+      body: { accepted: true, message_id: JSON.parse(exposed).message_id, message_type: 'telling.exposed', family: 'telling' },
+    });
     expect(answer(verifiedConsumer as string)).toEqual(verified(consumer));
     expect(received.map((line) => JSON.parse(line))).toEqual(
       [started, exposed].map((body) => ({ message_id: JSON.parse(body).message_id, correlation_id: 'session-7f3a9c', receive_count: 1, body })),
     );
     // Deleted, not merely leased: nothing is left in the queue, visible or not.
-    const reader = JSON.parse(readFileSync(path.join(checkout, '.local/storyteller-reader.json'), 'utf8')) as { access_key_id: string; secret_access_key: string };
-    const sqs = new SQSClient({ endpoint: `${bus.busUrl}/v1/sqs`, region: 'us-east-1', credentials: { accessKeyId: reader.access_key_id, secretAccessKey: reader.secret_access_key } });
+    const reader = JSON.parse(readFileSync(path.join(checkout, '.local/storyteller-reader.json'), 'utf8')) as {
+      access_key_id: string;
+      secret_access_key: string;
+    };
+    const sqs = new SQSClient({
+      endpoint: `${bus.busUrl}/v1/sqs`,
+      region: 'us-east-1',
+      credentials: { accessKeyId: reader.access_key_id, secretAccessKey: reader.secret_access_key },
+    });
     const { QueueUrl } = await sqs.send(new GetQueueUrlCommand({ QueueName: consumer }));
-    const { Attributes } = await sqs.send(new GetQueueAttributesCommand({ QueueUrl, AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'] }));
+    const { Attributes } = await sqs.send(
+      new GetQueueAttributesCommand({ QueueUrl, AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'] }),
+    );
     expect(Attributes).toEqual({ ApproximateNumberOfMessages: '0', ApproximateNumberOfMessagesNotVisible: '0' });
   });
 

@@ -105,11 +105,20 @@ describe('retention while the bus runs', () => {
     const eightDaysAgo = new Date(Date.now() - 8 * DAY);
     await db('accepted_messages').insert(
       aged.map((m, i) => ({
-        workspace_id: house.workspaceId, message_id: m.message_id, content_hash: 'c'.repeat(64), message_type: 'telling.started',
-        correlation_id: m.correlation_id, producer_connection_id: house.producer.clientId, accepted_at: eightDaysAgo, kafka_partition: 0, kafka_offset: i,
+        workspace_id: house.workspaceId,
+        message_id: m.message_id,
+        content_hash: 'c'.repeat(64),
+        message_type: 'telling.started',
+        correlation_id: m.correlation_id,
+        producer_connection_id: house.producer.clientId,
+        accepted_at: eightDaysAgo,
+        kafka_partition: 0,
+        kafka_offset: i,
       })),
     );
-    await db('story_state').insert(aged.map((m) => ({ workspace_id: house.workspaceId, correlation_id: m.correlation_id, state: '{}', updated_at: eightDaysAgo })));
+    await db('story_state').insert(
+      aged.map((m) => ({ workspace_id: house.workspaceId, correlation_id: m.correlation_id, state: '{}', updated_at: eightDaysAgo })),
+    );
 
     // The stream: 20 messages, each published then received and acked, while the sweeper sweeps
     // over and over (a producer on the minimal tier: 10 a second, bursts of 20).
@@ -140,10 +149,19 @@ describe('retention while the bus runs', () => {
     expect(removed('story_state')).toBe(60);
     // Batches of RETENTION_SWEEP_BATCH (20) rows.
     expect(batches('accepted_messages')).toBe(3);
-    expect(await db('accepted_messages').whereIn('message_id', aged.map((m) => m.message_id))).toEqual([]);
+    expect(
+      await db('accepted_messages').whereIn(
+        'message_id',
+        aged.map((m) => m.message_id),
+      ),
+    ).toEqual([]);
     // The stream lost nothing: every message accepted, recorded, and received.
     expect([...streamed].every((id) => seen.has(id))).toBe(true);
-    expect(await db('accepted_messages').whereIn('message_id', [...streamed]).count('* as n')).toEqual([{ n: '20' }]);
+    expect(
+      await db('accepted_messages')
+        .whereIn('message_id', [...streamed])
+        .count('* as n'),
+    ).toEqual([{ n: '20' }]);
   }, 180_000);
 
   it('exports each table’s window in /metrics of the process that sweeps', async () => {

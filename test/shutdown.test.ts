@@ -2,7 +2,11 @@ import { eventually, freePort, startNodeProcess, waitForHttp, type ServiceProces
 
 /** Resolves once the slow route has taken a request: signalled after this, the request is in flight. */
 const slowRequestStarted = (proc: ServiceProcess) =>
-  eventually(() => proc.output(), (output) => output.includes('"msg":"slow request started"'), { timeoutMs: 5_000, what: 'the slow request in flight' });
+  eventually(
+    () => proc.output(),
+    (output) => output.includes('"msg":"slow request started"'),
+    { timeoutMs: 5_000, what: 'the slow request in flight' },
+  );
 
 /** Whether a new request to `url` is refused (the listener closed) rather than answered. */
 async function refused(url: string): Promise<boolean> {
@@ -25,7 +29,11 @@ describe('SIGTERM', () => {
     await slowRequestStarted(proc);
     proc.child.kill('SIGTERM');
 
-    await eventually(() => refused(`${url}/healthz`), (isRefused) => isRefused, { timeoutMs: 1_000, what: 'new connections refused' });
+    await eventually(
+      () => refused(`${url}/healthz`),
+      (isRefused) => isRefused,
+      { timeoutMs: 1_000, what: 'new connections refused' },
+    );
     const res = await inFlight;
     expect(res.status).toBe(200);
     expect(await res.json()).toEqual({ finished: true });

@@ -41,7 +41,8 @@ const admin = (method: string, path: string, body?: unknown) => principals.admin
 const register = (clientId: string) => principals.register(clientId);
 const challenge = (principal: IssuedPrincipal) => principals.challenge(principal);
 const verified = (clientId: string, workspaceId: string) => principals.verified(clientId, workspaceId);
-const sign = (credentials: Credentials, path: string, body: string, options: Partial<SignOptions> = {}) => signedHeaders(bus, credentials, path, body, { region: REGION, ...options });
+const sign = (credentials: Credentials, path: string, body: string, options: Partial<SignOptions> = {}) =>
+  signedHeaders(bus, credentials, path, body, { region: REGION, ...options });
 
 async function send(path: string, headers: Record<string, string>, body: string) {
   const response = await fetchObserved(`${bus.busUrl}${path}`, { method: 'POST', headers, body });
@@ -54,10 +55,19 @@ async function signedPost(credentials: Credentials, path: string, body: string, 
 }
 
 function message(type = 'story.context'): string {
-  return JSON.stringify({ ...(som.examples[type] as object), message_id: randomUUID(), correlation_id: `c-${randomUUID()}`, occurred_at: new Date().toISOString(), system_id: SYSTEM_ID });
+  return JSON.stringify({
+    ...(som.examples[type] as object),
+    message_id: randomUUID(),
+    correlation_id: `c-${randomUUID()}`,
+    occurred_at: new Date().toISOString(),
+    system_id: SYSTEM_ID,
+  });
 }
 
-const refusal = (res: { status: number; body: unknown }) => ({ status: res.status, rule: (res.body as { violations: Array<{ rule: string }> }).violations[0]?.rule });
+const refusal = (res: { status: number; body: unknown }) => ({
+  status: res.status,
+  rule: (res.body as { violations: Array<{ rule: string }> }).violations[0]?.rule,
+});
 const verifyPath = (t: string) => `/v1/tenants/${t}/principals/verify`;
 const iam = (t: string, route: 'messages' | 'validate' = 'messages') => `/v1/tenants/${t}/iam/${route}`;
 
@@ -90,21 +100,39 @@ describe('principals/verify', () => {
     expect(refusal(await signedPost(principal, iam(house.workspaceId), message()))).toEqual({ status: 403, rule: 'producer.not_registered' });
 
     const issued = await challenge(principal);
-    expect(refusal(await signedPost(principal, verifyPath(house.workspaceId), JSON.stringify({ challenge: `sbc_${'A'.repeat(43)}` })))).toEqual({ status: 403, rule: 'principal.challenge_invalid' });
-    expect(refusal(await signedPost(principal, verifyPath(house.workspaceId), JSON.stringify({ code: issued })))).toEqual({ status: 400, rule: 'request.invalid' });
-    expect(refusal(await signedPost(principal, verifyPath(other.workspaceId), JSON.stringify({ challenge: issued })))).toEqual({ status: 403, rule: 'tenant.mismatch' });
+    expect(refusal(await signedPost(principal, verifyPath(house.workspaceId), JSON.stringify({ challenge: `sbc_${'A'.repeat(43)}` })))).toEqual({
+      status: 403,
+      rule: 'principal.challenge_invalid',
+    });
+    expect(refusal(await signedPost(principal, verifyPath(house.workspaceId), JSON.stringify({ code: issued })))).toEqual({
+      status: 400,
+      rule: 'request.invalid',
+    });
+    expect(refusal(await signedPost(principal, verifyPath(other.workspaceId), JSON.stringify({ challenge: issued })))).toEqual({
+      status: 403,
+      rule: 'tenant.mismatch',
+    });
 
     const ok = await signedPost(principal, verifyPath(house.workspaceId), JSON.stringify({ challenge: issued }));
     expect(ok.status).toBe(200);
     expect(ok.body).toMatchObject({ access_key_id: principal.accessKeyId, client_id: house.producer.clientId, status: 'verified' });
-    expect(refusal(await signedPost(principal, verifyPath(house.workspaceId), JSON.stringify({ challenge: issued })))).toEqual({ status: 403, rule: 'principal.challenge_invalid' });
+    expect(refusal(await signedPost(principal, verifyPath(house.workspaceId), JSON.stringify({ challenge: issued })))).toEqual({
+      status: 403,
+      rule: 'principal.challenge_invalid',
+    });
     expect((await admin('POST', `/api/admin/connections/${principal.clientId}/principals/${principal.accessKeyId}/challenge`)).status).toBe(409);
 
     const late = await register(house.producer.clientId);
     const expired = await challenge(late);
     // The challenge's 10 minutes passed (moved back in the database rather than waiting).
-    await tenants.db('aws_principals').where('access_key_id', late.accessKeyId).update({ challenge_expires_at: new Date(Date.now() - 1000) });
-    expect(refusal(await signedPost(late, verifyPath(house.workspaceId), JSON.stringify({ challenge: expired })))).toEqual({ status: 403, rule: 'principal.challenge_invalid' });
+    await tenants
+      .db('aws_principals')
+      .where('access_key_id', late.accessKeyId)
+      .update({ challenge_expires_at: new Date(Date.now() - 1000) });
+    expect(refusal(await signedPost(late, verifyPath(house.workspaceId), JSON.stringify({ challenge: expired })))).toEqual({
+      status: 403,
+      rule: 'principal.challenge_invalid',
+    });
   });
 });
 
@@ -125,7 +153,10 @@ describe('POST /v1/tenants/{t}/iam/messages and /iam/validate', () => {
     const dryRun = await signedPost(principal, iam(house.workspaceId, 'validate'), message());
     expect(dryRun.status).toBe(202);
     expect(dryRun.body).toMatchObject({ dry_run: true });
-    expect(refusal(await signedPost(principal, iam(house.workspaceId), message('telling.exposed')))).toEqual({ status: 409, rule: 'sequence.telling.not_started' });
+    expect(refusal(await signedPost(principal, iam(house.workspaceId), message('telling.exposed')))).toEqual({
+      status: 409,
+      rule: 'sequence.telling.not_started',
+    });
     expect(refusal(await signedPost(principal, iam(house.workspaceId), JSON.stringify({ som_version: '1.0' })))).toMatchObject({ status: 400 });
     expect(refusal(await signedPost(principal, iam(other.workspaceId), message()))).toEqual({ status: 403, rule: 'tenant.mismatch' });
   });
@@ -139,7 +170,9 @@ describe('POST /v1/tenants/{t}/iam/messages and /iam/validate', () => {
     expect(refusal(await send(path, headers, message()))).toEqual(unauthenticated);
     expect(refusal(await send(path, { ...headers, 'x-amz-meta-trace': 'b' }, body))).toEqual(unauthenticated);
     const signature = headers.authorization as string;
-    expect(refusal(await send(path, { ...headers, authorization: signature.replace(/.$/, signature.endsWith('0') ? '1' : '0') }, body))).toEqual(unauthenticated);
+    expect(refusal(await send(path, { ...headers, authorization: signature.replace(/.$/, signature.endsWith('0') ? '1' : '0') }, body))).toEqual(
+      unauthenticated,
+    );
     expect(refusal(await signedPost(principal, path, body, { region: 'us-east-1' }))).toEqual(unauthenticated);
     expect(refusal(await signedPost(principal, path, body, { service: 'sqs' }))).toEqual(unauthenticated);
     expect(refusal(await signedPost(principal, path, body, { signingDate: new Date(Date.now() - 6 * 60_000) }))).toEqual(unauthenticated);
@@ -159,7 +192,9 @@ describe('POST /v1/tenants/{t}/iam/messages and /iam/validate', () => {
   it('refuses a revoked or removed principal at once', async () => {
     const revoked = await verified(house.producer.clientId, house.workspaceId);
     expect((await signedPost(revoked, iam(house.workspaceId), message())).status).toBe(202);
-    expect((await admin('POST', `/api/admin/connections/${revoked.clientId}/principals/${revoked.accessKeyId}/revoke`)).body).toMatchObject({ status: 'revoked' });
+    expect((await admin('POST', `/api/admin/connections/${revoked.clientId}/principals/${revoked.accessKeyId}/revoke`)).body).toMatchObject({
+      status: 'revoked',
+    });
     expect(refusal(await signedPost(revoked, iam(house.workspaceId), message()))).toEqual({ status: 401, rule: 'producer.unauthenticated' });
 
     const removed = await verified(house.producer.clientId, house.workspaceId);

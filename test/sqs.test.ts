@@ -40,7 +40,6 @@ let principals: PrincipalFixture;
 let reader: Credentials;
 let queueUrl: string;
 
-
 beforeAll(async () => {
   bus = await startBus({ AWS_SIGV4_REGION: REGION });
   await deliveryCaughtUp(bus);
@@ -65,7 +64,11 @@ class CheckedHandler extends NodeHttpHandler {
     const answered = await super.handle(...args);
     const bytes = Buffer.concat(await (answered.response.body as Readable).toArray());
     const headers = answered.response.headers;
-    busApi.check(request.method, request.path, { status: answered.response.statusCode, headers, body: bytes.length > 0 ? JSON.parse(bytes.toString('utf8')) : undefined });
+    busApi.check(request.method, request.path, {
+      status: answered.response.statusCode,
+      headers,
+      body: bytes.length > 0 ? JSON.parse(bytes.toString('utf8')) : undefined,
+    });
     answered.response.body = Readable.from([bytes]);
     return answered;
   }
@@ -76,7 +79,13 @@ function sqs(credentials: Credentials, region = REGION): SQSClient {
 }
 
 function message(type: string, correlationId: string) {
-  return { ...(som.examples[type] as Record<string, unknown>), message_id: randomUUID(), correlation_id: correlationId, occurred_at: new Date().toISOString(), system_id: SYSTEM_ID };
+  return {
+    ...(som.examples[type] as Record<string, unknown>),
+    message_id: randomUUID(),
+    correlation_id: correlationId,
+    occurred_at: new Date().toISOString(),
+    system_id: SYSTEM_ID,
+  };
 }
 
 async function publishRaw(raw: string): Promise<void> {
@@ -85,10 +94,16 @@ async function publishRaw(raw: string): Promise<void> {
 }
 
 const receive = (wait = 10, max = 10, extra: { VisibilityTimeout?: number } = {}) =>
-  sqs(reader).send(new ReceiveMessageCommand({ QueueUrl: queueUrl, WaitTimeSeconds: wait, MaxNumberOfMessages: max, MessageSystemAttributeNames: ['All'], ...extra }));
+  sqs(reader).send(
+    new ReceiveMessageCommand({ QueueUrl: queueUrl, WaitTimeSeconds: wait, MaxNumberOfMessages: max, MessageSystemAttributeNames: ['All'], ...extra }),
+  );
 
 async function counts(): Promise<Record<string, string> | undefined> {
-  return (await sqs(reader).send(new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'] }))).Attributes;
+  return (
+    await sqs(reader).send(
+      new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'] }),
+    )
+  ).Attributes;
 }
 
 /** What the SDK threw: its error name (the code from __type) and HTTP status. */
@@ -118,13 +133,21 @@ describe('the SQS door (@aws-sdk/client-sqs)', () => {
     const got = Messages![0]!;
     expect(Buffer.from(got.Body!, 'utf8').equals(Buffer.from(raw, 'utf8'))).toBe(true);
     expect(got.MessageId).toBe(m.message_id);
-    expect(got.Attributes).toEqual({ MessageGroupId: m.correlation_id, MessageDeduplicationId: m.message_id, SentTimestamp: expect.stringMatching(/^\d+$/), ApproximateReceiveCount: '1' });
+    expect(got.Attributes).toEqual({
+      MessageGroupId: m.correlation_id,
+      MessageDeduplicationId: m.message_id,
+      SentTimestamp: expect.stringMatching(/^\d+$/),
+      ApproximateReceiveCount: '1',
+    });
     expect(Math.abs(Number(got.Attributes!.SentTimestamp) - publishedAt)).toBeLessThan(60_000);
 
     expect(await counts()).toEqual({ ApproximateNumberOfMessages: '0', ApproximateNumberOfMessagesNotVisible: '1' });
     await sqs(reader).send(new DeleteMessageCommand({ QueueUrl: queueUrl, ReceiptHandle: got.ReceiptHandle }));
     expect(await counts()).toEqual({ ApproximateNumberOfMessages: '0', ApproximateNumberOfMessagesNotVisible: '0' });
-    expect(await refusal(sqs(reader).send(new DeleteMessageCommand({ QueueUrl: queueUrl, ReceiptHandle: got.ReceiptHandle })))).toEqual({ name: 'InvalidParameterValue', status: 400 });
+    expect(await refusal(sqs(reader).send(new DeleteMessageCommand({ QueueUrl: queueUrl, ReceiptHandle: got.ReceiptHandle })))).toEqual({
+      name: 'InvalidParameterValue',
+      status: 400,
+    });
     expect((await receive(0)).Messages).toBeUndefined();
   }, 60_000);
 
@@ -182,8 +205,14 @@ describe('the SQS door (@aws-sdk/client-sqs)', () => {
     const producer = await principals.verified(house.producer.clientId, house.workspaceId);
     expect(await refusal(sqs(producer).send(new GetQueueUrlCommand({ QueueName: house.producer.clientId })))).toEqual({ name: 'AccessDenied', status: 403 });
     const forged = { accessKeyId: reader.accessKeyId, secretAccessKey: 'x'.repeat(40) };
-    expect(await refusal(sqs(forged).send(new GetQueueUrlCommand({ QueueName: house.consumer.clientId })))).toEqual({ name: 'SignatureDoesNotMatch', status: 403 });
-    expect(await refusal(sqs(reader, 'us-west-2').send(new GetQueueUrlCommand({ QueueName: house.consumer.clientId })))).toEqual({ name: 'SignatureDoesNotMatch', status: 403 });
+    expect(await refusal(sqs(forged).send(new GetQueueUrlCommand({ QueueName: house.consumer.clientId })))).toEqual({
+      name: 'SignatureDoesNotMatch',
+      status: 403,
+    });
+    expect(await refusal(sqs(reader, 'us-west-2').send(new GetQueueUrlCommand({ QueueName: house.consumer.clientId })))).toEqual({
+      name: 'SignatureDoesNotMatch',
+      status: 403,
+    });
 
     // Without an SDK: an action the door does not serve, and no signature, are AWS JSON 1.0 errors too.
     const sendBody = JSON.stringify({ QueueUrl: queueUrl, MessageBody: 'x' });
@@ -195,7 +224,11 @@ describe('the SQS door (@aws-sdk/client-sqs)', () => {
     const unsupported = await fetchObserved(`${bus.busUrl}/v1/sqs/`, { method: 'POST', headers, body: sendBody });
     busApi.check('POST', '/v1/sqs/', unsupported);
     expect([unsupported.status, (unsupported.body as { __type: string }).__type]).toEqual([400, 'com.amazonaws.sqs#InvalidAction']);
-    const unsigned = await fetchObserved(`${bus.busUrl}/v1/sqs/`, { method: 'POST', headers: { 'Content-Type': 'application/x-amz-json-1.0', 'X-Amz-Target': 'AmazonSQS.SendMessage' }, body: '{}' });
+    const unsigned = await fetchObserved(`${bus.busUrl}/v1/sqs/`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/x-amz-json-1.0', 'X-Amz-Target': 'AmazonSQS.SendMessage' },
+      body: '{}',
+    });
     busApi.check('POST', '/v1/sqs/', unsigned);
     expect([unsigned.status, unsigned.headers.get('content-type'), unsigned.body]).toEqual([
       401,

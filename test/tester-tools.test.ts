@@ -53,7 +53,15 @@ interface Trace {
   message_id: string;
   correlation_id: string;
   kafka: { partition: number; offset: string };
-  deliveries: Array<{ consumer_id: string; state: string; receive_count: number; nack_count: number; acked_at: string | null; last_nacked_at: string | null; enqueued_at: string | null }>;
+  deliveries: Array<{
+    consumer_id: string;
+    state: string;
+    receive_count: number;
+    nack_count: number;
+    acked_at: string | null;
+    last_nacked_at: string | null;
+    enqueued_at: string | null;
+  }>;
 }
 const deliveryOf = (trace: Trace, consumerId: string) => trace.deliveries.find((d) => d.consumer_id === consumerId);
 
@@ -75,7 +83,12 @@ describe('message trace', () => {
     expect((await producer.publish(m)).status).toBe(202);
 
     const enqueued = await traceUntil(m.message_id, (t) => t.deliveries.every((d) => d.state === 'queued'), 'both copies enqueued');
-    expect(enqueued).toMatchObject({ message_id: m.message_id, message_type: 'telling.started', correlation_id: m.correlation_id, producer_connection_id: house.producer.clientId });
+    expect(enqueued).toMatchObject({
+      message_id: m.message_id,
+      message_type: 'telling.started',
+      correlation_id: m.correlation_id,
+      producer_connection_id: house.producer.clientId,
+    });
     expect(enqueued.deliveries.map((d) => d.consumer_id).sort()).toEqual([house.consumer.clientId, secondConsumer.clientId].sort());
     expect(enqueued.kafka.partition).toBeGreaterThanOrEqual(0);
     expect(JSON.stringify(enqueued)).not.toContain(JSON.stringify(m.payload));
@@ -116,12 +129,14 @@ describe('message trace', () => {
     adminApi.check('GET', path, res);
     expect(res.status).toBe(200);
     expect(res.body).toEqual(producerView);
-    const unknown = await fetchObserved(`${bus.portalUrl}/api/admin/workspaces/${other.workspaceId}/messages/${m.message_id}`, { headers: { Authorization: operator } });
+    const unknown = await fetchObserved(`${bus.portalUrl}/api/admin/workspaces/${other.workspaceId}/messages/${m.message_id}`, {
+      headers: { Authorization: operator },
+    });
     adminApi.check('GET', path, unknown);
     expect(unknown.status).toBe(404);
   }, 60_000);
 
-  it('answers 404 for a message_id the workspace did not accept (another workspace\'s included) and 400 for one that is not a UUID', async () => {
+  it("answers 404 for a message_id the workspace did not accept (another workspace's included) and 400 for one that is not a UUID", async () => {
     const theirs = message();
     await new BusProducer({ baseUrl: bus.busUrl, ...other.producer }).publish(theirs);
     expect((await get(`messages/${theirs.message_id}`, tokens.producer)).status).toBe(404);
@@ -151,15 +166,26 @@ describe('recent refusals', () => {
     );
     expect(listed.connection_id).toBe(house.producer.clientId);
     const [unreadable, sequence, schema] = listed.refusals;
-    expect(schema).toMatchObject({ mode: 'publish', message_id: invalid.message_id, message_type: 'telling.started', correlation_id: invalid.correlation_id, status: 400 });
+    expect(schema).toMatchObject({
+      mode: 'publish',
+      message_id: invalid.message_id,
+      message_type: 'telling.started',
+      correlation_id: invalid.correlation_id,
+      status: 400,
+    });
     expect((schema?.violations as Array<{ source: string }>)[0]?.source).toBe('schema');
-    expect(sequence).toMatchObject({ mode: 'validate', message_id: outOfSequence.message_id, status: 409, violations: [{ rule: 'sequence.telling.not_started' }] });
+    expect(sequence).toMatchObject({
+      mode: 'validate',
+      message_id: outOfSequence.message_id,
+      status: 409,
+      violations: [{ rule: 'sequence.telling.not_started' }],
+    });
     expect(unreadable).toMatchObject({ mode: 'publish', message_id: null, message_type: null, correlation_id: null, status: 400 });
     expect(JSON.stringify(listed)).not.toContain('never-listed-e7c1');
     expect(listed.rate_limited).toEqual({ rate_limited: 0, quota_exceeded: 0, last_refused_at: null });
   }, 60_000);
 
-  it('are the calling connection\'s own: another producer of the workspace sees only its own', async () => {
+  it("are the calling connection's own: another producer of the workspace sees only its own", async () => {
     const sibling = await tenants.admin.createConnection({ appId: house.appId, kind: 'producer' });
     const res = await get('refusals', await tenants.token(sibling));
     expect(res.status).toBe(200);
@@ -197,15 +223,15 @@ describe('story view', () => {
 });
 
 describe('who may read', () => {
-  it.each([
-    ['messages/00000000-0000-4000-8000-000000000001'],
-    ['refusals'],
-    ['stories/c-1'],
-  ])('%s: a consumer token is 403 producer.not_registered, another workspace\'s producer 403 tenant.mismatch, no token 401', async (route) => {
-    expect((await get(route, tokens.consumer)).body).toMatchObject({ violations: [{ rule: 'producer.not_registered' }] });
-    expect((await get(route, tokens.second)).status).toBe(403);
-    expect((await get(route, tokens.otherProducer)).body).toMatchObject({ violations: [{ rule: 'tenant.mismatch' }] });
-    const anonymous = await fetchObserved(`${bus.busUrl}${tenantPath(route)}`);
-    expect(anonymous.status).toBe(401);
-  }, 30_000);
+  it.each([['messages/00000000-0000-4000-8000-000000000001'], ['refusals'], ['stories/c-1']])(
+    "%s: a consumer token is 403 producer.not_registered, another workspace's producer 403 tenant.mismatch, no token 401",
+    async (route) => {
+      expect((await get(route, tokens.consumer)).body).toMatchObject({ violations: [{ rule: 'producer.not_registered' }] });
+      expect((await get(route, tokens.second)).status).toBe(403);
+      expect((await get(route, tokens.otherProducer)).body).toMatchObject({ violations: [{ rule: 'tenant.mismatch' }] });
+      const anonymous = await fetchObserved(`${bus.busUrl}${tenantPath(route)}`);
+      expect(anonymous.status).toBe(401);
+    },
+    30_000,
+  );
 });

@@ -104,9 +104,17 @@ describe('the token service in the running bus, with the demo tenant', () => {
       execute: [oidc.allowInsecureRequests],
     });
     const server = config.serverMetadata();
-    expect(server).toMatchObject({ issuer: issuer.href, grant_types_supported: ['client_credentials'], token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'] });
+    expect(server).toMatchObject({
+      issuer: issuer.href,
+      grant_types_supported: ['client_credentials'],
+      token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
+    });
     const response = await oidc.clientCredentialsGrant(config);
-    const { payload } = await jwtVerify(response.access_token, createRemoteJWKSet(new URL(server.jwks_uri!)), { issuer: server.issuer, audience: env.BUS_BASE_URL!, algorithms: ['ES256'] });
+    const { payload } = await jwtVerify(response.access_token, createRemoteJWKSet(new URL(server.jwks_uri!)), {
+      issuer: server.issuer,
+      audience: env.BUS_BASE_URL!,
+      algorithms: ['ES256'],
+    });
     expect(payload.sub).toBe(env.BUS_PRODUCER_CLIENT_ID);
 
     // Both spellings answer the same cacheable document, as the OpenAPI document says.
@@ -172,14 +180,25 @@ describe('the token service in the running bus, with the demo tenant', () => {
   });
 
   it('tags the key set, the metadata and the OpenAPI document for revalidation (304), and no token answer', async () => {
-    for (const where of ['/v1/oauth/jwks', '/.well-known/oauth-authorization-server/v1/oauth', '/v1/oauth/.well-known/oauth-authorization-server', '/v1/openapi.json']) {
+    for (const where of [
+      '/v1/oauth/jwks',
+      '/.well-known/oauth-authorization-server/v1/oauth',
+      '/v1/oauth/.well-known/oauth-authorization-server',
+      '/v1/openapi.json',
+    ]) {
       const first = await fetchObserved(`${bus.busUrl}${where}`);
       busApi.check('GET', where, first);
       const etag = first.headers.get('etag');
       expect([where, etag]).toEqual([where, expect.stringMatching(/^"[A-Za-z0-9_-]{43}"$/)]);
       const again = await fetchObserved(`${bus.busUrl}${where}`, { headers: { 'If-None-Match': etag! } });
       busApi.check('GET', where, again);
-      expect([where, again.status, again.body, again.headers.get('etag'), again.headers.get('cache-control')]).toEqual([where, 304, undefined, etag, 'public, max-age=300']);
+      expect([where, again.status, again.body, again.headers.get('etag'), again.headers.get('cache-control')]).toEqual([
+        where,
+        304,
+        undefined,
+        etag,
+        'public, max-age=300',
+      ]);
       const stale = await fetchObserved(`${bus.busUrl}${where}`, { headers: { 'If-None-Match': '"an-older-answer"' } });
       expect([where, stale.status, stale.body]).toEqual([where, 200, first.body]);
     }
@@ -187,7 +206,11 @@ describe('the token service in the running bus, with the demo tenant', () => {
     const form = { 'Content-Type': 'application/x-www-form-urlencoded' };
     const basic = (secret: string) => `Basic ${Buffer.from(`${env.BUS_PRODUCER_CLIENT_ID}:${secret}`).toString('base64')}`;
     for (const secret of [env.BUS_PRODUCER_CLIENT_SECRET as string, 'sbs_wrong']) {
-      const res = await fetch(`${bus.busUrl}/v1/oauth/token`, { method: 'POST', headers: { ...form, Authorization: basic(secret) }, body: 'grant_type=client_credentials' });
+      const res = await fetch(`${bus.busUrl}/v1/oauth/token`, {
+        method: 'POST',
+        headers: { ...form, Authorization: basic(secret) },
+        body: 'grant_type=client_credentials',
+      });
       expect([res.status, res.headers.get('etag'), res.headers.get('cache-control')]).toEqual([secret === 'sbs_wrong' ? 401 : 200, null, 'no-store']);
     }
   });

@@ -100,7 +100,14 @@ function unusableTraceparents(): Array<{ what: string; traceId: string; headers:
     one('version 00 with more fields', (t) => `00-${t}-${hex(8)}-01-more`),
     one('version ff', (t) => `ff-${t}-${hex(8)}-01`),
     one('a later version of 4,000 characters', (t) => `01-${t}-${hex(8)}-01-${'x'.repeat(4000)}`),
-    { what: 'two traceparent headers', traceId: twice, headers: new Headers([['traceparent', `00-${twice}-${hex(8)}-01`], ['traceparent', `00-${twice}-${hex(8)}-01`]]) },
+    {
+      what: 'two traceparent headers',
+      traceId: twice,
+      headers: new Headers([
+        ['traceparent', `00-${twice}-${hex(8)}-01`],
+        ['traceparent', `00-${twice}-${hex(8)}-01`],
+      ]),
+    },
   ];
 }
 
@@ -109,7 +116,12 @@ describe('a trace from publish through Kafka to delivery and receive (DESIGN §6
     const collector = await startCollector();
     const bus = await startBus({ OTEL_EXPORTER_OTLP_ENDPOINT: collector.url });
     const busApi = createOpenApiChecker(openapi.bus);
-    const telling = () => ({ ...(som.examples['telling.started'] as Record<string, unknown>), message_id: randomUUID(), correlation_id: `c-${randomUUID()}`, occurred_at: new Date().toISOString() });
+    const telling = () => ({
+      ...(som.examples['telling.started'] as Record<string, unknown>),
+      message_id: randomUUID(),
+      correlation_id: `c-${randomUUID()}`,
+      occurred_at: new Date().toISOString(),
+    });
     const message = telling();
     // The producer's own trace: the gateway's request span continues it, as a child of its span.
     const traceId = hex(16);
@@ -153,7 +165,9 @@ describe('a trace from publish through Kafka to delivery and receive (DESIGN §6
       const delivered = new Set<string>();
       await eventually(
         async () => {
-          const res = await fetchObserved(`${bus.busUrl}${receivePath}?max_messages=10&wait_seconds=1`, { headers: { Authorization: `Bearer ${consumerToken}` } });
+          const res = await fetchObserved(`${bus.busUrl}${receivePath}?max_messages=10&wait_seconds=1`, {
+            headers: { Authorization: `Bearer ${consumerToken}` },
+          });
           for (const m of (res.body as { messages: Array<{ message_id: string }> }).messages) delivered.add(m.message_id);
           return delivered;
         },

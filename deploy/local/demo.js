@@ -30,7 +30,15 @@ function readDemoEnv(file) {
     const m = /^([A-Z0-9_]+)=(.*)$/.exec(line.trim());
     if (m) env[m[1]] = m[2];
   }
-  for (const name of ['BUS_BASE_URL', 'BUS_WORKSPACE_ID', 'BUS_SYSTEM_ID', 'BUS_PRODUCER_CLIENT_ID', 'BUS_PRODUCER_CLIENT_SECRET', 'BUS_CONSUMER_CLIENT_ID', 'BUS_CONSUMER_CLIENT_SECRET']) {
+  for (const name of [
+    'BUS_BASE_URL',
+    'BUS_WORKSPACE_ID',
+    'BUS_SYSTEM_ID',
+    'BUS_PRODUCER_CLIENT_ID',
+    'BUS_PRODUCER_CLIENT_SECRET',
+    'BUS_CONSUMER_CLIENT_ID',
+    'BUS_CONSUMER_CLIENT_SECRET',
+  ]) {
     if (!env[name]) throw new DemoError(`${file} has no ${name}; npm run up writes the demo tenant anew when the file is gone`);
   }
   return env;
@@ -102,7 +110,13 @@ async function main() {
   const inOrder = received.every((m, i) => m.message_id === story[i].message_id);
   if (!inOrder) throw new DemoError('the story came back out of publishing order');
   line(`all ${story.length} messages received once, in publishing order, and acked. telling.started as the consumer got it:`);
-  process.stdout.write(`${JSON.stringify(received.find((m) => m.message_type === 'telling.started'), null, 2)}\n`);
+  process.stdout.write(
+    `${JSON.stringify(
+      received.find((m) => m.message_type === 'telling.started'),
+      null,
+      2,
+    )}\n`,
+  );
 }
 
 /** What went wrong, in the demo's words: a refusal's status and rule, a bus that does not answer. */

@@ -29,6 +29,8 @@ timed build build
 timed setup "${BUS_NODE[@]}" services/all-in-one/dist/setup.js
 echo "linting (eslint)" >&2
 timed lint eslint .
+echo "checking the formatting (prettier; \`npm run format\` fixes it)" >&2
+timed format npm run -s format:check
 
 # A caller choosing its projects gets exactly that jest run.
 for arg in "$@"; do

@@ -31,12 +31,22 @@ let demoWorkspace: string;
 
 async function startProvider(port: number, redirectUrl: string, clientSecret: string): Promise<ChildProcess> {
   const child = spawn(process.execPath, [path.join(REPO_ROOT, 'deploy/local/oidc-provider.mjs')], {
-    env: { PATH: process.env.PATH ?? '', OIDC_PORT: String(port), OIDC_CLIENT_ID: 'bus-portal', OIDC_CLIENT_SECRET: clientSecret, OIDC_REDIRECT_URL: redirectUrl },
+    env: {
+      PATH: process.env.PATH ?? '',
+      OIDC_PORT: String(port),
+      OIDC_CLIENT_ID: 'bus-portal',
+      OIDC_CLIENT_SECRET: clientSecret,
+      OIDC_REDIRECT_URL: redirectUrl,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
   child.stdout!.on('data', (d: Buffer) => (output += d.toString('utf8')));
-  await eventually(async () => output, (o) => o.includes('oidc provider ready'), { timeoutMs: 15_000, what: 'the local OIDC provider' });
+  await eventually(
+    async () => output,
+    (o) => o.includes('oidc provider ready'),
+    { timeoutMs: 15_000, what: 'the local OIDC provider' },
+  );
   return child;
 }
 
@@ -53,13 +63,26 @@ beforeAll(async () => {
     PORTAL_OIDC_REDIRECT_URL: `${portalUrl}/portal/callback`,
   });
   // The demo house, its workspace and app, as `npm run up` seeds them.
-  const seed = startNodeProcess('services/all-in-one/dist/seed.js', { ...bus.env, PORTAL_URL: portalUrl, BUS_DEMO_ENV_FILE: path.join(SCREENSHOTS, `demo-${randomUUID()}.env`) });
+  const seed = startNodeProcess('services/all-in-one/dist/seed.js', {
+    ...bus.env,
+    PORTAL_URL: portalUrl,
+    BUS_DEMO_ENV_FILE: path.join(SCREENSHOTS, `demo-${randomUUID()}.env`),
+  });
   expect(await seed.exited).toBe(0);
   demoWorkspace = /demo tenant (w[a-z2-7]{12})/.exec(seed.output())![1]!;
   mkdirSync(SCREENSHOTS, { recursive: true });
   browser = await chromium.launch({
     executablePath: CHROMIUM,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
   });
 }, 180_000);
 
@@ -130,7 +153,13 @@ async function tokenRequest(clientId: string, secret: string): Promise<Response>
 /** The messages the organisations page counts as accepted today in the demo workspace. */
 async function acceptedToday(page: Page): Promise<number> {
   await page.goto(`${portalUrl}/portal`);
-  return Number(await page.getByRole('row', { name: new RegExp(demoWorkspace) }).getByRole('cell').nth(3).textContent());
+  return Number(
+    await page
+      .getByRole('row', { name: new RegExp(demoWorkspace) })
+      .getByRole('cell')
+      .nth(3)
+      .textContent(),
+  );
 }
 
 /** Screenshots are attached to reports: the secret shown once is masked in them. */
@@ -157,13 +186,17 @@ describe('the portal in a browser', () => {
     ['house-admin', 'Hana House-Admin'],
     ['vendor', 'Vic Vendor'],
     ['viewer', 'Vera Viewer'],
-  ])('signs in the %s through the real OIDC flow, and the page passes axe', async (login, name) => {
-    const { context, page } = await signIn(login);
-    expect(await page.content()).toContain(name);
-    await expectAccessible(page);
-    await page.screenshot({ path: path.join(SCREENSHOTS, `organisations-${login}.png`), fullPage: true });
-    await context.close();
-  }, 60_000);
+  ])(
+    'signs in the %s through the real OIDC flow, and the page passes axe',
+    async (login, name) => {
+      const { context, page } = await signIn(login);
+      expect(await page.content()).toContain(name);
+      await expectAccessible(page);
+      await page.screenshot({ path: path.join(SCREENSHOTS, `organisations-${login}.png`), fullPage: true });
+      await context.close();
+    },
+    60_000,
+  );
 
   it('lets a house admin create a producer connection, copy its secret once, get a token with it, publish and see the message counted', async () => {
     const { context, page } = await signIn('house-admin');
@@ -178,7 +211,9 @@ describe('the portal in a browser', () => {
     await page.getByText('you will not see this again').waitFor();
     await page.getByRole('button', { name: 'Copy secret' }).click();
     await page.getByText('copied to the clipboard').waitFor();
-    const secret = await page.evaluate(() => (globalThis as unknown as { navigator: { clipboard: { readText(): Promise<string> } } }).navigator.clipboard.readText());
+    const secret = await page.evaluate(() =>
+      (globalThis as unknown as { navigator: { clipboard: { readText(): Promise<string> } } }).navigator.clipboard.readText(),
+    );
     const clientId = await page.locator('#secret-client-id').textContent();
     expect(secret).toMatch(/^sbs_/);
     await page.screenshot({ path: path.join(SCREENSHOTS, 'workspace-secret-shown.png'), fullPage: true, ...NO_SECRETS(page) });
@@ -186,7 +221,13 @@ describe('the portal in a browser', () => {
     const tokenRes = await tokenRequest(clientId!, secret);
     expect(tokenRes.status).toBe(200);
     const { access_token: accessToken } = (await tokenRes.json()) as { access_token: string };
-    const message = { ...(som.examples['story.context'] as Record<string, unknown>), system_id: 'demo.studio', message_id: randomUUID(), correlation_id: randomUUID(), occurred_at: new Date().toISOString() };
+    const message = {
+      ...(som.examples['story.context'] as Record<string, unknown>),
+      system_id: 'demo.studio',
+      message_id: randomUUID(),
+      correlation_id: randomUUID(),
+      occurred_at: new Date().toISOString(),
+    };
     const published = await fetch(`${bus.busUrl}/v1/tenants/${demoWorkspace}/messages`, {
       method: 'POST',
       headers: { Authorization: `Bearer ${accessToken}`, 'Content-Type': 'application/json' },
@@ -201,10 +242,16 @@ describe('the portal in a browser', () => {
     // The change is in the audit log, by name, without the secret.
     const audit = await apiCall(page, 'GET', '/api/portal/audit');
     const entries = (audit.body as { entries: Array<{ actor: string; action: string; target: string }> }).entries;
-    expect(entries).toContainEqual(expect.objectContaining({ actor: 'Hana House-Admin (house-admin)', action: 'connection.create producer', target: clientId }));
+    expect(entries).toContainEqual(
+      expect.objectContaining({ actor: 'Hana House-Admin (house-admin)', action: 'connection.create producer', target: clientId }),
+    );
     expect(audit.text).not.toContain(secret);
     // The organisations page counts the message.
-    await eventually(() => acceptedToday(page), (n) => n === countedBefore + 1, { what: 'the published message counted on the organisations page' });
+    await eventually(
+      () => acceptedToday(page),
+      (n) => n === countedBefore + 1,
+      { what: 'the published message counted on the organisations page' },
+    );
     await context.close();
   }, 90_000);
 
@@ -250,11 +297,16 @@ describe('the portal in a browser', () => {
     await vendorApp.getByLabel('Message types').fill('telling.started telling.ended');
     await vendorApp.getByRole('button', { name: 'Save permissions of Demo vendor widget' }).click();
     // The page reloads with the new lists.
-    await appSection(page, 'Demo vendor widget').getByText(/^May publish as system ids demo\.vendor, demo\.vendor\.beta; message types telling\.(ended, telling\.started|started, telling\.ended)\.$/).waitFor();
+    await appSection(page, 'Demo vendor widget')
+      .getByText(/^May publish as system ids demo\.vendor, demo\.vendor\.beta; message types telling\.(ended, telling\.started|started, telling\.ended)\.$/)
+      .waitFor();
     const seen = await apiCall(page, 'GET', `/api/portal/workspaces/${demoWorkspace}`);
     const app = (seen.body as { apps: Array<{ id: string; permissions: unknown }> }).apps.find((a) => a.id === VENDOR_APP);
     const { system_ids: systemIds, message_types: messageTypes } = app?.permissions as { system_ids: string[]; message_types: string[] };
-    expect([[...systemIds].sort(), [...messageTypes].sort()]).toEqual([['demo.vendor', 'demo.vendor.beta'], ['telling.ended', 'telling.started']]);
+    expect([[...systemIds].sort(), [...messageTypes].sort()]).toEqual([
+      ['demo.vendor', 'demo.vendor.beta'],
+      ['telling.ended', 'telling.started'],
+    ]);
     await expectAccessible(page);
     await context.close();
 
@@ -280,8 +332,20 @@ describe('the portal in a browser', () => {
     );
     expect((audit.body as { entries: unknown[] }).entries).toEqual(
       expect.arrayContaining([
-        expect.objectContaining({ actor_kind: 'operator_basic', actor: 'operator', action: 'POST /api/admin/connections', target: clientId, organisation_id: DEMO_HOUSE, status: 201 }),
-        expect.objectContaining({ actor_kind: 'operator_basic', action: `POST /api/admin/connections/${clientId}/revoke`, organisation_id: DEMO_HOUSE, status: 200 }),
+        expect.objectContaining({
+          actor_kind: 'operator_basic',
+          actor: 'operator',
+          action: 'POST /api/admin/connections',
+          target: clientId,
+          organisation_id: DEMO_HOUSE,
+          status: 201,
+        }),
+        expect.objectContaining({
+          actor_kind: 'operator_basic',
+          action: `POST /api/admin/connections/${clientId}/revoke`,
+          organisation_id: DEMO_HOUSE,
+          status: 200,
+        }),
       ]),
     );
     expect(audit.text).not.toContain(created.client_secret as string);
@@ -367,7 +431,13 @@ describe('the portal in a browser', () => {
       const producer = await demoProducerToken(page);
       const publishedAt = Date.now();
       const messageId = randomUUID();
-      const message = { ...(som.examples['story.context'] as Record<string, unknown>), system_id: 'demo.studio', message_id: messageId, correlation_id: randomUUID(), occurred_at: new Date().toISOString() };
+      const message = {
+        ...(som.examples['story.context'] as Record<string, unknown>),
+        system_id: 'demo.studio',
+        message_id: messageId,
+        correlation_id: randomUUID(),
+        occurred_at: new Date().toISOString(),
+      };
       expect(await publish(producer.token, message)).toBe(202);
 
       // The trace page: the message reaches the new consumer's queue.
@@ -375,7 +445,11 @@ describe('the portal in a browser', () => {
         async () => {
           await page.goto(`${portalUrl}/portal/trace?workspace=${demoWorkspace}&message_id=${messageId}`);
           // The row's cells: consumer, connection status, state, …
-          return page.getByRole('row', { name: new RegExp(consumerId) }).getByRole('cell').nth(2).textContent();
+          return page
+            .getByRole('row', { name: new RegExp(consumerId) })
+            .getByRole('cell')
+            .nth(2)
+            .textContent();
         },
         (state) => state === 'queued',
         { what: 'the trace page to show the message queued for the new consumer' },
@@ -384,7 +458,9 @@ describe('the portal in a browser', () => {
       await page.screenshot({ path: path.join(SCREENSHOTS, 'message-trace.png'), fullPage: true });
       const trace = await apiCall(page, 'GET', `/api/portal/workspaces/${demoWorkspace}/messages/${messageId}`);
       expect(trace.status).toBe(200);
-      expect((trace.body as { deliveries: Array<{ consumer_id: string; state: string }> }).deliveries).toContainEqual(expect.objectContaining({ consumer_id: consumerId, state: 'queued' }));
+      expect((trace.body as { deliveries: Array<{ consumer_id: string; state: string }> }).deliveries).toContainEqual(
+        expect.objectContaining({ consumer_id: consumerId, state: 'queued' }),
+      );
       expect(trace.text).not.toContain('"payload"');
 
       // The consumer's page: its queue, and a replay from a minute before the publish.
@@ -409,9 +485,18 @@ describe('the portal in a browser', () => {
       await expectAccessible(page);
       await page.screenshot({ path: path.join(SCREENSHOTS, 'replay-progress.png'), fullPage: true });
       const replay = await apiCall(page, 'GET', `/api/portal/replays/${replayId}`);
-      expect(replay.body).toMatchObject({ replay_id: replayId, client_id: consumerId, status: 'succeeded', since: new Date(Math.floor((publishedAt - 60_000) / 1000) * 1000).toISOString() });
-      const audit = (await apiCall(page, 'GET', '/api/portal/audit')).body as { entries: Array<{ action: string; target: string; organisation_id: string | null }> };
-      expect(audit.entries).toContainEqual(expect.objectContaining({ action: expect.stringContaining(`connection.replay ${replayId}`), target: consumerId, organisation_id: DEMO_HOUSE }));
+      expect(replay.body).toMatchObject({
+        replay_id: replayId,
+        client_id: consumerId,
+        status: 'succeeded',
+        since: new Date(Math.floor((publishedAt - 60_000) / 1000) * 1000).toISOString(),
+      });
+      const audit = (await apiCall(page, 'GET', '/api/portal/audit')).body as {
+        entries: Array<{ action: string; target: string; organisation_id: string | null }>;
+      };
+      expect(audit.entries).toContainEqual(
+        expect.objectContaining({ action: expect.stringContaining(`connection.replay ${replayId}`), target: consumerId, organisation_id: DEMO_HOUSE }),
+      );
 
       // The archive bounds the chosen time: not in the future, not before the archive's start.
       for (const refused of [new Date(Date.now() + 3_600_000), new Date(Date.now() - 400 * 86_400_000)]) {
@@ -440,13 +525,15 @@ describe('the portal in a browser', () => {
       await context.close();
     }, 60_000);
 
-    it('lets a viewer see a consumer\'s queue but not start a replay: no control, and the server answers 403', async () => {
+    it("lets a viewer see a consumer's queue but not start a replay: no control, and the server answers 403", async () => {
       const { context, page } = await signIn('viewer');
       const consumer = (await adminCall('POST', '/api/admin/connections', { app_id: DEMO_APP, kind: 'consumer' })) as unknown as { client_id: string };
       await page.goto(`${portalUrl}/portal/connections/${consumer.client_id}`);
       await page.getByRole('heading', { name: 'Queue' }).waitFor();
       expect(await page.getByRole('button', { name: 'Start replay' }).count()).toBe(0);
-      const refused = await apiCall(page, 'POST', `/api/portal/connections/${consumer.client_id}/replays`, { since: new Date(Date.now() - 60_000).toISOString() });
+      const refused = await apiCall(page, 'POST', `/api/portal/connections/${consumer.client_id}/replays`, {
+        since: new Date(Date.now() - 60_000).toISOString(),
+      });
       expect(refused.status).toBe(403);
       expect(refused.body).toMatchObject({ code: 'portal.forbidden' });
       await context.close();
@@ -472,7 +559,7 @@ describe('the portal in a browser', () => {
     }, 60_000);
   });
 
-  it('refuses a change without the session\'s CSRF token', async () => {
+  it("refuses a change without the session's CSRF token", async () => {
     const { context, page } = await signIn('house-admin');
     const refused = await apiCall(page, 'POST', `/api/portal/apps/${DEMO_APP}/connections`, { kind: 'producer' }, 'none');
     expect(refused.status).toBe(403);
@@ -484,7 +571,9 @@ describe('the portal in a browser', () => {
     const { context, page } = await signIn('house-admin');
     expect((await apiCall(page, 'GET', '/api/portal/me')).status).toBe(200);
     // Idle for 31 minutes (the default timeout is 30): the session's last use moved into the past.
-    await withClient(bus.env.DATABASE_URL!, (db) => db.query("UPDATE portal_sessions SET last_seen_at = now() - interval '31 minutes' WHERE subject = 'house-admin'"));
+    await withClient(bus.env.DATABASE_URL!, (db) =>
+      db.query("UPDATE portal_sessions SET last_seen_at = now() - interval '31 minutes' WHERE subject = 'house-admin'"),
+    );
     const ended = await apiCall(page, 'GET', '/api/portal/me');
     expect(ended.status).toBe(401);
     expect(ended.body).toMatchObject({ code: 'portal.sign_in_required' });
@@ -548,7 +637,10 @@ describe("a connection's AWS principals, identity-provider bindings and skill re
   /** The row of one connection on the workspace page, and its link to one of the connection's pages. */
   async function openConnectionPage(page: Page, clientId: string, link: 'Principals and bindings' | 'Skill registrations'): Promise<void> {
     await page.goto(`${portalUrl}/portal/workspaces/${demoWorkspace}`);
-    await page.getByRole('row', { name: new RegExp(clientId) }).getByRole('link', { name: link }).click();
+    await page
+      .getByRole('row', { name: new RegExp(clientId) })
+      .getByRole('link', { name: link })
+      .click();
     await page.waitForURL(new RegExp(`/portal/connections/${clientId}/`));
   }
 
@@ -568,9 +660,16 @@ describe("a connection's AWS principals, identity-provider bindings and skill re
     expect(secretAccessKey).toHaveLength(40);
     await page.getByRole('button', { name: 'Copy secret access key' }).click();
     await page.getByText('Copied to the clipboard').waitFor();
-    expect(await page.evaluate(() => (globalThis as unknown as { navigator: { clipboard: { readText(): Promise<string> } } }).navigator.clipboard.readText())).toBe(secretAccessKey);
+    expect(
+      await page.evaluate(() => (globalThis as unknown as { navigator: { clipboard: { readText(): Promise<string> } } }).navigator.clipboard.readText()),
+    ).toBe(secretAccessKey);
     await expectAccessible(page);
-    await page.screenshot({ path: path.join(SCREENSHOTS, 'principal-secret-shown.png'), fullPage: true, mask: [page.locator('#principal-secret')], maskColor: '#c8c8c8' });
+    await page.screenshot({
+      path: path.join(SCREENSHOTS, 'principal-secret-shown.png'),
+      fullPage: true,
+      mask: [page.locator('#principal-secret')],
+      maskColor: '#c8c8c8',
+    });
 
     // Shown once: after Done the page lists the principal, pending, and never the secret again.
     await clickReloading(page, page.getByRole('button', { name: 'Done' }));
@@ -593,16 +692,24 @@ describe("a connection's AWS principals, identity-provider bindings and skill re
     const verified = await fetch(`${bus.busUrl}${verifyPath}`, { method: 'POST', headers, body });
     expect(verified.status).toBe(200);
     await clickReloading(page, page.getByRole('button', { name: 'Done' }));
-    await page.getByRole('row', { name: new RegExp(accessKeyId) }).getByRole('cell', { name: 'verified' }).waitFor();
+    await page
+      .getByRole('row', { name: new RegExp(accessKeyId) })
+      .getByRole('cell', { name: 'verified' })
+      .waitFor();
     expect(await page.content()).not.toContain(challenge);
 
     // Revoke, then remove; each change is in the audit log with the house, and no secret is.
     await clickReloading(page, page.getByRole('button', { name: `Revoke ${accessKeyId}` }));
-    await page.getByRole('row', { name: new RegExp(accessKeyId) }).getByRole('cell', { name: 'revoked' }).waitFor();
+    await page
+      .getByRole('row', { name: new RegExp(accessKeyId) })
+      .getByRole('cell', { name: 'revoked' })
+      .waitFor();
     await clickReloading(page, page.getByRole('button', { name: `Remove ${accessKeyId}` }));
     await page.getByRole('cell', { name: 'No AWS principals' }).waitFor();
     const audit = await apiCall(page, 'GET', '/api/portal/audit');
-    const actions = (audit.body as { entries: Array<{ action: string; target: string; organisation_id: string | null }> }).entries.filter((e) => e.target === accessKeyId);
+    const actions = (audit.body as { entries: Array<{ action: string; target: string; organisation_id: string | null }> }).entries.filter(
+      (e) => e.target === accessKeyId,
+    );
     expect(actions.map((e) => [e.action.split(' ')[0], e.organisation_id]).reverse()).toEqual([
       ['principal.register', DEMO_HOUSE],
       ['principal.challenge', DEMO_HOUSE],
@@ -647,10 +754,7 @@ describe("a connection's AWS principals, identity-provider bindings and skill re
     await clickReloading(page, page.getByRole('button', { name: `Remove binding ${binding!.id}` }));
     await page.getByRole('cell', { name: 'No bindings' }).waitFor();
     expect((await adminCall('GET', `/api/admin/identity-providers/${provider.id}/bindings`)).bindings).toEqual([]);
-    expect(answers()).toEqual([
-      'POST /api/portal/connections/:id/bindings 201',
-      'POST /api/portal/connections/:id/bindings/:id/remove 200',
-    ]);
+    expect(answers()).toEqual(['POST /api/portal/connections/:id/bindings 201', 'POST /api/portal/connections/:id/bindings/:id/remove 200']);
     await context.close();
   }, 60_000);
 
@@ -679,13 +783,19 @@ describe("a connection's AWS principals, identity-provider bindings and skill re
 
     // A valid file, uploaded: checked clean, then saved and listed.
     await page.getByLabel('Upload a skills file').setInputFiles({ name: 'skills.yaml', mimeType: 'application/yaml', buffer: Buffer.from(VALID_SKILLS) });
-    await eventually(() => page.getByLabel(/Or paste it/).inputValue(), (text) => text === VALID_SKILLS, { what: 'the uploaded file in the text field' });
+    await eventually(
+      () => page.getByLabel(/Or paste it/).inputValue(),
+      (text) => text === VALID_SKILLS,
+      { what: 'the uploaded file in the text field' },
+    );
     await page.getByRole('button', { name: 'Check' }).click();
     await page.getByText('Checked: no problems.').waitFor();
     await clickReloading(page, page.getByRole('button', { name: 'Save registrations' }));
     const registered = page.getByRole('row', { name: /web pacing/ });
     await registered.waitFor();
-    const [registration] = ((await apiCall(page, 'GET', `/api/portal/connections/${clientId}/registrations`)).body as { registrations: Array<{ registration_id: string }> }).registrations;
+    const [registration] = (
+      (await apiCall(page, 'GET', `/api/portal/connections/${clientId}/registrations`)).body as { registrations: Array<{ registration_id: string }> }
+    ).registrations;
     await clickReloading(page, registered.getByRole('button', { name: `Remove ${registration!.registration_id}` }));
     await page.getByRole('cell', { name: 'No registrations' }).waitFor();
     const audit = await apiCall(page, 'GET', '/api/portal/audit');
@@ -729,7 +839,10 @@ describe("a connection's AWS principals, identity-provider bindings and skill re
     expect(await viewer.page.getByRole('button', { name: /Check|Save/ }).count()).toBe(0);
     expect(await viewer.page.getByLabel('Upload a skills file').count()).toBe(0);
     for (const [route, body] of changes) {
-      expect([route, await apiCall(viewer.page, 'POST', route, body)]).toEqual([route, expect.objectContaining({ status: 403, body: expect.objectContaining({ code: 'portal.forbidden' }) })]);
+      expect([route, await apiCall(viewer.page, 'POST', route, body)]).toEqual([
+        route,
+        expect.objectContaining({ status: 403, body: expect.objectContaining({ code: 'portal.forbidden' }) }),
+      ]);
     }
     expect((await apiCall(viewer.page, 'GET', `/api/portal/connections/${clientId}/principals`)).status).toBe(200);
     await viewer.context.close();
@@ -745,7 +858,9 @@ describe("a connection's AWS principals, identity-provider bindings and skill re
     const own = await newConnection(vendor.page, 'producer', VENDOR_APP);
     expect((await apiCall(vendor.page, 'POST', `/api/portal/connections/${own}/principals`, { role_arn: ROLE_ARN })).status).toBe(201);
     // Nothing of the refused changes happened.
-    expect((await adminCall('GET', `/api/admin/connections/${clientId}/principals`)).principals).toEqual([expect.objectContaining({ access_key_id: accessKeyId, status: 'pending' })]);
+    expect((await adminCall('GET', `/api/admin/connections/${clientId}/principals`)).principals).toEqual([
+      expect.objectContaining({ access_key_id: accessKeyId, status: 'pending' }),
+    ]);
     await vendor.context.close();
   }, 90_000);
 });

@@ -68,7 +68,12 @@ describe('network safety', () => {
       .split('\n')
       .slice(1)
       .map((line) => line.trim().split(/\s+/))
-      .map((f) => ({ destination: hexIp(f[1]!), bits: hexIp(f[7]!).split('.').reduce((n, o) => n + (Number(o).toString(2).match(/1/g)?.length ?? 0), 0) }));
+      .map((f) => ({
+        destination: hexIp(f[1]!),
+        bits: hexIp(f[7]!)
+          .split('.')
+          .reduce((n, o) => n + (Number(o).toString(2).match(/1/g)?.length ?? 0), 0),
+      }));
     expect(routes.length).toBeGreaterThan(0);
     for (const route of routes) {
       expect(route.bits).toBeGreaterThan(0); // 0.0.0.0/0 would be a default route
@@ -102,7 +107,11 @@ describe('the bus through its Services', () => {
     expect(published.map((m) => m.message_type).sort()).toEqual(Object.keys(som.examples).sort());
     for (const m of published) {
       const res = await busCall(urls.gateway, 'POST', `/v1/tenants/${tenant.workspaceId}/messages`, producerToken, m);
-      expect({ type: m.message_type, status: res.status, body: res.body }).toEqual({ type: m.message_type, status: 202, body: expect.objectContaining({ accepted: true }) });
+      expect({ type: m.message_type, status: res.status, body: res.body }).toEqual({
+        type: m.message_type,
+        status: 202,
+        body: expect.objectContaining({ accepted: true }),
+      });
     }
     const consumerPath = `/v1/tenants/${tenant.workspaceId}/consumers/${tenant.consumer.client_id}`;
     const received = new Map<string, Received>();

@@ -1,6 +1,21 @@
 import { spawn } from 'node:child_process';
 import { eventually, requireEnv } from '@bus/testing';
-import { COMPONENTS, busCall, busFetch, checkBusAnswer, clusterIpUrl, kubectl, message, provisionTenant, resourceName, token, type BusUrls, type Component, type Envelope, type Received } from './cluster';
+import {
+  COMPONENTS,
+  busCall,
+  busFetch,
+  checkBusAnswer,
+  clusterIpUrl,
+  kubectl,
+  message,
+  provisionTenant,
+  resourceName,
+  token,
+  type BusUrls,
+  type Component,
+  type Envelope,
+  type Received,
+} from './cluster';
 
 /**
  * A rolling change without loss (issue 16): while a producer publishes on several correlation ids and a
@@ -22,7 +37,12 @@ const WINDOW = 5;
 let urls: BusUrls;
 
 beforeAll(async () => {
-  urls = { auth: await clusterIpUrl('auth'), gateway: await clusterIpUrl('gateway'), pullApi: await clusterIpUrl('pull-api'), portal: await clusterIpUrl('portal') };
+  urls = {
+    auth: await clusterIpUrl('auth'),
+    gateway: await clusterIpUrl('gateway'),
+    pullApi: await clusterIpUrl('pull-api'),
+    portal: await clusterIpUrl('portal'),
+  };
 });
 
 /** Runs `release.sh bus <args>` (helm upgrade --wait) to its end. */
@@ -89,11 +109,15 @@ it('upgrades every Deployment while publishing and receiving, and no accepted me
       expect([200, 202]).toContain(res.status);
       ids.push(m.message_id);
       // Flow control: at most WINDOW messages of a correlation id ahead of the consumer.
-      await eventually(() => ids.length - (receivedOrder.get(correlationId)?.length ?? 0), (ahead) => ahead < WINDOW, {
-        timeoutMs: 180_000,
-        intervalMs: 20,
-        what: `the consumer within ${WINDOW} messages of ${correlationId}`,
-      });
+      await eventually(
+        () => ids.length - (receivedOrder.get(correlationId)?.length ?? 0),
+        (ahead) => ahead < WINDOW,
+        {
+          timeoutMs: 180_000,
+          intervalMs: 20,
+          what: `the consumer within ${WINDOW} messages of ${correlationId}`,
+        },
+      );
     }
   };
 
@@ -129,7 +153,11 @@ it('upgrades every Deployment while publishing and receiving, and no accepted me
 
   const publishers = Array.from({ length: GROUPS }, (_, g) => publisher(g));
   // Some traffic before the roll starts, so the roll happens under load.
-  await eventually(() => [...accepted.values()].reduce((n, ids) => n + ids.length, 0), (n) => n >= GROUPS * 5, { timeoutMs: 60_000, what: 'traffic before the roll' });
+  await eventually(
+    () => [...accepted.values()].reduce((n, ids) => n + ids.length, 0),
+    (n) => n >= GROUPS * 5,
+    { timeoutMs: 60_000, what: 'traffic before the roll' },
+  );
   const rollStarted = Date.now();
   // A configuration change (the ConfigMap's checksum is in every pod template): a value other than the current one.
   const current = await kubectl('get', 'configmap', 'message-bus-config', '-o', 'jsonpath={.data.IDENTITY_CACHE_TTL}');
@@ -147,7 +175,9 @@ it('upgrades every Deployment while publishing and receiving, and no accepted me
   );
   consuming = false;
   await consumer;
-  console.log(`rolling upgrade: ${rollSeconds} s, ${total} messages accepted on ${GROUPS} correlation ids, ${counters.retries} requests sent again (${counters.limited} after a 429), ${ackLost.size} acks lost`);
+  console.log(
+    `rolling upgrade: ${rollSeconds} s, ${total} messages accepted on ${GROUPS} correlation ids, ${counters.retries} requests sent again (${counters.limited} after a 429), ${ackLost.size} acks lost`,
+  );
 
   for (const [correlationId, ids] of accepted) expect({ correlationId, order: receivedOrder.get(correlationId) ?? [] }).toEqual({ correlationId, order: ids });
   const unexpected = [...receipts.keys()].filter((id) => !allAccepted.has(id));
@@ -157,11 +187,15 @@ it('upgrades every Deployment while publishing and receiving, and no accepted me
   // helm --wait returned when the new pods were ready; the old ones may still be draining.
   for (const c of Object.keys(COMPONENTS) as Component[]) {
     const old = before.get(c)!;
-    const after = await eventually(() => podNames(c), (pods) => pods.length > 0 && pods.every((p) => !old.includes(p)), {
-      timeoutMs: 60_000,
-      intervalMs: 500,
-      what: `${resourceName(c)}'s pods replaced`,
-    });
+    const after = await eventually(
+      () => podNames(c),
+      (pods) => pods.length > 0 && pods.every((p) => !old.includes(p)),
+      {
+        timeoutMs: 60_000,
+        intervalMs: 500,
+        what: `${resourceName(c)}'s pods replaced`,
+      },
+    );
     expect(after).not.toEqual(expect.arrayContaining(old));
   }
 }, 600_000);

@@ -89,7 +89,15 @@ async function health(): Promise<number> {
 
 beforeAll(async () => {
   checkout = checkoutWithOwnLocal();
-  ports = { pg: await freePort(), redis: await freePort(), kafka: await freePort(), controller: await freePort(), bus: await freePort(), portal: await freePort(), oidc: await freePort() };
+  ports = {
+    pg: await freePort(),
+    redis: await freePort(),
+    kafka: await freePort(),
+    controller: await freePort(),
+    bus: await freePort(),
+    portal: await freePort(),
+    oidc: await freePort(),
+  };
   env = {
     PATH: process.env.PATH ?? '',
     HOME: process.env.HOME ?? checkout,
@@ -112,66 +120,78 @@ afterAll(async () => {
 }, 120_000);
 
 describe('npm run up and npm run down on a stack of their own', () => {
-  it('a failed up stops the servers it started and says so', async () => {
-    // Another process on the Redis port: Postgres starts, Redis cannot.
-    const squatter: Server = createServer();
-    await new Promise<void>((resolve) => squatter.listen(ports.redis, '127.0.0.1', resolve));
-    try {
-      const ran = await run('bash', ['deploy/local/stack.sh', 'up']);
-      expect(ran.code).toBe(1);
-      expect(ran.stdout).toContain('started: postgres');
-      expect(ran.stderr).toContain(`redis: port 127.0.0.1:${ports.redis} is already in use`);
-      expect(ran.stderr).toContain('up failed; stopping what this run started: postgres redis');
-      expect(ran.stderr).toMatch(/^stopped: postgres$/m);
-    } finally {
-      await new Promise((resolve) => squatter.close(resolve));
-    }
-    const status = await run('bash', ['deploy/local/stack.sh', 'status']);
-    expect(status).toMatchObject({ code: 3, stdout: 'postgres: stopped\nredis: stopped\nkafka: stopped\n' });
-  }, START_TIMEOUT_MS);
+  it(
+    'a failed up stops the servers it started and says so',
+    async () => {
+      // Another process on the Redis port: Postgres starts, Redis cannot.
+      const squatter: Server = createServer();
+      await new Promise<void>((resolve) => squatter.listen(ports.redis, '127.0.0.1', resolve));
+      try {
+        const ran = await run('bash', ['deploy/local/stack.sh', 'up']);
+        expect(ran.code).toBe(1);
+        expect(ran.stdout).toContain('started: postgres');
+        expect(ran.stderr).toContain(`redis: port 127.0.0.1:${ports.redis} is already in use`);
+        expect(ran.stderr).toContain('up failed; stopping what this run started: postgres redis');
+        expect(ran.stderr).toMatch(/^stopped: postgres$/m);
+      } finally {
+        await new Promise((resolve) => squatter.close(resolve));
+      }
+      const status = await run('bash', ['deploy/local/stack.sh', 'status']);
+      expect(status).toMatchObject({ code: 3, stdout: 'postgres: stopped\nredis: stopped\nkafka: stopped\n' });
+    },
+    START_TIMEOUT_MS,
+  );
 
-  it('starts from nothing into a log file that is plain text, with no warning or error line; the env files name this stack', async () => {
-    const up = upToFile(path.join(checkout, 'up-1.log'));
-    await untilUp(up);
-    // Every line whole and in place: npm's header, stack.sh's progress and results, the bus's start.
-    const log = up.log();
-    expect(log).not.toContain('\0');
-    expect(log).toMatch(/^> up\n> bash deploy\/local\/up\.sh\n/m);
-    expect(log).toMatch(new RegExp(`^stack\\.sh: kafka: starting broker on 127\\.0\\.0\\.1:${ports.kafka} `, 'm'));
-    expect(log).toMatch(/^started: postgres\nstarted: redis\nstarted: kafka\n/m);
-    expect(log).toMatch(/^building \(tsc -b\)$/m);
-    expect(log).not.toMatch(/TimeoutNegativeWarning|switched default partitioner|"level":"(warn|error|fatal)"|NOTICE:/);
-    expect(await health()).toBe(200);
-    expect(dotenv('.local/operator.env')).toMatchObject({ BUSCTL_URL: `http://127.0.0.1:${ports.portal}`, BUSCTL_CLIENT_ID: 'operator' });
-    expect(dotenv('.local/demo.env')).toMatchObject({ BUS_BASE_URL: `http://127.0.0.1:${ports.bus}`, PORTAL_URL: `http://127.0.0.1:${ports.portal}` });
-    // The portal's sign-in: the local provider runs, and the banner names the demo people.
-    expect(log).toMatch(/^ +vendor +Vic Vendor: vendor:odemovendor22$/m);
-    expect((await fetch(`http://127.0.0.1:${ports.oidc}/.well-known/openid-configuration`)).status).toBe(200);
+  it(
+    'starts from nothing into a log file that is plain text, with no warning or error line; the env files name this stack',
+    async () => {
+      const up = upToFile(path.join(checkout, 'up-1.log'));
+      await untilUp(up);
+      // Every line whole and in place: npm's header, stack.sh's progress and results, the bus's start.
+      const log = up.log();
+      expect(log).not.toContain('\0');
+      expect(log).toMatch(/^> up\n> bash deploy\/local\/up\.sh\n/m);
+      expect(log).toMatch(new RegExp(`^stack\\.sh: kafka: starting broker on 127\\.0\\.0\\.1:${ports.kafka} `, 'm'));
+      expect(log).toMatch(/^started: postgres\nstarted: redis\nstarted: kafka\n/m);
+      expect(log).toMatch(/^building \(tsc -b\)$/m);
+      expect(log).not.toMatch(/TimeoutNegativeWarning|switched default partitioner|"level":"(warn|error|fatal)"|NOTICE:/);
+      expect(await health()).toBe(200);
+      expect(dotenv('.local/operator.env')).toMatchObject({ BUSCTL_URL: `http://127.0.0.1:${ports.portal}`, BUSCTL_CLIENT_ID: 'operator' });
+      expect(dotenv('.local/demo.env')).toMatchObject({ BUS_BASE_URL: `http://127.0.0.1:${ports.bus}`, PORTAL_URL: `http://127.0.0.1:${ports.portal}` });
+      // The portal's sign-in: the local provider runs, and the banner names the demo people.
+      expect(log).toMatch(/^ +vendor +Vic Vendor: vendor:odemovendor22$/m);
+      expect((await fetch(`http://127.0.0.1:${ports.oidc}/.well-known/openid-configuration`)).status).toBe(200);
 
-    // A crash of the bus: up fails, saying so; the servers keep running.
-    const pid = Number(readFileSync(path.join(checkout, '.local/bus.pid'), 'utf8'));
-    process.kill(pid, 'SIGKILL');
-    expect(await up.exited).not.toBe(0);
-    expect(up.log()).toContain('the bus exited with code 137 (its output is above); Postgres, Redis and Kafka keep running');
-    expect(existsSync(path.join(checkout, '.local/bus.pid'))).toBe(false);
-    // The provider stops with the bus.
-    expect(up.log()).toMatch(/^stopped: oidc provider$/m);
-    await expect(fetch(`http://127.0.0.1:${ports.oidc}/.well-known/openid-configuration`)).rejects.toThrow();
-    expect(await run('bash', ['deploy/local/stack.sh', 'status'])).toMatchObject({ code: 0 });
-  }, START_TIMEOUT_MS);
+      // A crash of the bus: up fails, saying so; the servers keep running.
+      const pid = Number(readFileSync(path.join(checkout, '.local/bus.pid'), 'utf8'));
+      process.kill(pid, 'SIGKILL');
+      expect(await up.exited).not.toBe(0);
+      expect(up.log()).toContain('the bus exited with code 137 (its output is above); Postgres, Redis and Kafka keep running');
+      expect(existsSync(path.join(checkout, '.local/bus.pid'))).toBe(false);
+      // The provider stops with the bus.
+      expect(up.log()).toMatch(/^stopped: oidc provider$/m);
+      await expect(fetch(`http://127.0.0.1:${ports.oidc}/.well-known/openid-configuration`)).rejects.toThrow();
+      expect(await run('bash', ['deploy/local/stack.sh', 'status'])).toMatchObject({ code: 0 });
+    },
+    START_TIMEOUT_MS,
+  );
 
-  it('starts again on the running servers, and npm run down stops the bus and every server', async () => {
-    const up = upToFile(path.join(checkout, 'up-2.log'));
-    await untilUp(up);
-    expect(up.log()).toMatch(/^reused: postgres\nreused: redis\nreused: kafka$/m);
-    expect(await health()).toBe(200);
+  it(
+    'starts again on the running servers, and npm run down stops the bus and every server',
+    async () => {
+      const up = upToFile(path.join(checkout, 'up-2.log'));
+      await untilUp(up);
+      expect(up.log()).toMatch(/^reused: postgres\nreused: redis\nreused: kafka$/m);
+      expect(await health()).toBe(200);
 
-    const down = await run('npm', ['run', 'down']);
-    expect(down.code).toBe(0);
-    expect(down.stdout).toMatch(/^stopped: oidc provider\nstopped: bus\nstopped: postgres\nstopped: redis\nstopped: kafka\n$/m);
-    expect(await up.exited).toBe(0);
-    expect(up.log()).toMatch(/^the bus stopped$/m);
-    await expect(health()).rejects.toThrow();
-    expect(await run('bash', ['deploy/local/stack.sh', 'status'])).toMatchObject({ code: 3 });
-  }, START_TIMEOUT_MS);
+      const down = await run('npm', ['run', 'down']);
+      expect(down.code).toBe(0);
+      expect(down.stdout).toMatch(/^stopped: oidc provider\nstopped: bus\nstopped: postgres\nstopped: redis\nstopped: kafka\n$/m);
+      expect(await up.exited).toBe(0);
+      expect(up.log()).toMatch(/^the bus stopped$/m);
+      await expect(health()).rejects.toThrow();
+      expect(await run('bash', ['deploy/local/stack.sh', 'status'])).toMatchObject({ code: 3 });
+    },
+    START_TIMEOUT_MS,
+  );
 });

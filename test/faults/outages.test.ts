@@ -97,7 +97,10 @@ beforeAll(async () => {
   const permissions = { systemIds: [SYSTEM_ID], messageTypes: ['telling.started', 'telling.exposed', 'telling.ended'] };
   tenant = await tenants.tenant(permissions);
   idle = await tenants.tenant(permissions);
-  await tenants.db('workspaces').where({ id: tenant.workspaceId }).update({ quota_tier: 'custom', custom_per_second: 200, custom_burst: 400, custom_per_day: 10_000_000 });
+  await tenants
+    .db('workspaces')
+    .where({ id: tenant.workspaceId })
+    .update({ quota_tier: 'custom', custom_per_second: 200, custom_burst: 400, custom_per_day: 10_000_000 });
   producerToken = await tenants.token(tenant.producer);
   consumerToken = await tenants.token(tenant.consumer);
   idleConsumerToken = await tenants.token(idle.consumer);
@@ -150,7 +153,13 @@ async function call(what: What, method: 'GET' | 'POST', path: string, bearer: st
 type TellingType = 'telling.started' | 'telling.exposed' | 'telling.ended';
 
 function message(type: TellingType, correlationId: string) {
-  return { ...(som.examples[type] as Record<string, unknown>), message_type: type, message_id: randomUUID(), correlation_id: correlationId, occurred_at: new Date().toISOString() };
+  return {
+    ...(som.examples[type] as Record<string, unknown>),
+    message_type: type,
+    message_id: randomUUID(),
+    correlation_id: correlationId,
+    occurred_at: new Date().toISOString(),
+  };
 }
 
 /**
@@ -173,7 +182,8 @@ async function publish(body: ReturnType<typeof message>, expected: 'accepted' | 
       continue;
     }
     const outcome = res.status === 202 || res.status === 200 ? 'accepted' : res.status === 409 && firstRule(res)?.startsWith('sequence.') ? 'refused' : null;
-    if (outcome === null || outcome !== expected) unexpected.push(`publish ${body.message_type} expected ${expected}, got ${res.status} ${JSON.stringify(res.body)}`);
+    if (outcome === null || outcome !== expected)
+      unexpected.push(`publish ${body.message_type} expected ${expected}, got ${res.status} ${JSON.stringify(res.body)}`);
     if (outcome === 'accepted') accepted.get(body.correlation_id)!.push(body.message_id);
     else refused.add(body.message_id);
     return;
@@ -188,7 +198,8 @@ async function produce(correlationId: string): Promise<void> {
   await publish(message('telling.started', correlationId), 'accepted');
   for (let n = 1; streaming; n++) {
     await pause(PUBLISH_EVERY_MS * (0.5 + Math.random()));
-    if (n % 7 === 0) await publish(message('telling.started', correlationId), 'refused'); // a second start while one is under way
+    if (n % 7 === 0)
+      await publish(message('telling.started', correlationId), 'refused'); // a second start while one is under way
     else await publish(message('telling.exposed', correlationId), 'accepted');
   }
   await publish(message('telling.ended', correlationId), 'accepted');
@@ -336,7 +347,13 @@ it('loses nothing, delivers nothing refused, keeps order and answers no 500 whil
     // idle consumer ends its 20 s wait at once instead of at its end.
     const waiting = call('long poll', 'GET', `${idleBase}/messages?wait_seconds=20`, idleConsumerToken);
     const publishedAt = Date.now();
-    const woken = await call('publish', 'POST', `/v1/tenants/${idle.workspaceId}/messages`, idleProducerToken, message('telling.started', `idle-${randomUUID()}`));
+    const woken = await call(
+      'publish',
+      'POST',
+      `/v1/tenants/${idle.workspaceId}/messages`,
+      idleProducerToken,
+      message('telling.started', `idle-${randomUUID()}`),
+    );
     expect(woken?.status).toBe(202);
     const received = await waiting;
     const wokenAfterMs = Date.now() - publishedAt;
@@ -390,7 +407,10 @@ it('loses nothing, delivers nothing refused, keeps order and answers no 500 whil
     seen.set(r.messageId, r.receiveCount);
   }
   const logs = outageLogs();
-  const statuses = [...tally.counts].sort(([a], [b]) => a.localeCompare(b)).map(([key, n]) => `${key}: ${n}`).join(', ');
+  const statuses = [...tally.counts]
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([key, n]) => `${key}: ${n}`)
+    .join(', ');
   process.stdout.write(
     [
       `fault suite — ${((Date.now() - suiteStarted) / 1000).toFixed(0)} s of stream on ${CORRELATION_IDS} correlation ids`,

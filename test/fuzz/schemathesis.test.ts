@@ -135,13 +135,26 @@ async function signInSettings(): Promise<Record<string, string>> {
  * the browser tier signs in through the real provider. The portal run gets its own consumer
  * connection (it may revoke it) and a replay of it to read.
  */
-async function portalSession(running: RunningBus, fixture: { app: string; admin: (method: string, route: string, body?: unknown) => Promise<Record<string, unknown>> }): Promise<Record<string, string>> {
+async function portalSession(
+  running: RunningBus,
+  fixture: { app: string; admin: (method: string, route: string, body?: unknown) => Promise<Record<string, unknown>> },
+): Promise<Record<string, string>> {
   const db = createDatabase({ url: running.env.DATABASE_URL as string, poolMax: 1, applicationName: 'fuzz-portal-session' });
   try {
-    const { cookie, session } = await new PeopleStore(db).createSession({ subject: 'fuzz-operator', name: 'Fuzz operator', grants: [{ role: 'operator' }] }, 3_600_000);
+    const { cookie, session } = await new PeopleStore(db).createSession(
+      { subject: 'fuzz-operator', name: 'Fuzz operator', grants: [{ role: 'operator' }] },
+      3_600_000,
+    );
     const consumer = await fixture.admin('POST', '/api/admin/connections', { app_id: fixture.app, kind: 'consumer' });
-    const replay = await fixture.admin('POST', `/api/admin/connections/${String(consumer.client_id)}/replays`, { since: new Date(Date.now() - 60_000).toISOString() });
-    return { FUZZ_PORTAL_SESSION: cookie, FUZZ_PORTAL_CSRF: session.csrfToken, FUZZ_PORTAL_CONNECTION: String(consumer.client_id), FUZZ_PORTAL_REPLAY: String(replay.replay_id) };
+    const replay = await fixture.admin('POST', `/api/admin/connections/${String(consumer.client_id)}/replays`, {
+      since: new Date(Date.now() - 60_000).toISOString(),
+    });
+    return {
+      FUZZ_PORTAL_SESSION: cookie,
+      FUZZ_PORTAL_CSRF: session.csrfToken,
+      FUZZ_PORTAL_CONNECTION: String(consumer.client_id),
+      FUZZ_PORTAL_REPLAY: String(replay.replay_id),
+    };
   } finally {
     await db.destroy();
   }
@@ -234,8 +247,11 @@ async function fuzz(name: keyof typeof SECONDS, documentUrl: string, baseUrl: st
   args.push('--max-examples', String(MAX_EXAMPLES), '--max-time', String(SECONDS[name]), '--no-color', '--report', 'json', '--report-dir', dir);
   if (SEED !== 'random') args.push('--seed', SEED);
   const output = await new Promise<string>((resolve) => {
-    execFile(st, args, { cwd: dir, env: { PATH: process.env.PATH ?? '', HOME: dir, ...secrets }, maxBuffer: 64 * 1024 * 1024, timeout: (SECONDS[name] + 120) * 1000 }, (_err, stdout, stderr) =>
-      resolve(`${stdout}${stderr}`),
+    execFile(
+      st,
+      args,
+      { cwd: dir, env: { PATH: process.env.PATH ?? '', HOME: dir, ...secrets }, maxBuffer: 64 * 1024 * 1024, timeout: (SECONDS[name] + 120) * 1000 },
+      (_err, stdout, stderr) => resolve(`${stdout}${stderr}`),
     );
   });
   writeFileSync(path.join(dir, 'output.txt'), output);
@@ -249,7 +265,8 @@ async function fuzz(name: keyof typeof SECONDS, documentUrl: string, baseUrl: st
     `fuzz ${name}: ${report.operations.tested}/${report.operations.selected} operations, ${report.test_cases.generated} test cases, ` +
       `${report.running_time.toFixed(1)} s (${report.stop_reason}), seed ${seed}; ${report.failures.length} failures, ${report.errors.length} errors\n`,
   );
-  if (report.failures.length > 0 || report.errors.length > 0) process.stdout.write(`${output.slice(-12_000)}\n(full output: ${path.join(dir, 'output.txt')})\n`);
+  if (report.failures.length > 0 || report.errors.length > 0)
+    process.stdout.write(`${output.slice(-12_000)}\n(full output: ${path.join(dir, 'output.txt')})\n`);
   return report;
 }
 

@@ -26,7 +26,13 @@ export interface SignOptions {
 }
 
 /** Signs a POST to the bus with the AWS SDK's signer as a client would (never a hand-written one), and returns the headers to send. */
-export async function signedHeaders(bus: RunningBus, credentials: Credentials, path: string, body: string, options: SignOptions): Promise<Record<string, string>> {
+export async function signedHeaders(
+  bus: RunningBus,
+  credentials: Credentials,
+  path: string,
+  body: string,
+  options: SignOptions,
+): Promise<Record<string, string>> {
   const url = new URL(`${bus.busUrl}${path}`);
   const signer = new SignatureV4({
     credentials: { ...credentials, ...(options.sessionToken ? { sessionToken: options.sessionToken } : {}) },
@@ -36,7 +42,16 @@ export async function signedHeaders(bus: RunningBus, credentials: Credentials, p
   });
   const signed = await signer.sign(
     // A unique X-Request-Id is signed too: two requests alike within one second still differ (docs/auth.md).
-    { method: 'POST', protocol: url.protocol, hostname: url.hostname, port: Number(url.port), path: url.pathname, query: {}, headers: { host: url.host, 'content-type': 'application/json', 'x-request-id': randomUUID(), ...options.headers }, body },
+    {
+      method: 'POST',
+      protocol: url.protocol,
+      hostname: url.hostname,
+      port: Number(url.port),
+      path: url.pathname,
+      query: {},
+      headers: { host: url.host, 'content-type': 'application/json', 'x-request-id': randomUUID(), ...options.headers },
+      body,
+    },
     options.signingDate ? { signingDate: options.signingDate } : {},
   );
   // fetch sends Host itself, the same value that was signed.
@@ -88,7 +103,11 @@ export class PrincipalFixture {
     const principal = await this.register(clientId);
     const path = `/v1/tenants/${workspaceId}/principals/verify`;
     const body = JSON.stringify({ challenge: await this.challenge(principal) });
-    const res = await fetchObserved(`${this.bus.busUrl}${path}`, { method: 'POST', headers: await signedHeaders(this.bus, principal, path, body, { region: this.region }), body });
+    const res = await fetchObserved(`${this.bus.busUrl}${path}`, {
+      method: 'POST',
+      headers: await signedHeaders(this.bus, principal, path, body, { region: this.region }),
+      body,
+    });
     busApi.check('POST', path, res);
     expect(res.status).toBe(200);
     return principal;

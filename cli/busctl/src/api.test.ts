@@ -77,7 +77,8 @@ function shapeOf(checker: ts.TypeChecker, type: ts.Type): Shape {
     const flags = member.flags;
     if (flags & (ts.TypeFlags.Any | ts.TypeFlags.Unknown)) shape.unknown = true;
     else if (flags & ts.TypeFlags.Null) shape.null = true;
-    else if (flags & ts.TypeFlags.Undefined) continue; // optionality is the property's, read from its symbol
+    else if (flags & ts.TypeFlags.Undefined)
+      continue; // optionality is the property's, read from its symbol
     else if (flags & ts.TypeFlags.String) shape.string = true;
     else if (flags & ts.TypeFlags.Number) shape.number = true;
     else if (flags & (ts.TypeFlags.Boolean | ts.TypeFlags.BooleanLiteral)) shape.boolean = true;
@@ -85,10 +86,12 @@ function shapeOf(checker: ts.TypeChecker, type: ts.Type): Shape {
     else if (checker.isArrayType(member)) shape.array = shapeOf(checker, checker.getTypeArguments(member as ts.TypeReference)[0] as ts.Type);
     else if (flags & ts.TypeFlags.Object) {
       shape.object = new Map(
-        member.getProperties().map((property) => [
-          property.name,
-          { optional: (property.flags & ts.SymbolFlags.Optional) !== 0, shape: shapeOf(checker, checker.getTypeOfSymbol(property)) },
-        ]),
+        member
+          .getProperties()
+          .map((property) => [
+            property.name,
+            { optional: (property.flags & ts.SymbolFlags.Optional) !== 0, shape: shapeOf(checker, checker.getTypeOfSymbol(property)) },
+          ]),
       );
     } else throw new Error(`unsupported type ${checker.typeToString(member)}`);
   }
@@ -117,7 +120,8 @@ function accepts(shape: Shape, given: Schema, at: string): string[] {
   if ((types.includes('integer') || types.includes('number')) && !shape.number) problems.push(`${at}: the document sends a number`);
   if (types.includes('boolean') && !shape.boolean) problems.push(`${at}: the document sends true/false`);
   if (types.includes('array')) problems.push(...(shape.array ? accepts(shape.array, schema.items ?? {}, `${at}[]`) : [`${at}: the document sends a list`]));
-  if (types.includes('object') || schema.properties) problems.push(...(shape.object ? objectAccepts(shape, [schema], at) : [`${at}: the document sends an object`]));
+  if (types.includes('object') || schema.properties)
+    problems.push(...(shape.object ? objectAccepts(shape, [schema], at) : [`${at}: the document sends an object`]));
   return problems;
 }
 
@@ -137,7 +141,8 @@ function objectAccepts(shape: Shape, schemas: Schema[], at: string): string[] {
     for (const name of sent) documented.set(name, [...(documented.get(name) ?? []), variant.properties?.[name] ?? {}]);
     for (const [name, field] of fields) {
       const fieldSchema = variant.properties?.[name];
-      if (!field.optional && !(variant.required ?? []).includes(name)) problems.push(`${at}.${name}: required in busctl's type, optional or absent in the document`);
+      if (!field.optional && !(variant.required ?? []).includes(name))
+        problems.push(`${at}.${name}: required in busctl's type, optional or absent in the document`);
       if (fieldSchema) problems.push(...accepts(field.shape, fieldSchema, `${at}.${name}`));
     }
   }

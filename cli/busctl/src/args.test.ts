@@ -22,11 +22,17 @@ const helpOf = (path: string) => commandHelp(COMMANDS.find((c) => c.path.join(' 
 describe('every command → its admin API request', () => {
   it.each<[string, ApiRequest]>([
     ['org create --name Harbour --kind house', { method: 'POST', path: '/organisations', json: { name: 'Harbour', kind: 'house' } }],
-    ['org create --name V --kind vendor --tier minimal', { method: 'POST', path: '/organisations', json: { name: 'V', kind: 'vendor', quota: { tier: 'minimal' } } }],
+    [
+      'org create --name V --kind vendor --tier minimal',
+      { method: 'POST', path: '/organisations', json: { name: 'V', kind: 'vendor', quota: { tier: 'minimal' } } },
+    ],
     ['org list', { method: 'GET', path: '/organisations', query: {} }],
     ['org show oabcdefghijkl', { method: 'GET', path: '/organisations/oabcdefghijkl' }],
     ['workspace create --org o1 --name Sandbox', { method: 'POST', path: '/workspaces', json: { organisation_id: 'o1', name: 'Sandbox' } }],
-    ['workspace create --org o1 --name S --tier high', { method: 'POST', path: '/workspaces', json: { organisation_id: 'o1', name: 'S', quota: { tier: 'high' } } }],
+    [
+      'workspace create --org o1 --name S --tier high',
+      { method: 'POST', path: '/workspaces', json: { organisation_id: 'o1', name: 'S', quota: { tier: 'high' } } },
+    ],
     ['workspace list', { method: 'GET', path: '/workspaces', query: {} }],
     ['workspace list --org o1', { method: 'GET', path: '/workspaces', query: { organisation_id: 'o1' } }],
     ['workspace show w1', { method: 'GET', path: '/workspaces/w1' }],
@@ -57,25 +63,48 @@ describe('every command → its admin API request', () => {
     ],
     [
       'idp create --issuer https://login.example.com/ --jwks-url https://login.example.com/jwks --audience bus --audience bus2 --client-claim azp',
-      { method: 'POST', path: '/identity-providers', json: { issuer: 'https://login.example.com/', jwks_url: 'https://login.example.com/jwks', audiences: ['bus', 'bus2'], client_claim: 'azp' } },
+      {
+        method: 'POST',
+        path: '/identity-providers',
+        json: { issuer: 'https://login.example.com/', jwks_url: 'https://login.example.com/jwks', audiences: ['bus', 'bus2'], client_claim: 'azp' },
+      },
     ],
     [
       'idp create --issuer i --jwks-url u --audience bus --client-claim sub --algorithms ES256,EdDSA --clock-tolerance 30',
-      { method: 'POST', path: '/identity-providers', json: { issuer: 'i', jwks_url: 'u', audiences: ['bus'], client_claim: 'sub', algorithms: ['ES256', 'EdDSA'], clock_tolerance_seconds: 30 } },
+      {
+        method: 'POST',
+        path: '/identity-providers',
+        json: { issuer: 'i', jwks_url: 'u', audiences: ['bus'], client_claim: 'sub', algorithms: ['ES256', 'EdDSA'], clock_tolerance_seconds: 30 },
+      },
     ],
     ['idp list', { method: 'GET', path: '/identity-providers', query: {} }],
     ['idp show i1', { method: 'GET', path: '/identity-providers/i1' }],
     ['idp remove i1', { method: 'DELETE', path: '/identity-providers/i1' }],
-    ['binding add --idp i1 --client studio --connection c1', { method: 'POST', path: '/identity-providers/i1/bindings', json: { client: 'studio', connection_id: 'c1' } }],
+    [
+      'binding add --idp i1 --client studio --connection c1',
+      { method: 'POST', path: '/identity-providers/i1/bindings', json: { client: 'studio', connection_id: 'c1' } },
+    ],
     ['binding list --idp i1', { method: 'GET', path: '/identity-providers/i1/bindings' }],
     ['binding remove --idp i1 b1', { method: 'DELETE', path: '/identity-providers/i1/bindings/b1' }],
-    ['registration add --consumer c1 -f skills.yaml', { method: 'POST', path: '/connections/c1/registrations', file: { path: 'skills.yaml', contentType: 'application/yaml' } }],
-    ['registration add --consumer c1 --file dir.v2/S.YML', { method: 'POST', path: '/connections/c1/registrations', file: { path: 'dir.v2/S.YML', contentType: 'application/yaml' } }],
-    ['registration add --consumer c1 -f ./skills.json', { method: 'POST', path: '/connections/c1/registrations', file: { path: './skills.json', contentType: 'application/json' } }],
+    [
+      'registration add --consumer c1 -f skills.yaml',
+      { method: 'POST', path: '/connections/c1/registrations', file: { path: 'skills.yaml', contentType: 'application/yaml' } },
+    ],
+    [
+      'registration add --consumer c1 --file dir.v2/S.YML',
+      { method: 'POST', path: '/connections/c1/registrations', file: { path: 'dir.v2/S.YML', contentType: 'application/yaml' } },
+    ],
+    [
+      'registration add --consumer c1 -f ./skills.json',
+      { method: 'POST', path: '/connections/c1/registrations', file: { path: './skills.json', contentType: 'application/json' } },
+    ],
     ['registration list --consumer c1', { method: 'GET', path: '/connections/c1/registrations' }],
     ['registration remove --consumer c1 r1', { method: 'DELETE', path: '/connections/c1/registrations/r1' }],
     ['replay --consumer c1 --since 2h', { method: 'POST', path: '/connections/c1/replays', json: { since: '2026-11-22T04:00:00.000Z' } }],
-    ['replay --consumer c1 --since 2026-11-21T12:00:00+01:00', { method: 'POST', path: '/connections/c1/replays', json: { since: '2026-11-21T11:00:00.000Z' } }],
+    [
+      'replay --consumer c1 --since 2026-11-21T12:00:00+01:00',
+      { method: 'POST', path: '/connections/c1/replays', json: { since: '2026-11-21T11:00:00.000Z' } },
+    ],
     ['queue stats --consumer c1', { method: 'GET', path: '/connections/c1/queue' }],
     ['message trace w1 0b6e2c1a-6f4e-4c54-9d2a-1f7c3e9b8a01', { method: 'GET', path: '/workspaces/w1/messages/0b6e2c1a-6f4e-4c54-9d2a-1f7c3e9b8a01' }],
     ['quarantine list', { method: 'GET', path: '/quarantine', query: {} }],
@@ -135,7 +164,11 @@ describe('bad input → a usage error saying what is wrong, with the help to fix
     ['connection create --app a1', 'missing --kind producer|consumer', 'connection create'],
     ['connection remove', 'missing <c>', 'connection remove'],
     ['credential rotate c1', 'missing --overlap <duration>', 'credential rotate'],
-    ['credential rotate c1 --overlap 1.5h', "--overlap must be a whole number followed by s, m, h or d (e.g. 90s, 15m, 1h, 2d), not '1.5h'", 'credential rotate'],
+    [
+      'credential rotate c1 --overlap 1.5h',
+      "--overlap must be a whole number followed by s, m, h or d (e.g. 90s, 15m, 1h, 2d), not '1.5h'",
+      'credential rotate',
+    ],
     ['credential rotate --overlap 1h', 'missing <c>', 'credential rotate'],
     ['permission set --app a1 --message-type t', 'missing --system-id <id>', 'permission set'],
     ['permission set --app a1 --system-id s', 'missing --message-type <type>', 'permission set'],
@@ -155,16 +188,28 @@ describe('bad input → a usage error saying what is wrong, with the help to fix
     ['registration add -f s.yaml', 'missing --consumer <c>', 'registration add'],
     ['registration remove --consumer c1', 'missing <registration_id>', 'registration remove'],
     ['replay --consumer c1', 'missing --since <when>', 'replay'],
-    ['replay --consumer c1 --since yesterday', "--since must be a whole number followed by s, m, h or d (e.g. 90s, 15m, 1h, 2d), or an RFC 3339 time such as 2026-11-22T06:00:00Z, not 'yesterday'", 'replay'],
+    [
+      'replay --consumer c1 --since yesterday',
+      "--since must be a whole number followed by s, m, h or d (e.g. 90s, 15m, 1h, 2d), or an RFC 3339 time such as 2026-11-22T06:00:00Z, not 'yesterday'",
+      'replay',
+    ],
     ['replay --consumer c1 --since 2h --no-wait=yes', "Option '--no-wait' does not take an argument", 'replay'],
     ['queue stats', 'missing --consumer <c>', 'queue stats'],
-    ['quarantine list --reason late', "--reason must be one of headers.unreadable, value.missing, value.unreadable, acceptance.missing, acceptance.hash_mismatch, not 'late'", 'quarantine list'],
+    [
+      'quarantine list --reason late',
+      "--reason must be one of headers.unreadable, value.missing, value.unreadable, acceptance.missing, acceptance.hash_mismatch, not 'late'",
+      'quarantine list',
+    ],
     ['quarantine list --limit ten', "--limit must be a whole number, not 'ten'", 'quarantine list'],
     ['quarantine list 12', "unexpected argument '12'", 'quarantine list'],
     ['quarantine redrive', 'give record ids or --workspace, one of the two', 'quarantine redrive'],
     ['quarantine redrive 12 --workspace w1', 'give record ids or --workspace, one of the two', 'quarantine redrive'],
     ['quarantine redrive 12 --after 11', '--after goes with --workspace', 'quarantine redrive'],
-    [`quarantine redrive ${Array.from({ length: 101 }, (_, i) => i + 1).join(' ')}`, 'at most 100 ids at a time (--workspace takes all of a workspace)', 'quarantine redrive'],
+    [
+      `quarantine redrive ${Array.from({ length: 101 }, (_, i) => i + 1).join(' ')}`,
+      'at most 100 ids at a time (--workspace takes all of a workspace)',
+      'quarantine redrive',
+    ],
   ])('busctl %s', (line, message, path) => {
     const error = usage(words(line));
     expect(error.message).toContain(message);

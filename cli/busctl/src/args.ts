@@ -10,14 +10,14 @@ const GLOBAL_OPTIONS: Readonly<Record<string, OptionSpec>> = {
 };
 
 export type Invocation =
-  | { kind: 'help'; text: string }
-  | { kind: 'usage'; message: string; help: string }
-  | { kind: 'run'; plan: Plan; json: boolean; url: string | undefined };
+  { kind: 'help'; text: string } | { kind: 'usage'; message: string; help: string } | { kind: 'run'; plan: Plan; json: boolean; url: string | undefined };
 
 type Values = Record<string, string | boolean | (string | boolean)[] | undefined>;
 
 function optionLines(options: Readonly<Record<string, OptionSpec>>): string[] {
-  const rows = Object.entries(options).map(([name, spec]) => [`${spec.short ? `-${spec.short}, ` : ''}--${name}${spec.value ? ` ${spec.value}` : ''}`, spec.help] as const);
+  const rows = Object.entries(options).map(
+    ([name, spec]) => [`${spec.short ? `-${spec.short}, ` : ''}--${name}${spec.value ? ` ${spec.value}` : ''}`, spec.help] as const,
+  );
   const width = Math.max(...rows.map(([left]) => left.length));
   return rows.map(([left, help]) => `  ${left.padEnd(width)}  ${help}`);
 }
@@ -45,7 +45,7 @@ export function topHelp(): string {
     '  BUSCTL_CLIENT_SECRET  the operator client secret',
     '',
     'Exit codes: 0 done; 1 the API refused, could not be reached, a replay did not succeed or a redrive left a record in quarantine; 2 usage error.',
-    'Run `busctl <group> --help` for a group\'s commands, `busctl <group> <command> --help` for one command.',
+    "Run `busctl <group> --help` for a group's commands, `busctl <group> <command> --help` for one command.",
     '',
   ].join('\n');
 }
@@ -130,7 +130,11 @@ export function parseCommandLine(argv: readonly string[], now: Date): Invocation
   const command = commandsOf(group).find((c) => c.path.every((word, i) => words[i] === word));
   if (command === undefined) {
     if (wantsHelp) return { kind: 'help', text: groupHelp(group) };
-    return { kind: 'usage', message: words[1] === undefined ? `missing the ${group} command` : `unknown command '${group} ${words[1]}'`, help: groupHelp(group) };
+    return {
+      kind: 'usage',
+      message: words[1] === undefined ? `missing the ${group} command` : `unknown command '${group} ${words[1]}'`,
+      help: groupHelp(group),
+    };
   }
   const help = commandHelp(command);
   if (wantsHelp) return { kind: 'help', text: help };
@@ -144,13 +148,15 @@ export function parseCommandLine(argv: readonly string[], now: Date): Invocation
     const rest = positionals.slice(command.path.length);
     const missing = command.positionals[rest.length];
     if (missing !== undefined) throw new UsageError(`missing ${missing}`);
-    if (rest.length > command.positionals.length && command.rest === undefined) throw new UsageError(`unexpected argument '${rest[command.positionals.length]}'`);
+    if (rest.length > command.positionals.length && command.rest === undefined)
+      throw new UsageError(`unexpected argument '${rest[command.positionals.length]}'`);
     const blank = rest.findIndex((word) => word.trim() === '');
     if (blank >= 0) throw new UsageError(`${command.positionals[blank] ?? command.rest} must not be empty`);
     const plan = command.plan(inputFrom(command, values, rest, now));
     return { kind: 'run', plan, json: values.json === true, url: typeof values.url === 'string' ? values.url : undefined };
   } catch (err) {
-    if (err instanceof UsageError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) return { kind: 'usage', message: (err as Error).message, help };
+    if (err instanceof UsageError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS'))
+      return { kind: 'usage', message: (err as Error).message, help };
     throw err;
   }
 }

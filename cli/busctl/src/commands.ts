@@ -160,7 +160,13 @@ const consumerOption: OptionSpec = { type: 'string', value: '<c>', help: 'the co
 const connectionOption: OptionSpec = { type: 'string', value: '<c>', help: 'the connection (client id)' };
 
 /** `principal <verb> --connection <c> <access_key_id>`: one call on one principal of a connection. */
-function principalCommand(verb: string, summary: string, request: { method: 'GET' | 'POST' | 'DELETE'; suffix: string }, render: (body: unknown, key: string) => string, note?: string): Command {
+function principalCommand(
+  verb: string,
+  summary: string,
+  request: { method: 'GET' | 'POST' | 'DELETE'; suffix: string },
+  render: (body: unknown, key: string) => string,
+  note?: string,
+): Command {
   return {
     path: ['principal', verb],
     summary,
@@ -196,15 +202,27 @@ function showCommand<T>(group: string, placeholder: string, collection: string, 
 }
 
 /** `<group> list [--filter …]`: the collection as a table; each filter option is a query parameter. */
-function listCommand<T>(group: string, collection: string, filters: Record<string, { query: string; value: string; help: string }>, view: View<T>, path = collection): Command {
+function listCommand<T>(
+  group: string,
+  collection: string,
+  filters: Record<string, { query: string; value: string; help: string }>,
+  view: View<T>,
+  path = collection,
+): Command {
   return {
     path: [group, 'list'],
     summary: `list ${collection.replace(/_/g, ' ')}`,
-    usage: Object.entries(filters).map(([name, filter]) => `[--${name} ${filter.value}]`).join(' '),
+    usage: Object.entries(filters)
+      .map(([name, filter]) => `[--${name} ${filter.value}]`)
+      .join(' '),
     options: Object.fromEntries(Object.entries(filters).map(([name, { value, help }]) => [name, { type: 'string', value, help }])),
     positionals: [],
     plan: (input) => ({
-      request: { method: 'GET', path: `/${path}`, query: given(Object.fromEntries(Object.entries(filters).map(([name, filter]) => [filter.query, input.string(name)]))) },
+      request: {
+        method: 'GET',
+        path: `/${path}`,
+        query: given(Object.fromEntries(Object.entries(filters).map(([name, filter]) => [filter.query, input.string(name)]))),
+      },
       render: (body) => listTable(view, (body as Record<string, T[]>)[collection] ?? []),
     }),
   };
@@ -262,7 +280,7 @@ export const COMMANDS: readonly Command[] = [
   showCommand('org', '<o>', 'organisations', organisationView, 'show one organisation'),
   {
     path: ['workspace', 'create'],
-    summary: "create a workspace (a tenant) in an organisation",
+    summary: 'create a workspace (a tenant) in an organisation',
     usage: '--org <o> --name <name> [--tier minimal|standard|high]',
     options: {
       org: { type: 'string', value: '<o>', help: 'the organisation' },
@@ -308,7 +326,11 @@ export const COMMANDS: readonly Command[] = [
     },
     positionals: [],
     plan: (input) => ({
-      request: { method: 'POST', path: '/connections', json: { app_id: input.need('app'), kind: choice(input, 'kind', ['producer', 'consumer'], input.need('kind')) } },
+      request: {
+        method: 'POST',
+        path: '/connections',
+        json: { app_id: input.need('app'), kind: choice(input, 'kind', ['producer', 'consumer'], input.need('kind')) },
+      },
       render: (body) => renderIssued(body as IssuedCredential),
       note: SECRET_NOTE,
     }),
@@ -414,7 +436,8 @@ export const COMMANDS: readonly Command[] = [
       if (tier !== 'custom' && limits.some((name) => input.string(name) !== undefined)) {
         throw new UsageError('--per-second, --burst and --per-day go with the custom tier only');
       }
-      const quota = tier === 'custom' ? { tier, per_second: count(input, 'per-second'), burst: count(input, 'burst'), per_day: count(input, 'per-day') } : { tier };
+      const quota =
+        tier === 'custom' ? { tier, per_second: count(input, 'per-second'), burst: count(input, 'burst'), per_day: count(input, 'per-day') } : { tier };
       return workspace !== undefined
         ? {
             request: { method: 'PUT', path: `/workspaces/${id(workspace)}/quota`, json: quota },
@@ -428,7 +451,7 @@ export const COMMANDS: readonly Command[] = [
   },
   {
     path: ['idp', 'create'],
-    summary: "register an external identity provider: its tokens then publish for the clients bound to a connection",
+    summary: 'register an external identity provider: its tokens then publish for the clients bound to a connection',
     usage: '--issuer <iss> --jwks-url <https url> --audience <aud>… --client-claim azp|client_id|sub [--algorithms <alg,…>] [--clock-tolerance <seconds>]',
     options: {
       issuer: { type: 'string', value: '<iss>', help: "the issuer exactly as the provider's tokens carry it in iss" },
@@ -440,7 +463,10 @@ export const COMMANDS: readonly Command[] = [
     },
     positionals: [],
     plan: (input) => {
-      const algorithms = input.string('algorithms')?.split(',').map((a) => a.trim());
+      const algorithms = input
+        .string('algorithms')
+        ?.split(',')
+        .map((a) => a.trim());
       return {
         request: {
           method: 'POST',
@@ -482,7 +508,11 @@ export const COMMANDS: readonly Command[] = [
     },
     positionals: [],
     plan: (input) => ({
-      request: { method: 'POST', path: `/identity-providers/${id(input.need('idp'))}/bindings`, json: { client: input.need('client'), connection_id: input.need('connection') } },
+      request: {
+        method: 'POST',
+        path: `/identity-providers/${id(input.need('idp'))}/bindings`,
+        json: { client: input.need('client'), connection_id: input.need('connection') },
+      },
       render: (body) => fields(bindingView.fields, body as Binding),
     }),
   },
@@ -499,7 +529,7 @@ export const COMMANDS: readonly Command[] = [
   },
   {
     path: ['binding', 'remove'],
-    summary: 'remove a binding (the client\'s tokens are refused within seconds)',
+    summary: "remove a binding (the client's tokens are refused within seconds)",
     usage: '--idp <i> <binding_id>',
     options: { idp: { type: 'string', value: '<i>', help: 'the identity provider' } },
     positionals: ['<binding_id>'],
@@ -602,7 +632,8 @@ export const COMMANDS: readonly Command[] = [
       const delayMs = input.string('delay-ms') === undefined ? 0 : count(input, 'delay-ms');
       if (delayMs > DELAY_MS_MAX) throw new UsageError(`--delay-ms must be at most ${DELAY_MS_MAX}, not ${delayMs}`);
       const faults = { duplicate_rate: rate(input, 'duplicate-rate'), delay_ms: delayMs, early_expiry_rate: rate(input, 'early-expiry-rate') };
-      if (faults.duplicate_rate === 0 && faults.delay_ms === 0 && faults.early_expiry_rate === 0) throw new UsageError('give a fault above 0 (busctl faults off turns them off)');
+      if (faults.duplicate_rate === 0 && faults.delay_ms === 0 && faults.early_expiry_rate === 0)
+        throw new UsageError('give a fault above 0 (busctl faults off turns them off)');
       return { request: { method: 'PUT', path: `/connections/${id(input.need('consumer'))}/faults`, json: faults }, render: renderConsumerTools };
     },
   },
@@ -623,7 +654,11 @@ export const COMMANDS: readonly Command[] = [
     usage: '--consumer <c> (--max-receives <n> | --off)',
     options: {
       consumer: consumerOption,
-      'max-receives': { type: 'string', value: '<n>', help: `receives (1 to ${MAX_RECEIVES_MAX}) after which a message is dead-lettered instead of handed out again` },
+      'max-receives': {
+        type: 'string',
+        value: '<n>',
+        help: `receives (1 to ${MAX_RECEIVES_MAX}) after which a message is dead-lettered instead of handed out again`,
+      },
       off: { type: 'boolean', help: 'no threshold: messages are handed out however often (open dead letters stay until redriven or discarded)' },
     },
     positionals: [],
@@ -631,7 +666,8 @@ export const COMMANDS: readonly Command[] = [
       const off = input.flag('off');
       if (off === (input.string('max-receives') !== undefined)) throw new UsageError('give --max-receives or --off, one of the two');
       const maxReceives = off ? null : count(input, 'max-receives');
-      if (maxReceives !== null && (maxReceives < 1 || maxReceives > MAX_RECEIVES_MAX)) throw new UsageError(`--max-receives must be from 1 to ${MAX_RECEIVES_MAX}, not ${maxReceives}`);
+      if (maxReceives !== null && (maxReceives < 1 || maxReceives > MAX_RECEIVES_MAX))
+        throw new UsageError(`--max-receives must be from 1 to ${MAX_RECEIVES_MAX}, not ${maxReceives}`);
       return {
         request: { method: 'PUT', path: `/connections/${id(input.need('consumer'))}/dead-letter-policy`, json: { max_receives: maxReceives } },
         render: renderConsumerTools,
@@ -687,10 +723,10 @@ export const COMMANDS: readonly Command[] = [
   },
   {
     path: ['quarantine', 'redrive'],
-    summary: "check quarantined records against their acceptance again: enqueue those now accepted, say why the others stay",
+    summary: 'check quarantined records against their acceptance again: enqueue those now accepted, say why the others stay',
     usage: '(<id>… | --workspace <w> [--after <id>])',
     options: {
-      workspace: { type: 'string', value: '<w>', help: "every quarantined record of this workspace, oldest first (each page of 100 in turn)" },
+      workspace: { type: 'string', value: '<w>', help: 'every quarantined record of this workspace, oldest first (each page of 100 in turn)' },
       after: { type: 'string', value: '<id>', help: 'with --workspace: start after this record id' },
     },
     positionals: [],
@@ -705,7 +741,11 @@ export const COMMANDS: readonly Command[] = [
         if (input.rest.length > REDRIVE_IDS_MAX) throw new UsageError(`at most ${REDRIVE_IDS_MAX} ids at a time (--workspace takes all of a workspace)`);
         return { request: { method: 'POST', path: '/quarantine/redrive', json: { ids: input.rest } }, render, failure: redriveFailure };
       }
-      const page = (from: string | undefined): ApiRequest => ({ method: 'POST', path: '/quarantine/redrive', json: { workspace_id: workspace, ...given({ after: from }) } });
+      const page = (from: string | undefined): ApiRequest => ({
+        method: 'POST',
+        path: '/quarantine/redrive',
+        json: { workspace_id: workspace, ...given({ after: from }) },
+      });
       return {
         request: page(after),
         pages: {
@@ -751,7 +791,9 @@ export const COMMANDS: readonly Command[] = [
     (body) => fields(challengeFields, body as PrincipalChallenge),
     'The challenge is shown only this once: give it to the role\'s holder, who signs POST /v1/tenants/{t}/principals/verify with {"challenge": …} (docs/auth.md).',
   ),
-  principalCommand('revoke', 'revoke an AWS principal for good (its signatures stop working)', { method: 'POST', suffix: '/revoke' }, (body) => fields(principalColumns, body as Principal)),
+  principalCommand('revoke', 'revoke an AWS principal for good (its signatures stop working)', { method: 'POST', suffix: '/revoke' }, (body) =>
+    fields(principalColumns, body as Principal),
+  ),
   principalCommand('remove', 'remove an AWS principal and its secret', { method: 'DELETE', suffix: '' }, (_body, key) => `Removed AWS principal ${key}.\n`),
 ];
 
@@ -763,7 +805,9 @@ function replayFailure(body: unknown): string | undefined {
 function redriveFailure(body: unknown): string | undefined {
   const { results } = body as RedriveAnswer;
   const stayed = results.filter((r) => r.outcome !== 'redriven').length;
-  return stayed === 0 ? undefined : `${stayed} of ${results.length} records were not redriven (refused: still quarantined, for the reason shown; not_found: not in quarantine)`;
+  return stayed === 0
+    ? undefined
+    : `${stayed} of ${results.length} records were not redriven (refused: still quarantined, for the reason shown; not_found: not in quarantine)`;
 }
 
 /** The first word of each command, with what it is about, for `busctl --help` and group help. */
@@ -778,7 +822,7 @@ export const GROUPS: Readonly<Record<string, string>> = {
   idp: 'external identity providers whose tokens publish for bound clients',
   binding: "an identity provider's client bound to a connection",
   registration: "a consumer's skill registrations",
-  principal: "AWS principals of a connection: role ARN, access key, challenge, revoke",
+  principal: 'AWS principals of a connection: role ARN, access key, challenge, revoke',
   replay: "replay a consumer's messages from the archive",
   queue: "a consumer's queue",
   faults: "Sandbox fault injection into a consumer's deliveries: lost acks, delay, leases cut short",

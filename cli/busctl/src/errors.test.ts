@@ -5,7 +5,9 @@ import { renderApiError } from './errors';
 describe('renderApiError', () => {
   it("prints the API's code, message and request id", () => {
     const body = { code: 'admin.not_found', message: 'No connection cabcdefghijkl', request_id: 'req-1' };
-    expect(renderApiError(404, body, JSON.stringify(body), null)).toBe('busctl: the API refused (404 admin.not_found): No connection cabcdefghijkl [request req-1]\n');
+    expect(renderApiError(404, body, JSON.stringify(body), null)).toBe(
+      'busctl: the API refused (404 admin.not_found): No connection cabcdefghijkl [request req-1]\n',
+    );
   });
 
   it('says which variables hold the operator credentials on 401', () => {
@@ -37,7 +39,10 @@ describe('renderApiError', () => {
             instance_label: 'locale',
             skill_id: 'telling/locale-match',
             valid: false,
-            problems: ['values.locale_path: "story.langauge" is not a path of SOM 1.0 story.context', 'values.match: "\u001b[2J" is not one of language, region'],
+            problems: [
+              'values.locale_path: "story.langauge" is not a path of SOM 1.0 story.context',
+              'values.match: "\u001b[2J" is not one of language, region',
+            ],
           },
           { index: 2, instance_label: null, skill_id: null, valid: false, problems: ['skill_id: required'] },
         ],

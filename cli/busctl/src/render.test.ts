@@ -86,7 +86,11 @@ describe('fields', () => {
   });
 
   it("shows a consumer's testing settings on one line, and each as a field after a change", () => {
-    const tested: Connection = { ...connection, kind: 'consumer', consumer_tools: { faults: { duplicate_rate: 0.25, delay_ms: 500, early_expiry_rate: 0 }, max_receives: null } };
+    const tested: Connection = {
+      ...connection,
+      kind: 'consumer',
+      consumer_tools: { faults: { duplicate_rate: 0.25, delay_ms: 500, early_expiry_rate: 0 }, max_receives: null },
+    };
     expect(fields(connectionView.fields, tested)).toContain('consumer_tools      duplicate_rate 0.25, delay 500 ms, early_expiry_rate 0, max_receives off\n');
     expect(fields(consumerToolsFields, tested)).toBe(
       'client_id          cabcdefghijkl\nduplicate_rate     0.25\ndelay_ms           500\nearly_expiry_rate  0\nmax_receives       off\n',
@@ -97,7 +101,9 @@ describe('fields', () => {
   it('lists open dead letters, saying when more are open than listed', () => {
     const letter = { id: '7', message_id: 'm1', correlation_id: 'story-1', receive_count: 3, dead_lettered_at: '2026-11-22T05:00:00.000Z' };
     const out = renderDeadLetters({ client_id: 'c1', dead_letters: [letter], truncated: false });
-    expect(out).toBe('ID  MESSAGE_ID  CORRELATION_ID  RECEIVE_COUNT  DEAD_LETTERED_AT\n7   m1          story-1         3              2026-11-22T05:00:00.000Z\n');
+    expect(out).toBe(
+      'ID  MESSAGE_ID  CORRELATION_ID  RECEIVE_COUNT  DEAD_LETTERED_AT\n7   m1          story-1         3              2026-11-22T05:00:00.000Z\n',
+    );
     expect(renderDeadLetters({ client_id: 'c1', dead_letters: [letter], truncated: true })).toContain('More dead letters are open: the oldest 1 are listed.\n');
   });
 
@@ -165,8 +171,32 @@ describe('renderTrace', () => {
       accepted_at: '2026-11-22T06:00:00.000Z',
       kafka: { partition: 2, offset: '41' },
       deliveries: [
-        { consumer_id: 'cconsumer2345', connection_status: 'active', state: 'acked', enqueued_at: '2026-11-22T06:00:01.000Z', visible_at: null, receive_count: 2, acked_at: '2026-11-22T06:00:09.000Z', nack_count: 1, last_nacked_at: '2026-11-22T06:00:05.000Z', dead_letter: null, faults: [] },
-        { consumer_id: 'crevoked23456', connection_status: 'revoked', state: 'not_enqueued', enqueued_at: null, visible_at: null, receive_count: 0, acked_at: null, nack_count: 0, last_nacked_at: null, dead_letter: null, faults: [] },
+        {
+          consumer_id: 'cconsumer2345',
+          connection_status: 'active',
+          state: 'acked',
+          enqueued_at: '2026-11-22T06:00:01.000Z',
+          visible_at: null,
+          receive_count: 2,
+          acked_at: '2026-11-22T06:00:09.000Z',
+          nack_count: 1,
+          last_nacked_at: '2026-11-22T06:00:05.000Z',
+          dead_letter: null,
+          faults: [],
+        },
+        {
+          consumer_id: 'crevoked23456',
+          connection_status: 'revoked',
+          state: 'not_enqueued',
+          enqueued_at: null,
+          visible_at: null,
+          receive_count: 0,
+          acked_at: null,
+          nack_count: 0,
+          last_nacked_at: null,
+          dead_letter: null,
+          faults: [],
+        },
       ],
     };
     expect(renderTrace(trace)).toBe(
@@ -213,7 +243,19 @@ describe('renderTrace', () => {
             { kind: 'early_expiry', at: '2026-11-22T07:00:25.000Z', detail_ms: 1000 },
           ],
         },
-        { consumer_id: 'credriven2345', connection_status: 'active', state: 'acked', enqueued_at: '2026-11-22T07:00:01.000Z', visible_at: null, receive_count: 1, acked_at: '2026-11-22T07:02:00.000Z', nack_count: 0, last_nacked_at: null, dead_letter: { dead_lettered_at: '2026-11-22T07:00:40.000Z', resolution: 'redriven', resolved_at: '2026-11-22T07:01:00.000Z' }, faults: [] },
+        {
+          consumer_id: 'credriven2345',
+          connection_status: 'active',
+          state: 'acked',
+          enqueued_at: '2026-11-22T07:00:01.000Z',
+          visible_at: null,
+          receive_count: 1,
+          acked_at: '2026-11-22T07:02:00.000Z',
+          nack_count: 0,
+          last_nacked_at: null,
+          dead_letter: { dead_lettered_at: '2026-11-22T07:00:40.000Z', resolution: 'redriven', resolved_at: '2026-11-22T07:01:00.000Z' },
+          faults: [],
+        },
       ],
     };
     // The acceptance's six fields and the blank line after them are as in the case above.

@@ -73,16 +73,31 @@ export interface View<T> {
 }
 
 export function listTable<T>(view: View<T>, items: readonly T[]): string {
-  return table(view.fields.filter(([label]) => view.listed.includes(label)), items);
+  return table(
+    view.fields.filter(([label]) => view.listed.includes(label)),
+    items,
+  );
 }
 
 export const organisationView: View<Organisation> = {
-  fields: [['id', (o) => o.id], ['name', (o) => o.name], ['kind', (o) => o.kind], ['quota', (o) => formatQuota(o.quota)], ['created_at', (o) => o.created_at]],
+  fields: [
+    ['id', (o) => o.id],
+    ['name', (o) => o.name],
+    ['kind', (o) => o.kind],
+    ['quota', (o) => formatQuota(o.quota)],
+    ['created_at', (o) => o.created_at],
+  ],
   listed: ['id', 'name', 'kind', 'quota', 'created_at'],
 };
 
 export const workspaceView: View<Workspace> = {
-  fields: [['id', (w) => w.id], ['organisation_id', (w) => w.organisation_id], ['name', (w) => w.name], ['quota', (w) => formatQuota(w.quota)], ['created_at', (w) => w.created_at]],
+  fields: [
+    ['id', (w) => w.id],
+    ['organisation_id', (w) => w.organisation_id],
+    ['name', (w) => w.name],
+    ['quota', (w) => formatQuota(w.quota)],
+    ['created_at', (w) => w.created_at],
+  ],
   listed: ['id', 'organisation_id', 'name', 'quota', 'created_at'],
 };
 
@@ -162,7 +177,13 @@ export const identityProviderView: View<IdentityProvider> = {
 };
 
 export const bindingView: View<Binding> = {
-  fields: [['id', (b) => b.id], ['provider_id', (b) => b.provider_id], ['client', (b) => b.client], ['connection_id', (b) => b.connection_id], ['created_at', (b) => b.created_at]],
+  fields: [
+    ['id', (b) => b.id],
+    ['provider_id', (b) => b.provider_id],
+    ['client', (b) => b.client],
+    ['connection_id', (b) => b.connection_id],
+    ['created_at', (b) => b.created_at],
+  ],
   listed: ['id', 'client', 'connection_id', 'created_at'],
 };
 
@@ -184,10 +205,16 @@ export const deadLetterColumns: readonly Column<DeadLetter>[] = [
 
 /** dead-letter list: the open dead letters, and a line when there are more than one answer lists. */
 export function renderDeadLetters(list: DeadLetterList): string {
-  return table(deadLetterColumns, list.dead_letters) + (list.truncated ? `More dead letters are open: the oldest ${list.dead_letters.length} are listed.\n` : '');
+  return (
+    table(deadLetterColumns, list.dead_letters) + (list.truncated ? `More dead letters are open: the oldest ${list.dead_letters.length} are listed.\n` : '')
+  );
 }
 
-export const resolvedDeadLetterFields: readonly Column<ResolvedDeadLetter>[] = [...deadLetterColumns, ['resolution', (d) => d.resolution], ['resolved_at', (d) => d.resolved_at]];
+export const resolvedDeadLetterFields: readonly Column<ResolvedDeadLetter>[] = [
+  ...deadLetterColumns,
+  ['resolution', (d) => d.resolution],
+  ['resolved_at', (d) => d.resolved_at],
+];
 
 export const replayFields: readonly Column<Replay>[] = [
   ['replay_id', (r) => r.replay_id],
@@ -241,7 +268,9 @@ type TraceFault = TraceDelivery['faults'][number];
 /** A delivery's dead letter: open since when, or how and when the operator resolved it. */
 function deadLetterCell(d: TraceDelivery): string | null {
   if (d.dead_letter === null) return null;
-  return d.dead_letter.resolution === null ? `open since ${d.dead_letter.dead_lettered_at}` : `${d.dead_letter.resolution} ${d.dead_letter.resolved_at ?? ''}`.trimEnd();
+  return d.dead_letter.resolution === null
+    ? `open since ${d.dead_letter.dead_lettered_at}`
+    : `${d.dead_letter.resolution} ${d.dead_letter.resolved_at ?? ''}`.trimEnd();
 }
 
 /** The faults injected into a delivery, counted per kind in the order they first happened. */
@@ -281,7 +310,8 @@ export function renderTrace(trace: MessageTrace): string {
   return faults.length === 0 ? deliveries : `${deliveries}\n${table(traceFaultColumns, faults)}`;
 }
 
-export const SECRET_NOTE = 'This is the only time the client secret is shown: the bus keeps only a hash. Store it now; a lost secret can only be replaced (busctl credential rotate).';
+export const SECRET_NOTE =
+  'This is the only time the client secret is shown: the bus keeps only a hash. Store it now; a lost secret can only be replaced (busctl credential rotate).';
 
 /** connection create / credential rotate: the connection, then the secret (SECRET_NOTE goes with it). */
 export function renderIssued(issued: IssuedCredential): string {
@@ -305,7 +335,7 @@ export const principalColumns: readonly Column<Principal>[] = [
 ];
 
 export const PRINCIPAL_SECRET_NOTE =
-  'This is the only time the secret access key is shown: give it to the role\'s holder now. The principal is pending until it signs principals/verify with a challenge (busctl principal challenge).';
+  "This is the only time the secret access key is shown: give it to the role's holder now. The principal is pending until it signs principals/verify with a challenge (busctl principal challenge).";
 
 export function renderIssuedPrincipal(issued: IssuedPrincipal): string {
   return `${fields(principalColumns, issued.principal)}\n${fields<IssuedPrincipal>([['secret_access_key', (i) => i.secret_access_key]], issued)}`;

@@ -67,9 +67,12 @@ function harness(responses: Array<() => Response>, files: Record<string, string>
 
 /** The headers the portal sends on every answer (admin.json). */
 const PORTAL_HEADERS = { 'x-request-id': 'req-1', 'cache-control': 'no-store' };
-const json = (status: number, body: unknown, headers: Record<string, string> = {}) => () =>
-  new Response(JSON.stringify(body), { status, headers: { ...PORTAL_HEADERS, 'content-type': 'application/json', ...headers } });
-const apiError = (status: number, code: string, message: string, headers: Record<string, string> = {}) => json(status, { code, message, request_id: 'req-1' }, headers);
+const json =
+  (status: number, body: unknown, headers: Record<string, string> = {}) =>
+  () =>
+    new Response(JSON.stringify(body), { status, headers: { ...PORTAL_HEADERS, 'content-type': 'application/json', ...headers } });
+const apiError = (status: number, code: string, message: string, headers: Record<string, string> = {}) =>
+  json(status, { code, message, request_id: 'req-1' }, headers);
 const noContent = () => new Response(null, { status: 204, headers: PORTAL_HEADERS });
 /** An answer from something in front of the portal (a proxy's error page): not the portal's document. */
 const notThePortal = (respond: () => Response) => {
@@ -90,7 +93,13 @@ const CONNECTION = {
   consumer_tools: null,
 };
 const ISSUED = { client_id: 'cabcdefghijkl', client_secret: 'sbs_issued', credential_version: 1, connection: CONNECTION };
-const ORG = { id: 'oabcdefghijkl', name: 'Harbour', kind: 'house', quota: { tier: 'standard', per_second: 20, burst: 40, per_day: 100000 }, created_at: '2026-11-22T06:00:00.000Z' };
+const ORG = {
+  id: 'oabcdefghijkl',
+  name: 'Harbour',
+  kind: 'house',
+  quota: { tier: 'standard', per_second: 20, burst: 40, per_day: 100000 },
+  created_at: '2026-11-22T06:00:00.000Z',
+};
 const replay = (status: string, more: Record<string, unknown> = {}) => ({
   replay_id: 'pabcdefghijkl',
   client_id: 'cabcdefghijkl',
@@ -132,7 +141,13 @@ describe('run', () => {
     const h = harness([json(200, { organisations: [ORG] })]);
     expect(await h.run(['org', 'list'])).toBe(0);
     expect(h.sent).toEqual([
-      { method: 'GET', url: 'http://portal.test:8090/api/admin/organisations', headers: { authorization: BASIC, accept: 'application/json' }, body: undefined, redirect: 'manual' },
+      {
+        method: 'GET',
+        url: 'http://portal.test:8090/api/admin/organisations',
+        headers: { authorization: BASIC, accept: 'application/json' },
+        body: undefined,
+        redirect: 'manual',
+      },
     ]);
     expect(h.out.stdout).toMatch(/^ID +NAME +KIND +QUOTA +CREATED_AT\noabcdefghijkl {2}Harbour {2}house {2}standard/);
   });
@@ -192,7 +207,15 @@ describe('run', () => {
   });
 
   it('registers an AWS principal, showing its secret once with a note, and challenges and revokes it by access key id', async () => {
-    const principal = { access_key_id: 'AKIAABCDEFGHIJKLMNOP', client_id: 'cabcdefghijkl', role_arn: 'arn:aws:iam::123456789012:role/pub', status: 'pending', created_at: '2026-03-01T12:00:00.000Z', verified_at: null, revoked_at: null };
+    const principal = {
+      access_key_id: 'AKIAABCDEFGHIJKLMNOP',
+      client_id: 'cabcdefghijkl',
+      role_arn: 'arn:aws:iam::123456789012:role/pub',
+      status: 'pending',
+      created_at: '2026-03-01T12:00:00.000Z',
+      verified_at: null,
+      revoked_at: null,
+    };
     const secret = 'wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY';
     const h = harness([
       json(201, { access_key_id: principal.access_key_id, secret_access_key: secret, principal }),
@@ -201,17 +224,27 @@ describe('run', () => {
       json(200, { principals: [principal] }),
     ]);
     expect(await h.run(['principal', 'add', '--connection', 'cabcdefghijkl', '--role-arn', principal.role_arn])).toBe(0);
-    expect(h.sent[0]).toMatchObject({ method: 'POST', url: 'http://portal.test:8090/api/admin/connections/cabcdefghijkl/principals', body: JSON.stringify({ role_arn: principal.role_arn }) });
+    expect(h.sent[0]).toMatchObject({
+      method: 'POST',
+      url: 'http://portal.test:8090/api/admin/connections/cabcdefghijkl/principals',
+      body: JSON.stringify({ role_arn: principal.role_arn }),
+    });
     expect(h.out.stdout).toMatch(/secret_access_key\s+wJalrXUtnFEMI\/K7MDENG\/bPxRfiCYEXAMPLEKEY/);
     expect(h.out.stdout).toMatch(/status\s+pending/);
     expect(h.out.stdout).toContain('only time the secret access key is shown');
     h.out.stdout = '';
     expect(await h.run(['principal', 'challenge', '--connection', 'cabcdefghijkl', principal.access_key_id])).toBe(0);
-    expect(h.sent[1]).toMatchObject({ method: 'POST', url: `http://portal.test:8090/api/admin/connections/cabcdefghijkl/principals/${principal.access_key_id}/challenge` });
+    expect(h.sent[1]).toMatchObject({
+      method: 'POST',
+      url: `http://portal.test:8090/api/admin/connections/cabcdefghijkl/principals/${principal.access_key_id}/challenge`,
+    });
     expect(h.out.stdout).toMatch(/challenge\s+sbc_a{43}/);
     h.out.stdout = '';
     expect(await h.run(['principal', 'revoke', '--connection', 'cabcdefghijkl', principal.access_key_id])).toBe(0);
-    expect(h.sent[2]).toMatchObject({ method: 'POST', url: `http://portal.test:8090/api/admin/connections/cabcdefghijkl/principals/${principal.access_key_id}/revoke` });
+    expect(h.sent[2]).toMatchObject({
+      method: 'POST',
+      url: `http://portal.test:8090/api/admin/connections/cabcdefghijkl/principals/${principal.access_key_id}/revoke`,
+    });
     expect(h.out.stdout).toMatch(/status\s+revoked/);
     h.out.stdout = '';
     expect(await h.run(['principal', 'list', '--connection', 'cabcdefghijkl'])).toBe(0);
@@ -220,7 +253,11 @@ describe('run', () => {
   });
 
   it("sets a consumer's faults and dead-letter threshold, showing the settings the answer holds", async () => {
-    const tools = (faults: Record<string, number>, maxReceives: number | null) => ({ ...CONNECTION, kind: 'consumer', consumer_tools: { faults, max_receives: maxReceives } });
+    const tools = (faults: Record<string, number>, maxReceives: number | null) => ({
+      ...CONNECTION,
+      kind: 'consumer',
+      consumer_tools: { faults, max_receives: maxReceives },
+    });
     const h = harness([
       json(200, tools({ duplicate_rate: 0.25, delay_ms: 0, early_expiry_rate: 0.5 }, null)),
       json(200, tools({ duplicate_rate: 0.25, delay_ms: 0, early_expiry_rate: 0.5 }, 3)),
@@ -228,15 +265,27 @@ describe('run', () => {
       json(200, { ...CONNECTION, kind: 'consumer', consumer_tools: null }),
     ]);
     expect(await h.run(['faults', 'set', '--consumer', 'c1', '--duplicate-rate', '0.25', '--early-expiry-rate', '.5'])).toBe(0);
-    expect(h.sent[0]).toMatchObject({ method: 'PUT', url: 'http://portal.test:8090/api/admin/connections/c1/faults', body: JSON.stringify({ duplicate_rate: 0.25, delay_ms: 0, early_expiry_rate: 0.5 }) });
+    expect(h.sent[0]).toMatchObject({
+      method: 'PUT',
+      url: 'http://portal.test:8090/api/admin/connections/c1/faults',
+      body: JSON.stringify({ duplicate_rate: 0.25, delay_ms: 0, early_expiry_rate: 0.5 }),
+    });
     expect(h.out.stdout).toContain('early_expiry_rate  0.5\nmax_receives       off\n');
     expect(await h.run(['dead-letter', 'policy', '--consumer', 'c1', '--max-receives', '3'])).toBe(0);
-    expect(h.sent[1]).toMatchObject({ method: 'PUT', url: 'http://portal.test:8090/api/admin/connections/c1/dead-letter-policy', body: JSON.stringify({ max_receives: 3 }) });
+    expect(h.sent[1]).toMatchObject({
+      method: 'PUT',
+      url: 'http://portal.test:8090/api/admin/connections/c1/dead-letter-policy',
+      body: JSON.stringify({ max_receives: 3 }),
+    });
     expect(h.out.stdout).toContain('max_receives       3\n');
     expect(await h.run(['dead-letter', 'policy', '--consumer', 'c1', '--off'])).toBe(0);
     expect(h.sent[2]).toMatchObject({ body: JSON.stringify({ max_receives: null }) });
     expect(await h.run(['faults', 'off', '--consumer', 'c1'])).toBe(0);
-    expect(h.sent[3]).toMatchObject({ method: 'PUT', url: 'http://portal.test:8090/api/admin/connections/c1/faults', body: JSON.stringify({ duplicate_rate: 0, delay_ms: 0, early_expiry_rate: 0 }) });
+    expect(h.sent[3]).toMatchObject({
+      method: 'PUT',
+      url: 'http://portal.test:8090/api/admin/connections/c1/faults',
+      body: JSON.stringify({ duplicate_rate: 0, delay_ms: 0, early_expiry_rate: 0 }),
+    });
   });
 
   it('refuses fault and threshold values the admin API would refuse, before any request', async () => {
@@ -290,7 +339,20 @@ describe('run', () => {
       json(200, { bindings: [binding] }),
       noContent,
     ]);
-    const create = ['idp', 'create', '--issuer', provider.issuer, '--jwks-url', provider.jwks_url, '--audience', 'bus', '--client-claim', 'azp', '--algorithms', 'RS256,ES256'];
+    const create = [
+      'idp',
+      'create',
+      '--issuer',
+      provider.issuer,
+      '--jwks-url',
+      provider.jwks_url,
+      '--audience',
+      'bus',
+      '--client-claim',
+      'azp',
+      '--algorithms',
+      'RS256,ES256',
+    ];
     expect(await h.run(create)).toBe(0);
     expect(h.out.stdout).toContain('algorithms               RS256, ES256\n');
     const bind = ['binding', 'add', '--idp', provider.id, '--client', 'studio', '--connection', 'cabcdefghijkl'];
@@ -391,7 +453,13 @@ describe('run', () => {
         throw new TypeError('fetch failed');
       },
     ]);
-    for (const argv of [['org', 'list'], ['org', 'list'], ['org', 'list'], ['org', 'nope']]) await h.run(argv);
+    for (const argv of [
+      ['org', 'list'],
+      ['org', 'list'],
+      ['org', 'list'],
+      ['org', 'nope'],
+    ])
+      await h.run(argv);
     const printed = h.out.stdout + h.out.stderr;
     expect(printed).toContain('Check BUSCTL_CLIENT_ID and BUSCTL_CLIENT_SECRET');
     expect(printed).not.toContain('operator-secret');
@@ -450,7 +518,10 @@ describe('run', () => {
     });
 
     it('exits 1 with the refusal when a later page is refused', async () => {
-      const h = harness([json(200, { results: [redriven('7')], next_after: '7' }), apiError(400, 'admin.request_invalid', 'after must be a quarantined record id')]);
+      const h = harness([
+        json(200, { results: [redriven('7')], next_after: '7' }),
+        apiError(400, 'admin.request_invalid', 'after must be a quarantined record id'),
+      ]);
       expect(await h.run(['quarantine', 'redrive', '--workspace', 'w1'])).toBe(1);
       expect(h.out.stderr).toBe('busctl: the API refused (400 admin.request_invalid): after must be a quarantined record id [request req-1]\n');
     });

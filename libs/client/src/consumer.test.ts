@@ -9,7 +9,15 @@ const ACK = `POST ${BASE}/ack`;
 const NACK = `POST ${BASE}/nack`;
 
 function received(id: string, correlationId: string): ReceivedMessage {
-  return { receipt_handle: `h-${id}`, message_id: id, message_type: 'telling.started', correlation_id: correlationId, published_at: '2026-11-22T06:00:00.000Z', receive_count: 1, envelope: { message_id: id } };
+  return {
+    receipt_handle: `h-${id}`,
+    message_id: id,
+    message_type: 'telling.started',
+    correlation_id: correlationId,
+    published_at: '2026-11-22T06:00:00.000Z',
+    receive_count: 1,
+    envelope: { message_id: id },
+  };
 }
 
 /** A long poll with nothing to hand out: it waits until the client abandons it. */
@@ -35,7 +43,9 @@ function consumer(routes: Parameters<typeof fakeBus>[0], options: Partial<Consum
     ...options,
   });
   const bodies = (key: string) =>
-    bus.seen.filter((r: SeenRequest) => `${r.method} ${r.path}` === key).map((r) => JSON.parse(r.body ?? '{}') as { receipt_handles: string[]; delay_seconds?: number });
+    bus.seen
+      .filter((r: SeenRequest) => `${r.method} ${r.path}` === key)
+      .map((r) => JSON.parse(r.body ?? '{}') as { receipt_handles: string[]; delay_seconds?: number });
   return { c, bus, errors, bodies };
 }
 
@@ -48,7 +58,11 @@ describe('BusConsumer.run', () => {
       handled.push(m.message_id);
       if (m.message_id === 'b1') throw new Error('handler failed');
     });
-    await eventually(() => bodies(NACK).length, (n) => n === 1, { what: 'the nack' });
+    await eventually(
+      () => bodies(NACK).length,
+      (n) => n === 1,
+      { what: 'the nack' },
+    );
     await c.stop();
     await running;
     expect(handled).toEqual(['a1', 'b1', 'a2']);
@@ -60,7 +74,11 @@ describe('BusConsumer.run', () => {
   it('passes the receive options as query parameters', async () => {
     const { c, bus } = consumer({ [RECEIVE]: emptyLongPoll }, { maxMessages: 3, waitSeconds: 7, visibilityTimeoutSeconds: 45 });
     const running = c.run(() => undefined);
-    await eventually(() => bus.calls(RECEIVE), (n) => n === 1, { what: 'a receive' });
+    await eventually(
+      () => bus.calls(RECEIVE),
+      (n) => n === 1,
+      { what: 'a receive' },
+    );
     await c.stop();
     await running;
     const query = bus.seen.find((r) => r.method === 'GET')?.query;
@@ -84,7 +102,8 @@ describe('BusConsumer.run', () => {
   });
 
   it('retries a receive the bus could not answer (503), reporting it, and ends when the bus refuses the consumer (403)', async () => {
-    const unavailable: Responder = () => json(503, { accepted: false, violations: [{ source: 'policy', rule: 'queue.unavailable', message: 'retry' }] }, { 'Retry-After': '1' });
+    const unavailable: Responder = () =>
+      json(503, { accepted: false, violations: [{ source: 'policy', rule: 'queue.unavailable', message: 'retry' }] }, { 'Retry-After': '1' });
     const forbidden: Responder = () => json(403, { accepted: false, violations: [{ source: 'policy', rule: 'consumer.mismatch', message: 'not yours' }] });
     const { c, errors, bus } = consumer({ [RECEIVE]: [unavailable, unavailable, forbidden] }, { maxAttempts: 1 });
     const error = await c.run(() => undefined).catch((e: unknown) => e);
@@ -96,10 +115,20 @@ describe('BusConsumer.run', () => {
 
   it('reports a handle the bus no longer takes (its lease ended) without stopping', async () => {
     const stale: Responder = (req) =>
-      json(200, { results: (JSON.parse(req.body ?? '{}') as { receipt_handles: string[] }).receipt_handles.map((h) => ({ receipt_handle: h, status: 'failed', code: 'receipt_handle.stale' })) });
+      json(200, {
+        results: (JSON.parse(req.body ?? '{}') as { receipt_handles: string[] }).receipt_handles.map((h) => ({
+          receipt_handle: h,
+          status: 'failed',
+          code: 'receipt_handle.stale',
+        })),
+      });
     const { c, errors } = consumer({ [RECEIVE]: [() => json(200, { messages: [received('a1', 'A')] }), emptyLongPoll], [ACK]: stale });
     const running = c.run(() => undefined);
-    await eventually(() => errors.length, (n) => n === 1, { what: 'the settle error' });
+    await eventually(
+      () => errors.length,
+      (n) => n === 1,
+      { what: 'the settle error' },
+    );
     await c.stop();
     await running;
     expect(errors).toEqual([{ stage: 'settle' }]);

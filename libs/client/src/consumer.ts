@@ -63,7 +63,9 @@ export class BusConsumer {
   }
 
   /** One receive: up to maxMessages, waiting up to waitSeconds for the first. */
-  async receive(opts: { maxMessages?: number; waitSeconds?: number; visibilityTimeoutSeconds?: number; signal?: AbortSignal } = {}): Promise<ReceivedMessage[]> {
+  async receive(
+    opts: { maxMessages?: number; waitSeconds?: number; visibilityTimeoutSeconds?: number; signal?: AbortSignal } = {},
+  ): Promise<ReceivedMessage[]> {
     const visibility = opts.visibilityTimeoutSeconds ?? this.options.visibilityTimeoutSeconds;
     const answer = await busRequest<{ messages: ReceivedMessage[] }>(this.tokens, this.options, {
       method: 'GET',
@@ -167,7 +169,10 @@ export class BusConsumer {
     try {
       const results = await settle();
       for (const r of results) {
-        if (r.status === 'failed') this.report(new Error(`${r.code ?? 'failed'}: a receipt handle was not settled (its lease ended and the message will come again)`), { stage: 'settle' });
+        if (r.status === 'failed')
+          this.report(new Error(`${r.code ?? 'failed'}: a receipt handle was not settled (its lease ended and the message will come again)`), {
+            stage: 'settle',
+          });
       }
     } catch (err) {
       this.report(err, { stage: 'settle' });

@@ -6,9 +6,12 @@ import type { ClientOptions } from './token';
 const PUBLISH = 'POST /v1/tenants/wworkspace234/messages';
 const message = { som_version: '1.0', message_id: '0b6e2c1a-6f4e-4c54-9d2a-1f7c3e9b8a01', message_type: 'telling.started', payload: { n: 1 } };
 const accepted: Responder = () => json(202, { accepted: true, message_id: message.message_id, message_type: 'telling.started', family: 'telling' });
-const unavailable: Responder = () => json(503, { accepted: false, violations: [{ source: 'policy', rule: 'publish.unavailable', message: 'retry' }] }, { 'Retry-After': '1' });
-const refused = (status: number, rule: string, headers: Record<string, string> = {}): Responder => () =>
-  json(status, { accepted: false, violations: [{ source: 'policy', rule, message: `refused: ${rule}` }] }, headers);
+const unavailable: Responder = () =>
+  json(503, { accepted: false, violations: [{ source: 'policy', rule: 'publish.unavailable', message: 'retry' }] }, { 'Retry-After': '1' });
+const refused =
+  (status: number, rule: string, headers: Record<string, string> = {}): Responder =>
+  () =>
+    json(status, { accepted: false, violations: [{ source: 'policy', rule, message: `refused: ${rule}` }] }, headers);
 
 function producer(routes: Parameters<typeof fakeBus>[0], options: Partial<ClientOptions> = {}) {
   const bus = fakeBus(routes);
@@ -53,7 +56,7 @@ describe('BusProducer.publish', () => {
     expect(JSON.parse(first?.body ?? '')).toEqual(message);
   });
 
-  it('retries a 429 after Retry-After, or after the RateLimit field\'s reset when there is no Retry-After', async () => {
+  it("retries a 429 after Retry-After, or after the RateLimit field's reset when there is no Retry-After", async () => {
     const withRetryAfter = producer({ [PUBLISH]: [refused(429, 'rate.limited', { 'Retry-After': '2' }), accepted] });
     await withRetryAfter.p.publish(message);
     expect(withRetryAfter.pauses).toEqual([2000]);
@@ -107,7 +110,9 @@ describe('BusProducer.publish', () => {
 
   it('sends a string body as it is, and validates on the validate route', async () => {
     const raw = JSON.stringify(message, null, 3);
-    const { p, bus } = producer({ 'POST /v1/tenants/wworkspace234/validate': () => json(202, { accepted: true, message_id: 'm', message_type: 't', family: null, dry_run: true }) });
+    const { p, bus } = producer({
+      'POST /v1/tenants/wworkspace234/validate': () => json(202, { accepted: true, message_id: 'm', message_type: 't', family: null, dry_run: true }),
+    });
     await expect(p.validate(raw)).resolves.toMatchObject({ dry_run: true });
     expect(bus.seen[1]?.body).toBe(raw);
   });

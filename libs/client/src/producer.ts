@@ -105,11 +105,14 @@ export class BusProducer {
 
   private async send(path: '/messages' | '/validate', message: Publishable): Promise<PublishResult> {
     const body = typeof message === 'string' || message instanceof Uint8Array ? message : JSON.stringify(message);
-    const answer = await busRequest<{ message_id: string; duplicate?: true; message_type?: string; family?: string | null; tolerated?: Violation[]; dry_run?: true }>(
-      this.tokens,
-      this.options,
-      { method: 'POST', path, body },
-    );
+    const answer = await busRequest<{
+      message_id: string;
+      duplicate?: true;
+      message_type?: string;
+      family?: string | null;
+      tolerated?: Violation[];
+      dry_run?: true;
+    }>(this.tokens, this.options, { method: 'POST', path, body });
     const b = answer.body;
     return {
       status: answer.status === 200 ? 200 : 202,

@@ -48,7 +48,8 @@ export async function busRequest<T>(tokens: TokenSource, options: ClientOptions,
         ...(request.signal ? { signal: request.signal } : {}),
       });
     } catch (err) {
-      if (request.signal?.aborted || attempt >= maxAttempts) throw new BusUnreachableError(`${request.method} ${url.pathname}: no answer (${attempt} attempts)`, { cause: err });
+      if (request.signal?.aborted || attempt >= maxAttempts)
+        throw new BusUnreachableError(`${request.method} ${url.pathname}: no answer (${attempt} attempts)`, { cause: err });
       await wait(backoffMs(attempt, maxDelayMs), request.signal);
       continue;
     }

@@ -90,9 +90,14 @@ export class TokenSource {
       const retriable = res.status === 429 || res.status >= 500;
       if (!retriable || attempt >= maxAttempts || waitMs > (this.options.maxRetryDelayMs ?? 30_000)) {
         const oauth = body as { error?: unknown; error_description?: unknown; violations?: Array<{ rule?: unknown; message?: unknown }> } | undefined;
-        const error = typeof oauth?.error === 'string' ? oauth.error : typeof oauth?.violations?.[0]?.rule === 'string' ? oauth.violations[0].rule : `http_${res.status}`;
+        const error =
+          typeof oauth?.error === 'string' ? oauth.error : typeof oauth?.violations?.[0]?.rule === 'string' ? oauth.violations[0].rule : `http_${res.status}`;
         const description =
-          typeof oauth?.error_description === 'string' ? oauth.error_description : typeof oauth?.violations?.[0]?.message === 'string' ? oauth.violations[0].message : text.slice(0, 200);
+          typeof oauth?.error_description === 'string'
+            ? oauth.error_description
+            : typeof oauth?.violations?.[0]?.message === 'string'
+              ? oauth.violations[0].message
+              : text.slice(0, 200);
         throw new TokenRequestError(res.status, error, description);
       }
       await this.pause(waitMs);

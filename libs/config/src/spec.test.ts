@@ -22,9 +22,7 @@ describe('loadConfig', () => {
   it('names every bad variable in one error, not just the first', () => {
     const spec = { ...databaseConfig, ...kafkaConfig, PORT: port() };
     const env = { DATABASE_URL: 'mysql://x', KAFKA_BROKERS: 'no-port', PORT: '70000', KAFKA_REPLICATION_FACTOR: 'three' };
-    expect(problemsOf(() => loadConfig(spec, env)).sort()).toEqual(
-      ['DATABASE_URL', 'KAFKA_BROKERS', 'KAFKA_REPLICATION_FACTOR', 'PORT'].sort(),
-    );
+    expect(problemsOf(() => loadConfig(spec, env)).sort()).toEqual(['DATABASE_URL', 'KAFKA_BROKERS', 'KAFKA_REPLICATION_FACTOR', 'PORT'].sort());
   });
 
   it('puts each variable name and its problem in the message', () => {

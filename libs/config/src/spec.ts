@@ -65,26 +65,34 @@ export function optional<T>(inner: VarReader<T>): VarReader<T | undefined> {
 
 export function str(opts: Options<string> & { pattern?: RegExp; minLength?: number } = {}): VarReader<string> {
   const describe = opts.pattern ? `a string matching ${opts.pattern}` : 'a string';
-  return reader(describe, (raw) => {
-    if (opts.pattern && !opts.pattern.test(raw)) throw new Error(`must be ${describe}`);
-    if (opts.minLength !== undefined && raw.length < opts.minLength) {
-      throw new Error(`must be at least ${opts.minLength} characters long`);
-    }
-    return raw;
-  }, opts);
+  return reader(
+    describe,
+    (raw) => {
+      if (opts.pattern && !opts.pattern.test(raw)) throw new Error(`must be ${describe}`);
+      if (opts.minLength !== undefined && raw.length < opts.minLength) {
+        throw new Error(`must be at least ${opts.minLength} characters long`);
+      }
+      return raw;
+    },
+    opts,
+  );
 }
 
 export function int(opts: Options<number> & { min?: number; max?: number } = {}): VarReader<number> {
   const min = opts.min ?? Number.MIN_SAFE_INTEGER;
   const max = opts.max ?? Number.MAX_SAFE_INTEGER;
   const describe = `an integer from ${min} to ${max}`;
-  return reader(describe, (raw) => {
-    const n = Number(raw);
-    if (!/^-?\d+$/.test(raw) || !Number.isSafeInteger(n) || n < min || n > max) {
-      throw new Error(`must be ${describe}, got "${raw}"`);
-    }
-    return n;
-  }, opts);
+  return reader(
+    describe,
+    (raw) => {
+      const n = Number(raw);
+      if (!/^-?\d+$/.test(raw) || !Number.isSafeInteger(n) || n < min || n > max) {
+        throw new Error(`must be ${describe}, got "${raw}"`);
+      }
+      return n;
+    },
+    opts,
+  );
 }
 
 export function port(opts: Options<number> = {}): VarReader<number> {
@@ -92,45 +100,64 @@ export function port(opts: Options<number> = {}): VarReader<number> {
 }
 
 export function bool(opts: Options<boolean> = {}): VarReader<boolean> {
-  return reader('true or false', (raw) => {
-    if (/^(true|1|yes)$/i.test(raw)) return true;
-    if (/^(false|0|no)$/i.test(raw)) return false;
-    throw new Error(`must be true or false, got "${raw}"`);
-  }, opts);
+  return reader(
+    'true or false',
+    (raw) => {
+      if (/^(true|1|yes)$/i.test(raw)) return true;
+      if (/^(false|0|no)$/i.test(raw)) return false;
+      throw new Error(`must be true or false, got "${raw}"`);
+    },
+    opts,
+  );
 }
 
 export function oneOf<const T extends string>(values: readonly T[], opts: Options<T> = {}): VarReader<T> {
   const describe = `one of ${values.join(', ')}`;
-  return reader(describe, (raw) => {
-    if (!(values as readonly string[]).includes(raw)) throw new Error(`must be ${describe}, got "${raw}"`);
-    return raw as T;
-  }, opts);
+  return reader(
+    describe,
+    (raw) => {
+      if (!(values as readonly string[]).includes(raw)) throw new Error(`must be ${describe}, got "${raw}"`);
+      return raw as T;
+    },
+    opts,
+  );
 }
 
 /** A URL with one of the given protocols. Never echoes the value: URLs can carry passwords. */
 export function url(opts: Options<string> & { protocols: readonly string[] }): VarReader<string> {
   const describe = `a ${opts.protocols.map((p) => p.replace(/:$/, '')).join(' or ')} URL`;
-  return reader(describe, (raw) => {
-    let parsed: URL;
-    try {
-      parsed = new URL(raw);
-    } catch {
-      throw new Error(`must be ${describe}`);
-    }
-    if (!opts.protocols.includes(parsed.protocol)) throw new Error(`must be ${describe}`);
-    return raw;
-  }, opts);
+  return reader(
+    describe,
+    (raw) => {
+      let parsed: URL;
+      try {
+        parsed = new URL(raw);
+      } catch {
+        throw new Error(`must be ${describe}`);
+      }
+      if (!opts.protocols.includes(parsed.protocol)) throw new Error(`must be ${describe}`);
+      return raw;
+    },
+    opts,
+  );
 }
 
 /** Comma-separated host:port list, e.g. KAFKA_BROKERS=10.0.0.1:9092,10.0.0.2:9092. */
 export function hostPorts(opts: Options<string[]> = {}): VarReader<string[]> {
   const describe = 'a comma-separated list of host:port';
-  return reader(describe, (raw) => {
-    const items = raw.split(',').map((s) => s.trim()).filter((s) => s.length > 0);
-    const bad = items.filter((s) => !/^[A-Za-z0-9.\-_[\]:]+:\d{1,5}$/.test(s));
-    if (items.length === 0 || bad.length > 0) throw new Error(`must be ${describe}, got "${raw}"`);
-    return items;
-  }, opts);
+  return reader(
+    describe,
+    (raw) => {
+      const items = raw
+        .split(',')
+        .map((s) => s.trim())
+        .filter((s) => s.length > 0);
+      const bad = items.filter((s) => !/^[A-Za-z0-9.\-_[\]:]+:\d{1,5}$/.test(s));
+      if (items.length === 0 || bad.length > 0) throw new Error(`must be ${describe}, got "${raw}"`);
+      return items;
+    },
+    opts,
+  );
 }
 
 /** A duration such as 500ms, 30s, 5m, 2h, 7d; returned in milliseconds, within `min`/`max` when given. */
@@ -141,15 +168,19 @@ export function duration(opts: Options<number> & { min?: number; max?: number } 
   ].filter((b) => b !== '');
   const describe = ['a duration like 500ms, 30s, 5m, 2h or 7d', ...bounds].join(', ');
   const units: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
-  return reader(describe, (raw) => {
-    const m = /^(\d+)(ms|s|m|h|d)$/.exec(raw);
-    if (!m) throw new Error(`must be ${describe}, got "${raw}"`);
-    const ms = Number(m[1]) * (units[m[2] as string] as number);
-    if ((opts.min !== undefined && ms < opts.min) || (opts.max !== undefined && ms > opts.max)) {
-      throw new Error(`must be ${bounds.join(' and ')}, got "${raw}"`);
-    }
-    return ms;
-  }, opts);
+  return reader(
+    describe,
+    (raw) => {
+      const m = /^(\d+)(ms|s|m|h|d)$/.exec(raw);
+      if (!m) throw new Error(`must be ${describe}, got "${raw}"`);
+      const ms = Number(m[1]) * (units[m[2] as string] as number);
+      if ((opts.min !== undefined && ms < opts.min) || (opts.max !== undefined && ms > opts.max)) {
+        throw new Error(`must be ${bounds.join(' and ')}, got "${raw}"`);
+      }
+      return ms;
+    },
+    opts,
+  );
 }
 
 /**
@@ -171,7 +202,12 @@ export function base64Key(bytes: number, opts: { atLeast?: boolean } = {}): VarR
 
 /** The largest whole unit: 30000 → 30s, 7200000 → 2h. */
 function formatDuration(ms: number): string {
-  for (const [unit, size] of [['d', 86_400_000], ['h', 3_600_000], ['m', 60_000], ['s', 1000]] as const) {
+  for (const [unit, size] of [
+    ['d', 86_400_000],
+    ['h', 3_600_000],
+    ['m', 60_000],
+    ['s', 1000],
+  ] as const) {
     if (ms % size === 0) return `${ms / size}${unit}`;
   }
   return `${ms}ms`;

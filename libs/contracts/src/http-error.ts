@@ -30,4 +30,3 @@ export class HttpError extends Error {
     return {};
   }
 }
-

@@ -1,4 +1,15 @@
 export type { Violation, ViolationSource } from './violation';
 export { HttpError } from './http-error';
 export { REFUSAL_REASONS } from './queues';
-export type { DeadLetter, DeadLetterResolution, QueueOperations, QueueStats, ResolvedDeadLetter, RedriveOutcome, RedriveResult, RefusalReason, ReplayRequest, ReplayResult } from './queues';
+export type {
+  DeadLetter,
+  DeadLetterResolution,
+  QueueOperations,
+  QueueStats,
+  ResolvedDeadLetter,
+  RedriveOutcome,
+  RedriveResult,
+  RefusalReason,
+  ReplayRequest,
+  ReplayResult,
+} from './queues';

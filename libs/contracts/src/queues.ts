@@ -11,7 +11,13 @@
  */
 export type RefusalReason = 'headers.unreadable' | 'value.missing' | 'value.unreadable' | 'acceptance.missing' | 'acceptance.hash_mismatch';
 
-export const REFUSAL_REASONS: readonly RefusalReason[] = ['headers.unreadable', 'value.missing', 'value.unreadable', 'acceptance.missing', 'acceptance.hash_mismatch'];
+export const REFUSAL_REASONS: readonly RefusalReason[] = [
+  'headers.unreadable',
+  'value.missing',
+  'value.unreadable',
+  'acceptance.missing',
+  'acceptance.hash_mismatch',
+];
 
 /** What a redrive did with one quarantined record (docs/admin.md, "Quarantine"). */
 export type RedriveResult =

@@ -54,7 +54,10 @@ export async function writeConsumerTools(db: Knex, consumerId: string, change: P
   return db.transaction(async (trx) => {
     const current = await trx('consumer_tools').where({ consumer_id: consumerId }).forUpdate().first();
     const before = consumerToolsOf(current) ?? { faults: NO_FAULTS, maxReceives: null };
-    const next: ConsumerTools = { faults: change.faults ?? before.faults, maxReceives: change.maxReceives === undefined ? before.maxReceives : change.maxReceives };
+    const next: ConsumerTools = {
+      faults: change.faults ?? before.faults,
+      maxReceives: change.maxReceives === undefined ? before.maxReceives : change.maxReceives,
+    };
     if (!faultsOn(next.faults) && next.maxReceives === null) {
       await trx('consumer_tools').where({ consumer_id: consumerId }).delete();
       return null;

@@ -86,7 +86,10 @@ export async function readMessageTrace(db: Knex, workspaceId: string, messageId:
   );
   const faults = await db('consumer_fault_events')
     .where({ message_id: messageId })
-    .whereIn('consumer_id', rows.map((r) => r.consumer_id))
+    .whereIn(
+      'consumer_id',
+      rows.map((r) => r.consumer_id),
+    )
     .orderBy('id')
     .select('consumer_id', 'kind', 'injected_at', 'detail_ms');
   return {
@@ -107,7 +110,10 @@ export async function readMessageTrace(db: Knex, workspaceId: string, messageId:
 
 function deliveryTrace(row: DeliveryTraceRow, faults: InjectedFault[]): DeliveryTrace {
   const leaseRanOut = row.state === 'leased' && row.visible_at !== null && row.visible_at <= row.now;
-  const deadLetter = row.dead_lettered_at === null ? null : { dead_lettered_at: row.dead_lettered_at.toISOString(), resolution: row.resolution, resolved_at: iso(row.resolved_at) };
+  const deadLetter =
+    row.dead_lettered_at === null
+      ? null
+      : { dead_lettered_at: row.dead_lettered_at.toISOString(), resolution: row.resolution, resolved_at: iso(row.resolved_at) };
   const state: DeliveryStateName =
     row.state === null
       ? 'not_enqueued'

@@ -28,7 +28,21 @@ const TABLES = [
   'story_state',
   'workspaces',
 ];
-const ALL = ['001_tenancy', '002_signing_keys', '003_publish', '004_delivery', '005_admin', '006_message_traceparent', '007_quarantine_listing', '008_retention', '009_tester_tools', '010_aws_principals', '011_identity_providers', '012_consumer_tools', '013_portal_people'];
+const ALL = [
+  '001_tenancy',
+  '002_signing_keys',
+  '003_publish',
+  '004_delivery',
+  '005_admin',
+  '006_message_traceparent',
+  '007_quarantine_listing',
+  '008_retention',
+  '009_tester_tools',
+  '010_aws_principals',
+  '011_identity_providers',
+  '012_consumer_tools',
+  '013_portal_people',
+];
 
 let testDb: TestDatabase;
 let db: Knex;
@@ -84,16 +98,14 @@ describe('tenancy constraints', () => {
     const atCeiling = { quota_tier: 'custom' as const, custom_per_second: 200, custom_burst: 400, custom_per_day: 10_000_000 };
     await db('workspaces').where({ id: workspace.id }).update(atCeiling);
     for (const over of [{ custom_per_second: 201 }, { custom_burst: 401 }, { custom_per_day: 10_000_001 }]) {
-      await expect(db('workspaces').where({ id: workspace.id }).update({ ...atCeiling, ...over })).rejects.toThrow(
-        /workspaces_custom_limits/,
-      );
+      await expect(
+        db('workspaces')
+          .where({ id: workspace.id })
+          .update({ ...atCeiling, ...over }),
+      ).rejects.toThrow(/workspaces_custom_limits/);
     }
-    await expect(db('workspaces').where({ id: workspace.id }).update({ quota_tier: 'high' })).rejects.toThrow(
-      /workspaces_custom_limits/,
-    );
-    await db('workspaces')
-      .where({ id: workspace.id })
-      .update({ quota_tier: 'high', custom_per_second: null, custom_burst: null, custom_per_day: null });
+    await expect(db('workspaces').where({ id: workspace.id }).update({ quota_tier: 'high' })).rejects.toThrow(/workspaces_custom_limits/);
+    await db('workspaces').where({ id: workspace.id }).update({ quota_tier: 'high', custom_per_second: null, custom_burst: null, custom_per_day: null });
   });
 
   it('holds connection ids to c + 12 characters of [a-z2-7] (spec 2.1)', async () => {
@@ -110,9 +122,7 @@ describe('tenancy constraints', () => {
 
   it('keeps one credential row per version and refuses an unknown permission kind', async () => {
     await db('credentials').insert({ connection_id: 'cabcdefghijk2', version: 1, secret_hash: 'h1' });
-    await expect(db('credentials').insert({ connection_id: 'cabcdefghijk2', version: 1, secret_hash: 'h2' })).rejects.toThrow(
-      /duplicate key/,
-    );
+    await expect(db('credentials').insert({ connection_id: 'cabcdefghijk2', version: 1, secret_hash: 'h2' })).rejects.toThrow(/duplicate key/);
     // Raw SQL: the row types refuse the unknown kind before Postgres could.
     await expect(db.raw(`INSERT INTO permissions (app_id, kind, value) VALUES (?, 'topic', 'x')`, [app.id])).rejects.toThrow(
       /invalid input value for enum permission_kind/,

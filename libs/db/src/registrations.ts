@@ -23,9 +23,6 @@ export function skillRegistration(row: SkillRegistrationRow): SkillRegistration 
 
 /** The connection's registrations, oldest first. */
 export async function readSkillRegistrations(db: Knex, consumerId: string): Promise<SkillRegistration[]> {
-  const rows = await db('skill_registrations')
-    .where({ consumer_id: consumerId })
-    .orderBy('seq')
-    .select('id', 'library_version', 'instance', 'registered_at');
+  const rows = await db('skill_registrations').where({ consumer_id: consumerId }).orderBy('seq').select('id', 'library_version', 'instance', 'registered_at');
   return rows.map(skillRegistration);
 }

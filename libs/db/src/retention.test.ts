@@ -2,19 +2,31 @@ import { ConfigError, loadConfig } from '@bus/config';
 import { RETENTION_TABLES, RETENTION_WINDOWS, retentionConfig, retentionSettings } from './retention';
 
 const DAY = 86_400_000;
-const settingsOf = (env: Record<string, string>, archiveMs = 30 * DAY) => retentionSettings({ ...loadConfig(retentionConfig, env), KAFKA_MESSAGES_RETENTION: archiveMs });
+const settingsOf = (env: Record<string, string>, archiveMs = 30 * DAY) =>
+  retentionSettings({ ...loadConfig(retentionConfig, env), KAFKA_MESSAGES_RETENTION: archiveMs });
 
 describe('retention windows', () => {
   it('default to the replay archive for idempotency records and story state, 14 days for queues, 7 for quarantine, 30 for replay jobs', () => {
     expect(settingsOf({})).toEqual({
-      windows: { IDEMPOTENCY_RETENTION: 30 * DAY, QUEUE_RETENTION: 14 * DAY, QUARANTINE_RETENTION: 7 * DAY, REPLAY_JOB_RETENTION: 30 * DAY, REFUSAL_RETENTION: 7 * DAY, AUDIT_RETENTION: 400 * DAY, PORTAL_SESSION_RETENTION: DAY },
+      windows: {
+        IDEMPOTENCY_RETENTION: 30 * DAY,
+        QUEUE_RETENTION: 14 * DAY,
+        QUARANTINE_RETENTION: 7 * DAY,
+        REPLAY_JOB_RETENTION: 30 * DAY,
+        REFUSAL_RETENTION: 7 * DAY,
+        AUDIT_RETENTION: 400 * DAY,
+        PORTAL_SESSION_RETENTION: DAY,
+      },
       intervalMs: 60_000,
       batchSize: 1_000,
     });
     // Preview's 7-day archive; an archive shorter than the spec's 7 days never shortens the window.
     expect(settingsOf({}, 7 * DAY).windows.IDEMPOTENCY_RETENTION).toBe(7 * DAY);
     expect(settingsOf({}, DAY).windows.IDEMPOTENCY_RETENTION).toBe(7 * DAY);
-    expect(settingsOf({ IDEMPOTENCY_RETENTION: '45d', QUARANTINE_RETENTION: '2d' }).windows).toMatchObject({ IDEMPOTENCY_RETENTION: 45 * DAY, QUARANTINE_RETENTION: 2 * DAY });
+    expect(settingsOf({ IDEMPOTENCY_RETENTION: '45d', QUARANTINE_RETENTION: '2d' }).windows).toMatchObject({
+      IDEMPOTENCY_RETENTION: 45 * DAY,
+      QUARANTINE_RETENTION: 2 * DAY,
+    });
   });
 
   it('refuses a window below its minimum (the spec’s 7 days for idempotency, 14 days for queues), naming the variable', () => {

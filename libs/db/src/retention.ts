@@ -91,7 +91,7 @@ export const RETENTION_TABLES = [
   },
   {
     table: 'consumer_fault_events',
-    what: 'faults injected into a consumer connection\'s deliveries (duplicate, delay, early lease expiry), listed in the message trace',
+    what: "faults injected into a consumer connection's deliveries (duplicate, delay, early lease expiry), listed in the message trace",
     why: 'as long as the queue keeps the delivery they happened to (spec §8, 14 days): a consumer team can trace a fault for as long as the message is there; swept before the deliveries they refer to',
     window: QUEUE_WINDOW,
     agesFrom: 't.injected_at',
@@ -134,7 +134,7 @@ export const RETENTION_TABLES = [
   },
   {
     table: 'refusals',
-    what: 'publishes the gateway refused, with their violations and ids (no body): a producer\'s recent refusals',
+    what: "publishes the gateway refused, with their violations and ids (no body): a producer's recent refusals",
     why: 'time for a tester to look up why a message was refused (GET /v1/tenants/{t}/refusals, docs/testing-tools.md); the newest 100 per connection are kept within it',
     window: { variable: 'REFUSAL_RETENTION', defaultMs: 7 * DAY_MS, minimumMs: DAY_MS },
     agesFrom: 't.refused_at',

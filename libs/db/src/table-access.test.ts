@@ -39,7 +39,8 @@ function namesATable(file: string): boolean {
   const source = ts.createSourceFile(file, readFileSync(path.join(REPO_ROOT, file), 'utf8'), ts.ScriptTarget.Latest, true);
   let found = false;
   const visit = (node: ts.Node): void => {
-    if ((ts.isStringLiteralLike(node) || ts.isTemplateHead(node) || ts.isTemplateMiddle(node) || ts.isTemplateTail(node)) && SQL_NAMES_A_TABLE.test(node.text)) found = true;
+    if ((ts.isStringLiteralLike(node) || ts.isTemplateHead(node) || ts.isTemplateMiddle(node) || ts.isTemplateTail(node)) && SQL_NAMES_A_TABLE.test(node.text))
+      found = true;
     if (ts.isCallExpression(node)) {
       const [first] = node.arguments;
       if (first && ts.isStringLiteralLike(first) && TABLE_ARGUMENT.test(first.text) && TAKES_A_TABLE.test(node.expression.getText(source))) found = true;

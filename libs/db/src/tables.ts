@@ -275,11 +275,7 @@ interface NarrowedColumns {
   dead_letters: { resolution: 'redriven' | 'discarded' | null };
 }
 
-type ColumnValue<T, C, S> = T extends keyof NarrowedColumns
-  ? C extends keyof NarrowedColumns[T]
-    ? NarrowedColumns[T][C]
-    : SpecValue<S>
-  : SpecValue<S>;
+type ColumnValue<T, C, S> = T extends keyof NarrowedColumns ? (C extends keyof NarrowedColumns[T] ? NarrowedColumns[T][C] : SpecValue<S>) : SpecValue<S>;
 
 type SpecValue<S> = S extends 'jsonb'
   ? unknown

@@ -60,7 +60,10 @@ function router(): Router {
   });
   r.get('/dependency', async () => {
     const refused = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
-    await unavailableUnlessDone(() => Promise.reject(refused), (cause) => new DependencyUnavailableError('registry.unavailable', 'The registry could not be read', cause));
+    await unavailableUnlessDone(
+      () => Promise.reject(refused),
+      (cause) => new DependencyUnavailableError('registry.unavailable', 'The registry could not be read', cause),
+    );
   });
   return r;
 }
@@ -177,12 +180,19 @@ describe('errors', () => {
     const res = await fetch(`${bus.url}/dependency`, { headers: { 'X-Request-Id': 'dependency-cause-1' } });
     expect(res.status).toBe(503);
     expect(res.headers.get('retry-after')).toBe('1');
-    expect(await res.json()).toEqual({ accepted: false, violations: [{ source: 'policy', rule: 'registry.unavailable', message: 'The registry could not be read' }] });
+    expect(await res.json()).toEqual({
+      accepted: false,
+      violations: [{ source: 'policy', rule: 'registry.unavailable', message: 'The registry could not be read' }],
+    });
     const logged = logLines.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.request_id === 'dependency-cause-1' && l.level === 'warn');
     expect(logged).toHaveLength(1);
     expect(logged[0]).toMatchObject({
       msg: 'dependency unavailable',
-      err: { type: 'DependencyUnavailableError', message: 'The registry could not be read', cause: { message: 'connect ECONNREFUSED 127.0.0.1:5432', code: 'ECONNREFUSED' } },
+      err: {
+        type: 'DependencyUnavailableError',
+        message: 'The registry could not be read',
+        cause: { message: 'connect ECONNREFUSED 127.0.0.1:5432', code: 'ECONNREFUSED' },
+      },
     });
   });
 });

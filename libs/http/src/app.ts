@@ -59,10 +59,7 @@ export function createHttpApp(opts: HttpAppOptions): HttpApp {
       opts.requestMetrics.observe(opts.name, req.method, route, res.statusCode, seconds);
       for (const step of timings.recorded()) opts.requestMetrics.observeStep(opts.name, route, step.name, step.ms / 1000);
       // Method, route pattern, status and time only: no headers, no query, no body (they carry secrets).
-      opts.logger.info(
-        { request_id: requestId, method: req.method, route, status: res.statusCode, ms: Math.round(seconds * 1000) },
-        'request',
-      );
+      opts.logger.info({ request_id: requestId, method: req.method, route, status: res.statusCode, ms: Math.round(seconds * 1000) }, 'request');
     });
     next();
   });

@@ -83,7 +83,7 @@ afterAll(async () => {
   await portal.close(1000);
 });
 
-describe('requests Node\'s HTTP parser refuses (clientError)', () => {
+describe("requests Node's HTTP parser refuses (clientError)", () => {
   it.each([
     ['a CR inside a header value', 'GET /things HTTP/1.1\r\nHost: x\r\nX-Note: a\rb\r\n\r\n'],
     ['a NUL inside a header value', 'GET /things HTTP/1.1\r\nHost: x\r\nX-Note: a\u0000b\r\n\r\n'],
@@ -116,7 +116,7 @@ describe('requests Node\'s HTTP parser refuses (clientError)', () => {
     expect(answer.body).toEqual({ code: 'request.malformed', message: expect.any(String), request_id: answer.headers['x-request-id'] });
   });
 
-  it('logs the parser\'s error code, never the request\'s bytes', async () => {
+  it("logs the parser's error code, never the request's bytes", async () => {
     await rawRequest(bus, 'GET /things HTTP/1.1\r\nHost: x\r\nX-Secret: marker-7781\rb\r\n\r\n');
     const line = logLines.find((l) => l.includes('request refused by the HTTP parser') && l.includes('HPE_'));
     expect(line).toBeDefined();
@@ -164,7 +164,11 @@ describe('methods a known path does not serve', () => {
   it('answers the portal shape on a portal listener', async () => {
     const res = await fetch(`${portal.url}/things`, { method: 'DELETE', headers: { 'X-Request-Id': 'req-405' } });
     expect(res.status).toBe(405);
-    expect(await res.json()).toEqual({ code: 'method.not_allowed', message: '/things does not serve DELETE; it serves GET, HEAD, POST', request_id: 'req-405' });
+    expect(await res.json()).toEqual({
+      code: 'method.not_allowed',
+      message: '/things does not serve DELETE; it serves GET, HEAD, POST',
+      request_id: 'req-405',
+    });
   });
 
   it('keeps HEAD where GET is, and 404 route.not_found for a path nothing serves', async () => {

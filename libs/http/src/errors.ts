@@ -41,7 +41,7 @@ export class MalformedRequestError extends HttpError {
 export class RequestHeadersTooLargeError extends HttpError {
   override readonly name = 'RequestHeadersTooLargeError';
   constructor() {
-    super(431, 'request.headers_too_large', 'The request line and headers are over the server\'s limit (16 KB)');
+    super(431, 'request.headers_too_large', "The request line and headers are over the server's limit (16 KB)");
   }
 }
 

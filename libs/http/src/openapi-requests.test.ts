@@ -80,7 +80,10 @@ describe('compileOpenApiRequests (pure)', () => {
     if (!put) throw new Error('no operation');
     expect(put.checkJsonBody({ kind: 'plain' })).toEqual({ ok: true, value: { kind: 'plain' } });
     expect(put.checkJsonBody({ kind: 'sized', size: 10 })).toEqual({ ok: false, problem: 'body "size" must be <= 9' });
-    expect(put.checkJsonBody({ kind: 'sized', size: 1, at: '2026-02-30T00:00:00Z' })).toEqual({ ok: false, problem: 'body "at" must match format "date-time"' });
+    expect(put.checkJsonBody({ kind: 'sized', size: 1, at: '2026-02-30T00:00:00Z' })).toEqual({
+      ok: false,
+      problem: 'body "at" must match format "date-time"',
+    });
     expect(put.checkJsonBody(undefined)).toEqual({ ok: false, problem: 'the body is required: a JSON value as the document describes' });
   });
 
@@ -110,7 +113,15 @@ describe('requestValidation on a route', () => {
     router.put('/things/:id', async (req, res) => {
       res.json({ body: await validation.jsonBody(req, 1000) });
     });
-    const app = createHttpApp({ name: 'test', logger, metrics, requestMetrics: createRequestMetrics(metrics), readiness: [], renderError: codeBody, routers: [router] });
+    const app = createHttpApp({
+      name: 'test',
+      logger,
+      metrics,
+      requestMetrics: createRequestMetrics(metrics),
+      readiness: [],
+      renderError: codeBody,
+      routers: [router],
+    });
     server = await serve(app, { host: '127.0.0.1', port: 0, logger });
   });
   afterAll(() => server.close(1000));
@@ -121,7 +132,7 @@ describe('requestValidation on a route', () => {
     expect(await put.json()).toEqual({ body: { kind: 'plain' } });
   });
 
-  it('answers the route\'s own 400 naming the field, for parameters and bodies', async () => {
+  it("answers the route's own 400 naming the field, for parameters and bodies", async () => {
     const bad = await fetch(`${server.url}/things/t001?limit=0`);
     expect([bad.status, ((await bad.json()) as { code: string; message: string }).message]).toEqual([400, 'query parameter "limit" must be >= 1']);
     const notJson = await fetch(`${server.url}/things/t001`, { method: 'PUT', body: '{"kind":' });

@@ -111,13 +111,19 @@ function compileOperation(ajv: Ajv2020, template: string, method: string, pathIt
     const properties = Object.fromEntries(
       chosen.map(({ p, ref }) => [p.name, p.schema && 'default' in p.schema ? { $ref: ref, default: p.schema.default } : { $ref: ref }]),
     );
-    const schema = { type: 'object', properties, required: chosen.filter(({ p }) => p.required).map(({ p }) => p.name), ...(closed ? { additionalProperties: false } : {}) };
+    const schema = {
+      type: 'object',
+      properties,
+      required: chosen.filter(({ p }) => p.required).map(({ p }) => p.name),
+      ...(closed ? { additionalProperties: false } : {}),
+    };
     return { validate: ajv.compile(schema), types: new Map(chosen.map(({ p }) => [p.name, p.schema?.type])) };
   };
   const pathCheck = objectOf('path', false);
   const queryCheck = objectOf('query', true);
   const json = operation.requestBody?.content?.['application/json'];
-  const bodyCheck = json === undefined ? undefined : ajv.compile({ $ref: pointer('paths', template, method, 'requestBody', 'content', 'application/json', 'schema') });
+  const bodyCheck =
+    json === undefined ? undefined : ajv.compile({ $ref: pointer('paths', template, method, 'requestBody', 'content', 'application/json', 'schema') });
   const bodyRequired = operation.requestBody?.required === true;
 
   return {
@@ -137,7 +143,8 @@ function compileOperation(ajv: Ajv2020, template: string, method: string, pathIt
       return { ok: true, value: values };
     },
     checkJsonBody(body) {
-      if (body === undefined) return bodyRequired ? { ok: false, problem: 'the body is required: a JSON value as the document describes' } : { ok: true, value: body };
+      if (body === undefined)
+        return bodyRequired ? { ok: false, problem: 'the body is required: a JSON value as the document describes' } : { ok: true, value: body };
       if (!bodyCheck) return { ok: false, problem: 'this operation takes no JSON body' };
       if (!bodyCheck(body)) return { ok: false, problem: describe('body', bodyCheck.errors) };
       return { ok: true, value: body };

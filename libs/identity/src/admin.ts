@@ -12,7 +12,10 @@ export class ConnectionNotFoundError extends Error {
 
 export class ConnectionNotActiveError extends Error {
   override readonly name = 'ConnectionNotActiveError';
-  constructor(readonly clientId: string, readonly status: string) {
+  constructor(
+    readonly clientId: string,
+    readonly status: string,
+  ) {
     super(`connection ${clientId} is ${status}`);
   }
 }
@@ -26,7 +29,10 @@ export class AppNotFoundError extends Error {
 
 export class TenancyNotFoundError extends Error {
   override readonly name = 'TenancyNotFoundError';
-  constructor(readonly what: QuotaScope, readonly id: string) {
+  constructor(
+    readonly what: QuotaScope,
+    readonly id: string,
+  ) {
     super(`no ${what} ${id}`);
   }
 }
@@ -34,7 +40,10 @@ export class TenancyNotFoundError extends Error {
 /** No such identity provider or binding. */
 export class ProviderNotFoundError extends Error {
   override readonly name = 'ProviderNotFoundError';
-  constructor(readonly what: 'identity provider' | 'binding', readonly id: string) {
+  constructor(
+    readonly what: 'identity provider' | 'binding',
+    readonly id: string,
+  ) {
     super(`no ${what} ${id}`);
   }
 }
@@ -52,9 +61,7 @@ export class OverlapWindowError extends Error {
 export const MAX_OVERLAP_SECONDS = 7 * 86_400;
 
 /** A named tier of spec §8, or the operator's custom limits (within the spec's ceiling; the tables check it). */
-export type QuotaSetting =
-  | { tier: 'minimal' | 'standard' | 'high' }
-  | { tier: 'custom'; perSecond: number; burst: number; perDay: number };
+export type QuotaSetting = { tier: 'minimal' | 'standard' | 'high' } | { tier: 'custom'; perSecond: number; burst: number; perDay: number };
 
 export interface IssuedCredential {
   clientId: string;
@@ -113,7 +120,8 @@ export class IdentityAdmin {
    * gets the new allowance, with no new credentials.
    */
   async setQuota(scope: QuotaScope, id: string, quota: QuotaSetting): Promise<void> {
-    const changed = await this.deps.db(scope === 'organisation' ? 'organisations' : 'workspaces')
+    const changed = await this.deps
+      .db(scope === 'organisation' ? 'organisations' : 'workspaces')
       .where({ id })
       .update(quotaColumns(quota));
     if (changed === 0) throw new TenancyNotFoundError(scope, id);
@@ -190,14 +198,8 @@ export class IdentityAdmin {
       const next = row.credential_version + 1;
       // Only the secret this rotation replaces keeps an overlap (spec §2.1): one that an earlier
       // rotation left usable for a while ends now, whatever its own window said.
-      await trx('credentials')
-        .where({ connection_id: clientId })
-        .where('usable_until', '>', now)
-        .update({ usable_until: now });
-      await trx('credentials')
-        .where({ connection_id: clientId })
-        .whereNull('usable_until')
-        .update({ usable_until: previousUsableUntil });
+      await trx('credentials').where({ connection_id: clientId }).where('usable_until', '>', now).update({ usable_until: now });
+      await trx('credentials').where({ connection_id: clientId }).whereNull('usable_until').update({ usable_until: previousUsableUntil });
       await trx('credentials').insert({ connection_id: clientId, version: next, secret_hash: hashSecret(clientSecret), created_at: now });
       await trx('connections').where({ id: clientId }).update({ credential_version: next });
       return next;
@@ -215,9 +217,7 @@ export class IdentityAdmin {
   /** Like revoke, and every secret hash is deleted: the connection can never come back. */
   async removeConnection(clientId: string): Promise<void> {
     await this.deps.db.transaction(async (trx) => {
-      const changed = await trx('connections')
-        .where({ id: clientId })
-        .update({ status: 'removed', status_changed_at: this.now() });
+      const changed = await trx('connections').where({ id: clientId }).update({ status: 'removed', status_changed_at: this.now() });
       if (changed === 0) throw new ConnectionNotFoundError(clientId);
       await trx('credentials').where({ connection_id: clientId }).delete();
     });
@@ -261,14 +261,21 @@ export class IdentityAdmin {
   async createBinding(input: { providerId: string; client: string; connectionId: string }): Promise<string> {
     const id = newId('b');
     await this.deps.db.transaction(async (trx) => {
-      if (!(await trx('identity_providers').where({ id: input.providerId }).first('id'))) throw new ProviderNotFoundError('identity provider', input.providerId);
+      if (!(await trx('identity_providers').where({ id: input.providerId }).first('id')))
+        throw new ProviderNotFoundError('identity provider', input.providerId);
       const connection = await trx('connections').where({ id: input.connectionId }).first('status');
       if (!connection) throw new ConnectionNotFoundError(input.connectionId);
       if (connection.status !== 'active') throw new ConnectionNotActiveError(input.connectionId, connection.status);
       if (await trx('identity_bindings').where({ provider_id: input.providerId, client_value: input.client }).first('id')) {
         throw new ProviderConflictError(`client ${input.client} of this provider is bound already; remove that binding first`);
       }
-      await trx('identity_bindings').insert({ id, provider_id: input.providerId, client_value: input.client, connection_id: input.connectionId, created_at: this.now() });
+      await trx('identity_bindings').insert({
+        id,
+        provider_id: input.providerId,
+        client_value: input.client,
+        connection_id: input.connectionId,
+        created_at: this.now(),
+      });
     });
     await this.announce({ type: 'binding.changed', provider_id: input.providerId, client: input.client, at: this.now().toISOString() });
     return id;
@@ -293,10 +300,7 @@ export class IdentityAdmin {
   }
 
   private async setStatus(clientId: string, status: 'revoked'): Promise<void> {
-    const changed = await this.deps.db('connections')
-      .where({ id: clientId })
-      .whereNot({ status: 'removed' })
-      .update({ status, status_changed_at: this.now() });
+    const changed = await this.deps.db('connections').where({ id: clientId }).whereNot({ status: 'removed' }).update({ status, status_changed_at: this.now() });
     if (changed === 0) throw new ConnectionNotFoundError(clientId);
   }
 

@@ -133,7 +133,8 @@ export function createBearerAuthenticator(deps: BearerAuthenticatorDeps): Bearer
 
   return {
     authenticate,
-    authenticateBearer: ({ kind }) =>
+    authenticateBearer:
+      ({ kind }) =>
       async (req: Request, res: Response, next: NextFunction) => {
         const t = (req.params as Record<string, string | undefined>).t;
         res.locals.identity = await authenticate(req.header('authorization'), { kind, ...(t !== undefined ? { tenant: t } : {}) });

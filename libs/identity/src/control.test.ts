@@ -17,7 +17,13 @@ describe('control events', () => {
   });
 
   it('refuses what they cannot be', () => {
-    for (const value of [null, Buffer.from('not json'), Buffer.from('{"type":"connection.changed"}'), Buffer.from('{"type":"other"}'), Buffer.from('{"type":"quota.changed","scope":"app","id":"x"}')]) {
+    for (const value of [
+      null,
+      Buffer.from('not json'),
+      Buffer.from('{"type":"connection.changed"}'),
+      Buffer.from('{"type":"other"}'),
+      Buffer.from('{"type":"quota.changed","scope":"app","id":"x"}'),
+    ]) {
       expect(() => parseControlEvent(value)).toThrow(ControlEventError);
     }
   });

@@ -69,7 +69,11 @@ async function startIdentity(name: string): Promise<Identity> {
   const identity = createIdentity({ db, kafka, logger, baseUrl: BASE, cacheTtlMs: 30_000, name });
   await identity.service.start?.();
   identities.push(identity);
-  await eventually(() => identity.controlReadiness.check(), () => true, { timeoutMs: 60_000, intervalMs: 100, what: `identity ${name} reading the control topic` });
+  await eventually(
+    () => identity.controlReadiness.check(),
+    () => true,
+    { timeoutMs: 60_000, intervalMs: 100, what: `identity ${name} reading the control topic` },
+  );
   return identity;
 }
 
@@ -106,7 +110,15 @@ beforeAll(async () => {
     res.json({ messages: [] });
   });
   const metrics = createMetricsRegistry({ defaultMetrics: false });
-  const app = createHttpApp({ name: 'bus', logger, metrics, requestMetrics: createRequestMetrics(metrics), readiness: [], renderError: violationBody, routers: [router] });
+  const app = createHttpApp({
+    name: 'bus',
+    logger,
+    metrics,
+    requestMetrics: createRequestMetrics(metrics),
+    readiness: [],
+    renderError: violationBody,
+    routers: [router],
+  });
   server = await serve(app, { host: '127.0.0.1', port: 0, logger });
 }, 120_000);
 
@@ -148,8 +160,12 @@ describe('authenticateBearer on a route (spec §5 rules 1–4)', () => {
       'alg none': `${b64({ alg: 'none', typ: 'JWT' })}.${payload}.`,
       'HS256 signed with the public key': `${hsInput}.${createHmac('sha256', JSON.stringify(key.publicJwk)).update(hsInput).digest('base64url')}`,
       'unknown kid': await signAccessToken(claimsFor(producerCred), generateSigningKey()),
-      'embedded jwk': es256({ alg: 'ES256', typ: 'JWT', kid: key.kid, jwk: attacker.publicKey.export({ format: 'jwk' }) }, claimsFor(producerCred), attacker.privateKey),
-      'jku': es256({ alg: 'ES256', typ: 'JWT', kid: key.kid, jku: 'https://evil.example/jwks' }, claimsFor(producerCred), attacker.privateKey),
+      'embedded jwk': es256(
+        { alg: 'ES256', typ: 'JWT', kid: key.kid, jwk: attacker.publicKey.export({ format: 'jwk' }) },
+        claimsFor(producerCred),
+        attacker.privateKey,
+      ),
+      jku: es256({ alg: 'ES256', typ: 'JWT', kid: key.kid, jku: 'https://evil.example/jwks' }, claimsFor(producerCred), attacker.privateKey),
       'r = s = 0 signature': `${header}.${payload}.${Buffer.alloc(64).toString('base64url')}`,
       expired: await tokenFor(producerCred, { iat: Math.floor(Date.now() / 1000) - 7200, exp: Math.floor(Date.now() / 1000) - 3600 }),
       'wrong aud': await tokenFor(producerCred, { aud: 'http://preview.test' }),
@@ -207,7 +223,10 @@ describe('propagation through the control topic (target ≤ 2 s)', () => {
     const token = await tokenFor(cred);
     expect((await publish(token)).status).toBe(202);
     await admin.revokeConnection(cred.clientId);
-    const ms = await msUntil(async () => (await publish(token)).rule === 'producer.not_registered', { ...PROPAGATION_WAIT, what: 'the revoked connection refused' });
+    const ms = await msUntil(async () => (await publish(token)).rule === 'producer.not_registered', {
+      ...PROPAGATION_WAIT,
+      what: 'the revoked connection refused',
+    });
     expect(ms).toBeLessThanOrEqual(PROPAGATION_GOAL_MS);
   }, 30_000);
 });

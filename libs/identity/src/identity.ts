@@ -67,7 +67,8 @@ export function createIdentity(deps: IdentityDeps): Identity {
   // are rare, so every cached allowance goes.
   const quotas = cache(
     (clientId) => quotaStore.quota(clientId),
-    (event) => (event.type === 'connection.changed' ? [event.connection_id] : event.type === 'provider.changed' || event.type === 'binding.changed' ? [] : 'all'),
+    (event) =>
+      event.type === 'connection.changed' ? [event.connection_id] : event.type === 'provider.changed' || event.type === 'binding.changed' ? [] : 'all',
   );
   // External identity providers by issuer, and their bindings: a provider's change drops it and,
   // since its bindings may have gone with it, every binding (providers change rarely).

@@ -1,7 +1,14 @@
 export { KnexIdentityStore, readSigningKeys } from './store';
 export type { IdentityStore, ConnectionRecord, CredentialRecord, PublishedKey, StoredSigningKey } from './store';
 export { ConnectionCache, KeySetCache, ReadThroughCache, VerifiedTokenCache, MAX_CACHE_TTL_MS, CacheTtlError } from './cache';
-export { createBearerAuthenticator, BearerRefusedError, RegistryUnavailableError, unavailableOnFailure, bearerTokenOf, connectionIdentity } from './authenticate';
+export {
+  createBearerAuthenticator,
+  BearerRefusedError,
+  RegistryUnavailableError,
+  unavailableOnFailure,
+  bearerTokenOf,
+  connectionIdentity,
+} from './authenticate';
 export type { BearerAuthenticator, BearerAuthenticatorDeps, BearerIdentity, BoundClients, ConnectionIdentity } from './authenticate';
 export { KnexProviderStore, ExternalTokenVerifier, IdentityProviderUnavailableError, createBoundClients, bindingKey } from './providers';
 export type { ProviderStore, ProviderRecord, BindingRecord, RemoteKeySetOptions } from './providers';

@@ -37,7 +37,10 @@ export class PrincipalNotFoundError extends Error {
 /** A challenge asked for a principal that is not pending (already verified, or revoked). */
 export class PrincipalNotPendingError extends Error {
   override readonly name = 'PrincipalNotPendingError';
-  constructor(readonly accessKeyId: string, readonly status: PrincipalStatus) {
+  constructor(
+    readonly accessKeyId: string,
+    readonly status: PrincipalStatus,
+  ) {
     super(`AWS principal ${accessKeyId} is ${status}; only a pending principal gets a challenge`);
   }
 }
@@ -71,7 +74,8 @@ export class PrincipalStore {
   async register(connectionId: string, roleArn: string): Promise<{ principal: PrincipalView; secretAccessKey: string }> {
     const accessKeyId = newAccessKeyId();
     const secretAccessKey = newSecretAccessKey();
-    const [row] = await this.deps.db('aws_principals')
+    const [row] = await this.deps
+      .db('aws_principals')
       .insert({
         access_key_id: accessKeyId,
         connection_id: connectionId,
@@ -98,7 +102,8 @@ export class PrincipalStore {
 
   /** Revokes for good (a revoked principal never signs again); revoking twice changes nothing. */
   async revoke(accessKeyId: string): Promise<PrincipalView> {
-    await this.deps.db('aws_principals')
+    await this.deps
+      .db('aws_principals')
       .where('access_key_id', accessKeyId)
       .whereNot('status', 'revoked')
       .update({ status: 'revoked', revoked_at: this.now(), challenge_hash: null, challenge_expires_at: null });
@@ -117,7 +122,8 @@ export class PrincipalStore {
   async issueChallenge(accessKeyId: string): Promise<{ challenge: string; expiresAt: Date }> {
     const challenge = newChallenge();
     const expiresAt = new Date(this.now().getTime() + CHALLENGE_TTL_MS);
-    const updated = await this.deps.db('aws_principals')
+    const updated = await this.deps
+      .db('aws_principals')
       .where({ access_key_id: accessKeyId, status: 'pending' })
       .update({ challenge_hash: hashSecret(challenge), challenge_expires_at: expiresAt });
     if (updated === 0) {
@@ -133,7 +139,8 @@ export class PrincipalStore {
    * it matched. Undefined when it is not (unknown, used, expired, or the principal is not pending).
    */
   async verify(accessKeyId: string, challenge: string): Promise<PrincipalView | undefined> {
-    const [row] = await this.deps.db('aws_principals')
+    const [row] = await this.deps
+      .db('aws_principals')
       .where({ access_key_id: accessKeyId, status: 'pending', challenge_hash: hashSecret(challenge) })
       .where('challenge_expires_at', '>', this.now())
       .update({ status: 'verified', verified_at: this.now(), challenge_hash: null, challenge_expires_at: null })

@@ -94,7 +94,11 @@ function bindingOf(row: Row<'identity_bindings'>): BindingRecord {
 export class IdentityProviderUnavailableError extends DependencyUnavailableError {
   override readonly name = 'IdentityProviderUnavailableError';
   constructor(cause: KeySetUnavailableError) {
-    super('identity.provider_unavailable', "The identity provider's key set could not be fetched, so the token could not be checked; nothing was carried out. Retry shortly", cause);
+    super(
+      'identity.provider_unavailable',
+      "The identity provider's key set could not be fetched, so the token could not be checked; nothing was carried out. Retry shortly",
+      cause,
+    );
   }
 }
 

@@ -66,7 +66,7 @@ export function connectionQuota(deps: ConnectionQuotaDeps): RequestHandler {
     if (!decision.allowed) {
       throw decision.rule === 'quota.exceeded'
         ? new QuotaExceededError(decision.retryAfterSeconds, quota.perDay)
-        : new RateLimitedError(decision.retryAfterSeconds, 'The connection\'s per-second limit is exceeded');
+        : new RateLimitedError(decision.retryAfterSeconds, "The connection's per-second limit is exceeded");
     }
     next();
   };

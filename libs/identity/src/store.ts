@@ -76,17 +76,13 @@ export class KnexIdentityStore implements IdentityStore {
   }
 
   async credentials(clientId: string): Promise<CredentialRecord[]> {
-    const rows = await this.db('credentials')
-      .where({ connection_id: clientId })
-      .orderBy('version', 'desc')
-      .select('version', 'secret_hash', 'usable_until');
+    const rows = await this.db('credentials').where({ connection_id: clientId }).orderBy('version', 'desc').select('version', 'secret_hash', 'usable_until');
     return rows.map((r) => ({ version: r.version, secretHash: r.secret_hash, usableUntil: r.usable_until }));
   }
 
   async signingKeys(): Promise<PublishedKey[]> {
     return (await readSigningKeys(this.db)).map(({ sealed: _sealed, ...published }) => published);
   }
-
 }
 
 /** A signing_keys row: the public half with its lifecycle, and the private half sealed. */

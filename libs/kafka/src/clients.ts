@@ -1,4 +1,18 @@
-import { Kafka, logLevel, Partitioners, type Admin, type ICustomPartitioner, type Message, type Consumer, type EachBatchPayload, type KafkaConfig, type LogEntry, type Producer, type ProducerConfig, type RetryOptions } from 'kafkajs';
+import {
+  Kafka,
+  logLevel,
+  Partitioners,
+  type Admin,
+  type ICustomPartitioner,
+  type Message,
+  type Consumer,
+  type EachBatchPayload,
+  type KafkaConfig,
+  type LogEntry,
+  type Producer,
+  type ProducerConfig,
+  type RetryOptions,
+} from 'kafkajs';
 import type { Logger } from 'pino';
 
 export interface KafkaOptions {
@@ -140,7 +154,11 @@ export interface ProducedRecord {
  * Sends one record with acks=all and resolves with its partition and offset once all replicas have it.
  * `ackTimeoutMs`: how long the brokers may wait for the in-sync replicas (kafkajs's default is 30 s).
  */
-export async function sendAcked(producer: Producer, record: ProducedRecord, opts: { ackTimeoutMs?: number } = {}): Promise<{ partition: number; offset: string }> {
+export async function sendAcked(
+  producer: Producer,
+  record: ProducedRecord,
+  opts: { ackTimeoutMs?: number } = {},
+): Promise<{ partition: number; offset: string }> {
   const [meta] = await producer.send({
     topic: record.topic,
     acks: -1,

@@ -71,8 +71,14 @@ describe('limits on the real Redis', () => {
   it('enforce throws 429 rate.limited with Retry-After at the first refusing limiter', async () => {
     const open = createLimiter(redis, { label: 'test', name: unique('open'), rate: { points: 100, durationSeconds: 60 } });
     const tight = createLimiter(redis, { label: 'test', name: unique('tight'), rate: { points: 1, durationSeconds: 60 } });
-    await enforce([[open, 'ip'], [tight, 'client']]);
-    const error = await enforce([[open, 'ip'], [tight, 'client']]).catch((e: unknown) => e);
+    await enforce([
+      [open, 'ip'],
+      [tight, 'client'],
+    ]);
+    const error = await enforce([
+      [open, 'ip'],
+      [tight, 'client'],
+    ]).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(RateLimitedError);
     expect(error).toMatchObject({ status: 429, rule: 'rate.limited', headers: { 'Retry-After': expect.stringMatching(/^\d+$/) } });
   });
@@ -93,7 +99,12 @@ describe('connection quotas on the real Redis', () => {
     expect(first[3]).toMatchObject({ rule: 'rate.limited' });
     // What each left: of the second (the rate's 2, then the burst's 1), and of the day until midnight UTC.
     expect(first.map((d) => d.second.remaining)).toEqual([1, 0, 0, 0]);
-    expect(first.map((d) => d.day)).toEqual([{ remaining: 4, resetSeconds: 60 }, { remaining: 3, resetSeconds: 60 }, { remaining: 2, resetSeconds: 60 }, undefined]);
+    expect(first.map((d) => d.day)).toEqual([
+      { remaining: 4, resetSeconds: 60 },
+      { remaining: 3, resetSeconds: 60 },
+      { remaining: 2, resetSeconds: 60 },
+      undefined,
+    ]);
     expect(first[3]!.second.resetSeconds).toBe((first[3] as { retryAfterSeconds: number }).retryAfterSeconds);
 
     // A larger per-second quota (a tier change) applies at once; the day's count (3) carries on.

@@ -52,7 +52,11 @@ export function createLimiter(redis: Redis, spec: LimitSpec, metrics?: LimitMetr
   const rate = windowed('', spec.rate);
   const burst = spec.burst ? windowed(':burst', spec.burst) : undefined;
   const seconds = (ms: number) => Math.max(0, Math.ceil(ms / 1000));
-  const allowed = (remaining: number, msBeforeNext: number): LimitDecision => ({ allowed: true, remaining: Math.max(0, remaining), resetSeconds: seconds(msBeforeNext) });
+  const allowed = (remaining: number, msBeforeNext: number): LimitDecision => ({
+    allowed: true,
+    remaining: Math.max(0, remaining),
+    resetSeconds: seconds(msBeforeNext),
+  });
   const refused = (msBeforeNext: number): LimitDecision => ({ allowed: false, retryAfterSeconds: Math.max(1, seconds(msBeforeNext)) });
 
   // The burst allowance is spent only once the rate's window is (as rate-limiter-flexible's

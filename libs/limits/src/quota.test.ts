@@ -25,7 +25,7 @@ describe('secondsUntilUtcMidnight', () => {
 describe('rateLimitFields (draft-ietf-httpapi-ratelimit-headers-11)', () => {
   const standard = QUOTA_TIERS.standard;
 
-  it('names the tier\'s per-second rate with its burst and its day, and what an allowed request left of both', () => {
+  it("names the tier's per-second rate with its burst and its day, and what an allowed request left of both", () => {
     expect(rateLimitFields(standard, { allowed: true, second: { remaining: 19, resetSeconds: 1 }, day: { remaining: 99_999, resetSeconds: 3600 } })).toEqual({
       'RateLimit-Policy': '"burst";q=20;w=1;bus-burst=40, "daily";q=100000;w=86400',
       RateLimit: '"burst";r=19;t=1, "daily";r=99999;t=3600',

@@ -46,8 +46,7 @@ export interface WindowLeft {
  * the day was counted.
  */
 export type QuotaDecision = { second: WindowLeft; day?: WindowLeft } & (
-  | { allowed: true }
-  | { allowed: false; rule: 'rate.limited' | 'quota.exceeded'; retryAfterSeconds: number }
+  { allowed: true } | { allowed: false; rule: 'rate.limited' | 'quota.exceeded'; retryAfterSeconds: number }
 );
 
 export interface ConnectionQuotas {
@@ -71,12 +70,16 @@ export function createConnectionQuotas(redis: Redis, metrics?: LimitMetrics): Co
     let limiter = rates.get(cacheKey);
     if (!limiter) {
       const extra = q.burst - q.perSecond;
-      limiter = createLimiter(redis, {
-        name: 'conn-rate',
-        label: 'connection_second',
-        rate: { points: q.perSecond, durationSeconds: 1 },
-        ...(extra > 0 ? { burst: { points: extra, durationSeconds: BURST_WINDOW_SECONDS } } : {}),
-      }, metrics);
+      limiter = createLimiter(
+        redis,
+        {
+          name: 'conn-rate',
+          label: 'connection_second',
+          rate: { points: q.perSecond, durationSeconds: 1 },
+          ...(extra > 0 ? { burst: { points: extra, durationSeconds: BURST_WINDOW_SECONDS } } : {}),
+        },
+        metrics,
+      );
       rates.set(cacheKey, limiter);
     }
     return limiter;

@@ -21,7 +21,11 @@ export interface BusRequestLimitSettings {
 export const SPEC_BUS_REQUEST_LIMITS: BusRequestLimitSettings = { perAddressPerMinute: 600, apiPerSecond: 200, apiBurst: 400 };
 
 export function busRequestLimits(redis: Redis, settings: BusRequestLimitSettings = SPEC_BUS_REQUEST_LIMITS, metrics?: LimitMetrics): RequestHandler {
-  const perAddress = createLimiter(redis, { name: 'bus-address', label: 'address', rate: { points: settings.perAddressPerMinute, durationSeconds: 60 } }, metrics);
+  const perAddress = createLimiter(
+    redis,
+    { name: 'bus-address', label: 'address', rate: { points: settings.perAddressPerMinute, durationSeconds: 60 } },
+    metrics,
+  );
   const extra = settings.apiBurst - settings.apiPerSecond;
   const wholeApi = createLimiter(
     redis,

@@ -8,7 +8,7 @@ const propagator = boundedTraceContext();
 const continued = (headers: Record<string, string | string[]>) => trace.getSpanContext(propagator.extract(ROOT_CONTEXT, headers, defaultTextMapGetter));
 
 describe('boundedTraceContext', () => {
-  it("continues a well-formed traceparent, its tracestate kept", () => {
+  it('continues a well-formed traceparent, its tracestate kept', () => {
     expect(continued({ traceparent: `00-${TRACE_ID}-${SPAN_ID}-01`, tracestate: 'vendor=value' })).toMatchObject({
       traceId: TRACE_ID,
       spanId: SPAN_ID,

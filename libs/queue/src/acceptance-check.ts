@@ -38,14 +38,13 @@ export function readRecordContent(value: Buffer | null): RecordContent {
  * Invariant A's verdict on a record of readable `content`, given the acceptance Postgres holds for its
  * id (null: none yet). Accepted, the answer is the message as the store enqueues it.
  */
-export function judgeAcceptance(
-  record: Omit<RecordToCheck, 'value'>,
-  content: { body: Buffer; hash: string },
-  acceptance: Acceptance | null,
-): AcceptanceCheck {
+export function judgeAcceptance(record: Omit<RecordToCheck, 'value'>, content: { body: Buffer; hash: string }, acceptance: Acceptance | null): AcceptanceCheck {
   if (!acceptance) return { accepted: false, reason: 'acceptance.missing' };
   if (acceptance.contentHash !== content.hash) return { accepted: false, reason: 'acceptance.hash_mismatch' };
-  return { accepted: true, message: acceptedMessage({ headers: record.headers, body: content.body, partition: record.partition, offset: record.offset }, acceptance) };
+  return {
+    accepted: true,
+    message: acceptedMessage({ headers: record.headers, body: content.body, partition: record.partition, offset: record.offset }, acceptance),
+  };
 }
 
 /**

@@ -127,7 +127,11 @@ export class KnexDeliveryStore implements DeliveryStore {
 
   async existingWorkspaces(workspaceIds: readonly string[]): Promise<Set<string>> {
     if (workspaceIds.length === 0) return new Set();
-    return new Set(await this.db('workspaces').whereIn('id', [...workspaceIds]).pluck('id'));
+    return new Set(
+      await this.db('workspaces')
+        .whereIn('id', [...workspaceIds])
+        .pluck('id'),
+    );
   }
 
   async acceptance(workspaceId: string, messageId: string): Promise<Acceptance | null> {
@@ -168,7 +172,9 @@ export class KnexDeliveryStore implements DeliveryStore {
   }
 
   async quarantined(id: string): Promise<StoredQuarantinedRecord | undefined> {
-    const row = await this.db('quarantined_records').where({ id }).first(...QUARANTINE_COLUMNS);
+    const row = await this.db('quarantined_records')
+      .where({ id })
+      .first(...QUARANTINE_COLUMNS);
     return row ? storedQuarantine(row) : undefined;
   }
 

@@ -61,7 +61,13 @@ async function redriveOne(store: DeliveryStore, id: string): Promise<RedriveResu
  */
 export async function redriveRecord(store: DeliveryStore, record: StoredQuarantinedRecord): Promise<RedriveResult> {
   const { id } = record;
-  const refused = (reason: RefusalReason): RedriveResult => ({ id, outcome: 'refused', workspace_id: record.workspaceId, message_id: record.messageId, reason });
+  const refused = (reason: RefusalReason): RedriveResult => ({
+    id,
+    outcome: 'refused',
+    workspace_id: record.workspaceId,
+    message_id: record.messageId,
+    reason,
+  });
   const headers = readMessageHeaders(record.headers);
   if (headers === null) return refused('headers.unreadable');
   const check = await checkAcceptance(store, { headers, value: record.value, partition: record.partition, offset: record.offset });

@@ -14,7 +14,7 @@ describe('a valid configured instance', () => {
     expect(Object.keys(VALID).sort()).toEqual(library.current.skills.map((s) => s.skill_id).sort());
   });
 
-  it('may leave out optional fields, values null (YAML\'s empty value) counting as left out', () => {
+  it("may leave out optional fields, values null (YAML's empty value) counting as left out", () => {
     expect(problemsOf(withValues('links/dead-end', { exempt_segment_kinds: null }))).toEqual([]);
     const { values: _values, ...noValues } = instance('continuity/place-consistency');
     expect(problemsOf({ ...noValues, values: { places_path: 'setting.places', tolerance: 'strict' } })).toEqual([]);
@@ -114,7 +114,7 @@ describe('authority_scale', () => {
     ]);
   });
 
-  it('is not required where the skill\'s scale is optional', () => {
+  it("is not required where the skill's scale is optional", () => {
     expect(problemsOf(instance('telling/pacing'))).toEqual([]);
   });
 
@@ -137,7 +137,7 @@ describe('authority_scale', () => {
   });
 });
 
-describe('values against the skill\'s fields', () => {
+describe("values against the skill's fields", () => {
   it('must be an object', () => {
     expect(problemsOf(instance('telling/pacing', { values: ['a'] }))).toEqual(["values must be an object keyed by the skill's field names, got a list"]);
   });
@@ -241,20 +241,25 @@ describe('values against the skill\'s fields', () => {
     });
   });
 
-  describe('kind authority: on the instance\'s own scale', () => {
+  describe("kind authority: on the instance's own scale", () => {
     it('refuses an authority the scale does not list', () => {
       expect(problemsOf(withValues('links/gate-authority', { override_authority: 'producer' }))).toEqual([
         'values.override_authority: "producer" is not on the instance\'s authority_scale (author, editor)',
       ]);
     });
 
-    it('uses the instance\'s scale, not a global one', () => {
-      const custom = instance('links/gate-authority', { authority_scale: ['showrunner', 'producer'], values: { allowed_changers: { author: true }, override_authority: 'producer' } });
+    it("uses the instance's scale, not a global one", () => {
+      const custom = instance('links/gate-authority', {
+        authority_scale: ['showrunner', 'producer'],
+        values: { allowed_changers: { author: true }, override_authority: 'producer' },
+      });
       expect(problemsOf(custom)).toEqual([]);
     });
 
     it('refuses a non-string, and an optional authority without a scale', () => {
-      expect(problemsOf(withValues('links/gate-authority', { override_authority: 3 }))).toEqual(['values.override_authority must be an authority name, got a number']);
+      expect(problemsOf(withValues('links/gate-authority', { override_authority: 3 }))).toEqual([
+        'values.override_authority must be an authority name, got a number',
+      ]);
       expect(problemsOf(withValues('continuity/place-consistency', { min_authority: 'editor' }))).toEqual([
         'values.min_authority: "editor" cannot be checked: the instance has no valid authority_scale',
       ]);
@@ -333,7 +338,9 @@ describe('the validation answer', () => {
   });
 
   it('names the current version as library_version whatever the instances select', () => {
-    expect(checkSkillsInput(threeVersionLibrary(), { checked: 'instance', instance: instance('links/dead-end', { skill_version: '0.2.1' }) }).library_version).toBe('0.2.2');
+    expect(
+      checkSkillsInput(threeVersionLibrary(), { checked: 'instance', instance: instance('links/dead-end', { skill_version: '0.2.1' }) }).library_version,
+    ).toBe('0.2.2');
   });
 
   it('gives the same problems for the same input (stable strings)', () => {

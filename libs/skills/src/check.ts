@@ -45,7 +45,9 @@ export function checkInstance(library: SkillLibrary, instance: unknown): Instanc
       problems.push(`skill_version must be a string, got ${describeType(askedVersion)}`);
       versionKnown = false;
     } else if (!carried) {
-      problems.push(`skill_version ${quote(askedVersion)} is not a carried library version (carried: ${library.versions.map((v) => v.info.version).join(', ')})`);
+      problems.push(
+        `skill_version ${quote(askedVersion)} is not a carried library version (carried: ${library.versions.map((v) => v.info.version).join(', ')})`,
+      );
       versionKnown = false;
     } else if (carried.info.status === 'retired') {
       problems.push(`skill_version ${quote(askedVersion)} is retired; the current version is ${library.current.info.version}`);
@@ -100,7 +102,9 @@ export function checkInstance(library: SkillLibrary, instance: unknown): Instanc
 function checkAuthorityScale(raw: unknown, problems: string[]): string[] | null {
   if (raw === undefined) return null;
   if (!Array.isArray(raw) || raw.length === 0) {
-    problems.push(`authority_scale must be a non-empty list of authority names, highest first, got ${Array.isArray(raw) ? 'an empty list' : describeType(raw)}`);
+    problems.push(
+      `authority_scale must be a non-empty list of authority names, highest first, got ${Array.isArray(raw) ? 'an empty list' : describeType(raw)}`,
+    );
     return null;
   }
   const before = problems.length;
@@ -143,7 +147,10 @@ export function checkSkillsInput(library: SkillLibrary, input: SkillsInput): Val
     const problem = `instance_label ${quote(label)} is used by more than one instance (${indexes.join(', ')})`;
     for (const i of indexes) (checks[i] as InstanceCheck).problems.push(problem);
   }
-  return answer(checks.map((c, i) => result(i, c)), []);
+  return answer(
+    checks.map((c, i) => result(i, c)),
+    [],
+  );
 }
 
 function result(index: number, check: InstanceCheck): InstanceResult {

@@ -105,7 +105,12 @@ describe('unreadable bodies (400 skills.unreadable)', () => {
 
   it('refuses an alias bomb instead of expanding it', () => {
     const levels = ['a: &a ["x","x","x","x","x","x","x","x","x","x"]'];
-    for (let i = 1; i < 9; i++) levels.push(`${String.fromCharCode(97 + i)}: &${String.fromCharCode(97 + i)} [${Array(10).fill(`*${String.fromCharCode(96 + i)}`).join(',')}]`);
+    for (let i = 1; i < 9; i++)
+      levels.push(
+        `${String.fromCharCode(97 + i)}: &${String.fromCharCode(97 + i)} [${Array(10)
+          .fill(`*${String.fromCharCode(96 + i)}`)
+          .join(',')}]`,
+      );
     levels.push('skills: *i');
     expect(read(levels.join('\n'), YAML_TYPE)).toEqual({ ok: false, reason: expect.stringMatching(/^The body is not YAML/) });
   });

@@ -89,7 +89,8 @@ function checkEnum(value: unknown, field: SkillField, at: string): string[] {
  */
 export const FIELD_KINDS: Readonly<Record<string, FieldKind>> = {
   path: {
-    description: 'A dot path on the SOM 1.0 story.context payload, e.g. audience.age_band; an array step addresses every element, e.g. characters.voice.voice_id. The path must exist in the story.context schema.',
+    description:
+      'A dot path on the SOM 1.0 story.context payload, e.g. audience.age_band; an array step addresses every element, e.g. characters.voice.voice_id. The path must exist in the story.context schema.',
     check: (value, _field, at, ctx) => checkPath(value, at, ctx),
   },
   path_list: {
@@ -101,15 +102,15 @@ export const FIELD_KINDS: Readonly<Record<string, FieldKind>> = {
     },
   },
   enum: {
-    description: 'One of the field\'s options, exactly as written.',
+    description: "One of the field's options, exactly as written.",
     check: (value, field, at) => checkEnum(value, field, at),
   },
   enum_list: {
-    description: 'A list of distinct values, each one of the field\'s options; may be empty.',
+    description: "A list of distinct values, each one of the field's options; may be empty.",
     check: (value, field, at) => checkList(value, at, field.options.join(', '), (v, itemAt) => checkEnum(v, field, itemAt)),
   },
   row: {
-    description: 'An object whose keys are among the field\'s options (at least one), each with a string, number or true/false value.',
+    description: "An object whose keys are among the field's options (at least one), each with a string, number or true/false value.",
     check: (value, field, at) => {
       if (!isPlainObject(value)) return [`${at} must be an object with keys among ${field.options.join(', ')}, got ${describeType(value)}`];
       const keys = Object.keys(value);
@@ -128,7 +129,7 @@ export const FIELD_KINDS: Readonly<Record<string, FieldKind>> = {
     },
   },
   authority: {
-    description: 'An authority name from the instance\'s own authority_scale, e.g. editor.',
+    description: "An authority name from the instance's own authority_scale, e.g. editor.",
     check: (value, _field, at, ctx) => {
       if (typeof value !== 'string') return [`${at} must be an authority name, got ${describeType(value)}`];
       if (ctx.authorityScale === null) return [`${at}: ${quote(value)} cannot be checked: the instance has no valid authority_scale`];

@@ -1,15 +1,6 @@
 import { skills as skillsData, som as somSchemas } from '@bus/schemas';
 import { FIELD_KINDS, SNAKE_CASE_NAME, isPlainObject, quote } from './kinds';
-import type {
-  LibraryAnswer,
-  LibraryInfo,
-  LibraryStatus,
-  LibraryVersion,
-  RecallOn,
-  SkillField,
-  SkillRecord,
-  Topic,
-} from './model';
+import type { LibraryAnswer, LibraryInfo, LibraryStatus, LibraryVersion, RecallOn, SkillField, SkillRecord, Topic } from './model';
 import { storyContextPaths } from './story-paths';
 
 type Schema = Readonly<Record<string, unknown>>;
@@ -100,7 +91,10 @@ export function loadSkillLibrary(
   const byVersion = new Map(versions.map((v) => [v.info.version, v]));
   const summaries = versions.map((v) => ({ version: v.info.version, status: v.info.status, suite: v.info.suite }));
   const answers = new Map<string, LibraryAnswer>(
-    versions.map((v) => [v.info.version, { library: v.info, versions: summaries, skills: [...v.skills], topics: topicsOf(v.skills), field_kinds: fieldKindsOf(v.skills) }]),
+    versions.map((v) => [
+      v.info.version,
+      { library: v.info, versions: summaries, skills: [...v.skills], topics: topicsOf(v.skills), field_kinds: fieldKindsOf(v.skills) },
+    ]),
   );
   return {
     current: current[0] as LibraryVersion,
@@ -257,7 +251,8 @@ function loadField(entry: unknown, where: string, problems: string[]): SkillFiel
   const before = problems.length;
   for (const key of Object.keys(entry)) if (!FIELD_KEYS.includes(key)) problems.push(`${at}: unknown key ${quote(key)}`);
   const kind = entry.kind;
-  if (typeof kind !== 'string' || !Object.hasOwn(FIELD_KINDS, kind)) problems.push(`${at}: kind ${quote(kind)} is not one of ${Object.keys(FIELD_KINDS).join(', ')}`);
+  if (typeof kind !== 'string' || !Object.hasOwn(FIELD_KINDS, kind))
+    problems.push(`${at}: kind ${quote(kind)} is not one of ${Object.keys(FIELD_KINDS).join(', ')}`);
   if (typeof entry.required !== 'boolean') problems.push(`${at}: required must be true or false`);
   if (!isNonEmptyString(entry.about)) problems.push(`${at}: about is missing`);
   const options = entry.options;

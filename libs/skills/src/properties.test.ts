@@ -41,7 +41,11 @@ describe('the checker on arbitrary input', () => {
   });
 
   it('reads any bytes without throwing, and any failure is a one-line reason', () => {
-    const body = fc.oneof(fc.uint8Array({ maxLength: 200 }), fc.string().map((s) => new TextEncoder().encode(s)), fc.jsonValue().map((v) => new TextEncoder().encode(JSON.stringify(v))));
+    const body = fc.oneof(
+      fc.uint8Array({ maxLength: 200 }),
+      fc.string().map((s) => new TextEncoder().encode(s)),
+      fc.jsonValue().map((v) => new TextEncoder().encode(JSON.stringify(v))),
+    );
     const type = fc.constantFrom(undefined, 'application/json', 'application/yaml', 'text/plain', 'text/yaml; charset=utf-8');
     fc.assert(
       fc.property(body, type, (bytes, contentType) => {

@@ -18,9 +18,27 @@ const passes = { ok: true, violations: [], tolerated: [] };
 describe.each([
   ['conformance.som_version_unsupported', 'telling.started', { '/som_version': '1.1' }, { '/som_version': '1.0' }, '/som_version'],
   ['conformance.som_version_unsupported', 'telling.started', { '/som_version': '2.0' }, { '/som_version': '1.0' }, '/som_version'],
-  ['conformance.message_id_nil', 'telling.started', { '/message_id': '00000000-0000-0000-0000-000000000000' }, { '/message_id': '00000000-0000-4000-8000-000000000001' }, '/message_id'],
-  ['conformance.message_id_nil', 'telling.started', { '/message_id': 'FFFFFFFF-FFFF-FFFF-FFFF-FFFFFFFFFFFF' }, { '/message_id': 'ffffffff-ffff-4fff-bfff-fffffffffffe' }, '/message_id'],
-  ['conformance.occurred_at_far_future', 'telling.started', { '/occurred_at': minutesFromNow(24 * 60 + 1) }, { '/occurred_at': minutesFromNow(-24 * 60) }, '/occurred_at'],
+  [
+    'conformance.message_id_nil',
+    'telling.started',
+    { '/message_id': '00000000-0000-0000-0000-000000000000' },
+    { '/message_id': '00000000-0000-4000-8000-000000000001' },
+    '/message_id',
+  ],
+  [
+    'conformance.message_id_nil',
+    'telling.started',
+    { '/message_id': 'FFFFFFFF-FFFF-FFFF-FFFF-FFFFFFFFFFFF' },
+    { '/message_id': 'ffffffff-ffff-4fff-bfff-fffffffffffe' },
+    '/message_id',
+  ],
+  [
+    'conformance.occurred_at_far_future',
+    'telling.started',
+    { '/occurred_at': minutesFromNow(24 * 60 + 1) },
+    { '/occurred_at': minutesFromNow(-24 * 60) },
+    '/occurred_at',
+  ],
   [
     'conformance.reference_mismatch',
     'skill.warning.raised',
@@ -35,8 +53,20 @@ describe.each([
     { '/payload/trigger/message_id': '0193f3a2-6c1e-7b4a-9d2f-3a1c5e7b9d08' },
     '/payload/trigger/message_id',
   ],
-  ['conformance.self_reference', 'system.audit', { '/payload/subject/message_id': '0193f3a2-6c1e-7b4a-9d2f-3a1c5e7b9d0a' }, { '/payload/subject': REMOVE }, '/payload/subject/message_id'],
-  ['conformance.self_reference', 'link.withdrawn', { '/payload/superseded_by': 'link-stairs-or-harbour' }, { '/payload/superseded_by': REMOVE }, '/payload/superseded_by'],
+  [
+    'conformance.self_reference',
+    'system.audit',
+    { '/payload/subject/message_id': '0193f3a2-6c1e-7b4a-9d2f-3a1c5e7b9d0a' },
+    { '/payload/subject': REMOVE },
+    '/payload/subject/message_id',
+  ],
+  [
+    'conformance.self_reference',
+    'link.withdrawn',
+    { '/payload/superseded_by': 'link-stairs-or-harbour' },
+    { '/payload/superseded_by': REMOVE },
+    '/payload/superseded_by',
+  ],
   [
     'conformance.self_reference',
     'link.committed',
@@ -58,7 +88,13 @@ describe.each([
     { '/payload/setting/places/1/place_id': 'place-quay' },
     '/payload/setting/places/1/place_id',
   ],
-  ['conformance.duplicate_id', 'story.context', { '/payload/canon/2/fact_id': 'fact-001' }, { '/payload/canon/2/fact_id': 'fact-004' }, '/payload/canon/2/fact_id'],
+  [
+    'conformance.duplicate_id',
+    'story.context',
+    { '/payload/canon/2/fact_id': 'fact-001' },
+    { '/payload/canon/2/fact_id': 'fact-004' },
+    '/payload/canon/2/fact_id',
+  ],
   [
     'conformance.dangling_reference',
     'story.context',
@@ -85,7 +121,11 @@ describe.each([
 
 describe('tolerated rules', () => {
   it('conformance.occurred_at_future: reports an occurred_at over 5 minutes ahead without refusing', () => {
-    expect(outcome('telling.started', { '/occurred_at': minutesFromNow(6) })).toEqual({ ok: true, violations: [], tolerated: [['conformance.occurred_at_future', '/occurred_at']] });
+    expect(outcome('telling.started', { '/occurred_at': minutesFromNow(6) })).toEqual({
+      ok: true,
+      violations: [],
+      tolerated: [['conformance.occurred_at_future', '/occurred_at']],
+    });
     expect(outcome('telling.started', { '/occurred_at': minutesFromNow(24 * 60) }).tolerated).toEqual([['conformance.occurred_at_future', '/occurred_at']]);
   });
 
@@ -96,7 +136,11 @@ describe('tolerated rules', () => {
   });
 
   it('conformance.gate_unchanged: reports a gate change to the same state without refusing', () => {
-    expect(outcome('link.gate_changed', { '/payload/to_state': 'closed' })).toEqual({ ok: true, violations: [], tolerated: [['conformance.gate_unchanged', '/payload/to_state']] });
+    expect(outcome('link.gate_changed', { '/payload/to_state': 'closed' })).toEqual({
+      ok: true,
+      violations: [],
+      tolerated: [['conformance.gate_unchanged', '/payload/to_state']],
+    });
     expect(outcome('link.gate_changed', { '/payload/to_state': 'hidden' })).toEqual(passes);
   });
 

@@ -41,7 +41,8 @@ const ENVELOPE_CHECKS: ReadonlyArray<{ field: EnvelopeField; check: (value: stri
     check: (value, clock) => {
       const aheadMs = epochMsOf(value) - clock.now().getTime();
       const ahead = `occurred_at is ${Math.round(aheadMs / 1000)} s ahead of the bus clock`;
-      if (aheadMs > clock.maxFutureSkewMs) return [violation('conformance.occurred_at_far_future', `${ahead}, over the ${clock.maxFutureSkewMs / 1000} s allowed`, '/occurred_at')];
+      if (aheadMs > clock.maxFutureSkewMs)
+        return [violation('conformance.occurred_at_far_future', `${ahead}, over the ${clock.maxFutureSkewMs / 1000} s allowed`, '/occurred_at')];
       if (aheadMs > clock.skewWarningMs) return [violation('conformance.occurred_at_future', `${ahead}; check the producer's clock`, '/occurred_at')];
       return [];
     },
@@ -57,14 +58,22 @@ export function checkEnvelope(envelope: Readonly<Record<string, unknown>>, schem
 }
 
 // Views of payloads that passed their schema: only the fields the checks read.
-interface Identified { readonly [idField: string]: unknown }
+interface Identified {
+  readonly [idField: string]: unknown;
+}
 interface StoryContextView {
   readonly setting: { readonly places?: readonly Identified[] };
   readonly characters: ReadonlyArray<Identified & { readonly relationships?: ReadonlyArray<{ readonly character_id: string }> }>;
   readonly canon?: readonly Identified[];
 }
-interface SegmentRef { readonly story_id?: string; readonly segment_id: string }
-interface MessageRef { readonly message_id: string; readonly correlation_id?: string }
+interface SegmentRef {
+  readonly story_id?: string;
+  readonly segment_id: string;
+}
+interface MessageRef {
+  readonly message_id: string;
+  readonly correlation_id?: string;
+}
 
 type PayloadCheck = (message: SomMessage) => Violation[];
 

@@ -45,7 +45,6 @@ describe.each(MESSAGE_TYPES)('example of %s (schemas/som/1.0/examples)', (type) 
     const ids = MESSAGE_TYPES.map((other) => example(other)['message_id']);
     expect(ids.filter((id) => id === example(type)['message_id'])).toHaveLength(1);
   });
-
 });
 
 describe('the examples as one story (som.story: the files numbered in publishing order)', () => {

@@ -10,13 +10,5 @@ export { contentHash } from './content-hash';
 export type { ParsedBody, SomValidation, SomValidator, SomValidatorOptions } from './validator';
 export { checkPolicy } from './policy';
 export type { ProducerPermissions } from './policy';
-export {
-  applySequence,
-  familyOf,
-  parseStoryState,
-  EMPTY_STORY_STATE,
-  STORY_STATE_VERSION,
-  StoryStateError,
-  SequenceInputError,
-} from './sequence';
+export { applySequence, familyOf, parseStoryState, EMPTY_STORY_STATE, STORY_STATE_VERSION, StoryStateError, SequenceInputError } from './sequence';
 export type { Family, GateState, LinkState, SequenceOutcome, StoryState, TellingState } from './sequence';

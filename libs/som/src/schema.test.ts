@@ -117,7 +117,12 @@ describe('schemaViolation', () => {
   });
 
   it('falls back to schema.invalid for a keyword without a rule of its own', () => {
-    expect(schemaViolation(ajvError('not'), '/payload')).toEqual({ source: 'schema', rule: 'schema.invalid', message: '/payload/story must be valid', path: '/payload/story' });
+    expect(schemaViolation(ajvError('not'), '/payload')).toEqual({
+      source: 'schema',
+      rule: 'schema.invalid',
+      message: '/payload/story must be valid',
+      path: '/payload/story',
+    });
   });
 
   it('maps a keyword with a rule to that rule', () => {

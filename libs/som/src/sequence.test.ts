@@ -55,7 +55,11 @@ describe('familyOf', () => {
 describe('telling family: started → exposed* → ended, one telling per correlation id', () => {
   it('accepts a whole telling and records where it is', () => {
     expect(run(started)).toEqual({ version: 1, telling: { phase: 'started', telling_id: 'telling-0001', story_id: 'story-lighthouse-fox' }, links: {} });
-    expect(run(started, exposed, exposed, ended)).toEqual({ version: 1, telling: { phase: 'ended', telling_id: 'telling-0001', story_id: 'story-lighthouse-fox' }, links: {} });
+    expect(run(started, exposed, exposed, ended)).toEqual({
+      version: 1,
+      telling: { phase: 'ended', telling_id: 'telling-0001', story_id: 'story-lighthouse-fox' },
+      links: {},
+    });
     expect(run(started, ended)).toMatchObject({ telling: { phase: 'ended' } });
   });
 
@@ -78,7 +82,9 @@ describe('telling family: started → exposed* → ended, one telling per correl
   });
 
   it('sequence.telling.mismatch: refuses a telling_id or story_id other than the started one', () => {
-    expect(run(started, exampleMessage('telling.exposed', { '/payload/telling_id': 'telling-0002' }))).toEqual([['sequence.telling.mismatch', '/payload/telling_id']]);
+    expect(run(started, exampleMessage('telling.exposed', { '/payload/telling_id': 'telling-0002' }))).toEqual([
+      ['sequence.telling.mismatch', '/payload/telling_id'],
+    ]);
     expect(run(started, exampleMessage('telling.ended', { '/payload/telling_id': 'telling-0002', '/payload/story_id': 'story-other' }))).toEqual([
       ['sequence.telling.mismatch', '/payload/telling_id'],
       ['sequence.telling.mismatch', '/payload/story_id'],
@@ -98,7 +104,12 @@ describe('link family: committed → gate_changed* → withdrawn, per link_id', 
   });
 
   it('keeps links apart by link_id', () => {
-    const state = run(committed, otherLink('link.committed', { '/payload/gate/state': 'open' }), withdrawn, otherLink('link.gate_changed', { '/payload/from_state': 'open', '/payload/to_state': 'hidden' }));
+    const state = run(
+      committed,
+      otherLink('link.committed', { '/payload/gate/state': 'open' }),
+      withdrawn,
+      otherLink('link.gate_changed', { '/payload/from_state': 'open', '/payload/to_state': 'hidden' }),
+    );
     expect(state).toMatchObject({ links: { 'link-stairs-or-harbour': { phase: 'withdrawn' }, 'link-harbour': { phase: 'committed', gate: 'hidden' } } });
   });
 

@@ -36,8 +36,7 @@ export interface StoryState {
 }
 
 export type SequenceOutcome =
-  | { readonly ok: true; readonly next: StoryState; readonly changed: boolean }
-  | { readonly ok: false; readonly violations: readonly Violation[] };
+  { readonly ok: true; readonly next: StoryState; readonly changed: boolean } | { readonly ok: false; readonly violations: readonly Violation[] };
 
 /** The state of a correlation id no message has touched yet. */
 export const EMPTY_STORY_STATE: StoryState = Object.freeze({ version: STORY_STATE_VERSION, telling: null, links: Object.freeze({}) });
@@ -105,8 +104,14 @@ export function parseStoryState(stored: unknown): StoryState {
 
 function startTelling(state: StoryState, message: SomMessage): SequenceOutcome {
   const { telling } = state;
-  if (telling?.phase === 'ended') return refuse('sequence.telling.ended', `Telling ${telling.telling_id} has ended on this correlation id; start a new telling under a new correlation id`, '/message_type');
-  if (telling?.phase === 'started') return refuse('sequence.telling.already_started', `Telling ${telling.telling_id} is under way on this correlation id`, '/message_type');
+  if (telling?.phase === 'ended')
+    return refuse(
+      'sequence.telling.ended',
+      `Telling ${telling.telling_id} has ended on this correlation id; start a new telling under a new correlation id`,
+      '/message_type',
+    );
+  if (telling?.phase === 'started')
+    return refuse('sequence.telling.already_started', `Telling ${telling.telling_id} is under way on this correlation id`, '/message_type');
   const started: TellingState = { phase: 'started', telling_id: payloadText(message, 'telling_id'), story_id: payloadText(message, 'story_id') };
   return changed({ ...state, telling: started });
 }
@@ -117,7 +122,15 @@ function continueTelling(state: StoryState, message: SomMessage, phase: TellingS
   if (telling.phase === 'ended') return refuse('sequence.telling.ended', `Telling ${telling.telling_id} has ended on this correlation id`, '/message_type');
   const mismatches = (['telling_id', 'story_id'] as const).flatMap((field) => {
     const sent = payloadText(message, field);
-    return sent === telling[field] ? [] : [violation('sequence.telling.mismatch', `${field} is ${sent}; the telling under way on this correlation id has ${telling[field]}`, `/payload/${field}`)];
+    return sent === telling[field]
+      ? []
+      : [
+          violation(
+            'sequence.telling.mismatch',
+            `${field} is ${sent}; the telling under way on this correlation id has ${telling[field]}`,
+            `/payload/${field}`,
+          ),
+        ];
   });
   if (mismatches.length > 0) return { ok: false, violations: mismatches };
   return phase === telling.phase ? unchanged(state) : changed({ ...state, telling: { ...telling, phase } });
@@ -128,8 +141,10 @@ function continueTelling(state: StoryState, message: SomMessage, phase: TellingS
 function commitLink(state: StoryState, message: SomMessage): SequenceOutcome {
   const linkId = payloadText(message, 'link_id');
   const link = linkOf(state, linkId);
-  if (link?.phase === 'withdrawn') return refuse('sequence.link.withdrawn', `Link ${linkId} was withdrawn on this correlation id; commit it under a new link_id`, '/payload/link_id');
-  if (link?.phase === 'committed') return refuse('sequence.link.already_committed', `Link ${linkId} is already committed on this correlation id`, '/payload/link_id');
+  if (link?.phase === 'withdrawn')
+    return refuse('sequence.link.withdrawn', `Link ${linkId} was withdrawn on this correlation id; commit it under a new link_id`, '/payload/link_id');
+  if (link?.phase === 'committed')
+    return refuse('sequence.link.already_committed', `Link ${linkId} is already committed on this correlation id`, '/payload/link_id');
   return withLink(state, linkId, { phase: 'committed', gate: gateState(payloadText(message, 'gate', 'state')) });
 }
 
@@ -138,7 +153,8 @@ function changeGate(state: StoryState, message: SomMessage): SequenceOutcome {
   if (!('link' in live)) return live;
   const { linkId, link } = live;
   const fromState = gateState(payloadText(message, 'from_state'));
-  if (fromState !== link.gate) return refuse('sequence.link.gate_mismatch', `from_state is ${fromState} but the gate of link ${linkId} is ${link.gate}`, '/payload/from_state');
+  if (fromState !== link.gate)
+    return refuse('sequence.link.gate_mismatch', `from_state is ${fromState} but the gate of link ${linkId} is ${link.gate}`, '/payload/from_state');
   const toState = gateState(payloadText(message, 'to_state'));
   // A change to the same state is reported by conformance (tolerated) and changes nothing here.
   return toState === link.gate ? unchanged(state) : withLink(state, linkId, { ...link, gate: toState });
@@ -154,7 +170,12 @@ function withdrawLink(state: StoryState, message: SomMessage): SequenceOutcome {
 function liveLink(state: StoryState, message: SomMessage): { linkId: string; link: LinkState } | SequenceOutcome {
   const linkId = payloadText(message, 'link_id');
   const link = linkOf(state, linkId);
-  if (link === undefined) return refuse('sequence.link.not_committed', `${message.message_type} for link ${linkId}, which is not committed on this correlation id`, '/payload/link_id');
+  if (link === undefined)
+    return refuse(
+      'sequence.link.not_committed',
+      `${message.message_type} for link ${linkId}, which is not committed on this correlation id`,
+      '/payload/link_id',
+    );
   if (link.phase === 'withdrawn') return refuse('sequence.link.withdrawn', `Link ${linkId} was withdrawn on this correlation id`, '/payload/link_id');
   return { linkId, link };
 }
@@ -213,5 +234,10 @@ function isTellingState(value: unknown): value is TellingState {
 }
 
 function isLinkState(value: unknown): value is LinkState {
-  return isRecord(value) && (value['phase'] === 'committed' || value['phase'] === 'withdrawn') && typeof value['gate'] === 'string' && GATE_STATES.includes(value['gate']);
+  return (
+    isRecord(value) &&
+    (value['phase'] === 'committed' || value['phase'] === 'withdrawn') &&
+    typeof value['gate'] === 'string' &&
+    GATE_STATES.includes(value['gate'])
+  );
 }

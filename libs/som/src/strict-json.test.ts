@@ -14,9 +14,7 @@ function nested(depth: number, inner = '1'): string {
 }
 
 /** JSON values as JSON.stringify writes them: unique names, safe integers, well-formed strings. */
-const wellFormed = fc
-  .jsonValue({ maxDepth: 6, stringUnit: 'grapheme' })
-  .filter((value) => !JSON.stringify(value).match(/\d{16,}/));
+const wellFormed = fc.jsonValue({ maxDepth: 6, stringUnit: 'grapheme' }).filter((value) => !JSON.stringify(value).match(/\d{16,}/));
 
 describe('the acceptance contract (I-JSON) beyond JSON.parse', () => {
   it('accepts whatever JSON.stringify writes for well-formed values, in any whitespace', () => {

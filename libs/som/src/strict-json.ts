@@ -62,7 +62,11 @@ export function ijsonViolation(text: string): Violation | null {
       if (isName) {
         const name = raw.includes('\\') ? (JSON.parse(`"${raw}"`) as string) : raw;
         if (top.names!.has(name)) {
-          return violation('schema.json_duplicate_name', `The member name ${JSON.stringify(name.slice(0, 64))} appears twice in one object; readers disagree on which value counts`, pointer(top.path, name));
+          return violation(
+            'schema.json_duplicate_name',
+            `The member name ${JSON.stringify(name.slice(0, 64))} appears twice in one object; readers disagree on which value counts`,
+            pointer(top.path, name),
+          );
         }
         top.names!.add(name);
         top.key = name;

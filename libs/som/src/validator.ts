@@ -103,7 +103,11 @@ export function createSomValidator(options: SomValidatorOptions = {}): SomValida
     if (typeof messageType !== 'string' || schemaFailures.has('/message_type')) return { valid: false, violations: [] };
     const validatePayloadOf = schemas.payloads.get(messageType);
     if (validatePayloadOf === undefined) {
-      const unknown = violation('schema.message_type_unknown', `No schema for message_type ${messageType}; known: ${MESSAGE_TYPES.join(', ')}`, '/message_type');
+      const unknown = violation(
+        'schema.message_type_unknown',
+        `No schema for message_type ${messageType}; known: ${MESSAGE_TYPES.join(', ')}`,
+        '/message_type',
+      );
       return { valid: false, violations: [unknown] };
     }
     // A payload that is missing or not an object already has its envelope violation.

@@ -3,7 +3,11 @@ import { eventually, msUntil } from './eventually';
 describe('eventually', () => {
   it('returns the first value that is done, reading again until then', async () => {
     let reads = 0;
-    const value = await eventually(() => ++reads, (n) => n === 3, { intervalMs: 1 });
+    const value = await eventually(
+      () => ++reads,
+      (n) => n === 3,
+      { intervalMs: 1 },
+    );
     expect(value).toBe(3);
     expect(reads).toBe(3);
   });
@@ -33,22 +37,30 @@ describe('eventually', () => {
   });
 
   it('times out naming what it waited for and the last thing it saw', async () => {
-    await expect(eventually(() => ({ state: 'pending' }), () => false, { timeoutMs: 20, intervalMs: 5, what: 'the lease' })).rejects.toThrow(
-      /the lease not reached in 20 ms \(last value: \{"state":"pending"\}\)/,
-    );
+    await expect(
+      eventually(
+        () => ({ state: 'pending' }),
+        () => false,
+        { timeoutMs: 20, intervalMs: 5, what: 'the lease' },
+      ),
+    ).rejects.toThrow(/the lease not reached in 20 ms \(last value: \{"state":"pending"\}\)/);
   });
 
   it('stops at once when abortIf throws', async () => {
     let reads = 0;
     const started = Date.now();
     await expect(
-      eventually(() => ++reads, () => false, {
-        timeoutMs: 10_000,
-        intervalMs: 1,
-        abortIf: () => {
-          if (reads >= 2) throw new Error('process exited');
+      eventually(
+        () => ++reads,
+        () => false,
+        {
+          timeoutMs: 10_000,
+          intervalMs: 1,
+          abortIf: () => {
+            if (reads >= 2) throw new Error('process exited');
+          },
         },
-      }),
+      ),
     ).rejects.toThrow('process exited');
     expect(Date.now() - started).toBeLessThan(5_000);
   });

@@ -34,7 +34,13 @@ describe('createOpenApiChecker', () => {
     ['an undocumented method', 'POST', url, { status: 200, headers: json, body: { id: '1' } }, /method not in the OpenAPI document/],
     ['an undocumented status', 'GET', url, { status: 500, headers: json, body: {} }, /status not documented/],
     ['a body that breaks the schema', 'GET', url, { status: 200, headers: json, body: { id: 42, extra: true } }, /does not match the documented schema/],
-    ['an undocumented media type', 'GET', url, { status: 200, headers: { 'content-type': 'text/html' }, body: '<p>' }, /content type "text\/html" not documented/],
+    [
+      'an undocumented media type',
+      'GET',
+      url,
+      { status: 200, headers: { 'content-type': 'text/html' }, body: '<p>' },
+      /content type "text\/html" not documented/,
+    ],
     ['a body where none is documented', 'GET', url, { status: 204, headers: json, body: { id: '1' } }, /none is documented/],
     ['a missing required header', 'GET', url, { status: 429, headers: json, body: {} }, /required header Retry-After missing/],
   ])('refuses %s', (_what, method, target, response, message) => {

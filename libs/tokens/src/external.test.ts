@@ -73,7 +73,9 @@ describe('external tokens', () => {
     expect(jwksUrlProblem('http://[::1]:9000/jwks', true)).toBeUndefined();
     expect(jwksUrlProblem('http://login.example.com/jwks', true)).toMatch(/loopback/);
     expect(jwksUrlProblem('https://user:pw@login.example.com/jwks', false)).toMatch(/user/);
-    expect(externalIssuerProblems({ ...ISSUER, algorithms: ['HS256' as 'ES256'], audiences: [], clockToleranceSeconds: 301 }, { allowHttpLoopback: false })).toEqual([
+    expect(
+      externalIssuerProblems({ ...ISSUER, algorithms: ['HS256' as 'ES256'], audiences: [], clockToleranceSeconds: 301 }, { allowHttpLoopback: false }),
+    ).toEqual([
       'audiences must name at least one non-empty audience',
       expect.stringContaining('HS256 not allowed'),
       'clock_tolerance_seconds must be a whole number from 0 to 300',

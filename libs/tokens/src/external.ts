@@ -59,7 +59,8 @@ export function externalIssuerProblems(issuer: ExternalIssuer, opts: { allowHttp
   if (issuer.audiences.length === 0 || issuer.audiences.some((a) => a.length === 0)) problems.push('audiences must name at least one non-empty audience');
   if (issuer.algorithms.length === 0) problems.push('algorithms must name at least one algorithm');
   const refused = issuer.algorithms.filter((a) => !(EXTERNAL_ALGORITHMS as readonly string[]).includes(a));
-  if (refused.length > 0) problems.push(`algorithms: ${refused.join(', ')} not allowed (asymmetric only: ${EXTERNAL_ALGORITHMS.join(', ')}; never HS* or none)`);
+  if (refused.length > 0)
+    problems.push(`algorithms: ${refused.join(', ')} not allowed (asymmetric only: ${EXTERNAL_ALGORITHMS.join(', ')}; never HS* or none)`);
   if (!(CLIENT_CLAIMS as readonly string[]).includes(issuer.clientClaim)) problems.push(`client_claim must be one of ${CLIENT_CLAIMS.join(', ')}`);
   if (!Number.isInteger(issuer.clockToleranceSeconds) || issuer.clockToleranceSeconds < 0 || issuer.clockToleranceSeconds > MAX_CLOCK_TOLERANCE_SECONDS) {
     problems.push(`clock_tolerance_seconds must be a whole number from 0 to ${MAX_CLOCK_TOLERANCE_SECONDS}`);
@@ -91,7 +92,10 @@ export function unverifiedIssuer(token: string): string | undefined {
  */
 export class KeySetUnavailableError extends Error {
   override readonly name = 'KeySetUnavailableError';
-  constructor(readonly issuer: string, cause: unknown) {
+  constructor(
+    readonly issuer: string,
+    cause: unknown,
+  ) {
     super(`the key set of ${issuer} could not be fetched`, { cause });
   }
 }

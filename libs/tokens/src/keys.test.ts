@@ -13,7 +13,8 @@ function run(keys: SigningKeyLifecycle[], now: Date): SigningKeyLifecycle[] {
     const { kid, retiresAt, unpublishAt } = plan.retire;
     next = next.map((k) => (k.kid === kid ? { ...k, retiresAt, unpublishAt } : k));
   }
-  if (plan.create) next.push({ kid: `k${keys.length + 1}@${now.toISOString()}`, createdAt: now, activatesAt: plan.create.activatesAt, retiresAt: null, unpublishAt: null });
+  if (plan.create)
+    next.push({ kid: `k${keys.length + 1}@${now.toISOString()}`, createdAt: now, activatesAt: plan.create.activatesAt, retiresAt: null, unpublishAt: null });
   return next;
 }
 

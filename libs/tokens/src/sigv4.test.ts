@@ -41,7 +41,15 @@ async function signed(request: Unsigned, options: Parameters<typeof signer>[0] &
   const query = request.query ?? {};
   const body = request.body ?? '{"message_id":"m1"}';
   const out = await signer(options).sign(
-    { method: request.method ?? 'POST', protocol: 'https:', hostname: 'bus.example', path, query, headers: { host: 'bus.example', 'content-type': 'application/json', ...request.headers }, body },
+    {
+      method: request.method ?? 'POST',
+      protocol: 'https:',
+      hostname: 'bus.example',
+      path,
+      query,
+      headers: { host: 'bus.example', 'content-type': 'application/json', ...request.headers },
+      body,
+    },
     { signingDate: options.at ?? signedAt },
   );
   const headers: Record<string, string> = {};
@@ -72,13 +80,18 @@ const withHeader = (request: SigV4Request, name: string, value: string): SigV4Re
 
 describe('SigV4 verification against @smithy/signature-v4', () => {
   it('accepts what the SDK signs: any path, query, extra headers and body', async () => {
-    const segment = fc.string({ minLength: 1, maxLength: 12, unit: fc.constantFrom(...'abcXYZ019-_.~ %+!*()\'é/'.split('')) }).filter((s) => s !== '.' && s !== '..' && !s.includes('/'));
+    const segment = fc
+      .string({ minLength: 1, maxLength: 12, unit: fc.constantFrom(..."abcXYZ019-_.~ %+!*()'é/".split('')) })
+      .filter((s) => s !== '.' && s !== '..' && !s.includes('/'));
     const token = fc.string({ minLength: 1, maxLength: 8, unit: fc.constantFrom(...'abcXYZ019-_.~ =&+!*é'.split('')) });
     await fc.assert(
       fc.asyncProperty(
         fc.array(segment, { minLength: 1, maxLength: 5 }),
         fc.dictionary(token, fc.oneof(token, fc.array(token, { minLength: 1, maxLength: 3 })), { maxKeys: 4 }),
-        fc.dictionary(fc.constantFrom('x-amz-meta-a', 'x-custom', 'content-language', 'x-amz-target'), fc.string({ minLength: 1, maxLength: 20, unit: fc.constantFrom(...'ab  c\t1,;'.split('')) }).filter((v) => v.trim() !== '')),
+        fc.dictionary(
+          fc.constantFrom('x-amz-meta-a', 'x-custom', 'content-language', 'x-amz-target'),
+          fc.string({ minLength: 1, maxLength: 20, unit: fc.constantFrom(...'ab  c\t1,;'.split('')) }).filter((v) => v.trim() !== ''),
+        ),
         fc.string({ maxLength: 200 }),
         fc.constantFrom('POST', 'GET', 'PUT'),
         fc.boolean(),
@@ -122,7 +135,7 @@ describe('SigV4 verification against @smithy/signature-v4', () => {
     expect(verifies(withHeader(request, 'user-agent', 'curl/8'), body)).toBe(true);
   });
 
-  it('refuses a wrong region or service, and a scope whose date is not X-Amz-Date\'s', async () => {
+  it("refuses a wrong region or service, and a scope whose date is not X-Amz-Date's", async () => {
     expect(refusal((await signed({}, { region: 'us-east-1' })).request)).toBe('region');
     expect(refusal((await signed({}, { service: 'sqs' })).request)).toBe('service');
     const { request } = await signed({});
@@ -142,10 +155,14 @@ describe('SigV4 verification against @smithy/signature-v4', () => {
       { method: 'POST', protocol: 'https:', hostname: 'bus.example', path: '/v1/x', query: {}, headers: { host: 'bus.example' } },
       { signingDate: signedAt },
     );
-    expect(refusal({ method: 'POST', target: `/v1/x?${wireQuery(presigned.query as Record<string, string>)}`, headers: { host: 'bus.example' } })).toBe('query_signature');
+    expect(refusal({ method: 'POST', target: `/v1/x?${wireQuery(presigned.query as Record<string, string>)}`, headers: { host: 'bus.example' } })).toBe(
+      'query_signature',
+    );
     expect(refusal((await signed({}, { sessionToken: 'FwoGZXIvYXdzEXAMPLE' })).request)).toBe('security_token');
     const { request } = await signed({});
-    expect(refusal(withHeader(request, 'authorization', String(request.headers.authorization).replace('AWS4-HMAC-SHA256', 'AWS4-ECDSA-P256-SHA256')))).toBe('algorithm');
+    expect(refusal(withHeader(request, 'authorization', String(request.headers.authorization).replace('AWS4-HMAC-SHA256', 'AWS4-ECDSA-P256-SHA256')))).toBe(
+      'algorithm',
+    );
     expect(refusal((await signed({ headers: { 'x-amz-content-sha256': 'STREAMING-AWS4-HMAC-SHA256-PAYLOAD' } })).request)).toBe('streaming');
     const unsigned = (await signed({ headers: { 'x-amz-content-sha256': 'UNSIGNED-PAYLOAD' } })).request;
     expect(refusal(unsigned)).toBe('unsigned_payload');

@@ -39,7 +39,7 @@ const MESSAGES: Record<SigV4Reason, string> = {
   security_token: 'Temporary credentials (x-amz-security-token) are not accepted: sign with the access key the bus issued',
   streaming: 'Streaming (chunked) payload signatures are not accepted: sign the whole body',
   unsigned_payload: 'UNSIGNED-PAYLOAD is not accepted on this route: sign the body',
-  scope: "The credential scope must be <date>/<region>/<service>/aws4_request with the date of X-Amz-Date",
+  scope: 'The credential scope must be <date>/<region>/<service>/aws4_request with the date of X-Amz-Date',
   region: 'The credential scope names another region than this bus signs for',
   service: 'The credential scope names another service than this route',
   date: 'X-Amz-Date must be signed and of the form YYYYMMDDTHHMMSSZ',
@@ -120,14 +120,24 @@ export function parseSignature(request: SigV4Request, scope: SigV4Scope, now: Da
   if (request.headers['x-amz-region-set'] !== undefined) throw new SigV4Refusal('algorithm');
   const match = AUTHORIZATION.exec(authorization);
   if (!match) throw new SigV4Refusal('malformed');
-  const [, accessKeyId, scopeDate, region, service, terminator, signedHeaderList, signature] = match as unknown as [string, string, string, string, string, string, string, string];
+  const [, accessKeyId, scopeDate, region, service, terminator, signedHeaderList, signature] = match as unknown as [
+    string,
+    string,
+    string,
+    string,
+    string,
+    string,
+    string,
+    string,
+  ];
 
   const amzDate = single(request.headers['x-amz-date']);
   const parts = amzDate === undefined ? null : AMZ_DATE.exec(amzDate);
   if (amzDate === undefined || !parts) throw new SigV4Refusal('date');
   const [, y, mo, d, h, mi, s] = parts.map(Number) as [number, number, number, number, number, number, number];
   const signedAt = new Date(Date.UTC(y, mo - 1, d, h, mi, s));
-  if (Number.isNaN(signedAt.getTime()) || signedAt.getUTCDate() !== d || signedAt.getUTCHours() !== h || signedAt.getUTCMinutes() !== mi) throw new SigV4Refusal('date');
+  if (Number.isNaN(signedAt.getTime()) || signedAt.getUTCDate() !== d || signedAt.getUTCHours() !== h || signedAt.getUTCMinutes() !== mi)
+    throw new SigV4Refusal('date');
 
   if (terminator !== 'aws4_request' || scopeDate !== amzDate.slice(0, 8)) throw new SigV4Refusal('scope');
   if (region !== scope.region) throw new SigV4Refusal('region');
@@ -179,7 +189,9 @@ export function signatureMatches(request: SigV4Request, signed: ParsedSignature,
   const [date, region, service] = signed.scope.split('/') as [string, string, string];
   let key: Buffer = Buffer.from(`AWS4${secretAccessKey}`, 'utf8');
   for (const part of [date, region, service, 'aws4_request']) key = createHmac('sha256', key).update(part, 'utf8').digest();
-  const expected = createHmac('sha256', key).update(stringToSign(signed, canonicalRequest(request, signed, payloadHash)), 'utf8').digest();
+  const expected = createHmac('sha256', key)
+    .update(stringToSign(signed, canonicalRequest(request, signed, payloadHash)), 'utf8')
+    .digest();
   return timingSafeEqual(expected, Buffer.from(signed.signature, 'hex'));
 }
 
@@ -214,10 +226,13 @@ function canonicalQuery(query: string): string {
 
 function queryPairs(query: string): Array<[string, string]> {
   if (query === '') return [];
-  return query.split('&').filter((pair) => pair !== '').map((pair) => {
-    const eq = pair.indexOf('=');
-    return eq === -1 ? [decode(pair), ''] : [decode(pair.slice(0, eq)), decode(pair.slice(eq + 1))];
-  });
+  return query
+    .split('&')
+    .filter((pair) => pair !== '')
+    .map((pair) => {
+      const eq = pair.indexOf('=');
+      return eq === -1 ? [decode(pair), ''] : [decode(pair.slice(0, eq)), decode(pair.slice(eq + 1))];
+    });
 }
 
 function decode(component: string): string {
@@ -231,7 +246,10 @@ function decode(component: string): string {
 
 function canonicalHeaderValue(value: string | readonly string[] | undefined): string {
   const joined = typeof value === 'string' ? value : (value ?? []).join(',');
-  return joined.replace(/[\r\n]/g, ' ').replace(/[ \t]+/g, ' ').replace(/^ | $/g, '');
+  return joined
+    .replace(/[\r\n]/g, ' ')
+    .replace(/[ \t]+/g, ' ')
+    .replace(/^ | $/g, '');
 }
 
 function single(value: string | readonly string[] | undefined): string | undefined {

@@ -94,9 +94,7 @@ describe('ids and secrets (spec 2.1)', () => {
 describe('claims (spec 2.3)', () => {
   it('are exactly the spec claims, exp one hour after iat', () => {
     const c = claims();
-    expect(Object.keys(c).sort()).toEqual(
-      ['app', 'aud', 'credential_version', 'environment', 'exp', 'iat', 'iss', 'jti', 'org', 'sub', 'tenant'].sort(),
-    );
+    expect(Object.keys(c).sort()).toEqual(['app', 'aud', 'credential_version', 'environment', 'exp', 'iat', 'iss', 'jti', 'org', 'sub', 'tenant'].sort());
     expect(c).toMatchObject({
       iss: 'https://sandbox.bus.example/v1/oauth',
       aud: 'https://sandbox.bus.example',
@@ -224,9 +222,7 @@ describe('verification refuses', () => {
     const { jti: _jti, ...noJti } = claims();
     expect(await reason(es256({ alg: 'ES256', typ: 'JWT', kid: key.kid }, noJti, key.privateKey))).toBe('claims');
     expect(await reason(es256({ alg: 'ES256', typ: 'JWT', kid: key.kid }, claims({ credential_version: 0 }), key.privateKey))).toBe('claims');
-    expect(await reason(es256({ alg: 'ES256', typ: 'JWT', kid: key.kid }, { ...claims(), credential_version: '1' }, key.privateKey))).toBe(
-      'claims',
-    );
+    expect(await reason(es256({ alg: 'ES256', typ: 'JWT', kid: key.kid }, { ...claims(), credential_version: '1' }, key.privateKey))).toBe('claims');
   });
 
   it('anything that is not a compact JWS', async () => {

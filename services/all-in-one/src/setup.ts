@@ -12,7 +12,13 @@ async function setup(): Promise<void> {
   const config = loadConfig({ LOG_LEVEL: processConfig.LOG_LEVEL, ...databaseConfig, ...kafkaConfig });
   const logger = createLogger({ service: 'setup', level: config.LOG_LEVEL });
   // Migrations may rewrite large tables: no statement bound here (the routes' bound is for requests).
-  const db = createDatabase({ url: config.DATABASE_URL, poolMax: 1, applicationName: 'setup', connectTimeoutMs: config.DATABASE_CONNECT_TIMEOUT, statementTimeoutMs: 0 });
+  const db = createDatabase({
+    url: config.DATABASE_URL,
+    poolMax: 1,
+    applicationName: 'setup',
+    connectTimeoutMs: config.DATABASE_CONNECT_TIMEOUT,
+    statementTimeoutMs: 0,
+  });
   try {
     const applied = await migrateLatest(db);
     logger.info({ applied }, 'migrations up to date');

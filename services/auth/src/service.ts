@@ -1,6 +1,16 @@
 import { Router, type Request, type Response } from 'express';
 import type { Knex } from '@bus/db';
-import { cacheableJson, DOCUMENT_CACHE_CONTROL, HttpError, MessageTooLargeError, OAuthError, readBody, sendCacheable, type ReadinessCheck, type Service } from '@bus/http';
+import {
+  cacheableJson,
+  DOCUMENT_CACHE_CONTROL,
+  HttpError,
+  MessageTooLargeError,
+  OAuthError,
+  readBody,
+  sendCacheable,
+  type ReadinessCheck,
+  type Service,
+} from '@bus/http';
 import { KnexIdentityStore, type IdentityStore } from '@bus/identity';
 import { createLimiter, enforce, RateLimitedError, type LimitMetrics, type LimitSpec, type Redis } from '@bus/limits';
 import { Counter, type Registry } from 'prom-client';
@@ -8,14 +18,7 @@ import { audienceFor, authorizationServerMetadata, metadataPaths } from '@bus/to
 import type { Logger } from 'pino';
 import { createTokenIssuer } from './issuer';
 import { SigningKeys } from './signing-keys';
-import {
-  basicClientId,
-  InvalidClientError,
-  InvalidRequestError,
-  isFormContentType,
-  NO_STORE,
-  parseTokenRequest,
-} from './token-request';
+import { basicClientId, InvalidClientError, InvalidRequestError, isFormContentType, NO_STORE, parseTokenRequest } from './token-request';
 
 /** Spec §8, token rows. Windows are fixed; "bursts of 40" at 20/s is 20 extra per 10 s (libs/limits). */
 export const TOKEN_LIMITS = {

@@ -1,14 +1,6 @@
 import type { KeyObject } from 'node:crypto';
 import type { Knex } from '@bus/db';
-import {
-  decryptPrivateKey,
-  encryptPrivateKey,
-  generateSigningKey,
-  planRotation,
-  publishedKeysAt,
-  signingKeyAt,
-  type PublicJwk,
-} from '@bus/tokens';
+import { decryptPrivateKey, encryptPrivateKey, generateSigningKey, planRotation, publishedKeysAt, signingKeyAt, type PublicJwk } from '@bus/tokens';
 import { readSigningKeys, type StoredSigningKey } from '@bus/identity';
 import type { Logger } from 'pino';
 
@@ -53,9 +45,7 @@ export class SigningKeys {
       const plan = planRotation(rows, now, this.deps.rotationIntervalMs);
       if (plan.remove.length > 0) await trx('signing_keys').whereIn('kid', plan.remove).delete();
       if (plan.retire) {
-        await trx('signing_keys')
-          .where({ kid: plan.retire.kid })
-          .update({ retires_at: plan.retire.retiresAt, unpublish_at: plan.retire.unpublishAt });
+        await trx('signing_keys').where({ kid: plan.retire.kid }).update({ retires_at: plan.retire.retiresAt, unpublish_at: plan.retire.unpublishAt });
       }
       if (plan.create) {
         const key = generateSigningKey();
@@ -110,10 +100,7 @@ export class SigningKeys {
    * then retries and answers 503 temporarily_unavailable until it succeeds.
    */
   async start(): Promise<void> {
-    const attempt = () =>
-      this.rotate().catch((err: unknown) =>
-        this.deps.logger.error({ err }, 'signing-key rotation failed'),
-      );
+    const attempt = () => this.rotate().catch((err: unknown) => this.deps.logger.error({ err }, 'signing-key rotation failed'));
     await attempt();
     this.timer = setInterval(() => void attempt(), this.deps.checkEveryMs ?? 60_000);
     this.timer.unref();
@@ -140,4 +127,3 @@ export class SigningKeys {
     for (const kid of this.privateKeys.keys()) if (!this.rows.some((r) => r.kid === kid)) this.privateKeys.delete(kid);
   }
 }
-

@@ -19,13 +19,18 @@ describe('HTTP Basic client authentication (RFC 6749 §2.3.1)', () => {
     expect(parseBasic(undefined)).toBeUndefined();
   });
 
-  it.each([['Bearer abc'], ['Basic'], ['Basic !!!!'], [`Basic ${b64('no-colon')}`], [`Basic ${b64(':secret')}`], [`Basic ${b64('c%G1:s')}`], [`Basic ${b64('abc:def').slice(0, -1)}`]])(
-    'refuses %s with 400 invalid_request',
-    (header) => {
-      expect(refusal(() => parseBasic(header))).toBe('400 invalid_request');
-      expect(basicClientId(header)).toBeUndefined();
-    },
-  );
+  it.each([
+    ['Bearer abc'],
+    ['Basic'],
+    ['Basic !!!!'],
+    [`Basic ${b64('no-colon')}`],
+    [`Basic ${b64(':secret')}`],
+    [`Basic ${b64('c%G1:s')}`],
+    [`Basic ${b64('abc:def').slice(0, -1)}`],
+  ])('refuses %s with 400 invalid_request', (header) => {
+    expect(refusal(() => parseBasic(header))).toBe('400 invalid_request');
+    expect(basicClientId(header)).toBeUndefined();
+  });
 });
 
 describe('token request', () => {

@@ -157,7 +157,9 @@ describe('POST /v1/oauth/token with an independent OAuth client (openid-client)'
     expect(res.headers.get('content-type')).toMatch(/^application\/json/);
     expect(res.body).toEqual({ access_token: expect.any(String), token_type: 'Bearer', expires_in: 3600 });
     const a = decodeJwt(res.body.access_token as string);
-    const b = decodeJwt((await token(bus.url, { headers: { Authorization: basic(producerCred.clientId, producerCred.clientSecret) } })).body.access_token as string);
+    const b = decodeJwt(
+      (await token(bus.url, { headers: { Authorization: basic(producerCred.clientId, producerCred.clientSecret) } })).body.access_token as string,
+    );
     expect(a.jti).not.toBe(b.jti);
   });
 
@@ -336,7 +338,9 @@ describe('signing-key rotation', () => {
   it('publishes the next key before it signs and keeps the old one while its tokens live', async () => {
     const start = clock;
     const kidOf = async () =>
-      decodeProtectedHeader((await token(bus.url, { headers: { Authorization: basic(producerCred.clientId, producerCred.clientSecret) } })).body.access_token as string).kid;
+      decodeProtectedHeader(
+        (await token(bus.url, { headers: { Authorization: basic(producerCred.clientId, producerCred.clientSecret) } })).body.access_token as string,
+      ).kid;
     const published = async () => ((await (await fetch(`${bus.url}/v1/oauth/jwks`)).json()) as { keys: Array<{ kid: string }> }).keys.map((k) => k.kid);
     try {
       const first = await kidOf();

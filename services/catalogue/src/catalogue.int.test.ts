@@ -133,7 +133,12 @@ describe('GET /api/skills/library', () => {
 describe('several carried versions', () => {
   // 0.2.2 current and a 0.2.1 (supported) without telling/locale-match, as a later library would carry them.
   const current = skills.versions[0] as Record<string, unknown>;
-  const older = { ...current, version: '0.2.1', status: 'supported', skills: (current.skills as Array<{ skill_id: string }>).filter((s) => s.skill_id !== 'telling/locale-match') };
+  const older = {
+    ...current,
+    version: '0.2.1',
+    status: 'supported',
+    skills: (current.skills as Array<{ skill_id: string }>).filter((s) => s.skill_id !== 'telling/locale-match'),
+  };
 
   beforeEach(async () => {
     await catalogue.server.close(1000);
@@ -204,7 +209,13 @@ describe('POST /api/skills/validate: the input forms of spec 4.3', () => {
   });
 
   it('checks JSON {yaml: text}', async () => {
-    const yaml = ['skills:', '  - skill_id: telling/locale-match', '    instance_label: locale', '    values: { locale_path: story.langauge, match: language }', ''].join('\n');
+    const yaml = [
+      'skills:',
+      '  - skill_id: telling/locale-match',
+      '    instance_label: locale',
+      '    values: { locale_path: story.langauge, match: language }',
+      '',
+    ].join('\n');
     const res = await validate(json({ yaml }));
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ valid: false, checked: 'file', instances: [{ skill_id: 'telling/locale-match', problems: [LOCALE_PROBLEM] }] });
@@ -243,7 +254,10 @@ describe('POST /api/skills/validate: the input forms of spec 4.3', () => {
   });
 
   it('checks an application/yaml body that is a bare list', async () => {
-    const res = await validate('- skill_id: telling/pacing\n  instance_label: p\n  values: { max_segment_ms: { web: 1 } }\n', 'application/yaml; charset=utf-8');
+    const res = await validate(
+      '- skill_id: telling/pacing\n  instance_label: p\n  values: { max_segment_ms: { web: 1 } }\n',
+      'application/yaml; charset=utf-8',
+    );
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ valid: true, checked: 'file', instances: [{ skill_id: 'telling/pacing', valid: true }] });
   });
@@ -256,13 +270,30 @@ describe('POST /api/skills/validate: the checks of spec 4.3', () => {
     ['the version', { ...PACING, skill_version: '0.1.0' }, ['skill_version "0.1.0" is not a carried library version (carried: 0.2.2)']],
     ['the label', { ...PACING, instance_label: undefined }, ['instance_label is missing']],
     ['a required field', { ...PACING, values: {} }, ['values.max_segment_ms is missing (required)']],
-    ['a field of another kind', { ...PACING, values: { max_segment_ms: { web: 1 }, max_telling_ms: 'long' } }, ['values.max_telling_ms must be a whole number, 0 or more, got a string']],
-    ['an enum option', { ...LOCALE_TYPO, values: { locale_path: 'story.language', match: 'exact' } }, ['values.match: "exact" is not one of language, language_and_region']],
-    ['a row key', { ...PACING, values: { max_segment_ms: { radio: 1 } } }, ['values.max_segment_ms: "radio" is not a key of this row (keys: broadcast, live, mobile_app, smart_speaker, voice_assistant, web)']],
+    [
+      'a field of another kind',
+      { ...PACING, values: { max_segment_ms: { web: 1 }, max_telling_ms: 'long' } },
+      ['values.max_telling_ms must be a whole number, 0 or more, got a string'],
+    ],
+    [
+      'an enum option',
+      { ...LOCALE_TYPO, values: { locale_path: 'story.language', match: 'exact' } },
+      ['values.match: "exact" is not one of language, language_and_region'],
+    ],
+    [
+      'a row key',
+      { ...PACING, values: { max_segment_ms: { radio: 1 } } },
+      ['values.max_segment_ms: "radio" is not a key of this row (keys: broadcast, live, mobile_app, smart_speaker, voice_assistant, web)'],
+    ],
     ['a story path', LOCALE_TYPO, [LOCALE_PROBLEM]],
     [
-      'an authority against the instance\'s scale',
-      { skill_id: 'links/gate-authority', instance_label: 'gates', authority_scale: ['author', 'editor'], values: { allowed_changers: { author: true }, override_authority: 'producer' } },
+      "an authority against the instance's scale",
+      {
+        skill_id: 'links/gate-authority',
+        instance_label: 'gates',
+        authority_scale: ['author', 'editor'],
+        values: { allowed_changers: { author: true }, override_authority: 'producer' },
+      },
       ['values.override_authority: "producer" is not on the instance\'s authority_scale (author, editor)'],
     ],
     [
@@ -285,7 +316,9 @@ describe('POST /api/skills/validate: the checks of spec 4.3', () => {
   });
 
   it('reports a label used twice in a list on both instances', async () => {
-    const res = await validate(json([PACING, { ...LOCALE_TYPO, instance_label: 'speaker pacing', values: { locale_path: 'story.language', match: 'language' } }]));
+    const res = await validate(
+      json([PACING, { ...LOCALE_TYPO, instance_label: 'speaker pacing', values: { locale_path: 'story.language', match: 'language' } }]),
+    );
     const problem = 'instance_label "speaker pacing" is used by more than one instance (0, 1)';
     expect(res.body).toMatchObject({ valid: false, instances: [{ problems: [problem] }, { problems: [problem] }] });
   });
@@ -314,7 +347,12 @@ describe('POST /api/skills/validate: unreadable bodies answer 400 skills.unreada
     ['a JSON type that is not JSON', '{"instance": ', 'application/json', 'The body is not JSON (Content-Type application/json)'],
     ['neither JSON nor YAML', '{"skills": [}', 'text/plain', 'The body is neither JSON nor YAML'],
     ['a YAML file without a skills: section', 'house: harbour-tales\n', 'application/yaml', 'The body has no skills: section and is not a list'],
-    ['a yaml text without a skills: section', json({ yaml: 'house: harbour-tales' }), 'application/json', 'The yaml text has no skills: section and is not a list'],
+    [
+      'a yaml text without a skills: section',
+      json({ yaml: 'house: harbour-tales' }),
+      'application/json',
+      'The yaml text has no skills: section and is not a list',
+    ],
     ['JSON of no input form', json({ house: 'harbour-tales' }), 'application/json', 'The body has none of instance, skills or yaml, and is not a list'],
   ])('%s', async (_what, body, type, message) => {
     const res = await validate(body, type);
@@ -366,11 +404,15 @@ describe('POST /api/skills/validate: unreadable bodies answer 400 skills.unreada
 
   it('cuts a chunked body at the first byte over 256 KB', async () => {
     const answer = await new Promise<{ status: number; headers: Record<string, string | undefined>; body: string }>((resolve, reject) => {
-      const req = request(`${catalogue.url}/api/skills/validate`, { method: 'POST', headers: { 'Content-Type': 'application/json', 'Transfer-Encoding': 'chunked' } }, (res) => {
-        let body = '';
-        res.on('data', (d: Buffer) => (body += d.toString()));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers as Record<string, string | undefined>, body }));
-      });
+      const req = request(
+        `${catalogue.url}/api/skills/validate`,
+        { method: 'POST', headers: { 'Content-Type': 'application/json', 'Transfer-Encoding': 'chunked' } },
+        (res) => {
+          let body = '';
+          res.on('data', (d: Buffer) => (body += d.toString()));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers as Record<string, string | undefined>, body }));
+        },
+      );
       req.on('error', reject);
       req.write(`[${' '.repeat(MAX_BODY_BYTES)}`);
       // Never end the request: the server must answer without waiting for the rest.
@@ -403,7 +445,11 @@ describe('route limits, all callers together (spec §8)', () => {
   });
 
   it('limits validate to 10 at once (5 a second, bursts of 10), before reading the body', async () => {
-    const { ok, limited } = await burst('/api/skills/validate', 15, { method: 'POST', body: json({ instance: PACING }), headers: { 'content-type': 'application/json' } });
+    const { ok, limited } = await burst('/api/skills/validate', 15, {
+      method: 'POST',
+      body: json({ instance: PACING }),
+      headers: { 'content-type': 'application/json' },
+    });
     expect(ok.map((r) => r.status)).toEqual(Array(10).fill(200));
     expect(limited).toHaveLength(5);
     expect(limited[0]?.body).toMatchObject({ code: 'rate.limited', message: expect.stringMatching(/^Too many validation requests/) });
@@ -418,7 +464,15 @@ describe('route limits, all callers together (spec §8)', () => {
     // A second server with the same Redis (another replica) shares the count.
     const replica = createCatalogueService({ redis: catalogue.redis, readiness: [] });
     const metrics = createMetricsRegistry({ defaultMetrics: false });
-    const app = createHttpApp({ name: 'replica', logger, metrics, requestMetrics: createRequestMetrics(metrics), readiness: [], renderError: codeBody, routers: replica.routers });
+    const app = createHttpApp({
+      name: 'replica',
+      logger,
+      metrics,
+      requestMetrics: createRequestMetrics(metrics),
+      readiness: [],
+      renderError: codeBody,
+      routers: replica.routers,
+    });
     const server = await serve(app, { host: '127.0.0.1', port: 0, logger });
     try {
       const res = await fetchObserved(`${server.url}/api/skills/validate`, { method: 'POST', body: '[]', headers: { 'content-type': 'application/json' } });

@@ -110,7 +110,17 @@ async function publish(): Promise<{ messageId: string; raw: Buffer }> {
 
 function acceptanceOf(message: ReturnType<typeof started>, acceptedAt: Date, kafkaPartition: number, kafkaOffset: string) {
   const { message_id: messageId, correlation_id: correlationId } = message;
-  return { workspaceId, messageId, contentHash: contentHash(message), messageType: 'telling.started', correlationId, producerConnectionId: publisher.clientId, acceptedAt, kafkaPartition, kafkaOffset };
+  return {
+    workspaceId,
+    messageId,
+    contentHash: contentHash(message),
+    messageType: 'telling.started',
+    correlationId,
+    producerConnectionId: publisher.clientId,
+    acceptedAt,
+    kafkaPartition,
+    kafkaOffset,
+  };
 }
 
 /** Records the acceptance of `message` as the gateway does, without its Kafka record: a test then produces its own. */
@@ -143,7 +153,10 @@ async function produceDirectly(message: { message_id: string; correlation_id: st
 }
 
 const quarantineOf = (messageId: string) =>
-  eventually(() => db('quarantined_records').where({ message_id: messageId }).pluck('reason'), (r) => r.length > 0);
+  eventually(
+    () => db('quarantined_records').where({ message_id: messageId }).pluck('reason'),
+    (r) => r.length > 0,
+  );
 
 const deliveriesOf = (messageId: string) =>
   db('deliveries').where({ message_id: messageId }).orderBy('consumer_id').select('consumer_id', 'state', 'correlation_id');
@@ -151,7 +164,10 @@ const deliveriesOf = (messageId: string) =>
 describe('delivery on the real Kafka and Postgres', () => {
   it('stores a published message once, with its exact bytes, and one delivery per active consumer', async () => {
     const { messageId, raw } = await publish();
-    const rows = await eventually(() => deliveriesOf(messageId), (r) => r.length >= 2);
+    const rows = await eventually(
+      () => deliveriesOf(messageId),
+      (r) => r.length >= 2,
+    );
     expect(rows.map((r) => r.consumer_id)).toEqual(consumers);
     expect(rows.every((r) => r.state === 'queued')).toBe(true);
     const stored = await db('messages').where({ workspace_id: workspaceId, message_id: messageId }).select('body', 'message_type');
@@ -176,7 +192,11 @@ describe('delivery on the real Kafka and Postgres', () => {
     expect(await deliveriesOf(late.message_id)).toEqual([]);
     // The gateway's commit lands now, after delivery stopped waiting; nobody redrives it.
     await acceptOnly(late);
-    const rows = await eventually(() => deliveriesOf(late.message_id), (r) => r.length >= 2, { what: 'the late record enqueued by the re-check' });
+    const rows = await eventually(
+      () => deliveriesOf(late.message_id),
+      (r) => r.length >= 2,
+      { what: 'the late record enqueued by the re-check' },
+    );
     expect(rows.map((r) => [r.consumer_id, r.state])).toEqual(consumers.map((c) => [c, 'queued']));
     expect(await db('quarantined_records').where({ message_id: late.message_id })).toEqual([]);
     expect(await metrics.getSingleMetricAsString('bus_delivery_quarantine_redriven_total')).toMatch(/^bus_delivery_quarantine_redriven_total 1$/m);
@@ -186,17 +206,21 @@ describe('delivery on the real Kafka and Postgres', () => {
   it.each([
     ['altered bytes', (m: SomMessage) => JSON.stringify({ ...m, payload: { ...m.payload, altered: true } }), 'acceptance.hash_mismatch'],
     ['bytes that are not JSON', (m: SomMessage) => `${JSON.stringify(m)} trailing`, 'value.unreadable'],
-  ])('recomputes the hash from the bytes: %s under the accepted hash header are quarantined, never enqueued', async (_what, alter, reason) => {
-    const original = started();
-    await acceptOnly(original);
-    await produceDirectly(original, Buffer.from(alter(original)), contentHash(original));
-    expect(await quarantineOf(original.message_id)).toEqual([reason]);
-    expect(await deliveriesOf(original.message_id)).toEqual([]);
-    expect(await db('messages').where({ message_id: original.message_id })).toEqual([]);
-    expect(await metrics.getSingleMetricAsString('bus_delivery_quarantined_total')).toMatch(new RegExp(`reason="${reason}"} 1`));
-  }, 30_000);
+  ])(
+    'recomputes the hash from the bytes: %s under the accepted hash header are quarantined, never enqueued',
+    async (_what, alter, reason) => {
+      const original = started();
+      await acceptOnly(original);
+      await produceDirectly(original, Buffer.from(alter(original)), contentHash(original));
+      expect(await quarantineOf(original.message_id)).toEqual([reason]);
+      expect(await deliveriesOf(original.message_id)).toEqual([]);
+      expect(await db('messages').where({ message_id: original.message_id })).toEqual([]);
+      expect(await metrics.getSingleMetricAsString('bus_delivery_quarantined_total')).toMatch(new RegExp(`reason="${reason}"} 1`));
+    },
+    30_000,
+  );
 
-  it('enqueues a re-serialised but JSON-equal record (same content, as for the gateway\'s idempotency) and stores its exact bytes', async () => {
+  it("enqueues a re-serialised but JSON-equal record (same content, as for the gateway's idempotency) and stores its exact bytes", async () => {
     const original = started();
     await acceptOnly(original);
     // Keys in another order and other whitespace: the same JSON value, other bytes.
@@ -204,7 +228,14 @@ describe('delivery on the real Kafka and Postgres', () => {
     const reserialised = Buffer.from(`{\n${entries.map(([k, v]) => `\t${JSON.stringify(k)} :  ${JSON.stringify(v)}`).join(',\n')}\n}`);
     expect(Buffer.compare(reserialised, Buffer.from(JSON.stringify(original)))).not.toBe(0);
     await produceDirectly(original, reserialised, 'c'.repeat(64));
-    expect((await eventually(() => deliveriesOf(original.message_id), (r) => r.length >= 2)).map((r) => r.consumer_id)).toEqual(consumers);
+    expect(
+      (
+        await eventually(
+          () => deliveriesOf(original.message_id),
+          (r) => r.length >= 2,
+        )
+      ).map((r) => r.consumer_id),
+    ).toEqual(consumers);
     const [stored] = await db('messages').where({ message_id: original.message_id }).pluck('body');
     expect(Buffer.compare(stored as Buffer, reserialised)).toBe(0);
     expect(await db('quarantined_records').where({ message_id: original.message_id })).toEqual([]);
@@ -212,7 +243,10 @@ describe('delivery on the real Kafka and Postgres', () => {
 
   it('makes no second copy when Kafka redelivers a record, even after an ack', async () => {
     const { messageId } = await publish();
-    await eventually(() => deliveriesOf(messageId), (r) => r.length >= 2);
+    await eventually(
+      () => deliveriesOf(messageId),
+      (r) => r.length >= 2,
+    );
     await db('deliveries').where({ message_id: messageId, consumer_id: consumers[0] }).update({ state: 'acked', acked_at: new Date() });
     const accepted = await db('accepted_messages').where({ message_id: messageId }).first();
     // The very record again, as a replay or a redelivery after a crash before the offset commit.
@@ -258,12 +292,20 @@ describe('queue gauges and retention on the real Postgres', () => {
     await db('deliveries').update({ state: 'acked' });
     const fresh = await publish();
     const old = await publish();
-    await eventually(() => deliveriesOf(old.messageId), (r) => r.length >= 2);
-    await eventually(() => deliveriesOf(fresh.messageId), (r) => r.length >= 2);
+    await eventually(
+      () => deliveriesOf(old.messageId),
+      (r) => r.length >= 2,
+    );
+    await eventually(
+      () => deliveriesOf(fresh.messageId),
+      (r) => r.length >= 2,
+    );
     const fifteenDaysAgo = new Date(Date.now() - 15 * 86_400_000);
     await db('deliveries').where({ message_id: old.messageId }).update({ enqueued_at: fifteenDaysAgo });
     await db('messages').where({ message_id: old.messageId }).update({ stored_at: fifteenDaysAgo });
-    await db('deliveries').where({ message_id: fresh.messageId, consumer_id: consumers[0] }).update({ state: 'leased', visible_at: new Date(Date.now() + 60_000) });
+    await db('deliveries')
+      .where({ message_id: fresh.messageId, consumer_id: consumers[0] })
+      .update({ state: 'leased', visible_at: new Date(Date.now() + 60_000) });
 
     const registry = new Registry();
     registerQueueGauges({ store: KnexDeliveryStore.create(db), metrics: registry, logger });
@@ -284,7 +326,11 @@ describe('queue gauges and retention on the real Postgres', () => {
     expect(await deliveriesOf(fresh.messageId)).toHaveLength(2);
     expect(await registry.getSingleMetricAsString('bus_retention_rows_removed_total')).toMatch(/bus_retention_rows_removed_total\{table="deliveries"\} 2/);
     // The gauges read Postgres at most once a second (a scrape cache): read until the sweep shows.
-    const after = await eventually(() => registry.getMetricsAsJSON(), (m) => value(m, 'bus_queue_depth', consumers[1]!) === 1, { what: 'the gauges after the sweep' });
+    const after = await eventually(
+      () => registry.getMetricsAsJSON(),
+      (m) => value(m, 'bus_queue_depth', consumers[1]!) === 1,
+      { what: 'the gauges after the sweep' },
+    );
     expect(value(after, 'bus_queue_oldest_age_seconds', consumers[1]!)).toBeLessThan(60);
     await sweeper.stop();
   }, 30_000);
@@ -296,10 +342,21 @@ describe('replay on the real Kafka and Postgres', () => {
     // The replay finds records by their Kafka timestamp, the producer's clock when it built the send:
     // at most this. `since` must lie after it, and the later records' timestamps at or after `since`.
     const beforeSentBy = Date.now();
-    await eventually(() => deliveriesOf(before.messageId), (r) => r.length >= 2);
-    const since = await eventually(() => new Date(), (now) => now.getTime() > beforeSentBy, { what: "the clock past the earlier record's timestamp" });
+    await eventually(
+      () => deliveriesOf(before.messageId),
+      (r) => r.length >= 2,
+    );
+    const since = await eventually(
+      () => new Date(),
+      (now) => now.getTime() > beforeSentBy,
+      { what: "the clock past the earlier record's timestamp" },
+    );
     const after = [await publish(), await publish()];
-    for (const m of after) await eventually(() => deliveriesOf(m.messageId), (r) => r.length >= 2);
+    for (const m of after)
+      await eventually(
+        () => deliveriesOf(m.messageId),
+        (r) => r.length >= 2,
+      );
     await db('deliveries').update({ state: 'acked', acked_at: new Date() });
     // One of them is live again for consumer 0 already (e.g. nacked): the replay leaves it alone.
     await db('deliveries').where({ message_id: after[1]!.messageId, consumer_id: consumers[0] }).update({ state: 'queued', acked_at: null });
@@ -333,9 +390,11 @@ describe('replay on the real Kafka and Postgres', () => {
     });
     for (let i = 0; i < records.length; i += 50) await producer.send({ topic: bigTopic, messages: records.slice(i, i + 50) });
 
-    const result = await replayToConsumer({ kafka, store: KnexDeliveryStore.create(db), logger, topic: bigTopic }, { workspaceId, consumerId: consumers[0]!, since });
+    const result = await replayToConsumer(
+      { kafka, store: KnexDeliveryStore.create(db), logger, topic: bigTopic },
+      { workspaceId, consumerId: consumers[0]!, since },
+    );
     // Never accepted, so never replayed (invariant A) — but every one of them was read.
     expect(result).toEqual({ scanned: 300, replayed: 0, skipped: 300 });
   }, 60_000);
 });
-

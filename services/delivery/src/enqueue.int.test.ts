@@ -56,7 +56,12 @@ function enqueuer(acceptanceWaitMs: number, unknownWorkspaceTtlMs?: number): Bat
 
 type Message = Record<string, unknown> & { message_id: string; correlation_id: string };
 function started(correlationId: string): Message {
-  return { ...(som.examples['telling.started'] as Record<string, unknown>), message_id: randomUUID(), correlation_id: correlationId, occurred_at: new Date().toISOString() };
+  return {
+    ...(som.examples['telling.started'] as Record<string, unknown>),
+    message_id: randomUUID(),
+    correlation_id: correlationId,
+    occurred_at: new Date().toISOString(),
+  };
 }
 
 let offset = 0;
@@ -102,7 +107,10 @@ async function accept(messages: Message[], workspace = workspaceId): Promise<voi
 async function deliveryIds(consumer: string, messages: Message[]): Promise<Map<string, number>> {
   const rows = (await db('deliveries')
     .where({ consumer_id: consumer })
-    .whereIn('message_id', messages.map((m) => m.message_id))
+    .whereIn(
+      'message_id',
+      messages.map((m) => m.message_id),
+    )
     .select('id', 'message_id')) as Array<{ id: string; message_id: string }>;
   return new Map(rows.map((r) => [r.message_id, Number(r.id)]));
 }
@@ -140,7 +148,11 @@ describe('delivery enqueues a Kafka batch at once', () => {
     await accept([other, second]);
     const handling = enqueuer(20_000)([recordOf(first), recordOf(other), recordOf(second)]);
     // The other correlation id is not held back by the wait...
-    await eventually(() => deliveryIds(consumers[0]!, [other]), (ids) => ids.size === 1, { what: 'the other correlation id enqueued' });
+    await eventually(
+      () => deliveryIds(consumers[0]!, [other]),
+      (ids) => ids.size === 1,
+      { what: 'the other correlation id enqueued' },
+    );
     // ...but the record after the waiting one in its own correlation id is.
     expect((await deliveryIds(consumers[0]!, [first, second])).size).toBe(0);
     await accept([first]);
@@ -170,7 +182,11 @@ describe('delivery enqueues a Kafka batch at once', () => {
     expect(await db('quarantined_records').where({ message_id: message.message_id })).toEqual([]);
     await provisionWorkspace(later, 'cenqueueprod3', ['cenqueuecond3']);
     await accept([message], later);
-    await eventually(() => handle([record]), (outcomes) => outcomes[0] === 'enqueued', { what: 'the new workspace seen' });
+    await eventually(
+      () => handle([record]),
+      (outcomes) => outcomes[0] === 'enqueued',
+      { what: 'the new workspace seen' },
+    );
     expect((await deliveryIds('cenqueuecond3', [message])).size).toBe(1);
   }, 30_000);
 });

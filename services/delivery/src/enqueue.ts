@@ -4,7 +4,16 @@ import { Counter, Histogram, type Registry } from 'prom-client';
 import { stringHeaders, type MessageHeaders } from '@bus/kafka';
 import { publishTraceContext, type Logger } from '@bus/observability';
 import type { RefusalReason } from '@bus/contracts';
-import { acceptanceKey, judgeAcceptance, readMessageHeaders, readRecordContent, type Acceptance, type DeliveryStore, type MessageToEnqueue, type QuarantinedRecord } from '@bus/queue';
+import {
+  acceptanceKey,
+  judgeAcceptance,
+  readMessageHeaders,
+  readRecordContent,
+  type Acceptance,
+  type DeliveryStore,
+  type MessageToEnqueue,
+  type QuarantinedRecord,
+} from '@bus/queue';
 
 /** One record of bus.messages.v1 as kafkajs hands it over. */
 export interface MessageRecord {
@@ -104,7 +113,10 @@ export function createBatchEnqueuer(deps: RecordEnqueuerDeps): BatchEnqueuer {
       span?.end();
     };
     try {
-      const pending: { enqueue: Array<{ index: number; message: MessageToEnqueue }>; quarantine: Array<{ index: number; reason: RefusalReason; row: QuarantinedRecord }> } = {
+      const pending: {
+        enqueue: Array<{ index: number; message: MessageToEnqueue }>;
+        quarantine: Array<{ index: number; reason: RefusalReason; row: QuarantinedRecord }>;
+      } = {
         enqueue: [],
         quarantine: [],
       };

@@ -41,7 +41,11 @@ export function registerQueueGauges(deps: QueueGaugesDeps): void {
     });
   gauge('bus_queue_depth', 'Un-acked deliveries per consumer connection', (s) => s.depth);
   gauge('bus_queue_in_flight', 'Deliveries leased and not yet acked, nacked or expired, per consumer connection', (s) => s.inFlight);
-  gauge('bus_queue_dead_letters', 'Open dead letters per consumer connection (each blocks its correlation id until redriven or discarded)', (s) => s.deadLetters);
+  gauge(
+    'bus_queue_dead_letters',
+    'Open dead letters per consumer connection (each blocks its correlation id until redriven or discarded)',
+    (s) => s.deadLetters,
+  );
   gauge('bus_queue_oldest_age_seconds', 'Age of the oldest un-acked delivery per consumer connection', (s) =>
     Math.max(0, (now().getTime() - s.oldestEnqueuedAt.getTime()) / 1000),
   );

@@ -116,12 +116,16 @@ describe('redriving quarantined records on the real Postgres', () => {
     const before = await redrives('redriven');
 
     // Still no acceptance: refused, and it stays.
-    expect(await redriveQuarantined(deps, [id])).toEqual([{ id, outcome: 'refused', workspace_id: workspaceId, message_id: message.message_id, reason: 'acceptance.missing' }]);
+    expect(await redriveQuarantined(deps, [id])).toEqual([
+      { id, outcome: 'refused', workspace_id: workspaceId, message_id: message.message_id, reason: 'acceptance.missing' },
+    ]);
     expect(await stillQuarantined(id)).toBe(true);
     expect(await deliveriesOf(message.message_id)).toEqual([]);
 
     await accept(message);
-    expect(await redriveQuarantined(deps, [id])).toEqual([{ id, outcome: 'redriven', workspace_id: workspaceId, message_id: message.message_id, deliveries: 2 }]);
+    expect(await redriveQuarantined(deps, [id])).toEqual([
+      { id, outcome: 'redriven', workspace_id: workspaceId, message_id: message.message_id, deliveries: 2 },
+    ]);
     expect(await deliveriesOf(message.message_id)).toEqual(consumers);
     const [stored] = await db('messages').where({ workspace_id: workspaceId, message_id: message.message_id }).pluck('body');
     expect(Buffer.compare(stored as Buffer, raw)).toBe(0);
@@ -139,10 +143,22 @@ describe('redriving quarantined records on the real Postgres', () => {
     await accept(message);
     const id = await quarantined(message, raw, 'acceptance.missing');
     // A redelivery of the same record found the acceptance and enqueued it; the quarantine row stayed.
-    await store.enqueue({ workspaceId, messageId: message.message_id, body: raw, messageType: 'telling.started', correlationId: message.correlation_id, publishedAt: new Date(), kafkaPartition: 1, kafkaOffset: '999', traceparent: null });
+    await store.enqueue({
+      workspaceId,
+      messageId: message.message_id,
+      body: raw,
+      messageType: 'telling.started',
+      correlationId: message.correlation_id,
+      publishedAt: new Date(),
+      kafkaPartition: 1,
+      kafkaOffset: '999',
+      traceparent: null,
+    });
     await db('deliveries').where({ message_id: message.message_id, consumer_id: consumers[0] }).update({ state: 'acked', acked_at: new Date() });
 
-    expect(await redriveQuarantined(deps, [id])).toEqual([{ id, outcome: 'redriven', workspace_id: workspaceId, message_id: message.message_id, deliveries: 0 }]);
+    expect(await redriveQuarantined(deps, [id])).toEqual([
+      { id, outcome: 'redriven', workspace_id: workspaceId, message_id: message.message_id, deliveries: 0 },
+    ]);
     const rows = await db('deliveries').where({ message_id: message.message_id }).orderBy('consumer_id').select('consumer_id', 'state');
     expect(rows).toEqual([
       { consumer_id: consumers[0], state: 'acked' },

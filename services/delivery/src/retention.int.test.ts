@@ -59,27 +59,89 @@ async function rowsAged(age: number, n: number): Promise<void> {
     const messageId = randomUUID();
     const correlationId = `c-${randomUUID()}`;
     await db('accepted_messages').insert({
-      workspace_id: workspaceId, message_id: messageId, content_hash: 'a'.repeat(64), message_type: 'telling.started', correlation_id: correlationId,
-      producer_connection_id: 'cproducerprd2', accepted_at: at, kafka_partition: 0, kafka_offset: i,
+      workspace_id: workspaceId,
+      message_id: messageId,
+      content_hash: 'a'.repeat(64),
+      message_type: 'telling.started',
+      correlation_id: correlationId,
+      producer_connection_id: 'cproducerprd2',
+      accepted_at: at,
+      kafka_partition: 0,
+      kafka_offset: i,
     });
     await db('story_state').insert({ workspace_id: workspaceId, correlation_id: correlationId, state: '{}', updated_at: at });
     await db('messages').insert({
-      workspace_id: workspaceId, message_id: messageId, body: Buffer.from('{}'), message_type: 'telling.started', correlation_id: correlationId,
-      published_at: at, kafka_partition: 0, kafka_offset: i, stored_at: at,
+      workspace_id: workspaceId,
+      message_id: messageId,
+      body: Buffer.from('{}'),
+      message_type: 'telling.started',
+      correlation_id: correlationId,
+      published_at: at,
+      kafka_partition: 0,
+      kafka_offset: i,
+      stored_at: at,
     });
     const [delivery] = await db('deliveries')
       .insert({ consumer_id: consumerId, workspace_id: workspaceId, message_id: messageId, correlation_id: correlationId, enqueued_at: at })
       .returning('id');
     await db('consumer_fault_events').insert({ consumer_id: consumerId, delivery_id: delivery!.id, message_id: messageId, kind: 'duplicate', injected_at: at });
-    await db('dead_letters').insert({ consumer_id: consumerId, delivery_id: delivery!.id, message_id: messageId, correlation_id: correlationId, receive_count: 3, dead_lettered_at: at });
-    await db('quarantined_records').insert({ topic: 't', kafka_partition: 0, kafka_offset: `${clock - age}${i}`, reason: 'acceptance.missing', headers: '{}', quarantined_at: at });
-    await db('refusals').insert({
-      workspace_id: workspaceId, connection_id: consumerId, mode: 'publish', message_id: messageId, status: 409, violations: '[]', refused_at: at,
+    await db('dead_letters').insert({
+      consumer_id: consumerId,
+      delivery_id: delivery!.id,
+      message_id: messageId,
+      correlation_id: correlationId,
+      receive_count: 3,
+      dead_lettered_at: at,
     });
-    await db('audit_log').insert({ at, actor_kind: 'operator_basic', actor: 'operator', action: 'connection.create', target: consumerId, source_address: '127.0.0.1', status: 201 });
-    await db('portal_sessions').insert({ id_hash: randomUUID(), subject: 'sub', name: 'A Person', grants: '[]', csrf_token: 'csrf', created_at: at, last_seen_at: at, expires_at: at });
+    await db('quarantined_records').insert({
+      topic: 't',
+      kafka_partition: 0,
+      kafka_offset: `${clock - age}${i}`,
+      reason: 'acceptance.missing',
+      headers: '{}',
+      quarantined_at: at,
+    });
+    await db('refusals').insert({
+      workspace_id: workspaceId,
+      connection_id: consumerId,
+      mode: 'publish',
+      message_id: messageId,
+      status: 409,
+      violations: '[]',
+      refused_at: at,
+    });
+    await db('audit_log').insert({
+      at,
+      actor_kind: 'operator_basic',
+      actor: 'operator',
+      action: 'connection.create',
+      target: consumerId,
+      source_address: '127.0.0.1',
+      status: 201,
+    });
+    await db('portal_sessions').insert({
+      id_hash: randomUUID(),
+      subject: 'sub',
+      name: 'A Person',
+      grants: '[]',
+      csrf_token: 'csrf',
+      created_at: at,
+      last_seen_at: at,
+      expires_at: at,
+    });
     await db('portal_logins').insert({ state_hash: randomUUID(), code_verifier: 'verifier', nonce: 'nonce', created_at: at });
-    await db('replay_jobs').insert({ id: `p${randomUUID().replace(/[^a-z2-7]/g, '').padEnd(12, 'a').slice(0, 12)}`, consumer_id: consumerId, since: at, status: 'succeeded', requested_at: at, heartbeat_at: at, finished_at: at });
+    await db('replay_jobs').insert({
+      id: `p${randomUUID()
+        .replace(/[^a-z2-7]/g, '')
+        .padEnd(12, 'a')
+        .slice(0, 12)}`,
+      consumer_id: consumerId,
+      since: at,
+      status: 'succeeded',
+      requested_at: at,
+      heartbeat_at: at,
+      finished_at: at,
+    });
   }
 }
 
@@ -111,30 +173,67 @@ describe('the retention sweep on the real Postgres, with a controlled clock', ()
     const metrics = await registry.getMetricsAsJSON();
     expect(metricValues(metrics, 'bus_retention_rows_removed_total')).toEqual(Object.fromEntries(RETENTION_TABLES.map((e) => [e.table, 25])));
     expect(metricValues(metrics, 'bus_retention_window_seconds')).toEqual({
-      accepted_messages: 7 * 86_400, story_state: 7 * 86_400, deliveries: 14 * 86_400, messages: 14 * 86_400, quarantined_records: 7 * 86_400, replay_jobs: 30 * 86_400,
-      refusals: 7 * 86_400, consumer_fault_events: 14 * 86_400, dead_letters: 14 * 86_400, audit_log: 30 * 86_400, portal_sessions: 7 * 86_400, portal_logins: 7 * 86_400,
+      accepted_messages: 7 * 86_400,
+      story_state: 7 * 86_400,
+      deliveries: 14 * 86_400,
+      messages: 14 * 86_400,
+      quarantined_records: 7 * 86_400,
+      replay_jobs: 30 * 86_400,
+      refusals: 7 * 86_400,
+      consumer_fault_events: 14 * 86_400,
+      dead_letters: 14 * 86_400,
+      audit_log: 30 * 86_400,
+      portal_sessions: 7 * 86_400,
+      portal_logins: 7 * 86_400,
     });
     const ages = metricValues(metrics, 'bus_retention_oldest_row_age_seconds');
     // The age counts rows nothing keeps: each remaining message has its delivery, each story state a
     // message inside the window, so those two have none (0).
     expect(ages).toEqual({ ...Object.fromEntries(RETENTION_TABLES.map((e) => [e.table, 6 * 86_400])), messages: 0, story_state: 0 });
-    expect(await registry.getSingleMetricAsString('bus_retention_sweep_duration_seconds')).toMatch(/bus_retention_sweep_duration_seconds_count\{table="story_state"\} 1/);
+    expect(await registry.getSingleMetricAsString('bus_retention_sweep_duration_seconds')).toMatch(
+      /bus_retention_sweep_duration_seconds_count\{table="story_state"\} 1/,
+    );
 
     // Two days on: the six-day-old rows are eight days old, past the 7-day windows only.
     clock += 2 * DAY;
     const second = await sweeper.sweep();
     expect(second.tables).toMatchObject({
-      accepted_messages: { removed: 25 }, story_state: { removed: 25 }, quarantined_records: { removed: 25 }, refusals: { removed: 25 }, deliveries: { removed: 0 }, replay_jobs: { removed: 0 },
+      accepted_messages: { removed: 25 },
+      story_state: { removed: 25 },
+      quarantined_records: { removed: 25 },
+      refusals: { removed: 25 },
+      deliveries: { removed: 0 },
+      replay_jobs: { removed: 0 },
     });
-    expect(await counts()).toEqual({ accepted_messages: 0, story_state: 0, deliveries: 25, messages: 25, quarantined_records: 0, replay_jobs: 25, refusals: 0, consumer_fault_events: 25, dead_letters: 25, audit_log: 25, portal_sessions: 0, portal_logins: 0 });
+    expect(await counts()).toEqual({
+      accepted_messages: 0,
+      story_state: 0,
+      deliveries: 25,
+      messages: 25,
+      quarantined_records: 0,
+      replay_jobs: 25,
+      refusals: 0,
+      consumer_fault_events: 25,
+      dead_letters: 25,
+      audit_log: 25,
+      portal_sessions: 0,
+      portal_logins: 0,
+    });
   });
 
   it('keeps a story state while any message of its correlation id is inside the window, however old the state', async () => {
     const correlationId = `c-${randomUUID()}`;
     await db('story_state').insert({ workspace_id: workspaceId, correlation_id: correlationId, state: '{}', updated_at: ago(20 * DAY) });
     await db('accepted_messages').insert({
-      workspace_id: workspaceId, message_id: randomUUID(), content_hash: 'b'.repeat(64), message_type: 'story.context', correlation_id: correlationId,
-      producer_connection_id: 'cproducerprd2', accepted_at: ago(7 * DAY - HOUR), kafka_partition: 0, kafka_offset: 1,
+      workspace_id: workspaceId,
+      message_id: randomUUID(),
+      content_hash: 'b'.repeat(64),
+      message_type: 'story.context',
+      correlation_id: correlationId,
+      producer_connection_id: 'cproducerprd2',
+      accepted_at: ago(7 * DAY - HOUR),
+      kafka_partition: 0,
+      kafka_offset: 1,
     });
     const sweeper = createRetentionSweeper({ db, metrics: new Registry(), logger, settings, now });
     expect((await sweeper.sweep()).tables.story_state).toEqual({ removed: 0, batches: 0 });
@@ -143,7 +242,14 @@ describe('the retention sweep on the real Postgres, with a controlled clock', ()
   });
 
   it('keeps a replay job that is still running, whenever it started', async () => {
-    await db('replay_jobs').insert({ id: 'prunningjob22', consumer_id: consumerId, since: ago(60 * DAY), status: 'running', requested_at: ago(40 * DAY), heartbeat_at: ago(5_000) });
+    await db('replay_jobs').insert({
+      id: 'prunningjob22',
+      consumer_id: consumerId,
+      since: ago(60 * DAY),
+      status: 'running',
+      requested_at: ago(40 * DAY),
+      heartbeat_at: ago(5_000),
+    });
     const sweeper = createRetentionSweeper({ db, metrics: new Registry(), logger, settings, now });
     expect((await sweeper.sweep()).tables.replay_jobs).toEqual({ removed: 0, batches: 0 });
   });

@@ -142,7 +142,10 @@ export function createRetentionSweeper(deps: RetentionSweeperDeps): RetentionSwe
       stopping = false;
       timer = setInterval(() => {
         running ??= sweep()
-          .then(() => undefined, (err: unknown) => deps.logger.error({ err }, 'retention sweep failed; the next interval retries'))
+          .then(
+            () => undefined,
+            (err: unknown) => deps.logger.error({ err }, 'retention sweep failed; the next interval retries'),
+          )
           .finally(() => {
             running = undefined;
           });

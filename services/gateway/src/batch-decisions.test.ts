@@ -5,7 +5,11 @@ import { decideBatch, workspaceKey, type BatchMember } from './batch-decisions';
 
 const W = 'wbatchdecide2';
 
-function member(type: 'telling.started' | 'telling.exposed' | 'telling.ended', correlationId: string, opts: { id?: string; hash?: string; workspaceId?: string; forbidden?: boolean } = {}): BatchMember {
+function member(
+  type: 'telling.started' | 'telling.exposed' | 'telling.ended',
+  correlationId: string,
+  opts: { id?: string; hash?: string; workspaceId?: string; forbidden?: boolean } = {},
+): BatchMember {
   const example = som.examples[type] as unknown as SomMessage;
   const message: SomMessage = { ...example, message_id: opts.id ?? randomUUID(), correlation_id: correlationId };
   return {
@@ -67,7 +71,11 @@ describe('decideBatch', () => {
 
   it('applies the policy after the idempotency check: a resend of an accepted message stays a duplicate', () => {
     const prior = new Map([[workspaceKey(W, 'm1'), 'a'.repeat(64)]]);
-    const { decisions } = decideBatch([member('telling.started', 'c1', { id: 'm1', forbidden: true }), member('telling.started', 'c3', { forbidden: true })], prior, new Map());
+    const { decisions } = decideBatch(
+      [member('telling.started', 'c1', { id: 'm1', forbidden: true }), member('telling.started', 'c3', { forbidden: true })],
+      prior,
+      new Map(),
+    );
     expect(decisions[0]).toEqual({ kind: 'duplicate' });
     expect(decisions[1]).toMatchObject({ kind: 'refused', violations: [{ rule: 'policy.message_type' }] });
   });

@@ -11,11 +11,7 @@ export interface BatchMember {
 }
 
 /** What a member's publish comes to, exactly as it would alone at its place in arrival order. */
-export type MemberDecision =
-  | { kind: 'accepted' }
-  | { kind: 'duplicate' }
-  | { kind: 'reused' }
-  | { kind: 'refused'; violations: readonly Violation[] };
+export type MemberDecision = { kind: 'accepted' } | { kind: 'duplicate' } | { kind: 'reused' } | { kind: 'refused'; violations: readonly Violation[] };
 
 /** A correlation id's story state after the batch, to be stored. */
 export interface NextStoryState {

@@ -13,15 +13,22 @@ describe('gateway config', () => {
     expect(loadConfig(gatewayConfig, key)).toMatchObject({ MANAGED_APPS_FILE: undefined, IDENTITY_PROVIDER_ALLOW_HTTP_LOOPBACK: false });
   });
 
-  it('takes the SigV4 region, skew and limit with the spec\'s defaults, refusing a region that is not one, naming the variable', () => {
-    expect(loadConfig(gatewayConfig, key)).toMatchObject({ AWS_SIGV4_REGION: 'us-east-1', AWS_SIGV4_MAX_SKEW: 300_000, AWS_SIGV4_LIMIT_PER_SECOND: 50, AWS_SIGV4_LIMIT_BURST: 100 });
+  it("takes the SigV4 region, skew and limit with the spec's defaults, refusing a region that is not one, naming the variable", () => {
+    expect(loadConfig(gatewayConfig, key)).toMatchObject({
+      AWS_SIGV4_REGION: 'us-east-1',
+      AWS_SIGV4_MAX_SKEW: 300_000,
+      AWS_SIGV4_LIMIT_PER_SECOND: 50,
+      AWS_SIGV4_LIMIT_BURST: 100,
+    });
     expect(() => loadConfig(gatewayConfig, { ...key, AWS_SIGV4_REGION: 'Europe' })).toThrow(/AWS_SIGV4_REGION: must be/);
     expect(() => loadConfig(gatewayConfig, { ...key, AWS_SIGV4_MAX_SKEW: '10m' })).toThrow(/AWS_SIGV4_MAX_SKEW/);
     expect(() => loadConfig(gatewayConfig, {})).toThrow(/SIGNING_KEY_ENCRYPTION_KEY: is required/);
   });
 
   it('refuses a bound that is no duration or over 20 s, naming the variable', () => {
-    expect(() => loadConfig(gatewayConfig, { ...key, PUBLISH_COMMIT_TIMEOUT: '30s' })).toThrow(/PUBLISH_COMMIT_TIMEOUT: must be at least 100ms and at most 20s/);
+    expect(() => loadConfig(gatewayConfig, { ...key, PUBLISH_COMMIT_TIMEOUT: '30s' })).toThrow(
+      /PUBLISH_COMMIT_TIMEOUT: must be at least 100ms and at most 20s/,
+    );
     expect(() => loadConfig(gatewayConfig, { ...key, PUBLISH_COMMIT_TIMEOUT: 'soon' })).toThrow(/PUBLISH_COMMIT_TIMEOUT: must be a duration/);
   });
 });

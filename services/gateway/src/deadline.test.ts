@@ -14,7 +14,11 @@ describe('deadlineIn', () => {
     const deadline = deadlineIn(1_000);
     let land: (value: string) => void = () => undefined;
     const late: Array<PromiseSettledResult<string>> = [];
-    const raced = deadline.race(new Promise<string>((resolve) => (land = resolve)), () => 'the Kafka acknowledgement', (outcome) => late.push(outcome));
+    const raced = deadline.race(
+      new Promise<string>((resolve) => (land = resolve)),
+      () => 'the Kafka acknowledgement',
+      (outcome) => late.push(outcome),
+    );
     const failed = expect(raced).rejects.toThrow(new CommitTimeoutError(1_000, 'the Kafka acknowledgement'));
     await jest.advanceTimersByTimeAsync(1_000);
     await failed;

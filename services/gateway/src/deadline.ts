@@ -26,10 +26,13 @@ export function deadlineIn(timeoutMs: number): Deadline {
     race: (work, waitingFor, onAbandoned) =>
       new Promise((resolve, reject) => {
         let abandoned = false;
-        const timer = setTimeout(() => {
-          abandoned = true;
-          reject(new CommitTimeoutError(timeoutMs, typeof waitingFor === 'string' ? waitingFor : waitingFor()));
-        }, Math.max(0, at - Date.now()));
+        const timer = setTimeout(
+          () => {
+            abandoned = true;
+            reject(new CommitTimeoutError(timeoutMs, typeof waitingFor === 'string' ? waitingFor : waitingFor()));
+          },
+          Math.max(0, at - Date.now()),
+        );
         work.then(
           (value) => {
             clearTimeout(timer);

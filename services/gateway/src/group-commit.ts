@@ -87,7 +87,11 @@ export function createGroupCommitter(deps: GroupCommitDeps): GroupCommitter {
   const runBatch = async (batch: Waiting[]): Promise<void> => {
     batchSize.observe(batch.length);
     try {
-      const decisions = await commitBatch(deps, batch.map((w) => w.publish), now);
+      const decisions = await commitBatch(
+        deps,
+        batch.map((w) => w.publish),
+        now,
+      );
       batch.forEach((w, i) => w.resolve(decisions[i] as MemberDecision));
     } catch (err) {
       for (const w of batch) w.reject(err);

@@ -8,12 +8,24 @@ const ids = { workspace_id: 'wabcdefghijk2', app_id: 'aabcdefghijk2', connection
 const tokenEntry = (name: string, extra: Record<string, unknown> = {}) => ({
   name,
   ...ids,
-  token_issuer: { issuer: 'https://login.example.com/', jwks_url: 'https://login.example.com/jwks', audience: 'message-bus', client_claim: 'azp', client_id: name, ...extra },
+  token_issuer: {
+    issuer: 'https://login.example.com/',
+    jwks_url: 'https://login.example.com/jwks',
+    audience: 'message-bus',
+    client_claim: 'azp',
+    client_id: name,
+    ...extra,
+  },
 });
 const awsEntry = (name: string, extra: Record<string, unknown> = {}) => ({
   name,
   ...ids,
-  aws: { role_arn: 'arn:aws:iam::123456789012:role/archive-sync', access_key_id: 'AKIAEXAMPLE0000001', secret_access_key_file: '/etc/bus/secrets/archive-sync', ...extra },
+  aws: {
+    role_arn: 'arn:aws:iam::123456789012:role/archive-sync',
+    access_key_id: 'AKIAEXAMPLE0000001',
+    secret_access_key_file: '/etc/bus/secrets/archive-sync',
+    ...extra,
+  },
 });
 const SECRET = 'wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY';
 const parse = (apps: unknown[], opts: { allowHttpLoopback?: boolean; secret?: () => string } = {}) =>
@@ -40,7 +52,12 @@ describe('managed apps file', () => {
         },
       },
     });
-    expect(aws?.auth).toEqual({ kind: 'aws', roleArn: 'arn:aws:iam::123456789012:role/archive-sync', accessKeyId: 'AKIAEXAMPLE0000001', secretAccessKey: SECRET });
+    expect(aws?.auth).toEqual({
+      kind: 'aws',
+      roleArn: 'arn:aws:iam::123456789012:role/archive-sync',
+      accessKeyId: 'AKIAEXAMPLE0000001',
+      secretAccessKey: SECRET,
+    });
   });
 
   it('names every bad entry and field in one error, and never quotes a secret', () => {
@@ -76,7 +93,9 @@ describe('managed apps file', () => {
     const local = tokenEntry('local', { jwks_url: 'http://127.0.0.1:8080/jwks' });
     expect(() => parse([local])).toThrow(/jwks_url must be https/);
     expect(parse([local], { allowHttpLoopback: true })).toHaveLength(1);
-    expect(() => parse([tokenEntry('far', { jwks_url: 'http://login.example.com/jwks' })], { allowHttpLoopback: true })).toThrow(/http only to a loopback host/);
+    expect(() => parse([tokenEntry('far', { jwks_url: 'http://login.example.com/jwks' })], { allowHttpLoopback: true })).toThrow(
+      /http only to a loopback host/,
+    );
   });
 
   it('is a ConfigError naming MANAGED_APPS_FILE when the file is missing or not a list of apps; none when unset', () => {

@@ -65,7 +65,13 @@ export function publishRoutes(deps: PublishRoutesDeps): Router {
     const timings = requestTimings(res);
     const bytes = res.locals.body as Buffer;
     res.locals.publishBody = bytes;
-    const answer = await publishMessage(deps.publish, { clientId: identity.clientId, workspaceId: identity.workspaceId, appId: identity.appId }, bytes, mode, timings);
+    const answer = await publishMessage(
+      deps.publish,
+      { clientId: identity.clientId, workspaceId: identity.workspaceId, appId: identity.appId },
+      bytes,
+      mode,
+      timings,
+    );
     res.status(answer.status).json(answer.body);
   };
 

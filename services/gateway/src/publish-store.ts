@@ -78,13 +78,19 @@ export class KnexPublishStore implements PublishStore {
       return work({
         accepted: async (messages) => {
           const rows = await trx('accepted_messages')
-            .whereRaw('(workspace_id, message_id) in (select * from unnest(?::text[], ?::text[]))', [messages.map((m) => m.workspaceId), messages.map((m) => m.messageId)])
+            .whereRaw('(workspace_id, message_id) in (select * from unnest(?::text[], ?::text[]))', [
+              messages.map((m) => m.workspaceId),
+              messages.map((m) => m.messageId),
+            ])
             .select('workspace_id', 'message_id', 'content_hash');
           return new Map(rows.map((r) => [workspaceKey(r.workspace_id, r.message_id), r.content_hash]));
         },
         storyStates: async (keys) => {
           const rows = await trx('story_state')
-            .whereRaw('(workspace_id, correlation_id) in (select * from unnest(?::text[], ?::text[]))', [keys.map((k) => k.workspaceId), keys.map((k) => k.correlationId)])
+            .whereRaw('(workspace_id, correlation_id) in (select * from unnest(?::text[], ?::text[]))', [
+              keys.map((k) => k.workspaceId),
+              keys.map((k) => k.correlationId),
+            ])
             .select('workspace_id', 'correlation_id', 'state');
           return new Map(rows.map((r) => [workspaceKey(r.workspace_id, r.correlation_id), r.state]));
         },
@@ -106,7 +112,9 @@ export class KnexPublishStore implements PublishStore {
           }
           if (states.length > 0) {
             await trx('story_state')
-              .insert(states.map((u) => ({ workspace_id: u.workspaceId, correlation_id: u.correlationId, state: JSON.stringify(u.state), updated_at: u.updatedAt })))
+              .insert(
+                states.map((u) => ({ workspace_id: u.workspaceId, correlation_id: u.correlationId, state: JSON.stringify(u.state), updated_at: u.updatedAt })),
+              )
               .onConflict(['workspace_id', 'correlation_id'])
               .merge(['state', 'updated_at']);
           }

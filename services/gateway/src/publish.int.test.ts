@@ -2,7 +2,17 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { Writable } from 'node:stream';
 import pino from 'pino';
 import { createDatabase, migrateLatest, TenancyFixture, type Knex } from '@bus/db';
-import { createConsumer, createKafka, createProducer, decodeMessageHeaders, ensureTopics, runBatches, type Kafka, type MessageHeaders, type Producer } from '@bus/kafka';
+import {
+  createConsumer,
+  createKafka,
+  createProducer,
+  decodeMessageHeaders,
+  ensureTopics,
+  runBatches,
+  type Kafka,
+  type MessageHeaders,
+  type Producer,
+} from '@bus/kafka';
 import { som } from '@bus/schemas';
 import { createSomValidator } from '@bus/som';
 import { createTestDatabase, eventually, requireEnv, type TestDatabase } from '@bus/testing';
@@ -247,7 +257,11 @@ describe('publishMessage on the real Postgres and Kafka', () => {
     produced.push(started.message_id);
     // The abandoned send lands after all: delivery will quarantine that record, and the log says why.
     land([{ partition: 1, offset: '4242' }]);
-    const late = await eventually(() => lines, (l) => l.length > 0, { what: 'the late acknowledgement logged' });
+    const late = await eventually(
+      () => lines,
+      (l) => l.length > 0,
+      { what: 'the late acknowledgement logged' },
+    );
     expect(JSON.parse(late[0]!)).toMatchObject({
       level: 40,
       message_ids: [started.message_id],
@@ -278,7 +292,9 @@ describe('publishMessage on the real Postgres and Kafka', () => {
     try {
       await lockHeld;
       const startedAt = Date.now();
-      const failed = await publishMessage(publishDeps({ commitToKafka: counting, commitTimeoutMs: 300 }), publisher, bytes(started), 'publish').catch((e: unknown) => e);
+      const failed = await publishMessage(publishDeps({ commitToKafka: counting, commitTimeoutMs: 300 }), publisher, bytes(started), 'publish').catch(
+        (e: unknown) => e,
+      );
       expect(Date.now() - startedAt).toBeLessThan(1_300);
       expect(failed).toMatchObject({ status: 503, rule: 'publish.unavailable' });
       // The deadline or Postgres' own lock_timeout (set to the same budget), whichever fires first.
@@ -289,7 +305,13 @@ describe('publishMessage on the real Postgres and Kafka', () => {
     }
     // The waiting transaction got the lock after its answer went out: it must neither send nor commit.
     const advisoryLocks = async () =>
-      Number(((await db.raw(`select count(*) as n from pg_locks where locktype = 'advisory' and database = (select oid from pg_database where datname = current_database())`)) as { rows: Array<{ n: string }> }).rows[0]!.n);
+      Number(
+        (
+          (await db.raw(
+            `select count(*) as n from pg_locks where locktype = 'advisory' and database = (select oid from pg_database where datname = current_database())`,
+          )) as { rows: Array<{ n: string }> }
+        ).rows[0]!.n,
+      );
     await eventually(advisoryLocks, (n) => n === 0, { what: 'no advisory lock held in this database any more' });
     expect(sends).toBe(0);
     expect(await db('accepted_messages').where({ message_id: started.message_id }).first()).toBeUndefined();
@@ -348,7 +370,10 @@ describe('publishMessage on the real Postgres and Kafka', () => {
     const answerOf = (run: Promise<unknown>) =>
       run.then(
         (answer) => answer,
-        (err: { status: number; violations?: () => Array<{ rule: string }>; rule?: string }) => ({ status: err.status, rules: err.violations?.().map((v) => v.rule) ?? [err.rule] }),
+        (err: { status: number; violations?: () => Array<{ rule: string }>; rule?: string }) => ({
+          status: err.status,
+          rules: err.violations?.().map((v) => v.rule) ?? [err.rule],
+        }),
       );
 
     // Alone: one publish at a time in the first workspace.
@@ -381,7 +406,7 @@ describe('publishMessage on the real Postgres and Kafka', () => {
     const before = publishMessage(gated, batchPublisher, bytes(earlier), 'publish');
     const together = table.map(([, m]) => answerOf(publishMessage(gated, batchPublisher, bytes(m), 'publish')));
     openGate();
-    expect((await before as { status: number }).status).toBe(202);
+    expect(((await before) as { status: number }).status).toBe(202);
     const batched = await Promise.all(together);
 
     // One batch for the table: every member went through the same transaction and produce request.

@@ -78,7 +78,12 @@ export async function publishMessage(
 
   // Idempotency comes first in the decision (a resend is a duplicate whatever the policy says now);
   // the policy's verdict is carried into it and applied after, as decideBatch does for a publish.
-  const member = { workspaceId: publisher.workspaceId, message, hash, policy: checkPolicy(message, await registryRead(() => deps.permissions(publisher.appId))) };
+  const member = {
+    workspaceId: publisher.workspaceId,
+    message,
+    hash,
+    policy: checkPolicy(message, await registryRead(() => deps.permissions(publisher.appId))),
+  };
   timings?.mark('policy');
   const decision = mode === 'validate' ? await dryRun(deps.store, member) : await commit(deps, member, publisher, bytes, family, timings);
   switch (decision.kind) {

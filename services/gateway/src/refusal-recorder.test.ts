@@ -33,7 +33,12 @@ async function outcome(metrics: Registry, name: string): Promise<number> {
 describe('the recent-refusals recorder', () => {
   it('writes a refusal with the fields the body carried and the violations, never the body', async () => {
     const { r, written } = recorder();
-    r.refused({ identity: producer, mode: 'validate', body: body({ message_id: 'm-1', message_type: 'telling.started', correlation_id: 'c-1' }), error: schemaRefusal() });
+    r.refused({
+      identity: producer,
+      mode: 'validate',
+      body: body({ message_id: 'm-1', message_type: 'telling.started', correlation_id: 'c-1' }),
+      error: schemaRefusal(),
+    });
     expect(written).toEqual([]);
     await r.flush();
     expect(written).toHaveLength(1);
@@ -60,7 +65,9 @@ describe('the recent-refusals recorder', () => {
     r.refused({ identity: producer, mode: 'publish', body: undefined, error: new QuotaExceededError(60, 25_000) });
     await r.flush();
     expect(written[0]?.refusals).toEqual([]);
-    expect(written[0]?.counts).toEqual([{ connectionId: 'cproducer2345', rateLimited: 2, quotaExceeded: 1, lastRefusedAt: new Date('2026-11-22T06:00:00.000Z') }]);
+    expect(written[0]?.counts).toEqual([
+      { connectionId: 'cproducer2345', rateLimited: 2, quotaExceeded: 1, lastRefusedAt: new Date('2026-11-22T06:00:00.000Z') },
+    ]);
     expect(await outcome(metrics, 'rate_limited')).toBe(3);
   });
 
@@ -139,7 +146,11 @@ describe('the recent-refusals recorder', () => {
 
 describe('identifyingFields', () => {
   it('reads the three string fields of a JSON object and nothing from anything else', () => {
-    expect(identifyingFields(body({ message_id: 'm', message_type: 't', correlation_id: 7 }))).toEqual({ message_id: 'm', message_type: 't', correlation_id: null });
+    expect(identifyingFields(body({ message_id: 'm', message_type: 't', correlation_id: 7 }))).toEqual({
+      message_id: 'm',
+      message_type: 't',
+      correlation_id: null,
+    });
     for (const text of ['', 'not json', '[1]', 'null', '"m"']) {
       expect(identifyingFields(Buffer.from(text))).toEqual({ message_id: null, message_type: null, correlation_id: null });
     }

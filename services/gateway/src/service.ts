@@ -69,7 +69,10 @@ export function publishDepsOf(
 ): PublishDeps {
   const commitTimeoutMs = config.PUBLISH_COMMIT_TIMEOUT;
   const store = KnexPublishStore.create(clients.db);
-  const permissions = clients.identity.cache((appId) => store.permissions(appId), (event) => (event.type === 'app.changed' ? [event.app_id] : []));
+  const permissions = clients.identity.cache(
+    (appId) => store.permissions(appId),
+    (event) => (event.type === 'app.changed' ? [event.app_id] : []),
+  );
   return {
     store,
     validator: createSomValidator(),

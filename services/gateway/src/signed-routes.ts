@@ -48,7 +48,11 @@ interface ManagedAppKey extends SigningKey {
 export class ChallengeInvalidError extends HttpError {
   override readonly name = 'ChallengeInvalidError';
   constructor() {
-    super(403, 'principal.challenge_invalid', 'The challenge is not this principal\'s outstanding one: unknown, already used, or expired. Ask the operator for a new one');
+    super(
+      403,
+      'principal.challenge_invalid',
+      "The challenge is not this principal's outstanding one: unknown, already used, or expired. Ask the operator for a new one",
+    );
   }
 }
 
@@ -69,7 +73,13 @@ export interface SignedRoutes {
  * the route's kind, path {t} = its workspace (a managed app: its configured connection, app and workspace).
  */
 export function signedRoutes(deps: SignedRoutesDeps): SignedRoutes {
-  const scope = { region: deps.region, service: PUBLISH_SIGNING_SERVICE, maxSkewMs: deps.maxSkewMs, replays: deps.replays, ...(deps.now ? { now: deps.now } : {}) };
+  const scope = {
+    region: deps.region,
+    service: PUBLISH_SIGNING_SERVICE,
+    maxSkewMs: deps.maxSkewMs,
+    replays: deps.replays,
+    ...(deps.now ? { now: deps.now } : {}),
+  };
   const verifier = createSigV4Verifier<SigningPrincipal>({ ...scope, resolve: (accessKeyId) => deps.principals.signingPrincipal(accessKeyId) });
   const managedKeys = new Map<string, ManagedAppKey>();
   for (const app of deps.managedApps) {
@@ -103,7 +113,13 @@ export function signedRoutes(deps: SignedRoutesDeps): SignedRoutes {
       const { key } = res.locals.signed as { key: SigningPrincipal };
       const verified = await unavailableOnFailure(() => deps.principals.verify(key.accessKeyId, challenge));
       if (!verified) throw new ChallengeInvalidError();
-      res.json({ access_key_id: verified.access_key_id, client_id: verified.client_id, role_arn: verified.role_arn, status: verified.status, verified_at: verified.verified_at });
+      res.json({
+        access_key_id: verified.access_key_id,
+        client_id: verified.client_id,
+        role_arn: verified.role_arn,
+        status: verified.status,
+        verified_at: verified.verified_at,
+      });
     },
   );
 

@@ -13,7 +13,14 @@ beforeAll(async () => {
   await migrateLatest(db);
   const tenancy = TenancyFixture.create(db);
   await tenancy.organisation({ id: 'oadminstore22' });
-  await tenancy.workspace({ id: 'wadminstore22', organisation_id: 'oadminstore22', quota_tier: 'custom', custom_per_second: 5, custom_burst: 9, custom_per_day: 1234 });
+  await tenancy.workspace({
+    id: 'wadminstore22',
+    organisation_id: 'oadminstore22',
+    quota_tier: 'custom',
+    custom_per_second: 5,
+    custom_burst: 9,
+    custom_per_day: 1234,
+  });
   const app = await tenancy.app({ workspace_id: 'wadminstore22' });
   await tenancy.connection({ id: consumerId, app_id: app.id, kind: 'consumer' });
   store = KnexAdminStore.create(db);
@@ -43,7 +50,9 @@ describe('the admin store on the real Postgres', () => {
   it('reads a running replay whose heartbeat stopped as interrupted, and a finished one with its counts', async () => {
     const job = await store.createReplay(consumerId, new Date('2026-11-22T00:00:00Z'));
     expect(job).toMatchObject({ status: 'running', scanned: 0, finished_at: null, error: null });
-    await db('replay_jobs').where({ id: job.replay_id }).update({ heartbeat_at: new Date(Date.now() - REPLAY_STALE_MS - 1_000) });
+    await db('replay_jobs')
+      .where({ id: job.replay_id })
+      .update({ heartbeat_at: new Date(Date.now() - REPLAY_STALE_MS - 1_000) });
     expect((await store.replay(job.replay_id))?.status).toBe('interrupted');
     await store.heartbeatReplay(job.replay_id);
     expect((await store.replay(job.replay_id))?.status).toBe('running');
@@ -52,7 +61,9 @@ describe('the admin store on the real Postgres', () => {
 
     const failed = await store.createReplay(consumerId, new Date());
     await store.finishReplay(failed.replay_id, { status: 'failed', error: 'the archive could not be read' });
-    await db('replay_jobs').where({ id: failed.replay_id }).update({ heartbeat_at: new Date(0) });
+    await db('replay_jobs')
+      .where({ id: failed.replay_id })
+      .update({ heartbeat_at: new Date(0) });
     // Finished jobs are never reported as interrupted, however old their last heartbeat.
     expect(await store.replay(failed.replay_id)).toMatchObject({ status: 'failed', error: 'the archive could not be read' });
   });

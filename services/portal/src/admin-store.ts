@@ -96,9 +96,7 @@ export interface ReplayView {
   error: string | null;
 }
 
-export type ReplayOutcome =
-  | { status: 'succeeded'; scanned: number; replayed: number; skipped: number }
-  | { status: 'failed'; error: string };
+export type ReplayOutcome = { status: 'succeeded'; scanned: number; replayed: number; skipped: number } | { status: 'failed'; error: string };
 
 /** A quarantined Kafka record as the admin API lists it: metadata only, never the value or headers. */
 export interface QuarantinedRecordView {
@@ -261,8 +259,11 @@ export class KnexAdminStore implements AdminStore {
   }
 
   async finishReplay(replayId: string, outcome: ReplayOutcome): Promise<void> {
-    const counts = outcome.status === 'succeeded' ? { scanned: outcome.scanned, replayed: outcome.replayed, skipped: outcome.skipped } : { error: outcome.error };
-    await this.db('replay_jobs').where({ id: replayId }).update({ status: outcome.status, ...counts, finished_at: new Date() });
+    const counts =
+      outcome.status === 'succeeded' ? { scanned: outcome.scanned, replayed: outcome.replayed, skipped: outcome.skipped } : { error: outcome.error };
+    await this.db('replay_jobs')
+      .where({ id: replayId })
+      .update({ status: outcome.status, ...counts, finished_at: new Date() });
   }
 
   async quarantinedRecords(filter: QuarantineFilter): Promise<QuarantinePage> {
@@ -270,7 +271,17 @@ export class KnexAdminStore implements AdminStore {
       .orderBy('id')
       .limit(filter.limit + 1)
       // The raw size column hides the row type from knex: the selection is declared from the table's.
-      .select<QuarantineRow[]>('id', 'topic', 'kafka_partition', 'kafka_offset', 'workspace_id', 'message_id', 'reason', 'quarantined_at', this.db.raw('octet_length(value) AS size_bytes'));
+      .select<QuarantineRow[]>(
+        'id',
+        'topic',
+        'kafka_partition',
+        'kafka_offset',
+        'workspace_id',
+        'message_id',
+        'reason',
+        'quarantined_at',
+        this.db.raw('octet_length(value) AS size_bytes'),
+      );
     if (filter.workspaceId !== undefined) void query.where({ workspace_id: filter.workspaceId });
     if (filter.reason !== undefined) void query.where({ reason: filter.reason });
     if (filter.after !== undefined) void query.where('id', '>', filter.after);
@@ -284,12 +295,26 @@ export class KnexAdminStore implements AdminStore {
     return this.db('connections as c')
       .join('apps as a', 'a.id', 'c.app_id')
       .leftJoin('consumer_tools as t', 't.consumer_id', 'c.id')
-      .select<ConnectionRow[]>('c.id', 'c.app_id', 'c.workspace_id', 'a.organisation_id', 'c.kind', 'c.status', 'c.credential_version', 'c.created_at', 'c.status_changed_at', ...consumerToolsColumns('t'));
+      .select<ConnectionRow[]>(
+        'c.id',
+        'c.app_id',
+        'c.workspace_id',
+        'a.organisation_id',
+        'c.kind',
+        'c.status',
+        'c.credential_version',
+        'c.created_at',
+        'c.status_changed_at',
+        ...consumerToolsColumns('t'),
+      );
   }
 
   private async withPermissions(rows: Array<Row<'apps'>>): Promise<AppView[]> {
     const permissions = await this.db('permissions')
-      .whereIn('app_id', rows.map((r) => r.id))
+      .whereIn(
+        'app_id',
+        rows.map((r) => r.id),
+      )
       .orderBy('value')
       .select('app_id', 'kind', 'value');
     return rows.map((r) => {

@@ -31,7 +31,8 @@ export async function consumerQueue(queues: Pick<QueueOperations, 'stats'>, conn
 
 /** 409 admin.conflict unless the connection is an active consumer: only those have registrations and replays. */
 export function requireActiveConsumer(connection: ConnectionView): ConnectionView {
-  if (connection.kind !== 'consumer') throw new AdminConflictError(`Connection ${connection.client_id} is a producer; only consumer connections have registrations and queues`);
+  if (connection.kind !== 'consumer')
+    throw new AdminConflictError(`Connection ${connection.client_id} is a producer; only consumer connections have registrations and queues`);
   if (connection.status !== 'active') throw new AdminConflictError(`Connection ${connection.client_id} is ${connection.status}`);
   return connection;
 }

@@ -53,7 +53,8 @@ export function consumerToolsRoutes(deps: ConsumerToolsRoutesDeps): Router {
     const connection = await consumer(req, { active: true });
     const body = (await deps.requests.jsonBody(req, BODY_BYTES)) as FaultsBody;
     const on = body.duplicate_rate > 0 || body.delay_ms > 0 || body.early_expiry_rate > 0;
-    if (on && deps.environment !== 'sandbox') throw new AdminConflictError(`Fault injection is a Sandbox tool; this bus is ${deps.environment} (BUS_ENVIRONMENT)`);
+    if (on && deps.environment !== 'sandbox')
+      throw new AdminConflictError(`Fault injection is a Sandbox tool; this bus is ${deps.environment} (BUS_ENVIRONMENT)`);
     const faults = { duplicateRate: body.duplicate_rate, delayMs: body.delay_ms, earlyExpiryRate: body.early_expiry_rate };
     await identityCall(() => deps.admin.setConsumerTools(connection.client_id, { faults }));
     res.json(await settingsChanged(connection.client_id));
@@ -74,7 +75,8 @@ export function consumerToolsRoutes(deps: ConsumerToolsRoutesDeps): Router {
   const resolve = (resolution: DeadLetterResolution) => async (req: Request, res: Response) => {
     const connection = await consumer(req, { active: false });
     const id = String(req.params.d);
-    const resolved = (await deps.queues.resolveDeadLetter(connection.client_id, id, resolution)) ?? notFound(`open dead letter of connection ${connection.client_id}`, id);
+    const resolved =
+      (await deps.queues.resolveDeadLetter(connection.client_id, id, resolution)) ?? notFound(`open dead letter of connection ${connection.client_id}`, id);
     res.json(resolved);
   };
   router.post('/api/admin/connections/:c/dead-letters/:d/redrive', resolve('redriven'));

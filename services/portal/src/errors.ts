@@ -52,6 +52,10 @@ export class RegistrationInvalidError extends HttpError {
 export class AdminUnavailableError extends DependencyUnavailableError {
   override readonly name = 'AdminUnavailableError';
   constructor(cause: unknown) {
-    super('admin.unavailable', 'The registry (Postgres) or the control topic (Kafka) could not be reached; nothing was changed unless the answer says so. Retry shortly', cause);
+    super(
+      'admin.unavailable',
+      'The registry (Postgres) or the control topic (Kafka) could not be reached; nothing was changed unless the answer says so. Retry shortly',
+      cause,
+    );
   }
 }

@@ -4,7 +4,7 @@ import { openapi } from '@bus/schemas';
 type Components = { components: { schemas: Record<string, unknown> } };
 
 describe('the admin OpenAPI document', () => {
-  it('describes a refused registration with the catalogue document\'s own validation answer', () => {
+  it("describes a refused registration with the catalogue document's own validation answer", () => {
     // A registration is checked exactly as POST /api/skills/validate checks it, so the 422 body's
     // `answer` must be the very schema of that route's answer, not a look-alike that can drift.
     const admin = (openapi.admin as unknown as Components).components.schemas;
@@ -13,13 +13,13 @@ describe('the admin OpenAPI document', () => {
     expect(admin.Version).toEqual(catalogue.Version);
   });
 
-  it('describes a registration exactly as the bus document\'s consumer skills route returns it', () => {
+  it("describes a registration exactly as the bus document's consumer skills route returns it", () => {
     const admin = (openapi.admin as unknown as Components).components.schemas;
     const bus = (openapi.bus as unknown as Components).components.schemas;
     expect(bus.SkillRegistration).toEqual(admin.Registration);
   });
 
-  it('describes a message trace exactly as the bus document\'s producer route returns it', () => {
+  it("describes a message trace exactly as the bus document's producer route returns it", () => {
     const admin = (openapi.admin as unknown as Components).components.schemas;
     const bus = (openapi.bus as unknown as Components).components.schemas;
     expect(admin.MessageTrace).toEqual(bus.MessageTrace);
@@ -28,7 +28,10 @@ describe('the admin OpenAPI document', () => {
 
   it("names delivery's quarantine reasons exactly, wherever a reason appears", () => {
     const admin = openapi.admin as unknown as Components & { paths: Record<string, { get?: { parameters?: Array<{ name: string; schema: unknown }> } }> };
-    const schemas = admin.components.schemas as Record<string, { properties?: Record<string, unknown>; oneOf?: Array<{ properties: Record<string, unknown> }> }>;
+    const schemas = admin.components.schemas as Record<
+      string,
+      { properties?: Record<string, unknown>; oneOf?: Array<{ properties: Record<string, unknown> }> }
+    >;
     const reasons = { enum: [...REFUSAL_REASONS] };
     expect(admin.paths['/api/admin/quarantine']?.get?.parameters?.find((p) => p.name === 'reason')?.schema).toEqual(reasons);
     expect(schemas.QuarantinedRecord?.properties?.reason).toMatchObject(reasons);
@@ -46,7 +49,20 @@ describe('the portal (people) OpenAPI document', () => {
   it("describes a connection's principals, bindings and registrations exactly as the admin API does (the same operations answer both)", () => {
     const portal = (openapi.portal as unknown as Components).components.schemas;
     const admin = (openapi.admin as unknown as Components).components.schemas;
-    for (const name of ['Principal', 'Principals', 'PrincipalCreate', 'IssuedPrincipal', 'PrincipalChallenge', 'Binding', 'Bindings', 'Registration', 'Registrations', 'RegistrationRefused', 'ValidationAnswer', 'Version']) {
+    for (const name of [
+      'Principal',
+      'Principals',
+      'PrincipalCreate',
+      'IssuedPrincipal',
+      'PrincipalChallenge',
+      'Binding',
+      'Bindings',
+      'Registration',
+      'Registrations',
+      'RegistrationRefused',
+      'ValidationAnswer',
+      'Version',
+    ]) {
       expect([name, portal[name]]).toEqual([name, admin[name]]);
     }
   });

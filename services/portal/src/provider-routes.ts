@@ -2,7 +2,14 @@ import { Router, type Request } from 'express';
 import { unavailableOnAnyFailure, type RequestValidation } from '@bus/http';
 import { KnexProviderStore, type BindingRecord, type IdentityAdmin, type ProviderRecord } from '@bus/identity';
 import type { Knex } from '@bus/db';
-import { DEFAULT_CLOCK_TOLERANCE_SECONDS, DEFAULT_EXTERNAL_ALGORITHMS, externalIssuerProblems, type ClientClaim, type ExternalAlgorithm, type ExternalIssuer } from '@bus/tokens';
+import {
+  DEFAULT_CLOCK_TOLERANCE_SECONDS,
+  DEFAULT_EXTERNAL_ALGORITHMS,
+  externalIssuerProblems,
+  type ClientClaim,
+  type ExternalAlgorithm,
+  type ExternalIssuer,
+} from '@bus/tokens';
 import { identityCall } from './admin-routes';
 import { AdminNotFoundError, AdminRequestInvalidError, AdminUnavailableError } from './errors';
 

@@ -20,7 +20,10 @@ export interface RegistrationOperations {
   remove(clientId: string, registrationId: string): Promise<void>;
 }
 
-export function registrationOperations(deps: { store: Pick<AdminStore, 'connection' | 'registrations' | 'addRegistrations' | 'removeRegistration'>; library: SkillLibrary }): RegistrationOperations {
+export function registrationOperations(deps: {
+  store: Pick<AdminStore, 'connection' | 'registrations' | 'addRegistrations' | 'removeRegistration'>;
+  library: SkillLibrary;
+}): RegistrationOperations {
   const connectionOf = async (id: string) => (await deps.store.connection(id)) ?? notFound('connection', id);
   const readChecked = async (req: Request) => {
     const bytes = await readBody(req, MAX_BODY_BYTES).catch((err: unknown) => {

@@ -79,7 +79,12 @@ export function createPortalService(deps: PortalServiceDeps): PortalService {
   const principals = principalOperations({ principals: PrincipalStore.create({ db: deps.db, encryptionKey: deps.encryptionKey }), store });
   const authenticated = Router();
   // Every change through the admin API is audited under the operator's client id (docs/portal.md).
-  authenticated.use('/api/admin', operatorAuth(deps.operator, perAddress), adminAudit(new PeopleStore(deps.db), deps.operator.clientId, deps.logger), requests.parameters);
+  authenticated.use(
+    '/api/admin',
+    operatorAuth(deps.operator, perAddress),
+    adminAudit(new PeopleStore(deps.db), deps.operator.clientId, deps.logger),
+    requests.parameters,
+  );
 
   return {
     name: 'portal',

@@ -6,7 +6,10 @@ const nested = (depth: number) => bytes(`{"a":${'['.repeat(depth - 1)}${']'.repe
 
 describe('renderEnvelope', () => {
   it('renders a JSON object as it parses, whitespace and all', () => {
-    expect(renderEnvelope(bytes(' {\n "message_id" : "m", "payload": {"n": [1, 2]}}\t'))).toEqual({ ok: true, envelope: { message_id: 'm', payload: { n: [1, 2] } } });
+    expect(renderEnvelope(bytes(' {\n "message_id" : "m", "payload": {"n": [1, 2]}}\t'))).toEqual({
+      ok: true,
+      envelope: { message_id: 'm', payload: { n: [1, 2] } },
+    });
   });
 
   it.each([

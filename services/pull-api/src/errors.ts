@@ -4,7 +4,7 @@ import { DependencyUnavailableError, HttpError } from '@bus/http';
 export class ConsumerMismatchError extends HttpError {
   override readonly name = 'ConsumerMismatchError';
   constructor() {
-    super(403, 'consumer.mismatch', 'The consumer in the path is not the token\'s own connection');
+    super(403, 'consumer.mismatch', "The consumer in the path is not the token's own connection");
   }
 }
 

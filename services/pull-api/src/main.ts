@@ -25,7 +25,10 @@ void bootstrap({
     const identity = createIdentity({ db, kafka, logger, baseUrl: config.BUS_BASE_URL, cacheTtlMs: config.IDENTITY_CACHE_TTL, name: 'pull-api' });
     const quota = connectionQuota({ store: identity.quotas, quotas: createConnectionQuotas(redis.client, limitMetrics) });
     const pullApi = createPullApiService({
-      ...pullApiDepsOf({ db, redis: redis.client, connections: identity.connections, logger, metrics, limitMetrics, authenticator: identity, connectionQuota: quota }, config),
+      ...pullApiDepsOf(
+        { db, redis: redis.client, connections: identity.connections, logger, metrics, limitMetrics, authenticator: identity, connectionQuota: quota },
+        config,
+      ),
       readiness: [postgres.ready, redis.ready, identity.controlReadiness],
     });
     const middleware = [requestFirewall(), busRequestLimits(redis.client, busLimitSettings(config), limitMetrics)];

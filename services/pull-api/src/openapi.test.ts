@@ -12,10 +12,24 @@ import { createReceiptHandles } from './receipt';
 /** The receive answer's record as bus.json documents it, for both forms messageRecord makes. */
 const busApi = createOpenApiChecker(openapi.bus);
 const path = '/v1/tenants/wbusopenapi22/consumers/cbusopenapi22/messages';
-const deps = { handles: createReceiptHandles(randomBytes(32)), logger: pino({ level: 'silent' }), metrics: createPullMetrics(createMetricsRegistry({ defaultMetrics: false })) };
+const deps = {
+  handles: createReceiptHandles(randomBytes(32)),
+  logger: pino({ level: 'silent' }),
+  metrics: createPullMetrics(createMetricsRegistry({ defaultMetrics: false })),
+};
 
 function leased(body: Buffer): LeasedMessage {
-  return { deliveryId: '7', generation: 1, messageId: 'm-1', messageType: 'telling.started', correlationId: 'c-1', publishedAt: new Date(), receiveCount: 1, body, traceparent: null };
+  return {
+    deliveryId: '7',
+    generation: 1,
+    messageId: 'm-1',
+    messageType: 'telling.started',
+    correlationId: 'c-1',
+    publishedAt: new Date(),
+    receiveCount: 1,
+    body,
+    traceparent: null,
+  };
 }
 
 /** The headers of a receive answer: its content type and the connection quota's RateLimit fields. */
@@ -42,7 +56,8 @@ describe('the receive record in bus.json', () => {
   });
 
   it('names every reason renderEnvelope gives, and no other', () => {
-    const schemas = (openapi.bus as unknown as { components: { schemas: Record<string, { properties: Record<string, { enum?: unknown }> }> } }).components.schemas;
+    const schemas = (openapi.bus as unknown as { components: { schemas: Record<string, { properties: Record<string, { enum?: unknown }> }> } }).components
+      .schemas;
     expect(schemas.ReceivedMessage?.properties.envelope_error?.enum).toEqual(UNRENDERABLE_REASONS);
   });
 });

@@ -32,7 +32,14 @@ beforeAll(async () => {
   await TenancyFixture.create(db).tenant({ workspaceId, connections: [{ id: consumer, kind: 'consumer' }] });
   notifier = createPgQueueNotifier({ url: testDb.url, logger: pino({ level: 'silent' }) });
   await notifier.start();
-  deps = { store: KnexQueueStore.create(db), tools: KnexQueueStore.create(db), notifier, handles: createReceiptHandles(randomBytes(32)), logger: pino({ level: 'silent' }), metrics: createPullMetrics(createMetricsRegistry({ defaultMetrics: false })) };
+  deps = {
+    store: KnexQueueStore.create(db),
+    tools: KnexQueueStore.create(db),
+    notifier,
+    handles: createReceiptHandles(randomBytes(32)),
+    logger: pino({ level: 'silent' }),
+    metrics: createPullMetrics(createMetricsRegistry({ defaultMetrics: false })),
+  };
 }, 30_000);
 
 afterAll(async () => {

@@ -25,7 +25,14 @@ beforeAll(async () => {
   await TenancyFixture.create(db).tenant({ workspaceId, connections: [a, b].map((id) => ({ id, kind: 'consumer' as const })) });
   notifier = createPgQueueNotifier({ url: testDb.url, logger: pino({ level: 'silent' }) });
   await notifier.start();
-  deps = { store: KnexQueueStore.create(db), tools: KnexQueueStore.create(db), notifier, handles: createReceiptHandles(randomBytes(32)), logger: pino({ level: 'silent' }), metrics: createPullMetrics(createMetricsRegistry({ defaultMetrics: false })) };
+  deps = {
+    store: KnexQueueStore.create(db),
+    tools: KnexQueueStore.create(db),
+    notifier,
+    handles: createReceiptHandles(randomBytes(32)),
+    logger: pino({ level: 'silent' }),
+    metrics: createPullMetrics(createMetricsRegistry({ defaultMetrics: false })),
+  };
   deliveries = KnexDeliveryStore.create(db);
 }, 30_000);
 
@@ -54,7 +61,8 @@ async function enqueue(correlationId: string): Promise<{ messageId: string; raw:
   return { messageId, raw };
 }
 
-const get = (consumer: string, max = 10, visibilityMs = 30_000, waitMs = 0, pull: PullDeps = deps) => receive(pull, consumer, { maxMessages: max, waitMs, visibilityMs });
+const get = (consumer: string, max = 10, visibilityMs = 30_000, waitMs = 0, pull: PullDeps = deps) =>
+  receive(pull, consumer, { maxMessages: max, waitMs, visibilityMs });
 const handleOf = (consumer: string, m: { deliveryId: string; generation: number }) => deps.handles.issue({ consumerId: consumer, ...m });
 const ack = (consumer: string, handles: string[]) => settle(deps, consumer, handles, (l) => deps.store.ack(consumer, l));
 const nack = (consumer: string, handles: string[], delayMs = 0) => settle(deps, consumer, handles, (l) => deps.store.nack(consumer, l, delayMs));
@@ -228,7 +236,12 @@ describe('the pull API queues on the real Postgres', () => {
       expect(got).toEqual(inOrderOf(group).slice(0, got.length));
     }
 
-    const acked = await roundTrips(() => ack(a, leased.map((m) => handleOf(a, m))));
+    const acked = await roundTrips(() =>
+      ack(
+        a,
+        leased.map((m) => handleOf(a, m)),
+      ),
+    );
     expect(acked.roundTrips).toBe(1);
     expect(acked.result.map((r) => r.status)).toEqual(Array(10).fill('done'));
 
@@ -238,7 +251,13 @@ describe('the pull API queues on the real Postgres', () => {
 
     for (let i = 0; i < 10; i++) await enqueue(`n${i}-${randomUUID()}`);
     const ten = await get(a, 10);
-    const nacked = await roundTrips(() => nack(a, ten.map((m) => handleOf(a, m)), 0));
+    const nacked = await roundTrips(() =>
+      nack(
+        a,
+        ten.map((m) => handleOf(a, m)),
+        0,
+      ),
+    );
     expect(nacked.roundTrips).toBe(1);
     expect(nacked.result.map((r) => r.status)).toEqual(Array(10).fill('done'));
     expect((await get(a, 10)).map((m) => [m.messageId, m.receiveCount])).toEqual(ten.map((m) => [m.messageId, 2]));

@@ -35,13 +35,13 @@ export function createPullMetrics(registry: Registry): PullMetrics {
     }),
     faultsInjected: new Counter({
       name: 'bus_consumer_faults_injected_total',
-      help: 'Faults injected into consumer deliveries by the operator\'s Sandbox settings, by kind (duplicate, delay, early_expiry)',
+      help: "Faults injected into consumer deliveries by the operator's Sandbox settings, by kind (duplicate, delay, early_expiry)",
       labelNames: ['kind'],
       registers: [registry],
     }),
     deadLettered: new Counter({
       name: 'bus_dead_letters_moved_total',
-      help: 'Messages moved to a consumer\'s dead-letter list after reaching its receive threshold',
+      help: "Messages moved to a consumer's dead-letter list after reaching its receive threshold",
       registers: [registry],
     }),
   };
@@ -249,8 +249,7 @@ export function peekRecord(deps: Pick<PullDeps, 'logger' | 'metrics'>, consumerI
 }
 
 export type HandleResult =
-  | { receipt_handle: string; status: 'done' }
-  | { receipt_handle: string; status: 'failed'; code: 'receipt_handle.invalid' | 'receipt_handle.stale' };
+  { receipt_handle: string; status: 'done' } | { receipt_handle: string; status: 'failed'; code: 'receipt_handle.invalid' | 'receipt_handle.stale' };
 
 /** Acks a batch (under the Sandbox's duplicate rate when the connection has one), per handle. */
 export function acknowledge(deps: PullDeps, consumerId: string, receiptHandles: string[], tools: ConsumerTools | null | undefined): Promise<HandleResult[]> {

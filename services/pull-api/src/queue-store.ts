@@ -193,7 +193,10 @@ export class KnexQueueStore implements QueueStore, ConsumerToolsStore {
     return queueCall(() => this.release(consumerId, leases, 0, 'lost_ack'));
   }
 
-  recordReceiveFaults(consumerId: string, faults: { cut: LeaseRef[]; leaseMs: number; delayed: string[]; delayMs: number }): Promise<Record<FaultKind, number>> {
+  recordReceiveFaults(
+    consumerId: string,
+    faults: { cut: LeaseRef[]; leaseMs: number; delayed: string[]; delayMs: number },
+  ): Promise<Record<FaultKind, number>> {
     return queueCall(() => this.writeReceiveFaults(consumerId, faults));
   }
 
@@ -413,7 +416,8 @@ export class KnexQueueStore implements QueueStore, ConsumerToolsStore {
 
   /** A dead letter's visible_at is 'infinity': it never becomes visible, so it is no time to wait for. */
   private async nextVisible(consumerId: string, gate?: ReceiveGate): Promise<Date | null> {
-    const visibleAt = gate && gate.delayMs > 0 ? this.db.raw(`greatest(visible_at, enqueued_at + (? * interval '1 millisecond'))`, [gate.delayMs]) : this.db.raw('visible_at');
+    const visibleAt =
+      gate && gate.delayMs > 0 ? this.db.raw(`greatest(visible_at, enqueued_at + (? * interval '1 millisecond'))`, [gate.delayMs]) : this.db.raw('visible_at');
     const row = await this.db('deliveries')
       .where({ consumer_id: consumerId })
       .whereNot({ state: 'acked' })

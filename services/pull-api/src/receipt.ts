@@ -26,9 +26,7 @@ export function createReceiptHandles(key: Buffer): ReceiptHandles {
     createHmac('sha256', key).update(`${VERSION}\n${consumerId}\n${deliveryId}\n${generation}`).digest();
   return {
     issue: ({ consumerId, deliveryId, generation }) =>
-      Buffer.from(`${VERSION}.${deliveryId}.${generation}.${mac(consumerId, deliveryId, generation).toString('base64url')}`, 'utf8').toString(
-        'base64url',
-      ),
+      Buffer.from(`${VERSION}.${deliveryId}.${generation}.${mac(consumerId, deliveryId, generation).toString('base64url')}`, 'utf8').toString('base64url'),
     open: (consumerId, handle) => {
       if (typeof handle !== 'string' || handle.length === 0 || handle.length > 512 || !/^[A-Za-z0-9_-]+$/.test(handle)) return null;
       const parts = Buffer.from(handle, 'base64url').toString('utf8').split('.');

@@ -117,7 +117,11 @@ export function sqsRoutes(deps: SqsRoutesDeps): Router {
   });
   const authorize = async (principal: SigningPrincipal, _req: Request, res: Response) => {
     if (principal.status !== 'verified') {
-      throw new SqsError(403, 'AccessDenied', 'The AWS principal is not verified yet: sign POST /v1/tenants/{t}/principals/verify with the challenge the operator issued');
+      throw new SqsError(
+        403,
+        'AccessDenied',
+        'The AWS principal is not verified yet: sign POST /v1/tenants/{t}/principals/verify with the challenge the operator issued',
+      );
     }
     const connection = await unavailableOnFailure(() => deps.connections.get(principal.connectionId));
     if (!connection || connection.status !== 'active' || connection.kind !== 'consumer') {
@@ -143,7 +147,9 @@ export function sqsRoutes(deps: SqsRoutesDeps): Router {
   // all stays 401 (HTTP's "no credentials"), with SQS's code for it.
   router.use(SQS_PATH, (err: unknown, _req: Request, _res: Response, next: NextFunction) => {
     if (!(err instanceof SignatureRefusedError)) return next(err);
-    next(err.refusal.reason === 'missing' ? new SqsError(401, 'MissingAuthenticationToken', err.message) : new SqsError(403, 'SignatureDoesNotMatch', err.message));
+    next(
+      err.refusal.reason === 'missing' ? new SqsError(401, 'MissingAuthenticationToken', err.message) : new SqsError(403, 'SignatureDoesNotMatch', err.message),
+    );
   });
   return router;
 }
@@ -169,12 +175,17 @@ function sqsActions(deps: SqsRoutesDeps): Map<string, Action> {
         ownQueue(caller, body);
         const names = optionalStrings(body, 'AttributeNames') ?? [];
         const unknown = names.find((n) => n !== 'All' && !QUEUE_ATTRIBUTES.has(n));
-        if (unknown !== undefined) throw new SqsError(400, 'InvalidAttributeName', `Unknown Attribute ${unknown}; this queue has ${[...QUEUE_ATTRIBUTES].join(', ')}`);
+        if (unknown !== undefined)
+          throw new SqsError(400, 'InvalidAttributeName', `Unknown Attribute ${unknown}; this queue has ${[...QUEUE_ATTRIBUTES].join(', ')}`);
         const wanted = (name: string) => names.includes('All') || names.includes(name);
         const attributes: Record<string, string> = {};
         if (COUNTED_ATTRIBUTES.some(wanted)) {
           const counts = await deps.pull.store.counts(caller.consumerId);
-          const values = { ApproximateNumberOfMessages: counts.visible, ApproximateNumberOfMessagesNotVisible: counts.leased, ApproximateNumberOfMessagesDelayed: counts.delayed };
+          const values = {
+            ApproximateNumberOfMessages: counts.visible,
+            ApproximateNumberOfMessagesNotVisible: counts.leased,
+            ApproximateNumberOfMessagesDelayed: counts.delayed,
+          };
           for (const name of COUNTED_ATTRIBUTES) if (wanted(name)) attributes[name] = String(values[name]);
         }
         for (const [name, value] of Object.entries(FIXED_ATTRIBUTES)) if (wanted(name)) attributes[name] = value;
@@ -230,7 +241,9 @@ function sqsActions(deps: SqsRoutesDeps): Map<string, Action> {
       async (caller, body) => {
         ownQueue(caller, body);
         const handle = requiredString(body, 'ReceiptHandle');
-        const [result] = await changeVisibility(deps.pull, caller.consumerId, [{ handle, seconds: requiredInteger(body, 'VisibilityTimeout', 0, MAX_VISIBILITY_SECONDS) }]);
+        const [result] = await changeVisibility(deps.pull, caller.consumerId, [
+          { handle, seconds: requiredInteger(body, 'VisibilityTimeout', 0, MAX_VISIBILITY_SECONDS) },
+        ]);
         throwIfFailed(result, 'change');
         return {};
       },
@@ -328,7 +341,7 @@ function failureOf(result: Extract<HandleResult, { status: 'failed' }>, verb: Ve
   if (result.code === 'receipt_handle.invalid') return new SqsError(400, 'ReceiptHandleIsInvalid', 'The receipt handle is not one this queue issued');
   return verb === 'delete'
     ? invalid('The receipt handle has expired: the message was received again, released, or deleted')
-    : new SqsError(400, 'MessageNotInflight', 'The receipt handle is no longer the message\'s current lease');
+    : new SqsError(400, 'MessageNotInflight', "The receipt handle is no longer the message's current lease");
 }
 
 function throwIfFailed(result: HandleResult | undefined, verb: Verb): void {
@@ -337,7 +350,10 @@ function throwIfFailed(result: HandleResult | undefined, verb: Verb): void {
 
 /** Successful and Failed per entry Id, as SQS's batch calls answer (a failure is the sender's). */
 function batchAnswer(entries: Array<{ id: string }>, results: HandleResult[], verb: Verb) {
-  const answer: { Successful: Array<{ Id: string }>; Failed: Array<{ Id: string; SenderFault: true; Code: string; Message: string }> } = { Successful: [], Failed: [] };
+  const answer: { Successful: Array<{ Id: string }>; Failed: Array<{ Id: string; SenderFault: true; Code: string; Message: string }> } = {
+    Successful: [],
+    Failed: [],
+  };
   entries.forEach((entry, i) => {
     const result = results[i];
     if (result?.status === 'done') answer.Successful.push({ Id: entry.id });

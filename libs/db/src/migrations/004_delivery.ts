@@ -47,9 +47,7 @@ export async function up(knex: Knex): Promise<void> {
     t.check(`receive_count >= 0 AND lease_generation >= 0`, [], 'deliveries_counters');
   });
   // The receive path: the un-acked rows of one consumer, per group in FIFO order.
-  await knex.raw(
-    `CREATE INDEX deliveries_pending ON deliveries (consumer_id, correlation_id, id) WHERE state <> 'acked'`,
-  );
+  await knex.raw(`CREATE INDEX deliveries_pending ON deliveries (consumer_id, correlation_id, id) WHERE state <> 'acked'`);
   await knex.raw(`CREATE INDEX deliveries_enqueued_at ON deliveries (enqueued_at)`);
 
   await knex.schema.createTable('quarantined_records', (t) => {

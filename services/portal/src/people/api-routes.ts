@@ -31,7 +31,13 @@ export function portalApiRoutes(deps: PortalApiDeps): Router {
 
   router.get('/api/portal/me', (_req, res) => {
     const session = requireSession(res);
-    res.json({ subject: session.subject, name: session.name, grants: session.grants.map(grantView), csrf_token: session.csrfToken, expires_at: session.expiresAt.toISOString() });
+    res.json({
+      subject: session.subject,
+      name: session.name,
+      grants: session.grants.map(grantView),
+      csrf_token: session.csrfToken,
+      expires_at: session.expiresAt.toISOString(),
+    });
   });
 
   router.get('/api/portal/organisations', async (_req, res) => {
@@ -48,7 +54,12 @@ export function portalApiRoutes(deps: PortalApiDeps): Router {
     const target = await deps.data.authoriseOnApp(session, 'connection.create', appId);
     const { kind } = await jsonBody<{ kind: 'producer' | 'consumer' }>(req);
     const issued = await identityCall(() => deps.admin.createConnection({ appId, kind }));
-    await deps.data.audit(req, res, session, { action: `connection.create ${kind}`, target: issued.clientId, organisationId: target.organisationId, status: 201 });
+    await deps.data.audit(req, res, session, {
+      action: `connection.create ${kind}`,
+      target: issued.clientId,
+      organisationId: target.organisationId,
+      status: 201,
+    });
     res.status(201).json({ client_id: issued.clientId, client_secret: issued.clientSecret, credential_version: issued.credentialVersion });
   });
 
@@ -58,7 +69,12 @@ export function portalApiRoutes(deps: PortalApiDeps): Router {
     const target = await deps.data.authoriseOnConnection(session, 'connection.rotate', clientId);
     const { overlap_seconds: overlapSeconds } = await jsonBody<{ overlap_seconds: number }>(req);
     const rotated = await identityCall(() => deps.admin.rotateCredential(clientId, { overlapSeconds }));
-    await deps.data.audit(req, res, session, { action: `connection.rotate overlap=${overlapSeconds}s`, target: clientId, organisationId: target.organisationId, status: 200 });
+    await deps.data.audit(req, res, session, {
+      action: `connection.rotate overlap=${overlapSeconds}s`,
+      target: clientId,
+      organisationId: target.organisationId,
+      status: 200,
+    });
     res.json({
       client_id: rotated.clientId,
       client_secret: rotated.clientSecret,

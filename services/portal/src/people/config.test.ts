@@ -43,7 +43,11 @@ describe('the portal sign-in settings at start-up (peopleSignInOf)', () => {
   });
 
   it('uses Secure cookies behind an https redirect URL', () => {
-    const signIn = signInOf({ ...LOCAL, PORTAL_OIDC_ISSUER: 'https://idp.example.com/realms/bus', PORTAL_OIDC_REDIRECT_URL: 'https://portal.example.com/portal/callback' });
+    const signIn = signInOf({
+      ...LOCAL,
+      PORTAL_OIDC_ISSUER: 'https://idp.example.com/realms/bus',
+      PORTAL_OIDC_REDIRECT_URL: 'https://portal.example.com/portal/callback',
+    });
     expect(signIn?.secureCookies).toBe(true);
   });
 
@@ -56,10 +60,30 @@ describe('the portal sign-in settings at start-up (peopleSignInOf)', () => {
   });
 
   it.each([
-    ['plain http to a provider elsewhere', { PORTAL_OIDC_ISSUER: 'http://idp.example.com' }, 'PORTAL_OIDC_ISSUER', 'must be https unless it is a loopback address'],
-    ['plain http back to a portal elsewhere', { PORTAL_OIDC_REDIRECT_URL: 'http://portal.example.com/portal/callback' }, 'PORTAL_OIDC_REDIRECT_URL', 'must be https unless'],
-    ['a redirect URL that is not the callback', { PORTAL_OIDC_REDIRECT_URL: 'http://127.0.0.1:8090/portal' }, 'PORTAL_OIDC_REDIRECT_URL', 'followed by /portal/callback'],
-    ['an idle timeout longer than the session', { PORTAL_SESSION_IDLE_TIMEOUT: '2h', PORTAL_SESSION_MAX_AGE: '1h' }, 'PORTAL_SESSION_IDLE_TIMEOUT', 'must not be longer than PORTAL_SESSION_MAX_AGE'],
+    [
+      'plain http to a provider elsewhere',
+      { PORTAL_OIDC_ISSUER: 'http://idp.example.com' },
+      'PORTAL_OIDC_ISSUER',
+      'must be https unless it is a loopback address',
+    ],
+    [
+      'plain http back to a portal elsewhere',
+      { PORTAL_OIDC_REDIRECT_URL: 'http://portal.example.com/portal/callback' },
+      'PORTAL_OIDC_REDIRECT_URL',
+      'must be https unless',
+    ],
+    [
+      'a redirect URL that is not the callback',
+      { PORTAL_OIDC_REDIRECT_URL: 'http://127.0.0.1:8090/portal' },
+      'PORTAL_OIDC_REDIRECT_URL',
+      'followed by /portal/callback',
+    ],
+    [
+      'an idle timeout longer than the session',
+      { PORTAL_SESSION_IDLE_TIMEOUT: '2h', PORTAL_SESSION_MAX_AGE: '1h' },
+      'PORTAL_SESSION_IDLE_TIMEOUT',
+      'must not be longer than PORTAL_SESSION_MAX_AGE',
+    ],
     ['a short client secret', { PORTAL_OIDC_CLIENT_SECRET: 'too-short' }, 'PORTAL_OIDC_CLIENT_SECRET', ''],
     ['a session longer than a day', { PORTAL_SESSION_MAX_AGE: '2d' }, 'PORTAL_SESSION_MAX_AGE', ''],
   ])('refuses %s, naming the variable', (_what, change, variable, problem) => {

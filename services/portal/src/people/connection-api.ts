@@ -39,7 +39,8 @@ export function connectionApiRoutes(deps: ConnectionApiDeps): Router {
     const session = requireSession(res);
     const clientId = String(req.params.c);
     const target = await deps.data.authoriseOnConnection(session, action, clientId);
-    const audit = (entry: { action: string; target: string; status: number }) => deps.data.audit(req, res, session, { ...entry, organisationId: target.organisationId });
+    const audit = (entry: { action: string; target: string; status: number }) =>
+      deps.data.audit(req, res, session, { ...entry, organisationId: target.organisationId });
     return { clientId, audit };
   };
   const param = (req: Request, name: string) => String(req.params[name]);

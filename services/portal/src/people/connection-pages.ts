@@ -105,16 +105,19 @@ function principalSection(connection: ConnectionView, principals: readonly Princ
   const rows = principals.map((p) => {
     const actions = mayChange
       ? [
-          p.status === 'pending' && connection.status === 'active' ? `<form data-api="${api}/${p.access_key_id}/challenge" data-once="challenge-once"><button type="submit">Issue challenge for ${p.access_key_id}</button></form>` : '',
+          p.status === 'pending' && connection.status === 'active'
+            ? `<form data-api="${api}/${p.access_key_id}/challenge" data-once="challenge-once"><button type="submit">Issue challenge for ${p.access_key_id}</button></form>`
+            : '',
           p.status !== 'revoked' ? `<form data-api="${api}/${p.access_key_id}/revoke"><button type="submit">Revoke ${p.access_key_id}</button></form>` : '',
           `<form data-api="${api}/${p.access_key_id}/remove"><button type="submit">Remove ${p.access_key_id}</button></form>`,
         ].join('')
       : '';
     return `<tr><td><code>${p.access_key_id}</code></td><td><code>${esc(p.role_arn)}</code></td><td>${p.status}</td><td>${p.created_at}</td><td>${p.verified_at ?? ''}</td><td>${actions}</td></tr>`;
   });
-  const register = mayChange && connection.status === 'active'
-    ? `<form data-api="${api}" data-once="principal-once"><label for="role-arn">IAM role ARN</label><input id="role-arn" name="role_arn" size="60" required placeholder="arn:aws:iam::123456789012:role/name"><button type="submit">Register principal</button></form>`
-    : '';
+  const register =
+    mayChange && connection.status === 'active'
+      ? `<form data-api="${api}" data-once="principal-once"><label for="role-arn">IAM role ARN</label><input id="role-arn" name="role_arn" size="60" required placeholder="arn:aws:iam::123456789012:role/name"><button type="submit">Register principal</button></form>`
+      : '';
   return `<section aria-labelledby="principals-heading"><h2 id="principals-heading">AWS principals</h2>
 <table><caption>AWS principals of ${connection.client_id}</caption><thead><tr><th scope="col">Access key id</th><th scope="col">Role ARN</th><th scope="col">Status</th><th scope="col">Registered at</th><th scope="col">Verified at</th><th scope="col">Actions</th></tr></thead><tbody>
 ${rows.join('\n') || '<tr><td colspan="6">No AWS principals</td></tr>'}
@@ -127,9 +130,10 @@ function bindingSection(connection: ConnectionView, bindings: readonly BindingVi
     const remove = mayChange ? `<form data-api="${api}/${b.id}/remove"><button type="submit">Remove binding ${b.id}</button></form>` : '';
     return `<tr><td><code>${b.id}</code></td><td><code>${b.provider_id}</code></td><td><code>${esc(b.client)}</code></td><td>${b.created_at}</td><td>${remove}</td></tr>`;
   });
-  const add = mayChange && connection.status === 'active' && providers.length > 0
-    ? `<form data-api="${api}"><label for="binding-provider">Identity provider</label><select id="binding-provider" name="provider_id">${providers.map((p) => `<option value="${p.id}">${esc(p.issuer)}</option>`).join('')}</select><label for="binding-client">Client claim value</label><input id="binding-client" name="client" required maxlength="500"><button type="submit">Add binding</button></form>`
-    : '';
+  const add =
+    mayChange && connection.status === 'active' && providers.length > 0
+      ? `<form data-api="${api}"><label for="binding-provider">Identity provider</label><select id="binding-provider" name="provider_id">${providers.map((p) => `<option value="${p.id}">${esc(p.issuer)}</option>`).join('')}</select><label for="binding-client">Client claim value</label><input id="binding-client" name="client" required maxlength="500"><button type="submit">Add binding</button></form>`
+      : '';
   return `<section aria-labelledby="bindings-heading"><h2 id="bindings-heading">Identity-provider bindings</h2>
 <p>Tokens of a registered identity provider whose client claim has the bound value act as this connection. The providers themselves are registered by the operator.</p>
 <table><caption>Bindings to ${connection.client_id}</caption><thead><tr><th scope="col">Binding</th><th scope="col">Provider</th><th scope="col">Client claim value</th><th scope="col">Created at</th><th scope="col">Actions</th></tr></thead><tbody>
@@ -152,4 +156,3 @@ function registrationForm(connection: ConnectionView): string {
 function notFound(clientId: string): never {
   throw new AdminNotFoundError('connection', clientId);
 }
-

@@ -20,7 +20,7 @@ export class PortalForbiddenError extends HttpError {
 export class CsrfRefusedError extends HttpError {
   override readonly name = 'CsrfRefusedError';
   constructor() {
-    super(403, 'portal.csrf', 'The request did not carry this session\'s CSRF token (X-CSRF-Token); reload the page and try again');
+    super(403, 'portal.csrf', "The request did not carry this session's CSRF token (X-CSRF-Token); reload the page and try again");
   }
 }
 
@@ -36,7 +36,11 @@ export class SignInFailedError extends HttpError {
 export class SignInNotConfiguredError extends HttpError {
   override readonly name = 'SignInNotConfiguredError';
   constructor() {
-    super(404, 'portal.sign_in_not_configured', 'Sign-in for people is not configured on this deployment (PORTAL_OIDC_ISSUER); the admin API works with the operator credentials');
+    super(
+      404,
+      'portal.sign_in_not_configured',
+      'Sign-in for people is not configured on this deployment (PORTAL_OIDC_ISSUER); the admin API works with the operator credentials',
+    );
   }
 }
 

@@ -10,7 +10,8 @@ import { TOOL_LINKS } from './tool-links';
 
 const ROLE_NAMES: Record<string, string> = { operator: 'operator', house_admin: 'house admin', vendor: 'vendor', viewer: 'viewer' };
 /** The script and style are the pages' only sources: no inline script, nothing from elsewhere. */
-const PAGE_POLICY = "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
+const PAGE_POLICY =
+  "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
 const PAGE_PATH = /^\/portal(\/|$)/;
 
 /**
@@ -46,7 +47,12 @@ export function portalPages(deps: { data: PortalData; people: PeopleStore }): Ro
   router.get('/portal', async (_req, res) => {
     const session = sessionOf(res);
     if (!session) {
-      page(res, 'Sign in', undefined, `<h1>Message bus portal</h1><p>Houses, vendors and the operator manage their workspaces, apps and connections here.</p><p><a href="/portal/login">Sign in</a></p>`);
+      page(
+        res,
+        'Sign in',
+        undefined,
+        `<h1>Message bus portal</h1><p>Houses, vendors and the operator manage their workspaces, apps and connections here.</p><p><a href="/portal/login">Sign in</a></p>`,
+      );
       return;
     }
     const organisations = await deps.data.organisations(session);
@@ -76,17 +82,25 @@ ${apps.map((a) => appSection(a, { create: deps.data.mayOnApp(session, 'connectio
     const scope = organisationsOf(session.grants);
     const readable = scope.ids.filter((id) => allows(session.grants, 'audit.read', { organisationId: id }));
     const entries = await deps.people.auditEntries({ all: scope.all, organisationIds: readable }, 100);
-    page(res, 'Audit log', session, `<h1>Audit log</h1>
+    page(
+      res,
+      'Audit log',
+      session,
+      `<h1>Audit log</h1>
 <table><caption>The newest 100 changes you may read</caption><thead><tr><th scope="col">When</th><th scope="col">Who</th><th scope="col">What</th><th scope="col">Target</th><th scope="col">Organisation</th><th scope="col">From</th><th scope="col">Status</th></tr></thead><tbody>
 ${entries.map((e) => `<tr><td>${e.at}</td><td>${esc(e.actor)}</td><td>${esc(e.action)}</td><td><code>${esc(e.target)}</code></td><td>${e.organisation_id ?? ''}</td><td>${esc(e.source_address)}</td><td>${e.status}</td></tr>`).join('\n') || '<tr><td colspan="7">Nothing yet</td></tr>'}
-</tbody></table>`);
+</tbody></table>`,
+    );
   });
   return router;
 }
 
 /** A page of the portal in its layout, under the pages' Content-Security-Policy (every page module renders through here). */
 export function sendPage(res: Response, title: string, session: Session | undefined, body: string): void {
-  res.set('Content-Security-Policy', PAGE_POLICY).type('html').send(layout(title, session, body));
+  res
+    .set('Content-Security-Policy', PAGE_POLICY)
+    .type('html')
+    .send(layout(title, session, body));
 }
 
 /** What the person may do to an app, as policy.ts decides: the section offers only those controls. */
@@ -98,10 +112,11 @@ interface AppControls {
 
 function appSection(app: AppWithConnections, may: AppControls): string {
   const rows = app.connections.map((c) => {
-    const actions = may.change && c.status === 'active'
-      ? `<form data-api="/api/portal/connections/${c.client_id}/rotate"><label for="overlap-${c.client_id}">Overlap (seconds)</label><input id="overlap-${c.client_id}" name="overlap_seconds" type="number" min="0" max="604800" value="3600"><button type="submit">Rotate ${c.client_id}</button></form>
+    const actions =
+      may.change && c.status === 'active'
+        ? `<form data-api="/api/portal/connections/${c.client_id}/rotate"><label for="overlap-${c.client_id}">Overlap (seconds)</label><input id="overlap-${c.client_id}" name="overlap_seconds" type="number" min="0" max="604800" value="3600"><button type="submit">Rotate ${c.client_id}</button></form>
 <form data-api="/api/portal/connections/${c.client_id}/revoke"><button type="submit">Revoke ${c.client_id}</button></form>`
-      : '';
+        : '';
     return `<tr><td><a href="/portal/connections/${c.client_id}"><code>${c.client_id}</code></a>${connectionPageLinks(c)}</td><td>${c.kind}</td><td>${c.status}</td><td>${c.credential_version}</td><td>${actions}</td></tr>`;
   });
   const create = may.create

@@ -59,7 +59,10 @@ export class PeopleStore {
 
   /** Takes (once) the sign-in of this state, if it began less than SIGN_IN_VALIDITY_MS ago. */
   async takeSignIn(state: string): Promise<{ codeVerifier: string; nonce: string } | undefined> {
-    const rows = await this.db('portal_logins').where({ state_hash: digest(state) }).delete().returning(['code_verifier', 'nonce', 'created_at']);
+    const rows = await this.db('portal_logins')
+      .where({ state_hash: digest(state) })
+      .delete()
+      .returning(['code_verifier', 'nonce', 'created_at']);
     const row = rows[0];
     if (!row || Date.now() - row.created_at.getTime() > SIGN_IN_VALIDITY_MS) return undefined;
     return { codeVerifier: row.code_verifier, nonce: row.nonce };
@@ -97,7 +100,9 @@ export class PeopleStore {
   }
 
   async endSession(cookie: string): Promise<void> {
-    await this.db('portal_sessions').where({ id_hash: digest(cookie) }).delete();
+    await this.db('portal_sessions')
+      .where({ id_hash: digest(cookie) })
+      .delete();
   }
 
   async audit(entry: AuditEntry): Promise<void> {
@@ -127,7 +132,10 @@ export class PeopleStore {
         : collection === 'workspaces'
           ? this.db('workspaces').where({ id }).first('organisation_id')
           : collection === 'apps'
-            ? this.db('apps').join('workspaces', 'workspaces.id', 'apps.workspace_id').where('apps.id', id).first<OwnerRow | undefined>('workspaces.organisation_id')
+            ? this.db('apps')
+                .join('workspaces', 'workspaces.id', 'apps.workspace_id')
+                .where('apps.id', id)
+                .first<OwnerRow | undefined>('workspaces.organisation_id')
             : this.db('connections')
                 .join('apps', 'apps.id', 'connections.app_id')
                 .join('workspaces', 'workspaces.id', 'apps.workspace_id')

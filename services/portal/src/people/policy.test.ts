@@ -34,9 +34,14 @@ function expected(role: Grant['role'], action: Action, target: TargetName): bool
     case 'operator':
       return true;
     case 'house_admin':
-      return ["house itself", "house's own app", "vendor's app in the house", "other vendor's app in the house"].includes(target);
+      return ['house itself', "house's own app", "vendor's app in the house", "other vendor's app in the house"].includes(target);
     case 'viewer':
-      return !WRITES.includes(action) && action !== 'app.permissions' && action !== 'audit.read' && ["house itself", "house's own app", "vendor's app in the house", "other vendor's app in the house"].includes(target);
+      return (
+        !WRITES.includes(action) &&
+        action !== 'app.permissions' &&
+        action !== 'audit.read' &&
+        ['house itself', "house's own app", "vendor's app in the house", "other vendor's app in the house"].includes(target)
+      );
     case 'vendor':
       if (action === 'organisation.read') return target === 'the vendor itself';
       return APP_SCOPED.includes(action) && ["vendor's app in the house", "vendor's app in another house"].includes(target);
@@ -63,7 +68,10 @@ describe('allows (role × action × organisation)', () => {
   });
 
   it('lets any one of several grants decide', () => {
-    const grants: Grant[] = [{ role: 'viewer', organisationId: HOUSE }, { role: 'house_admin', organisationId: OTHER_HOUSE }];
+    const grants: Grant[] = [
+      { role: 'viewer', organisationId: HOUSE },
+      { role: 'house_admin', organisationId: OTHER_HOUSE },
+    ];
     expect(allows(grants, 'connection.create', TARGETS["house's own app"])).toBe(false);
     expect(allows(grants, 'connection.create', TARGETS["other house's app"])).toBe(true);
   });

@@ -136,7 +136,11 @@ export function signInRoutes(deps: SignInDeps): { routes: Router; loadSession: R
     } catch (err) {
       // The provider refusing the code (or an invalid ID token) is the person's 400; an unreachable
       // provider is a 503 whose cause is logged by the error middleware.
-      if (err instanceof oidc.ResponseBodyError || err instanceof oidc.AuthorizationResponseError || err instanceof Error && err.name === 'OperationProcessingError') {
+      if (
+        err instanceof oidc.ResponseBodyError ||
+        err instanceof oidc.AuthorizationResponseError ||
+        (err instanceof Error && err.name === 'OperationProcessingError')
+      ) {
         throw new SignInFailedError('the identity provider refused the sign-in', err);
       }
       throw new PortalUnavailableError(err);

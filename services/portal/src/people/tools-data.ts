@@ -67,7 +67,12 @@ export class ToolsData {
   async startReplay(req: Request, res: Response, session: Session, clientId: string, readBody: () => Promise<ReplayBody>): Promise<ReplayView> {
     const { connection, target } = await this.connection(session, 'connection.replay', clientId);
     const replay = await startReplay(this.deps, connection, await readBody(), this.now());
-    await this.deps.data.audit(req, res, session, { action: `connection.replay ${replay.replay_id} since ${replay.since}`, target: clientId, organisationId: target.organisationId, status: 202 });
+    await this.deps.data.audit(req, res, session, {
+      action: `connection.replay ${replay.replay_id} since ${replay.since}`,
+      target: clientId,
+      organisationId: target.organisationId,
+      status: 202,
+    });
     return replay;
   }
 

@@ -31,7 +31,12 @@ export function toolsPages(deps: { tools: ToolsData }): Router {
       return;
     }
     const replay = deps.tools.may(session, 'connection.replay', target) && connection.status === 'active' ? replayForm(connection, deps.tools.archiveMs) : '';
-    sendPage(res, `Connection ${connection.client_id}`, session, `${heading}\n${queueSection(await deps.tools.queue(session, connection.client_id))}\n${replay}`);
+    sendPage(
+      res,
+      `Connection ${connection.client_id}`,
+      session,
+      `${heading}\n${queueSection(await deps.tools.queue(session, connection.client_id))}\n${replay}`,
+    );
   });
 
   router.get('/portal/replays/:p', async (req, res) => {
@@ -64,7 +69,8 @@ export function toolsPages(deps: { tools: ToolsData }): Router {
 function traceQuery(req: Request): { workspaceId: string; messageId: string } | undefined {
   const { workspace, message_id: messageId } = req.query;
   if (workspace === undefined && messageId === undefined) return undefined;
-  if (typeof workspace !== 'string' || !WORKSPACE_ID.test(workspace)) throw new AdminRequestInvalidError('workspace must be a workspace id (w and 12 characters)');
+  if (typeof workspace !== 'string' || !WORKSPACE_ID.test(workspace))
+    throw new AdminRequestInvalidError('workspace must be a workspace id (w and 12 characters)');
   if (typeof messageId !== 'string' || !UUID.test(messageId.trim())) throw new AdminRequestInvalidError('message_id must be the UUID the producer published');
   return { workspaceId: workspace, messageId: messageId.trim().toLowerCase() };
 }
