@@ -239,15 +239,18 @@ describe('the pull API of the all-in-one bus', () => {
     // allowance is dropped at once. The first receive let in under the new tier opens a fresh
     // one-second window, and the next call within it is over the rate.
     await tenants.admin.setQuota('workspace', tenant.workspaceId, { tier: 'custom', perSecond: 1, burst: 1, perDay: 1000 });
+    // Both answers of the pair under the new tier: when the change lands between the two calls, the
+    // receive still answers under the old one (its RateLimit-Policy says so), and the pair is tried again.
+    const newPolicy = '"burst";q=1;w=1;bus-burst=1, "daily";q=1000;w=86400';
     const burst = await eventually(
       async () => [await receive(), await call('GET', consumerPath(c, 'skills', tenant.workspaceId), bearer)],
-      (pair) => pair[0]?.status === 200 && pair[1]?.status === 429,
+      (pair) => pair[0]?.status === 200 && pair[1]?.status === 429 && pair.every((answer) => answer?.headers.get('ratelimit-policy') === newPolicy),
       { intervalMs: 100, timeoutMs: 2_000, retryReadErrors: false, what: 'the new tier of 1/s applied' },
     );
     expect(rule(burst[1]?.body)).toEqual(['rate.limited']);
     expect(Number(burst[1]?.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
     // RateLimit-Policy and RateLimit name the new tier and what each answer left of it.
-    for (const answer of burst) expect(answer.headers.get('ratelimit-policy')).toBe('"burst";q=1;w=1;bus-burst=1, "daily";q=1000;w=86400');
+    for (const answer of burst) expect(answer.headers.get('ratelimit-policy')).toBe(newPolicy);
     expect(rateLimitLeft(burst[0]!.headers).burst?.r).toBe(0);
     expect(rateLimitLeft(burst[1]!.headers)).toEqual({ burst: { r: 0, t: Number(burst[1]?.headers.get('retry-after')) } });
 

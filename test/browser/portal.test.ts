@@ -180,6 +180,14 @@ async function expectAccessible(page: Page): Promise<void> {
   expect(violations.filter((v) => v.impact === 'serious' || v.impact === 'critical')).toEqual([]);
 }
 
+/**
+ * Clicks a control after which the page's script reloads the page, and waits for the reloaded page
+ * to have loaded (its deferred script included: a click before that would be the bare form's).
+ */
+async function clickReloading(page: Page, control: Locator): Promise<void> {
+  await Promise.all([page.waitForEvent('load'), control.click()]);
+}
+
 describe('the portal in a browser', () => {
   it.each([
     ['operator', 'Olive Operator'],
@@ -286,6 +294,21 @@ describe('the portal in a browser', () => {
     expect(seen.filter((s) => s.status === 200).every((s) => s.at <= usableUntil + 1_000)).toBe(true);
     expect(seen.at(-1)!.at).toBeGreaterThanOrEqual(usableUntil);
     expect(seen.map((s) => s.status).filter((s) => s !== 200 && s !== 401)).toEqual([]);
+
+    // Revoke, then remove: a second step the page offers only for a revoked connection. Afterwards the
+    // row says removed and the current secret gets no token either.
+    await page.goto(`${portalUrl}/portal/workspaces/${demoWorkspace}`);
+    expect(await page.getByRole('button', { name: `Remove ${clientId}` }).count()).toBe(0);
+    await clickReloading(page, page.getByRole('button', { name: `Revoke ${clientId}` }));
+    await clickReloading(page, page.getByRole('button', { name: `Remove ${clientId}` }));
+    await page
+      .getByRole('row', { name: new RegExp(clientId) })
+      .getByRole('cell', { name: 'removed' })
+      .waitFor();
+    expect((await tokenRequest(clientId, newSecret)).status).toBe(401);
+    const audit = await apiCall(page, 'GET', '/api/portal/audit');
+    const actions = (audit.body as { entries: Array<{ action: string; target: string }> }).entries.filter((e) => e.target === clientId).map((e) => e.action);
+    expect(actions).toEqual(expect.arrayContaining(['connection.revoke', 'connection.remove']));
     await context.close();
   }, 60_000);
 
@@ -380,10 +403,15 @@ describe('the portal in a browser', () => {
     const { context, page } = await signIn('viewer');
     await page.goto(`${portalUrl}/portal/workspaces/${demoWorkspace}`);
     expect(await page.getByRole('button', { name: 'Create connection' }).count()).toBe(0);
-    expect(await page.getByRole('button', { name: /Rotate|Revoke/ }).count()).toBe(0);
+    expect(await page.getByRole('button', { name: /Rotate|Revoke|Remove/ }).count()).toBe(0);
     const refused = await apiCall(page, 'POST', `/api/portal/apps/${DEMO_APP}/connections`, { kind: 'producer' });
     expect(refused.status).toBe(403);
     expect(refused.body).toMatchObject({ code: 'portal.forbidden' });
+    const revoked = (await adminCall('POST', '/api/admin/connections', { app_id: DEMO_APP, kind: 'producer' })) as unknown as { client_id: string };
+    await adminCall('POST', `/api/admin/connections/${revoked.client_id}/revoke`);
+    const removal = await apiCall(page, 'POST', `/api/portal/connections/${revoked.client_id}/remove`);
+    expect(removal.status).toBe(403);
+    expect(removal.body).toMatchObject({ code: 'portal.forbidden' });
     await context.close();
   }, 60_000);
 
@@ -624,14 +652,6 @@ describe("a connection's AWS principals, identity-provider bindings and skill re
       await route.fulfill({ response });
     });
     return () => seen;
-  }
-
-  /**
-   * Clicks a control after which the page's script reloads the page, and waits for the reloaded page
-   * to have loaded (its deferred script included: a click before that would be the bare form's).
-   */
-  async function clickReloading(page: Page, control: Locator): Promise<void> {
-    await Promise.all([page.waitForEvent('load'), control.click()]);
   }
 
   /** The row of one connection on the workspace page, and its link to one of the connection's pages. */

@@ -107,6 +107,15 @@ export function portalApiRoutes(deps: PortalApiDeps): Router {
     res.json({ client_id: clientId, status: 'revoked' });
   });
 
+  router.post('/api/portal/connections/:c/remove', async (req, res) => {
+    const session = requireSession(res);
+    const clientId = String(req.params.c);
+    const target = await deps.data.authoriseOnConnection(session, 'connection.remove', clientId);
+    await identityCall(() => deps.admin.removeConnection(clientId));
+    await deps.data.audit(req, res, session, { action: 'connection.remove', target: clientId, organisationId: target.organisationId, status: 200 });
+    res.json({ client_id: clientId, status: 'removed' });
+  });
+
   router.get('/api/portal/audit', async (_req, res) => {
     const session = requireSession(res);
     const scope = organisationsOf(session.grants);

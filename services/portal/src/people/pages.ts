@@ -112,11 +112,16 @@ interface AppControls {
 
 function appSection(app: AppWithConnections, may: AppControls): string {
   const rows = app.connections.map((c) => {
-    const actions =
+    const active =
       may.change && c.status === 'active'
         ? `<form data-api="/api/portal/connections/${c.client_id}/rotate"><label for="overlap-${c.client_id}">Overlap (seconds)</label><input id="overlap-${c.client_id}" name="overlap_seconds" type="number" min="0" max="604800" value="3600"><button type="submit">Rotate ${c.client_id}</button></form>
 <form data-api="/api/portal/connections/${c.client_id}/revoke"><button type="submit">Revoke ${c.client_id}</button></form>`
         : '';
+    // Removal deletes the credentials for good: offered once the connection is revoked, as a second step.
+    const actions =
+      may.change && c.status === 'revoked'
+        ? `<form data-api="/api/portal/connections/${c.client_id}/remove"><button type="submit">Remove ${c.client_id}</button></form>`
+        : active;
     return `<tr><td><a href="/portal/connections/${c.client_id}"><code>${c.client_id}</code></a>${connectionPageLinks(c)}</td><td>${c.kind}</td><td>${c.status}</td><td>${c.credential_version}</td><td>${actions}</td></tr>`;
   });
   const create = may.create

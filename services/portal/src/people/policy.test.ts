@@ -9,6 +9,7 @@ const WRITES: readonly Action[] = [
   'connection.create',
   'connection.rotate',
   'connection.revoke',
+  'connection.remove',
   'connection.principals',
   'connection.bindings',
   'connection.registrations',

@@ -19,6 +19,8 @@ export const ACTIONS = [
   'connection.create',
   'connection.rotate',
   'connection.revoke',
+  /** Remove a connection for good: its credentials are deleted, its id stays taken. */
+  'connection.remove',
   /** What an app may publish: the house decides, for its own apps and its vendors' alike. */
   'app.permissions',
   'audit.read',
@@ -50,6 +52,7 @@ const APP_ACTIONS: ReadonlySet<Action> = new Set([
   'connection.create',
   'connection.rotate',
   'connection.revoke',
+  'connection.remove',
   'connection.principals',
   'connection.bindings',
   'connection.registrations',
