@@ -3,8 +3,6 @@ import { writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Hash } from '@smithy/hash-node';
-import { SignatureV4 } from '@smithy/signature-v4';
 import { exportJWK, generateKeyPair, SignJWT } from 'jose';
 import * as oidc from 'openid-client';
 import { OAuth2Server } from 'oauth2-mock-server';
@@ -12,6 +10,7 @@ import { openapi, som } from '@bus/schemas';
 import { createOpenApiChecker, eventually, fetchObserved, freePort } from '@bus/testing';
 import { startBus, type RunningBus } from './support/bus';
 import { bearerCall } from './support/bus-call';
+import { signedHeaders, type Credentials } from './support/principals';
 
 /**
  * External identity providers and operator-managed apps (issue 15) on the compiled all-in-one:
@@ -382,29 +381,12 @@ describe('operator-managed apps: POST /v1/jwt/messages and POST /v1/messages', (
     expect(firstRule(local.body)).toBe('producer.unauthenticated');
   });
 
-  /** POST /v1/messages signed as a client would with the SDK (the bus's default region, us-east-1). */
-  async function signedPublish(credentials: { accessKeyId: string; secretAccessKey: string }, body: string, headers?: Record<string, string>) {
-    const url = new URL(`${bus.busUrl}/v1/messages`);
-    const signer = new SignatureV4({ credentials, region: 'us-east-1', service: 'execute-api', sha256: Hash.bind(null, 'sha256') });
-    const signed =
-      headers ??
-      (
-        await signer.sign({
-          method: 'POST',
-          protocol: url.protocol,
-          hostname: url.hostname,
-          port: Number(url.port),
-          path: url.pathname,
-          query: {},
-          headers: { host: url.host, 'content-type': 'application/json' },
-          body,
-        })
-      ).headers;
-    // fetch sends Host itself, the same value that was signed.
-    const { host: _host, ...sent } = signed;
-    const response = await fetchObserved(url.toString(), { method: 'POST', headers: sent, body });
+  /** POST /v1/messages signed as a client would with the SDK (the bus's default region, us-east-1); `headers` sends a signed request again. */
+  async function signedPublish(credentials: Credentials, body: string, headers?: Record<string, string>) {
+    const sent = headers ?? (await signedHeaders(bus, credentials, '/v1/messages', body, { region: 'us-east-1' }));
+    const response = await fetchObserved(`${bus.busUrl}/v1/messages`, { method: 'POST', headers: sent, body });
     busApi.check('POST', '/v1/messages', response);
-    return { response, headers: signed };
+    return { response, headers: sent };
   }
 
   it("publishes a message signed with the entry's access key as the configured app, in its workspace", async () => {
