@@ -1,7 +1,6 @@
 import { Router, type Request, type Response } from 'express';
 import type { PrincipalView } from '@bus/identity';
-import type { AdminStore, ConnectionView } from '../admin-store';
-import { AdminNotFoundError } from '../errors';
+import type { ConnectionView } from '../admin-store';
 import type { PrincipalOperations } from '../principal-routes';
 import type { BindingOperations, BindingView, ProviderView } from '../provider-routes';
 import type { RegistrationOperations } from '../registrations';
@@ -12,7 +11,6 @@ import { sessionOf } from './sign-in';
 
 export interface ConnectionPagesDeps {
   data: PortalData;
-  store: Pick<AdminStore, 'connection'>;
   principals: PrincipalOperations;
   bindings: BindingOperations;
   registrations: RegistrationOperations;
@@ -38,8 +36,7 @@ export function connectionPages(deps: ConnectionPagesDeps): Router {
     const session = sessionOf(res);
     if (!session) return undefined;
     const clientId = String(req.params.c);
-    const target = await deps.data.authoriseOnConnection(session, 'connection.read', clientId);
-    const connection = (await deps.store.connection(clientId)) ?? notFound(clientId);
+    const { connection, target } = await deps.data.authorisedConnection(session, 'connection.read', clientId);
     const may = (action: Action) => allows(session.grants, action, target);
     return { session, connection, may };
   };
@@ -151,8 +148,4 @@ function registrationForm(connection: ConnectionView): string {
 <form data-api="${api}" data-body="skills-text" data-checks="check-result"><button type="submit">Save registrations</button></form>
 <h3 id="check-heading">What the catalogue reports</h3>
 <ul id="check-result" aria-labelledby="check-heading"></ul></section>`;
-}
-
-function notFound(clientId: string): never {
-  throw new AdminNotFoundError('connection', clientId);
 }

@@ -67,7 +67,7 @@ export function peopleRouters(deps: PeopleRoutersDeps): Router[] {
     loadSession,
     routes,
     portalPages({ data, people }),
-    connectionPages({ data, store: deps.store, ...connectionOperations }),
+    connectionPages({ data, ...connectionOperations }),
     toolsPages({ tools }),
     libraryPages({ library: deps.library }),
     api,

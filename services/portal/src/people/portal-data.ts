@@ -73,9 +73,14 @@ export class PortalData {
   }
 
   async authoriseOnConnection(session: Session, action: Action, clientId: string): Promise<Target> {
+    return (await this.authorisedConnection(session, action, clientId)).target;
+  }
+
+  /** The connection and its target once the person may do `action` to it (404 when there is none, else 403). */
+  async authorisedConnection(session: Session, action: Action, clientId: string): Promise<{ connection: ConnectionView; target: Target }> {
     const connection = await this.deps.store.connection(clientId);
     if (!connection) throw new AdminNotFoundError('connection', clientId);
-    return this.authoriseOnApp(session, action, connection.app_id);
+    return { connection, target: await this.authoriseOnApp(session, action, connection.app_id) };
   }
 
   /** Writes the audit entry of a change a person made (never a secret: the route names ids only). */

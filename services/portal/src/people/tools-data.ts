@@ -44,10 +44,8 @@ export class ToolsData {
   }
 
   /** The connection, once the person may do `action` to it (404 admin.not_found, 403 portal.forbidden). */
-  async connection(session: Session, action: Action, clientId: string): Promise<{ connection: ConnectionView; target: Target }> {
-    const connection = await this.deps.store.connection(clientId);
-    if (!connection) throw new AdminNotFoundError('connection', clientId);
-    return { connection, target: await this.deps.data.authoriseOnApp(session, action, connection.app_id) };
+  connection(session: Session, action: Action, clientId: string): Promise<{ connection: ConnectionView; target: Target }> {
+    return this.deps.data.authorisedConnection(session, action, clientId);
   }
 
   /** Whether the person may do `action` to the connection (for the pages' controls). */
