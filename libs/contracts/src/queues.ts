@@ -46,7 +46,11 @@ export interface ReplayResult {
 export interface QueueStats {
   consumerId: string;
   depth: number;
+  /** Receivable now (SQS's ApproximateNumberOfMessages). */
+  visible: number;
   inFlight: number;
+  /** Waiting on a nack's delay (SQS's ApproximateNumberOfMessagesDelayed). */
+  delayed: number;
   /** Open dead letters (counted in depth too: un-acked, never visible until redriven or discarded). */
   deadLetters: number;
   oldestEnqueuedAt: Date;

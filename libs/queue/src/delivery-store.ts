@@ -112,8 +112,8 @@ export interface DeliveryStore {
    */
   replay(message: MessageToEnqueue, consumerId: string): Promise<boolean>;
   /**
-   * Per consumer connection with un-acked deliveries (or only `consumerId`'s): depth, in flight
-   * (leased) and the oldest enqueue time.
+   * Per consumer connection with un-acked deliveries (or only `consumerId`'s): depth, visible, in
+   * flight (leased), delayed (a nack's delay), dead letters and the oldest enqueue time.
    */
   queueStats(consumerId?: string): Promise<QueueStats[]>;
 }
@@ -208,16 +208,28 @@ export class KnexDeliveryStore implements DeliveryStore {
   }
 
   async queueStats(consumerId?: string): Promise<QueueStats[]> {
-    const { rows } = await rawQuery<Pick<Row<'deliveries'>, 'consumer_id'> & { depth: number; in_flight: number; dead_letters: number; oldest: Date }>(
+    const { rows } = await rawQuery<
+      Pick<Row<'deliveries'>, 'consumer_id'> & { depth: number; visible: number; in_flight: number; delayed: number; dead_letters: number; oldest: Date }
+    >(
       this.db,
       `SELECT consumer_id, count(*)::int AS depth,
+              (count(*) FILTER (WHERE visible_at <= now()))::int AS visible,
               (count(*) FILTER (WHERE state = 'leased' AND visible_at > now()))::int AS in_flight,
+              (count(*) FILTER (WHERE state = 'queued' AND visible_at > now() AND visible_at < 'infinity'))::int AS delayed,
               (count(*) FILTER (WHERE visible_at = 'infinity'))::int AS dead_letters,
               min(enqueued_at) AS oldest
          FROM deliveries WHERE state <> 'acked' ${consumerId === undefined ? '' : 'AND consumer_id = ?'} GROUP BY consumer_id`,
       consumerId === undefined ? [] : [consumerId],
     );
-    return rows.map((r) => ({ consumerId: r.consumer_id, depth: r.depth, inFlight: r.in_flight, deadLetters: r.dead_letters, oldestEnqueuedAt: r.oldest }));
+    return rows.map((r) => ({
+      consumerId: r.consumer_id,
+      depth: r.depth,
+      visible: r.visible,
+      inFlight: r.in_flight,
+      delayed: r.delayed,
+      deadLetters: r.dead_letters,
+      oldestEnqueuedAt: r.oldest,
+    }));
   }
 
   replay(m: MessageToEnqueue, consumerId: string): Promise<boolean> {

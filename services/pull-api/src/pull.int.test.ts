@@ -79,7 +79,6 @@ function countingWaits(): { pull: PullDeps; waiting: () => number } {
     ack: (...args) => deps.store.ack(...args),
     nack: (...args) => deps.store.nack(...args),
     extend: (...args) => deps.store.extend(...args),
-    counts: (...args) => deps.store.counts(...args),
     nextVisibleAt: async (consumerId) => {
       const at = await deps.store.nextVisibleAt(consumerId);
       waiting += 1;

@@ -72,14 +72,6 @@ export interface QueueStore {
    * group stays blocked while its head is leased, so no later message of it comes out earlier.
    */
   extend(consumerId: string, leases: LeaseRef[], visibilityMs: number): Promise<SettleOutcome[]>;
-  /** How many un-acked deliveries of `consumerId` are visible, leased, or waiting on a nack delay (dead letters in none). */
-  counts(consumerId: string): Promise<QueueCounts>;
-}
-
-export interface QueueCounts {
-  visible: number;
-  leased: number;
-  delayed: number;
 }
 
 /** The consumer tools' statements (peek, dead letters, fault injection); the plain receive and ack never run them. */
@@ -175,10 +167,6 @@ export class KnexQueueStore implements QueueStore, ConsumerToolsStore {
 
   extend(consumerId: string, leases: LeaseRef[], visibilityMs: number): Promise<SettleOutcome[]> {
     return queueCall(() => this.extendLeases(consumerId, leases, visibilityMs));
-  }
-
-  counts(consumerId: string): Promise<QueueCounts> {
-    return queueCall(() => this.countQueue(consumerId));
   }
 
   peek(consumerId: string, max: number, filter: PeekFilter, gate?: ReceiveGate): Promise<PeekedMessage[]> {
@@ -400,18 +388,6 @@ export class KnexQueueStore implements QueueStore, ConsumerToolsStore {
       { consumerId, visibilityMs, ...leaseArrays(leases) },
     );
     return outcomesInOrder(leases, (lease) => rows.some((r) => String(r.id) === lease.deliveryId && r.generation === lease.generation));
-  }
-
-  private async countQueue(consumerId: string): Promise<QueueCounts> {
-    const { rows } = await rawQuery<QueueCounts>(
-      this.db,
-      `SELECT (count(*) FILTER (WHERE visible_at <= now()))::int AS visible,
-              (count(*) FILTER (WHERE state = 'leased' AND visible_at > now()))::int AS leased,
-              (count(*) FILTER (WHERE state = 'queued' AND visible_at > now() AND visible_at < 'infinity'))::int AS delayed
-         FROM deliveries WHERE consumer_id = :consumerId AND state <> 'acked'`,
-      { consumerId },
-    );
-    return rows[0] ?? { visible: 0, leased: 0, delayed: 0 };
   }
 
   /** A dead letter's visible_at is 'infinity': it never becomes visible, so it is no time to wait for. */

@@ -3,6 +3,7 @@ import type { ReadinessCheck, Service } from '@bus/http';
 import { readSkillRegistrations, type Knex } from '@bus/db';
 import type { BearerAuthenticator } from '@bus/identity';
 import type { Logger, Registry } from '@bus/observability';
+import { KnexDeliveryStore } from '@bus/queue';
 import { createPgQueueNotifier } from './notifier';
 import { createPullMetrics, type PullDeps } from './pull';
 import { KnexQueueStore, queueCall } from './queue-store';
@@ -26,13 +27,14 @@ export interface PullApiServiceDeps {
   /** The process's registry, served at /metrics. */
   metrics: Registry;
   /** The SQS door's principals, replay store, shared signed-request limit and scope (pullApiDepsOf). */
-  sqs: Omit<SqsRoutesDeps, 'pull'>;
+  sqs: Omit<SqsRoutesDeps, 'pull' | 'stats'>;
 }
 
 /** Consumer routes: receive (long poll), ack, nack, skills (spec §2.8, §4; DESIGN §5), and their SQS door. */
 export function createPullApiService(deps: PullApiServiceDeps): Service {
   const notifier = createPgQueueNotifier({ url: deps.databaseUrl, logger: deps.logger });
   const store = KnexQueueStore.create(deps.db);
+  const deliveries = KnexDeliveryStore.create(deps.db);
   // One queue, two doors: the consumer routes and the SQS door share these operations and handles.
   const pull: PullDeps = {
     store,
@@ -51,7 +53,7 @@ export function createPullApiService(deps: PullApiServiceDeps): Service {
         pull,
         registrations: (consumerId) => queueCall(() => readSkillRegistrations(deps.db, consumerId)),
       }),
-      sqsRoutes({ ...deps.sqs, pull }),
+      sqsRoutes({ ...deps.sqs, pull, stats: async (consumerId) => (await queueCall(() => deliveries.queueStats(consumerId)))[0] }),
     ],
     errorPage: sqsErrorAnswer,
     // A lost LISTEN connection is not a readiness matter: the notifier reconnects and wakes every

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { Router, type NextFunction, type Request, type RequestHandler, type Response } from 'express';
+import type { QueueOperations } from '@bus/contracts';
 import type { ConsumerTools } from '@bus/db';
 import { HttpError, type ErrorPage } from '@bus/http';
 import {
@@ -79,6 +80,8 @@ function sqsCodeOf(err: HttpError): string {
 
 export interface SqsRoutesDeps {
   pull: PullDeps;
+  /** The consumer's queue counts: delivery's queue stats, the ones the admin API shows. */
+  stats: QueueOperations['stats'];
   principals: Pick<PrincipalStore, 'signingPrincipal'>;
   /** The identity's connection cache: a revoked connection reaches it through the control topic. */
   connections: Pick<ConnectionCache, 'get'>;
@@ -180,11 +183,11 @@ function sqsActions(deps: SqsRoutesDeps): Map<string, Action> {
         const wanted = (name: string) => names.includes('All') || names.includes(name);
         const attributes: Record<string, string> = {};
         if (COUNTED_ATTRIBUTES.some(wanted)) {
-          const counts = await deps.pull.store.counts(caller.consumerId);
+          const stats = await deps.stats(caller.consumerId);
           const values = {
-            ApproximateNumberOfMessages: counts.visible,
-            ApproximateNumberOfMessagesNotVisible: counts.leased,
-            ApproximateNumberOfMessagesDelayed: counts.delayed,
+            ApproximateNumberOfMessages: stats?.visible ?? 0,
+            ApproximateNumberOfMessagesNotVisible: stats?.inFlight ?? 0,
+            ApproximateNumberOfMessagesDelayed: stats?.delayed ?? 0,
           };
           for (const name of COUNTED_ATTRIBUTES) if (wanted(name)) attributes[name] = String(values[name]);
         }
@@ -270,7 +273,11 @@ function sqsActions(deps: SqsRoutesDeps): Map<string, Action> {
 async function changeVisibility(deps: PullDeps, consumerId: string, entries: Array<{ handle: string; seconds: number }>): Promise<HandleResult[]> {
   const results = new Array<HandleResult>(entries.length);
   const bySeconds = new Map<number, number[]>();
-  entries.forEach((e, i) => bySeconds.set(e.seconds, [...(bySeconds.get(e.seconds) ?? []), i]));
+  entries.forEach((e, i) => {
+    const positions = bySeconds.get(e.seconds) ?? [];
+    positions.push(i);
+    bySeconds.set(e.seconds, positions);
+  });
   for (const [seconds, positions] of [...bySeconds].sort(([a], [b]) => a - b)) {
     const handles = positions.map((i) => entries[i]!.handle);
     const answered =
