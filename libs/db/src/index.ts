@@ -1,3 +1,4 @@
+export { sqlLiteral, sqlTextArray } from './sql-literals';
 export { createDatabase, databaseOptionsOf, migrateLatest, migrateDownAll, pingDatabase, databaseReadiness, isUniqueViolation, rawQuery } from './database';
 export type { DatabaseOptions, Knex, RawResult } from './database';
 /** Postgres NOTIFY channel delivery signals on when a consumer's queue got work; the payload is the consumer connection id. */

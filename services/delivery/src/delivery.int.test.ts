@@ -126,7 +126,9 @@ function acceptanceOf(message: ReturnType<typeof started>, acceptedAt: Date, kaf
 /** Records the acceptance of `message` as the gateway does, without its Kafka record: a test then produces its own. */
 async function acceptOnly(message: ReturnType<typeof started>): Promise<void> {
   const story = { workspaceId, correlationId: message.correlation_id };
-  await KnexPublishStore.create(db).withStoryLocks([story], 5_000, (tx) => tx.record([acceptanceOf(message, new Date(), 0, '0')], []));
+  await KnexPublishStore.create(db).withStoryLocks({ stories: [story], lockTimeoutMs: 5_000 }, (tx) =>
+    tx.record([acceptanceOf(message, new Date(), 0, '0')], []),
+  );
 }
 
 /** A record as the gateway would produce it for `message`, with `value` and `headerHash` as given. */

@@ -51,7 +51,7 @@ function started(): Message {
 
 /** The gateway's acceptance row for `message` (its store, under the correlation lock), as a late commit lands. */
 async function accept(message: Message): Promise<void> {
-  await KnexPublishStore.create(db).withStoryLocks([{ workspaceId, correlationId: message.correlation_id }], 5_000, (tx) =>
+  await KnexPublishStore.create(db).withStoryLocks({ stories: [{ workspaceId, correlationId: message.correlation_id }], lockTimeoutMs: 5_000 }, (tx) =>
     tx.record(
       [
         {

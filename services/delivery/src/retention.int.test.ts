@@ -263,7 +263,7 @@ describe('the retention sweep on the real Postgres, with a controlled clock', ()
     let locked!: () => void;
     const lockTaken = new Promise<void>((resolve) => (locked = resolve));
     // The gateway's own transaction (publish-store withStoryLocks), held open as a slow publish would.
-    const publishing = KnexPublishStore.create(db).withStoryLocks([{ workspaceId, correlationId }], 30_000, async () => {
+    const publishing = KnexPublishStore.create(db).withStoryLocks({ stories: [{ workspaceId, correlationId }], lockTimeoutMs: 30_000 }, async () => {
       locked();
       await held;
     });

@@ -121,15 +121,11 @@ async function commitBatch(deps: GroupCommitDeps, members: readonly PublishToCom
   // What the commit waits for, named in the timeout's cause (the log says why a publish was given up).
   let waitingFor = 'the story locks';
   const stories = members.map((m) => ({ workspaceId: m.workspaceId, correlationId: m.message.correlation_id }));
-  const transaction = deps.store.withStoryLocks(stories, deps.commitTimeoutMs, async (tx) => {
-    waitingFor = 'Postgres (acceptances and story states)';
-    // Read under the locks: a racing publish of the same message_id or correlation id elsewhere has
-    // committed or waits for these locks.
-    const [prior, stored] = await Promise.all([
-      tx.accepted(members.map((m) => ({ workspaceId: m.workspaceId, messageId: m.message.message_id }))),
-      tx.storyStates(stories),
-    ]);
-    const { decisions, nextStates } = decideBatch(members, prior, stored);
+  const messages = members.map((m) => ({ workspaceId: m.workspaceId, messageId: m.message.message_id }));
+  // Read under the locks: a racing publish of the same message_id or correlation id elsewhere has
+  // committed or waits for these locks.
+  const transaction = deps.store.withStoryLocks({ stories, messages, lockTimeoutMs: deps.commitTimeoutMs }, async (tx) => {
+    const { decisions, nextStates } = decideBatch(members, tx.accepted, tx.storyStates);
     const accepted = members.filter((_, i) => decisions[i]?.kind === 'accepted');
     if (accepted.length === 0) return decisions;
     const acceptedAt = now();

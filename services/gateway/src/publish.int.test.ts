@@ -14,7 +14,7 @@ import {
   type Producer,
 } from '@bus/kafka';
 import { som } from '@bus/schemas';
-import { createSomValidator } from '@bus/som';
+import { createSomValidator, EMPTY_STORY_STATE } from '@bus/som';
 import { createTestDatabase, eventually, requireEnv, type TestDatabase } from '@bus/testing';
 import { Registry } from 'prom-client';
 import { CommitTimeoutError } from './deadline';
@@ -285,7 +285,7 @@ describe('publishMessage on the real Postgres and Kafka', () => {
     let release: () => void = () => undefined;
     let locked: () => void = () => undefined;
     const lockHeld = new Promise<void>((resolve) => (locked = resolve));
-    const holding = KnexPublishStore.create(db).withStoryLocks([{ workspaceId, correlationId: correlation }], 30_000, () => {
+    const holding = KnexPublishStore.create(db).withStoryLocks({ stories: [{ workspaceId, correlationId: correlation }], lockTimeoutMs: 30_000 }, () => {
       locked();
       return new Promise<void>((resolve) => (release = resolve));
     });
@@ -419,4 +419,40 @@ describe('publishMessage on the real Postgres and Kafka', () => {
     produced.push(earlier.message_id, ...acceptedIds, earlier.message_id, ...acceptedIds);
     expect(await topicSize()).toBe(produced.length);
   }, 60_000);
+
+  it('reads under the locks exactly what it recorded, for ids that need quoting in its one-round-trip SQL', async () => {
+    // The store quotes ids into its lock-and-read query; the schema never lets a quote or backslash
+    // through, but the store must not depend on it.
+    const correlationId = `it's\\ "${randomUUID()}"`;
+    const messageId = `m'${randomUUID()}\\`;
+    const store = KnexPublishStore.create(db);
+    const scope = { stories: [{ workspaceId, correlationId }], messages: [{ workspaceId, messageId }], lockTimeoutMs: 5_000 };
+    const state = { ...EMPTY_STORY_STATE };
+    const before = await store.withStoryLocks(scope, async (tx) => {
+      await tx.record(
+        [
+          {
+            workspaceId,
+            messageId,
+            contentHash: 'a'.repeat(64),
+            messageType: 'telling.started',
+            correlationId,
+            producerConnectionId: publisher.clientId,
+            acceptedAt: new Date(),
+            kafkaPartition: 2,
+            kafkaOffset: '9007199254740993',
+          },
+        ],
+        [{ workspaceId, correlationId, state, updatedAt: new Date() }],
+      );
+      return { accepted: [...tx.accepted], states: [...tx.storyStates] };
+    });
+    expect(before).toEqual({ accepted: [], states: [] });
+    const after = await store.withStoryLocks(scope, async (tx) => ({ accepted: [...tx.accepted], states: [...tx.storyStates] }));
+    expect(after).toEqual({ accepted: [[`${workspaceId}/${messageId}`, 'a'.repeat(64)]], states: [[`${workspaceId}/${correlationId}`, state]] });
+    expect(await db('accepted_messages').where({ workspace_id: workspaceId, message_id: messageId }).first('kafka_offset', 'kafka_partition')).toEqual({
+      kafka_offset: '9007199254740993',
+      kafka_partition: 2,
+    });
+  });
 });

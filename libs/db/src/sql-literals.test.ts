@@ -1,0 +1,23 @@
+import { sqlLiteral, sqlTextArray } from './sql-literals';
+
+describe('sqlLiteral', () => {
+  it('quotes a plain value', () => {
+    expect(sqlLiteral('c-1:a.b_c')).toBe(`'c-1:a.b_c'`);
+  });
+
+  it('doubles quotes, and escapes backslashes in an E-string', () => {
+    expect(sqlLiteral(`it's`)).toBe(`'it''s'`);
+    expect(sqlLiteral(`a\\'; drop table x; --`)).toBe(` E'a\\\\''; drop table x; --'`);
+  });
+
+  it('refuses a NUL, which would end the query text early', () => {
+    expect(() => sqlLiteral('a\u0000b')).toThrow(RangeError);
+  });
+});
+
+describe('sqlTextArray', () => {
+  it('is a typed array of literals, empty ones included', () => {
+    expect(sqlTextArray(['a', `b'c`])).toBe(`array['a', 'b''c']::text[]`);
+    expect(sqlTextArray([])).toBe('array[]::text[]');
+  });
+});
