@@ -1,4 +1,6 @@
 export { sqlLiteral, sqlTextArray } from './sql-literals';
+export { simpleTransaction } from './simple-transaction';
+export type { SimpleTransaction, SimpleTransactionEnd, StatementRows } from './simple-transaction';
 export { createDatabase, databaseOptionsOf, migrateLatest, migrateDownAll, pingDatabase, databaseReadiness, isUniqueViolation, rawQuery } from './database';
 export type { DatabaseOptions, Knex, RawResult } from './database';
 /** Postgres NOTIFY channel delivery signals on when a consumer's queue got work; the payload is the consumer connection id. */

@@ -119,7 +119,7 @@ async function commitBatch(deps: GroupCommitDeps, members: readonly PublishToCom
   // behind a slow statement), and the transaction never sends to Kafka or commits after it.
   const deadline = deadlineIn(deps.commitTimeoutMs);
   // What the commit waits for, named in the timeout's cause (the log says why a publish was given up).
-  let waitingFor = 'the story locks';
+  let waitingFor = 'the story locks (and the reads under them)';
   const stories = members.map((m) => ({ workspaceId: m.workspaceId, correlationId: m.message.correlation_id }));
   const messages = members.map((m) => ({ workspaceId: m.workspaceId, messageId: m.message.message_id }));
   // Read under the locks: a racing publish of the same message_id or correlation id elsewhere has
@@ -144,8 +144,7 @@ async function commitBatch(deps: GroupCommitDeps, members: readonly PublishToCom
         );
       }
     });
-    waitingFor = 'Postgres (recording the acceptances)';
-    await tx.record(
+    tx.record(
       accepted.map((m, i): AcceptedMessage => {
         const { partition, offset } = placed[i] as { partition: number; offset: string };
         return {
@@ -164,7 +163,7 @@ async function commitBatch(deps: GroupCommitDeps, members: readonly PublishToCom
     );
     // Never commit what was answered 503.
     deadline.check(waitingFor);
-    waitingFor = 'the Postgres commit';
+    waitingFor = 'Postgres (recording the acceptances and COMMIT)';
     return decisions;
   });
   return deadline.race(transaction, () => waitingFor);

@@ -1,4 +1,4 @@
-import { sqlLiteral, sqlTextArray, type Knex } from '@bus/db';
+import { simpleTransaction, sqlLiteral, sqlTextArray, type Knex } from '@bus/db';
 import type { ProducerPermissions, StoryState } from '@bus/som';
 import { workspaceKey } from './batch-decisions';
 
@@ -51,8 +51,11 @@ export interface GroupTransaction {
   readonly accepted: ReadonlyMap<string, string>;
   /** The stored story state of each story of the scope that has one, by workspaceKey(workspace, correlation_id). */
   readonly storyStates: ReadonlyMap<string, unknown>;
-  /** Writes the acceptances and the stories' next states (one statement). */
-  record(messages: readonly AcceptedMessage[], states: readonly StoryStateUpdate[]): Promise<void>;
+  /**
+   * The acceptances and the stories' next states to write: one statement, sent with the COMMIT once
+   * `work` has returned (so nothing is written when it throws instead).
+   */
+  record(messages: readonly AcceptedMessage[], states: readonly StoryStateUpdate[]): void;
 }
 
 export interface PublishStore {
@@ -65,7 +68,7 @@ export interface PublishStore {
    * order. What `work` gets was read after the locks were granted, so a racing publish of the same
    * message_id or correlation id has either committed or waits.
    */
-  withStoryLocks<T>(scope: StoryLockScope, work: (tx: GroupTransaction) => Promise<T>): Promise<T>;
+  withStoryLocks<T>(scope: StoryLockScope, work: (tx: GroupTransaction) => T | Promise<T>): Promise<T>;
   permissions(appId: string): Promise<ProducerPermissions>;
 }
 
@@ -85,36 +88,22 @@ export class KnexPublishStore implements PublishStore {
   }
 
   /**
-   * Four round trips in all, whatever the batch's size (a profile showed Postgres round trips as the
-   * group commit's main cost): BEGIN; one simple query that sets lock_timeout, takes the locks and
-   * reads under them; one statement of writes; COMMIT.
+   * Two round trips in all, whatever the batch's size (a profile showed Postgres round trips as the
+   * group commit's main cost): BEGIN with lock_timeout, the locks and the reads under them; then the
+   * writes with COMMIT.
    */
-  withStoryLocks<T>(scope: StoryLockScope, work: (tx: GroupTransaction) => Promise<T>): Promise<T> {
-    return this.db.transaction(async (trx) => {
-      const [, , acceptedRows, storyRows] = await trx.raw<Array<{ rows: Array<Record<string, string>> }>>(lockAndReadSql(scope));
-      return work({
-        accepted: new Map((acceptedRows?.rows ?? []).map((r) => [workspaceKey(r.workspace_id as string, r.message_id as string), r.content_hash as string])),
-        storyStates: new Map((storyRows?.rows ?? []).map((r) => [workspaceKey(r.workspace_id as string, r.correlation_id as string), r.state as unknown])),
-        record: async (messages, states) => {
-          if (messages.length === 0 && states.length === 0) return;
-          await trx.raw(RECORD_SQL, [
-            JSON.stringify(
-              messages.map((m) => ({
-                workspace_id: m.workspaceId,
-                message_id: m.messageId,
-                content_hash: m.contentHash,
-                message_type: m.messageType,
-                correlation_id: m.correlationId,
-                producer_connection_id: m.producerConnectionId,
-                accepted_at: m.acceptedAt,
-                kafka_partition: m.kafkaPartition,
-                kafka_offset: m.kafkaOffset,
-              })),
-            ),
-            JSON.stringify(states.map((u) => ({ workspace_id: u.workspaceId, correlation_id: u.correlationId, state: u.state, updated_at: u.updatedAt }))),
-          ]);
+  withStoryLocks<T>(scope: StoryLockScope, work: (tx: GroupTransaction) => T | Promise<T>): Promise<T> {
+    return simpleTransaction(this.db, async (tx) => {
+      const [, , acceptedRows = [], storyRows = []] = await tx.run(lockAndReadStatements(scope));
+      let writes: string | undefined;
+      const result = await work({
+        accepted: new Map(acceptedRows.map((r) => [workspaceKey(String(r.workspace_id), String(r.message_id)), String(r.content_hash)])),
+        storyStates: new Map(storyRows.map((r) => [workspaceKey(String(r.workspace_id), String(r.correlation_id)), r.state])),
+        record: (messages, states) => {
+          writes = messages.length > 0 || states.length > 0 ? recordStatement(messages, states) : undefined;
         },
       });
+      return { result, beforeCommit: writes === undefined ? [] : [writes] };
     });
   }
 
@@ -138,7 +127,7 @@ async function storyStateIn(db: Knex, workspaceId: string, correlationId: string
 }
 
 /**
- * The group commit's first statements after BEGIN, as one simple query (four results): lock_timeout
+ * The group commit's first statements, sent with BEGIN as one simple query: lock_timeout
  * (bounded below delivery's acceptance wait: a publish never holds its Kafka record back longer); one
  * advisory lock per (workspace, correlation id), held to COMMIT — it covers a correlation id seen for
  * the first time, which has no story_state row to lock yet — taken in one sorted order by every
@@ -147,7 +136,7 @@ async function storyStateIn(db: Knex, workspaceId: string, correlationId: string
  * so the values are quoted literals (libs/db sqlLiteral); the gateway only gets here with ids its
  * schema checked (letters, digits and . _ : -, or UUIDs).
  */
-export function lockAndReadSql(scope: StoryLockScope): string {
+function lockAndReadStatements(scope: StoryLockScope): string[] {
   const lockKeys = [...new Set(scope.stories.map((s) => workspaceKey(s.workspaceId, s.correlationId)))].sort();
   const messages = scope.messages ?? [];
   const timeout = `${Math.max(1, Math.floor(scope.lockTimeoutMs))}ms`;
@@ -158,21 +147,35 @@ export function lockAndReadSql(scope: StoryLockScope): string {
       `(select * from unnest(${sqlTextArray(messages.map((m) => m.workspaceId))}, ${sqlTextArray(messages.map((m) => m.messageId))}))`,
     `select workspace_id, correlation_id, state from story_state where (workspace_id, correlation_id) in ` +
       `(select * from unnest(${sqlTextArray(scope.stories.map((s) => s.workspaceId))}, ${sqlTextArray(scope.stories.map((s) => s.correlationId))}))`,
-  ].join(';\n');
+  ];
 }
 
-/** A group commit's writes in one statement: the acceptances and the stories' next states, each as a JSON array of rows. */
-const RECORD_SQL = `
+/** A group commit's writes in one statement: the acceptances and the stories' next states, each a quoted JSON array of rows. */
+function recordStatement(messages: readonly AcceptedMessage[], states: readonly StoryStateUpdate[]): string {
+  const acceptances = messages.map((m) => ({
+    workspace_id: m.workspaceId,
+    message_id: m.messageId,
+    content_hash: m.contentHash,
+    message_type: m.messageType,
+    correlation_id: m.correlationId,
+    producer_connection_id: m.producerConnectionId,
+    accepted_at: m.acceptedAt,
+    kafka_partition: m.kafkaPartition,
+    kafka_offset: m.kafkaOffset,
+  }));
+  const stories = states.map((u) => ({ workspace_id: u.workspaceId, correlation_id: u.correlationId, state: u.state, updated_at: u.updatedAt }));
+  return `
 with acceptances as (
   insert into accepted_messages
     (workspace_id, message_id, content_hash, message_type, correlation_id, producer_connection_id, accepted_at, kafka_partition, kafka_offset)
   select workspace_id, message_id, content_hash, message_type, correlation_id, producer_connection_id, accepted_at, kafka_partition, kafka_offset
-  from jsonb_to_recordset(?::jsonb) as r(workspace_id text, message_id text, content_hash text, message_type text, correlation_id text,
-    producer_connection_id text, accepted_at timestamptz, kafka_partition integer, kafka_offset bigint)
+  from jsonb_to_recordset(${sqlLiteral(JSON.stringify(acceptances))}::jsonb) as r(workspace_id text, message_id text, content_hash text,
+    message_type text, correlation_id text, producer_connection_id text, accepted_at timestamptz, kafka_partition integer, kafka_offset bigint)
 ), states as (
   insert into story_state (workspace_id, correlation_id, state, updated_at)
   select workspace_id, correlation_id, state, updated_at
-  from jsonb_to_recordset(?::jsonb) as r(workspace_id text, correlation_id text, state jsonb, updated_at timestamptz)
+  from jsonb_to_recordset(${sqlLiteral(JSON.stringify(stories))}::jsonb) as r(workspace_id text, correlation_id text, state jsonb, updated_at timestamptz)
   on conflict (workspace_id, correlation_id) do update set state = excluded.state, updated_at = excluded.updated_at
 )
 select 1`;
+}

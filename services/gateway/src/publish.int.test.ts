@@ -428,8 +428,8 @@ describe('publishMessage on the real Postgres and Kafka', () => {
     const store = KnexPublishStore.create(db);
     const scope = { stories: [{ workspaceId, correlationId }], messages: [{ workspaceId, messageId }], lockTimeoutMs: 5_000 };
     const state = { ...EMPTY_STORY_STATE };
-    const before = await store.withStoryLocks(scope, async (tx) => {
-      await tx.record(
+    const before = await store.withStoryLocks(scope, (tx) => {
+      tx.record(
         [
           {
             workspaceId,
