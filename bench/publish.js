@@ -2,7 +2,7 @@
 // Not a test: the figures depend on the machine, so nothing here passes or fails.
 //
 // Starts the real all-in-one process on a database of its own, provisions one workspace with
-// PRODUCERS producer connections on the custom ceiling (200/s each), and POSTs ~2 KB story.context
+// PRODUCERS producer connections on the custom ceiling (200/s each, × BENCH_CONNECTION_FACTOR: support.js), and POSTs ~2 KB story.context
 // messages at a fixed concurrency over HTTP: bearer auth, limits, parse, idempotency, validation,
 // policy and the Postgres transaction holding the story lock across an acks=all Kafka send. The bus
 // host's own limits (200/s for the whole API) are widened for the run, or they would be what is
@@ -12,7 +12,7 @@
 const { randomBytes } = require('node:crypto');
 const { som } = require('@bus/schemas');
 const { ensureTopics, sendAcked } = require('@bus/kafka');
-const { cpuLine, cpuMeter, machine, measure, provisionWorkspace, startBus, storyMessage } = require('./support');
+const { CONNECTION_FACTOR, cpuLine, cpuMeter, machine, measure, provisionWorkspace, startBus, storyMessage } = require('./support');
 
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 64);
 const RUN_MS = Number(process.env.BENCH_SECONDS ?? 15) * 1000;
@@ -70,7 +70,9 @@ async function main() {
     await kafkaAdmin.disconnect();
 
     const row = (name, r) => `| ${name} | ${r.perSecond.toFixed(0)} | ${r.p50.toFixed(1)} | ${r.p99.toFixed(1)} | ${r.failures} |`;
-    console.log(`\nPublish benchmark — ${machine()}; ${CONCURRENCY} concurrent, ${RUN_MS / 1000} s measured, message ${sample.length} bytes\n`);
+    console.log(
+      `\nPublish benchmark — ${machine()}; ${CONCURRENCY} concurrent, ${RUN_MS / 1000} s measured, message ${sample.length} bytes; BUS_LIMIT_CONNECTION_FACTOR ${CONNECTION_FACTOR}\n`,
+    );
     console.log('| path | per second | p50 ms | p99 ms | not 202 / failed |');
     console.log('|---|---|---|---|---|');
     console.log(row('POST /v1/tenants/{t}/messages (all-in-one)', publish));

@@ -72,6 +72,14 @@ async function measure({ concurrency, warmUpMs, runMs, operation, cpu }) {
  * Returns the bus address, `urls` of the token, publish and consumer routes, the processes by name, a
  * Postgres client and a Kafka producer of the bench's own, an IdentityAdmin to provision with, and stop().
  */
+/**
+ * BENCH_CONNECTION_FACTOR (10): the bus's BUS_LIMIT_CONNECTION_FACTOR for the run. Spec §8 caps one
+ * connection at 200 calls a second, so receive + ack for one consumer (a receive and an ack per 10
+ * messages) could never show more than ~1,000 messages a second, nor a publish run more than 200 per
+ * producer: the quotas stay on, scaled, so what is measured is the bus, not the tier.
+ */
+const CONNECTION_FACTOR = Number(process.env.BENCH_CONNECTION_FACTOR ?? 10);
+
 async function startBus(name, { layout = 'all-in-one' } = {}) {
   loadStackEnv();
   const pino = require('pino');
@@ -105,6 +113,7 @@ async function startBus(name, { layout = 'all-in-one' } = {}) {
     BUS_LIMIT_PER_ADDRESS_PER_MINUTE: '1000000',
     BUS_LIMIT_API_PER_SECOND: '100000',
     BUS_LIMIT_API_BURST: '200000',
+    BUS_LIMIT_CONNECTION_FACTOR: String(CONNECTION_FACTOR),
     LOG_LEVEL: 'warn',
   };
   const setup = startNodeProcess('services/all-in-one/dist/setup.js', env);
@@ -291,4 +300,4 @@ function machine() {
   return `${os.cpus().length} cores, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}, ${new Date().toISOString().slice(0, 10)}`;
 }
 
-module.exports = { cpuLine, cpuMeter, loadStackEnv, measure, machine, percentile, startBus, provisionWorkspace, storyMessage };
+module.exports = { CONNECTION_FACTOR, cpuLine, cpuMeter, loadStackEnv, measure, machine, percentile, startBus, provisionWorkspace, storyMessage };

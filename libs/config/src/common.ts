@@ -34,6 +34,12 @@ export const busLimitsConfig = {
   BUS_LIMIT_PER_ADDRESS_PER_MINUTE: int({ min: 1, max: 1_000_000, default: 600 }),
   BUS_LIMIT_API_PER_SECOND: int({ min: 1, max: 100_000, default: 200 }),
   BUS_LIMIT_API_BURST: int({ min: 1, max: 200_000, default: 400 }),
+  /**
+   * Multiplies every connection's per-second rate and burst (spec §8's tiers; the daily quota stays).
+   * 1 in every deployment: more is for a load test on loopback that measures the bus past one
+   * connection's ceiling (bench:e2e's receive + ack), and the process logs a warning at start-up.
+   */
+  BUS_LIMIT_CONNECTION_FACTOR: int({ min: 1, max: 100, default: 1 }),
 } as const;
 
 export const kafkaConfig = {

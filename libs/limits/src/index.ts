@@ -2,7 +2,15 @@ export { createRedis, redisReadiness } from './redis';
 export type { Redis } from './redis';
 export { createLimiter, enforce, RateLimitedError } from './limiter';
 export type { Limiter, LimitSpec, LimitDecision, Window } from './limiter';
-export { QUOTA_TIERS, CUSTOM_QUOTA_CEILING, createConnectionQuotas, QuotaExceededError, rateLimitFields, secondsUntilUtcMidnight } from './quota';
+export {
+  QUOTA_TIERS,
+  CUSTOM_QUOTA_CEILING,
+  createConnectionQuotas,
+  connectionQuotasOf,
+  QuotaExceededError,
+  rateLimitFields,
+  secondsUntilUtcMidnight,
+} from './quota';
 export type { Quota, QuotaTier, QuotaDecision, ConnectionQuotas, WindowLeft } from './quota';
 export { busRequestLimits, busLimitSettings, sourceAddress, SPEC_BUS_REQUEST_LIMITS } from './request-limits';
 export type { BusRequestLimitSettings } from './request-limits';

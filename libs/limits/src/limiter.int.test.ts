@@ -87,6 +87,22 @@ describe('limits on the real Redis', () => {
 describe('connection quotas on the real Redis', () => {
   const tiny = { perSecond: 2, burst: 3, perDay: 5 };
 
+  it('multiplies the per-second rate and burst by BUS_LIMIT_CONNECTION_FACTOR, not the day', async () => {
+    const quotas = createConnectionQuotas(redis, undefined, { factor: 3 });
+    const connection = unique('c');
+    const at = new Date('2026-11-22T12:00:00.000Z');
+    const decisions = [];
+    // 2 × 3 per second plus 1 × 3 of burst: the tenth within the second is refused, as rate.limited.
+    for (let i = 0; i < 10; i++) decisions.push(await quotas.consume(connection, { ...tiny, perDay: 1_000 }, at));
+    expect(decisions.map((d) => d.allowed)).toEqual([true, true, true, true, true, true, true, true, true, false]);
+    expect(decisions[9]).toMatchObject({ rule: 'rate.limited' });
+    // The day stays the quota's own: 5 a day is used up by the sixth request, whatever the factor.
+    const daily = [];
+    const other = unique('c');
+    for (let i = 0; i < 6; i++) daily.push(await quotas.consume(other, { perSecond: 100, burst: 100, perDay: 5 }, at));
+    expect(daily.map((d) => (d.allowed ? 'ok' : d.rule))).toEqual(['ok', 'ok', 'ok', 'ok', 'ok', 'quota.exceeded']);
+  });
+
   it('refuses past the rate with burst as rate.limited, and past the day as quota.exceeded until midnight UTC', async () => {
     const quotas = createConnectionQuotas(redis);
     const connection = unique('c');

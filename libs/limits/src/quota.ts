@@ -1,4 +1,6 @@
 import type { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import type { busLimitsConfig, ConfigOf } from '@bus/config';
 import { HttpError } from '@bus/contracts';
 import { createLimiter, type Limiter } from './limiter';
 import type { LimitMetrics } from './metrics';
@@ -59,7 +61,9 @@ export interface ConnectionQuotas {
  * applies at the next request with no new credentials. The daily count's key names the UTC day, so
  * it resets at midnight UTC.
  */
-export function createConnectionQuotas(redis: Redis, metrics?: LimitMetrics): ConnectionQuotas {
+export function createConnectionQuotas(redis: Redis, metrics?: LimitMetrics, opts: { factor?: number } = {}): ConnectionQuotas {
+  // BUS_LIMIT_CONNECTION_FACTOR: 1 but in a load test.
+  const factor = opts.factor ?? 1;
   const rates = new Map<string, Limiter>();
   const days = new Map<string, Limiter>();
 
@@ -104,7 +108,7 @@ export function createConnectionQuotas(redis: Redis, metrics?: LimitMetrics): Co
 
   return {
     consume: async (connectionId, quota, now = new Date()) => {
-      const rate = await rateLimiter(quota).consume(connectionId);
+      const rate = await rateLimiter({ ...quota, perSecond: quota.perSecond * factor, burst: quota.burst * factor }).consume(connectionId);
       if (!rate.allowed) {
         const second = { remaining: 0, resetSeconds: rate.retryAfterSeconds };
         return { allowed: false, rule: 'rate.limited', retryAfterSeconds: rate.retryAfterSeconds, second };
@@ -137,4 +141,17 @@ export function rateLimitFields(quota: Quota, decision: QuotaDecision): { 'RateL
 export function secondsUntilUtcMidnight(now: Date): number {
   const midnight = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() + 1);
   return Math.max(1, Math.ceil((midnight - now.getTime()) / 1000));
+}
+
+/** The connection quotas of a process configured through BUS_LIMIT_* (a factor above 1 is said once, as a warning). */
+export function connectionQuotasOf(
+  redis: Redis,
+  config: Pick<ConfigOf<typeof busLimitsConfig>, 'BUS_LIMIT_CONNECTION_FACTOR'>,
+  logger: Logger,
+  metrics?: LimitMetrics,
+): ConnectionQuotas {
+  const factor = config.BUS_LIMIT_CONNECTION_FACTOR;
+  if (factor > 1)
+    logger.warn({ factor }, "BUS_LIMIT_CONNECTION_FACTOR multiplies every connection's per-second quota: for load tests only, never in a deployment");
+  return createConnectionQuotas(redis, metrics, { factor });
 }

@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { busLimitsConfig, databaseConfig, kafkaConfig, optional, port, redisConfig } from '@bus/config';
 import { processClients } from '@bus/composition';
 import { bootstrap, codeBody, requestFirewall, violationBody } from '@bus/http';
-import { busLimitSettings, busRequestLimits, createConnectionQuotas, createLimitMetrics } from '@bus/limits';
+import { busLimitSettings, busRequestLimits, connectionQuotasOf, createLimitMetrics } from '@bus/limits';
 import { connectionQuota, createIdentity, identityConfig } from '@bus/identity';
 import { authConfig, authDepsOf, createAuthService } from '@bus/auth';
 import { createGatewayService, gatewayConfig, managedAppAuthOf, managedAppsOf, publishDepsOf, signedRoutesOf } from '@bus/gateway';
@@ -53,7 +53,7 @@ void bootstrap({
     const limitMetrics = createLimitMetrics(metrics, 'all-in-one');
     const identity = createIdentity({ db, kafka, logger, baseUrl: config.BUS_BASE_URL, cacheTtlMs: config.IDENTITY_CACHE_TTL, name: 'all-in-one' });
     // One connection-quota check for the bus listener, mounted by publish and the consumer routes alike.
-    const quota = connectionQuota({ store: identity.quotas, quotas: createConnectionQuotas(redis, limitMetrics) });
+    const quota = connectionQuota({ store: identity.quotas, quotas: connectionQuotasOf(redis, config, logger, limitMetrics) });
     const delivery = createDeliveryService({
       readiness: [postgres, kafkaReady],
       db,

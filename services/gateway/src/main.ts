@@ -3,7 +3,7 @@ import { busLimitsConfig, databaseConfig, kafkaConfig, redisConfig, servicePort 
 import { processClients } from '@bus/composition';
 import { bootstrap, requestFirewall, violationBody } from '@bus/http';
 import { connectionQuota, createIdentity, identityConfig } from '@bus/identity';
-import { busLimitSettings, busRequestLimits, createConnectionQuotas, createLimitMetrics } from '@bus/limits';
+import { busLimitSettings, busRequestLimits, connectionQuotasOf, createLimitMetrics } from '@bus/limits';
 import { gatewayConfig } from './config';
 import { createGatewayService, managedAppAuthOf, publishDepsOf, signedRoutesOf } from './service';
 import { managedAppsOf } from './managed-apps';
@@ -32,7 +32,7 @@ void bootstrap({
       authenticator: identity,
       db,
       logger,
-      connectionQuota: connectionQuota({ store: identity.quotas, quotas: createConnectionQuotas(redis.client, limitMetrics) }),
+      connectionQuota: connectionQuota({ store: identity.quotas, quotas: connectionQuotasOf(redis.client, config, logger, limitMetrics) }),
       metrics,
       publish: publishDepsOf({ db, producer, logger, metrics, identity }, config),
       managedAppAuth: managedAppAuthOf(managedApps, identity),

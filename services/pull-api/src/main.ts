@@ -3,7 +3,7 @@ import { busLimitsConfig, databaseConfig, kafkaConfig, redisConfig, servicePort 
 import { processClients } from '@bus/composition';
 import { bootstrap, requestFirewall, violationBody } from '@bus/http';
 import { connectionQuota, createIdentity, identityConfig } from '@bus/identity';
-import { busLimitSettings, busRequestLimits, createConnectionQuotas, createLimitMetrics } from '@bus/limits';
+import { busLimitSettings, busRequestLimits, connectionQuotasOf, createLimitMetrics } from '@bus/limits';
 import { pullApiConfig, pullApiDepsOf } from './config';
 import { createPullApiService } from './service';
 
@@ -23,7 +23,7 @@ void bootstrap({
 
     const limitMetrics = createLimitMetrics(metrics, 'pull-api');
     const identity = createIdentity({ db, kafka, logger, baseUrl: config.BUS_BASE_URL, cacheTtlMs: config.IDENTITY_CACHE_TTL, name: 'pull-api' });
-    const quota = connectionQuota({ store: identity.quotas, quotas: createConnectionQuotas(redis.client, limitMetrics) });
+    const quota = connectionQuota({ store: identity.quotas, quotas: connectionQuotasOf(redis.client, config, logger, limitMetrics) });
     const pullApi = createPullApiService({
       ...pullApiDepsOf(
         { db, redis: redis.client, connections: identity.connections, logger, metrics, limitMetrics, authenticator: identity, connectionQuota: quota },
