@@ -202,16 +202,25 @@ export class KnexQueueStore implements QueueStore, ConsumerToolsStore {
     const rows = (
       await rawQuery<LeasedRow>(
         this.db,
-        `WITH heads AS (
-           SELECT id FROM (
-             SELECT DISTINCT ON (correlation_id) id, visible_at${gated ? ', receive_count, enqueued_at' : ''}
-               FROM deliveries
-              WHERE consumer_id = :consumerId AND state <> 'acked'
-              ORDER BY correlation_id, id
-           ) h
-           WHERE visible_at <= now()${gated}
-           ORDER BY id
-           LIMIT :max
+        // Each correlation id's head (its oldest un-acked delivery) by a skip scan of deliveries_pending:
+        // one index probe per correlation id, where DISTINCT ON read every un-acked delivery of the
+        // consumer (a profile of receive + ack over a 5,000-message backlog: Postgres' CPU per receive).
+        `WITH RECURSIVE head_ids AS (
+           (SELECT correlation_id, id FROM deliveries
+             WHERE consumer_id = :consumerId AND state <> 'acked'
+             ORDER BY correlation_id, id LIMIT 1)
+           UNION ALL
+           SELECT n.correlation_id, n.id FROM head_ids p CROSS JOIN LATERAL (
+             SELECT correlation_id, id FROM deliveries
+              WHERE consumer_id = :consumerId AND state <> 'acked' AND correlation_id > p.correlation_id
+              ORDER BY correlation_id, id LIMIT 1
+           ) n
+         ),
+         heads AS (
+           SELECT id FROM deliveries
+            WHERE id IN (SELECT id FROM head_ids) AND visible_at <= now()${gated}
+            ORDER BY id
+            LIMIT :max
          ),
          locked_heads AS MATERIALIZED (
            SELECT id, correlation_id FROM deliveries
