@@ -1,5 +1,7 @@
 export { sqlLiteral, sqlTextArray } from './sql-literals';
 export { simpleTransaction } from './simple-transaction';
+export { preparedQuery, positionalStatement } from './prepared-query';
+export type { PositionalStatement } from './prepared-query';
 export type { SimpleTransaction, SimpleTransactionEnd, StatementRows } from './simple-transaction';
 export { createDatabase, databaseOptionsOf, migrateLatest, migrateDownAll, pingDatabase, databaseReadiness, isUniqueViolation, rawQuery } from './database';
 export type { DatabaseOptions, Knex, RawResult } from './database';

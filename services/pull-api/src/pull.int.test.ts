@@ -208,6 +208,22 @@ describe('the pull API queues on the real Postgres', () => {
     expect(all.every((id) => ids.has(id))).toBe(true);
   });
 
+  it('takes the next free head while other receives hold the oldest ten, instead of answering contended', async () => {
+    const sent: string[] = [];
+    for (let i = 0; i < 11; i++) sent.push((await enqueue(`h-${i}-${randomUUID()}`)).messageId);
+    const oldestTen = await db('deliveries').where({ consumer_id: a }).whereIn('message_id', sent.slice(0, 10)).pluck('id');
+    const trx = await db.transaction();
+    try {
+      // As ten receives mid-statement would: each of the ten oldest heads locked by another transaction.
+      await trx('deliveries').whereIn('id', oldestTen).forUpdate().select('id');
+      const got = await deps.store.receive(a, 10, 30_000);
+      expect(got.messages.map((m) => m.messageId)).toEqual([sent[10]]);
+    } finally {
+      await trx.rollback();
+    }
+    expect((await get(a, 10)).map((m) => m.messageId)).toEqual(sent.slice(0, 10));
+  });
+
   it('lets concurrent long polls share messages without one sleeping through a receivable message', async () => {
     const t0 = Date.now();
     const polls = countingWaits();

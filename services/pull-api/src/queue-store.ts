@@ -1,4 +1,4 @@
-import { DELIVERY_CHANNEL, rawQuery, type Knex, type Row } from '@bus/db';
+import { DELIVERY_CHANNEL, preparedQuery, rawQuery, type Knex, type Row } from '@bus/db';
 import { unavailableUnlessDone } from '@bus/http';
 import { QueueUnavailableError } from './errors';
 
@@ -112,6 +112,18 @@ function gateConditions(gate: ReceiveGate | undefined): string {
   ].join('');
 }
 
+/** The gate's variant of a prepared statement's name: each variant is its own text. */
+function gateName(gate: ReceiveGate | undefined): string {
+  if (!gate) return '';
+  return `${gate.receiveLimit === null ? '' : '.limited'}${gate.delayMs > 0 ? '.delayed' : ''}`;
+}
+
+/**
+ * How many heads per message asked for a receive considers: beyond the first `max`, so that receivers
+ * running at once over groups of one message each still find heads the others have not locked.
+ */
+const RECEIVE_CANDIDATES = 4;
+
 function gateBindings(gate: ReceiveGate | undefined): Record<string, number> {
   return gate ? { receiveLimit: gate.receiveLimit ?? 0, delayMs: gate.delayMs } : {};
 }
@@ -189,86 +201,96 @@ export class KnexQueueStore implements QueueStore, ConsumerToolsStore {
   }
 
   /**
-   * One statement (one round trip, its own transaction): the head of every group — its oldest
-   * un-acked delivery; a group is receivable only when its head is — locked with SKIP LOCKED, so
-   * concurrent receivers skip each other's heads instead of waiting (the WHERE is re-checked on the
-   * locked row version, so a head leased or acked meanwhile drops out); after each locked head the
+   * One statement (one round trip, its own transaction, prepared: see preparedQuery): the head of every
+   * group — its oldest un-acked delivery; a group is receivable only when its head is. The oldest
+   * receivable heads are the candidates, and from the snapshot their runs (each head's group in order
+   * after it) tell how many heads fill `max`: only that many are locked, in id order with SKIP LOCKED, so
+   * concurrent receivers take the next free heads instead of each other's (the WHERE is re-checked on
+   * the locked row version, so a head leased or acked meanwhile drops out). After each locked head the
    * run of its group in order, cut at the first row another transaction holds, so a run never has a
    * gap; the first `max` of them by (head, id) — earlier heads' runs first — leased, with their messages.
    * With nothing leased, one row of NULLs tells whether heads were found (contended).
    */
   private async leaseReceivable(consumerId: string, max: number, visibilityMs: number, gate?: ReceiveGate): Promise<ReceiveResult> {
     const gated = gateConditions(gate);
-    const rows = (
-      await rawQuery<LeasedRow>(
-        this.db,
-        // Each correlation id's head (its oldest un-acked delivery) by a skip scan of deliveries_pending:
-        // one index probe per correlation id, where DISTINCT ON read every un-acked delivery of the
-        // consumer (a profile of receive + ack over a 5,000-message backlog: Postgres' CPU per receive).
-        `WITH RECURSIVE head_ids AS (
-           (SELECT correlation_id, id FROM deliveries
-             WHERE consumer_id = :consumerId AND state <> 'acked'
-             ORDER BY correlation_id, id LIMIT 1)
-           UNION ALL
-           SELECT n.correlation_id, n.id FROM head_ids p CROSS JOIN LATERAL (
-             SELECT correlation_id, id FROM deliveries
-              WHERE consumer_id = :consumerId AND state <> 'acked' AND correlation_id > p.correlation_id
-              ORDER BY correlation_id, id LIMIT 1
-           ) n
-         ),
-         heads AS (
-           SELECT id FROM deliveries
-            WHERE id IN (SELECT id FROM head_ids) AND visible_at <= now()${gated}
-            ORDER BY id
-            LIMIT :max
-         ),
-         locked_heads AS MATERIALIZED (
-           SELECT id, correlation_id FROM deliveries
-            WHERE id = ANY(ARRAY(SELECT id FROM heads)) AND state <> 'acked' AND visible_at <= now()${gated}
-            ORDER BY id FOR UPDATE SKIP LOCKED
-         ),
-         following AS MATERIALIZED (
-           SELECT h.id AS head_id, f.id, f.rank
-             FROM locked_heads h
-            CROSS JOIN LATERAL (
-              SELECT id, row_number() OVER (ORDER BY id) AS rank FROM deliveries
-               WHERE consumer_id = :consumerId AND correlation_id = h.correlation_id AND id > h.id AND state <> 'acked'
-               ORDER BY id LIMIT :max - 1
-            ) f
-         ),
-         following_locked AS MATERIALIZED (
-           SELECT id FROM deliveries WHERE id = ANY(ARRAY(SELECT id FROM following)) AND state <> 'acked'${gated}
-            ORDER BY id FOR UPDATE SKIP LOCKED
-         ),
-         runs AS (
-           SELECT f.head_id, f.id, f.rank, count(l.id) OVER (PARTITION BY f.head_id ORDER BY f.rank) AS locked_so_far
-             FROM following f LEFT JOIN following_locked l ON l.id = f.id
-         ),
-         take AS (
-           SELECT id, position FROM (
-             SELECT id, row_number() OVER (ORDER BY head_id, id) AS position FROM (
-               SELECT id AS head_id, id FROM locked_heads
-               UNION ALL
-               SELECT head_id, id FROM runs WHERE locked_so_far = rank
-             ) candidates
-           ) ordered
-           WHERE position <= :max
-         ),
-         leased AS (
-           UPDATE deliveries d
-              SET state = 'leased', visible_at = now() + (:visibilityMs * interval '1 millisecond'),
-                  lease_generation = d.lease_generation + 1, receive_count = d.receive_count + 1
-             FROM messages m
-            WHERE d.id IN (SELECT id FROM take) AND m.workspace_id = d.workspace_id AND m.message_id = d.message_id
-           RETURNING d.id, d.lease_generation, d.message_id, d.correlation_id, d.receive_count, m.message_type, m.published_at, m.body, m.traceparent
-         )
-         SELECT found.heads, leased.*
-           FROM (SELECT count(*)::int AS heads FROM heads) found
-           LEFT JOIN (leased JOIN take USING (id)) ON true
-          ORDER BY take.position`,
-        { consumerId, max, visibilityMs, ...gateBindings(gate) },
-      )
-    ).rows;
+    const rows = await preparedQuery<LeasedRow>(
+      this.db,
+      `pull.receive${gateName(gate)}`,
+      // Each correlation id's head (its oldest un-acked delivery) by a skip scan of deliveries_pending:
+      // one index probe per correlation id, where DISTINCT ON read every un-acked delivery of the
+      // consumer (a profile of receive + ack over a 5,000-message backlog: Postgres' CPU per receive).
+      // Candidates: RECEIVE_CANDIDATES × max heads, so that concurrent receivers of one-message runs
+      // still find free heads past each other's.
+      `WITH RECURSIVE head_ids AS (
+         (SELECT correlation_id, id FROM deliveries
+           WHERE consumer_id = :consumerId AND state <> 'acked'
+           ORDER BY correlation_id, id LIMIT 1)
+         UNION ALL
+         SELECT n.correlation_id, n.id FROM head_ids p CROSS JOIN LATERAL (
+           SELECT correlation_id, id FROM deliveries
+            WHERE consumer_id = :consumerId AND state <> 'acked' AND correlation_id > p.correlation_id
+            ORDER BY correlation_id, id LIMIT 1
+         ) n
+       ),
+       candidates AS MATERIALIZED (
+         SELECT id, correlation_id FROM deliveries
+          WHERE id IN (SELECT id FROM head_ids) AND visible_at <= now()${gated}
+          ORDER BY id
+          LIMIT :max * ${RECEIVE_CANDIDATES}
+       ),
+       following AS MATERIALIZED (
+         SELECT h.id AS head_id, f.id, f.rank
+           FROM candidates h
+          CROSS JOIN LATERAL (
+            SELECT id, row_number() OVER (ORDER BY id) AS rank FROM deliveries
+             WHERE consumer_id = :consumerId AND correlation_id = h.correlation_id AND id > h.id AND state <> 'acked'
+             ORDER BY id LIMIT :max - 1
+          ) f
+       ),
+       wanted AS (
+         SELECT count(*) AS heads FROM (
+           SELECT sum(1 + coalesce(r.n, 0)) OVER (ORDER BY c.id ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS before
+             FROM candidates c LEFT JOIN (SELECT head_id, count(*) AS n FROM following GROUP BY head_id) r ON r.head_id = c.id
+         ) runs_before WHERE coalesce(before, 0) < :max
+       ),
+       locked_heads AS MATERIALIZED (
+         SELECT id, correlation_id FROM deliveries
+          WHERE id = ANY(ARRAY(SELECT id FROM candidates)) AND state <> 'acked' AND visible_at <= now()${gated}
+          ORDER BY id LIMIT (SELECT heads FROM wanted) FOR UPDATE SKIP LOCKED
+       ),
+       following_locked AS MATERIALIZED (
+         SELECT id FROM deliveries
+          WHERE id = ANY(ARRAY(SELECT f.id FROM following f JOIN locked_heads h ON h.id = f.head_id)) AND state <> 'acked'${gated}
+          ORDER BY id FOR UPDATE SKIP LOCKED
+       ),
+       runs AS (
+         SELECT f.head_id, f.id, f.rank, count(l.id) OVER (PARTITION BY f.head_id ORDER BY f.rank) AS locked_so_far
+           FROM following f JOIN locked_heads h ON h.id = f.head_id LEFT JOIN following_locked l ON l.id = f.id
+       ),
+       take AS (
+         SELECT id, position FROM (
+           SELECT id, row_number() OVER (ORDER BY head_id, id) AS position FROM (
+             SELECT id AS head_id, id FROM locked_heads
+             UNION ALL
+             SELECT head_id, id FROM runs WHERE locked_so_far = rank
+           ) taken
+         ) ordered
+         WHERE position <= :max
+       ),
+       leased AS (
+         UPDATE deliveries d
+            SET state = 'leased', visible_at = now() + (:visibilityMs * interval '1 millisecond'),
+                lease_generation = d.lease_generation + 1, receive_count = d.receive_count + 1
+           FROM messages m
+          WHERE d.id IN (SELECT id FROM take) AND m.workspace_id = d.workspace_id AND m.message_id = d.message_id
+         RETURNING d.id, d.lease_generation, d.message_id, d.correlation_id, d.receive_count, m.message_type, m.published_at, m.body, m.traceparent
+       )
+       SELECT found.heads, leased.*
+         FROM (SELECT count(*)::int AS heads FROM candidates) found
+         LEFT JOIN (leased JOIN take USING (id)) ON true
+        ORDER BY take.position`,
+      { consumerId, max, visibilityMs, ...gateBindings(gate) },
+    );
     const messages = rows.flatMap((r): LeasedMessage[] =>
       r.id === null
         ? []
@@ -296,10 +318,10 @@ export class KnexQueueStore implements QueueStore, ConsumerToolsStore {
    * done once, at its first place, as one ack at a time would answer.
    */
   private async settleAcks(consumerId: string, leases: LeaseRef[]): Promise<SettleOutcome[]> {
-    const acked = (
-      await rawQuery<Pick<Row<'deliveries'>, 'id'> & { generation: number }>(
-        this.db,
-        `WITH named AS (
+    const acked = await preparedQuery<Pick<Row<'deliveries'>, 'id'> & { generation: number }>(
+      this.db,
+      'pull.ack',
+      `WITH named AS (
            SELECT DISTINCT id, generation FROM unnest(:ids::bigint[], :generations::int[]) AS n(id, generation)
          ),
          target AS MATERIALIZED (
@@ -310,9 +332,8 @@ export class KnexQueueStore implements QueueStore, ConsumerToolsStore {
            FROM named n
           WHERE d.id = n.id AND d.id IN (SELECT id FROM target) AND d.lease_generation = n.generation AND d.state = 'leased'
          RETURNING d.id, n.generation`,
-        { consumerId, ...leaseArrays(leases) },
-      )
-    ).rows;
+      { consumerId, ...leaseArrays(leases) },
+    );
     return outcomesInOrder(leases, (lease) => acked.some((r) => String(r.id) === lease.deliveryId && r.generation === lease.generation));
   }
 
