@@ -11,7 +11,8 @@
 
 const { fork } = require('node:child_process');
 const { randomBytes } = require('node:crypto');
-const { loadStackEnv, measure } = require('./support');
+const path = require('node:path');
+const { cpuLine, cpuMeter, loadStackEnv, machine, measure } = require('./support');
 
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16);
 const WARM_UP_MS = 2_000;
@@ -83,7 +84,9 @@ async function server() {
 
 async function driver() {
   loadStackEnv();
-  const child = fork(require('node:path').join(__dirname, 'token.js'), ['server'], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  // BENCH_CPU_PROF=<dir>: the token service writes a V8 CPU profile there (bench/profile-summary.js reads it).
+  const execArgv = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(process.env.BENCH_CPU_PROF)}`] : [];
+  const child = fork(path.join(__dirname, 'token.js'), ['server'], { execArgv, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   const { url, clients } = await new Promise((resolve, reject) => {
     child.once('message', resolve);
     child.once('exit', (code) => reject(new Error(`the token service exited with ${code}`)));
@@ -97,6 +100,7 @@ async function driver() {
     concurrency: CONCURRENCY,
     warmUpMs: WARM_UP_MS,
     runMs: RUN_MS,
+    cpu: cpuMeter({ 'token service': child.pid, bench: process.pid }),
     operation: async (i) => {
       const res = await fetch(`${url}/v1/oauth/token`, { method: 'POST', headers: headers[i % CLIENTS], body: 'grant_type=client_credentials' });
       await res.arrayBuffer();
@@ -107,12 +111,15 @@ async function driver() {
   await new Promise((resolve) => child.once('exit', resolve));
 
   const verifications = await verificationsPerSecond();
-  console.log(`Node ${process.version}, concurrency ${CONCURRENCY}, ${RUN_MS / 1000} s after ${WARM_UP_MS / 1000} s warm-up, ${CLIENTS} clients, HTTP Basic\n`);
+  console.log(
+    `Token benchmark — ${machine()}; concurrency ${CONCURRENCY}, ${RUN_MS / 1000} s after ${WARM_UP_MS / 1000} s warm-up, ${CLIENTS} clients, HTTP Basic\n`,
+  );
   console.log('| Concurrency | Tokens/s | p50 ms | p99 ms | Requests | Failures |');
   console.log('|---|---|---|---|---|---|');
   console.log(
     `| ${CONCURRENCY} | ${Math.round(result.perSecond)} | ${result.p50.toFixed(1)} | ${result.p99.toFixed(1)} | ${result.count} | ${result.failures} |`,
   );
+  console.log(`\nCPU ms per 1,000 tokens: ${cpuLine(result.cpuPerThousand)}`);
   console.log(`\nverifyAccessToken (ES256 signature and claims, what every bearer route runs, one core): ${Math.round(verifications)} /s`);
 }
 

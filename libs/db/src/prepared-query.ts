@@ -29,7 +29,9 @@ const statements = new Map<string, PositionalStatement & { sql: string }>();
  * once per connection and, after five executions, reuses a generic plan — for the pull API's receive
  * the planning was a third of its Postgres time (1.4 of 4.3 ms, EXPLAIN ANALYZE over a 5,000-message
  * backlog). `name` identifies the text: one name, one text, or this throws (two texts under one name
- * would make node-postgres refuse the second on every connection that prepared the first).
+ * would make node-postgres refuse the second on every connection that prepared the first). Name the
+ * columns a statement returns, never `*`: Postgres re-plans a prepared statement after a migration,
+ * but refuses one whose result columns a migration changed ("cached plan must not change result type").
  */
 export async function preparedQuery<R>(db: Knex, name: string, sql: string, bindings: Readonly<Record<string, unknown>>): Promise<R[]> {
   let statement = statements.get(name);

@@ -1,4 +1,4 @@
-import { consumerToolsColumns, consumerToolsOf, type ConsumerTools, type JoinedConsumerToolsRow, type Knex, type Row } from '@bus/db';
+import { consumerToolsColumns, consumerToolsOf, preparedQuery, type ConsumerTools, type JoinedConsumerToolsRow, type Knex, type Row } from '@bus/db';
 import type { ConnectionState, PublicJwk, SigningKeyLifecycle } from '@bus/tokens';
 
 /** A connection as the token service and the bearer routes see it. */
@@ -44,23 +44,21 @@ export class KnexIdentityStore implements IdentityStore {
     return new KnexIdentityStore(db);
   }
 
+  // Both reads run on every token request (and connection on each identity-cache miss): prepared
+  // statements, so Postgres plans the four-table join once per pool connection (bench:token, docs/benchmarks.md).
   async connection(clientId: string): Promise<ConnectionRecord | null> {
-    // A join: knex types single tables only, so the selection is declared from the tables' rows.
-    const row = await this.db('connections as c')
-      .join('apps as a', 'a.id', 'c.app_id')
-      .join('workspaces as w', 'w.id', 'a.workspace_id')
-      .leftJoin('consumer_tools as t', 't.consumer_id', 'c.id')
-      .where('c.id', clientId)
-      .first<ConnectionRow | undefined>(
-        'c.id',
-        'c.kind',
-        'c.status',
-        'c.credential_version',
-        'c.app_id',
-        'a.workspace_id as app_workspace_id',
-        'w.organisation_id',
-        ...consumerToolsColumns('t'),
-      );
+    const [row] = await preparedQuery<ConnectionRow>(
+      this.db,
+      'identity.connection',
+      `SELECT c.id, c.kind, c.status, c.credential_version, c.app_id, a.workspace_id AS app_workspace_id, w.organisation_id,
+              ${consumerToolsColumns('t').join(', ')}
+         FROM connections c
+         JOIN apps a ON a.id = c.app_id
+         JOIN workspaces w ON w.id = a.workspace_id
+         LEFT JOIN consumer_tools t ON t.consumer_id = c.id
+        WHERE c.id = :clientId`,
+      { clientId },
+    );
     if (!row) return null;
     return {
       id: row.id,
@@ -76,7 +74,12 @@ export class KnexIdentityStore implements IdentityStore {
   }
 
   async credentials(clientId: string): Promise<CredentialRecord[]> {
-    const rows = await this.db('credentials').where({ connection_id: clientId }).orderBy('version', 'desc').select('version', 'secret_hash', 'usable_until');
+    const rows = await preparedQuery<Pick<Row<'credentials'>, 'version' | 'secret_hash' | 'usable_until'>>(
+      this.db,
+      'identity.credentials',
+      'SELECT version, secret_hash, usable_until FROM credentials WHERE connection_id = :clientId ORDER BY version DESC',
+      { clientId },
+    );
     return rows.map((r) => ({ version: r.version, secretHash: r.secret_hash, usableUntil: r.usable_until }));
   }
 
