@@ -49,3 +49,14 @@ it('is seen by what observes the pool’s queries, as knex’s own statements ar
   }
   expect(seen).toEqual(['select $1::int + 1 as next, $2::text as label, $1::int as again']);
 });
+
+it('runs inside a transaction when given one: a rollback takes its write back', async () => {
+  await db.raw('create table marks (id int primary key)');
+  const trx = await db.transaction();
+  const written = await preparedQuery(trx, 'test.mark', 'insert into marks values (:id) returning id', { id: 7 });
+  const seenInside = await trx('marks').pluck('id');
+  await trx.rollback();
+  expect(written).toEqual([{ id: 7 }]);
+  expect(seenInside).toEqual([7]);
+  expect(await db('marks').pluck('id')).toEqual([]);
+});

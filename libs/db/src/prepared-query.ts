@@ -33,7 +33,7 @@ const statements = new Map<string, PositionalStatement & { sql: string }>();
  * columns a statement returns, never `*`: Postgres re-plans a prepared statement after a migration,
  * but refuses one whose result columns a migration changed ("cached plan must not change result type").
  */
-export async function preparedQuery<R>(db: Knex, name: string, sql: string, bindings: Readonly<Record<string, unknown>>): Promise<R[]> {
+export async function preparedQuery<R>(db: Knex | Knex.Transaction, name: string, sql: string, bindings: Readonly<Record<string, unknown>>): Promise<R[]> {
   let statement = statements.get(name);
   if (!statement) {
     statement = { sql, ...positionalStatement(sql) };
@@ -45,9 +45,12 @@ export async function preparedQuery<R>(db: Knex, name: string, sql: string, bind
     if (!(n in bindings)) throw new Error(`prepared statement ${name} has no value for :${n}`);
     return bindings[n];
   });
+  // In a transaction, knex's transaction client answers with the transaction's connection (and its
+  // release is a no-op), so the statement runs inside it.
   const connection = (await db.client.acquireConnection()) as Client;
-  // As knex does for its own statements, so what observes the pool's queries (round-trip counts) sees this one.
-  db.emit('query', { method: 'raw', sql: statement.text, bindings: values, name });
+  // As knex does for its own statements (a transaction's client passes it on to the root's), so what
+  // observes the queries (round-trip counts) sees this one.
+  (db.client as { emit(event: string, arg: unknown): void }).emit('query', { method: 'raw', sql: statement.text, bindings: values, name });
   try {
     const result: QueryResult = await connection.query({ name, text: statement.text, values });
     return result.rows as R[];
