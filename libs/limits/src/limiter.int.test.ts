@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import pino from 'pino';
 import { requireEnv } from '@bus/testing';
-import { createConnectionQuotas, createLimiter, createRedis, enforce, RateLimitedError, type Redis } from './index';
+import { consumeInOrder, createConnectionQuotas, createLimiter, createRedis, enforce, RateLimitedError, type Redis } from './index';
 
 let redis: Redis;
 beforeAll(async () => {
@@ -63,6 +63,59 @@ describe('limits on the real Redis', () => {
     try {
       const limiter = createLimiter(dead, { label: 'test', name: unique('insured'), rate: { points: 2, durationSeconds: 60 } });
       expect((await consumeN(limiter, 'k', 3)).map((d) => d.allowed)).toEqual([true, true, false]);
+    } finally {
+      dead.disconnect();
+    }
+  });
+
+  it('counts several limits in one Redis command as consuming them one after the other would, none after a refusal', async () => {
+    const wide = createLimiter(redis, { label: 'test', name: unique('wide'), rate: { points: 2, durationSeconds: 60 } });
+    const narrow = createLimiter(redis, {
+      label: 'test',
+      name: unique('narrow'),
+      rate: { points: 1, durationSeconds: 60 },
+      burst: { points: 1, durationSeconds: 120 },
+    });
+    const both = [
+      [wide, 'k'],
+      [narrow, 'k'],
+    ] as const;
+    const sent = jest.spyOn(redis, 'sendCommand');
+    const answers = [];
+    let commands: number;
+    try {
+      for (let i = 0; i < 4; i++) answers.push(await consumeInOrder(both));
+      commands = sent.mock.calls.length;
+    } finally {
+      sent.mockRestore();
+    }
+    expect(commands).toBe(4);
+    expect(answers.map((a) => a.map((d) => (d.allowed ? d.remaining : 'refused')))).toEqual([
+      [1, 0], // the narrow rate's one
+      [0, 0], // the narrow burst's one
+      ['refused'], // wide spent: narrow is not counted
+      ['refused'],
+    ]);
+    expect(await redis.get(`limit:${wide.name}:k`)).toBe('4');
+    expect(await redis.get(`limit:${narrow.name}:k`)).toBe('2');
+    expect(await redis.get(`limit:${narrow.name}:burst:k`)).toBe('1');
+    // The one-limit path counts the same keys: the narrow rate and burst are spent.
+    expect(await narrow.consume('k')).toEqual({ allowed: false, retryAfterSeconds: expect.any(Number) });
+  });
+
+  it('falls back to each limiter’s insurance, in order, when Redis is unreachable', async () => {
+    const dead = createRedis('redis://127.0.0.1:1', pino({ level: 'silent' }));
+    try {
+      const first = createLimiter(dead, { label: 'test', name: unique('insured-a'), rate: { points: 1, durationSeconds: 60 } });
+      const second = createLimiter(dead, { label: 'test', name: unique('insured-b'), rate: { points: 5, durationSeconds: 60 } });
+      const checks = [
+        [first, 'k'],
+        [second, 'k'],
+      ] as const;
+      expect((await consumeInOrder(checks)).map((d) => d.allowed)).toEqual([true, true]);
+      expect((await consumeInOrder(checks)).map((d) => d.allowed)).toEqual([false]);
+      // The second was counted once only: four more fit its five.
+      expect((await consumeN(second, 'k', 5)).map((d) => d.allowed)).toEqual([true, true, true, true, false]);
     } finally {
       dead.disconnect();
     }

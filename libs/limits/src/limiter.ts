@@ -36,6 +36,23 @@ export interface Limiter {
   consume(key: string): Promise<LimitDecision>;
 }
 
+/** A window's count after a request: how many it holds now (this one included) and the ms until it resets. */
+interface Count {
+  consumed: number;
+  msBeforeNext: number;
+}
+
+/** What consumeInOrder needs of a limiter besides its interface; kept out of the interface. */
+interface LimiterParts {
+  redis: Redis;
+  spec: LimitSpec;
+  metrics: LimitMetrics | undefined;
+  /** rate-limiter-flexible's windows, each with its in-process insurance: the path without Redis. */
+  consumeWithInsurance(key: string): Promise<LimitDecision>;
+}
+
+const partsOf = new WeakMap<Limiter, LimiterParts>();
+
 /**
  * A limit shared by every replica through Redis. When Redis is unreachable the in-process insurance
  * limiter (same windows, per replica) decides instead, so requests keep being answered and limited.
@@ -51,45 +68,135 @@ export function createLimiter(redis: Redis, spec: LimitSpec, metrics?: LimitMetr
     });
   const rate = windowed('', spec.rate);
   const burst = spec.burst ? windowed(':burst', spec.burst) : undefined;
-  const seconds = (ms: number) => Math.max(0, Math.ceil(ms / 1000));
-  const allowed = (remaining: number, msBeforeNext: number): LimitDecision => ({
-    allowed: true,
-    remaining: Math.max(0, remaining),
-    resetSeconds: seconds(msBeforeNext),
-  });
-  const refused = (msBeforeNext: number): LimitDecision => ({ allowed: false, retryAfterSeconds: Math.max(1, seconds(msBeforeNext)) });
-
-  // The burst allowance is spent only once the rate's window is (as rate-limiter-flexible's
-  // BurstyRateLimiter does), composed here so that an allowed burst request knows what is left of it.
-  const decide = async (key: string): Promise<LimitDecision> => {
-    const inRate = await settled(rate.consume(key));
-    if (inRate.allowed) return allowed(inRate.answer.remainingPoints, inRate.answer.msBeforeNext);
-    if (!burst) return refused(inRate.answer.msBeforeNext);
-    const inBurst = await settled(burst.consume(key));
-    // Until the rate's window ends, only what is left of the burst allowance is left.
-    if (inBurst.allowed) return allowed(inBurst.answer.remainingPoints, inRate.answer.msBeforeNext);
-    return refused(Math.min(inRate.answer.msBeforeNext, inBurst.answer.msBeforeNext));
+  const consumeWithInsurance = async (key: string): Promise<LimitDecision> => {
+    const inRate = await counted(rate.consume(key));
+    return decisionOf(spec, inRate, inRate.consumed > spec.rate.points && burst ? await counted(burst.consume(key)) : undefined);
   };
-
-  return {
+  const limiter: Limiter = {
     name: spec.name,
-    consume: async (key) => {
-      if (redis.status !== 'ready') metrics?.fallback(spec.label);
-      const decision = await decide(key);
-      if (!decision.allowed) metrics?.limited(spec.label, spec.rule ?? 'rate.limited');
-      return decision;
-    },
+    consume: async (key) => (await consumeInOrder([[limiter, key]]))[0]!,
   };
+  partsOf.set(limiter, { redis, spec, metrics, consumeWithInsurance });
+  return limiter;
+}
+
+/**
+ * The decision of one limit from its windows' counts. The burst allowance is spent only once the
+ * rate's window is (as rate-limiter-flexible's BurstyRateLimiter does), composed here so that an
+ * allowed burst request knows what is left of it: until the rate's window ends, only what is left of
+ * the burst allowance is left.
+ */
+function decisionOf(spec: LimitSpec, rate: Count, burst: Count | undefined): LimitDecision {
+  const seconds = (ms: number) => Math.max(0, Math.ceil(ms / 1000));
+  const allowed = (remaining: number): LimitDecision => ({ allowed: true, remaining: Math.max(0, remaining), resetSeconds: seconds(rate.msBeforeNext) });
+  const refused = (ms: number): LimitDecision => ({ allowed: false, retryAfterSeconds: Math.max(1, seconds(ms)) });
+  if (rate.consumed <= spec.rate.points) return allowed(spec.rate.points - rate.consumed);
+  if (!spec.burst || !burst) return refused(rate.msBeforeNext);
+  if (burst.consumed <= spec.burst.points) return allowed(spec.burst.points - burst.consumed);
+  return refused(Math.min(rate.msBeforeNext, burst.msBeforeNext));
 }
 
 /** rate-limiter-flexible rejects with its answer when a window is spent; anything else is a failure. */
-async function settled(consumption: Promise<RateLimiterRes>): Promise<{ allowed: boolean; answer: RateLimiterRes }> {
-  try {
-    return { allowed: true, answer: await consumption };
-  } catch (rejection) {
-    if (rejection instanceof RateLimiterRes) return { allowed: false, answer: rejection };
+async function counted(consumption: Promise<RateLimiterRes>): Promise<Count> {
+  const answer = await consumption.catch((rejection: unknown) => {
+    if (rejection instanceof RateLimiterRes) return rejection;
     throw rejection;
+  });
+  return { consumed: answer.consumedPoints, msBeforeNext: answer.msBeforeNext };
+}
+
+/**
+ * Counts a request against several limits in one Redis round trip, as consuming them one after the
+ * other would: each limit's rate window, its burst window only once the rate's is spent, and nothing
+ * after the first limit that refuses. Each window is counted as rate-limiter-flexible's RateLimiterRedis
+ * counts it (same key, same `set NX EX` / `incrby` / `pttl`), so its insurance path and every replica
+ * share the counts. KEYS: per limit its rate key and burst key; ARGV: per limit rate points, rate
+ * seconds, burst points (0: none), burst seconds. Answers consumed, pttl per window counted, in order.
+ */
+const LIMITS_IN_ORDER_LUA = `
+local function count(key, seconds)
+  redis.call('set', key, 0, 'EX', seconds, 'NX')
+  local consumed = redis.call('incrby', key, 1)
+  local ttl = redis.call('pttl', key)
+  if ttl == -1 then
+    redis.call('expire', key, seconds)
+    ttl = 1000 * seconds
+  end
+  return consumed, ttl
+end
+local answer = {}
+for i = 1, #KEYS / 2 do
+  local a = (i - 1) * 4
+  local consumed, ttl = count(KEYS[2 * i - 1], ARGV[a + 2])
+  table.insert(answer, consumed)
+  table.insert(answer, ttl)
+  if consumed > tonumber(ARGV[a + 1]) then
+    if tonumber(ARGV[a + 3]) == 0 then return answer end
+    local burstConsumed, burstTtl = count(KEYS[2 * i], ARGV[a + 4])
+    table.insert(answer, burstConsumed)
+    table.insert(answer, burstTtl)
+    if burstConsumed > tonumber(ARGV[a + 3]) then return answer end
+  end
+end
+return answer
+`;
+
+type LimitsInOrderCommand = { busLimitsInOrder(numberOfKeys: number, ...keysAndArgs: Array<string | number>): Promise<number[]> };
+const scriptDefined = new WeakSet<Redis>();
+
+/**
+ * Counts one request against `checks` in order and answers each limit's decision up to the first
+ * refusal (the limits after it are neither counted nor answered). One Redis round trip for all of them
+ * (a publish: the address and the whole API, then the connection's second and day), where each
+ * limiter on its own made one or two; without Redis, each limiter's insurance decides, one by one.
+ */
+export async function consumeInOrder(checks: ReadonlyArray<readonly [Limiter, string]>): Promise<LimitDecision[]> {
+  const limits = checks.map(([limiter, key]) => {
+    const parts = partsOf.get(limiter);
+    if (!parts) throw new TypeError(`limiter ${limiter.name} was not made by createLimiter`);
+    return { parts, key };
+  });
+  const redis = limits[0]?.parts.redis;
+  if (!redis) return [];
+  const answer =
+    redis.status === 'ready' && limits.every((l) => l.parts.redis === redis)
+      ? await countInRedis(
+          redis,
+          limits.map((l) => ({ spec: l.parts.spec, key: l.key })),
+        ).catch(() => undefined)
+      : undefined;
+  const decisions: LimitDecision[] = [];
+  let at = 0;
+  for (const { parts, key } of limits) {
+    let decision: LimitDecision;
+    if (answer) {
+      const rate = { consumed: answer[at]!, msBeforeNext: answer[at + 1]! };
+      at += 2;
+      const burstCounted = rate.consumed > parts.spec.rate.points && parts.spec.burst !== undefined;
+      const burst = burstCounted ? { consumed: answer[at]!, msBeforeNext: answer[at + 1]! } : undefined;
+      if (burstCounted) at += 2;
+      decision = decisionOf(parts.spec, rate, burst);
+    } else {
+      parts.metrics?.fallback(parts.spec.label);
+      decision = await parts.consumeWithInsurance(key);
+    }
+    decisions.push(decision);
+    if (!decision.allowed) {
+      parts.metrics?.limited(parts.spec.label, parts.spec.rule ?? 'rate.limited');
+      break;
+    }
   }
+  return decisions;
+}
+
+async function countInRedis(redis: Redis, limits: ReadonlyArray<{ spec: LimitSpec; key: string }>): Promise<number[]> {
+  if (!scriptDefined.has(redis)) {
+    redis.defineCommand('busLimitsInOrder', { lua: LIMITS_IN_ORDER_LUA });
+    scriptDefined.add(redis);
+  }
+  const keys = limits.flatMap(({ spec, key }) => [`limit:${spec.name}:${key}`, `limit:${spec.name}:burst:${key}`]);
+  const args = limits.flatMap(({ spec }) => [spec.rate.points, spec.rate.durationSeconds, spec.burst?.points ?? 0, spec.burst?.durationSeconds ?? 0]);
+  return (redis as unknown as LimitsInOrderCommand).busLimitsInOrder(keys.length, ...keys, ...args);
 }
 
 /** 429 rate.limited with Retry-After (spec §7, §8). */
@@ -100,10 +207,9 @@ export class RateLimitedError extends HttpError {
   }
 }
 
-/** Consumes one point of each limiter in order and throws RateLimitedError at the first refusal. */
+/** Consumes one point of each limiter in order (one Redis round trip) and throws RateLimitedError at the first refusal. */
 export async function enforce(checks: ReadonlyArray<readonly [Limiter, string]>, what?: string): Promise<void> {
-  for (const [limiter, key] of checks) {
-    const decision = await limiter.consume(key);
+  for (const decision of await consumeInOrder(checks)) {
     if (!decision.allowed) throw new RateLimitedError(decision.retryAfterSeconds, what);
   }
 }

@@ -2,7 +2,7 @@ import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { busLimitsConfig, ConfigOf } from '@bus/config';
 import { HttpError } from '@bus/contracts';
-import { createLimiter, type Limiter } from './limiter';
+import { consumeInOrder, createLimiter, type Limiter } from './limiter';
 import type { LimitMetrics } from './metrics';
 
 /** A connection's allowance on /v1/tenants/{t}/... (spec §8). */
@@ -108,16 +108,21 @@ export function createConnectionQuotas(redis: Redis, metrics?: LimitMetrics, opt
 
   return {
     consume: async (connectionId, quota, now = new Date()) => {
-      const rate = await rateLimiter({ ...quota, perSecond: quota.perSecond * factor, burst: quota.burst * factor }).consume(connectionId);
-      if (!rate.allowed) {
-        const second = { remaining: 0, resetSeconds: rate.retryAfterSeconds };
-        return { allowed: false, rule: 'rate.limited', retryAfterSeconds: rate.retryAfterSeconds, second };
+      // One Redis round trip for both windows; the day is not counted when the second refuses.
+      const [rate, day] = await consumeInOrder([
+        [rateLimiter({ ...quota, perSecond: quota.perSecond * factor, burst: quota.burst * factor }), connectionId],
+        [dayLimiter(quota, now.toISOString().slice(0, 10)), connectionId],
+      ]);
+      if (rate === undefined || !rate.allowed) {
+        const retryAfterSeconds = rate?.retryAfterSeconds ?? 1;
+        return { allowed: false, rule: 'rate.limited', retryAfterSeconds, second: { remaining: 0, resetSeconds: retryAfterSeconds } };
       }
       const second = { remaining: rate.remaining, resetSeconds: rate.resetSeconds };
-      const day = await dayLimiter(quota, now.toISOString().slice(0, 10)).consume(connectionId);
       // The day's count lives past midnight (its key names the day): its window ends at midnight UTC.
       const midnight = secondsUntilUtcMidnight(now);
-      if (!day.allowed) return { allowed: false, rule: 'quota.exceeded', retryAfterSeconds: midnight, second, day: { remaining: 0, resetSeconds: midnight } };
+      if (day === undefined || !day.allowed) {
+        return { allowed: false, rule: 'quota.exceeded', retryAfterSeconds: midnight, second, day: { remaining: 0, resetSeconds: midnight } };
+      }
       return { allowed: true, second, day: { remaining: day.remaining, resetSeconds: midnight } };
     },
   };
