@@ -24,7 +24,7 @@
 
 const { performance } = require('node:perf_hooks');
 const { som } = require('@bus/schemas');
-const { CONNECTION_FACTOR, cpuLine, cpuMeter, machine, percentile, provisionWorkspace, startBus, storyMessage } = require('./support');
+const { CONNECTION_FACTOR, cpuLine, cpuMeter, httpClient, machine, percentile, provisionWorkspace, startBus, storyMessage } = require('./support');
 
 const RATE = Number(process.env.BENCH_RATE ?? 200);
 const RUN_SECONDS = Number(process.env.BENCH_SECONDS ?? 60);
@@ -62,11 +62,13 @@ function busClient(urls, workspace, producers, consumer) {
   const consumerBase = `${urls.pullApi}/v1/tenants/${workspace}/consumers/${consumer.clientId}`;
   const json = (token) => ({ Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' });
   const client = { networkErrors: 0 };
+  const request = httpClient();
   const call = async (url, init) => {
     try {
-      const res = await fetch(url, init);
-      const body = res.headers.get('content-type')?.includes('json') ? await res.json() : await res.text();
-      return { status: res.status, body, retryAfter: Number(res.headers.get('retry-after') ?? 1) };
+      const res = await request(url, init);
+      const text = res.body.toString('utf8');
+      const body = res.headers['content-type']?.includes('json') ? JSON.parse(text) : text;
+      return { status: res.status, body, retryAfter: Number(res.headers['retry-after'] ?? 1) };
     } catch {
       client.networkErrors += 1;
       return { status: 0, body: undefined, retryAfter: 1 };

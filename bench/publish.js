@@ -12,7 +12,7 @@
 const { randomBytes } = require('node:crypto');
 const { som } = require('@bus/schemas');
 const { ensureTopics, sendAcked } = require('@bus/kafka');
-const { CONNECTION_FACTOR, cpuLine, cpuMeter, machine, measure, provisionWorkspace, startBus, storyMessage } = require('./support');
+const { CONNECTION_FACTOR, cpuLine, cpuMeter, httpClient, machine, measure, provisionWorkspace, startBus, storyMessage } = require('./support');
 
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 64);
 const RUN_MS = Number(process.env.BENCH_SECONDS ?? 15) * 1000;
@@ -34,18 +34,18 @@ async function main() {
     const tokens = producers.map((p) => p.token);
     const sample = messageOf(0);
 
+    const request = httpClient();
     const publish = await measure({
       cpu: cpuMeter({ bus: bench.bus.child.pid, bench: process.pid }),
       concurrency: CONCURRENCY,
       warmUpMs: WARM_UP_MS,
       runMs: RUN_MS,
       operation: async (i) => {
-        const res = await fetch(`${busUrl}/v1/tenants/${workspace}/messages`, {
+        const res = await request(`${busUrl}/v1/tenants/${workspace}/messages`, {
           method: 'POST',
           headers: { Authorization: `Bearer ${tokens[i % PRODUCERS]}`, 'Content-Type': 'application/json' },
           body: messageOf(i),
         });
-        await res.arrayBuffer();
         return res.status === 202;
       },
     });

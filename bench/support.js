@@ -294,10 +294,33 @@ function cpuLine(perThousand) {
     .join(', ');
 }
 
+/**
+ * The benches' HTTP client: node:http on keep-alive sockets, answering { status, headers, body } with
+ * the body as a Buffer (headers lower-cased, as node gives them). fetch (undici behind WHATWG streams)
+ * cost the bench process itself 190–320 CPU ms per 1,000 requests, on the two cores the bus it
+ * measures runs on (docs/benchmarks.md).
+ */
+function httpClient() {
+  const http = require('node:http');
+  const agent = new http.Agent({ keepAlive: true, maxSockets: Infinity });
+  return (url, { method = 'GET', headers = {}, body } = {}) =>
+    new Promise((resolve, reject) => {
+      const sized = body === undefined ? headers : { ...headers, 'Content-Length': Buffer.byteLength(body) };
+      const req = http.request(url, { method, headers: sized, agent }, (res) => {
+        const chunks = [];
+        res.on('data', (chunk) => chunks.push(chunk));
+        res.on('end', () => resolve({ status: res.statusCode, headers: res.headers, body: Buffer.concat(chunks) }));
+        res.on('error', reject);
+      });
+      req.on('error', reject);
+      req.end(body);
+    });
+}
+
 /** The machine line every benchmark prints with its figures. */
 function machine() {
   const os = require('node:os');
   return `${os.cpus().length} cores, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}, ${new Date().toISOString().slice(0, 10)}`;
 }
 
-module.exports = { CONNECTION_FACTOR, cpuLine, cpuMeter, loadStackEnv, measure, machine, percentile, startBus, provisionWorkspace, storyMessage };
+module.exports = { CONNECTION_FACTOR, cpuLine, cpuMeter, httpClient, loadStackEnv, measure, machine, percentile, startBus, provisionWorkspace, storyMessage };

@@ -12,7 +12,7 @@
 const { fork } = require('node:child_process');
 const { randomBytes } = require('node:crypto');
 const path = require('node:path');
-const { cpuLine, cpuMeter, loadStackEnv, machine, measure } = require('./support');
+const { cpuLine, cpuMeter, httpClient, loadStackEnv, machine, measure } = require('./support');
 
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16);
 const WARM_UP_MS = 2_000;
@@ -96,14 +96,14 @@ async function driver() {
     'Content-Type': 'application/x-www-form-urlencoded',
   }));
 
+  const request = httpClient();
   const result = await measure({
     concurrency: CONCURRENCY,
     warmUpMs: WARM_UP_MS,
     runMs: RUN_MS,
     cpu: cpuMeter({ 'token service': child.pid, bench: process.pid }),
     operation: async (i) => {
-      const res = await fetch(`${url}/v1/oauth/token`, { method: 'POST', headers: headers[i % CLIENTS], body: 'grant_type=client_credentials' });
-      await res.arrayBuffer();
+      const res = await request(`${url}/v1/oauth/token`, { method: 'POST', headers: headers[i % CLIENTS], body: 'grant_type=client_credentials' });
       return res.status === 200;
     },
   });
