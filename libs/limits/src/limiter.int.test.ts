@@ -103,6 +103,16 @@ describe('limits on the real Redis', () => {
     expect(await narrow.consume('k')).toEqual({ allowed: false, retryAfterSeconds: expect.any(Number) });
   });
 
+  it('reads a burst of 0 points as no burst: refused once the rate is spent, with a Retry-After', async () => {
+    const limiter = createLimiter(redis, {
+      label: 'test',
+      name: unique('no-burst'),
+      rate: { points: 1, durationSeconds: 60 },
+      burst: { points: 0, durationSeconds: 60 },
+    });
+    expect((await consumeN(limiter, 'k', 3)).map((d) => (d.allowed ? d.remaining : d.retryAfterSeconds > 0))).toEqual([0, true, true]);
+  });
+
   it('falls back to each limiter’s insurance, in order, when Redis is unreachable', async () => {
     const dead = createRedis('redis://127.0.0.1:1', pino({ level: 'silent' }));
     try {

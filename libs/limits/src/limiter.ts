@@ -172,7 +172,8 @@ export async function consumeInOrder(checks: ReadonlyArray<readonly [Limiter, st
     if (answer) {
       const rate = { consumed: answer[at]!, msBeforeNext: answer[at + 1]! };
       at += 2;
-      const burstCounted = rate.consumed > parts.spec.rate.points && parts.spec.burst !== undefined;
+      // As the script decides: a burst of 0 points is no burst.
+      const burstCounted = rate.consumed > parts.spec.rate.points && (parts.spec.burst?.points ?? 0) > 0;
       const burst = burstCounted ? { consumed: answer[at]!, msBeforeNext: answer[at + 1]! } : undefined;
       if (burstCounted) at += 2;
       decision = decisionOf(parts.spec, rate, burst);
