@@ -48,10 +48,11 @@ export async function preparedQuery<R>(db: Knex | Knex.Transaction, name: string
   // In a transaction, knex's transaction client answers with the transaction's connection (and its
   // release is a no-op), so the statement runs inside it.
   const connection = (await db.client.acquireConnection()) as Client;
-  // As knex does for its own statements (a transaction's client passes it on to the root's), so what
-  // observes the queries (round-trip counts) sees this one.
-  (db.client as { emit(event: string, arg: unknown): void }).emit('query', { method: 'raw', sql: statement.text, bindings: values, name });
   try {
+    // As knex does for its own statements (a transaction's client passes it on to the root's), so what
+    // observes the queries (round-trip counts) sees this one — inside the try: an observer that throws
+    // must not keep the connection from going back to the pool.
+    (db.client as { emit(event: string, arg: unknown): void }).emit('query', { method: 'raw', sql: statement.text, bindings: values, name });
     const result: QueryResult = await connection.query({ name, text: statement.text, values });
     return result.rows as R[];
   } finally {
