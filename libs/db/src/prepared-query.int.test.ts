@@ -1,5 +1,6 @@
 import { createTestDatabase, type TestDatabase } from '@bus/testing';
 import { createDatabase, preparedQuery, type Knex } from './index';
+import { PLAN_REMADE_AFTER_MS } from './prepared-query';
 
 /** Named prepared statements (the pull API's receive and ack): same rows as the plain query, prepared once per connection. */
 let testDb: TestDatabase;
@@ -59,4 +60,49 @@ it('runs inside a transaction when given one: a rollback takes its write back', 
   expect(written).toEqual([{ id: 7 }]);
   expect(seenInside).toEqual([7]);
   expect(await db('marks').pluck('id')).toEqual([]);
+});
+
+describe('a plan made while a table was empty', () => {
+  // The shape of the receive's UPDATE … WHERE id IN (SELECT id FROM take): a hash join over a seq scan
+  // when the table looks empty, index probes once it is not.
+  const lookUp = 'select g.id from grown g where g.id in (select unnest(:ids::int[]))';
+  // The plan the connection's prepared statement runs with (poolMax 1: the one connection).
+  const planOf = async (prepared: string) =>
+    ((await db.raw(`explain execute "${prepared}"('{1}')`)).rows as { 'QUERY PLAN': string }[]).map((r) => r['QUERY PLAN']).join('\n');
+  const lookUpOne = () => preparedQuery(db, 'test.grown', lookUp, { ids: [1] });
+  // Generic plans from the first run (Postgres settles on one at the sixth run of a statement).
+  beforeAll(() => db.raw('set plan_cache_mode = force_generic_plan'));
+  afterAll(() => db.raw('reset plan_cache_mode'));
+  afterEach(() => jest.restoreAllMocks());
+
+  it('is made again once the schedule says, so the table’s growth reaches it: index probes, not the empty table’s seq scan', async () => {
+    await db.raw('create table grown (id int primary key, note text)');
+    const start = Date.now();
+    const clock = jest.spyOn(Date, 'now').mockReturnValue(start);
+    expect(await lookUpOne()).toEqual([]);
+    expect(await planOf('test.grown')).toMatch(/Seq Scan on grown/);
+
+    await db.raw('insert into grown select generate_series(1, 100000)');
+    clock.mockReturnValue(start + (PLAN_REMADE_AFTER_MS[0] as number) - 1);
+    expect(await lookUpOne()).toEqual([{ id: 1 }]);
+    expect(await planOf('test.grown')).toMatch(/Seq Scan on grown/);
+
+    clock.mockReturnValue(start + (PLAN_REMADE_AFTER_MS[0] as number));
+    expect(await lookUpOne()).toEqual([{ id: 1 }]);
+    expect(await planOf('test.grown@1')).toMatch(/Index Only Scan using grown_pkey on grown/);
+    expect((await preparedOnTheConnection()).filter((n: string) => n.startsWith('test.grown'))).toEqual(['test.grown@1']);
+  });
+
+  it('stops being remade after the schedule’s last step', async () => {
+    const start = Date.now();
+    const clock = jest.spyOn(Date, 'now').mockReturnValue(start);
+    await preparedQuery(db, 'test.schedule', 'select :n::int as n', { n: 1 });
+    for (const after of PLAN_REMADE_AFTER_MS) {
+      clock.mockReturnValue(start + after);
+      expect(await preparedQuery(db, 'test.schedule', 'select :n::int as n', { n: 2 })).toEqual([{ n: 2 }]);
+    }
+    clock.mockReturnValue(start + 10 * (PLAN_REMADE_AFTER_MS.at(-1) as number));
+    await preparedQuery(db, 'test.schedule', 'select :n::int as n', { n: 3 });
+    expect((await preparedOnTheConnection()).filter((n: string) => n.startsWith('test.schedule'))).toEqual([`test.schedule@${PLAN_REMADE_AFTER_MS.length}`]);
+  });
 });

@@ -1,5 +1,6 @@
 import type { Client, QueryResult } from 'pg';
 import type { Knex } from 'knex';
+import { sqlIdentifier } from './sql-literals';
 
 /** A statement's text with its `:name` bindings turned into `$n` positions, in the order they first appear. */
 export interface PositionalStatement {
@@ -25,13 +26,62 @@ export function positionalStatement(sql: string): PositionalStatement {
 const statements = new Map<string, PositionalStatement & { sql: string }>();
 
 /**
+ * When a connection's plan of a statement is made again, in ms after its first use there: 1 s, 2 s, 4 s
+ * … 512 s, then never. A generic plan keeps the row counts Postgres believed when it was made, and a
+ * plan made in a table's first seconds (a new install, each bench:e2e run) believes the table is empty:
+ * it scanned all of `deliveries` per receive, its cost growing with the table (auto_explain, bench:e2e at
+ * 200 msg/s: 1.25 ms a receive against 0.78 ms planned afresh; the acceptance read 0.35 against 0.04 ms).
+ * Postgres itself re-plans once autovacuum has analyzed a table, which can take minutes on a new one;
+ * past that the schedule stops, so a connection holds at most ten superseded names in node-postgres'
+ * bookkeeping (the server's copies are deallocated).
+ */
+export const PLAN_REMADE_AFTER_MS: readonly number[] = Array.from({ length: 10 }, (_, i) => 1000 * 2 ** i);
+
+/** Which version of each statement a connection has prepared, and when it first prepared the statement. */
+interface PreparedVersion {
+  version: number;
+  firstUsedAt: number;
+}
+
+const preparedOn = new WeakMap<Client, Map<string, PreparedVersion>>();
+
+/** The server-side name of a statement's version: the name itself first, then `name@1`, `name@2` … */
+function versionName(name: string, version: number): string {
+  return version === 0 ? name : `${name}@${version}`;
+}
+
+/**
+ * The version of `name` to run on `connection` now, and the superseded version to deallocate first
+ * (when its time in PLAN_REMADE_AFTER_MS has come).
+ */
+function versionToRun(connection: Client, name: string, now: number): { run: string; deallocate?: string } {
+  let prepared = preparedOn.get(connection);
+  if (!prepared) {
+    prepared = new Map();
+    preparedOn.set(connection, prepared);
+  }
+  const current = prepared.get(name);
+  if (!current) {
+    prepared.set(name, { version: 0, firstUsedAt: now });
+    return { run: name };
+  }
+  const remakeAt = PLAN_REMADE_AFTER_MS[current.version];
+  if (remakeAt === undefined || now - current.firstUsedAt < remakeAt) return { run: versionName(name, current.version) };
+  // Moved on before the DEALLOCATE: should it fail, the next call prepares the new version anyway.
+  prepared.set(name, { version: current.version + 1, firstUsedAt: current.firstUsedAt });
+  return { run: versionName(name, current.version + 1), deallocate: versionName(name, current.version) };
+}
+
+/**
  * Runs a hot statement as a named prepared statement on a connection of the pool: Postgres parses it
  * once per connection and, after five executions, reuses a generic plan — for the pull API's receive
  * the planning was a third of its Postgres time (1.4 of 4.3 ms, EXPLAIN ANALYZE over a 5,000-message
- * backlog). `name` identifies the text: one name, one text, or this throws (two texts under one name
- * would make node-postgres refuse the second on every connection that prepared the first). Name the
- * columns a statement returns, never `*`: Postgres re-plans a prepared statement after a migration,
- * but refuses one whose result columns a migration changed ("cached plan must not change result type").
+ * backlog). The plan is made again on the schedule of PLAN_REMADE_AFTER_MS, so one made on an empty
+ * table does not outlive the table's growth. `name` identifies the text: one name, one text, or this
+ * throws (two texts under one name would make node-postgres refuse the second on every connection that
+ * prepared the first). Name the columns a statement returns, never `*`: Postgres re-plans a prepared
+ * statement after a migration, but refuses one whose result columns a migration changed ("cached plan
+ * must not change result type").
  */
 export async function preparedQuery<R>(db: Knex | Knex.Transaction, name: string, sql: string, bindings: Readonly<Record<string, unknown>>): Promise<R[]> {
   let statement = statements.get(name);
@@ -53,7 +103,10 @@ export async function preparedQuery<R>(db: Knex | Knex.Transaction, name: string
     // observes the queries (round-trip counts) sees this one — inside the try: an observer that throws
     // must not keep the connection from going back to the pool.
     (db.client as { emit(event: string, arg: unknown): void }).emit('query', { method: 'raw', sql: statement.text, bindings: values, name });
-    const result: QueryResult = await connection.query({ name, text: statement.text, values });
+    const { run, deallocate } = versionToRun(connection, name, Date.now());
+    // Before the statement, so a failure here leaves nothing of the caller's work half done.
+    if (deallocate !== undefined) await connection.query(`DEALLOCATE ${sqlIdentifier(deallocate)}`);
+    const result: QueryResult = await connection.query({ name: run, text: statement.text, values });
     return result.rows as R[];
   } finally {
     await db.client.releaseConnection(connection);

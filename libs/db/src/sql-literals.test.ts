@@ -1,4 +1,4 @@
-import { sqlLiteral, sqlTextArray } from './sql-literals';
+import { sqlIdentifier, sqlLiteral, sqlTextArray } from './sql-literals';
 
 describe('sqlLiteral', () => {
   it('quotes a plain value', () => {
@@ -19,5 +19,13 @@ describe('sqlTextArray', () => {
   it('is a typed array of literals, empty ones included', () => {
     expect(sqlTextArray(['a', `b'c`])).toBe(`array['a', 'b''c']::text[]`);
     expect(sqlTextArray([])).toBe('array[]::text[]');
+  });
+});
+
+describe('sqlIdentifier', () => {
+  it('quotes a name, doubling its quotes, and refuses a NUL', () => {
+    expect(sqlIdentifier('pull.receive@1')).toBe('"pull.receive@1"');
+    expect(sqlIdentifier('a"b')).toBe('"a""b"');
+    expect(() => sqlIdentifier('a\u0000b')).toThrow(RangeError);
   });
 });

@@ -1,4 +1,4 @@
-import { escapeLiteral } from 'pg';
+import { escapeIdentifier, escapeLiteral } from 'pg';
 
 /**
  * A quoted SQL literal, for the statements of a simple query, which carries no parameters (several
@@ -13,4 +13,10 @@ export function sqlLiteral(value: string): string {
 /** A text[] of quoted literals (an empty one too: `array[]::text[]`). */
 export function sqlTextArray(values: readonly string[]): string {
   return `array[${values.map(sqlLiteral).join(', ')}]::text[]`;
+}
+
+/** A quoted SQL identifier (a prepared statement's name in DEALLOCATE): pg's escapeIdentifier doubles quotes. */
+export function sqlIdentifier(name: string): string {
+  if (name.includes('\u0000')) throw new RangeError('a NUL character cannot be part of a Postgres identifier');
+  return escapeIdentifier(name);
 }
