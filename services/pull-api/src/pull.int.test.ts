@@ -224,6 +224,28 @@ describe('the pull API queues on the real Postgres', () => {
     expect((await get(a, 10)).map((m) => m.messageId)).toEqual(sent.slice(0, 10));
   });
 
+  it('over many correlation ids hands out the oldest heads first, each with its run in order', async () => {
+    const groups = Array.from({ length: 50 }, (_, i) => `m${i}-${randomUUID()}`);
+    const sent: string[][] = groups.map(() => []);
+    for (let round = 0; round < 2; round++) for (const [i, group] of groups.entries()) sent[i]!.push((await enqueue(group)).messageId);
+    const got = await get(a, 10);
+    expect(got.map((m) => m.messageId)).toEqual(sent.slice(0, 5).flat());
+  });
+
+  it('finds the other correlation ids’ heads behind a long story whose head is leased', async () => {
+    const story = `long-${randomUUID()}`;
+    const long: string[] = [];
+    for (let i = 0; i < 100; i++) long.push((await enqueue(story)).messageId);
+    const firstRun = await get(a, 10);
+    expect(firstRun.map((m) => m.messageId)).toEqual(long.slice(0, 10));
+    // Enqueued after the whole story: the oldest rows are all the story's, its head leased.
+    const others = [(await enqueue(`o1-${randomUUID()}`)).messageId, (await enqueue(`o2-${randomUUID()}`)).messageId];
+    expect((await get(a, 10)).map((m) => m.messageId)).toEqual(others);
+    const handles = firstRun.map((m) => handleOf(a, m));
+    expect((await ack(a, handles)).map((r) => r.status)).toEqual(handles.map(() => 'done'));
+    expect((await get(a, 10)).map((m) => m.messageId)).toEqual(long.slice(10, 20));
+  });
+
   it('lets concurrent long polls share messages without one sleeping through a receivable message', async () => {
     const t0 = Date.now();
     const polls = countingWaits();
