@@ -14,7 +14,7 @@
 //   (b) long-poll wake-up: a receive already waiting (wait_seconds=20) on an empty queue, then one
 //       publish: the receive answer's arrival − the publish's 202 arrival (and − its start), TRIALS times;
 //   (c) sustained receive + ack messages/s for the one consumer, batches of 10, one call at a time
-//       and with 4 calls in flight, each over a queue pre-filled with BACKLOG messages.
+//       and with 4 calls in flight (BENCH_DRAIN, 1,4), each over a queue pre-filled with BACKLOG messages.
 // Each of (a) and (c) prints the CPU milliseconds per 1,000 messages of every process (bus processes,
 // the bench itself, Postgres, Kafka, Redis; support.js cpuMeter). The machine's load (uptime) is printed
 // with the figures: other work on it skews them.
@@ -34,8 +34,8 @@ const RECEIVERS = Number(process.env.BENCH_RECEIVERS ?? 1);
 // The window whose p99 is compared at the start and the end of (a).
 const EDGE_SECONDS = 10;
 const LAYOUTS = process.env.BENCH_LAYOUT ? [process.env.BENCH_LAYOUT] : ['all-in-one', 'standalone'];
-// (c)'s calls in flight, one run each.
-const DRAIN_CONCURRENCY = [1, 4];
+// (c)'s calls in flight, one run each (BENCH_DRAIN, comma-separated, to run some of them only).
+const DRAIN_CONCURRENCY = (process.env.BENCH_DRAIN ?? '1,4').split(',').map(Number);
 const WARM_UP_SECONDS = 2;
 const TRIALS = Number(process.env.BENCH_TRIALS ?? 100);
 const BACKLOG = Number(process.env.BENCH_BACKLOG ?? 5000);

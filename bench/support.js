@@ -5,9 +5,14 @@
 const fs = require('node:fs');
 const path = require('node:path');
 
-/** Reads .local/stack.env (written by deploy/local/stack.sh up) into process.env, unless already set. */
+/** The local stack's directory: BUS_LOCAL_DIR when set, as deploy/local/stack.sh reads it, else .local. */
+function localStackDir() {
+  return process.env.BUS_LOCAL_DIR ?? path.join(__dirname, '..', '.local');
+}
+
+/** Reads the local stack's stack.env (written by deploy/local/stack.sh up) into process.env, unless already set. */
 function loadStackEnv() {
-  const file = path.join(__dirname, '..', '.local', 'stack.env');
+  const file = path.join(localStackDir(), 'stack.env');
   if (fs.existsSync(file)) {
     for (const line of fs.readFileSync(file, 'utf8').split('\n')) {
       const m = /^([A-Z0-9_]+)=(.*)$/.exec(line.trim());
@@ -268,7 +273,7 @@ function childrenOf(parent) {
  * milliseconds per 1,000 messages for each process between two snapshots.
  */
 function cpuMeter(busPids) {
-  const local = path.join(__dirname, '..', '.local');
+  const local = localStackDir();
   const postmaster = pidFromFile(path.join(local, 'postgres', 'data', 'postmaster.pid'));
   const kafka = pidFromFile(path.join(local, 'kafka', 'kafka.pid'));
   const redis = pidFromFile(path.join(local, 'redis', 'redis.pid'));
