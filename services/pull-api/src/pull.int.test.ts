@@ -197,6 +197,21 @@ describe('the pull API queues on the real Postgres', () => {
     expect(latency).toBeLessThan(500);
   });
 
+  it('answers a long poll parked behind a correlation id as soon as an ack makes its next message the head', async () => {
+    const story = `k-${randomUUID()}`;
+    const [first, second] = [await enqueue(story), await enqueue(story)];
+    const leased = await get(a, 1);
+    expect(leased.map((m) => m.messageId)).toEqual([first.messageId]);
+    const polls = countingWaits();
+    const waiting = get(a, 10, 30_000, 10_000, polls.pull);
+    await eventually(polls.waiting, (n) => n >= 1, { what: 'the long poll waiting' });
+    const ackedAt = Date.now();
+    expect(await ack(a, [handleOf(a, leased[0]!)])).toEqual([{ receipt_handle: handleOf(a, leased[0]!), status: 'done' }]);
+    const got = await waiting;
+    expect(got.map((m) => m.messageId)).toEqual([second.messageId]);
+    expect(Date.now() - ackedAt).toBeLessThan(500);
+  });
+
   it('never hands one message to two concurrent receivers (SKIP LOCKED)', async () => {
     const ids = new Set<string>();
     for (let i = 0; i < 40; i++) ids.add((await enqueue(`p-${i}-${randomUUID()}`)).messageId);

@@ -351,7 +351,9 @@ export class KnexQueueStore implements QueueStore, ConsumerToolsStore {
    * One statement: a handle is current when its generation is the row's and the row is leased (an
    * expired lease nobody re-took still acks). The named rows are locked in id order first, so two
    * batches naming the same rows wait for each other instead of deadlocking. A handle named twice is
-   * done once, at its first place, as one ack at a time would answer.
+   * done once, at its first place, as one ack at a time would answer. An ack that makes a receivable
+   * message the head of its correlation id NOTIFYs the consumer (at COMMIT), so a long poll parked
+   * behind that correlation id's earlier message answers at once instead of at its wait's end.
    */
   private async settleAcks(consumerId: string, leases: LeaseRef[]): Promise<SettleOutcome[]> {
     const acked = await preparedQuery<Pick<Row<'deliveries'>, 'id'> & { generation: number }>(
@@ -363,12 +365,24 @@ export class KnexQueueStore implements QueueStore, ConsumerToolsStore {
          target AS MATERIALIZED (
            SELECT id FROM deliveries WHERE id = ANY(ARRAY(SELECT id FROM named)) AND consumer_id = :consumerId AND state = 'leased'
             ORDER BY id FOR UPDATE
-         )
-         UPDATE deliveries d SET state = 'acked', acked_at = now()
-           FROM named n
-          WHERE d.id = n.id AND d.id IN (SELECT id FROM target) AND d.lease_generation = n.generation AND d.state = 'leased'
-         RETURNING d.id, n.generation`,
-      { consumerId, ...leaseArrays(leases) },
+         ),
+         acked AS (
+           UPDATE deliveries d SET state = 'acked', acked_at = now()
+             FROM named n
+            WHERE d.id = n.id AND d.id IN (SELECT id FROM target) AND d.lease_generation = n.generation AND d.state = 'leased'
+           RETURNING d.id, n.generation, d.correlation_id
+         ),
+         -- Each acked correlation id's next head: its oldest row still un-acked once these acks commit.
+         next_heads AS (
+           SELECT h.visible_at FROM (SELECT DISTINCT correlation_id FROM acked) g CROSS JOIN LATERAL (
+             SELECT visible_at FROM deliveries
+              WHERE consumer_id = :consumerId AND correlation_id = g.correlation_id AND state <> 'acked' AND id NOT IN (SELECT id FROM acked)
+              ORDER BY id LIMIT 1
+           ) h
+         ),
+         woken AS (SELECT pg_notify(:channel, :consumerId) WHERE EXISTS (SELECT 1 FROM next_heads WHERE visible_at <= now()))
+         SELECT id, generation, (SELECT count(*) FROM woken) AS woken FROM acked`,
+      { consumerId, channel: DELIVERY_CHANNEL, ...leaseArrays(leases) },
     );
     return outcomesInOrder(leases, (lease) => acked.some((r) => String(r.id) === lease.deliveryId && r.generation === lease.generation));
   }
