@@ -131,6 +131,12 @@ const RECEIVE_CANDIDATES = 4;
  */
 const RECEIVE_WALK = RECEIVE_CANDIDATES * 2;
 
+// Rows named by id (a receive's heads and runs, an ack's handles) compare `state::text`, not `state`:
+// a condition on `state` implies the partial indexes' `state <> 'acked'`, and with it Postgres may
+// plan the lookup as a scan of deliveries_pending for the ids (not a leading column) instead of
+// primary-key probes — it did, for generic plans made while the pending rows were few: 0.8–1 ms a
+// lookup, an ack 7–11 ms (auto_explain, bench:e2e (c)). Compared as text, only the primary key fits.
+
 function gateBindings(gate: ReceiveGate | undefined): Record<string, number> {
   return gate ? { receiveLimit: gate.receiveLimit ?? 0, delayMs: gate.delayMs } : {};
 }
@@ -238,7 +244,7 @@ export class KnexQueueStore implements QueueStore, ConsumerToolsStore {
       // receive at 200 msg/s growing with the acked rows kept (auto_explain, bench:e2e).
       `WITH RECURSIVE oldest AS MATERIALIZED (
          SELECT id, correlation_id, visible_at, receive_count, enqueued_at FROM deliveries
-          WHERE consumer_id = :consumerId AND state <> 'acked'
+          WHERE consumer_id = :consumerId AND state <> 'acked' AND lease_generation >= 0 -- deliveries_pending_order's predicate
           ORDER BY id
           LIMIT :max * ${RECEIVE_WALK}
        ),
@@ -291,12 +297,12 @@ export class KnexQueueStore implements QueueStore, ConsumerToolsStore {
        ),
        locked_heads AS MATERIALIZED (
          SELECT id, correlation_id FROM deliveries
-          WHERE id = ANY(ARRAY(SELECT id FROM candidates)) AND state <> 'acked' AND visible_at <= now()${gated}
+          WHERE id = ANY(ARRAY(SELECT id FROM candidates)) AND state::text <> 'acked' AND visible_at <= now()${gated}
           ORDER BY id LIMIT (SELECT heads FROM wanted) FOR UPDATE SKIP LOCKED
        ),
        following_locked AS MATERIALIZED (
          SELECT id FROM deliveries
-          WHERE id = ANY(ARRAY(SELECT f.id FROM following f JOIN locked_heads h ON h.id = f.head_id)) AND state <> 'acked'${gated}
+          WHERE id = ANY(ARRAY(SELECT f.id FROM following f JOIN locked_heads h ON h.id = f.head_id)) AND state::text <> 'acked'${gated}
           ORDER BY id FOR UPDATE SKIP LOCKED
        ),
        runs AS (
@@ -363,13 +369,13 @@ export class KnexQueueStore implements QueueStore, ConsumerToolsStore {
            SELECT DISTINCT id, generation FROM unnest(:ids::bigint[], :generations::int[]) AS n(id, generation)
          ),
          target AS MATERIALIZED (
-           SELECT id FROM deliveries WHERE id = ANY(ARRAY(SELECT id FROM named)) AND consumer_id = :consumerId AND state = 'leased'
+           SELECT id FROM deliveries WHERE id = ANY(ARRAY(SELECT id FROM named)) AND consumer_id = :consumerId AND state::text = 'leased'
             ORDER BY id FOR UPDATE
          ),
          acked AS (
            UPDATE deliveries d SET state = 'acked', acked_at = now()
              FROM named n
-            WHERE d.id = n.id AND d.id IN (SELECT id FROM target) AND d.lease_generation = n.generation AND d.state = 'leased'
+            WHERE d.id = n.id AND d.id IN (SELECT id FROM target) AND d.lease_generation = n.generation AND d.state::text = 'leased'
            RETURNING d.id, n.generation, d.correlation_id
          ),
          -- Each acked correlation id's next head: its oldest row still un-acked once these acks commit.
