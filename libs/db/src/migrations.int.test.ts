@@ -42,7 +42,6 @@ const ALL = [
   '011_identity_providers',
   '012_consumer_tools',
   '013_portal_people',
-  '014_receive_order',
 ];
 
 let testDb: TestDatabase;

@@ -124,13 +124,6 @@ function gateName(gate: ReceiveGate | undefined): string {
  */
 const RECEIVE_CANDIDATES = 4;
 
-/**
- * How many of the oldest un-acked rows per message asked the receive walks before it falls back to
- * the skip scan: twice the candidates, so that the heads other receivers hold (and their runs) still
- * leave enough free ones among them.
- */
-const RECEIVE_WALK = RECEIVE_CANDIDATES * 2;
-
 // Rows named by id (a receive's heads and runs, an ack's handles) compare `state::text`, not `state`:
 // a condition on `state` implies the partial indexes' `state <> 'acked'`, and with it Postgres may
 // plan the lookup as a scan of deliveries_pending for the ids (not a leading column) instead of
@@ -229,39 +222,15 @@ export class KnexQueueStore implements QueueStore, ConsumerToolsStore {
     const rows = await preparedQuery<LeasedRow>(
       this.db,
       `pull.receive${gateName(gate)}`,
-      // The candidates — the oldest RECEIVE_CANDIDATES × max receivable heads, so that concurrent
-      // receivers of one-message runs still find free heads past each other's — are found one of two
-      // ways, both exact. First a walk of the consumer's oldest un-acked rows in id order
-      // (deliveries_pending_order): a row is a head when no older row of its correlation id is among
-      // them, as the walk is a prefix of the FIFO sequence. It settles the answer when it found enough
-      // receivable heads or saw every un-acked row: ~40 rows over a backlog of many correlation ids,
-      // where the skip scan descended once per correlation id (2.56 ms a receive over 256 of them,
-      // pg_stat_statements, bench:e2e (c)). Otherwise — one long story whose head is leased fills the
-      // walk — each correlation id's head by a skip scan of deliveries_pending, one index probe per
-      // correlation id, which Postgres only runs then (a one-time filter). The skip scan carries what
-      // the candidates are chosen by: joined back to deliveries by id, the planner walked the primary
-      // key from the oldest row (a merge join expecting heads early; they are the newest), 1.1 ms a
-      // receive at 200 msg/s growing with the acked rows kept (auto_explain, bench:e2e).
-      `WITH RECURSIVE oldest AS MATERIALIZED (
-         SELECT id, correlation_id, visible_at, receive_count, enqueued_at FROM deliveries
-          WHERE consumer_id = :consumerId AND state <> 'acked' AND lease_generation >= 0 -- deliveries_pending_order's predicate
-          ORDER BY id
-          LIMIT :max * ${RECEIVE_WALK}
-       ),
-       walked AS MATERIALIZED (
-         SELECT id, correlation_id FROM (
-           SELECT id, correlation_id, visible_at, receive_count, enqueued_at,
-                  row_number() OVER (PARTITION BY correlation_id ORDER BY id) AS place_in_group
-             FROM oldest
-         ) o
-          WHERE place_in_group = 1 AND visible_at <= now()${gated}
-          ORDER BY id
-          LIMIT :max * ${RECEIVE_CANDIDATES}
-       ),
-       walk_settles AS MATERIALIZED (
-         SELECT (SELECT count(*) FROM walked) = :max * ${RECEIVE_CANDIDATES} OR (SELECT count(*) FROM oldest) < :max * ${RECEIVE_WALK} AS settled
-       ),
-       head_ids AS (
+      // Each correlation id's head (its oldest un-acked delivery) by a skip scan of deliveries_pending:
+      // one index probe per correlation id, where DISTINCT ON read every un-acked delivery of the
+      // consumer (a profile of receive + ack over a 5,000-message backlog: Postgres' CPU per receive).
+      // Candidates: RECEIVE_CANDIDATES × max heads, so that concurrent receivers of one-message runs
+      // still find free heads past each other's. The skip scan carries what the candidates are chosen
+      // by: joined back to deliveries by id, the planner walked the primary key from the oldest row (a
+      // merge join expecting heads early; they are the newest), 1.1 ms a receive at 200 msg/s growing
+      // with the acked rows kept (auto_explain, bench:e2e).
+      `WITH RECURSIVE head_ids AS (
          (SELECT correlation_id, id, visible_at, receive_count, enqueued_at FROM deliveries
            WHERE consumer_id = :consumerId AND state <> 'acked'
            ORDER BY correlation_id, id LIMIT 1)
@@ -273,12 +242,10 @@ export class KnexQueueStore implements QueueStore, ConsumerToolsStore {
          ) n
        ),
        candidates AS MATERIALIZED (
-         SELECT id, correlation_id FROM walked WHERE (SELECT settled FROM walk_settles)
-         UNION ALL
-         (SELECT id, correlation_id FROM head_ids
-           WHERE NOT (SELECT settled FROM walk_settles) AND visible_at <= now()${gated}
-           ORDER BY id
-           LIMIT :max * ${RECEIVE_CANDIDATES})
+         SELECT id, correlation_id FROM head_ids
+          WHERE visible_at <= now()${gated}
+          ORDER BY id
+          LIMIT :max * ${RECEIVE_CANDIDATES}
        ),
        following AS MATERIALIZED (
          SELECT h.id AS head_id, f.id, f.rank

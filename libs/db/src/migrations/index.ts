@@ -12,7 +12,6 @@ import * as awsPrincipals from './010_aws_principals';
 import * as identityProviders from './011_identity_providers';
 import * as consumerTools from './012_consumer_tools';
 import * as portalPeople from './013_portal_people';
-import * as receiveOrder from './014_receive_order';
 
 interface NamedMigration {
   name: string;
@@ -38,7 +37,6 @@ const MIGRATIONS: readonly NamedMigration[] = [
   { name: '011_identity_providers', migration: identityProviders },
   { name: '012_consumer_tools', migration: consumerTools },
   { name: '013_portal_people', migration: portalPeople },
-  { name: '014_receive_order', migration: receiveOrder },
 ];
 
 export const migrationSource: Knex.MigrationSource<NamedMigration> = {
