@@ -42,6 +42,7 @@ const ALL = [
   '011_identity_providers',
   '012_consumer_tools',
   '013_portal_people',
+  '014_hot_leases',
 ];
 
 let testDb: TestDatabase;
@@ -127,5 +128,78 @@ describe('tenancy constraints', () => {
     await expect(db.raw(`INSERT INTO permissions (app_id, kind, value) VALUES (?, 'topic', 'x')`, [app.id])).rejects.toThrow(
       /invalid input value for enum permission_kind/,
     );
+  });
+});
+
+describe('deliveries (migration 014)', () => {
+  const ids = { org: 'odelivery2345', workspace: 'wdelivery2345', app: 'adelivery2345', consumer: 'cdelivery2345' };
+
+  beforeAll(async () => {
+    await migrateLatest(db);
+    await db('organisations').insert({ id: ids.org, name: 'House', kind: 'house' });
+    await db('workspaces').insert({ id: ids.workspace, organisation_id: ids.org, name: 'Deliveries' });
+    await db('apps').insert({ id: ids.app, workspace_id: ids.workspace, organisation_id: ids.org, name: 'Consumer app' });
+    await db('connections').insert({ id: ids.consumer, app_id: ids.app, workspace_id: ids.workspace, kind: 'consumer' });
+  });
+
+  /** A queued delivery of a new message, inside `tx`. */
+  async function queued(tx: Knex.Transaction, messageId: string): Promise<string> {
+    await tx('messages').insert({
+      workspace_id: ids.workspace,
+      message_id: messageId,
+      body: Buffer.from('{}'),
+      message_type: 'story.context',
+      correlation_id: 'corr-1',
+      published_at: new Date(),
+      kafka_partition: 0,
+      kafka_offset: 1,
+    });
+    const [row] = await tx('deliveries')
+      .insert({ consumer_id: ids.consumer, workspace_id: ids.workspace, message_id: messageId, correlation_id: 'corr-1' })
+      .returning('id');
+    return String(row!.id);
+  }
+
+  /** This transaction's updates of deliveries so far: all of them, and those that wrote no index entry (HOT). */
+  async function updates(tx: Knex.Transaction): Promise<{ all: number; hot: number }> {
+    const { rows } = await tx.raw<{ rows: Array<{ all: string; hot: string }> }>(
+      `SELECT pg_stat_get_xact_tuples_updated('deliveries'::regclass) AS all, pg_stat_get_xact_tuples_hot_updated('deliveries'::regclass) AS hot`,
+    );
+    return { all: Number(rows[0]!.all), hot: Number(rows[0]!.hot) };
+  }
+
+  it('changes no indexed column on a lease, an extension or a nack (HOT updates); only the ack writes index entries', async () => {
+    const tx = await db.transaction();
+    try {
+      const id = await queued(tx, 'm-hot-1');
+      const step = async (set: string): Promise<{ all: number; hot: number }> => {
+        const before = await updates(tx);
+        await tx.raw(`UPDATE deliveries d SET ${set} WHERE id = ?`, [id]);
+        const after = await updates(tx);
+        return { all: after.all - before.all, hot: after.hot - before.hot };
+      };
+      // The columns each of the pull API's statements sets (services/pull-api queue-store.ts).
+      expect(
+        await step(`state = 'leased', visible_at = now() + interval '30 s', lease_generation = d.lease_generation + 1, receive_count = d.receive_count + 1`),
+      ).toEqual({ all: 1, hot: 1 });
+      expect(await step(`visible_at = now() + interval '60 s'`)).toEqual({ all: 1, hot: 1 });
+      expect(
+        await step(`state = 'queued', lease_generation = d.lease_generation + 1, visible_at = now(), nack_count = d.nack_count + 1, last_nacked_at = now()`),
+      ).toEqual({
+        all: 1,
+        hot: 1,
+      });
+      expect(await step(`state = 'acked', acked_at = now()`)).toEqual({ all: 1, hot: 0 });
+    } finally {
+      await tx.rollback();
+    }
+  });
+
+  it('holds acked_at to the acked state, in both directions', async () => {
+    const id = await db.transaction((tx) => queued(tx, 'm-check-1'));
+    await expect(db('deliveries').where({ id }).update({ state: 'acked' })).rejects.toThrow(/deliveries_acked_at_with_state/);
+    await expect(db('deliveries').where({ id }).update({ acked_at: new Date() })).rejects.toThrow(/deliveries_acked_at_with_state/);
+    await db('deliveries').where({ id }).update({ state: 'acked', acked_at: new Date() });
+    await expect(db('deliveries').where({ id }).update({ state: 'queued' })).rejects.toThrow(/deliveries_acked_at_with_state/);
   });
 });

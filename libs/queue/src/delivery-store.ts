@@ -220,7 +220,7 @@ export class KnexDeliveryStore implements DeliveryStore {
               (count(*) FILTER (WHERE state = 'queued' AND visible_at > now() AND visible_at < 'infinity'))::int AS delayed,
               (count(*) FILTER (WHERE visible_at = 'infinity'))::int AS dead_letters,
               min(enqueued_at) AS oldest
-         FROM deliveries WHERE state <> 'acked' ${consumerId === undefined ? '' : 'AND consumer_id = ?'} GROUP BY consumer_id`,
+         FROM deliveries WHERE acked_at IS NULL ${consumerId === undefined ? '' : 'AND consumer_id = ?'} GROUP BY consumer_id`,
       consumerId === undefined ? [] : [consumerId],
     );
     return rows.map((r) => ({

@@ -291,7 +291,7 @@ async function readRecord(partition: number, offset: string) {
 
 describe('queue gauges and retention on the real Postgres', () => {
   it('reports depth, in-flight and oldest age per consumer, and the retention sweep drops what is older than 14 days', async () => {
-    await db('deliveries').update({ state: 'acked' });
+    await db('deliveries').update({ state: 'acked', acked_at: new Date() });
     const fresh = await publish();
     const old = await publish();
     await eventually(

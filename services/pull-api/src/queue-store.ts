@@ -124,11 +124,13 @@ function gateName(gate: ReceiveGate | undefined): string {
  */
 const RECEIVE_CANDIDATES = 4;
 
-// Rows named by id (a receive's heads and runs, an ack's handles) compare `state::text`, not `state`:
-// a condition on `state` implies the partial indexes' `state <> 'acked'`, and with it Postgres may
-// plan the lookup as a scan of deliveries_pending for the ids (not a leading column) instead of
-// primary-key probes — it did, for generic plans made while the pending rows were few: 0.8–1 ms a
-// lookup, an ack 7–11 ms (auto_explain, bench:e2e (c)). Compared as text, only the primary key fits.
+// The un-acked rows are found through deliveries_pending, whose predicate is `acked_at IS NULL` (migration
+// 014: a lease then changes no indexed column and stays a HOT update); a query walking them says so.
+// Rows named by id (a receive's heads and runs, an ack's handles) are filtered on `state` instead: with
+// `acked_at IS NULL` the partial index would fit them too, and Postgres may then plan the lookup as a
+// scan of deliveries_pending for the ids (not a leading column) instead of primary-key probes — it
+// did, for generic plans made while the pending rows were few: 0.8–1 ms a lookup, an ack 7–11 ms
+// (auto_explain, bench:e2e (c)).
 
 function gateBindings(gate: ReceiveGate | undefined): Record<string, number> {
   return gate ? { receiveLimit: gate.receiveLimit ?? 0, delayMs: gate.delayMs } : {};
@@ -232,12 +234,12 @@ export class KnexQueueStore implements QueueStore, ConsumerToolsStore {
       // with the acked rows kept (auto_explain, bench:e2e).
       `WITH RECURSIVE head_ids AS (
          (SELECT correlation_id, id, visible_at, receive_count, enqueued_at FROM deliveries
-           WHERE consumer_id = :consumerId AND state <> 'acked'
+           WHERE consumer_id = :consumerId AND acked_at IS NULL
            ORDER BY correlation_id, id LIMIT 1)
          UNION ALL
          SELECT n.correlation_id, n.id, n.visible_at, n.receive_count, n.enqueued_at FROM head_ids p CROSS JOIN LATERAL (
            SELECT correlation_id, id, visible_at, receive_count, enqueued_at FROM deliveries
-            WHERE consumer_id = :consumerId AND state <> 'acked' AND correlation_id > p.correlation_id
+            WHERE consumer_id = :consumerId AND acked_at IS NULL AND correlation_id > p.correlation_id
             ORDER BY correlation_id, id LIMIT 1
          ) n
        ),
@@ -252,7 +254,7 @@ export class KnexQueueStore implements QueueStore, ConsumerToolsStore {
            FROM candidates h
           CROSS JOIN LATERAL (
             SELECT id, row_number() OVER (ORDER BY id) AS rank FROM deliveries
-             WHERE consumer_id = :consumerId AND correlation_id = h.correlation_id AND id > h.id AND state <> 'acked'
+             WHERE consumer_id = :consumerId AND correlation_id = h.correlation_id AND id > h.id AND acked_at IS NULL
              ORDER BY id LIMIT :max - 1
           ) f
        ),
@@ -264,12 +266,12 @@ export class KnexQueueStore implements QueueStore, ConsumerToolsStore {
        ),
        locked_heads AS MATERIALIZED (
          SELECT id, correlation_id FROM deliveries
-          WHERE id = ANY(ARRAY(SELECT id FROM candidates)) AND state::text <> 'acked' AND visible_at <= now()${gated}
+          WHERE id = ANY(ARRAY(SELECT id FROM candidates)) AND state <> 'acked' AND visible_at <= now()${gated}
           ORDER BY id LIMIT (SELECT heads FROM wanted) FOR UPDATE SKIP LOCKED
        ),
        following_locked AS MATERIALIZED (
          SELECT id FROM deliveries
-          WHERE id = ANY(ARRAY(SELECT f.id FROM following f JOIN locked_heads h ON h.id = f.head_id)) AND state::text <> 'acked'${gated}
+          WHERE id = ANY(ARRAY(SELECT f.id FROM following f JOIN locked_heads h ON h.id = f.head_id)) AND state <> 'acked'${gated}
           ORDER BY id FOR UPDATE SKIP LOCKED
        ),
        runs AS (
@@ -336,20 +338,20 @@ export class KnexQueueStore implements QueueStore, ConsumerToolsStore {
            SELECT DISTINCT id, generation FROM unnest(:ids::bigint[], :generations::int[]) AS n(id, generation)
          ),
          target AS MATERIALIZED (
-           SELECT id FROM deliveries WHERE id = ANY(ARRAY(SELECT id FROM named)) AND consumer_id = :consumerId AND state::text = 'leased'
+           SELECT id FROM deliveries WHERE id = ANY(ARRAY(SELECT id FROM named)) AND consumer_id = :consumerId AND state = 'leased'
             ORDER BY id FOR UPDATE
          ),
          acked AS (
            UPDATE deliveries d SET state = 'acked', acked_at = now()
              FROM named n
-            WHERE d.id = n.id AND d.id IN (SELECT id FROM target) AND d.lease_generation = n.generation AND d.state::text = 'leased'
+            WHERE d.id = n.id AND d.id IN (SELECT id FROM target) AND d.lease_generation = n.generation AND d.state = 'leased'
            RETURNING d.id, n.generation, d.correlation_id
          ),
          -- Each acked correlation id's next head: its oldest row still un-acked once these acks commit.
          next_heads AS (
            SELECT h.visible_at FROM (SELECT DISTINCT correlation_id FROM acked) g CROSS JOIN LATERAL (
              SELECT visible_at FROM deliveries
-              WHERE consumer_id = :consumerId AND correlation_id = g.correlation_id AND state <> 'acked' AND id NOT IN (SELECT id FROM acked)
+              WHERE consumer_id = :consumerId AND correlation_id = g.correlation_id AND acked_at IS NULL AND id NOT IN (SELECT id FROM acked)
               ORDER BY id LIMIT 1
            ) h
          ),
@@ -385,7 +387,7 @@ export class KnexQueueStore implements QueueStore, ConsumerToolsStore {
          ),
          locked AS MATERIALIZED (
            SELECT d.id, d.correlation_id, d.lease_generation FROM deliveries d JOIN groups g ON g.correlation_id = d.correlation_id
-            WHERE d.consumer_id = :consumerId AND d.id >= g.from_id AND d.state = 'leased'
+            WHERE d.consumer_id = :consumerId AND d.id >= g.from_id AND d.acked_at IS NULL AND d.state = 'leased'
             ORDER BY d.id FOR UPDATE OF d
          ),
          current AS (
@@ -449,7 +451,7 @@ export class KnexQueueStore implements QueueStore, ConsumerToolsStore {
       gate && gate.delayMs > 0 ? this.db.raw(`greatest(visible_at, enqueued_at + (? * interval '1 millisecond'))`, [gate.delayMs]) : this.db.raw('visible_at');
     const row = await this.db('deliveries')
       .where({ consumer_id: consumerId })
-      .whereNot({ state: 'acked' })
+      .whereNull('acked_at')
       .where(visibleAt, '>', this.db.fn.now())
       .where('visible_at', '<', this.db.raw(`'infinity'`))
       .min({ at: visibleAt })
@@ -472,7 +474,7 @@ export class KnexQueueStore implements QueueStore, ConsumerToolsStore {
          SELECT id, correlation_id FROM (
            SELECT DISTINCT ON (correlation_id) id, correlation_id, visible_at, receive_count, enqueued_at
              FROM deliveries
-            WHERE consumer_id = :consumerId AND state <> 'acked'${filter.correlationId === undefined ? '' : ' AND correlation_id = :correlationId'}
+            WHERE consumer_id = :consumerId AND acked_at IS NULL${filter.correlationId === undefined ? '' : ' AND correlation_id = :correlationId'}
             ORDER BY correlation_id, id
          ) h
          WHERE visible_at <= now()${gated}
@@ -482,7 +484,7 @@ export class KnexQueueStore implements QueueStore, ConsumerToolsStore {
          SELECT h.id AS head_id, f.id FROM heads h
           CROSS JOIN LATERAL (
             SELECT id FROM deliveries
-             WHERE consumer_id = :consumerId AND correlation_id = h.correlation_id AND id >= h.id AND state <> 'acked'
+             WHERE consumer_id = :consumerId AND correlation_id = h.correlation_id AND id >= h.id AND acked_at IS NULL
              ORDER BY id LIMIT :max
           ) f
        )
@@ -518,7 +520,7 @@ export class KnexQueueStore implements QueueStore, ConsumerToolsStore {
          SELECT id FROM (
            SELECT DISTINCT ON (correlation_id) id, visible_at, receive_count
              FROM deliveries
-            WHERE consumer_id = :consumerId AND state <> 'acked'
+            WHERE consumer_id = :consumerId AND acked_at IS NULL
             ORDER BY correlation_id, id
          ) h
          WHERE visible_at <= now() AND receive_count >= :maxReceives

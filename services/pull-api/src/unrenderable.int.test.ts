@@ -188,7 +188,7 @@ async function unrenderableCount(reason: string): Promise<number> {
 }
 
 afterEach(async () => {
-  await db('deliveries').where({ consumer_id: consumerId }).update({ state: 'acked' });
+  await db('deliveries').where({ consumer_id: consumerId }).update({ state: 'acked', acked_at: new Date() });
 });
 
 describe('a stored message the pull API cannot render', () => {

@@ -12,6 +12,7 @@ import * as awsPrincipals from './010_aws_principals';
 import * as identityProviders from './011_identity_providers';
 import * as consumerTools from './012_consumer_tools';
 import * as portalPeople from './013_portal_people';
+import * as hotLeases from './014_hot_leases';
 
 interface NamedMigration {
   name: string;
@@ -37,6 +38,7 @@ const MIGRATIONS: readonly NamedMigration[] = [
   { name: '011_identity_providers', migration: identityProviders },
   { name: '012_consumer_tools', migration: consumerTools },
   { name: '013_portal_people', migration: portalPeople },
+  { name: '014_hot_leases', migration: hotLeases },
 ];
 
 export const migrationSource: Knex.MigrationSource<NamedMigration> = {
