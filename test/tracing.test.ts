@@ -200,7 +200,11 @@ describe('a trace from publish through Kafka to delivery and receive (DESIGN §6
       expect({ what: u.what, fresh: request !== undefined && request.traceId !== u.traceId && !request.parentSpanId }).toEqual({ what: u.what, fresh: true });
     }
     // Never a body, a token or a receipt handle in a span.
-    const exported = JSON.stringify(spans);
-    for (const secret of [...secrets, message.correlation_id, message.occurred_at as string]) expect(exported).not.toContain(secret);
+    // Span by span: a bus whose delivery group first read a long topic history (a developer's stack after
+    // benches) exports more spans than one string can hold.
+    for (const span of spans) {
+      const exported = JSON.stringify(span);
+      for (const secret of [...secrets, message.correlation_id, message.occurred_at as string]) expect(exported).not.toContain(secret);
+    }
   }, 150_000);
 });
