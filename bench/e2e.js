@@ -24,7 +24,18 @@
 
 const { performance } = require('node:perf_hooks');
 const { som } = require('@bus/schemas');
-const { CONNECTION_FACTOR, cpuLine, cpuMeter, httpClient, machine, percentile, provisionWorkspace, startBus, storyMessage } = require('./support');
+const {
+  CONNECTION_FACTOR,
+  cpuLine,
+  cpuMeter,
+  httpClient,
+  machine,
+  percentile,
+  provisionWorkspace,
+  startBus,
+  statementTable,
+  storyMessage,
+} = require('./support');
 
 const RATE = Number(process.env.BENCH_RATE ?? 200);
 const RUN_SECONDS = Number(process.env.BENCH_SECONDS ?? 60);
@@ -210,8 +221,11 @@ async function longPollWakeUp(api) {
   return { fromAccepted: stats(fromAccepted), fromStart: stats(fromStart), missed };
 }
 
-/** (c) Pre-fills the consumer's queue, waits until delivery enqueued it all, then receives + acks it with `concurrency` calls in flight. */
-async function receiveAndAck(api, db, consumerId, concurrency, cpu) {
+/**
+ * (c) Pre-fills the consumer's queue, waits until delivery enqueued it all, then receives + acks it with
+ * `concurrency` calls in flight; Postgres' figures per statement (`statements`, support.js) of the drain.
+ */
+async function receiveAndAck(api, db, consumerId, concurrency, cpu, statements) {
   let next = 0;
   const prefill = async () => {
     while (next < BACKLOG) {
@@ -234,6 +248,7 @@ async function receiveAndAck(api, db, consumerId, concurrency, cpu) {
   let acked = 0;
   let calls = 0;
   let limited = 0;
+  const statementsBefore = await statements.sample();
   const started = now();
   const cpuBefore = cpu.sample();
   const deadline = started + PHASE_TIMEOUT_MS;
@@ -273,6 +288,7 @@ async function receiveAndAck(api, db, consumerId, concurrency, cpu) {
     callsPerSecond: calls / seconds,
     limited,
     cpuPerThousand: cpu.perThousand(cpuBefore, cpu.sample(), acked),
+    statements: statements.costs(statementsBefore, await statements.sample()),
   };
 }
 
@@ -296,12 +312,14 @@ async function runLayout(layout) {
     const api = busClient(bench.urls, workspace, producers, consumers[0]);
     const cpu = cpuMeter({ ...Object.fromEntries(Object.entries(bench.processes).map(([name, p]) => [name, p.child.pid])), bench: process.pid });
     const loadBefore = load();
+    const statementsBeforeA = await bench.statements.sample();
     const latency = await publishToReceivable(api, bench.db, consumers[0].clientId, cpu);
+    const statementsOfA = bench.statements.costs(statementsBeforeA, await bench.statements.sample());
     const loadAfterA = load();
     const wake = await longPollWakeUp(api);
     const drains = [];
     for (const concurrency of DRAIN_CONCURRENCY)
-      drains.push({ ...(await receiveAndAck(api, bench.db, consumers[0].clientId, concurrency, cpu)), load: load() });
+      drains.push({ ...(await receiveAndAck(api, bench.db, consumers[0].clientId, concurrency, cpu, bench.statements)), load: load() });
 
     const ms = (v) => (v === undefined ? '—' : v.toFixed(1));
     console.log(
@@ -323,6 +341,7 @@ async function runLayout(layout) {
     row('(b) long-poll wake-up: publish 202 → receive answered', wake.fromAccepted, `receive parked ${PARK_MS} ms before the publish; ${wake.missed} missed`);
     row('(b) long-poll wake-up: publish start → receive answered', wake.fromStart, 'same trials');
     console.log(`\nCPU ms per 1,000 messages, (a) publish → receive + ack: ${cpuLine(latency.cpuPerThousand)}`);
+    console.log(`\nPostgres per statement, (a):\n\n${statementTable(statementsOfA)}`);
     console.log('\n| measure | messages | seconds | messages/s | calls/s | 429s | load after | CPU ms per 1,000 messages |');
     console.log('|---|---|---|---|---|---|---|---|');
     for (const d of drains) {
@@ -331,6 +350,7 @@ async function runLayout(layout) {
         `| (c) receive + ack, batches of 10, one consumer, ${how} | ${d.acked} of ${d.backlog} | ${d.seconds.toFixed(1)} | ${d.perSecond.toFixed(0)} | ${d.callsPerSecond.toFixed(0)} | ${d.limited} | ${d.load} | ${cpuLine(d.cpuPerThousand)} |`,
       );
     }
+    for (const d of drains) console.log(`\nPostgres per statement, (c) with ${d.concurrency} in flight:\n\n${statementTable(d.statements)}`);
   } finally {
     await bench.stop();
   }

@@ -12,10 +12,11 @@
 const { randomBytes } = require('node:crypto');
 const { som } = require('@bus/schemas');
 const { ensureTopics, sendAcked } = require('@bus/kafka');
-const { CONNECTION_FACTOR, cpuLine, cpuMeter, httpClient, machine, measure, provisionWorkspace, startBus, storyMessage } = require('./support');
+const { CONNECTION_FACTOR, cpuLine, cpuMeter, httpClient, machine, measure, provisionWorkspace, startBus, statementTable, storyMessage } = require('./support');
 
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 64);
 const RUN_MS = Number(process.env.BENCH_SECONDS ?? 15) * 1000;
+const PAUSE_MS = Number(process.env.BENCH_PAUSE_MS ?? 0);
 const WARM_UP_MS = 3_000;
 const PRODUCERS = 8;
 
@@ -35,11 +36,13 @@ async function main() {
     const sample = messageOf(0);
 
     const request = httpClient();
+    const statementsBefore = await bench.statements.sample();
     const publish = await measure({
       cpu: cpuMeter({ bus: bench.bus.child.pid, bench: process.pid }),
       concurrency: CONCURRENCY,
       warmUpMs: WARM_UP_MS,
       runMs: RUN_MS,
+      pauseMs: PAUSE_MS,
       operation: async (i) => {
         const res = await request(`${busUrl}/v1/tenants/${workspace}/messages`, {
           method: 'POST',
@@ -50,6 +53,7 @@ async function main() {
       },
     });
 
+    const statements = bench.statements.costs(statementsBefore, await bench.statements.sample());
     const steps = await publishSteps(busUrl);
 
     const topic = `bench.raw.${randomBytes(4).toString('hex')}`;
@@ -80,6 +84,7 @@ async function main() {
     console.log(`\nRatio to the raw producer ceiling: ${(publish.perSecond / raw.perSecond).toFixed(3)}`);
     console.log(`CPU ms per 1,000 messages — publish: ${cpuLine(publish.cpuPerThousand)}; raw send: ${cpuLine(raw.cpuPerThousand)}`);
     console.log(`Mean per publish (warm-up included), from the bus's /metrics: ${steps}`);
+    console.log(`\nPostgres per statement, publish:\n\n${statementTable(statements)}`);
   } finally {
     await bench.stop();
   }

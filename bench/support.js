@@ -34,7 +34,7 @@ function percentile(sorted, p) {
  * Returns successes per second and latency percentiles (ms) of the successes, and with a `cpu`
  * (cpuMeter) the CPU milliseconds per 1,000 successes of each process over the measured part.
  */
-async function measure({ concurrency, warmUpMs, runMs, operation, cpu }) {
+async function measure({ concurrency, warmUpMs, runMs, operation, cpu, pauseMs = 0 }) {
   const latencies = [];
   let failures = 0;
   let recording = false;
@@ -45,6 +45,7 @@ async function measure({ concurrency, warmUpMs, runMs, operation, cpu }) {
       const started = process.hrtime.bigint();
       const ok = await operation(next++);
       const ms = Number(process.hrtime.bigint() - started) / 1e6;
+      if (pauseMs > 0) await new Promise((resolve) => setTimeout(resolve, pauseMs));
       if (!recording) continue;
       if (ok) latencies.push(ms);
       else failures += 1;
@@ -75,7 +76,8 @@ async function measure({ concurrency, warmUpMs, runMs, operation, cpu }) {
  * measured. With `layout: 'standalone'`, the auth, gateway, delivery and pull-api processes instead
  * (services/<name>/dist/main.js, as in Kubernetes), `busUrl` then being auth's (the token issuer).
  * Returns the bus address, `urls` of the token, publish and consumer routes, the processes by name, a
- * Postgres client and a Kafka producer of the bench's own, an IdentityAdmin to provision with, and stop().
+ * Postgres client and a Kafka producer of the bench's own, an IdentityAdmin to provision with, the
+ * run database's statementMeter (`statements`), and stop().
  */
 /**
  * BENCH_CONNECTION_FACTOR (10): the bus's BUS_LIMIT_CONNECTION_FACTOR for the run. Spec §8 caps one
@@ -148,12 +150,15 @@ async function startBus(name, { layout = 'all-in-one' } = {}) {
   }
   const bus = processes.auth ?? processes['all-in-one'];
   const db = createDatabase({ url: database.url, poolMax: 2, applicationName: name });
+  const stackDb = createDatabase({ url: process.env.DATABASE_URL, poolMax: 1, applicationName: `${name}-statements` });
+  const statements = statementMeter(stackDb, database.name);
   const kafka = createKafka({ brokers: process.env.KAFKA_BROKERS.split(','), clientId: name, logger });
   const producer = createProducer(kafka);
   const stop = async () => {
     await producer.disconnect().catch(() => undefined);
     await Promise.all(Object.values(processes).map((p) => p.stop()));
     await db.destroy();
+    await stackDb.destroy();
     await database.drop();
   };
   try {
@@ -177,7 +182,7 @@ async function startBus(name, { layout = 'all-in-one' } = {}) {
     throw err;
   }
   const admin = IdentityAdmin.create({ db, control: createControlPublisher(producer), logger });
-  return { busUrl, urls, bus, processes, db, kafka, producer, admin, stop };
+  return { busUrl, urls, bus, processes, db, kafka, producer, admin, statements, stop };
 }
 
 /**
@@ -292,6 +297,53 @@ function cpuMeter(busPids) {
   return { sample, perThousand };
 }
 
+/**
+ * Postgres' own figures per statement of one database (pg_stat_statements, which the local stack
+ * loads; read through the stack's `bus` database): `sample()` a snapshot, `costs(before, after)` the
+ * statements that took most time between two — calls, mean ms, and shared buffers and WAL bytes per
+ * call. Buffers and WAL count work, not time, so runs on a busy machine compare by them where their
+ * milliseconds do not. Snapshots are null without the extension (a Postgres started before the stack
+ * script loaded it: `stack.sh down postgres`, then `up`).
+ */
+function statementMeter(stackDb, databaseName) {
+  const sample = () =>
+    stackDb
+      .raw(
+        `SELECT queryid::text AS id, query, calls, total_exec_time AS ms, shared_blks_hit + shared_blks_read AS buffers, wal_bytes::float8 AS wal
+           FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = ?)`,
+        [databaseName],
+      )
+      .then(({ rows }) => new Map(rows.map((r) => [r.id, r])))
+      .catch(() => null);
+  const costs = (before, after, top = 5) => {
+    if (!before || !after) return null;
+    const zero = { calls: 0, ms: 0, buffers: 0, wal: 0 };
+    return [...after.values()]
+      .map((r) => {
+        const b = before.get(r.id) ?? zero;
+        const calls = Number(r.calls) - Number(b.calls);
+        return { query: r.query, calls, ms: r.ms - b.ms, buffers: Number(r.buffers) - Number(b.buffers), wal: r.wal - b.wal };
+      })
+      .filter((c) => c.calls > 0)
+      .sort((x, y) => y.ms - x.ms)
+      .slice(0, top);
+  };
+  return { sample, costs };
+}
+
+/** statementMeter's costs as a markdown table, each statement named by the start of its text. */
+function statementTable(costs) {
+  if (!costs) return 'Postgres per statement: pg_stat_statements is not loaded (restart the local Postgres: stack.sh down postgres; stack.sh up).';
+  const name = (query) => query.replace(/\s+/g, ' ').replace(/\|/g, '/').trim().slice(0, 72);
+  return [
+    '| statement (pg_stat_statements, most time first) | calls | ms per call | buffers per call | WAL bytes per call |',
+    '|---|---|---|---|---|',
+    ...costs.map(
+      (c) => `| \`${name(c.query)}\` | ${c.calls} | ${(c.ms / c.calls).toFixed(3)} | ${(c.buffers / c.calls).toFixed(1)} | ${(c.wal / c.calls).toFixed(0)} |`,
+    ),
+  ].join('\n');
+}
+
 /** One line: CPU milliseconds per 1,000 messages for each process, from cpuMeter's perThousand. */
 function cpuLine(perThousand) {
   return Object.entries(perThousand)
@@ -328,4 +380,17 @@ function machine() {
   return `${os.cpus().length} cores, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}, ${new Date().toISOString().slice(0, 10)}`;
 }
 
-module.exports = { CONNECTION_FACTOR, cpuLine, cpuMeter, httpClient, loadStackEnv, measure, machine, percentile, startBus, provisionWorkspace, storyMessage };
+module.exports = {
+  CONNECTION_FACTOR,
+  cpuLine,
+  cpuMeter,
+  httpClient,
+  loadStackEnv,
+  measure,
+  machine,
+  percentile,
+  startBus,
+  provisionWorkspace,
+  statementTable,
+  storyMessage,
+};

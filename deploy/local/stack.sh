@@ -320,6 +320,11 @@ fsync = off
 synchronous_commit = off
 full_page_writes = off
 EOF
+  # Per-statement figures for the benches (bench/support.js statementMeter): calls, time, buffers and
+  # WAL of each statement, the last two independent of how busy this machine's cores are.
+  if [[ -f "$(dirname "$PG_BIN")/lib/pg_stat_statements.so" ]]; then
+    echo "shared_preload_libraries = 'pg_stat_statements'" >>"$conf"
+  fi
   is_root && chown postgres:postgres "$conf"
   return 0
 }
@@ -340,7 +345,13 @@ $$;
 GRANT pg_signal_backend TO bus;
 SELECT 'CREATE DATABASE bus OWNER bus'
 WHERE NOT EXISTS (SELECT 1 FROM pg_database WHERE datname = 'bus') \gexec
+-- The benches read every database's statement figures (each bench runs on a database of its own).
+GRANT pg_read_all_stats TO bus;
 SQL
+  # pg_stat_statements' view, where the benches read it; absent when the library is not loaded.
+  PGOPTIONS='-c client_min_messages=warning' "$PG_BIN/psql" -X -q -h 127.0.0.1 -p "$BUS_PG_PORT" -U postgres -d bus \
+    -c "DO \$\$ BEGIN IF current_setting('shared_preload_libraries') LIKE '%pg_stat_statements%' THEN CREATE EXTENSION IF NOT EXISTS pg_stat_statements; END IF; END \$\$" \
+    >/dev/null || die "postgres: could not create the pg_stat_statements extension in 'bus'"
 }
 
 postgres_up() {
