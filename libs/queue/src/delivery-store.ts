@@ -297,19 +297,48 @@ function storedQuarantine(row: QuarantineRow): StoredQuarantinedRecord {
 }
 
 /**
- * Stores each message once (one multi-row insert) and one delivery per active consumer connection of
- * its workspace (one multi-row insert, idempotent on (consumer, message_id)), their ids — the FIFO
- * sequence — in the order of `messages`, then NOTIFYs each consumer that got a new row once (in the
- * same statement). Resolves with the consumer of each new delivery.
+ * The messages' exact bytes, each stored once whoever enqueues it first (invariant E): one insert of
+ * the arrays `messageArrays` binds, whatever the batch's size (a multi-row VALUES list was a new
+ * statement text, parsed and planned, for every batch size — pg_stat_statements, bench:publish).
+ */
+const STORE_MESSAGES_ONCE = `INSERT INTO messages
+       (workspace_id, message_id, body, message_type, correlation_id, published_at, kafka_partition, kafka_offset, traceparent)
+     SELECT * FROM unnest(:workspaceIds::text[], :messageIds::text[], :bodies::bytea[], :messageTypes::text[], :correlationIds::text[],
+       :publishedAts::timestamptz[], :kafkaPartitions::int[], :kafkaOffsets::bigint[], :traceparents::text[])
+     ON CONFLICT (workspace_id, message_id) DO NOTHING`;
+
+/** STORE_MESSAGES_ONCE's bindings: one array per column, in the order of `messages`. */
+function messageArrays(messages: readonly MessageToEnqueue[]): Record<string, unknown[]> {
+  return {
+    workspaceIds: messages.map((m) => m.workspaceId),
+    messageIds: messages.map((m) => m.messageId),
+    bodies: messages.map((m) => m.body),
+    messageTypes: messages.map((m) => m.messageType),
+    correlationIds: messages.map((m) => m.correlationId),
+    publishedAts: messages.map((m) => m.publishedAt),
+    kafkaPartitions: messages.map((m) => m.kafkaPartition),
+    kafkaOffsets: messages.map((m) => m.kafkaOffset),
+    traceparents: messages.map((m) => m.traceparent),
+  };
+}
+
+/**
+ * One statement: stores each message once and inserts one delivery per active consumer connection of
+ * its workspace (idempotent on (consumer, message_id)), their ids — the FIFO sequence — in the order of
+ * `messages`, then NOTIFYs each consumer that got a new row once. The deliveries' foreign key to
+ * `messages` is checked at the statement's end, when the stored rows are there. Resolves with the
+ * consumer of each new delivery.
  */
 async function enqueueIn(trx: Knex.Transaction, messages: readonly MessageToEnqueue[]): Promise<string[]> {
   if (messages.length === 0) return [];
-  await storeMessagesOnce(trx, messages);
   // Prepared: Postgres' parse and plan were half of this statement's time (its statement log, bench:e2e).
   const inserted = await preparedQuery<Pick<Row<'deliveries'>, 'consumer_id'>>(
     trx,
     'delivery.enqueue',
-    `WITH batch AS (
+    `WITH stored AS (
+       ${STORE_MESSAGES_ONCE}
+     ),
+     batch AS (
        SELECT * FROM unnest(:workspaceIds::text[], :messageIds::text[], :correlationIds::text[]) WITH ORDINALITY AS b(workspace_id, message_id, correlation_id, position)
      ),
      inserted AS (
@@ -323,32 +352,12 @@ async function enqueueIn(trx: Knex.Transaction, messages: readonly MessageToEnqu
      -- Delivered by Postgres at COMMIT, so a woken receiver always finds the rows.
      notified AS (SELECT pg_notify(:channel, consumer_id) FROM (SELECT DISTINCT consumer_id FROM inserted) woken)
      SELECT consumer_id, (SELECT count(*) FROM notified) AS notified FROM inserted`,
-    {
-      workspaceIds: messages.map((m) => m.workspaceId),
-      messageIds: messages.map((m) => m.messageId),
-      correlationIds: messages.map((m) => m.correlationId),
-      channel: DELIVERY_CHANNEL,
-    },
+    { ...messageArrays(messages), channel: DELIVERY_CHANNEL },
   );
   return inserted.map((r) => r.consumer_id);
 }
 
-/** The messages' exact bytes, each stored once whoever enqueues it first (invariant E). */
+/** STORE_MESSAGES_ONCE on its own (a replay stores its message, then its one delivery). */
 async function storeMessagesOnce(trx: Knex.Transaction, messages: readonly MessageToEnqueue[]): Promise<void> {
-  await trx('messages')
-    .insert(
-      messages.map((m) => ({
-        workspace_id: m.workspaceId,
-        message_id: m.messageId,
-        body: m.body,
-        message_type: m.messageType,
-        correlation_id: m.correlationId,
-        published_at: m.publishedAt,
-        kafka_partition: m.kafkaPartition,
-        kafka_offset: m.kafkaOffset,
-        traceparent: m.traceparent,
-      })),
-    )
-    .onConflict(['workspace_id', 'message_id'])
-    .ignore();
+  await preparedQuery(trx, 'delivery.store_messages', STORE_MESSAGES_ONCE, messageArrays(messages));
 }
