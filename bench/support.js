@@ -302,8 +302,8 @@ function cpuMeter(busPids) {
  * loads; read through the stack's `bus` database): `sample()` a snapshot, `costs(before, after)` the
  * statements that took most time between two — calls, mean ms, and shared buffers and WAL bytes per
  * call. Buffers and WAL count work, not time, so runs on a busy machine compare by them where their
- * milliseconds do not. Snapshots are null without the extension (a Postgres started before the stack
- * script loaded it: `stack.sh down postgres`, then `up`).
+ * milliseconds do not. Snapshots are null without the extension's view (a Postgres started before the
+ * stack script loaded it: `stack.sh down postgres`, then `up`); any other failure is thrown.
  */
 function statementMeter(stackDb, databaseName) {
   const sample = () =>
@@ -314,7 +314,11 @@ function statementMeter(stackDb, databaseName) {
         [databaseName],
       )
       .then(({ rows }) => new Map(rows.map((r) => [r.id, r])))
-      .catch(() => null);
+      // Only a missing view means "not loaded" (undefined_table); any other failure is the bench's to show.
+      .catch((err) => {
+        if (err.code === '42P01') return null;
+        throw err;
+      });
   const costs = (before, after, top = 5) => {
     if (!before || !after) return null;
     const zero = { calls: 0, ms: 0, buffers: 0, wal: 0 };
@@ -333,7 +337,8 @@ function statementMeter(stackDb, databaseName) {
 
 /** statementMeter's costs as a markdown table, each statement named by the start of its text. */
 function statementTable(costs) {
-  if (!costs) return 'Postgres per statement: pg_stat_statements is not loaded (restart the local Postgres: stack.sh down postgres; stack.sh up).';
+  if (!costs)
+    return "Postgres per statement: no pg_stat_statements view in this Postgres (the local stack's has it once its Postgres was restarted: stack.sh down postgres; stack.sh up).";
   const name = (query) => query.replace(/\s+/g, ' ').replace(/\|/g, '/').trim().slice(0, 72);
   return [
     '| statement (pg_stat_statements, most time first) | calls | ms per call | buffers per call | WAL bytes per call |',
