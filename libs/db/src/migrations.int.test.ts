@@ -43,6 +43,7 @@ const ALL = [
   '012_consumer_tools',
   '013_portal_people',
   '014_hot_leases',
+  '015_pending_by_age',
 ];
 
 let testDb: TestDatabase;

@@ -223,6 +223,36 @@ describe('the pull API queues on the real Postgres', () => {
     expect(all.every((id) => ids.has(id))).toBe(true);
   });
 
+  it('leases receives that waited for one another in one statement, each answer whole runs from a head of its own, oldest first', async () => {
+    const groups = Array.from({ length: 9 }, (_, i) => `t${i}-${randomUUID()}`);
+    const sent: string[][] = groups.map(() => []);
+    for (let round = 0; round < 3; round++) for (const [i, group] of groups.entries()) sent[i]!.push((await enqueue(group)).messageId);
+    // Three receives of 5 at once: the first goes alone, the two that arrived meanwhile lease together.
+    const { result, roundTrips: statements } = await roundTrips(() => Promise.all([0, 1, 2].map(() => deps.store.receive(a, 5, 30_000))));
+    expect(statements).toBe(2);
+    // Each answer is filled to 5 by the oldest heads' runs, its last run cut; the cut rest is in no
+    // answer (it stays queued behind its leased head), the next answer starts at the next head.
+    expect(result.map((r) => r.messages.map((m) => m.messageId))).toEqual([
+      [...sent[0]!, ...sent[1]!.slice(0, 2)],
+      [...sent[2]!, ...sent[3]!.slice(0, 2)],
+      [...sent[4]!, ...sent[5]!.slice(0, 2)],
+    ]);
+    expect(result.map((r) => r.contended)).toEqual([false, false, false]);
+    const rest = await get(a, 10);
+    expect(rest.map((m) => m.messageId)).toEqual([...sent[6]!, ...sent[7]!, ...sent[8]!]);
+  });
+
+  it('answers a receive dealt nothing by a statement that found heads as contended, so its long poll reads again at once', async () => {
+    const sent = [(await enqueue(`c1-${randomUUID()}`)).messageId, (await enqueue(`c2-${randomUUID()}`)).messageId];
+    // Receives of 1: the first alone takes the oldest head; the two after it lease together, one head left for them.
+    const results = await Promise.all([0, 1, 2].map(() => deps.store.receive(a, 1, 30_000)));
+    expect(results.map((r) => [r.messages.map((m) => m.messageId), r.contended])).toEqual([
+      [[sent[0]], false],
+      [[sent[1]], false],
+      [[], true],
+    ]);
+  });
+
   it('takes the next free head while other receives hold the oldest ten, instead of answering contended', async () => {
     const sent: string[] = [];
     for (let i = 0; i < 11; i++) sent.push((await enqueue(`h-${i}-${randomUUID()}`)).messageId);
@@ -247,10 +277,11 @@ describe('the pull API queues on the real Postgres', () => {
     expect(got.map((m) => m.messageId)).toEqual(sent.slice(0, 5).flat());
   });
 
-  it('finds the other correlation ids’ heads behind a long story whose head is leased', async () => {
+  it('finds the other correlation ids’ heads behind a story whose head is leased, longer than a receive walks from the oldest', async () => {
     const story = `long-${randomUUID()}`;
     const long: string[] = [];
-    for (let i = 0; i < 100; i++) long.push((await enqueue(story)).messageId);
+    // A receive of 10 walks the 160 oldest un-acked rows for heads; past them it probes each correlation id.
+    for (let i = 0; i < 170; i++) long.push((await enqueue(story)).messageId);
     const firstRun = await get(a, 10);
     expect(firstRun.map((m) => m.messageId)).toEqual(long.slice(0, 10));
     // Enqueued after the whole story: the oldest rows are all the story's, its head leased.

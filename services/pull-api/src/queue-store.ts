@@ -1,5 +1,6 @@
 import { DELIVERY_CHANNEL, preparedQuery, rawQuery, type Knex, type Row } from '@bus/db';
 import { unavailableUnlessDone } from '@bus/http';
+import { coalesceEqualCalls } from './coalesce';
 import { QueueUnavailableError } from './errors';
 
 /** One leased delivery as a receive hands it out. */
@@ -120,9 +121,24 @@ function gateName(gate: ReceiveGate | undefined): string {
 
 /**
  * How many heads per message asked for a receive considers: beyond the first `max`, so that receivers
- * running at once over groups of one message each still find heads the others have not locked.
+ * running at once over groups of one message each still find heads the others have not locked. Receives
+ * leasing together consider `max` more for each receive after the first.
  */
 const RECEIVE_CANDIDATES = 4;
+
+/** How many un-acked rows per candidate head a receive walks from the oldest before it probes each correlation id instead. */
+const RECEIVE_WALK = 4;
+
+/** Most receives one statement leases for (receives of one consumer with the same options that waited together). */
+const RECEIVES_TOGETHER = 8;
+
+/** One receive's options: receives with equal options may lease together. */
+interface ReceiveRequest {
+  consumerId: string;
+  max: number;
+  visibilityMs: number;
+  gate?: ReceiveGate;
+}
 
 // The un-acked rows are found through deliveries_pending, whose predicate is `acked_at IS NULL` (migration
 // 014: a lease then changes no indexed column and stays a HOT update); a query walking them says so.
@@ -138,7 +154,7 @@ function gateBindings(gate: ReceiveGate | undefined): Record<string, number> {
 
 /** A row of the receive statement: a leased delivery with its message, or NULLs when nothing was leased. */
 type LeasedRow = { heads: number } & (
-  | (Pick<Row<'deliveries'>, 'id' | 'lease_generation' | 'message_id' | 'correlation_id' | 'receive_count'> &
+  | ({ answer: number } & Pick<Row<'deliveries'>, 'id' | 'lease_generation' | 'message_id' | 'correlation_id' | 'receive_count'> &
       Pick<Row<'messages'>, 'message_type' | 'published_at' | 'body' | 'traceparent'>)
   | { id: null }
 );
@@ -163,6 +179,17 @@ function outcomesInOrder(leases: LeaseRef[], settled: (lease: LeaseRef) => boole
 export const queueCall = <T>(work: () => Promise<T>): Promise<T> => unavailableUnlessDone(work, (cause) => new QueueUnavailableError(cause));
 
 export class KnexQueueStore implements QueueStore, ConsumerToolsStore {
+  /**
+   * Receives of one consumer with the same options that arrive while one of them is in Postgres wait
+   * for it and then lease in one statement (each answer its own share): the statement's cost is its
+   * walk of the consumer's heads, the same for one receive as for several (bench:e2e (c), 4 in flight).
+   */
+  private readonly receiveTogether = coalesceEqualCalls(
+    (r: ReceiveRequest) => JSON.stringify([r.consumerId, r.max, r.visibilityMs, r.gate ?? null]),
+    (r: ReceiveRequest, callers: number) => queueCall(() => this.leaseReceivable(r, callers)),
+    RECEIVES_TOGETHER,
+  );
+
   private constructor(private readonly db: Knex) {}
 
   static create(db: Knex): KnexQueueStore {
@@ -170,7 +197,7 @@ export class KnexQueueStore implements QueueStore, ConsumerToolsStore {
   }
 
   receive(consumerId: string, max: number, visibilityMs: number, gate?: ReceiveGate): Promise<ReceiveResult> {
-    return queueCall(() => this.leaseReceivable(consumerId, max, visibilityMs, gate));
+    return this.receiveTogether({ consumerId, max, visibilityMs, gate });
   }
 
   ack(consumerId: string, leases: LeaseRef[]): Promise<SettleOutcome[]> {
@@ -216,23 +243,51 @@ export class KnexQueueStore implements QueueStore, ConsumerToolsStore {
    * concurrent receivers take the next free heads instead of each other's (the WHERE is re-checked on
    * the locked row version, so a head leased or acked meanwhile drops out). After each locked head the
    * run of its group in order, cut at the first row another transaction holds, so a run never has a
-   * gap; the first `max` of them by (head, id) — earlier heads' runs first — leased, with their messages.
-   * With nothing leased, one row of NULLs tells whether heads were found (contended).
+   * gap. The runs are dealt to the `callers` receives by (head, id) — earlier heads' runs first — each
+   * receive's answer filled up to `max` (its last run cut there; the cut rest stays queued behind it) and
+   * the next receive's answer starting at the next head, so a run is never split between two answers;
+   * what is dealt is leased, with its messages. With nothing leased, one row of NULLs tells whether heads
+   * were found (contended).
    */
-  private async leaseReceivable(consumerId: string, max: number, visibilityMs: number, gate?: ReceiveGate): Promise<ReceiveResult> {
+  private async leaseReceivable(request: ReceiveRequest, callers: number): Promise<ReceiveResult[]> {
+    const { consumerId, max, visibilityMs, gate } = request;
+    const candidates = max * (callers + RECEIVE_CANDIDATES - 1);
     const gated = gateConditions(gate);
     const rows = await preparedQuery<LeasedRow>(
       this.db,
       `pull.receive${gateName(gate)}`,
-      // Each correlation id's head (its oldest un-acked delivery) by a skip scan of deliveries_pending:
-      // one index probe per correlation id, where DISTINCT ON read every un-acked delivery of the
-      // consumer (a profile of receive + ack over a 5,000-message backlog: Postgres' CPU per receive).
-      // Candidates: RECEIVE_CANDIDATES × max heads, so that concurrent receivers of one-message runs
-      // still find free heads past each other's. The skip scan carries what the candidates are chosen
-      // by: joined back to deliveries by id, the planner walked the primary key from the oldest row (a
-      // merge join expecting heads early; they are the newest), 1.1 ms a receive at 200 msg/s growing
-      // with the acked rows kept (auto_explain, bench:e2e).
-      `WITH RECURSIVE head_ids AS (
+      // The candidates: the oldest receivable heads (a head: its correlation id's oldest un-acked
+      // delivery), `candidates` of them, so that concurrent receivers of one-message runs still find
+      // free heads past each other's. First by a walk of the consumer's un-acked deliveries from the
+      // oldest (deliveries_pending_by_age): the first row of a correlation id met is its head. The walk
+      // settles them when it reached the queue's end or found enough; only else (the oldest rows all
+      // behind leased or delayed heads) by the skip scan of deliveries_pending — one index probe per
+      // correlation id with un-acked rows (~1,200 buffers over 256 of them, bench:e2e (c)), run only
+      // then: its branch's condition is a one-time filter. The walk names the consumer as a range and
+      // orders by (consumer_id, id), an order only deliveries_pending_by_age gives: by `consumer_id =`
+      // and `ORDER BY id` the planner walked the primary key from the oldest row instead, through every
+      // acked row kept (16,000 buffers a receive, bench:e2e (c)), its estimate taking un-acked rows to
+      // be spread evenly where they are all at the end. The skip scan carries what the candidates
+      // are chosen by: joined back to deliveries by id, the planner walked the primary key from the
+      // oldest row (a merge join expecting heads early; they are the newest), 1.1 ms a receive at 200
+      // msg/s growing with the acked rows kept (auto_explain, bench:e2e).
+      `WITH RECURSIVE walked AS MATERIALIZED (
+         SELECT id, correlation_id, visible_at, receive_count, enqueued_at FROM deliveries
+          WHERE consumer_id BETWEEN :consumerId AND :consumerId AND acked_at IS NULL
+          ORDER BY consumer_id, id LIMIT :walk
+       ),
+       walked_candidates AS MATERIALIZED (
+         SELECT id, correlation_id FROM (
+           SELECT DISTINCT ON (correlation_id) id, correlation_id, visible_at, receive_count, enqueued_at
+             FROM walked ORDER BY correlation_id, id
+         ) h
+          WHERE visible_at <= now()${gated}
+          ORDER BY id LIMIT :candidates
+       ),
+       walk_settled AS (
+         SELECT (SELECT count(*) FROM walked) < :walk OR (SELECT count(*) FROM walked_candidates) >= :candidates AS settled
+       ),
+       head_ids AS (
          (SELECT correlation_id, id, visible_at, receive_count, enqueued_at FROM deliveries
            WHERE consumer_id = :consumerId AND acked_at IS NULL
            ORDER BY correlation_id, id LIMIT 1)
@@ -244,10 +299,11 @@ export class KnexQueueStore implements QueueStore, ConsumerToolsStore {
          ) n
        ),
        candidates AS MATERIALIZED (
-         SELECT id, correlation_id FROM head_ids
-          WHERE visible_at <= now()${gated}
-          ORDER BY id
-          LIMIT :max * ${RECEIVE_CANDIDATES}
+         SELECT id, correlation_id FROM walked_candidates WHERE (SELECT settled FROM walk_settled)
+         UNION ALL
+         (SELECT id, correlation_id FROM head_ids
+           WHERE NOT (SELECT settled FROM walk_settled) AND visible_at <= now()${gated}
+           ORDER BY id LIMIT :candidates)
        ),
        following AS MATERIALIZED (
          SELECT h.id AS head_id, f.id, f.rank
@@ -262,7 +318,7 @@ export class KnexQueueStore implements QueueStore, ConsumerToolsStore {
          SELECT count(*) AS heads FROM (
            SELECT sum(1 + coalesce(r.n, 0)) OVER (ORDER BY c.id ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS before
              FROM candidates c LEFT JOIN (SELECT head_id, count(*) AS n FROM following GROUP BY head_id) r ON r.head_id = c.id
-         ) runs_before WHERE coalesce(before, 0) < :max
+         ) runs_before WHERE coalesce(before, 0) < :max * :callers
        ),
        locked_heads AS MATERIALIZED (
          SELECT id, correlation_id FROM deliveries
@@ -278,15 +334,28 @@ export class KnexQueueStore implements QueueStore, ConsumerToolsStore {
          SELECT f.head_id, f.id, f.rank, count(l.id) OVER (PARTITION BY f.head_id ORDER BY f.rank) AS locked_so_far
            FROM following f JOIN locked_heads h ON h.id = f.head_id LEFT JOIN following_locked l ON l.id = f.id
        ),
+       locked_runs AS (
+         SELECT id AS head_id, id, 0 AS rank FROM locked_heads
+         UNION ALL
+         SELECT head_id, id, rank FROM runs WHERE locked_so_far = rank
+       ),
+       run_lengths AS (
+         SELECT head_id, count(*) AS length, row_number() OVER (ORDER BY head_id) AS n FROM locked_runs GROUP BY head_id
+       ),
+       -- The runs dealt in head order: a run goes to the current answer (cut at max) while it has room,
+       -- else it starts the next answer; dealt = how many of the run's rows (the head's among them) go.
+       dealt (n, head_id, answer, used, dealt) AS (
+         SELECT n, head_id, 1, least(length, :max), least(length, :max) FROM run_lengths WHERE n = 1
+         UNION ALL
+         SELECT r.n, r.head_id, d.answer + CASE WHEN d.used >= :max THEN 1 ELSE 0 END,
+                CASE WHEN d.used >= :max THEN least(r.length, :max) ELSE d.used + least(r.length, :max - d.used) END,
+                CASE WHEN d.used >= :max THEN least(r.length, :max) ELSE least(r.length, :max - d.used) END
+           FROM dealt d JOIN run_lengths r ON r.n = d.n + 1
+       ),
        take AS (
-         SELECT id, position FROM (
-           SELECT id, row_number() OVER (ORDER BY head_id, id) AS position FROM (
-             SELECT id AS head_id, id FROM locked_heads
-             UNION ALL
-             SELECT head_id, id FROM runs WHERE locked_so_far = rank
-           ) taken
-         ) ordered
-         WHERE position <= :max
+         SELECT l.id, d.answer, row_number() OVER (ORDER BY l.head_id, l.id) AS position
+           FROM locked_runs l JOIN dealt d ON d.head_id = l.head_id
+          WHERE d.answer <= :callers AND l.rank < d.dealt
        ),
        leased AS (
          UPDATE deliveries d
@@ -296,30 +365,29 @@ export class KnexQueueStore implements QueueStore, ConsumerToolsStore {
           WHERE d.id IN (SELECT id FROM take) AND m.workspace_id = d.workspace_id AND m.message_id = d.message_id
          RETURNING d.id, d.lease_generation, d.message_id, d.correlation_id, d.receive_count, m.message_type, m.published_at, m.body, m.traceparent
        )
-       SELECT found.heads, leased.*
+       SELECT found.heads, take.answer, leased.*
          FROM (SELECT count(*)::int AS heads FROM candidates) found
          LEFT JOIN (leased JOIN take USING (id)) ON true
         ORDER BY take.position`,
-      { consumerId, max, visibilityMs, ...gateBindings(gate) },
+      { consumerId, callers, max, visibilityMs, candidates, walk: candidates * RECEIVE_WALK, ...gateBindings(gate) },
     );
-    const messages = rows.flatMap((r): LeasedMessage[] =>
-      r.id === null
-        ? []
-        : [
-            {
-              deliveryId: String(r.id),
-              generation: r.lease_generation,
-              messageId: r.message_id,
-              messageType: r.message_type,
-              correlationId: r.correlation_id,
-              publishedAt: r.published_at,
-              receiveCount: r.receive_count,
-              body: r.body,
-              traceparent: r.traceparent,
-            },
-          ],
-    );
-    return { messages, contended: messages.length === 0 && (rows[0]?.heads ?? 0) > 0 };
+    const answers = Array.from({ length: callers }, (): LeasedMessage[] => []);
+    for (const r of rows) {
+      if (r.id !== null)
+        answers[r.answer - 1]?.push({
+          deliveryId: String(r.id),
+          generation: r.lease_generation,
+          messageId: r.message_id,
+          messageType: r.message_type,
+          correlationId: r.correlation_id,
+          publishedAt: r.published_at,
+          receiveCount: r.receive_count,
+          body: r.body,
+          traceparent: r.traceparent,
+        });
+    }
+    const headsFound = (rows[0]?.heads ?? 0) > 0;
+    return answers.map((messages) => ({ messages, contended: messages.length === 0 && headsFound }));
   }
 
   /**

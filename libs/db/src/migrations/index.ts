@@ -13,6 +13,7 @@ import * as identityProviders from './011_identity_providers';
 import * as consumerTools from './012_consumer_tools';
 import * as portalPeople from './013_portal_people';
 import * as hotLeases from './014_hot_leases';
+import * as pendingByAge from './015_pending_by_age';
 
 interface NamedMigration {
   name: string;
@@ -39,6 +40,7 @@ const MIGRATIONS: readonly NamedMigration[] = [
   { name: '012_consumer_tools', migration: consumerTools },
   { name: '013_portal_people', migration: portalPeople },
   { name: '014_hot_leases', migration: hotLeases },
+  { name: '015_pending_by_age', migration: pendingByAge },
 ];
 
 export const migrationSource: Knex.MigrationSource<NamedMigration> = {

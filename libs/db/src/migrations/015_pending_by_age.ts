@@ -1,0 +1,24 @@
+import type { Knex } from 'knex';
+
+/**
+ * A consumer's un-acked deliveries oldest first (issue 14, docs/benchmarks.md "Eleventh session"). A
+ * receive looks for the oldest receivable heads (each correlation id's oldest un-acked delivery); by
+ * deliveries_pending alone that is one probe per correlation id with un-acked rows — ~1,200 buffers a
+ * receive over 256 of them, most of Postgres' work in bench:e2e (c). Walking this index from the
+ * oldest row, the first row of each correlation id met is its head, so a short walk usually finds
+ * enough (the receive falls back to the probes when it does not). Keyed like deliveries_pending on
+ * `acked_at IS NULL`, so a lease stays a HOT update.
+ *
+ * Built CONCURRENTLY (deliveries is written by every delivery and receive); a build cut short leaves
+ * an invalid index, so it is dropped first and the migration can simply run again.
+ */
+export const config = { transaction: false };
+
+export async function up(knex: Knex): Promise<void> {
+  await knex.raw('DROP INDEX CONCURRENTLY IF EXISTS deliveries_pending_by_age');
+  await knex.raw('CREATE INDEX CONCURRENTLY deliveries_pending_by_age ON deliveries (consumer_id, id) WHERE acked_at IS NULL');
+}
+
+export async function down(knex: Knex): Promise<void> {
+  await knex.raw('DROP INDEX CONCURRENTLY IF EXISTS deliveries_pending_by_age');
+}
