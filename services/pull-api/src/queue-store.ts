@@ -239,7 +239,7 @@ export class KnexQueueStore implements QueueStore, ConsumerToolsStore {
    * One statement (one round trip, its own transaction, prepared: see preparedQuery): the head of every
    * group — its oldest un-acked delivery; a group is receivable only when its head is. The oldest
    * receivable heads are the candidates, and from the snapshot their runs (each head's group in order
-   * after it) tell how many heads fill `max`: only that many are locked, in id order with SKIP LOCKED, so
+   * after it) tell how many heads fill `max` × `callers`: only that many are locked, in id order with SKIP LOCKED, so
    * concurrent receivers take the next free heads instead of each other's (the WHERE is re-checked on
    * the locked row version, so a head leased or acked meanwhile drops out). After each locked head the
    * run of its group in order, cut at the first row another transaction holds, so a run never has a
@@ -263,8 +263,9 @@ export class KnexQueueStore implements QueueStore, ConsumerToolsStore {
       // settles them when it reached the queue's end or found enough; only else (the oldest rows all
       // behind leased or delayed heads) by the skip scan of deliveries_pending — one index probe per
       // correlation id with un-acked rows (~1,200 buffers over 256 of them, bench:e2e (c)), run only
-      // then: its branch's condition is a one-time filter. The walk names the consumer as a range and
-      // orders by (consumer_id, id), an order only deliveries_pending_by_age gives: by `consumer_id =`
+      // then: its branch's condition is a one-time filter. The walk says `id > 0` (the index's fence,
+      // migration 015), names the consumer as a range and orders by (consumer_id, id), an order only
+      // deliveries_pending_by_age gives: by `consumer_id =`
       // and `ORDER BY id` the planner walked the primary key from the oldest row instead, through every
       // acked row kept (16,000 buffers a receive, bench:e2e (c)), its estimate taking un-acked rows to
       // be spread evenly where they are all at the end. The skip scan carries what the candidates
@@ -273,7 +274,7 @@ export class KnexQueueStore implements QueueStore, ConsumerToolsStore {
       // msg/s growing with the acked rows kept (auto_explain, bench:e2e).
       `WITH RECURSIVE walked AS MATERIALIZED (
          SELECT id, correlation_id, visible_at, receive_count, enqueued_at FROM deliveries
-          WHERE consumer_id BETWEEN :consumerId AND :consumerId AND acked_at IS NULL
+          WHERE consumer_id BETWEEN :consumerId AND :consumerId AND acked_at IS NULL AND id > 0
           ORDER BY consumer_id, id LIMIT :walk
        ),
        walked_candidates AS MATERIALIZED (
@@ -305,34 +306,45 @@ export class KnexQueueStore implements QueueStore, ConsumerToolsStore {
            WHERE NOT (SELECT settled FROM walk_settled) AND visible_at <= now()${gated}
            ORDER BY id LIMIT :candidates)
        ),
+       -- How many heads to lock: the candidates' runs (by this snapshot) counted head after head, oldest
+       -- first, until they fill max × callers rows — a probe per head counted, not per candidate.
+       numbered AS MATERIALIZED (
+         SELECT id, correlation_id, row_number() OVER (ORDER BY id) AS n FROM candidates
+       ),
+       sized (n, rows_so_far) AS (
+         SELECT 0::bigint, 0::bigint
+         UNION ALL
+         SELECT c.n, s.rows_so_far + 1 + (
+                  SELECT count(*) FROM (
+                    SELECT 1 FROM deliveries
+                     WHERE consumer_id = :consumerId AND correlation_id = c.correlation_id AND id > c.id AND acked_at IS NULL
+                     ORDER BY id LIMIT :max - 1
+                  ) run)
+           FROM sized s JOIN numbered c ON c.n = s.n + 1
+          WHERE s.rows_so_far < :max * :callers
+       ),
+       locked_heads AS MATERIALIZED (
+         SELECT id, correlation_id FROM deliveries
+          WHERE id = ANY(ARRAY(SELECT id FROM candidates)) AND state <> 'acked' AND visible_at <= now()${gated}
+          ORDER BY id LIMIT (SELECT count(*) - 1 FROM sized) FOR UPDATE SKIP LOCKED
+       ),
        following AS MATERIALIZED (
          SELECT h.id AS head_id, f.id, f.rank
-           FROM candidates h
+           FROM locked_heads h
           CROSS JOIN LATERAL (
             SELECT id, row_number() OVER (ORDER BY id) AS rank FROM deliveries
              WHERE consumer_id = :consumerId AND correlation_id = h.correlation_id AND id > h.id AND acked_at IS NULL
              ORDER BY id LIMIT :max - 1
           ) f
        ),
-       wanted AS (
-         SELECT count(*) AS heads FROM (
-           SELECT sum(1 + coalesce(r.n, 0)) OVER (ORDER BY c.id ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS before
-             FROM candidates c LEFT JOIN (SELECT head_id, count(*) AS n FROM following GROUP BY head_id) r ON r.head_id = c.id
-         ) runs_before WHERE coalesce(before, 0) < :max * :callers
-       ),
-       locked_heads AS MATERIALIZED (
-         SELECT id, correlation_id FROM deliveries
-          WHERE id = ANY(ARRAY(SELECT id FROM candidates)) AND state <> 'acked' AND visible_at <= now()${gated}
-          ORDER BY id LIMIT (SELECT heads FROM wanted) FOR UPDATE SKIP LOCKED
-       ),
        following_locked AS MATERIALIZED (
          SELECT id FROM deliveries
-          WHERE id = ANY(ARRAY(SELECT f.id FROM following f JOIN locked_heads h ON h.id = f.head_id)) AND state <> 'acked'${gated}
+          WHERE id = ANY(ARRAY(SELECT id FROM following)) AND state <> 'acked'${gated}
           ORDER BY id FOR UPDATE SKIP LOCKED
        ),
        runs AS (
          SELECT f.head_id, f.id, f.rank, count(l.id) OVER (PARTITION BY f.head_id ORDER BY f.rank) AS locked_so_far
-           FROM following f JOIN locked_heads h ON h.id = f.head_id LEFT JOIN following_locked l ON l.id = f.id
+           FROM following f LEFT JOIN following_locked l ON l.id = f.id
        ),
        locked_runs AS (
          SELECT id AS head_id, id, 0 AS rank FROM locked_heads
@@ -396,7 +408,10 @@ export class KnexQueueStore implements QueueStore, ConsumerToolsStore {
    * batches naming the same rows wait for each other instead of deadlocking. A handle named twice is
    * done once, at its first place, as one ack at a time would answer. An ack that makes a receivable
    * message the head of its correlation id NOTIFYs the consumer (at COMMIT), so a long poll parked
-   * behind that correlation id's earlier message answers at once instead of at its wait's end.
+   * behind that correlation id's earlier message answers at once instead of at its wait's end. The
+   * rows are found by id alone and the consumer checked on the row updated (its handles are the
+   * consumer's: their MAC says so): with the consumer in the lookup, generic plans made on a young
+   * table read all the consumer's rows of its message index and ANDed them with the ids (200 buffers).
    */
   private async settleAcks(consumerId: string, leases: LeaseRef[]): Promise<SettleOutcome[]> {
     const acked = await preparedQuery<Pick<Row<'deliveries'>, 'id'> & { generation: number }>(
@@ -406,13 +421,13 @@ export class KnexQueueStore implements QueueStore, ConsumerToolsStore {
            SELECT DISTINCT id, generation FROM unnest(:ids::bigint[], :generations::int[]) AS n(id, generation)
          ),
          target AS MATERIALIZED (
-           SELECT id FROM deliveries WHERE id = ANY(ARRAY(SELECT id FROM named)) AND consumer_id = :consumerId AND state = 'leased'
+           SELECT id FROM deliveries WHERE id = ANY(ARRAY(SELECT id FROM named)) AND state = 'leased'
             ORDER BY id FOR UPDATE
          ),
          acked AS (
            UPDATE deliveries d SET state = 'acked', acked_at = now()
              FROM named n
-            WHERE d.id = n.id AND d.id IN (SELECT id FROM target) AND d.lease_generation = n.generation AND d.state = 'leased'
+            WHERE d.id = n.id AND d.id IN (SELECT id FROM target) AND d.consumer_id = :consumerId AND d.lease_generation = n.generation AND d.state = 'leased'
            RETURNING d.id, n.generation, d.correlation_id
          ),
          -- Each acked correlation id's next head: its oldest row still un-acked once these acks commit.
