@@ -1,16 +1,13 @@
 /**
- * Equal calls that arrive while one is running wait for it and then run together, as one call
- * answering each of them (the group commit's pattern, for reads that lease: receives of one consumer
- * with the same options). A call arriving when no equal call runs goes at once, alone, so an idle
- * process adds no wait. `runTogether(args, callers)` resolves with one answer per caller, in order;
- * its failure is every waiting caller's failure.
+ * Calls of one key that arrive while one of that key runs wait for it and then run together, as one
+ * call answering each of them (the group commit's pattern: receives of one consumer with the same
+ * options, acks of one consumer). A call arriving when none of its key runs goes at once, alone, so an
+ * idle process adds no wait. `runTogether(calls)` gets the waiting callers' arguments in arrival order
+ * and resolves with one answer per caller, in that order; its failure is each of those callers' failure.
  */
-export function coalesceEqualCalls<A, R>(
-  keyOf: (args: A) => string,
-  runTogether: (args: A, callers: number) => Promise<R[]>,
-  maxTogether: number,
-): (args: A) => Promise<R> {
+export function coalesceCalls<A, R>(keyOf: (args: A) => string, runTogether: (calls: A[]) => Promise<R[]>, maxTogether: number): (args: A) => Promise<R> {
   interface Waiting {
+    args: A;
     resolve: (answer: R) => void;
     reject: (err: unknown) => void;
   }
@@ -18,10 +15,10 @@ export function coalesceEqualCalls<A, R>(
   const waitingByKey = new Map<string, Waiting[]>();
 
   // A loop, not a chain of calls: under steady load a key may never fall idle.
-  const drain = async (key: string, args: A, first: Waiting[]): Promise<void> => {
+  const drain = async (key: string, first: Waiting[]): Promise<void> => {
     for (let callers = first; callers.length > 0; callers = (waitingByKey.get(key) ?? []).splice(0, maxTogether)) {
       try {
-        const answers = await runTogether(args, callers.length);
+        const answers = await runTogether(callers.map((c) => c.args));
         callers.forEach((c, i) => c.resolve(answers[i] as R));
       } catch (err) {
         for (const c of callers) c.reject(err);
@@ -35,10 +32,10 @@ export function coalesceEqualCalls<A, R>(
       const key = keyOf(args);
       const waiting = waitingByKey.get(key);
       if (waiting) {
-        waiting.push({ resolve, reject });
+        waiting.push({ args, resolve, reject });
         return;
       }
       waitingByKey.set(key, []);
-      void drain(key, args, [{ resolve, reject }]);
+      void drain(key, [{ args, resolve, reject }]);
     });
 }

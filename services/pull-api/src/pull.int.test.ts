@@ -242,6 +242,32 @@ describe('the pull API queues on the real Postgres', () => {
     expect(rest.map((m) => m.messageId)).toEqual([...sent[6]!, ...sent[7]!, ...sent[8]!]);
   });
 
+  it('settles acks that waited for one another in one statement, each answered for its own handles as if alone', async () => {
+    const sent: string[] = [];
+    for (let i = 0; i < 9; i++) sent.push((await enqueue(`k${i}-${randomUUID()}`)).messageId);
+    const leased = (await deps.store.receive(a, 9, 30_000)).messages;
+    const [one, two, three] = [leased.slice(0, 3), leased.slice(3, 6), leased.slice(6, 9)].map((ms) =>
+      ms.map((m) => ({ deliveryId: m.deliveryId, generation: m.generation })),
+    );
+    // The first goes alone; the three after it together: the third names the second's first lease again.
+    const { result, roundTrips: statements } = await roundTrips(() =>
+      Promise.all([
+        deps.store.ack(a, one!),
+        deps.store.ack(a, two!),
+        deps.store.ack(a, three!),
+        deps.store.ack(a, [two![0]!, { deliveryId: '1', generation: 1 }]),
+      ]),
+    );
+    expect(statements).toBe(2);
+    expect(result).toEqual([
+      ['done', 'done', 'done'],
+      ['done', 'done', 'done'],
+      ['done', 'done', 'done'],
+      ['stale', 'stale'],
+    ]);
+    expect(await get(a, 10)).toEqual([]);
+  });
+
   it('answers a receive dealt nothing by a statement that found heads as contended, so its long poll reads again at once', async () => {
     const sent = [(await enqueue(`c1-${randomUUID()}`)).messageId, (await enqueue(`c2-${randomUUID()}`)).messageId];
     // Receives of 1: the first alone takes the oldest head; the two after it lease together, one head left for them.

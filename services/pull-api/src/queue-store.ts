@@ -1,6 +1,6 @@
 import { DELIVERY_CHANNEL, preparedQuery, rawQuery, type Knex, type Row } from '@bus/db';
 import { unavailableUnlessDone } from '@bus/http';
-import { coalesceEqualCalls } from './coalesce';
+import { coalesceCalls } from './coalesce';
 import { QueueUnavailableError } from './errors';
 
 /** One leased delivery as a receive hands it out. */
@@ -132,6 +132,9 @@ const RECEIVE_WALK = 4;
 /** Most receives one statement leases for (receives of one consumer with the same options that waited together). */
 const RECEIVES_TOGETHER = 8;
 
+/** Most acks one statement settles for (acks of one consumer that waited together; each up to 10 handles). */
+const ACKS_TOGETHER = 8;
+
 /** One receive's options: receives with equal options may lease together. */
 interface ReceiveRequest {
   consumerId: string;
@@ -184,10 +187,29 @@ export class KnexQueueStore implements QueueStore, ConsumerToolsStore {
    * for it and then lease in one statement (each answer its own share): the statement's cost is its
    * walk of the consumer's heads, the same for one receive as for several (bench:e2e (c), 4 in flight).
    */
-  private readonly receiveTogether = coalesceEqualCalls(
+  private readonly receiveTogether = coalesceCalls(
     (r: ReceiveRequest) => JSON.stringify([r.consumerId, r.max, r.visibilityMs, r.gate ?? null]),
-    (r: ReceiveRequest, callers: number) => queueCall(() => this.leaseReceivable(r, callers)),
+    (calls: ReceiveRequest[]) => queueCall(() => this.leaseReceivable(calls[0] as ReceiveRequest, calls.length)),
     RECEIVES_TOGETHER,
+  );
+
+  /**
+   * Acks of one consumer that arrive while one of its acks is in Postgres wait for it and then go as one
+   * statement (its handles in arrival order, each caller answered for its own), as receives do.
+   */
+  private readonly ackTogether = coalesceCalls(
+    (a: { consumerId: string; leases: LeaseRef[] }) => a.consumerId,
+    async (calls: Array<{ consumerId: string; leases: LeaseRef[] }>) => {
+      const outcomes = await queueCall(() =>
+        this.settleAcks(
+          (calls[0] as { consumerId: string }).consumerId,
+          calls.flatMap((c) => c.leases),
+        ),
+      );
+      let at = 0;
+      return calls.map((c) => outcomes.slice(at, (at += c.leases.length)));
+    },
+    ACKS_TOGETHER,
   );
 
   private constructor(private readonly db: Knex) {}
@@ -201,7 +223,7 @@ export class KnexQueueStore implements QueueStore, ConsumerToolsStore {
   }
 
   ack(consumerId: string, leases: LeaseRef[]): Promise<SettleOutcome[]> {
-    return queueCall(() => this.settleAcks(consumerId, leases));
+    return this.ackTogether({ consumerId, leases });
   }
 
   nack(consumerId: string, leases: LeaseRef[], delayMs: number): Promise<SettleOutcome[]> {
