@@ -155,12 +155,26 @@ function gateBindings(gate: ReceiveGate | undefined): Record<string, number> {
   return gate ? { receiveLimit: gate.receiveLimit ?? 0, delayMs: gate.delayMs } : {};
 }
 
+/** A delivery with its message, as peek and receive read it. */
+type MessageRow = Pick<Row<'deliveries'>, 'id' | 'message_id' | 'correlation_id' | 'receive_count'> &
+  Pick<Row<'messages'>, 'message_type' | 'published_at' | 'body'>;
+
 /** A row of the receive statement: a leased delivery with its message, or NULLs when nothing was leased. */
 type LeasedRow = { heads: number } & (
-  | ({ answer: number } & Pick<Row<'deliveries'>, 'id' | 'lease_generation' | 'message_id' | 'correlation_id' | 'receive_count'> &
-      Pick<Row<'messages'>, 'message_type' | 'published_at' | 'body' | 'traceparent'>)
-  | { id: null }
+  ({ answer: number } & MessageRow & Pick<Row<'deliveries'>, 'lease_generation'> & Pick<Row<'messages'>, 'traceparent'>) | { id: null }
 );
+
+function peekedMessage(r: MessageRow): PeekedMessage {
+  return {
+    deliveryId: String(r.id),
+    messageId: r.message_id,
+    messageType: r.message_type,
+    correlationId: r.correlation_id,
+    publishedAt: r.published_at,
+    receiveCount: r.receive_count,
+    body: r.body,
+  };
+}
 
 /** The receipt handles' leases as the two arrays the settle statements unnest. */
 function leaseArrays(leases: LeaseRef[]): { ids: string[]; generations: number[] } {
@@ -407,18 +421,7 @@ export class KnexQueueStore implements QueueStore, ConsumerToolsStore {
     );
     const answers = Array.from({ length: callers }, (): LeasedMessage[] => []);
     for (const r of rows) {
-      if (r.id !== null)
-        answers[r.answer - 1]?.push({
-          deliveryId: String(r.id),
-          generation: r.lease_generation,
-          messageId: r.message_id,
-          messageType: r.message_type,
-          correlationId: r.correlation_id,
-          publishedAt: r.published_at,
-          receiveCount: r.receive_count,
-          body: r.body,
-          traceparent: r.traceparent,
-        });
+      if (r.id !== null) answers[r.answer - 1]?.push({ ...peekedMessage(r), generation: r.lease_generation, traceparent: r.traceparent });
     }
     const headsFound = (rows[0]?.heads ?? 0) > 0;
     return answers.map((messages) => ({ messages, contended: messages.length === 0 && headsFound }));
@@ -571,9 +574,7 @@ export class KnexQueueStore implements QueueStore, ConsumerToolsStore {
    */
   private async peekReceivable(consumerId: string, max: number, filter: PeekFilter, gate?: ReceiveGate): Promise<PeekedMessage[]> {
     const gated = gateConditions(gate);
-    const { rows } = await rawQuery<
-      Pick<Row<'deliveries'>, 'id' | 'message_id' | 'correlation_id' | 'receive_count'> & Pick<Row<'messages'>, 'message_type' | 'published_at' | 'body'>
-    >(
+    const { rows } = await rawQuery<MessageRow>(
       this.db,
       `WITH heads AS (
          SELECT id, correlation_id FROM (
@@ -602,15 +603,7 @@ export class KnexQueueStore implements QueueStore, ConsumerToolsStore {
         LIMIT :max`,
       { consumerId, max, ...filter, ...gateBindings(gate) },
     );
-    return rows.map((r) => ({
-      deliveryId: String(r.id),
-      messageId: r.message_id,
-      messageType: r.message_type,
-      correlationId: r.correlation_id,
-      publishedAt: r.published_at,
-      receiveCount: r.receive_count,
-      body: r.body,
-    }));
+    return rows.map(peekedMessage);
   }
 
   /**
