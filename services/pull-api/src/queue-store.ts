@@ -135,6 +135,12 @@ const RECEIVES_TOGETHER = 8;
 /** Most acks one statement settles for (acks of one consumer that waited together; each up to 10 handles). */
 const ACKS_TOGETHER = 8;
 
+/** One ack's leases: acks of one consumer may settle together. */
+interface AckRequest {
+  consumerId: string;
+  leases: LeaseRef[];
+}
+
 /** One receive's options: receives with equal options may lease together. */
 interface ReceiveRequest {
   consumerId: string;
@@ -212,11 +218,11 @@ export class KnexQueueStore implements QueueStore, ConsumerToolsStore {
    * statement (its handles in arrival order, each caller answered for its own), as receives do.
    */
   private readonly ackTogether = coalesceCalls(
-    (a: { consumerId: string; leases: LeaseRef[] }) => a.consumerId,
-    async (calls: Array<{ consumerId: string; leases: LeaseRef[] }>) => {
+    (a: AckRequest) => a.consumerId,
+    async (calls: AckRequest[]) => {
       const outcomes = await queueCall(() =>
         this.settleAcks(
-          (calls[0] as { consumerId: string }).consumerId,
+          (calls[0] as AckRequest).consumerId,
           calls.flatMap((c) => c.leases),
         ),
       );
@@ -301,10 +307,10 @@ export class KnexQueueStore implements QueueStore, ConsumerToolsStore {
       // correlation id with un-acked rows (~1,200 buffers over 256 of them, bench:e2e (c)), run only
       // then: its branch's condition is a one-time filter. The walk says `id > 0` (the index's fence,
       // migration 015), names the consumer as a range and orders by (consumer_id, id), an order only
-      // deliveries_pending_by_age gives: by `consumer_id =`
-      // and `ORDER BY id` the planner walked the primary key from the oldest row instead, through every
-      // acked row kept (16,000 buffers a receive, bench:e2e (c)), its estimate taking un-acked rows to
-      // be spread evenly where they are all at the end. The skip scan carries what the candidates
+      // deliveries_pending_by_age gives: by `consumer_id =` and `ORDER BY id` the planner walked the
+      // primary key from the oldest row instead, through every acked row kept (16,000 buffers a
+      // receive, bench:e2e (c)), its estimate taking un-acked rows to be spread evenly where they are
+      // all at the end. The skip scan carries what the candidates
       // are chosen by: joined back to deliveries by id, the planner walked the primary key from the
       // oldest row (a merge join expecting heads early; they are the newest), 1.1 ms a receive at 200
       // msg/s growing with the acked rows kept (auto_explain, bench:e2e).
