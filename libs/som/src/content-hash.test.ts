@@ -1,4 +1,17 @@
+import fc from 'fast-check';
 import { canonicalJson, contentHash } from './content-hash';
+
+/** The definition canonicalJson must keep to the byte (every stored hash depends on it), written plainly. */
+function referenceCanonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(referenceCanonicalJson).join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    const entries = Object.keys(value)
+      .sort()
+      .map((key) => `${JSON.stringify(key)}:${referenceCanonicalJson((value as Record<string, unknown>)[key])}`);
+    return `{${entries.join(',')}}`;
+  }
+  return JSON.stringify(value);
+}
 
 describe('content hash', () => {
   it('is the same for the same JSON value whatever the key order and whitespace', () => {
@@ -16,5 +29,40 @@ describe('content hash', () => {
     expect(contentHash({ a: [1, 2], c: 'x' })).not.toBe(hash);
     expect(contentHash({ a: [1, 2], b: 'x', c: null })).not.toBe(hash);
     expect(hash).toMatch(/^[0-9a-f]{64}$/);
+  });
+
+  it('gives the hash stored for this value before the serialiser was rewritten (escapes, surrogates, integer-like keys)', () => {
+    const value = JSON.parse(
+      '{"z":["\\ud83d\\ude00 é","\\ud800","a\\"b\\\\c\\n\\u0001\\u007f\\u2028"],"10":1.5e300,"9":-0,"":{"b":null,"a":[true,false,{}]},"__proto__":0}',
+    ) as unknown;
+    expect(contentHash(value)).toBe('bd9d8f0e9d11025a59c6a1d519a68c1050fe8e7a4f967a3dd7375355494ba408');
+  });
+
+  it('serialises every JSON value exactly as the plain definition does', () => {
+    // Every kind of character the quoting treats apart: escapes, high and low surrogates (paired or lone), and plain ones.
+    const awkward = fc.string({ unit: fc.constantFrom('"', '\\', '\n', '\u0001', '\u007f', '\u2028', '\ud83d', '\ude00', 'é', 'a', '😀') });
+    const text = fc.oneof(fc.string({ unit: 'binary' }), awkward, fc.string());
+    const json = fc.letrec((tie) => ({
+      value: fc.oneof(
+        { depthSize: 'small' },
+        fc.constant(null),
+        fc.boolean(),
+        fc.double({ noNaN: true, noDefaultInfinity: true }),
+        fc.integer(),
+        text,
+        tie('array'),
+        tie('object'),
+      ),
+      array: fc.array(tie('value'), { maxLength: 6 }),
+      object: fc.dictionary(text, tie('value'), { maxKeys: 6 }),
+    }));
+    fc.assert(
+      fc.property(json.value, (value) => {
+        // Through JSON.parse, as the gateway and delivery get their values (own data properties, "__proto__" included).
+        const parsed = JSON.parse(JSON.stringify(value)) as unknown;
+        expect(canonicalJson(parsed)).toBe(referenceCanonicalJson(parsed));
+      }),
+      { numRuns: 2000 },
+    );
   });
 });

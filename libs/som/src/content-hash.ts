@@ -5,20 +5,45 @@ import { createHash } from 'node:crypto';
  * a canonical serialisation (object keys sorted, no insignificant whitespace), so a resend that a
  * client library re-serialised differently is still a duplicate. The bytes first accepted are the
  * ones stored and delivered; a duplicate publishes nothing. The gateway records this hash at
- * acceptance and delivery recomputes it from each Kafka record's bytes (invariant A), so both must
- * use this one function.
+ * acceptance (accepted_messages.content_hash) and delivery falls back on it when a record's bytes are
+ * not the very bytes accepted (invariant A), so both must use this one function — and its output may
+ * never change by a byte: every stored hash depends on it.
  */
 export function contentHash(value: unknown): string {
   return createHash('sha256').update(canonicalJson(value)).digest('hex');
 }
 
+/**
+ * JSON.stringify's output with every object's keys in sorted order (UTF-16 code units, as
+ * Array.prototype.sort). Written as one string builder rather than map/join, and strings that need no
+ * escape are quoted directly, because the gateway runs this on every publish (twice the speed of the
+ * map/join form on a 2 KB message; docs/benchmarks.md "Twelfth session").
+ */
 export function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (typeof value === 'string') return quoted(value);
+  if (Array.isArray(value)) {
+    let text = '[';
+    for (let i = 0; i < value.length; i += 1) text += (i === 0 ? '' : ',') + canonicalJson(value[i]);
+    return `${text}]`;
+  }
   if (value !== null && typeof value === 'object') {
-    const entries = Object.keys(value)
-      .sort()
-      .map((key) => `${JSON.stringify(key)}:${canonicalJson((value as Record<string, unknown>)[key])}`);
-    return `{${entries.join(',')}}`;
+    const object = value as Record<string, unknown>;
+    const keys = Object.keys(object).sort();
+    let text = '{';
+    for (let i = 0; i < keys.length; i += 1) {
+      const key = keys[i]!;
+      text += `${i === 0 ? '' : ','}${quoted(key)}:${canonicalJson(object[key])}`;
+    }
+    return `${text}}`;
   }
   return JSON.stringify(value);
+}
+
+/** Strings JSON.stringify may escape: a quote, a backslash, a control character or a surrogate (it escapes the lone ones). */
+// eslint-disable-next-line no-control-regex -- control characters are what it looks for
+const ESCAPED = /["\\\u0000-\u001f\ud800-\udfff]/;
+
+/** JSON.stringify(text), without its cost for the usual string that needs no escape. */
+function quoted(text: string): string {
+  return ESCAPED.test(text) ? JSON.stringify(text) : `"${text}"`;
 }

@@ -25,7 +25,6 @@ const COMMA = 0x2c;
 const MINUS = 0x2d;
 
 interface Frame {
-  readonly path: string;
   /** Member names seen so far (objects only). */
   readonly names: Set<string> | null;
   /** The current member name or array index, for the path of what is inside. */
@@ -36,48 +35,50 @@ interface Frame {
 /**
  * Checks text that JSON.parse has already accepted against the rules JSON.parse does not apply.
  * Returns the first violation found (the body is refused as a whole), or null. One pass, no
- * recursion: the depth of the input cannot exhaust the stack.
+ * recursion: the depth of the input cannot exhaust the stack. Paths are built only for a violation
+ * (from the stack's keys: a container's own key does not change while something inside it is read),
+ * and only member names and escaped strings are copied out of the text: it runs on every publish.
  */
 export function ijsonViolation(text: string): Violation | null {
   const stack: Frame[] = [];
-  const here = (): string => {
-    const top = stack.at(-1);
-    return top === undefined ? '' : pointer(top.path, top.key);
-  };
+  /** The path of the value being read (`depth` = stack.length), or of an enclosing container. */
+  const pathAt = (depth: number, ...below: string[]): string => pointer('', ...stack.slice(0, depth).map((frame) => frame.key), ...below);
   let i = 0;
   while (i < text.length) {
     const c = text.charCodeAt(i);
     if (c === QUOTE) {
       const end = stringEnd(text, i);
-      const raw = text.slice(i + 1, end);
+      const escaped = end < 0;
+      const close = escaped ? -end : end;
       const top = stack.at(-1);
       const isName = top !== undefined && top.names !== null && top.expectingName;
-      if (raw.includes('\\')) {
-        const lone = loneSurrogateEscape(raw);
+      if (escaped) {
+        const lone = loneSurrogateEscape(text.slice(i + 1, close));
         if (lone) {
-          const at = isName ? pointer(top.path) : here();
+          const at = isName ? pathAt(stack.length - 1) : pathAt(stack.length);
           return violation('schema.json_string_invalid', `A string holds the lone surrogate \\u${lone}, which UTF-8 readers replace or refuse`, at);
         }
       }
       if (isName) {
-        const name = raw.includes('\\') ? (JSON.parse(`"${raw}"`) as string) : raw;
+        const raw = text.slice(i + 1, close);
+        const name = escaped ? (JSON.parse(`"${raw}"`) as string) : raw;
         if (top.names!.has(name)) {
           return violation(
             'schema.json_duplicate_name',
             `The member name ${JSON.stringify(name.slice(0, 64))} appears twice in one object; readers disagree on which value counts`,
-            pointer(top.path, name),
+            pathAt(stack.length - 1, name),
           );
         }
         top.names!.add(name);
         top.key = name;
         top.expectingName = false;
       }
-      i = end + 1;
+      i = close + 1;
     } else if (c === OPEN_OBJECT || c === OPEN_ARRAY) {
       if (stack.length >= MAX_JSON_DEPTH) {
-        return violation('schema.json_too_deep', `Objects and arrays are nested more than ${MAX_JSON_DEPTH} levels deep`, here());
+        return violation('schema.json_too_deep', `Objects and arrays are nested more than ${MAX_JSON_DEPTH} levels deep`, pathAt(stack.length));
       }
-      stack.push({ path: here(), names: c === OPEN_OBJECT ? new Set() : null, key: 0, expectingName: c === OPEN_OBJECT });
+      stack.push({ names: c === OPEN_OBJECT ? new Set() : null, key: 0, expectingName: c === OPEN_OBJECT });
       i += 1;
     } else if (c === CLOSE_OBJECT || c === CLOSE_ARRAY) {
       stack.pop();
@@ -89,9 +90,15 @@ export function ijsonViolation(text: string): Violation | null {
       i += 1;
     } else if (c === MINUS || (c >= 0x30 && c <= 0x39)) {
       let end = i + 1;
-      while (end < text.length && isNumberChar(text.charCodeAt(end))) end += 1;
-      const problem = unsafeNumber(text.slice(i, end));
-      if (problem) return violation('schema.json_number_unsafe', problem, here());
+      let plainInteger = true;
+      for (let n = text.charCodeAt(end); end < text.length && isNumberChar(n); n = text.charCodeAt(++end)) {
+        if (n === 0x2e || n === 0x65 || n === 0x45) plainInteger = false;
+      }
+      // An integer of at most 15 digits is within ±(2^53 − 1) and finite: nothing to check.
+      if (!plainInteger || end - i > 15) {
+        const problem = unsafeNumber(text.slice(i, end));
+        if (problem) return violation('schema.json_number_unsafe', problem, pathAt(stack.length));
+      }
       i = end;
     } else {
       // Whitespace, ':' and the literals true, false and null.
@@ -101,13 +108,22 @@ export function ijsonViolation(text: string): Violation | null {
   return null;
 }
 
-/** The index of the quote that closes the string opening at `start` (the text is valid JSON). */
+/**
+ * The index of the quote that closes the string opening at `start` (the text is valid JSON), negated
+ * when the string holds an escape.
+ */
 function stringEnd(text: string, start: number): number {
+  let escaped = false;
   let i = start + 1;
   for (;;) {
     const c = text.charCodeAt(i);
-    if (c === QUOTE) return i;
-    i += c === BACKSLASH ? 2 : 1;
+    if (c === QUOTE) return escaped ? -i : i;
+    if (c === BACKSLASH) {
+      escaped = true;
+      i += 2;
+    } else {
+      i += 1;
+    }
   }
 }
 
