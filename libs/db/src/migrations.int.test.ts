@@ -44,6 +44,7 @@ const ALL = [
   '013_portal_people',
   '014_hot_leases',
   '015_pending_by_age',
+  '016_accepted_body_digest',
 ];
 
 let testDb: TestDatabase;

@@ -69,6 +69,8 @@ export const TABLE_COLUMNS = {
     accepted_at: 'timestamptz',
     kafka_partition: 'int4',
     kafka_offset: 'int8',
+    // 016_accepted_body_digest
+    body_sha256: 'bytea?',
   },
   story_state: { workspace_id: 'text', correlation_id: 'text', state: 'jsonb', updated_at: 'timestamptz' },
   // 004_delivery, 006_message_traceparent, 009_tester_tools

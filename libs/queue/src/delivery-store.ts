@@ -5,6 +5,8 @@ import type { MessageHeaders } from '@bus/kafka';
 /** What Postgres recorded when the gateway accepted a message (accepted_messages). */
 export interface Acceptance {
   contentHash: string;
+  /** SHA-256 of the accepted bytes; null for rows accepted before migration 016. */
+  bodySha256: Buffer | null;
   correlationId: string;
   messageType: string;
   acceptedAt: Date;
@@ -137,7 +139,7 @@ export class KnexDeliveryStore implements DeliveryStore {
   async acceptance(workspaceId: string, messageId: string): Promise<Acceptance | null> {
     const row = await this.db('accepted_messages')
       .where({ workspace_id: workspaceId, message_id: messageId })
-      .first('content_hash', 'correlation_id', 'message_type', 'accepted_at');
+      .first('content_hash', 'body_sha256', 'correlation_id', 'message_type', 'accepted_at');
     return row ? acceptanceOf(row) : null;
   }
 
@@ -147,7 +149,7 @@ export class KnexDeliveryStore implements DeliveryStore {
     const rows = await preparedQuery<AcceptanceRow & Pick<Row<'accepted_messages'>, 'workspace_id' | 'message_id'>>(
       this.db,
       'delivery.acceptances',
-      `SELECT a.workspace_id, a.message_id, a.content_hash, a.correlation_id, a.message_type, a.accepted_at
+      `SELECT a.workspace_id, a.message_id, a.content_hash, a.body_sha256, a.correlation_id, a.message_type, a.accepted_at
          FROM accepted_messages a
          JOIN unnest(:workspaceIds::text[], :messageIds::text[]) AS k(workspace_id, message_id) ON a.workspace_id = k.workspace_id AND a.message_id = k.message_id`,
       { workspaceIds: keys.map((k) => k.workspaceId), messageIds: keys.map((k) => k.messageId) },
@@ -259,10 +261,16 @@ export function acceptanceKey(key: MessageKey): string {
   return `${key.workspaceId}\u0000${key.messageId}`;
 }
 
-type AcceptanceRow = Pick<Row<'accepted_messages'>, 'content_hash' | 'correlation_id' | 'message_type' | 'accepted_at'>;
+type AcceptanceRow = Pick<Row<'accepted_messages'>, 'content_hash' | 'body_sha256' | 'correlation_id' | 'message_type' | 'accepted_at'>;
 
 function acceptanceOf(row: AcceptanceRow): Acceptance {
-  return { contentHash: row.content_hash, correlationId: row.correlation_id, messageType: row.message_type, acceptedAt: row.accepted_at };
+  return {
+    contentHash: row.content_hash,
+    bodySha256: row.body_sha256,
+    correlationId: row.correlation_id,
+    messageType: row.message_type,
+    acceptedAt: row.accepted_at,
+  };
 }
 
 const QUARANTINE_COLUMNS = ['id', 'topic', 'kafka_partition', 'kafka_offset', 'workspace_id', 'message_id', 'reason', 'headers', 'value'] as const;

@@ -1,6 +1,7 @@
 export { KnexDeliveryStore, acceptanceKey } from './delivery-store';
 export type { DeliveryStore, Acceptance, MessageToEnqueue, QuarantinedRecord, StoredQuarantinedRecord } from './delivery-store';
 export { checkAcceptance, judgeAcceptance, readMessageHeaders, readRecordContent } from './acceptance-check';
+export { RecordValue } from './record-content';
 export type { AcceptanceCheck, RecordToCheck } from './acceptance-check';
 export { redriveQuarantined, redriveRecord, createRedriveMetrics } from './redrive';
 export type { RedriveDeps, RedriveMetrics } from './redrive';

@@ -14,6 +14,15 @@ export function contentHash(value: unknown): string {
 }
 
 /**
+ * The SHA-256 of the exact bytes of a message. The gateway records it at acceptance
+ * (accepted_messages.body_sha256); a Kafka record whose value has it is the accepted message itself,
+ * so delivery confirms it without parsing (invariant A; docs/delivery.md).
+ */
+export function bodyDigest(bytes: Uint8Array): Buffer {
+  return createHash('sha256').update(bytes).digest();
+}
+
+/**
  * JSON.stringify's output with every object's keys in sorted order (UTF-16 code units, as
  * Array.prototype.sort). Written as one string builder rather than map/join, and strings that need no
  * escape are quoted directly, because the gateway runs this on every publish (twice the speed of the

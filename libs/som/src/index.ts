@@ -6,7 +6,7 @@ export type { RuleDefinition, RuleId, RulesCatalogue } from './rules';
 export { renderRulesMarkdown } from './rules-doc';
 export { MESSAGE_TYPES } from './schema-set';
 export { createSomValidator, parseJsonBody } from './validator';
-export { contentHash } from './content-hash';
+export { bodyDigest, contentHash } from './content-hash';
 export type { ParsedBody, SomValidation, SomValidator, SomValidatorOptions } from './validator';
 export { checkPolicy } from './policy';
 export type { ProducerPermissions } from './policy';

@@ -7,7 +7,7 @@ import { createGroupCommitter, KnexPublishStore, kafkaCommitter } from '@bus/gat
 import { createKafka, createProducer, encodeMessageHeaders, ensureTopics, messageKey, type Kafka, type Producer } from '@bus/kafka';
 import { KnexDeliveryStore, replayToConsumer } from '@bus/queue';
 import { som } from '@bus/schemas';
-import { contentHash, type SomMessage } from '@bus/som';
+import { bodyDigest, contentHash, type SomMessage } from '@bus/som';
 import { createTestDatabase, eventually, requireEnv, waitForGroupCaughtUp, type TestDatabase } from '@bus/testing';
 import type { Service } from '@bus/http';
 import { createDeliveryService } from './service';
@@ -114,6 +114,8 @@ function acceptanceOf(message: ReturnType<typeof started>, acceptedAt: Date, kaf
     workspaceId,
     messageId,
     contentHash: contentHash(message),
+    // The gateway's digest of the bytes it accepted: these tests produce JSON.stringify(message).
+    bodySha256: bodyDigest(Buffer.from(JSON.stringify(message))),
     messageType: 'telling.started',
     correlationId,
     producerConnectionId: publisher.clientId,
@@ -221,6 +223,18 @@ describe('delivery on the real Kafka and Postgres', () => {
     },
     30_000,
   );
+
+  it('enqueues a record whose acceptance has no digest of its bytes (accepted before migration 016) by its content hash', async () => {
+    const original = started();
+    await acceptOnly(original);
+    await db('accepted_messages').where({ workspace_id: workspaceId, message_id: original.message_id }).update({ body_sha256: null });
+    await produceDirectly(original, Buffer.from(JSON.stringify(original)), contentHash(original));
+    const rows = await eventually(
+      () => deliveriesOf(original.message_id),
+      (r) => r.length >= 2,
+    );
+    expect(rows.map((r) => r.consumer_id)).toEqual(consumers);
+  }, 30_000);
 
   it("enqueues a re-serialised but JSON-equal record (same content, as for the gateway's idempotency) and stores its exact bytes", async () => {
     const original = started();

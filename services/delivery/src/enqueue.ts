@@ -8,7 +8,7 @@ import {
   acceptanceKey,
   judgeAcceptance,
   readMessageHeaders,
-  readRecordContent,
+  RecordValue,
   type Acceptance,
   type DeliveryStore,
   type MessageToEnqueue,
@@ -58,14 +58,14 @@ interface Candidate {
   index: number;
   record: MessageRecord;
   headers: MessageHeaders;
-  content: { body: Buffer; hash: string };
+  value: RecordValue;
   /** Records of one key keep their Kafka order: a record waiting for its acceptance holds back the later ones. */
   orderKey: string;
 }
 
 /**
  * Invariant A for a whole Kafka batch: a record is enqueued only when Postgres holds its acceptance
- * with the content hash of the record's own bytes (judgeAcceptance). Per batch: one lookup of the
+ * with the digest (or the content hash) of the record's own bytes (judgeAcceptance). Per batch: one lookup of the
  * workspaces not known yet, one query for every record's acceptance, and one transaction (message
  * insert, delivery insert, one NOTIFY per consumer, quarantines) for what is decided. The gateway
  * commits Postgres right after the Kafka ack, so an acceptance may be in flight: only the records whose
@@ -162,13 +162,12 @@ export function createBatchEnqueuer(deps: RecordEnqueuerDeps): BatchEnqueuer {
           decide(index, 'quarantined', 'workspace.unknown');
           continue;
         }
-        const content = readRecordContent(record.value);
-        if ('reason' in content) {
-          refuse(index, record, headers, content.reason);
+        if (record.value === null) {
+          refuse(index, record, headers, 'value.missing');
           continue;
         }
         const orderKey = record.key?.toString('utf8') ?? acceptanceKey({ workspaceId: headers.workspace_id, messageId: headers.message_id });
-        undecided.push({ index, record, headers, content, orderKey });
+        undecided.push({ index, record, headers, value: new RecordValue(record.value), orderKey });
       }
 
       const acceptances = new Map<string, Acceptance>();
@@ -179,6 +178,14 @@ export function createBatchEnqueuer(deps: RecordEnqueuerDeps): BatchEnqueuer {
       const deadline = Date.now() + deps.acceptanceWaitMs;
       let pause = recheckMs;
       await lookUp(undecided);
+      // A value that is not JSON can never be accepted: refused now, not after the wait. Only a record
+      // without an acceptance to vouch for its bytes is parsed for this (the usual record has one).
+      undecided = undecided.filter((c) => {
+        if (acceptances.has(acceptanceKey({ workspaceId: c.headers.workspace_id, messageId: c.headers.message_id })) || c.value.contentHash() !== null)
+          return true;
+        refuse(c.index, c.record, c.headers, 'value.unreadable');
+        return false;
+      });
       for (;;) {
         const expired = Date.now() >= deadline;
         const waiting = new Set<string>();
@@ -190,7 +197,7 @@ export function createBatchEnqueuer(deps: RecordEnqueuerDeps): BatchEnqueuer {
             still.push(c);
             continue;
           }
-          const check = judgeAcceptance({ headers: c.headers, partition: c.record.partition, offset: c.record.offset }, c.content, acceptance);
+          const check = judgeAcceptance({ headers: c.headers, partition: c.record.partition, offset: c.record.offset }, c.value, acceptance);
           if (check.accepted) pending.enqueue.push({ index: c.index, message: check.message });
           else refuse(c.index, c.record, c.headers, check.reason);
         }

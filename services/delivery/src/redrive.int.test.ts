@@ -10,7 +10,7 @@ import { KnexPublishStore } from '@bus/gateway';
 import { encodeMessageHeaders } from '@bus/kafka';
 import { createMetricsRegistry } from '@bus/observability';
 import { som } from '@bus/schemas';
-import { contentHash } from '@bus/som';
+import { bodyDigest, contentHash } from '@bus/som';
 import { createTestDatabase, type TestDatabase } from '@bus/testing';
 import { createRedriveMetrics, KnexDeliveryStore, redriveQuarantined, type RedriveDeps } from '@bus/queue';
 
@@ -58,6 +58,7 @@ async function accept(message: Message): Promise<void> {
           workspaceId,
           messageId: message.message_id,
           contentHash: contentHash(message),
+          bodySha256: bodyDigest(Buffer.from(JSON.stringify(message))),
           messageType: 'telling.started',
           correlationId: message.correlation_id,
           producerConnectionId: producerId,

@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import { Histogram, type Registry } from 'prom-client';
+import { bodyDigest } from '@bus/som';
 import { decideBatch, type BatchMember, type MemberDecision } from './batch-decisions';
 import { deadlineIn } from './deadline';
 import type { AcceptedMessage, PublishStore } from './publish-store';
@@ -151,6 +152,7 @@ async function commitBatch(deps: GroupCommitDeps, members: readonly PublishToCom
           workspaceId: m.workspaceId,
           messageId: m.message.message_id,
           contentHash: m.hash,
+          bodySha256: bodyDigest(m.bytes),
           messageType: m.message.message_type,
           correlationId: m.message.correlation_id,
           producerConnectionId: m.producerConnectionId,

@@ -6,6 +6,8 @@ export interface AcceptedMessage {
   workspaceId: string;
   messageId: string;
   contentHash: string;
+  /** SHA-256 of the accepted bytes (bodyDigest): delivery's check of a record without parsing it. */
+  bodySha256: Buffer;
   messageType: string;
   correlationId: string;
   producerConnectionId: string;
@@ -156,6 +158,7 @@ function recordStatement(messages: readonly AcceptedMessage[], states: readonly 
     workspace_id: m.workspaceId,
     message_id: m.messageId,
     content_hash: m.contentHash,
+    body_sha256: m.bodySha256.toString('hex'),
     message_type: m.messageType,
     correlation_id: m.correlationId,
     producer_connection_id: m.producerConnectionId,
@@ -167,9 +170,9 @@ function recordStatement(messages: readonly AcceptedMessage[], states: readonly 
   return `
 with acceptances as (
   insert into accepted_messages
-    (workspace_id, message_id, content_hash, message_type, correlation_id, producer_connection_id, accepted_at, kafka_partition, kafka_offset)
-  select workspace_id, message_id, content_hash, message_type, correlation_id, producer_connection_id, accepted_at, kafka_partition, kafka_offset
-  from jsonb_to_recordset(${sqlLiteral(JSON.stringify(acceptances))}::jsonb) as r(workspace_id text, message_id text, content_hash text,
+    (workspace_id, message_id, content_hash, body_sha256, message_type, correlation_id, producer_connection_id, accepted_at, kafka_partition, kafka_offset)
+  select workspace_id, message_id, content_hash, decode(body_sha256, 'hex'), message_type, correlation_id, producer_connection_id, accepted_at, kafka_partition, kafka_offset
+  from jsonb_to_recordset(${sqlLiteral(JSON.stringify(acceptances))}::jsonb) as r(workspace_id text, message_id text, content_hash text, body_sha256 text,
     message_type text, correlation_id text, producer_connection_id text, accepted_at timestamptz, kafka_partition integer, kafka_offset bigint)
 ), states as (
   insert into story_state (workspace_id, correlation_id, state, updated_at)

@@ -1,4 +1,4 @@
-import { randomBytes, randomUUID } from 'node:crypto';
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { Writable } from 'node:stream';
 import pino from 'pino';
 import { createDatabase, migrateLatest, TenancyFixture, type Knex } from '@bus/db';
@@ -155,6 +155,8 @@ describe('publishMessage on the real Postgres and Kafka', () => {
     });
     const row = await db('accepted_messages').where({ workspace_id: workspaceId, message_id: started.message_id }).first();
     expect(row).toMatchObject({ content_hash: record?.headers.content_hash, correlation_id: correlation });
+    // The SHA-256 of the exact bytes published, by which delivery recognises the record without parsing it.
+    expect(row?.body_sha256).toEqual(createHash('sha256').update(raw).digest());
   }, 30_000);
 
   it('answers a resend 200 duplicate, even re-serialised, and publishes nothing new', async () => {
@@ -435,6 +437,7 @@ describe('publishMessage on the real Postgres and Kafka', () => {
             workspaceId,
             messageId,
             contentHash: 'a'.repeat(64),
+            bodySha256: Buffer.alloc(32, 0xb5),
             messageType: 'telling.started',
             correlationId,
             producerConnectionId: publisher.clientId,
@@ -450,9 +453,12 @@ describe('publishMessage on the real Postgres and Kafka', () => {
     expect(before).toEqual({ accepted: [], states: [] });
     const after = await store.withStoryLocks(scope, async (tx) => ({ accepted: [...tx.accepted], states: [...tx.storyStates] }));
     expect(after).toEqual({ accepted: [[`${workspaceId}/${messageId}`, 'a'.repeat(64)]], states: [[`${workspaceId}/${correlationId}`, state]] });
-    expect(await db('accepted_messages').where({ workspace_id: workspaceId, message_id: messageId }).first('kafka_offset', 'kafka_partition')).toEqual({
+    expect(
+      await db('accepted_messages').where({ workspace_id: workspaceId, message_id: messageId }).first('kafka_offset', 'kafka_partition', 'body_sha256'),
+    ).toEqual({
       kafka_offset: '9007199254740993',
       kafka_partition: 2,
+      body_sha256: Buffer.alloc(32, 0xb5),
     });
   });
 });

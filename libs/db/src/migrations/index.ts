@@ -14,6 +14,7 @@ import * as consumerTools from './012_consumer_tools';
 import * as portalPeople from './013_portal_people';
 import * as hotLeases from './014_hot_leases';
 import * as pendingByAge from './015_pending_by_age';
+import * as acceptedBodyDigest from './016_accepted_body_digest';
 
 interface NamedMigration {
   name: string;
@@ -41,6 +42,7 @@ const MIGRATIONS: readonly NamedMigration[] = [
   { name: '013_portal_people', migration: portalPeople },
   { name: '014_hot_leases', migration: hotLeases },
   { name: '015_pending_by_age', migration: pendingByAge },
+  { name: '016_accepted_body_digest', migration: acceptedBodyDigest },
 ];
 
 export const migrationSource: Knex.MigrationSource<NamedMigration> = {
