@@ -13,3 +13,4 @@ export type {
   ReplayRequest,
   ReplayResult,
 } from './queues';
+export { coalesceCalls } from './coalesce';

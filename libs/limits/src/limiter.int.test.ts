@@ -58,6 +58,20 @@ describe('limits on the real Redis', () => {
     expect(await redis.get(`limit:${name}:k`)).toBe('3');
   });
 
+  it('sends the counts of requests that arrive while one is in flight together, each answered as if alone, in arrival order', async () => {
+    const limiter = createLimiter(redis, { label: 'test', name: unique('together'), rate: { points: 5, durationSeconds: 60 } });
+    const pipelines = jest.spyOn(redis, 'pipeline');
+    try {
+      const decisions = await Promise.all(Array.from({ length: 12 }, () => limiter.consume('k')));
+      expect(decisions.map((d) => (d.allowed ? d.remaining : 'refused'))).toEqual([4, 3, 2, 1, 0, ...Array<string>(7).fill('refused')]);
+      // The first goes at once; the eleven that arrived meanwhile go in one write.
+      expect(pipelines).toHaveBeenCalledTimes(2);
+      expect(await redis.get(`limit:${limiter.name}:k`)).toBe('12');
+    } finally {
+      pipelines.mockRestore();
+    }
+  });
+
   it('keeps limiting in process when Redis is unreachable', async () => {
     const dead = createRedis('redis://127.0.0.1:1', pino({ level: 'silent' }));
     try {

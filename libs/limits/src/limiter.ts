@@ -1,6 +1,6 @@
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import type { Redis } from 'ioredis';
-import { HttpError } from '@bus/contracts';
+import { coalesceCalls, HttpError } from '@bus/contracts';
 import type { LimitMetrics } from './metrics';
 
 export interface Window {
@@ -141,8 +141,7 @@ end
 return answer
 `;
 
-type LimitsInOrderCommand = { busLimitsInOrder(numberOfKeys: number, ...keysAndArgs: Array<string | number>): Promise<number[]> };
-const scriptDefined = new WeakSet<Redis>();
+type LimitsInOrderCommand = { busLimitsInOrder(numberOfKeys: number, ...keysAndArgs: Array<string | number>): unknown };
 
 /**
  * Counts one request against `checks` in order and answers each limit's decision up to the first
@@ -190,14 +189,48 @@ export async function consumeInOrder(checks: ReadonlyArray<readonly [Limiter, st
   return decisions;
 }
 
-async function countInRedis(redis: Redis, limits: ReadonlyArray<{ spec: LimitSpec; key: string }>): Promise<number[]> {
-  if (!scriptDefined.has(redis)) {
+type LimitsToCount = ReadonlyArray<{ spec: LimitSpec; key: string }>;
+
+/**
+ * Most requests' counts one Redis write carries. At 64 publishes in flight one script call per request
+ * cost the all-in-one process 12 % of its samples, mostly the socket write of each (docs/benchmarks.md
+ * "Twelfth session").
+ */
+const COUNTS_TOGETHER = 32;
+
+const countersOf = new WeakMap<Redis, (limits: LimitsToCount) => Promise<number[] | undefined>>();
+
+/**
+ * The script's answer for one request's limits, or undefined when Redis failed it (its insurance then
+ * decides). Requests that arrive while one's count is in flight wait for it and then go together, as
+ * one pipeline of script calls (one write, one read): Redis runs them one after the other in arrival
+ * order, so each answer is what the request's own call would have got. A request arriving when none is
+ * in flight goes at once.
+ */
+function countInRedis(redis: Redis, limits: LimitsToCount): Promise<number[] | undefined> {
+  let counter = countersOf.get(redis);
+  if (!counter) {
     redis.defineCommand('busLimitsInOrder', { lua: LIMITS_IN_ORDER_LUA });
-    scriptDefined.add(redis);
+    counter = coalesceCalls(
+      () => 'counts',
+      async (requests: LimitsToCount[]) => {
+        const pipeline = redis.pipeline() as unknown as LimitsInOrderCommand & { exec(): Promise<Array<[Error | null, unknown]> | null> };
+        for (const request of requests) {
+          const keys = request.flatMap(({ spec, key }) => [`limit:${spec.name}:${key}`, `limit:${spec.name}:burst:${key}`]);
+          const args = request.flatMap(({ spec }) => [spec.rate.points, spec.rate.durationSeconds, spec.burst?.points ?? 0, spec.burst?.durationSeconds ?? 0]);
+          void pipeline.busLimitsInOrder(keys.length, ...keys, ...args);
+        }
+        const replies = (await pipeline.exec()) ?? [];
+        return requests.map((_, i) => {
+          const reply = replies[i];
+          return reply && reply[0] === null ? (reply[1] as number[]) : undefined;
+        });
+      },
+      COUNTS_TOGETHER,
+    );
+    countersOf.set(redis, counter);
   }
-  const keys = limits.flatMap(({ spec, key }) => [`limit:${spec.name}:${key}`, `limit:${spec.name}:burst:${key}`]);
-  const args = limits.flatMap(({ spec }) => [spec.rate.points, spec.rate.durationSeconds, spec.burst?.points ?? 0, spec.burst?.durationSeconds ?? 0]);
-  return (redis as unknown as LimitsInOrderCommand).busLimitsInOrder(keys.length, ...keys, ...args);
+  return counter(limits);
 }
 
 /** 429 rate.limited with Retry-After (spec §7, §8). */

@@ -1,6 +1,6 @@
 import { DELIVERY_CHANNEL, preparedQuery, rawQuery, type Knex, type Row } from '@bus/db';
 import { unavailableUnlessDone } from '@bus/http';
-import { coalesceCalls } from './coalesce';
+import { coalesceCalls } from '@bus/contracts';
 import { QueueUnavailableError } from './errors';
 
 /** One leased delivery as a receive hands it out. */
