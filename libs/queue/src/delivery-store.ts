@@ -83,7 +83,7 @@ export interface DeliveryStore {
   /** The acceptances Postgres holds for `keys`, in one query, by acceptanceKey. */
   acceptances(keys: readonly MessageKey[]): Promise<Map<string, Acceptance>>;
   /**
-   * In one transaction: stores each message once (one multi-row insert), one delivery per active
+   * Atomically: stores each message once (one multi-row insert), one delivery per active
    * consumer connection of its workspace (one multi-row insert, idempotent on (consumer, message_id),
    * ids in the order of `enqueue`), one NOTIFY per consumer that got a new row, and the quarantined
    * records. Resolves with the number of deliveries created.
@@ -157,12 +157,13 @@ export class KnexDeliveryStore implements DeliveryStore {
     return new Map(rows.map((r) => [acceptanceKey({ workspaceId: r.workspace_id, messageId: r.message_id }), acceptanceOf(r)]));
   }
 
-  write(batch: BatchWrite): Promise<number> {
+  async write(batch: BatchWrite): Promise<number> {
+    // The enqueue is one statement, atomic on its own: without quarantines it needs no BEGIN and COMMIT
+    // (one round trip instead of three per Kafka batch).
+    if (batch.quarantine.length === 0) return (await enqueueIn(this.db, batch.enqueue)).length;
     return this.db.transaction(async (trx) => {
       const created = await enqueueIn(trx, batch.enqueue);
-      if (batch.quarantine.length > 0) {
-        await trx('quarantined_records').insert(batch.quarantine.map(quarantineRow)).onConflict(['topic', 'kafka_partition', 'kafka_offset']).ignore();
-      }
+      await trx('quarantined_records').insert(batch.quarantine.map(quarantineRow)).onConflict(['topic', 'kafka_partition', 'kafka_offset']).ignore();
       return created.length;
     });
   }
@@ -337,7 +338,7 @@ function messageArrays(messages: readonly MessageToEnqueue[]): Record<string, un
  * `messages` is checked at the statement's end, when the stored rows are there. Resolves with the
  * consumer of each new delivery.
  */
-async function enqueueIn(trx: Knex.Transaction, messages: readonly MessageToEnqueue[]): Promise<string[]> {
+async function enqueueIn(trx: Knex | Knex.Transaction, messages: readonly MessageToEnqueue[]): Promise<string[]> {
   if (messages.length === 0) return [];
   // Prepared: Postgres' parse and plan were half of this statement's time (its statement log, bench:e2e).
   const inserted = await preparedQuery<Pick<Row<'deliveries'>, 'consumer_id'>>(
