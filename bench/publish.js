@@ -8,8 +8,10 @@
 // host's own limits (200/s for the whole API) are widened for the run, or they would be what is
 // measured. Then, as the ceiling, a raw kafkajs acks=all send of the same bytes at the same concurrency.
 // BENCH_CONCURRENCY callers (64); BENCH_PAUSE_MS (0) makes each caller pause between its publishes, e.g.
-// 20 with one caller: a lone publish on a bus that is idle when it arrives. Postgres' figures per
-// statement of the publish run (pg_stat_statements) follow the table.
+// 20 with one caller: a lone publish on a bus that is idle when it arrives. BENCH_LAYOUT=standalone
+// runs auth, gateway, delivery and pull-api as separate processes (as in Kubernetes) instead of the
+// all-in-one, so the gateway has a JS thread of its own. Postgres' figures per statement of the
+// publish run (pg_stat_statements) follow the table.
 'use strict';
 
 const { randomBytes } = require('node:crypto');
@@ -22,13 +24,16 @@ const RUN_MS = Number(process.env.BENCH_SECONDS ?? 15) * 1000;
 const PAUSE_MS = Number(process.env.BENCH_PAUSE_MS ?? 0);
 const WARM_UP_MS = 3_000;
 const PRODUCERS = 8;
+const LAYOUT = process.env.BENCH_LAYOUT ?? 'all-in-one';
 
 /** A ~2 KB story.context message over 256 correlation ids, a fresh message_id per call. */
 const messageOf = (i) => storyMessage(`bench-${i % 256}`).body;
 
 async function main() {
-  const bench = await startBus('bench-publish');
-  const { busUrl, kafka, producer } = bench;
+  const bench = await startBus('bench-publish', { layout: LAYOUT });
+  const { kafka, producer } = bench;
+  const gatewayUrl = bench.urls.gateway;
+  const busPids = Object.fromEntries(Object.entries(bench.processes).map(([name, p]) => [name, p.child.pid]));
   try {
     const { workspace, producers } = await provisionWorkspace(bench, {
       systemId: som.examples['story.context'].system_id,
@@ -41,13 +46,13 @@ async function main() {
     const request = httpClient();
     const statementsBefore = await bench.statements.sample();
     const publish = await measure({
-      cpu: cpuMeter({ bus: bench.bus.child.pid, bench: process.pid }),
+      cpu: cpuMeter({ ...busPids, bench: process.pid }),
       concurrency: CONCURRENCY,
       warmUpMs: WARM_UP_MS,
       runMs: RUN_MS,
       pauseMs: PAUSE_MS,
       operation: async (i) => {
-        const res = await request(`${busUrl}/v1/tenants/${workspace}/messages`, {
+        const res = await request(`${gatewayUrl}/v1/tenants/${workspace}/messages`, {
           method: 'POST',
           headers: { Authorization: `Bearer ${tokens[i % PRODUCERS]}`, 'Content-Type': 'application/json' },
           body: messageOf(i),
@@ -57,7 +62,7 @@ async function main() {
     });
 
     const statements = bench.statements.costs(statementsBefore, await bench.statements.sample());
-    const steps = await publishSteps(busUrl);
+    const steps = await publishSteps(gatewayUrl);
 
     const topic = `bench.raw.${randomBytes(4).toString('hex')}`;
     const kafkaAdmin = kafka.admin();
@@ -82,11 +87,11 @@ async function main() {
     );
     console.log('| path | per second | p50 ms | p99 ms | not 202 / failed |');
     console.log('|---|---|---|---|---|');
-    console.log(row('POST /v1/tenants/{t}/messages (all-in-one)', publish));
+    console.log(row(`POST /v1/tenants/{t}/messages (${LAYOUT})`, publish));
     console.log(row('raw kafkajs send, acks=all (ceiling)', raw));
     console.log(`\nRatio to the raw producer ceiling: ${(publish.perSecond / raw.perSecond).toFixed(3)}`);
     console.log(`CPU ms per 1,000 messages — publish: ${cpuLine(publish.cpuPerThousand)}; raw send: ${cpuLine(raw.cpuPerThousand)}`);
-    console.log(`Mean per publish (warm-up included), from the bus's /metrics: ${steps}`);
+    console.log(`Mean per publish (warm-up included), from the gateway's /metrics: ${steps}`);
     console.log(`\nPostgres per statement, publish:\n\n${statementTable(statements)}`);
   } finally {
     await bench.stop();
@@ -97,12 +102,12 @@ async function main() {
  * The mean time of each Server-Timing step of the publish route and the mean group-commit batch size,
  * from the bus's own histograms (bus_request_step_seconds, bus_publish_batch_size).
  */
-async function publishSteps(busUrl) {
-  const text = await (await fetch(`${busUrl}/metrics`)).text();
+async function publishSteps(gatewayUrl) {
+  const text = await (await fetch(`${gatewayUrl}/metrics`)).text();
   const value = (pattern) => Number(new RegExp(`^${pattern} ([0-9.e+-]+)$`, 'm').exec(text)?.[1] ?? NaN);
   const route = 'route="/v1/tenants/:t/messages"';
   const parts = ['limits', 'auth', 'quota', 'body', 'validate', 'policy', 'commit'].map((step) => {
-    const labels = `\\{app="bus",${route},step="${step}"\\}`;
+    const labels = `\\{app="(?:bus|gateway)",${route},step="${step}"\\}`;
     const mean = (value(`bus_request_step_seconds_sum${labels}`) / value(`bus_request_step_seconds_count${labels}`)) * 1000;
     return `${step} ${mean.toFixed(2)} ms`;
   });
