@@ -141,7 +141,7 @@ end
 return answer
 `;
 
-type LimitsInOrderCommand = { busLimitsInOrder(numberOfKeys: number, ...keysAndArgs: Array<string | number>): unknown };
+type LimitsInOrderCommand = { busLimitsInOrder(numberOfKeys: number, ...keysAndArgs: Array<string | number>): Promise<number[]> };
 
 /**
  * Counts one request against `checks` in order and answers each limit's decision up to the first
@@ -198,6 +198,13 @@ type LimitsToCount = ReadonlyArray<{ spec: LimitSpec; key: string }>;
  */
 const COUNTS_TOGETHER = 32;
 
+/** LIMITS_IN_ORDER_LUA's arguments for one request's limits: the number of keys, the keys, then ARGV. */
+function scriptArguments(limits: LimitsToCount): [number, ...Array<string | number>] {
+  const keys = limits.flatMap(({ spec, key }) => [`limit:${spec.name}:${key}`, `limit:${spec.name}:burst:${key}`]);
+  const args = limits.flatMap(({ spec }) => [spec.rate.points, spec.rate.durationSeconds, spec.burst?.points ?? 0, spec.burst?.durationSeconds ?? 0]);
+  return [keys.length, ...keys, ...args];
+}
+
 const countersOf = new WeakMap<Redis, (limits: LimitsToCount) => Promise<number[] | undefined>>();
 
 /**
@@ -214,12 +221,11 @@ function countInRedis(redis: Redis, limits: LimitsToCount): Promise<number[] | u
     counter = coalesceCalls(
       () => 'counts',
       async (requests: LimitsToCount[]) => {
+        // A lone request is one script call: a pipeline costs more to build than the call it carries.
+        if (requests.length === 1)
+          return [await (redis as unknown as LimitsInOrderCommand).busLimitsInOrder(...scriptArguments(requests[0]!)).catch(() => undefined)];
         const pipeline = redis.pipeline() as unknown as LimitsInOrderCommand & { exec(): Promise<Array<[Error | null, unknown]> | null> };
-        for (const request of requests) {
-          const keys = request.flatMap(({ spec, key }) => [`limit:${spec.name}:${key}`, `limit:${spec.name}:burst:${key}`]);
-          const args = request.flatMap(({ spec }) => [spec.rate.points, spec.rate.durationSeconds, spec.burst?.points ?? 0, spec.burst?.durationSeconds ?? 0]);
-          void pipeline.busLimitsInOrder(keys.length, ...keys, ...args);
-        }
+        for (const request of requests) void pipeline.busLimitsInOrder(...scriptArguments(request));
         const replies = (await pipeline.exec()) ?? [];
         return requests.map((_, i) => {
           const reply = replies[i];
