@@ -65,16 +65,17 @@ interface Candidate {
 
 /**
  * Invariant A for a whole Kafka batch: a record is enqueued only when Postgres holds its acceptance
- * with the digest (or the content hash) of the record's own bytes (judgeAcceptance). Per batch: one lookup of the
- * workspaces not known yet, one query for every record's acceptance, and one transaction (message
- * insert, delivery insert, one NOTIFY per consumer, quarantines) for what is decided. The gateway
- * commits Postgres right after the Kafka ack, so an acceptance may be in flight: only the records whose
- * acceptance is missing are re-checked (one query per round for all of them, backing off), up to
- * `acceptanceWaitMs`, and then quarantined as `acceptance.missing` (row, log line, counter; the
- * automatic re-check, quarantine-recheck.ts, takes them up). A waiting record holds back the later records of its correlation id (the
- * Kafka key), never the others, so FIFO per correlation id follows Kafka order. Unreadable headers, a
- * value that is not JSON or a hash mismatch are quarantined without waiting. A record of a workspace
- * this database does not know is only counted. Each record has its span, a child of its publish.
+ * with the digest (or the content hash) of the record's own bytes (judgeAcceptance). Per batch: one
+ * lookup of the workspaces not known yet, one query for every record's acceptance, and one write for
+ * what is decided (one statement: messages, deliveries, one NOTIFY per consumer; in a transaction with
+ * the quarantines when there are any). The gateway commits Postgres right after the Kafka ack, so an
+ * acceptance may be in flight: only the records whose acceptance is missing are re-checked (one query
+ * per round for all of them, backing off), up to `acceptanceWaitMs`, and then quarantined as
+ * `acceptance.missing` (row, log line, counter; the automatic re-check, quarantine-recheck.ts, takes
+ * them up). A waiting record holds back the later records of its correlation id (the Kafka key), never
+ * the others, so FIFO per correlation id follows Kafka order. Unreadable headers, a value that is not
+ * JSON or a hash mismatch are quarantined without waiting. A record of a workspace this database does
+ * not know is only counted. Each record has its span, a child of its publish.
  */
 export function createBatchEnqueuer(deps: RecordEnqueuerDeps): BatchEnqueuer {
   const quarantined = new Counter({
