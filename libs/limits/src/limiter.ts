@@ -222,8 +222,8 @@ function countInRedis(redis: Redis, limits: LimitsToCount): Promise<number[] | u
       () => 'counts',
       async (requests: LimitsToCount[]) => {
         // A lone request is one script call: a pipeline costs more to build than the call it carries.
-        if (requests.length === 1)
-          return [await (redis as unknown as LimitsInOrderCommand).busLimitsInOrder(...scriptArguments(requests[0]!)).catch(() => undefined)];
+        // Its failure is its caller's, which consumeInOrder answers from the insurance.
+        if (requests.length === 1) return [await (redis as unknown as LimitsInOrderCommand).busLimitsInOrder(...scriptArguments(requests[0]!))];
         const pipeline = redis.pipeline() as unknown as LimitsInOrderCommand & { exec(): Promise<Array<[Error | null, unknown]> | null> };
         for (const request of requests) void pipeline.busLimitsInOrder(...scriptArguments(request));
         const replies = (await pipeline.exec()) ?? [];
