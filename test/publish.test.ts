@@ -4,6 +4,7 @@ import { openapi, som } from '@bus/schemas';
 import { createOpenApiChecker, eventually, fetchObserved } from '@bus/testing';
 import { startBus, type RunningBus } from './support/bus';
 import { rateLimitLeft } from './support/rate-limit';
+import { stepsOf } from './support/server-timing';
 import { TenantFixture, type Tenant } from './support/tenants';
 
 const busApi = createOpenApiChecker(openapi.bus);
@@ -253,15 +254,6 @@ describe('metrics', () => {
 });
 
 describe('Server-Timing', () => {
-  /** The steps of a Server-Timing value, name → milliseconds. */
-  const stepsOf = (value: string | null): Record<string, number> =>
-    Object.fromEntries(
-      (value ?? '').split(', ').map((entry) => {
-        const [name, dur] = entry.split(';dur=');
-        return [name, Number(dur)];
-      }),
-    );
-
   it('times every step of a publish (limits, auth, quota, body, validate, policy, commit) and its total', async () => {
     const res = await publish(message('telling.started'));
     expect(res.status).toBe(202);

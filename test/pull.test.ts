@@ -4,6 +4,7 @@ import { createOpenApiChecker, eventually, fetchObserved } from '@bus/testing';
 import { startBus, type RunningBus } from './support/bus';
 import { bearerCall } from './support/bus-call';
 import { deliveryCaughtUp } from './support/delivery';
+import { stepsOf } from './support/server-timing';
 import { rateLimitLeft } from './support/rate-limit';
 import { TenantFixture, type Tenant } from './support/tenants';
 
@@ -226,6 +227,38 @@ describe('the pull API of the all-in-one bus', () => {
       expect({ body, status: bad.status, rule: rule(bad.body) }).toEqual({ body, status: 400, rule: 'request.invalid' });
     }
   }, 30_000);
+
+  it('times the steps of each consumer call in Server-Timing, and of a refused one only those it got through', async () => {
+    const m = message();
+    await publishRaw(JSON.stringify(m));
+    const receivedBy = async (c: string, bearer: string) => {
+      const res = await call('GET', `${consumerPath(c, 'messages')}?wait_seconds=20`, bearer);
+      expect(res.status).toBe(200);
+      return { steps: stepsOf(res.headers.get('server-timing')), messages: (res.body as { messages: Received[] }).messages };
+    };
+    const received = await receivedBy(house.consumer.clientId, tokens.consumer!);
+    expect(received.messages.map((r) => r.message_id)).toEqual([m.message_id]);
+    expect(Object.keys(received.steps)).toEqual(['limits', 'auth', 'quota', 'validate', 'queue', 'total']);
+    const steps = Object.entries(received.steps).filter(([name]) => name !== 'total');
+    for (const [, ms] of steps) expect(ms).toBeGreaterThanOrEqual(0);
+    expect(steps.reduce((sum, [, ms]) => sum + ms, 0)).toBeLessThanOrEqual(received.steps.total! + 0.05);
+
+    for (const verb of ['nack', 'ack'] as const) {
+      const [got] = verb === 'nack' ? received.messages : (await receivedBy(house.consumer.clientId, tokens.consumer!)).messages;
+      const settled = await settle(house.consumer.clientId, tokens.consumer!, verb, { receipt_handles: [got!.receipt_handle] });
+      expect(settled.body).toEqual({ results: [{ receipt_handle: got!.receipt_handle, status: 'done' }] });
+      expect(Object.keys(stepsOf(settled.headers.get('server-timing')))).toEqual(['limits', 'auth', 'quota', 'validate', 'body', 'queue', 'total']);
+    }
+    const copy = await receiveAll(second.clientId, tokens.second!, 1);
+    await settle(second.clientId, tokens.second!, 'ack', { receipt_handles: copy.map((r) => r.receipt_handle) });
+
+    const badParameter = await call('GET', `${consumerPath(house.consumer.clientId, 'messages')}?max_messages=11`, tokens.consumer!);
+    expect(badParameter.status).toBe(400);
+    expect(Object.keys(stepsOf(badParameter.headers.get('server-timing')))).toEqual(['limits', 'auth', 'quota', 'total']);
+    const notOwn = await call('GET', `${consumerPath(house.consumer.clientId, 'messages')}?wait_seconds=0`, tokens.second!);
+    expect(notOwn.status).toBe(403);
+    expect(Object.keys(stepsOf(notOwn.headers.get('server-timing')))).toEqual(['limits', 'total']);
+  }, 60_000);
 
   it("applies the consumer connection's quota before the body: 429 rate.limited, then quota.exceeded with Retry-After", async () => {
     const tenant = await tenants.tenant({ systemIds: [SYSTEM_ID], messageTypes: ALL_TYPES });

@@ -1,6 +1,6 @@
 import { Router, type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import type { SkillRegistration } from '@bus/db';
-import { requestValidation, validatedQuery } from '@bus/http';
+import { markStep, requestTimings, requestValidation, validatedQuery } from '@bus/http';
 import type { BearerAuthenticator, BearerIdentity } from '@bus/identity';
 import { openapi } from '@bus/schemas';
 import { ConsumerMismatchError, PullRequestInvalidError } from './errors';
@@ -47,7 +47,9 @@ export function pullRoutes(deps: PullRoutesDeps): Router {
   const base = '/v1/tenants/:t/consumers/:c';
   // Checked against the served document once the caller and its quota are known, before any body is read.
   const requests = requestValidation(openapi.bus, (problem) => new PullRequestInvalidError(problem));
-  const guards = [consumer, ownConsumer, deps.connectionQuota, requests.parameters];
+  // Server-Timing steps (docs/delivery.md, "Server-Timing of the consumer routes"): auth, quota and
+  // validate here; each route adds body (ack, nack) and queue (its Postgres work, a long poll's wait included).
+  const guards = [consumer, ownConsumer, markStep('auth'), deps.connectionQuota, markStep('quota'), requests.parameters, markStep('validate')];
 
   router.get(`${base}/messages`, ...guards, async (req: Request, res: Response) => {
     const consumerId = String(req.params.c);
@@ -61,6 +63,7 @@ export function pullRoutes(deps: PullRoutesDeps): Router {
       signal: aborted.signal,
       tools: (res.locals.identity as BearerIdentity).consumerTools,
     });
+    requestTimings(res).mark('queue');
     res.json({ messages: messages.map((m) => messageRecord(deps.pull, consumerId, m)) });
   });
 
@@ -74,19 +77,26 @@ export function pullRoutes(deps: PullRoutesDeps): Router {
     };
     const gate = receiveGate((res.locals.identity as BearerIdentity).consumerTools);
     const messages = await deps.pull.tools.peek(consumerId, Number(query.max_messages), filter, gate);
+    requestTimings(res).mark('queue');
     res.json({ messages: messages.map((m) => peekRecord(deps.pull, consumerId, m)) });
   });
 
   router.post(`${base}/ack`, ...guards, async (req: Request, res: Response) => {
     const consumerId = String(req.params.c);
     const body = (await requests.jsonBody(req, PULL_LIMITS.bodyBytes)) as SettleRequest;
-    res.json({ results: await acknowledge(deps.pull, consumerId, body.receipt_handles, (res.locals.identity as BearerIdentity).consumerTools) });
+    requestTimings(res).mark('body');
+    const results = await acknowledge(deps.pull, consumerId, body.receipt_handles, (res.locals.identity as BearerIdentity).consumerTools);
+    requestTimings(res).mark('queue');
+    res.json({ results });
   });
 
   router.post(`${base}/nack`, ...guards, async (req: Request, res: Response) => {
     const consumerId = String(req.params.c);
     const body = (await requests.jsonBody(req, PULL_LIMITS.bodyBytes)) as SettleRequest;
-    res.json({ results: await release(deps.pull, consumerId, body.receipt_handles, (body.delay_seconds ?? 0) * 1000) });
+    requestTimings(res).mark('body');
+    const results = await release(deps.pull, consumerId, body.receipt_handles, (body.delay_seconds ?? 0) * 1000);
+    requestTimings(res).mark('queue');
+    res.json({ results });
   });
 
   router.get(`${base}/skills`, ...guards, async (req: Request, res: Response) => {
