@@ -6,7 +6,8 @@
 // messages at a fixed concurrency over HTTP: bearer auth, limits, parse, idempotency, validation,
 // policy and the Postgres transaction holding the story lock across an acks=all Kafka send. The bus
 // host's own limits (200/s for the whole API) are widened for the run, or they would be what is
-// measured. Then, as the ceiling, a raw kafkajs acks=all send of the same bytes at the same concurrency.
+// measured. Then, as the ceiling, a raw kafkajs acks=all send of the same bytes at the same concurrency;
+// with one caller also the floor, a publish's round trips made with raw clients (bench/round-trips.js).
 // BENCH_CONCURRENCY callers (64); BENCH_PAUSE_MS (0) makes each caller pause between its publishes, e.g.
 // 20 with one caller: a lone publish on a bus that is idle when it arrives. BENCH_LAYOUT=standalone
 // runs auth, gateway, delivery and pull-api as separate processes (as in Kubernetes) instead of the
@@ -17,7 +18,20 @@
 const { randomBytes } = require('node:crypto');
 const { som } = require('@bus/schemas');
 const { ensureTopics, sendAcked } = require('@bus/kafka');
-const { CONNECTION_FACTOR, cpuLine, cpuMeter, httpClient, machine, measure, provisionWorkspace, startBus, statementTable, storyMessage } = require('./support');
+const { openRoundTrips } = require('./round-trips');
+const {
+  CONNECTION_FACTOR,
+  cpuLine,
+  cpuMeter,
+  httpClient,
+  machine,
+  measure,
+  percentile,
+  provisionWorkspace,
+  startBus,
+  statementTable,
+  storyMessage,
+} = require('./support');
 
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 64);
 const RUN_MS = Number(process.env.BENCH_SECONDS ?? 15) * 1000;
@@ -28,6 +42,43 @@ const LAYOUT = process.env.BENCH_LAYOUT ?? 'all-in-one';
 
 /** A ~2 KB story.context message over 256 correlation ids, a fresh message_id per call. */
 const messageOf = (i) => storyMessage(`bench-${i % 256}`).body;
+
+/** bench/round-trips.js measured like the publish (same warm-up and length, one caller), with each step's p50. */
+async function roundTripsFloor(bench, topic) {
+  const trips = await openRoundTrips({
+    databaseUrl: bench.databaseUrl,
+    redisUrl: process.env.REDIS_URL,
+    producer: bench.producer,
+    ensureTopic: async () => topic,
+  });
+  try {
+    const steps = { redis: [], postgres: [], kafka: [], http: [] };
+    const floor = await measure({
+      cpu: cpuMeter({ bench: process.pid }),
+      concurrency: 1,
+      warmUpMs: WARM_UP_MS,
+      runMs: RUN_MS,
+      operation: async (i) => {
+        const took = await trips.chain(i, messageOf(i));
+        for (const [step, ms] of Object.entries(took)) steps[step].push(ms);
+        return true;
+      },
+    });
+    const p50 = (values) =>
+      percentile(
+        [...values].sort((a, b) => a - b),
+        50,
+      ).toFixed(2);
+    return {
+      ...floor,
+      steps: Object.entries(steps)
+        .map(([step, values]) => `${step} ${p50(values)}`)
+        .join(', '),
+    };
+  } finally {
+    await trips.close();
+  }
+}
 
 async function main() {
   const bench = await startBus('bench-publish', { layout: LAYOUT });
@@ -78,6 +129,8 @@ async function main() {
         return true;
       },
     });
+    // A lone publish's floor: its round trips with raw clients, one after another (bench/round-trips.js).
+    const floor = CONCURRENCY === 1 ? await roundTripsFloor(bench, topic) : undefined;
     await kafkaAdmin.deleteTopics({ topics: [topic] });
     await kafkaAdmin.disconnect();
 
@@ -89,7 +142,10 @@ async function main() {
     console.log('|---|---|---|---|---|');
     console.log(row(`POST /v1/tenants/{t}/messages (${LAYOUT})`, publish));
     console.log(row('raw kafkajs send, acks=all (ceiling)', raw));
+    if (floor) console.log(row('raw round trips of one publish, one after another (floor: bench/round-trips.js)', floor));
     console.log(`\nRatio to the raw producer ceiling: ${(publish.perSecond / raw.perSecond).toFixed(3)}`);
+    if (floor)
+      console.log(`Lone publish p50 against its raw round trips' p50: ${(publish.p50 / floor.p50).toFixed(2)}×; the floor's steps (p50 ms): ${floor.steps}`);
     console.log(`CPU ms per 1,000 messages — publish: ${cpuLine(publish.cpuPerThousand)}; raw send: ${cpuLine(raw.cpuPerThousand)}`);
     console.log(`Mean per publish (warm-up included), from the gateway's /metrics: ${steps}`);
     console.log(`\nPostgres per statement, publish:\n\n${statementTable(statements)}`);

@@ -76,7 +76,7 @@ async function measure({ concurrency, warmUpMs, runMs, operation, cpu, pauseMs =
  * measured. With `layout: 'standalone'`, the auth, gateway, delivery and pull-api processes instead
  * (services/<name>/dist/main.js, as in Kubernetes), `busUrl` then being auth's (the token issuer).
  * Returns the bus address, `urls` of the token, publish and consumer routes, the processes by name, a
- * Postgres client and a Kafka producer of the bench's own, an IdentityAdmin to provision with, the
+ * Postgres client (and `databaseUrl`, the run database) and a Kafka producer of the bench's own, an IdentityAdmin to provision with, the
  * run database's statementMeter (`statements`), and stop().
  */
 /**
@@ -182,7 +182,7 @@ async function startBus(name, { layout = 'all-in-one' } = {}) {
     throw err;
   }
   const admin = IdentityAdmin.create({ db, control: createControlPublisher(producer), logger });
-  return { busUrl, urls, bus, processes, db, kafka, producer, admin, statements, stop };
+  return { busUrl, urls, bus, processes, db, databaseUrl: database.url, kafka, producer, admin, statements, stop };
 }
 
 /**
