@@ -145,11 +145,30 @@ function lockAndReadStatements(scope: StoryLockScope): string[] {
   return [
     `select set_config('lock_timeout', ${sqlLiteral(timeout)}, true)`,
     `select count(pg_advisory_xact_lock(hashtextextended(k, 0))) from unnest(${sqlTextArray(lockKeys)}) as k`,
-    `select workspace_id, message_id, content_hash from accepted_messages where (workspace_id, message_id) in ` +
-      `(select * from unnest(${sqlTextArray(messages.map((m) => m.workspaceId))}, ${sqlTextArray(messages.map((m) => m.messageId))}))`,
-    `select workspace_id, correlation_id, state from story_state where (workspace_id, correlation_id) in ` +
-      `(select * from unnest(${sqlTextArray(scope.stories.map((s) => s.workspaceId))}, ${sqlTextArray(scope.stories.map((s) => s.correlationId))}))`,
+    `select workspace_id, message_id, content_hash from accepted_messages where ${keysIn(
+      'message_id',
+      messages.map((m) => [m.workspaceId, m.messageId]),
+    )}`,
+    `select workspace_id, correlation_id, state from story_state where ${keysIn(
+      'correlation_id',
+      scope.stories.map((s) => [s.workspaceId, s.correlationId]),
+    )}`,
   ];
+}
+
+/**
+ * The rows whose (workspace_id, `column`) is one of `keys`, as one `workspace_id = … and column =
+ * any(…)` per workspace: each an index condition of the table's primary key. The same read as a
+ * semi-join with unnest of the two columns cost Postgres 0.19–0.29 ms a statement against 0.13–0.15
+ * (1 and 25 keys, simple protocol, which plans every statement), for two statements on every commit.
+ */
+function keysIn(column: 'message_id' | 'correlation_id', keys: ReadonlyArray<readonly [workspaceId: string, id: string]>): string {
+  const byWorkspace = new Map<string, Set<string>>();
+  for (const [workspaceId, id] of keys) byWorkspace.set(workspaceId, (byWorkspace.get(workspaceId) ?? new Set()).add(id));
+  if (byWorkspace.size === 0) return 'false';
+  return [...byWorkspace]
+    .map(([workspaceId, ids]) => `(workspace_id = ${sqlLiteral(workspaceId)} and ${column} = any(${sqlTextArray([...ids])}))`)
+    .join(' or ');
 }
 
 /** A group commit's writes in one statement: the acceptances and the stories' next states, each a quoted JSON array of rows. */

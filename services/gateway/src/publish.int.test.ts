@@ -461,4 +461,57 @@ describe('publishMessage on the real Postgres and Kafka', () => {
       body_sha256: Buffer.alloc(32, 0xb5),
     });
   });
+
+  it('reads exactly the (workspace, id) pairs of its batch: an id recorded in one workspace is not read for another', async () => {
+    const [one, two] = [workspaceId, batchPublisher.workspaceId];
+    const correlationId = `c-${randomUUID()}`;
+    const messageId = randomUUID();
+    const store = KnexPublishStore.create(db);
+    const state = { ...EMPTY_STORY_STATE };
+    await store.withStoryLocks({ stories: [{ workspaceId: one, correlationId }], messages: [{ workspaceId: one, messageId }], lockTimeoutMs: 5_000 }, (tx) =>
+      tx.record(
+        [
+          {
+            workspaceId: one,
+            messageId,
+            contentHash: 'c'.repeat(64),
+            bodySha256: Buffer.alloc(32, 1),
+            messageType: 'telling.started',
+            correlationId,
+            producerConnectionId: publisher.clientId,
+            acceptedAt: new Date(),
+            kafkaPartition: 0,
+            kafkaOffset: '1',
+          },
+        ],
+        [{ workspaceId: one, correlationId, state, updatedAt: new Date() }],
+      ),
+    );
+    const read = (scope: { stories: Array<{ workspaceId: string; correlationId: string }>; messages: Array<{ workspaceId: string; messageId: string }> }) =>
+      store.withStoryLocks({ ...scope, lockTimeoutMs: 5_000 }, async (tx) => ({ accepted: [...tx.accepted], states: [...tx.storyStates] }));
+    const both = await read({
+      stories: [
+        { workspaceId: two, correlationId },
+        { workspaceId: one, correlationId },
+      ],
+      messages: [
+        { workspaceId: two, messageId },
+        { workspaceId: one, messageId },
+      ],
+    });
+    expect(both).toEqual({ accepted: [[`${one}/${messageId}`, 'c'.repeat(64)]], states: [[`${one}/${correlationId}`, state]] });
+    // Each id asked for in the workspace where it was not recorded (a read of workspaces × ids would find both).
+    const crossed = await read({
+      stories: [
+        { workspaceId: two, correlationId },
+        { workspaceId: one, correlationId: `c-${randomUUID()}` },
+      ],
+      messages: [
+        { workspaceId: two, messageId },
+        { workspaceId: one, messageId: randomUUID() },
+      ],
+    });
+    expect(crossed).toEqual({ accepted: [], states: [] });
+    expect(await read({ stories: [{ workspaceId: two, correlationId }], messages: [] })).toEqual({ accepted: [], states: [] });
+  });
 });
