@@ -19,19 +19,7 @@ const { randomBytes } = require('node:crypto');
 const { som } = require('@bus/schemas');
 const { ensureTopics, sendAcked } = require('@bus/kafka');
 const { openRoundTrips } = require('./round-trips');
-const {
-  CONNECTION_FACTOR,
-  cpuLine,
-  cpuMeter,
-  httpClient,
-  machine,
-  measure,
-  percentile,
-  provisionWorkspace,
-  startBus,
-  statementTable,
-  storyMessage,
-} = require('./support');
+const { CONNECTION_FACTOR, cpuLine, cpuMeter, httpClient, machine, measure, provisionWorkspace, startBus, statementTable, storyMessage } = require('./support');
 
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 64);
 const RUN_MS = Number(process.env.BENCH_SECONDS ?? 15) * 1000;
@@ -52,29 +40,17 @@ async function roundTripsFloor(bench, topic) {
     ensureTopic: async () => topic,
   });
   try {
-    const steps = { redis: [], postgres: [], kafka: [], http: [] };
     const floor = await measure({
       cpu: cpuMeter({ bench: process.pid }),
       concurrency: 1,
       warmUpMs: WARM_UP_MS,
       runMs: RUN_MS,
       operation: async (i) => {
-        const took = await trips.chain(i, messageOf(i));
-        for (const [step, ms] of Object.entries(took)) steps[step].push(ms);
+        await trips.chain(i, messageOf(i));
         return true;
       },
     });
-    const p50 = (values) =>
-      percentile(
-        [...values].sort((a, b) => a - b),
-        50,
-      ).toFixed(2);
-    return {
-      ...floor,
-      steps: Object.entries(steps)
-        .map(([step, values]) => `${step} ${p50(values)}`)
-        .join(', '),
-    };
+    return { ...floor, steps: trips.stepMedians(floor.count) };
   } finally {
     await trips.close();
   }

@@ -11,6 +11,7 @@ const http = require('node:http');
 const path = require('node:path');
 const { fork } = require('node:child_process');
 const { performance } = require('node:perf_hooks');
+const { percentile } = require('./support');
 
 if (require.main === module && process.argv[2] === 'answer-202') {
   http
@@ -24,7 +25,10 @@ if (require.main === module && process.argv[2] === 'answer-202') {
   process.on('disconnect', () => process.exit(0));
 }
 
-/** Opens the raw clients; `chain(i, body)` makes one publish's round trips and answers each step's milliseconds. */
+/**
+ * Opens the raw clients. `chain(i, body)` makes one publish's round trips; `stepMedians(n)` says each
+ * step's p50 over the last `n` chains.
+ */
 async function openRoundTrips({ databaseUrl, redisUrl, producer, ensureTopic }) {
   const { Client } = require('pg');
   const Redis = require('ioredis');
@@ -61,15 +65,29 @@ async function openRoundTrips({ databaseUrl, redisUrl, producer, ensureTopic }) 
     const t5 = performance.now();
     await post(body);
     const t6 = performance.now();
-    return { redis: t2 - t0, postgres: t3 - t2 + (t5 - t4), kafka: t4 - t3, http: t6 - t5 };
+    steps.push({ redis: t2 - t0, postgres: t3 - t2 + (t5 - t4), kafka: t4 - t3, http: t6 - t5 });
   };
+  const steps = [];
+  const stepMedians = (n) =>
+    ['redis', 'postgres', 'kafka', 'http']
+      .map(
+        (step) =>
+          `${step} ${percentile(
+            steps
+              .slice(-n)
+              .map((s) => s[step])
+              .sort((a, b) => a - b),
+            50,
+          ).toFixed(2)}`,
+      )
+      .join(', ');
   const close = async () => {
     server.kill();
     agent.destroy();
     await pg.end();
     redis.disconnect();
   };
-  return { chain, close, topic };
+  return { chain, stepMedians, close };
 }
 
 module.exports = { openRoundTrips };
