@@ -149,7 +149,7 @@ function routeLabel(req: Request): string {
 
 export interface RequestMetrics {
   observe(app: string, method: string, route: string, status: number, seconds: number): void;
-  /** One step of a request (auth, quota, body, validate, policy, commit: the Server-Timing steps). */
+  /** One step of a request (the Server-Timing steps: docs/gateway.md, docs/delivery.md). */
   observeStep(app: string, route: string, step: string, seconds: number): void;
 }
 
@@ -170,7 +170,7 @@ export function createRequestMetrics(registry: Registry): RequestMetrics {
   });
   const steps = new Histogram({
     name: 'bus_request_step_seconds',
-    help: 'Time a request spent in each step of its route (the Server-Timing steps: auth, quota, body, validate, policy, commit)',
+    help: 'Time a request spent in each step of its route (the Server-Timing steps: limits, auth, quota, body, validate, policy, commit; queue on the consumer routes)',
     labelNames: ['app', 'route', 'step'],
     buckets: [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1, 5],
     registers: [registry],
