@@ -33,12 +33,7 @@ const messageOf = (i) => storyMessage(`bench-${i % 256}`).body;
 
 /** bench/round-trips.js measured like the publish (same warm-up and length, one caller), with each step's p50. */
 async function roundTripsFloor(bench, topic) {
-  const trips = await openRoundTrips({
-    databaseUrl: bench.databaseUrl,
-    redisUrl: process.env.REDIS_URL,
-    producer: bench.producer,
-    ensureTopic: async () => topic,
-  });
+  const trips = await openRoundTrips({ databaseUrl: bench.databaseUrl, redisUrl: process.env.REDIS_URL, producer: bench.producer, topic });
   try {
     const floor = await measure({
       cpu: cpuMeter({ bench: process.pid }),

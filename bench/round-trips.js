@@ -11,6 +11,7 @@ const http = require('node:http');
 const path = require('node:path');
 const { fork } = require('node:child_process');
 const { performance } = require('node:perf_hooks');
+const { sqlLiteral } = require('@bus/db');
 const { percentile } = require('./support');
 
 if (require.main === module && process.argv[2] === 'answer-202') {
@@ -29,7 +30,7 @@ if (require.main === module && process.argv[2] === 'answer-202') {
  * Opens the raw clients. `chain(i, body)` makes one publish's round trips; `stepMedians(n)` says each
  * step's p50 over the last `n` chains.
  */
-async function openRoundTrips({ databaseUrl, redisUrl, producer, ensureTopic }) {
+async function openRoundTrips({ databaseUrl, redisUrl, producer, topic }) {
   const { Client } = require('pg');
   const Redis = require('ioredis');
   const { sendAcked } = require('@bus/kafka');
@@ -49,37 +50,31 @@ async function openRoundTrips({ databaseUrl, redisUrl, producer, ensureTopic }) 
   await pg.connect();
   await pg.query('CREATE TEMP TABLE floor_acceptances (id bigint PRIMARY KEY, body text)');
   const redis = new Redis(redisUrl, { keyPrefix: 'bench-floor:' });
-  const topic = await ensureTopic();
-  const quote = (bytes) => `'${String(bytes).replaceAll("'", "''")}'`;
 
+  const steps = [];
   const chain = async (i, body) => {
-    const t0 = performance.now();
+    const started = performance.now();
     await redis.incr('host');
     await redis.incr('connection');
-    const t2 = performance.now();
+    const counted = performance.now();
     await pg.query(`BEGIN; SELECT pg_advisory_xact_lock(${i % 256}); SELECT id FROM floor_acceptances WHERE id = ${i}; SELECT 1`);
-    const t3 = performance.now();
+    const read = performance.now();
     await sendAcked(producer, { topic, key: `floor-${i % 256}`, value: body, headers: {} });
-    const t4 = performance.now();
-    await pg.query(`INSERT INTO floor_acceptances VALUES (${i}, ${quote(body)}); COMMIT`);
-    const t5 = performance.now();
+    const sent = performance.now();
+    await pg.query(`INSERT INTO floor_acceptances VALUES (${i}, ${sqlLiteral(String(body))}); COMMIT`);
+    const committed = performance.now();
     await post(body);
-    const t6 = performance.now();
-    steps.push({ redis: t2 - t0, postgres: t3 - t2 + (t5 - t4), kafka: t4 - t3, http: t6 - t5 });
+    steps.push({ redis: counted - started, postgres: read - counted + (committed - sent), kafka: sent - read, http: performance.now() - committed });
   };
-  const steps = [];
   const stepMedians = (n) =>
     ['redis', 'postgres', 'kafka', 'http']
-      .map(
-        (step) =>
-          `${step} ${percentile(
-            steps
-              .slice(-n)
-              .map((s) => s[step])
-              .sort((a, b) => a - b),
-            50,
-          ).toFixed(2)}`,
-      )
+      .map((step) => {
+        const sorted = steps
+          .slice(-n)
+          .map((s) => s[step])
+          .sort((a, b) => a - b);
+        return `${step} ${percentile(sorted, 50).toFixed(2)}`;
+      })
       .join(', ');
   const close = async () => {
     server.kill();

@@ -76,8 +76,8 @@ async function measure({ concurrency, warmUpMs, runMs, operation, cpu, pauseMs =
  * measured. With `layout: 'standalone'`, the auth, gateway, delivery and pull-api processes instead
  * (services/<name>/dist/main.js, as in Kubernetes), `busUrl` then being auth's (the token issuer).
  * Returns the bus address, `urls` of the token, publish and consumer routes, the processes by name, a
- * Postgres client (and `databaseUrl`, the run database) and a Kafka producer of the bench's own, an IdentityAdmin to provision with, the
- * run database's statementMeter (`statements`), and stop().
+ * Postgres client and `databaseUrl` of the run database, a Kafka producer of the bench's own, an
+ * IdentityAdmin to provision with, the run database's statementMeter (`statements`), and stop().
  */
 /**
  * BENCH_CONNECTION_FACTOR (10): the bus's BUS_LIMIT_CONNECTION_FACTOR for the run. Spec §8 caps one
