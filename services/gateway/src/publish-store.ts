@@ -136,7 +136,10 @@ async function storyStateIn(db: Knex, workspaceId: string, correlationId: string
  * gateway, so two batches never wait for each other in a cycle; then the reads, each its own statement
  * and so its own snapshot, taken after the locks were granted. A simple query carries no parameters,
  * so the values are quoted literals (libs/db sqlLiteral); the gateway only gets here with ids its
- * schema checked (letters, digits and . _ : -, or UUIDs).
+ * schema checked (letters, digits and . _ : -, or UUIDs). The reads join the keys' pairs (unnest): one
+ * index probe per key whatever the table's statistics. `workspace_id = … and id = any(…)` was cheaper to
+ * plan for one key but, on bench:publish's young tables at 64 in flight, read 133 buffers and 1.03 ms a
+ * call against 57 and 0.20 for the join (docs/benchmarks.md, thirteenth session).
  */
 function lockAndReadStatements(scope: StoryLockScope): string[] {
   const lockKeys = [...new Set(scope.stories.map((s) => workspaceKey(s.workspaceId, s.correlationId)))].sort();
@@ -145,30 +148,11 @@ function lockAndReadStatements(scope: StoryLockScope): string[] {
   return [
     `select set_config('lock_timeout', ${sqlLiteral(timeout)}, true)`,
     `select count(pg_advisory_xact_lock(hashtextextended(k, 0))) from unnest(${sqlTextArray(lockKeys)}) as k`,
-    `select workspace_id, message_id, content_hash from accepted_messages where ${keysIn(
-      'message_id',
-      messages.map((m) => [m.workspaceId, m.messageId]),
-    )}`,
-    `select workspace_id, correlation_id, state from story_state where ${keysIn(
-      'correlation_id',
-      scope.stories.map((s) => [s.workspaceId, s.correlationId]),
-    )}`,
+    `select workspace_id, message_id, content_hash from accepted_messages where (workspace_id, message_id) in ` +
+      `(select * from unnest(${sqlTextArray(messages.map((m) => m.workspaceId))}, ${sqlTextArray(messages.map((m) => m.messageId))}))`,
+    `select workspace_id, correlation_id, state from story_state where (workspace_id, correlation_id) in ` +
+      `(select * from unnest(${sqlTextArray(scope.stories.map((s) => s.workspaceId))}, ${sqlTextArray(scope.stories.map((s) => s.correlationId))}))`,
   ];
-}
-
-/**
- * The rows whose (workspace_id, `column`) is one of `keys`, as one `workspace_id = … and column =
- * any(…)` per workspace: each an index condition of the table's primary key. The same read as a
- * semi-join with unnest of the two columns cost Postgres 0.19–0.29 ms a statement against 0.13–0.15
- * (1 and 25 keys, simple protocol, which plans every statement), for two statements on every commit.
- */
-function keysIn(column: 'message_id' | 'correlation_id', keys: ReadonlyArray<readonly [workspaceId: string, id: string]>): string {
-  const byWorkspace = new Map<string, Set<string>>();
-  for (const [workspaceId, id] of keys) byWorkspace.set(workspaceId, (byWorkspace.get(workspaceId) ?? new Set()).add(id));
-  if (byWorkspace.size === 0) return 'false';
-  return [...byWorkspace]
-    .map(([workspaceId, ids]) => `(workspace_id = ${sqlLiteral(workspaceId)} and ${column} = any(${sqlTextArray([...ids])}))`)
-    .join(' or ');
 }
 
 /**
@@ -195,19 +179,18 @@ function recordStatement(messages: readonly AcceptedMessage[], states: readonly 
   const stories = states.map((u) =>
     [sqlLiteral(u.workspaceId), sqlLiteral(u.correlationId), sqlLiteral(JSON.stringify(u.state)), sqlLiteral(u.updatedAt.toISOString())].join(', '),
   );
-  const inserts = [
-    ...(acceptances.length > 0
-      ? [
-          `acceptances as (insert into accepted_messages (workspace_id, message_id, content_hash, body_sha256, message_type, correlation_id, ` +
-            `producer_connection_id, accepted_at, kafka_partition, kafka_offset) values (${acceptances.join('), (')}))`,
-        ]
-      : []),
-    ...(stories.length > 0
-      ? [
-          `states as (insert into story_state (workspace_id, correlation_id, state, updated_at) values (${stories.join('), (')}) ` +
-            'on conflict (workspace_id, correlation_id) do update set state = excluded.state, updated_at = excluded.updated_at)',
-        ]
-      : []),
-  ];
+  const inserts: string[] = [];
+  if (acceptances.length > 0) {
+    inserts.push(
+      `acceptances as (insert into accepted_messages (workspace_id, message_id, content_hash, body_sha256, message_type, correlation_id, ` +
+        `producer_connection_id, accepted_at, kafka_partition, kafka_offset) values (${acceptances.join('), (')}))`,
+    );
+  }
+  if (stories.length > 0) {
+    inserts.push(
+      `states as (insert into story_state (workspace_id, correlation_id, state, updated_at) values (${stories.join('), (')}) ` +
+        'on conflict (workspace_id, correlation_id) do update set state = excluded.state, updated_at = excluded.updated_at)',
+    );
+  }
   return `with ${inserts.join(',\n')}\nselect 1`;
 }
