@@ -171,7 +171,8 @@ async function runOrderChecker(consumer: Consumer, messages: number, groups: num
         `${consumerPath(consumer, 'messages')}?max_messages=${max}&wait_seconds=1&visibility_timeout=${visibility}`,
         consumer.token,
       );
-      expect(response.status).toBe(200);
+      // Status and body together: a failure shows the bus's error code, not only its status.
+      expect({ status: response.status, body: response.body }).toMatchObject({ status: 200 });
       const got = (response.body as { messages: Received[] }).messages;
       receives.push({ answeredAt, receiver: id, messages: got.map((m) => m.message_id) });
       // The runs of this answer, one per correlation id, in the answer's order.
@@ -188,13 +189,13 @@ async function runOrderChecker(consumer: Consumer, messages: number, groups: num
               receipt_handles: [m.receipt_handle],
               delay_seconds: delay,
             });
-            expect(nack.status).toBe(200);
+            expect({ status: nack.status, body: nack.body }).toMatchObject({ status: 200 });
             break; // the nack released the run after it
           }
           // Now and then an ack after the lease ended: another receiver may have taken the message.
           if (action > 0.96) await processingTime(visibility * 1000 * (0.8 + choose() * 0.6));
           const { response: ack, sentAt } = await call('POST', consumerPath(consumer, 'ack'), consumer.token, { receipt_handles: [m.receipt_handle] });
-          expect(ack.status).toBe(200);
+          expect({ status: ack.status, body: ack.body }).toMatchObject({ status: 200 });
           const [result] = (ack.body as { results: Array<{ status: string }> }).results;
           if (result?.status !== 'done') break; // stale: someone else holds it now; never ack past it
           acks.set(m.message_id, [...(acks.get(m.message_id) ?? []), { sentAt, receiver: id }]);

@@ -372,6 +372,46 @@ describe('the pull API queues on the real Postgres', () => {
     expect((await get(a, 10)).map((m) => [m.messageId, m.receiveCount])).toEqual(ten.map((m) => [m.messageId, 2]));
   });
 
+  it('locks the rows of a lease change and of injected faults in id order, so they wait behind a nack instead of deadlocking with it', async () => {
+    const group = `lock-${randomUUID()}`;
+    await enqueue(group);
+    await enqueue(group);
+    const [first, second] = (await deps.store.receive(a, 10, 30_000)).messages;
+    // The first row's latest version stored after the second's, with index entries of its own (a change
+    // to an indexed column, undone), as a busy table's rows end up: scans of the table meet the second first.
+    for (const change of ['+', '-'])
+      await db.raw(`update deliveries set enqueued_at = enqueued_at ${change} interval '1 second' where id = ?`, [first!.deliveryId]);
+    // Named in the order a receive's answer can name them (by head, then id): not id order.
+    const leases = [second!, first!].map((m) => ({ deliveryId: m.deliveryId, generation: m.generation }));
+    const statements = {
+      extend: () => deps.store.extend(a, leases, 60_000),
+      recordReceiveFaults: () => deps.tools.recordReceiveFaults(a, { cut: leases, leaseMs: 30_000, delayed: [], delayMs: 0 }),
+    };
+    const waitingForLocks = async () =>
+      Number((await db.raw(`select count(*) as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`)).rows[0].n);
+    for (const [name, run] of Object.entries(statements)) {
+      // A nack's statement: it holds the first row and goes on to the second, in id order.
+      const nack = await db.transaction();
+      await nack.raw('select id from deliveries where id = ? for update', [first!.deliveryId]);
+      const outcome = run().then(
+        () => 'done',
+        (err: Error) => `${err.message} (${String((err.cause as Error | undefined)?.message ?? '')})`,
+      );
+      await eventually(waitingForLocks, (n) => n > 0, { what: `${name} waiting for the first row` });
+      // The second row is free unless the statement took it before it waited for the first; then
+      // Postgres finds the deadlock (deadlock_timeout, 1 s) and fails one of the two.
+      await nack.raw(`set local lock_timeout = '5s'`);
+      const secondLocked = await nack.raw('select id from deliveries where id = ? for update', [second!.deliveryId]).then(
+        () => 'locked',
+        (err: { code?: string }) => err.code,
+      );
+      await (secondLocked === 'locked' ? nack.commit() : nack.rollback());
+      expect({ name, secondLocked, statement: await outcome }).toEqual({ name, secondLocked: 'locked', statement: 'done' });
+    }
+    const faulted = await db('consumer_fault_events').where({ consumer_id: a, kind: 'early_expiry' }).select('delivery_id');
+    expect(faulted.map((f) => String(f.delivery_id)).sort()).toEqual(leases.map((l) => l.deliveryId).sort());
+  });
+
   it('answers a batch nack handle by handle as one nack at a time would: a run released by an earlier handle is stale, a repeated handle too', async () => {
     const x = `x-${randomUUID()}`;
     const y = `y-${randomUUID()}`;

@@ -187,6 +187,22 @@ function leaseArrays(leases: LeaseRef[]): { ids: string[]; generations: number[]
   return { ids: leases.map((l) => l.deliveryId), generations: leases.map((l) => l.generation) };
 }
 
+/**
+ * The CTEs `named` (each (row, generation) of leaseArrays once) and `locked` (the named rows still
+ * leased, locked in id order) of a statement that changes leases by handle. Every statement that waits
+ * for delivery rows locks them in id order (a nack: its groups' rows from the first named on), so two
+ * never wait for each other: an UPDATE joined to the handles locks rows in the order its plan meets
+ * them, which on a busy table is where their latest versions are stored, and deadlocked with a nack
+ * (Postgres then fails one of them: a 503 to the consumer).
+ */
+const NAMED_LEASES_LOCKED = `named AS (
+           SELECT DISTINCT id, generation FROM unnest(:ids::bigint[], :generations::int[]) AS n(id, generation)
+         ),
+         locked AS MATERIALIZED (
+           SELECT id FROM deliveries WHERE id = ANY(ARRAY(SELECT id FROM named)) AND state = 'leased'
+            ORDER BY id FOR UPDATE
+         )`;
+
 /** Per lease in the caller's order: done when `settled` says so the first time a (row, generation) is named, stale after. */
 function outcomesInOrder(leases: LeaseRef[], settled: (lease: LeaseRef) => boolean): SettleOutcome[] {
   const answered = new Set<string>();
@@ -448,17 +464,11 @@ export class KnexQueueStore implements QueueStore, ConsumerToolsStore {
     const acked = await preparedQuery<Pick<Row<'deliveries'>, 'id'> & { generation: number }>(
       this.db,
       'pull.ack',
-      `WITH named AS (
-           SELECT DISTINCT id, generation FROM unnest(:ids::bigint[], :generations::int[]) AS n(id, generation)
-         ),
-         target AS MATERIALIZED (
-           SELECT id FROM deliveries WHERE id = ANY(ARRAY(SELECT id FROM named)) AND state = 'leased'
-            ORDER BY id FOR UPDATE
-         ),
+      `WITH ${NAMED_LEASES_LOCKED},
          acked AS (
            UPDATE deliveries d SET state = 'acked', acked_at = now()
              FROM named n
-            WHERE d.id = n.id AND d.id IN (SELECT id FROM target) AND d.consumer_id = :consumerId AND d.lease_generation = n.generation AND d.state = 'leased'
+            WHERE d.id = n.id AND d.id IN (SELECT id FROM locked) AND d.consumer_id = :consumerId AND d.lease_generation = n.generation AND d.state = 'leased'
            RETURNING d.id, n.generation, d.correlation_id
          ),
          -- Each acked correlation id's next head: its oldest row still un-acked once these acks commit.
@@ -550,9 +560,10 @@ export class KnexQueueStore implements QueueStore, ConsumerToolsStore {
   private async extendLeases(consumerId: string, leases: LeaseRef[], visibilityMs: number): Promise<SettleOutcome[]> {
     const { rows } = await rawQuery<Pick<Row<'deliveries'>, 'id'> & { generation: number }>(
       this.db,
-      `UPDATE deliveries d SET visible_at = now() + (:visibilityMs * interval '1 millisecond')
-         FROM (SELECT DISTINCT id, generation FROM unnest(:ids::bigint[], :generations::int[]) AS n(id, generation)) n
-        WHERE d.id = n.id AND d.consumer_id = :consumerId AND d.lease_generation = n.generation AND d.state = 'leased'
+      `WITH ${NAMED_LEASES_LOCKED}
+       UPDATE deliveries d SET visible_at = now() + (:visibilityMs * interval '1 millisecond')
+         FROM named n
+        WHERE d.id = n.id AND d.id IN (SELECT id FROM locked) AND d.consumer_id = :consumerId AND d.lease_generation = n.generation AND d.state = 'leased'
        RETURNING d.id, n.generation`,
       { consumerId, visibilityMs, ...leaseArrays(leases) },
     );
@@ -653,10 +664,11 @@ export class KnexQueueStore implements QueueStore, ConsumerToolsStore {
   ): Promise<Record<FaultKind, number>> {
     const { rows } = await rawQuery<Pick<Row<'consumer_fault_events'>, 'kind'>>(
       this.db,
-      `WITH cut AS (
+      `WITH ${NAMED_LEASES_LOCKED},
+       cut AS (
          UPDATE deliveries d SET visible_at = now() + (:leaseMs * interval '1 millisecond')
-           FROM unnest(:ids::bigint[], :generations::int[]) AS n(id, generation)
-          WHERE d.id = n.id AND d.consumer_id = :consumerId AND d.lease_generation = n.generation AND d.state = 'leased'
+           FROM named n
+          WHERE d.id = n.id AND d.id IN (SELECT id FROM locked) AND d.consumer_id = :consumerId AND d.lease_generation = n.generation AND d.state = 'leased'
          RETURNING d.id, d.message_id
        )
        INSERT INTO consumer_fault_events (consumer_id, delivery_id, message_id, kind, detail_ms)
