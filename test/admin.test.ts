@@ -367,6 +367,7 @@ describe('refusals', () => {
     ],
     ['a malformed id filter', 'GET', '/api/admin/connections?workspace_id=nope', undefined, 400, 'admin.request_invalid'],
     ['a body that is not JSON', 'POST', '/api/admin/organisations', '{"name":', 400, 'admin.request_invalid'],
+    ['a member name twice (I-JSON)', 'POST', '/api/admin/organisations', '{"name":"a","kind":"house","name":"b"}', 400, 'admin.request_invalid'],
     // Checked against admin.json (issue 13): what the document says is what is refused.
     ['a name with a tab (no control characters)', 'POST', '/api/admin/organisations', { name: 'Tab\there', kind: 'house' }, 400, 'admin.request_invalid'],
     ['a query parameter the route does not take', 'GET', '/api/admin/organisations?page=2', undefined, 400, 'admin.request_invalid'],

@@ -222,6 +222,8 @@ describe('the pull API of the all-in-one bus', () => {
       ['ack', { receipt_handles: ['a'], delay_seconds: 1 }],
       ['nack', { receipt_handles: ['a'], delay_seconds: 901 }],
       ['nack', { receipt_handles: ['a'], delay_seconds: 1.5 }],
+      // Read as a message is (I-JSON): a member name twice is refused, not settled by keeping the last.
+      ['ack', '{"receipt_handles":["a"],"receipt_handles":["b"]}'],
     ] as const) {
       const bad = await settle(house.consumer.clientId, tokens.consumer!, verb, body);
       expect({ body, status: bad.status, rule: rule(bad.body) }).toEqual({ body, status: 400, rule: 'request.invalid' });

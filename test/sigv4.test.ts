@@ -112,6 +112,9 @@ describe('principals/verify', () => {
       status: 403,
       rule: 'tenant.mismatch',
     });
+    // Read as a message is (I-JSON): the issued challenge as the last of a name given twice is refused, not taken.
+    const twice = `{"challenge":"sbc_${'A'.repeat(43)}","challenge":${JSON.stringify(issued)}}`;
+    expect(refusal(await signedPost(principal, verifyPath(house.workspaceId), twice))).toEqual({ status: 400, rule: 'request.invalid' });
 
     const ok = await signedPost(principal, verifyPath(house.workspaceId), JSON.stringify({ challenge: issued }));
     expect(ok.status).toBe(200);

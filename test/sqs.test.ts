@@ -224,6 +224,20 @@ describe('the SQS door (@aws-sdk/client-sqs)', () => {
     const unsupported = await fetchObserved(`${bus.busUrl}/v1/sqs/`, { method: 'POST', headers, body: sendBody });
     busApi.check('POST', '/v1/sqs/', unsupported);
     expect([unsupported.status, (unsupported.body as { __type: string }).__type]).toEqual([400, 'com.amazonaws.sqs#InvalidAction']);
+    // A body is read as every JSON body of the bus is (I-JSON): a member name twice is refused, not
+    // settled by keeping the last (here the queue another reader of the body would have taken).
+    const twice = `{"QueueUrl":${JSON.stringify(queueUrl)},"QueueUrl":${JSON.stringify(`${queueUrl}-other`)}}`;
+    const twiceHeaders = await signedHeaders(bus, reader, '/v1/sqs/', twice, {
+      region: REGION,
+      service: 'sqs',
+      headers: { 'content-type': 'application/x-amz-json-1.0', 'x-amz-target': 'AmazonSQS.ReceiveMessage' },
+    });
+    const duplicate = await fetchObserved(`${bus.busUrl}/v1/sqs/`, { method: 'POST', headers: twiceHeaders, body: twice });
+    busApi.check('POST', '/v1/sqs/', duplicate);
+    expect([duplicate.status, duplicate.body]).toEqual([
+      400,
+      { __type: 'com.amazonaws.sqs#InvalidParameterValue', message: expect.stringMatching(/QueueUrl" appears twice .*\(at \/QueueUrl\)$/) },
+    ]);
     const unsigned = await fetchObserved(`${bus.busUrl}/v1/sqs/`, {
       method: 'POST',
       headers: { 'Content-Type': 'application/x-amz-json-1.0', 'X-Amz-Target': 'AmazonSQS.SendMessage' },

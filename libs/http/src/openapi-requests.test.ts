@@ -136,7 +136,19 @@ describe('requestValidation on a route', () => {
     const bad = await fetch(`${server.url}/things/t001?limit=0`);
     expect([bad.status, ((await bad.json()) as { code: string; message: string }).message]).toEqual([400, 'query parameter "limit" must be >= 1']);
     const notJson = await fetch(`${server.url}/things/t001`, { method: 'PUT', body: '{"kind":' });
-    expect(await notJson.json()).toMatchObject({ code: 'thing.invalid', message: 'the body is not JSON' });
+    expect(await notJson.json()).toMatchObject({ code: 'thing.invalid', message: expect.stringMatching(/^The body is not JSON: /) });
+  });
+
+  it('reads a body as the gateway reads a message (I-JSON): a duplicate member name, a BOM or a lone surrogate is a 400', async () => {
+    const cases = [
+      ['{"kind":"plain","kind":"fancy"}', /^The member name "kind" appears twice in one object.* \(at \/kind\)$/],
+      ['\ufeff{"kind":"plain"}', /byte order mark/],
+      ['{"kind":"\\ud800"}', /lone surrogate .* \(at \/kind\)$/],
+    ] as const;
+    for (const [body, message] of cases) {
+      const res = await fetch(`${server.url}/things/t001`, { method: 'PUT', body });
+      expect([res.status, await res.json()]).toEqual([400, expect.objectContaining({ code: 'thing.invalid', message: expect.stringMatching(message) })]);
+    }
   });
 
   it('leaves what the document does not describe to routing', async () => {

@@ -3,6 +3,7 @@ import type { ErrorObject } from 'ajv';
 // ajv/dist/2020 is ajv's documented entry point for draft 2020-12, the dialect of OpenAPI 3.1.
 import Ajv2020 from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
+import { ijsonProblemText, parseIJson } from '@bus/contracts';
 import { readBody } from './body';
 import type { HttpError } from './errors';
 
@@ -274,11 +275,11 @@ export function requestValidation(document: OpenApiRequestDocument, invalid: (pr
       const bytes = await readBody(req, limitBytes);
       let body: unknown;
       if (bytes.length > 0) {
-        try {
-          body = JSON.parse(bytes.toString('utf8'));
-        } catch {
-          throw invalid('the body is not JSON');
-        }
+        // The messages' own reading (I-JSON): a duplicate member name, which JSON.parse would settle by
+        // keeping the last, is refused rather than guessed at, as are the rest of what readers disagree on.
+        const parsed = parseIJson(bytes);
+        if (!parsed.ok) throw invalid(ijsonProblemText(parsed.problem));
+        body = parsed.value;
       }
       const checked = found.operation.checkJsonBody(body);
       if (!checked.ok) throw invalid(checked.problem);

@@ -3,11 +3,10 @@
  * of an envelope field runs only when that field passed the schema, and payload checks only when the
  * whole message did, so a broken field yields its schema violation and nothing more.
  */
-import { pointer } from './json-pointer';
 import { SOM_ENVELOPE_VERSION, type SomMessage } from './message';
 import { violation } from './rules';
 import { epochMsOf } from './time';
-import type { Violation } from '@bus/contracts';
+import { jsonPointer, type Violation } from '@bus/contracts';
 
 export interface ClockOptions {
   readonly now: () => Date;
@@ -53,7 +52,7 @@ const ENVELOPE_CHECKS: ReadonlyArray<{ field: EnvelopeField; check: (value: stri
 export function checkEnvelope(envelope: Readonly<Record<string, unknown>>, schemaFailures: ReadonlySet<string>, clock: ClockOptions): Violation[] {
   return ENVELOPE_CHECKS.flatMap(({ field, check }) => {
     const value = envelope[field];
-    return typeof value === 'string' && !schemaFailures.has(pointer('', field)) ? check(value, clock) : [];
+    return typeof value === 'string' && !schemaFailures.has(jsonPointer('', field)) ? check(value, clock) : [];
   });
 }
 
@@ -109,7 +108,7 @@ function idsAreUnique(message: SomMessage): Violation[] {
         seen.add(id);
         return [];
       }
-      return [violation('conformance.duplicate_id', `${idField} ${String(id)} is used by an earlier item too`, pointer('/payload', ...at, index, idField))];
+      return [violation('conformance.duplicate_id', `${idField} ${String(id)} is used by an earlier item too`, jsonPointer('/payload', ...at, index, idField))];
     });
   });
 }
@@ -125,7 +124,7 @@ function relationshipsNameKnownCharacters(message: SomMessage): Violation[] {
             violation(
               'conformance.dangling_reference',
               `relationship names character ${relationship.character_id}, which is not among the characters`,
-              pointer('/payload', 'characters', index, 'relationships', relIndex, 'character_id'),
+              jsonPointer('/payload', 'characters', index, 'relationships', relIndex, 'character_id'),
             ),
           ],
     ),
@@ -175,6 +174,6 @@ function triggerSharesCorrelation(message: SomMessage): Violation[] {
 function refNotSelf(message: SomMessage, field: 'trigger' | 'subject'): Violation[] {
   const ref = message.payload[field] as MessageRef | undefined;
   return ref !== undefined && ref.message_id.toLowerCase() === message.message_id.toLowerCase()
-    ? [violation('conformance.self_reference', `${field}.message_id names this message itself`, pointer('/payload', field, 'message_id'))]
+    ? [violation('conformance.self_reference', `${field}.message_id names this message itself`, jsonPointer('/payload', field, 'message_id'))]
     : [];
 }

@@ -5,7 +5,7 @@
  */
 import fc from 'fast-check';
 import { MESSAGE_TYPES } from './schema-set';
-import { pointer } from './json-pointer';
+import { jsonPointer } from '@bus/contracts';
 import { example, type Json, pathResolves, REMOVE, setAt, testValidator, tokensOf } from './testing';
 import type { SomValidation } from './validator';
 
@@ -14,7 +14,7 @@ const validator = testValidator();
 /** Every location in a JSON document, as a JSON Pointer ('' is the document). */
 function locations(node: unknown, at = ''): string[] {
   if (typeof node !== 'object' || node === null) return [at];
-  return [at, ...Object.keys(node).flatMap((key) => locations((node as Json)[key], pointer(at, key)))];
+  return [at, ...Object.keys(node).flatMap((key) => locations((node as Json)[key], jsonPointer(at, key)))];
 }
 
 function valueAt(document: unknown, at: string): unknown {
@@ -41,7 +41,7 @@ function mutate(document: unknown, mutations: readonly Mutation[]): unknown {
     if (kind === 'set' && at === '') current = value;
     else if (kind === 'set') setAt(current, at, value);
     else if (kind === 'remove' && at !== '') setAt(current, at, REMOVE);
-    else if (kind === 'add' && isObject(valueAt(current, at))) setAt(current, pointer(at, key), value);
+    else if (kind === 'add' && isObject(valueAt(current, at))) setAt(current, jsonPointer(at, key), value);
   }
   return current;
 }

@@ -1,7 +1,6 @@
 import type { ErrorObject } from 'ajv';
-import { pointer } from './json-pointer';
 import { type RuleId, violation } from './rules';
-import type { Violation } from '@bus/contracts';
+import { jsonPointer, type Violation } from '@bus/contracts';
 
 /** The rule of each JSON Schema keyword the SOM schemas use; other keywords fall back to schema.invalid. */
 export const KEYWORD_RULES: ReadonlyMap<string, RuleId> = new Map<string, RuleId>([
@@ -37,11 +36,11 @@ export function schemaViolation(error: ErrorObject, base: string): Violation {
     case 'schema.required': {
       // ajv reports the object that lacks the property; point at where the property belongs.
       const missing = String(params['missingProperty']);
-      return violation(rule, `${where(at)} is missing required property '${missing}'`, pointer(at, missing));
+      return violation(rule, `${where(at)} is missing required property '${missing}'`, jsonPointer(at, missing));
     }
     case 'schema.additional_property': {
       const extra = String(params['additionalProperty']);
-      return violation(rule, `${where(at)} has property '${extra}', which the schema does not define`, pointer(at, extra));
+      return violation(rule, `${where(at)} has property '${extra}', which the schema does not define`, jsonPointer(at, extra));
     }
     case 'schema.enum': {
       const allowed = (params['allowedValues'] as unknown[]).map((value) => JSON.stringify(value)).join(', ');

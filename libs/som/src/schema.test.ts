@@ -65,6 +65,14 @@ describe('schema.json_invalid', () => {
     expect(validator.validateBytes(body).violations).toEqual([{ source: 'schema', rule: 'schema.json_invalid', message: expect.any(String) }]);
   });
 
+  it.each([
+    ['a byte order mark', Uint8Array.of(0xef, 0xbb, 0xbf, 0x7b, 0x7d), { rule: 'schema.json_bom' }],
+    ['a member name twice', new TextEncoder().encode('{"message_id":"a","message_id":"b"}'), { rule: 'schema.json_duplicate_name', path: '/message_id' }],
+    ['nesting too deep', new TextEncoder().encode('['.repeat(100) + ']'.repeat(100)), { rule: 'schema.json_too_deep', path: expect.any(String) }],
+  ])('refuses a body with %s as its schema.json_* rule (I-JSON, @bus/contracts)', (_, body, found) => {
+    expect(validator.validateBytes(body).violations).toEqual([{ source: 'schema', message: expect.any(String), ...found }]);
+  });
+
   it('parses and validates a JSON body', () => {
     expect(validator.validateBytes(encode(example('story.context')))).toMatchObject({ ok: true });
     expect(validator.validateBytes(encode([])).violations).toEqual([expect.objectContaining({ rule: 'schema.not_object' })]);

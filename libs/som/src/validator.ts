@@ -2,9 +2,8 @@ import { checkEnvelope, checkPayload, type ClockOptions } from './conformance';
 import type { SomMessage } from './message';
 import { splitTolerated, violation } from './rules';
 import { schemaViolation } from './schema-errors';
-import { ijsonViolation } from './strict-json';
 import { compileSomSchemas, MESSAGE_TYPES } from './schema-set';
-import type { Violation } from '@bus/contracts';
+import { parseIJson, type Violation } from '@bus/contracts';
 
 export interface SomValidatorOptions {
   /** The bus clock, for occurred_at; tests pass a fixed one. Default: the system clock. */
@@ -36,35 +35,14 @@ export interface SomValidator {
 const FIVE_MINUTES_MS = 5 * 60_000;
 const ONE_DAY_MS = 24 * 60 * 60_000;
 
-// fatal: a body that is not UTF-8 is refused rather than read with replacement characters.
-// ignoreBOM: a byte order mark is kept in the text and refused below, never silently dropped: the
-// stored bytes would still carry it, and readers that do not drop it could not parse them.
-const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
-
 /**
- * Decodes and parses a request body under the acceptance contract (strict-json.ts): UTF-8 without a
+ * Decodes and parses a request body under the acceptance contract (@bus/contracts' parseIJson): UTF-8 without a
  * byte order mark, JSON, and I-JSON's rules on top. Every reader of accepted bytes goes through this
  * function (the gateway before validation, delivery before enqueueing), so they cannot disagree.
  */
 export function parseJsonBody(body: Uint8Array): ParsedBody {
-  if (body[0] === 0xef && body[1] === 0xbb && body[2] === 0xbf) {
-    return { ok: false, violations: [violation('schema.json_bom', 'The body starts with a UTF-8 byte order mark; JSON text must not (RFC 8259 §8.1)')] };
-  }
-  let text: string;
-  try {
-    text = UTF8.decode(body);
-  } catch {
-    return { ok: false, violations: [violation('schema.json_invalid', 'The body is not valid UTF-8')] };
-  }
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch (err) {
-    const reason = err instanceof SyntaxError ? err.message : String(err);
-    return { ok: false, violations: [violation('schema.json_invalid', `The body is not JSON: ${reason}`)] };
-  }
-  const beyondJson = ijsonViolation(text);
-  return beyondJson ? { ok: false, violations: [beyondJson] } : { ok: true, value };
+  const parsed = parseIJson(body);
+  return parsed.ok ? parsed : { ok: false, violations: [violation(`schema.${parsed.problem.code}`, parsed.problem.message, parsed.problem.path)] };
 }
 
 /** Compiles the schemas once; keep the validator for the life of the process. */

@@ -1,4 +1,5 @@
 import { Router, type NextFunction, type Request, type RequestHandler, type Response } from 'express';
+import { ijsonProblemText, parseIJson } from '@bus/contracts';
 import { HttpError, RequestInvalidError } from '@bus/http';
 import {
   BearerRefusedError,
@@ -142,12 +143,9 @@ async function answeringRefusals(check: () => Promise<void>): Promise<void> {
 
 /** `{ "challenge": "sbc_…" }` and nothing else; anything else is 400 request.invalid. */
 function challengeOf(body: Buffer): string {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(body.toString('utf8'));
-  } catch {
-    throw new RequestInvalidError('The body must be JSON: { "challenge": "sbc_…" }');
-  }
+  const read = parseIJson(body);
+  if (!read.ok) throw new RequestInvalidError(`The body must be JSON: { "challenge": "sbc_…" } (${ijsonProblemText(read.problem)})`);
+  const parsed = read.value;
   const keys = parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed) ? Object.keys(parsed) : [];
   const challenge = (parsed as { challenge?: unknown } | null)?.challenge;
   if (keys.length !== 1 || typeof challenge !== 'string' || !CHALLENGE_PATTERN.test(challenge)) {

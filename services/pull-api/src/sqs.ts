@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { Router, type NextFunction, type Request, type RequestHandler, type Response } from 'express';
-import type { QueueOperations } from '@bus/contracts';
+import { ijsonProblemText, parseIJson, type QueueOperations } from '@bus/contracts';
 import type { ConsumerTools } from '@bus/db';
 import { HttpError, type ErrorPage } from '@bus/http';
 import {
@@ -390,17 +390,17 @@ function batchEntries<T>(body: Body, read: (entry: Body) => T): Array<T & { id: 
   });
 }
 
-/** The request's JSON object; anything else is InvalidParameterValue (an empty body is `{}`, as SDKs send it). */
+/**
+ * The request's JSON object, read as every JSON body of the bus is (I-JSON: a member name twice is
+ * refused, not settled by keeping the last); anything else is InvalidParameterValue (an empty body is
+ * `{}`, as SDKs send it).
+ */
 function bodyOf(bytes: Buffer): Body {
   if (bytes.length === 0) return {};
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(bytes.toString('utf8'));
-  } catch {
-    throw invalid('The body must be a JSON object (AWS JSON 1.0)');
-  }
-  if (!isObject(parsed)) throw invalid('The body must be a JSON object (AWS JSON 1.0)');
-  return parsed;
+  const parsed = parseIJson(bytes);
+  if (!parsed.ok) throw invalid(`The body must be a JSON object (AWS JSON 1.0): ${ijsonProblemText(parsed.problem)}`);
+  if (!isObject(parsed.value)) throw invalid('The body must be a JSON object (AWS JSON 1.0)');
+  return parsed.value;
 }
 
 const isObject = (value: unknown): value is Body => value !== null && typeof value === 'object' && !Array.isArray(value);

@@ -4,6 +4,6 @@ function escapeToken(token: string): string {
 }
 
 /** A JSON Pointer below `base` (itself a pointer, '' for the document). */
-export function pointer(base: string, ...tokens: ReadonlyArray<string | number>): string {
+export function jsonPointer(base: string, ...tokens: ReadonlyArray<string | number>): string {
   return base + tokens.map((token) => `/${escapeToken(String(token))}`).join('');
 }

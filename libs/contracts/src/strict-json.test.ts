@@ -1,12 +1,11 @@
 import fc from 'fast-check';
-import { MAX_JSON_DEPTH, ijsonViolation } from './strict-json';
-import { parseJsonBody } from './validator';
+import { MAX_JSON_DEPTH, ijsonProblem, parseIJson } from './strict-json';
 
 const BOM = Buffer.from([0xef, 0xbb, 0xbf]);
 
-function refusal(text: string): { rule: string; path?: string } | null {
-  const found = ijsonViolation(text);
-  return found === null ? null : { rule: found.rule, ...(found.path === undefined ? {} : { path: found.path }) };
+function refusal(text: string): { code: string; path?: string } | null {
+  const found = ijsonProblem(text);
+  return found === null ? null : { code: found.code, ...(found.path === undefined ? {} : { path: found.path }) };
 }
 
 function nested(depth: number, inner = '1'): string {
@@ -32,7 +31,7 @@ describe('the acceptance contract (I-JSON) beyond JSON.parse', () => {
         const inner = `{${JSON.stringify(name)}:1,${JSON.stringify(name)}:2}`;
         const text = trail.reduceRight((acc, key) => `{${JSON.stringify(key)}:${acc}}`, inner);
         const found = refusal(text);
-        expect(found?.rule).toBe('schema.json_duplicate_name');
+        expect(found?.code).toBe('json_duplicate_name');
         const escaped = [...trail, name].map((t) => `/${t.replaceAll('~', '~0').replaceAll('/', '~1')}`).join('');
         expect(found?.path).toBe(escaped);
       }),
@@ -40,8 +39,8 @@ describe('the acceptance contract (I-JSON) beyond JSON.parse', () => {
   });
 
   it('compares names after unescaping, as readers do', () => {
-    expect(refusal('{"system_id":"storyteller.web","system_\\u0069d":"demo.studio"}')).toEqual({ rule: 'schema.json_duplicate_name', path: '/system_id' });
-    expect(refusal('{"a\\/b":1,"a/b":2}')?.rule).toBe('schema.json_duplicate_name');
+    expect(refusal('{"system_id":"storyteller.web","system_\\u0069d":"demo.studio"}')).toEqual({ code: 'json_duplicate_name', path: '/system_id' });
+    expect(refusal('{"a\\/b":1,"a/b":2}')?.code).toBe('json_duplicate_name');
   });
 
   it('allows the same name in different objects, and in arrays of objects', () => {
@@ -50,25 +49,25 @@ describe('the acceptance contract (I-JSON) beyond JSON.parse', () => {
 
   it(`refuses nesting deeper than ${MAX_JSON_DEPTH} levels, at any depth of the input, without exhausting the stack`, () => {
     expect(refusal(nested(MAX_JSON_DEPTH))).toBeNull();
-    expect(refusal(nested(MAX_JSON_DEPTH + 1))?.rule).toBe('schema.json_too_deep');
-    expect(refusal(nested(100_000))?.rule).toBe('schema.json_too_deep');
+    expect(refusal(nested(MAX_JSON_DEPTH + 1))?.code).toBe('json_too_deep');
+    expect(refusal(nested(100_000))?.code).toBe('json_too_deep');
     const deepObject = '{"a":'.repeat(MAX_JSON_DEPTH + 1) + '1' + '}'.repeat(MAX_JSON_DEPTH + 1);
-    expect(refusal(deepObject)).toEqual({ rule: 'schema.json_too_deep', path: '/a'.repeat(MAX_JSON_DEPTH) });
+    expect(refusal(deepObject)).toEqual({ code: 'json_too_deep', path: '/a'.repeat(MAX_JSON_DEPTH) });
   });
 
   it('refuses integers beyond ±(2^53 − 1) and numbers too large for a double; keeps the rest', () => {
     expect(refusal('{"n":9007199254740991}')).toBeNull();
     expect(refusal('{"n":-9007199254740991}')).toBeNull();
-    expect(refusal('{"n":9007199254740992}')).toEqual({ rule: 'schema.json_number_unsafe', path: '/n' });
-    expect(refusal('[1,-12345678901234567890123]')).toEqual({ rule: 'schema.json_number_unsafe', path: '/1' });
-    expect(refusal('{"n":1e400}')?.rule).toBe('schema.json_number_unsafe');
-    expect(refusal('{"n":-1.5E+309}')?.rule).toBe('schema.json_number_unsafe');
+    expect(refusal('{"n":9007199254740992}')).toEqual({ code: 'json_number_unsafe', path: '/n' });
+    expect(refusal('[1,-12345678901234567890123]')).toEqual({ code: 'json_number_unsafe', path: '/1' });
+    expect(refusal('{"n":1e400}')?.code).toBe('json_number_unsafe');
+    expect(refusal('{"n":-1.5E+309}')?.code).toBe('json_number_unsafe');
     // Doubles: every reader reads them as the same double.
     expect(refusal('{"n":1e300,"m":12345678901234567890.5,"k":0.1000000000000000000001,"z":-0}')).toBeNull();
     fc.assert(
       fc.property(fc.bigInt({ min: -(2n ** 80n), max: 2n ** 80n }), (n) => {
         const safe = n <= BigInt(Number.MAX_SAFE_INTEGER) && n >= -BigInt(Number.MAX_SAFE_INTEGER);
-        expect(refusal(`{"n":${n}}`)?.rule ?? 'none').toBe(safe ? 'none' : 'schema.json_number_unsafe');
+        expect(refusal(`{"n":${n}}`)?.code ?? 'none').toBe(safe ? 'none' : 'json_number_unsafe');
       }),
     );
   });
@@ -76,40 +75,39 @@ describe('the acceptance contract (I-JSON) beyond JSON.parse', () => {
   it('refuses escaped lone surrogates in values and names; keeps pairs and escaped backslashes', () => {
     expect(refusal('{"t":"\\ud83d\\ude00"}')).toBeNull();
     expect(refusal('{"t":"\\\\ud800"}')).toBeNull();
-    expect(refusal('{"t":"a\\ud800"}')).toEqual({ rule: 'schema.json_string_invalid', path: '/t' });
-    expect(refusal('{"t":"\\udc00x"}')?.rule).toBe('schema.json_string_invalid');
-    expect(refusal('{"t":"\\ud800\\n\\udc00"}')?.rule).toBe('schema.json_string_invalid');
-    expect(refusal('{"t":"\\ud800\\ud800\\udc00"}')?.rule).toBe('schema.json_string_invalid');
-    expect(refusal('{"\\ud800":1}')).toEqual({ rule: 'schema.json_string_invalid', path: '' });
-    expect(refusal('["ok","\\udfff"]')).toEqual({ rule: 'schema.json_string_invalid', path: '/1' });
+    expect(refusal('{"t":"a\\ud800"}')).toEqual({ code: 'json_string_invalid', path: '/t' });
+    expect(refusal('{"t":"\\udc00x"}')?.code).toBe('json_string_invalid');
+    expect(refusal('{"t":"\\ud800\\n\\udc00"}')?.code).toBe('json_string_invalid');
+    expect(refusal('{"t":"\\ud800\\ud800\\udc00"}')?.code).toBe('json_string_invalid');
+    expect(refusal('{"\\ud800":1}')).toEqual({ code: 'json_string_invalid', path: '' });
+    expect(refusal('["ok","\\udfff"]')).toEqual({ code: 'json_string_invalid', path: '/1' });
   });
 });
 
-describe('parseJsonBody', () => {
+describe('parseIJson', () => {
   const body = (text: string) => Buffer.from(text, 'utf8');
 
   it('refuses a byte order mark rather than dropping it', () => {
-    const parsed = parseJsonBody(Buffer.concat([BOM, body('{"a":1}')]));
-    expect(parsed.ok).toBe(false);
-    expect(!parsed.ok && parsed.violations.map((v) => v.rule)).toEqual(['schema.json_bom']);
+    const parsed = parseIJson(Buffer.concat([BOM, body('{"a":1}')]));
+    expect(!parsed.ok && parsed.problem.code).toBe('json_bom');
   });
 
   it('refuses what JSON.parse refuses, then what I-JSON refuses, and parses the rest', () => {
-    const rule = (text: string) => {
-      const parsed = parseJsonBody(body(text));
-      return parsed.ok ? 'ok' : parsed.violations[0]!.rule;
+    const code = (text: string) => {
+      const parsed = parseIJson(body(text));
+      return parsed.ok ? 'ok' : parsed.problem.code;
     };
-    expect(rule('{"a":')).toBe('schema.json_invalid');
-    expect(rule('{"a":1,"a":1}')).toBe('schema.json_duplicate_name');
-    expect(rule(nested(10_000))).toBe('schema.json_too_deep');
-    expect(rule('{"a":"\\u0000 is fine"}')).toBe('ok');
-    expect(parseJsonBody(Buffer.from([0x7b, 0xff, 0x7d])).ok).toBe(false);
+    expect(code('{"a":')).toBe('json_invalid');
+    expect(code('{"a":1,"a":1}')).toBe('json_duplicate_name');
+    expect(code(nested(10_000))).toBe('json_too_deep');
+    expect(code('{"a":"\\u0000 is fine"}')).toBe('ok');
+    expect(parseIJson(Buffer.from([0x7b, 0xff, 0x7d])).ok).toBe(false);
   });
 
   it('gives every reader the value JSON.parse gives, for whatever it accepts', () => {
     fc.assert(
       fc.property(fc.string({ unit: 'binary', maxLength: 40 }), (text) => {
-        const parsed = parseJsonBody(body(text));
+        const parsed = parseIJson(body(text));
         if (parsed.ok) expect(parsed.value).toEqual(JSON.parse(text));
       }),
     );

@@ -1,6 +1,4 @@
-import { pointer } from './json-pointer';
-import { violation } from './rules';
-import type { Violation } from '@bus/contracts';
+import { jsonPointer } from './json-pointer';
 
 /**
  * The bus's acceptance contract for a body (invariant F, docs/gateway.md "What the gateway reads"):
@@ -8,9 +6,54 @@ import type { Violation } from '@bus/contracts';
  * language — reads the accepted bytes as the one value the gateway validated. JSON.parse alone is
  * not enough: it strips nothing but keeps the *last* of duplicate member names (other parsers keep
  * the first or refuse), turns integers beyond 2^53 into other numbers, keeps lone surrogates that
- * UTF-8 readers replace or refuse, and leaves nesting unbounded for recursive readers.
+ * UTF-8 readers replace or refuse, and leaves nesting unbounded for recursive readers. Messages
+ * (@bus/som, as schema.json_* rules) and every other JSON body the bus reads (@bus/http's request
+ * bodies, the SQS door) are read by this one parse.
  */
 export const MAX_JSON_DEPTH = 64;
+
+/** Why a body is not I-JSON; @bus/som reports it as the rule `schema.<code>`. */
+export interface IJsonProblem {
+  code: 'json_bom' | 'json_invalid' | 'json_duplicate_name' | 'json_string_invalid' | 'json_too_deep' | 'json_number_unsafe';
+  /** For people. */
+  message: string;
+  /** A JSON Pointer to where, when the text parsed. */
+  path?: string;
+}
+
+export type IJsonParsed = { readonly ok: true; readonly value: unknown } | { readonly ok: false; readonly problem: IJsonProblem };
+
+// fatal: a body that is not UTF-8 is refused rather than read with replacement characters.
+// ignoreBOM: a byte order mark is kept in the text and refused below, never silently dropped: the
+// stored bytes would still carry it, and readers that do not drop it could not parse them.
+const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
+/** A problem in one line, for an error answer: its message, and where when known. */
+export function ijsonProblemText({ message, path }: IJsonProblem): string {
+  return path ? `${message} (at ${path})` : message;
+}
+
+/** Parses a body (UTF-8 JSON text, no byte order mark) and checks it is I-JSON. */
+export function parseIJson(body: Uint8Array): IJsonParsed {
+  if (body[0] === 0xef && body[1] === 0xbb && body[2] === 0xbf) {
+    return { ok: false, problem: { code: 'json_bom', message: 'The body starts with a UTF-8 byte order mark; JSON text must not (RFC 8259 §8.1)' } };
+  }
+  let text: string;
+  try {
+    text = UTF8.decode(body);
+  } catch {
+    return { ok: false, problem: { code: 'json_invalid', message: 'The body is not valid UTF-8' } };
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (err) {
+    const reason = err instanceof SyntaxError ? err.message : String(err);
+    return { ok: false, problem: { code: 'json_invalid', message: `The body is not JSON: ${reason}` } };
+  }
+  const problem = ijsonProblem(text);
+  return problem ? { ok: false, problem } : { ok: true, value };
+}
 
 /** ±(2^53 − 1): integers beyond it are read differently by parsers that keep integers exact. */
 const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
@@ -34,15 +77,15 @@ interface Frame {
 
 /**
  * Checks text that JSON.parse has already accepted against the rules JSON.parse does not apply.
- * Returns the first violation found (the body is refused as a whole), or null. One pass, no
- * recursion: the depth of the input cannot exhaust the stack. Paths are built only for a violation
+ * Returns the first problem found (the body is refused as a whole), or null. One pass, no
+ * recursion: the depth of the input cannot exhaust the stack. Paths are built only for a problem
  * (from the stack's keys: a container's own key does not change while something inside it is read),
  * and only member names and escaped strings are copied out of the text: it runs on every publish.
  */
-export function ijsonViolation(text: string): Violation | null {
+export function ijsonProblem(text: string): IJsonProblem | null {
   const stack: Frame[] = [];
   /** The path of the value being read (`depth` = stack.length), or of an enclosing container. */
-  const pathAt = (depth: number, ...below: string[]): string => pointer('', ...stack.slice(0, depth).map((frame) => frame.key), ...below);
+  const pathAt = (depth: number, ...below: string[]): string => jsonPointer('', ...stack.slice(0, depth).map((frame) => frame.key), ...below);
   let i = 0;
   while (i < text.length) {
     const c = text.charCodeAt(i);
@@ -56,15 +99,15 @@ export function ijsonViolation(text: string): Violation | null {
         const lone = loneSurrogateEscape(text.slice(i + 1, close));
         if (lone) {
           const at = isName ? pathAt(stack.length - 1) : pathAt(stack.length);
-          return violation('schema.json_string_invalid', `A string holds the lone surrogate \\u${lone}, which UTF-8 readers replace or refuse`, at);
+          return problemAt('json_string_invalid', `A string holds the lone surrogate \\u${lone}, which UTF-8 readers replace or refuse`, at);
         }
       }
       if (isName) {
         const raw = text.slice(i + 1, close);
         const name = escaped ? (JSON.parse(`"${raw}"`) as string) : raw;
         if (top.names!.has(name)) {
-          return violation(
-            'schema.json_duplicate_name',
+          return problemAt(
+            'json_duplicate_name',
             `The member name ${JSON.stringify(name.slice(0, 64))} appears twice in one object; readers disagree on which value counts`,
             pathAt(stack.length - 1, name),
           );
@@ -76,7 +119,7 @@ export function ijsonViolation(text: string): Violation | null {
       i = close + 1;
     } else if (c === OPEN_OBJECT || c === OPEN_ARRAY) {
       if (stack.length >= MAX_JSON_DEPTH) {
-        return violation('schema.json_too_deep', `Objects and arrays are nested more than ${MAX_JSON_DEPTH} levels deep`, pathAt(stack.length));
+        return problemAt('json_too_deep', `Objects and arrays are nested more than ${MAX_JSON_DEPTH} levels deep`, pathAt(stack.length));
       }
       stack.push({ names: c === OPEN_OBJECT ? new Set() : null, key: 0, expectingName: c === OPEN_OBJECT });
       i += 1;
@@ -97,7 +140,7 @@ export function ijsonViolation(text: string): Violation | null {
       // An integer of at most 15 digits is within ±(2^53 − 1) and finite: nothing to check.
       if (!plainInteger || end - i > 15) {
         const problem = unsafeNumber(text.slice(i, end));
-        if (problem) return violation('schema.json_number_unsafe', problem, pathAt(stack.length));
+        if (problem) return problemAt('json_number_unsafe', problem, pathAt(stack.length));
       }
       i = end;
     } else {
@@ -106,6 +149,10 @@ export function ijsonViolation(text: string): Violation | null {
     }
   }
   return null;
+}
+
+function problemAt(code: IJsonProblem['code'], message: string, path: string): IJsonProblem {
+  return { code, message, path };
 }
 
 /**
