@@ -7,7 +7,7 @@ import { exportJWK, generateKeyPair, SignJWT } from 'jose';
 import * as oidc from 'openid-client';
 import { OAuth2Server } from 'oauth2-mock-server';
 import { openapi, som } from '@bus/schemas';
-import { createOpenApiChecker, eventually, fetchObserved, freePort } from '@bus/testing';
+import { createOpenApiChecker, eventually, fetchObserved, freePort, withClient } from '@bus/testing';
 import { startBus, type RunningBus } from './support/bus';
 import { bearerCall } from './support/bus-call';
 import { signedHeaders, type Credentials } from './support/principals';
@@ -30,7 +30,7 @@ const PROPAGATION_GOAL_MS = 2_000;
 let bus: RunningBus;
 let operatorAuth: string;
 let issuer: LocalIssuer;
-let tenant: { workspaceId: string; appId: string; producerId: string };
+let tenant: Awaited<ReturnType<typeof house>>;
 let providerId: string;
 
 /** An OAuth issuer of the test's own: a key pair it generates and a JWKS server on 127.0.0.1. */
@@ -123,7 +123,7 @@ async function house() {
   const app = await created<{ id: string }>('/api/admin/apps', { workspace_id: workspace.id, name: 'Studio' });
   expect((await admin('PUT', `/api/admin/apps/${app.id}/permissions`, { system_ids: [SYSTEM_ID], message_types: ['telling.started'] })).status).toBe(200);
   const producer = await created<{ client_id: string }>('/api/admin/connections', { app_id: app.id, kind: 'producer' });
-  return { workspaceId: workspace.id, appId: app.id, producerId: producer.client_id };
+  return { organisationId: organisation.id, workspaceId: workspace.id, appId: app.id, producerId: producer.client_id };
 }
 
 beforeAll(async () => {
@@ -262,6 +262,25 @@ describe('a bound identity provider', () => {
       { timeoutMs: PROPAGATION_GOAL_MS, intervalMs: 100, what: 'the binding removal applied' },
     );
     expect(Date.now() - removedAt).toBeLessThan(PROPAGATION_GOAL_MS);
+    // The audit entries of the binding's create and removal name the organisation of its connection,
+    // so that organisation's admins read them (written once each answer has gone).
+    const bindingPath = `/api/admin/identity-providers/${providerId}/bindings`;
+    const audited = await eventually(
+      () =>
+        withClient(bus.env.DATABASE_URL!, async (client) => {
+          const entries = await client.query<{ action: string; organisation_id: string | null }>(
+            'select action, organisation_id from audit_log where target = $1 or target = $2 order by id',
+            [binding.id, `${bindingPath}/${binding.id}`],
+          );
+          return entries.rows;
+        }),
+      (rows) => rows.length === 2,
+      { what: "the audit entries of the binding's create and removal" },
+    );
+    expect(audited).toEqual([
+      { action: `POST ${bindingPath}`, organisation_id: tenant.organisationId },
+      { action: `DELETE ${bindingPath}/${binding.id}`, organisation_id: tenant.organisationId },
+    ]);
 
     const studio = await issue('studio');
     expect((await publish(studio)).status).toBe(202);

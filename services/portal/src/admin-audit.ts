@@ -4,8 +4,12 @@ import type { Logger } from '@bus/observability';
 import type { AuditedCollection, PeopleStore } from './people';
 
 const READS = new Set(['GET', 'HEAD', 'OPTIONS']);
-/** The admin path's collection and, past it, the id of the thing it changes (none for a create). */
-const TARGET = /^\/api\/admin\/(organisations|workspaces|apps|connections)(?:\/([^/]+))?/;
+/**
+ * The admin path's collection and, past it, the id of the thing it changes (none for a create). An
+ * identity provider's bindings are a collection of their own (each names a connection); the providers
+ * themselves belong to no organisation.
+ */
+const TARGET = /^\/api\/admin\/(?:(organisations|workspaces|apps|connections)|identity-providers\/[^/]+\/(bindings))(?:\/([^/]+))?/;
 
 /**
  * Writes an audit entry for every change requested through the admin API, once its answer is sent:
@@ -23,11 +27,12 @@ export function adminAudit(people: PeopleStore, operatorClientId: string, logger
     }
     const path = req.originalUrl.split('?')[0]!.slice(0, 300);
     const named = TARGET.exec(path);
-    const collection = named?.[1] as AuditedCollection | undefined;
+    const collection = (named?.[1] ?? named?.[2]) as AuditedCollection | undefined;
+    const targetId = named?.[3];
     // Looked up before the change runs, so a removal's entry still names the organisation.
-    const before = collection && named?.[2] ? organisationOf(collection, named[2]) : Promise.resolve(null);
+    const before = collection && targetId ? organisationOf(collection, targetId) : Promise.resolve(null);
     let created: string | undefined;
-    if (named && named[2] === undefined) {
+    if (named && targetId === undefined) {
       // A create names its new id only in its answer: that id is kept, nothing else of the body (a
       // new connection's answer carries its secret).
       const json = res.json.bind(res);
@@ -64,7 +69,7 @@ export function adminAudit(people: PeopleStore, operatorClientId: string, logger
   }
 }
 
-/** The id a create answered with: an organisation's, workspace's or app's `id`, a connection's `client_id`. */
+/** The id a create answered with: an organisation's, workspace's, app's or binding's `id`, a connection's `client_id`. */
 function createdIdOf(body: unknown): string | undefined {
   if (typeof body !== 'object' || body === null) return undefined;
   const { id, client_id: clientId } = body as { id?: unknown; client_id?: unknown };

@@ -37,7 +37,7 @@ export interface AuditView {
 }
 
 /** The admin API's collections whose changes are audited with the organisation they belong to. */
-export type AuditedCollection = 'organisations' | 'workspaces' | 'apps' | 'connections';
+export type AuditedCollection = 'organisations' | 'workspaces' | 'apps' | 'connections' | 'bindings';
 
 /** A fresh random token (cookie, state, CSRF): 32 bytes, base64url. */
 export function randomToken(): string {
@@ -136,11 +136,18 @@ export class PeopleStore {
                 .join('workspaces', 'workspaces.id', 'apps.workspace_id')
                 .where('apps.id', id)
                 .first<OwnerRow | undefined>('workspaces.organisation_id')
-            : this.db('connections')
-                .join('apps', 'apps.id', 'connections.app_id')
-                .join('workspaces', 'workspaces.id', 'apps.workspace_id')
-                .where('connections.id', id)
-                .first<OwnerRow | undefined>('workspaces.organisation_id');
+            : collection === 'connections'
+              ? this.db('connections')
+                  .join('apps', 'apps.id', 'connections.app_id')
+                  .join('workspaces', 'workspaces.id', 'apps.workspace_id')
+                  .where('connections.id', id)
+                  .first<OwnerRow | undefined>('workspaces.organisation_id')
+              : this.db('identity_bindings')
+                  .join('connections', 'connections.id', 'identity_bindings.connection_id')
+                  .join('apps', 'apps.id', 'connections.app_id')
+                  .join('workspaces', 'workspaces.id', 'apps.workspace_id')
+                  .where('identity_bindings.id', id)
+                  .first<OwnerRow | undefined>('workspaces.organisation_id');
     const row = await query;
     return row?.organisation_id ?? null;
   }
