@@ -113,7 +113,7 @@ phase server-dry-run server_dry_run
 export CLUSTER_KUBECTL="$CLUSTER_BIN/kubectl" CLUSTER_NAMESPACE=message-bus-dev \
   CLUSTER_CNI_CONFIG="$CLUSTER_RUN/cni/net.d/10-bus.conflist" CLUSTER_RELEASE_SCRIPT="$here/release.sh" \
   CLUSTER_POD_CIDR CLUSTER_SERVICE_CIDR
-phase jest jest --selectProjects cluster --runInBand "$@"
+phase jest "${JEST[@]}" --selectProjects cluster --runInBand "$@"
 
 # skaffold as a platform team runs it (docs/deploy.md, "skaffold on the tier's cluster"): `skaffold dev`
 # builds the image through podman's Docker API, deploys both releases over the tier's and port-forwards;

@@ -28,6 +28,8 @@ ensure_node_modules() {
 # warns about at every start (TimeoutNegativeWarning, kafkajs issue 1751, fixed upstream but
 # unreleased). Harmless, so that one warning type is off; every other warning still prints.
 BUS_NODE=(node --disable-warning=TimeoutNegativeWarning)
+# jest as the test scripts run it: the tests run kafkajs in jest's own processes too (test/support).
+JEST=("${BUS_NODE[@]}" "$ROOT/node_modules/jest/bin/jest.js")
 
 # Starts (or reuses) Postgres, Redis and Kafka and exports their addresses; prints the started ones
 # into the file named by $1 so the caller can stop exactly those.

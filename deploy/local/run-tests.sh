@@ -34,7 +34,7 @@ timed format npm run -s format:check
 
 # A caller choosing its projects gets exactly that jest run.
 for arg in "$@"; do
-  if [[ "$arg" == --selectProjects* ]]; then exec jest "$@"; fi
+  if [[ "$arg" == --selectProjects* ]]; then exec "${JEST[@]}" "$@"; fi
 done
 
 # One jest run per tier. --outputFile (.ci/run's) is split per tier and merged back at the end.
@@ -59,7 +59,7 @@ for tier in "${TIERS[@]}"; do
   # A tier that hangs (a test leaving a handle open keeps an in-band jest alive after its last test)
   # is stopped and fails, so the tiers after it still run and CI's time limit is never the one to act.
   rc=0
-  timed "tier $tier" timeout --kill-after=30 "${tier_timeout_min}m" jest --selectProjects "$tier" --passWithNoTests ${args[@]+"${args[@]}"} ${output:+"--outputFile=$file"} || rc=$?
+  timed "tier $tier" timeout --kill-after=30 "${tier_timeout_min}m" "${JEST[@]}" --selectProjects "$tier" --passWithNoTests ${args[@]+"${args[@]}"} ${output:+"--outputFile=$file"} || rc=$?
   if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
     echo "tier $tier STOPPED: it did not finish within ${tier_timeout_min} min (BUS_TIER_TIMEOUT_MIN); see its last test above" >&2
   fi
