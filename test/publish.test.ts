@@ -148,17 +148,19 @@ describe('POST /v1/tenants/{t}/messages', () => {
     // cached allowance is dropped at once, and the next publishes count against the new tier.
     await tenants.admin.setQuota('workspace', tenant.workspaceId, { tier: 'custom', perSecond: 1, burst: 1, perDay: 1000 });
     // The first publish let in under the new tier opens a fresh one-second window, and the next one
-    // within it is over the rate.
+    // within it is over the rate. Both answers must be the new tier's: a pair whose first publish the
+    // old tier still let in (the change landing between the two) is sent again.
+    const newPolicy = '"burst";q=1;w=1;bus-burst=1, "daily";q=1000;w=86400';
     const burst = await eventually(
       async () => [await send(), await send()],
-      (pair) => pair[0]?.status === 202 && pair[1]?.status === 429,
+      (pair) => pair[0]?.status === 202 && pair[1]?.status === 429 && pair.every((answer) => answer.headers.get('ratelimit-policy') === newPolicy),
       { intervalMs: 100, timeoutMs: 2_000, retryReadErrors: false, what: 'the new tier of 1/s applied' },
     );
     expect(rulesOf(burst[1]?.body)).toEqual(['rate.limited']);
     expect(Number(burst[1]?.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
     // The new tier is what the fields say, and the refusal says the second has nothing left until
     // Retry-After (the day was not counted, so it is left out).
-    for (const answer of burst) expect(answer.headers.get('ratelimit-policy')).toBe('"burst";q=1;w=1;bus-burst=1, "daily";q=1000;w=86400');
+    for (const answer of burst) expect(answer.headers.get('ratelimit-policy')).toBe(newPolicy);
     expect(rateLimitLeft(burst[1]!.headers)).toEqual({ burst: { r: 0, t: Number(burst[1]?.headers.get('retry-after')) } });
 
     await tenants.admin.setQuota('workspace', tenant.workspaceId, { tier: 'custom', perSecond: 200, burst: 400, perDay: 1 });
