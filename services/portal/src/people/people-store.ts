@@ -39,6 +39,25 @@ export interface AuditView {
 /** The admin API's collections whose changes are audited with the organisation they belong to. */
 export type AuditedCollection = 'organisations' | 'workspaces' | 'apps' | 'connections' | 'bindings';
 
+/** The table of each audited collection. */
+const AUDITED_TABLES = {
+  organisations: 'organisations',
+  workspaces: 'workspaces',
+  apps: 'apps',
+  connections: 'connections',
+  bindings: 'identity_bindings',
+} as const satisfies Record<AuditedCollection, string>;
+
+type OwnedTable = (typeof AUDITED_TABLES)[AuditedCollection];
+
+/** What each audited table belongs to, through which column, up to the organisation (which owns itself). */
+const OWNER_OF: Partial<Record<OwnedTable, { column: string; table: OwnedTable }>> = {
+  identity_bindings: { column: 'connection_id', table: 'connections' },
+  connections: { column: 'app_id', table: 'apps' },
+  apps: { column: 'workspace_id', table: 'workspaces' },
+  workspaces: { column: 'organisation_id', table: 'organisations' },
+};
+
 /** A fresh random token (cookie, state, CSRF): 32 bytes, base64url. */
 export function randomToken(): string {
   return randomBytes(32).toString('base64url');
@@ -124,31 +143,16 @@ export class PeopleStore {
    * when there is no such target (a refused create, a removed connection).
    */
   async organisationOfTarget(collection: AuditedCollection, id: string): Promise<string | null> {
-    // An alias and joins: knex types plain single-table selections only, so these are declared from the tables' rows.
-    type OwnerRow = Pick<Row<'workspaces'>, 'organisation_id'>;
-    const query =
-      collection === 'organisations'
-        ? this.db('organisations').where({ id }).first<OwnerRow | undefined>({ organisation_id: 'id' })
-        : collection === 'workspaces'
-          ? this.db('workspaces').where({ id }).first('organisation_id')
-          : collection === 'apps'
-            ? this.db('apps')
-                .join('workspaces', 'workspaces.id', 'apps.workspace_id')
-                .where('apps.id', id)
-                .first<OwnerRow | undefined>('workspaces.organisation_id')
-            : collection === 'connections'
-              ? this.db('connections')
-                  .join('apps', 'apps.id', 'connections.app_id')
-                  .join('workspaces', 'workspaces.id', 'apps.workspace_id')
-                  .where('connections.id', id)
-                  .first<OwnerRow | undefined>('workspaces.organisation_id')
-              : this.db('identity_bindings')
-                  .join('connections', 'connections.id', 'identity_bindings.connection_id')
-                  .join('apps', 'apps.id', 'connections.app_id')
-                  .join('workspaces', 'workspaces.id', 'apps.workspace_id')
-                  .where('identity_bindings.id', id)
-                  .first<OwnerRow | undefined>('workspaces.organisation_id');
-    const row = await query;
+    const table = AUDITED_TABLES[collection];
+    const query = this.db(table).where(`${table}.id`, id);
+    // Join upwards, one owner at a time, until the organisation.
+    let child: OwnedTable = table;
+    for (let up = OWNER_OF[child]; up; up = OWNER_OF[child]) {
+      query.join(up.table, `${up.table}.id`, `${child}.${up.column}`);
+      child = up.table;
+    }
+    // An alias across joins: knex types plain single-table selections only.
+    const row = await query.first<{ organisation_id: string } | undefined>({ organisation_id: 'organisations.id' });
     return row?.organisation_id ?? null;
   }
 
