@@ -99,18 +99,18 @@ export function ijsonProblem(text: string): IJsonProblem | null {
         const lone = loneSurrogateEscape(text.slice(i + 1, close));
         if (lone) {
           const at = isName ? pathAt(stack.length - 1) : pathAt(stack.length);
-          return problemAt('json_string_invalid', `A string holds the lone surrogate \\u${lone}, which UTF-8 readers replace or refuse`, at);
+          return { code: 'json_string_invalid', message: `A string holds the lone surrogate \\u${lone}, which UTF-8 readers replace or refuse`, path: at };
         }
       }
       if (isName) {
         const raw = text.slice(i + 1, close);
         const name = escaped ? (JSON.parse(`"${raw}"`) as string) : raw;
         if (top.names!.has(name)) {
-          return problemAt(
-            'json_duplicate_name',
-            `The member name ${JSON.stringify(name.slice(0, 64))} appears twice in one object; readers disagree on which value counts`,
-            pathAt(stack.length - 1, name),
-          );
+          return {
+            code: 'json_duplicate_name',
+            message: `The member name ${JSON.stringify(name.slice(0, 64))} appears twice in one object; readers disagree on which value counts`,
+            path: pathAt(stack.length - 1, name),
+          };
         }
         top.names!.add(name);
         top.key = name;
@@ -119,7 +119,7 @@ export function ijsonProblem(text: string): IJsonProblem | null {
       i = close + 1;
     } else if (c === OPEN_OBJECT || c === OPEN_ARRAY) {
       if (stack.length >= MAX_JSON_DEPTH) {
-        return problemAt('json_too_deep', `Objects and arrays are nested more than ${MAX_JSON_DEPTH} levels deep`, pathAt(stack.length));
+        return { code: 'json_too_deep', message: `Objects and arrays are nested more than ${MAX_JSON_DEPTH} levels deep`, path: pathAt(stack.length) };
       }
       stack.push({ names: c === OPEN_OBJECT ? new Set() : null, key: 0, expectingName: c === OPEN_OBJECT });
       i += 1;
@@ -140,7 +140,7 @@ export function ijsonProblem(text: string): IJsonProblem | null {
       // An integer of at most 15 digits is within ±(2^53 − 1) and finite: nothing to check.
       if (!plainInteger || end - i > 15) {
         const problem = unsafeNumber(text.slice(i, end));
-        if (problem) return problemAt('json_number_unsafe', problem, pathAt(stack.length));
+        if (problem) return { code: 'json_number_unsafe', message: problem, path: pathAt(stack.length) };
       }
       i = end;
     } else {
@@ -149,10 +149,6 @@ export function ijsonProblem(text: string): IJsonProblem | null {
     }
   }
   return null;
-}
-
-function problemAt(code: IJsonProblem['code'], message: string, path: string): IJsonProblem {
-  return { code, message, path };
 }
 
 /**
