@@ -268,6 +268,12 @@ describe('Server-Timing', () => {
     expect(sum).toBeLessThanOrEqual(steps.total! + 0.05);
   });
 
+  it("times a validate's reads of Postgres as dry_run where a publish has its commit", async () => {
+    const res = await post(`/v1/tenants/${house.workspaceId}/validate`, JSON.stringify(message('telling.started')));
+    expect(res.status).toBe(202);
+    expect(Object.keys(stepsOf(res.headers.get('server-timing')))).toEqual(['limits', 'auth', 'quota', 'body', 'validate', 'policy', 'dry_run', 'total']);
+  });
+
   it('times the steps a refused publish got through, and gives every other answer its total', async () => {
     const refused = await publish(message('telling.exposed'));
     expect(refused.status).toBe(409);

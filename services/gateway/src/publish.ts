@@ -85,7 +85,7 @@ export async function publishMessage(
     policy: checkPolicy(message, await registryRead(() => deps.permissions(publisher.appId))),
   };
   timings?.mark('policy');
-  const decision = mode === 'validate' ? await dryRun(deps.store, member) : await commit(deps, member, publisher, bytes, family, timings);
+  const decision = mode === 'validate' ? await dryRun(deps.store, member, timings) : await commit(deps, member, publisher, bytes, family, timings);
   switch (decision.kind) {
     case 'accepted':
       return { status: 202, body: mode === 'validate' ? { ...accepted, dry_run: true } : accepted };
@@ -99,12 +99,12 @@ export async function publishMessage(
 }
 
 /** A validate: the publish's decision against what Postgres holds now, without locks, writing nothing. */
-async function dryRun(store: PublishStore, member: BatchMember): Promise<MemberDecision> {
+async function dryRun(store: PublishStore, member: BatchMember, timings?: { mark(step: string): void }): Promise<MemberDecision> {
   const { workspaceId, message } = member;
   const [prior, stored] = await Promise.all([
     registryRead(() => store.accepted(workspaceId, message.message_id)),
     registryRead(() => store.storyState(workspaceId, message.correlation_id)),
-  ]);
+  ]).finally(() => timings?.mark('dry_run'));
   const priorHashes = new Map(prior ? [[workspaceKey(workspaceId, message.message_id), prior.contentHash]] : []);
   const storedStates = new Map(stored === null ? [] : [[workspaceKey(workspaceId, message.correlation_id), stored]]);
   return decideBatch([member], priorHashes, storedStates).decisions[0] as MemberDecision;
