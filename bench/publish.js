@@ -11,8 +11,10 @@
 // BENCH_CONCURRENCY callers (64); BENCH_PAUSE_MS (0) makes each caller pause between its publishes, e.g.
 // 20 with one caller: a lone publish on a bus that is idle when it arrives. BENCH_LAYOUT=standalone
 // runs auth, gateway, delivery and pull-api as separate processes (as in Kubernetes) instead of the
-// all-in-one, so the gateway has a JS thread of its own. Postgres' figures per statement of the
-// publish run (pg_stat_statements) follow the table.
+// all-in-one, so the gateway has a JS thread of its own. BENCH_ROUTE=validate POSTs to the validate
+// route instead (a dry run: nothing reaches Kafka, so there is no producer ceiling; its raw baseline is
+// the floor of its own round trips, at any concurrency). Postgres' figures per statement of the run
+// (pg_stat_statements) follow the table.
 'use strict';
 
 const { randomBytes } = require('node:crypto');
@@ -27,13 +29,15 @@ const PAUSE_MS = Number(process.env.BENCH_PAUSE_MS ?? 0);
 const WARM_UP_MS = 3_000;
 const PRODUCERS = 8;
 const LAYOUT = process.env.BENCH_LAYOUT ?? 'all-in-one';
+const ROUTE = process.env.BENCH_ROUTE ?? 'messages';
+if (ROUTE !== 'messages' && ROUTE !== 'validate') throw new Error(`BENCH_ROUTE must be messages or validate, not ${ROUTE}`);
 
 /** A ~2 KB story.context message over 256 correlation ids, a fresh message_id per call. */
 const messageOf = (i) => storyMessage(`bench-${i % 256}`).body;
 
 /** bench/round-trips.js measured like the publish (same warm-up and length, one caller), with each step's p50. */
 async function roundTripsFloor(bench, topic) {
-  const trips = await openRoundTrips({ databaseUrl: bench.databaseUrl, redisUrl: process.env.REDIS_URL, producer: bench.producer, topic });
+  const trips = await openRoundTrips({ databaseUrl: bench.databaseUrl, redisUrl: process.env.REDIS_URL, producer: bench.producer, topic, route: ROUTE });
   try {
     const floor = await measure({
       cpu: cpuMeter({ bench: process.pid }),
@@ -74,7 +78,7 @@ async function main() {
       runMs: RUN_MS,
       pauseMs: PAUSE_MS,
       operation: async (i) => {
-        const res = await request(`${gatewayUrl}/v1/tenants/${workspace}/messages`, {
+        const res = await request(`${gatewayUrl}/v1/tenants/${workspace}/${ROUTE}`, {
           method: 'POST',
           headers: { Authorization: `Bearer ${tokens[i % PRODUCERS]}`, 'Content-Type': 'application/json' },
           body: messageOf(i),
@@ -84,24 +88,28 @@ async function main() {
     });
 
     const statements = bench.statements.costs(statementsBefore, await bench.statements.sample());
-    const steps = await publishSteps(gatewayUrl);
+    const steps = await routeSteps(gatewayUrl);
 
     const topic = `bench.raw.${randomBytes(4).toString('hex')}`;
     const kafkaAdmin = kafka.admin();
     await kafkaAdmin.connect();
     await ensureTopics(kafkaAdmin, [{ topic, numPartitions: 3, replicationFactor: 1 }]);
-    const raw = await measure({
-      cpu: cpuMeter({ bench: process.pid }),
-      concurrency: CONCURRENCY,
-      warmUpMs: WARM_UP_MS,
-      runMs: RUN_MS,
-      operation: async (i) => {
-        await sendAcked(producer, { topic, key: `${workspace}/bench-${i % 256}`, value: messageOf(i), headers: {} });
-        return true;
-      },
-    });
-    // A lone publish's floor: its round trips with raw clients, one after another (bench/round-trips.js).
-    const floor = CONCURRENCY === 1 ? await roundTripsFloor(bench, topic) : undefined;
+    // A publish's ceiling: a raw acks=all send of the same bytes at the same concurrency. A validate sends nothing.
+    const raw =
+      ROUTE === 'messages'
+        ? await measure({
+            cpu: cpuMeter({ bench: process.pid }),
+            concurrency: CONCURRENCY,
+            warmUpMs: WARM_UP_MS,
+            runMs: RUN_MS,
+            operation: async (i) => {
+              await sendAcked(producer, { topic, key: `${workspace}/bench-${i % 256}`, value: messageOf(i), headers: {} });
+              return true;
+            },
+          })
+        : undefined;
+    // A lone call's floor: its round trips with raw clients, one after another (bench/round-trips.js).
+    const floor = CONCURRENCY === 1 || !raw ? await roundTripsFloor(bench, topic) : undefined;
     await kafkaAdmin.deleteTopics({ topics: [topic] });
     await kafkaAdmin.disconnect();
 
@@ -111,33 +119,34 @@ async function main() {
     );
     console.log('| path | per second | p50 ms | p99 ms | not 202 / failed |');
     console.log('|---|---|---|---|---|');
-    console.log(row(`POST /v1/tenants/{t}/messages (${LAYOUT})`, publish));
-    console.log(row('raw kafkajs send, acks=all (ceiling)', raw));
-    if (floor) console.log(row('raw round trips of one publish, one after another (floor: bench/round-trips.js)', floor));
-    console.log(`\nRatio to the raw producer ceiling: ${(publish.perSecond / raw.perSecond).toFixed(3)}`);
-    if (floor)
-      console.log(`Lone publish p50 against its raw round trips' p50: ${(publish.p50 / floor.p50).toFixed(2)}×; the floor's steps (p50 ms): ${floor.steps}`);
-    console.log(`CPU ms per 1,000 messages — publish: ${cpuLine(publish.cpuPerThousand)}; raw send: ${cpuLine(raw.cpuPerThousand)}`);
-    console.log(`Mean per publish (warm-up included), from the gateway's /metrics: ${steps}`);
-    console.log(`\nPostgres per statement, publish:\n\n${statementTable(statements)}`);
+    console.log(row(`POST /v1/tenants/{t}/${ROUTE} (${LAYOUT})`, publish));
+    if (raw) console.log(row('raw kafkajs send, acks=all (ceiling)', raw));
+    if (floor) console.log(row(`raw round trips of one ${ROUTE} call, one after another (floor: bench/round-trips.js)`, floor));
+    if (raw) console.log(`\nRatio to the raw producer ceiling: ${(publish.perSecond / raw.perSecond).toFixed(3)}`);
+    if (floor) console.log(`\np50 against the raw round trips' p50: ${(publish.p50 / floor.p50).toFixed(2)}×; the floor's steps (p50 ms): ${floor.steps}`);
+    const baselineCpu = raw ? `; raw send: ${cpuLine(raw.cpuPerThousand)}` : `; floor: ${cpuLine(floor.cpuPerThousand)}`;
+    console.log(`CPU ms per 1,000 messages — ${ROUTE}: ${cpuLine(publish.cpuPerThousand)}${baselineCpu}`);
+    console.log(`Mean per call (warm-up included), from the gateway's /metrics: ${steps}`);
+    console.log(`\nPostgres per statement, ${ROUTE}:\n\n${statementTable(statements)}`);
   } finally {
     await bench.stop();
   }
 }
 
 /**
- * The mean time of each Server-Timing step of the publish route and the mean group-commit batch size,
- * from the bus's own histograms (bus_request_step_seconds, bus_publish_batch_size).
+ * The mean time of each Server-Timing step of the route and, for publishes, the mean group-commit
+ * batch size, from the bus's own histograms (bus_request_step_seconds, bus_publish_batch_size).
  */
-async function publishSteps(gatewayUrl) {
+async function routeSteps(gatewayUrl) {
   const text = await (await fetch(`${gatewayUrl}/metrics`)).text();
   const value = (pattern) => Number(new RegExp(`^${pattern} ([0-9.e+-]+)$`, 'm').exec(text)?.[1] ?? NaN);
-  const route = 'route="/v1/tenants/:t/messages"';
-  const parts = ['limits', 'auth', 'quota', 'body', 'validate', 'policy', 'commit'].map((step) => {
+  const route = `route="/v1/tenants/:t/${ROUTE}"`;
+  const parts = ['limits', 'auth', 'quota', 'body', 'validate', 'policy', ROUTE === 'messages' ? 'commit' : 'dry_run'].map((step) => {
     const labels = `\\{app="(?:bus|gateway)",${route},step="${step}"\\}`;
     const mean = (value(`bus_request_step_seconds_sum${labels}`) / value(`bus_request_step_seconds_count${labels}`)) * 1000;
     return `${step} ${mean.toFixed(2)} ms`;
   });
+  if (ROUTE === 'validate') return parts.join(', ');
   const batch = value('bus_publish_batch_size_sum') / value('bus_publish_batch_size_count');
   return `${parts.join(', ')}; batch of ${batch.toFixed(1)} publishes on average`;
 }

@@ -4,7 +4,9 @@
 // them: the host's limits and the connection's quota (two Redis calls), BEGIN with an advisory lock and
 // two reads (one Postgres round trip), the acks=all Kafka send of the same bytes, the inserts with
 // COMMIT (one round trip), and the HTTP request and its answer (to a bare node:http server in a child
-// process, which reads the body and answers 202).
+// process, which reads the body and answers 202). A validate's (`route: 'validate'`) are the two Redis
+// calls, one read of Postgres outside a transaction (the gateway's two unlocked reads, which it makes in
+// parallel) and the HTTP request.
 'use strict';
 
 const http = require('node:http');
@@ -27,10 +29,10 @@ if (require.main === module && process.argv[2] === 'answer-202') {
 }
 
 /**
- * Opens the raw clients. `chain(i, body)` makes one publish's round trips; `stepMedians(n)` says each
+ * Opens the raw clients. `chain(i, body)` makes one publish's (or validate's) round trips; `stepMedians(n)` says each
  * step's p50 over the last `n` chains.
  */
-async function openRoundTrips({ databaseUrl, redisUrl, producer, topic }) {
+async function openRoundTrips({ databaseUrl, redisUrl, producer, topic, route = 'messages' }) {
   const { Client } = require('pg');
   const Redis = require('ioredis');
   const { sendAcked } = require('@bus/kafka');
@@ -52,7 +54,7 @@ async function openRoundTrips({ databaseUrl, redisUrl, producer, topic }) {
   const redis = new Redis(redisUrl, { keyPrefix: 'bench-floor:' });
 
   const steps = [];
-  const chain = async (i, body) => {
+  const publishChain = async (i, body) => {
     const started = performance.now();
     await redis.incr('host');
     await redis.incr('connection');
@@ -66,8 +68,19 @@ async function openRoundTrips({ databaseUrl, redisUrl, producer, topic }) {
     await post(body);
     steps.push({ redis: counted - started, postgres: read - counted + (committed - sent), kafka: sent - read, http: performance.now() - committed });
   };
+  const validateChain = async (i, body) => {
+    const started = performance.now();
+    await redis.incr('host');
+    await redis.incr('connection');
+    const counted = performance.now();
+    await pg.query(`SELECT id FROM floor_acceptances WHERE id = ${i}; SELECT 1`);
+    const read = performance.now();
+    await post(body);
+    steps.push({ redis: counted - started, postgres: read - counted, http: performance.now() - read });
+  };
+  const chain = route === 'validate' ? validateChain : publishChain;
   const stepMedians = (n) =>
-    ['redis', 'postgres', 'kafka', 'http']
+    (route === 'validate' ? ['redis', 'postgres', 'http'] : ['redis', 'postgres', 'kafka', 'http'])
       .map((step) => {
         const sorted = steps
           .slice(-n)
