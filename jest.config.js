@@ -2,6 +2,8 @@
 // against the real Postgres/Redis/Kafka (*.int.test.ts), end-to-end tests in test/ that drive running
 // services over HTTP, and the fault and fuzz tiers in test/faults and test/fuzz. `npm test` runs them
 // all; deploy/local/run-tests.sh starts the servers first. Workspace packages resolve to their TypeScript sources, so tests need no build.
+// The tiers that start bus processes run in test/support/environment.js: a failed test's report also
+// shows what those processes logged at warning level or worse while it ran.
 const swc = [
   '@swc/jest',
   {
@@ -52,6 +54,7 @@ module.exports = {
     {
       ...shared,
       displayName: 'e2e',
+      testEnvironment: '<rootDir>/test/support/environment.js',
       testMatch: ['<rootDir>/test/**/*.test.ts'],
       testPathIgnorePatterns: [...shared.testPathIgnorePatterns, '<rootDir>/test/(faults|fuzz|cluster|browser)/'],
       setupFiles: ['<rootDir>/test/support/load-stack-env.js'],
@@ -60,6 +63,7 @@ module.exports = {
     {
       ...shared,
       displayName: 'faults',
+      testEnvironment: '<rootDir>/test/support/environment.js',
       testMatch: ['<rootDir>/test/faults/**/*.test.ts'],
       setupFiles: ['<rootDir>/test/support/load-stack-env.js'],
     },
@@ -67,6 +71,7 @@ module.exports = {
     {
       ...shared,
       displayName: 'fuzz',
+      testEnvironment: '<rootDir>/test/support/environment.js',
       testMatch: ['<rootDir>/test/fuzz/**/*.test.ts'],
       setupFiles: ['<rootDir>/test/support/load-stack-env.js'],
     },
@@ -74,6 +79,7 @@ module.exports = {
     {
       ...shared,
       displayName: 'browser',
+      testEnvironment: '<rootDir>/test/support/environment.js',
       testMatch: ['<rootDir>/test/browser/**/*.test.ts'],
       setupFiles: ['<rootDir>/test/support/load-stack-env.js'],
     },

@@ -34,6 +34,18 @@ export interface ServiceProcess {
 }
 
 /**
+ * Every process a test file started, by entry point, on the file's own global: the tiers' jest
+ * environment (test/support/environment.js) adds what they logged at warning level or worse to the
+ * report of a test that fails.
+ */
+const STARTED_PROCESSES_KEY = '__busStartedProcesses';
+
+function startedProcesses(): Set<{ name: string; output(): string }> {
+  const scope = globalThis as { [STARTED_PROCESSES_KEY]?: Set<{ name: string; output(): string }> };
+  return (scope[STARTED_PROCESSES_KEY] ??= new Set());
+}
+
+/**
  * Starts a compiled entry point (e.g. services/gateway/dist/main.js) with the test's Node and the
  * given environment on top of a minimal one. `npm test` builds before it runs jest. Node runs with the
  * flags every start of the services uses (npm start scripts, deploy/local, the image's entrypoint).
@@ -47,6 +59,7 @@ export function startNodeProcess(entry: string, env: Record<string, string>, arg
   child.stdout?.on('data', (d: Buffer) => (output += d.toString('utf8')));
   child.stderr?.on('data', (d: Buffer) => (output += d.toString('utf8')));
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  startedProcesses().add({ name: entry, output: () => output });
   return {
     child,
     output: () => output,
