@@ -54,7 +54,5 @@ COPY --from=prod-deps --chown=0:0 /app/ ./
 # The `node` user of the official image (uid/gid 1000), by number so runAsNonRoot can verify it.
 USER 1000:1000
 EXPOSE 8080 8081 8082 8083 8084 8090 8091 8092
-# kafkajs 2.2.4 sets a negative timer that Node 24 warns about at every start (TimeoutNegativeWarning,
-# kafkajs issue 1751, fixed upstream but unreleased): harmless, and only that warning type is silenced.
-ENTRYPOINT ["node", "--enable-source-maps", "--disable-warning=TimeoutNegativeWarning"]
+ENTRYPOINT ["node", "--enable-source-maps"]
 CMD ["services/all-in-one/dist/main.js"]

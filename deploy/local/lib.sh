@@ -23,11 +23,9 @@ ensure_node_modules() {
   fi
 }
 
-# How the scripts here start a compiled entry point of the bus, as every other start of it does (npm
-# start scripts, the image's entrypoint, libs/testing): kafkajs 2.2.4 sets a negative timer that Node 24
-# warns about at every start (TimeoutNegativeWarning, kafkajs issue 1751, fixed upstream but
-# unreleased). Harmless, so that one warning type is off; every other warning still prints.
-BUS_NODE=(node --disable-warning=TimeoutNegativeWarning)
+# How the scripts here start a compiled entry point of the bus. Every warning prints: libs/kafka stops
+# kafkajs 2.2.4's negative timer, which Node 24 warned about (TimeoutNegativeWarning).
+BUS_NODE=(node)
 # jest as the test scripts run it: the tests run kafkajs in jest's own processes too (test/support).
 JEST=("${BUS_NODE[@]}" "$ROOT/node_modules/jest/bin/jest.js")
 

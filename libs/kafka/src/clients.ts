@@ -14,6 +14,8 @@ import {
   type RetryOptions,
 } from 'kafkajs';
 import type { Logger } from 'pino';
+// Stops kafkajs' request queues from polling while idle; see the module.
+import './request-queue';
 
 export interface KafkaOptions {
   brokers: string[];

@@ -1,4 +1,7 @@
+import { createHook } from 'node:async_hooks';
 import { randomBytes } from 'node:crypto';
+// eslint-disable-next-line no-restricted-syntax -- the idle test observes a stretch of idleness, not a condition
+import { setTimeout as sleep } from 'node:timers/promises';
 import { ConfigResourceTypes, type Admin } from 'kafkajs';
 import pino from 'pino';
 import { requireEnv } from '@bus/testing';
@@ -146,4 +149,25 @@ describe('libs/kafka on the real broker', () => {
       await admin.deleteTopics({ topics: [batchTopic] }).catch(() => undefined);
     }
   }, 60_000);
+
+  it('sets no timers while its connections idle (kafkajs 2.2.4 re-armed one every millisecond per connection)', async () => {
+    const producer = createProducer(kafka);
+    await producer.connect();
+    try {
+      await sendAcked(producer, { topic, key: 'idle', value: Buffer.from('one record, so the producer holds a broker connection'), headers: {} });
+      let timersSet = 0;
+      const hook = createHook({
+        init: (_id, type) => {
+          if (type === 'Timeout') timersSet += 1;
+        },
+      });
+      hook.enable();
+      await sleep(500);
+      hook.disable();
+      // The sleep's own timer, and whatever else kafkajs sets on its own schedule; ~1,000 with the loop.
+      expect(timersSet).toBeLessThan(20);
+    } finally {
+      await producer.disconnect();
+    }
+  });
 });

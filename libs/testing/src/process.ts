@@ -5,12 +5,6 @@ import { eventually } from './eventually';
 
 export const REPO_ROOT = path.resolve(__dirname, '..', '..', '..');
 
-/**
- * kafkajs 2.2.4 sets a negative timer that Node 24 warns about at every start (TimeoutNegativeWarning,
- * kafkajs issue 1751, fixed upstream but unreleased): harmless, so that one warning type is off.
- */
-const SERVICE_NODE_FLAGS = ['--disable-warning=TimeoutNegativeWarning'];
-
 /** A TCP port that was free a moment ago on 127.0.0.1. */
 export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -51,7 +45,7 @@ function startedProcesses(): Set<{ name: string; output(): string }> {
  * flags every start of the services uses (npm start scripts, deploy/local, the image's entrypoint).
  */
 export function startNodeProcess(entry: string, env: Record<string, string>, args: string[] = []): ServiceProcess {
-  const child = spawn(process.execPath, [...SERVICE_NODE_FLAGS, ...args, path.join(REPO_ROOT, entry)], {
+  const child = spawn(process.execPath, [...args, path.join(REPO_ROOT, entry)], {
     env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
