@@ -23,11 +23,8 @@ ensure_node_modules() {
   fi
 }
 
-# How the scripts here start a compiled entry point of the bus. Every warning prints: libs/kafka stops
-# kafkajs 2.2.4's negative timer, which Node 24 warned about (TimeoutNegativeWarning).
-BUS_NODE=(node)
-# jest as the test scripts run it: the tests run kafkajs in jest's own processes too (test/support).
-JEST=("${BUS_NODE[@]}" "$ROOT/node_modules/jest/bin/jest.js")
+# jest as the test scripts run it.
+JEST=(node "$ROOT/node_modules/jest/bin/jest.js")
 
 # Starts (or reuses) Postgres, Redis and Kafka and exports their addresses; prints the started ones
 # into the file named by $1 so the caller can stop exactly those.

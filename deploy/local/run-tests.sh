@@ -26,7 +26,7 @@ timed browser-tools ensure_browser
 timed build build
 # The bus topics exist before any test publishes: a fresh broker has none, and the bus never
 # auto-creates topics. (It also migrates the shared `bus` database; each test uses its own.)
-timed setup "${BUS_NODE[@]}" services/all-in-one/dist/setup.js
+timed setup node services/all-in-one/dist/setup.js
 echo "linting (eslint)" >&2
 timed lint eslint .
 echo "checking the formatting (prettier; \`npm run format\` fixes it)" >&2

@@ -64,15 +64,15 @@ ensure_node_modules
 ensure_stack "$started"
 ensure_local_secrets "$PORTAL_URL"
 build
-"${BUS_NODE[@]}" services/all-in-one/dist/setup.js
+node services/all-in-one/dist/setup.js
 # The demo tenant: credentials printed on first start, kept in .local/demo.env (a restart keeps both).
-PORTAL_URL="$PORTAL_URL" BUS_DEMO_ENV_FILE="$ROOT/.local/demo.env" "${BUS_NODE[@]}" services/all-in-one/dist/seed.js
+PORTAL_URL="$PORTAL_URL" BUS_DEMO_ENV_FILE="$ROOT/.local/demo.env" node services/all-in-one/dist/seed.js
 start_oidc_provider "$PORTAL_URL"
 
 # A process group of its own (job control on for this one start): Ctrl-C in the terminal reaches this
 # script, which asks the bus once to drain and stop; a second signal would make it exit at once.
 set -m
-"${BUS_NODE[@]}" services/all-in-one/dist/main.js &
+node services/all-in-one/dist/main.js &
 bus_pid=$!
 set +m
 echo "$bus_pid" >"$BUS_PIDFILE"

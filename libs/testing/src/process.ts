@@ -41,8 +41,7 @@ function startedProcesses(): Set<{ name: string; output(): string }> {
 
 /**
  * Starts a compiled entry point (e.g. services/gateway/dist/main.js) with the test's Node and the
- * given environment on top of a minimal one. `npm test` builds before it runs jest. Node runs with the
- * flags every start of the services uses (npm start scripts, deploy/local, the image's entrypoint).
+ * given environment on top of a minimal one. `npm test` builds before it runs jest.
  */
 export function startNodeProcess(entry: string, env: Record<string, string>, args: string[] = []): ServiceProcess {
   const child = spawn(process.execPath, [...args, path.join(REPO_ROOT, entry)], {
