@@ -16,6 +16,7 @@ import {
 import type { Logger } from 'pino';
 // Stops kafkajs' request queues from polling while idle; see the module.
 import './request-queue';
+import { PacedCommits, type PartitionPosition } from './paced-commits';
 
 export interface KafkaOptions {
   brokers: string[];
@@ -306,24 +307,43 @@ export type BatchHandler = (records: Array<EachBatchPayload['batch']['messages']
 export interface RunRecordBatchesOptions extends RunBatchesOptions {
   /** Most records handed to one call of the handler; a longer Kafka batch is handed over in slices. */
   maxRecords?: number;
+  /**
+   * A partition's handled offsets are committed at most this often (PacedCommits); 0, the default,
+   * commits after every slice.
+   */
+  commitIntervalMs?: number;
+  /** Hears of a failed commit made by the interval's timer (a crash then replays more); ignored by default. */
+  onLateCommitError?: (err: unknown, position: PartitionPosition) => void;
+}
+
+/** A running runRecordBatches. */
+export interface RecordBatchesRun {
+  /** Commits every handled offset still waiting for its interval, and later slices at once: call it before the consumer disconnects. */
+  flushCommits(): Promise<void>;
 }
 
 /**
  * Runs `handle` for each Kafka batch (one partition's records, in order, in slices of at most
  * `maxRecords`): a handler that does one round of work for many records instead of one per record.
- * The slice's offsets are committed only after `handle` returned for it, so a crash replays the slice
- * instead of skipping it — the handler must be idempotent. `heartbeat` is for a handler that waits
- * (kafkajs sends it at most once per heartbeat interval); one is sent after each slice too. A
- * partition taken away by a rebalance meanwhile is not committed (its new owner replays from the last
- * commit).
+ * A slice's offsets are committed only after `handle` returned for it, so a crash replays the slice
+ * instead of skipping it — the handler must be idempotent — and with `commitIntervalMs` at most that
+ * often per partition. `heartbeat` is for a handler that waits (kafkajs sends it at most once per
+ * heartbeat interval); one is sent after each slice too. A partition taken away by a rebalance
+ * meanwhile is not committed (its new owner replays from the last commit).
  */
-export async function runRecordBatches(consumer: Consumer, handle: BatchHandler, opts: RunRecordBatchesOptions = {}): Promise<void> {
+export async function runRecordBatches(consumer: Consumer, handle: BatchHandler, opts: RunRecordBatchesOptions = {}): Promise<RecordBatchesRun> {
   const maxRecords = opts.maxRecords ?? COMMIT_EVERY_RECORDS;
+  const commits = new PacedCommits(opts.commitIntervalMs ?? 0, (positions) => consumer.commitOffsets(positions), opts.onLateCommitError ?? (() => undefined));
+  consumer.on(consumer.events.REBALANCING, () => commits.drop());
+  consumer.on(consumer.events.CRASH, () => commits.drop());
   await consumer.run({
     autoCommit: false,
     eachBatchAutoResolve: false,
     partitionsConsumedConcurrently: opts.partitionsConcurrently ?? 1,
     eachBatch: async ({ batch, resolveOffset, heartbeat, commitOffsetsIfNecessary, isRunning, isStale }) => {
+      const commitNow = async (positions: PartitionPosition[]) => {
+        await commitOffsetsIfNecessary({ topics: [{ topic: batch.topic, partitions: positions.map(({ partition, offset }) => ({ partition, offset })) }] });
+      };
       for (let from = 0; from < batch.messages.length; from += maxRecords) {
         if (!isRunning() || isStale()) break;
         const records = batch.messages.slice(from, from + maxRecords);
@@ -332,11 +352,12 @@ export async function runRecordBatches(consumer: Consumer, handle: BatchHandler,
         await handle(records, batch.partition, heartbeat);
         resolveOffset(last);
         if (isStale()) break;
-        await commitOffsetsIfNecessary({ topics: [{ topic: batch.topic, partitions: [{ partition: batch.partition, offset: nextOffset(last) }] }] });
+        await commits.handled({ topic: batch.topic, partition: batch.partition, offset: nextOffset(last) }, commitNow);
         await heartbeat();
       }
     },
   });
+  return { flushCommits: () => commits.flush() };
 }
 
 function nextOffset(offset: string): string {

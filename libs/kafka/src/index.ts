@@ -24,5 +24,7 @@ export type {
   RunBatchesOptions,
   BatchHandler,
   RunRecordBatchesOptions,
+  RecordBatchesRun,
 } from './clients';
+export type { PartitionPosition } from './paced-commits';
 export type { Kafka, Producer, Consumer, Admin } from 'kafkajs';

@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ConfigResourceTypes, type Admin } from 'kafkajs';
 import pino from 'pino';
-import { requireEnv } from '@bus/testing';
+import { eventually, requireEnv } from '@bus/testing';
 import {
   createConsumer,
   createKafka,
@@ -14,6 +14,7 @@ import {
   ensureTopics,
   messageKey,
   runBatches,
+  runRecordBatches,
   sendAcked,
   sendAckedBatch,
   type Kafka,
@@ -147,6 +148,53 @@ describe('libs/kafka on the real broker', () => {
     } finally {
       await producer.disconnect();
       await admin.deleteTopics({ topics: [batchTopic] }).catch(() => undefined);
+    }
+  }, 60_000);
+
+  it('commits a partition at most once an interval: the last position within it, everything handled on flush', async () => {
+    const pacedTopic = `${topic}.paced`;
+    const groupId = `${pacedTopic}.reader`;
+    const intervalMs = 2_000;
+    await ensureTopics(admin, [{ topic: pacedTopic, numPartitions: 1, replicationFactor: 1 }]);
+    const producer = createProducer(kafka);
+    const consumer = createConsumer(kafka, { groupId });
+    await producer.connect();
+    try {
+      const committed = async () => (await admin.fetchOffsets({ groupId, topics: [pacedTopic] }))[0]?.partitions[0]?.offset;
+      let handled = 0;
+      const produceAndHandle = async (n: number) => {
+        await sendAcked(producer, { topic: pacedTopic, key: 'k', value: Buffer.from(`record ${n}`), headers: {} });
+        await eventually(
+          async () => handled,
+          (count) => count === n,
+          { what: `record ${n} handled`, timeoutMs: 20_000 },
+        );
+      };
+      await consumer.connect();
+      await consumer.subscribe({ topic: pacedTopic, fromBeginning: true });
+      const run = await runRecordBatches(
+        consumer,
+        async (records) => {
+          handled += records.length;
+        },
+        { commitIntervalMs: intervalMs },
+      );
+      await produceAndHandle(1);
+      // The partition's first slice is committed at once...
+      await eventually(committed, (offset) => offset === '1', { what: 'the first record committed' });
+      const firstCommitSeen = Date.now();
+      await produceAndHandle(2);
+      // ...the next one waits for the interval's end (less the polls' lag in seeing the first), then is
+      // committed with no record after it. Committed at once, it would be seen within a few round trips.
+      await eventually(committed, (offset) => offset === '2', { what: 'the second record committed by the interval', timeoutMs: 3 * intervalMs });
+      expect(Date.now() - firstCommitSeen).toBeGreaterThan(intervalMs / 2);
+      await produceAndHandle(3);
+      await run.flushCommits();
+      expect(await committed()).toBe('3');
+    } finally {
+      await consumer.disconnect();
+      await producer.disconnect();
+      await admin.deleteTopics({ topics: [pacedTopic] }).catch(() => undefined);
     }
   }, 60_000);
 
