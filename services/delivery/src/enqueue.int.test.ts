@@ -5,6 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import pino from 'pino';
+import type { Registry } from 'prom-client';
 import { createDatabase, migrateLatest, TenancyFixture, type Knex } from '@bus/db';
 import { encodeMessageHeaders, messageKey } from '@bus/kafka';
 import { createMetricsRegistry } from '@bus/observability';
@@ -12,7 +13,8 @@ import { som } from '@bus/schemas';
 import { contentHash } from '@bus/som';
 import { createTestDatabase, eventually, type TestDatabase } from '@bus/testing';
 import { KnexDeliveryStore } from '@bus/queue';
-import { createBatchEnqueuer, type BatchEnqueuer, type MessageRecord } from './enqueue';
+import { coalescedEnqueueStore } from './coalesced-store';
+import { createBatchEnqueuer, type BatchEnqueuer, type EnqueueStore, type MessageRecord } from './enqueue';
 
 const workspaceId = 'wenqueuetest2';
 const producerId = 'cenqueueprod2';
@@ -44,11 +46,18 @@ async function provisionWorkspace(id: string, producer: string, consumerIds: str
   }
 }
 
-function enqueuer(acceptanceWaitMs: number, unknownWorkspaceTtlMs?: number): BatchEnqueuer {
+function enqueuer(
+  acceptanceWaitMs: number,
+  {
+    unknownWorkspaceTtlMs,
+    store = KnexDeliveryStore.create(db),
+    metrics = createMetricsRegistry({ defaultMetrics: false }),
+  }: { unknownWorkspaceTtlMs?: number; store?: EnqueueStore; metrics?: Registry } = {},
+): BatchEnqueuer {
   return createBatchEnqueuer({
-    store: KnexDeliveryStore.create(db),
+    store,
     logger: pino({ level: 'silent' }),
-    metrics: createMetricsRegistry({ defaultMetrics: false }),
+    metrics,
     acceptanceWaitMs,
     ...(unknownWorkspaceTtlMs === undefined ? {} : { unknownWorkspaceTtlMs }),
   });
@@ -66,10 +75,10 @@ function started(correlationId: string): Message {
 
 let offset = 0;
 /** The record the gateway produces for `message` in `workspace`, as kafkajs hands it to delivery. */
-function recordOf(message: Message, workspace = workspaceId): MessageRecord {
+function recordOf(message: Message, workspace = workspaceId, partition = 0): MessageRecord {
   return {
     topic: 'bus.messages.v1',
-    partition: 0,
+    partition,
     offset: String(offset++),
     key: Buffer.from(messageKey(workspace, message.correlation_id)),
     value: Buffer.from(JSON.stringify(message)),
@@ -177,7 +186,7 @@ describe('delivery enqueues a Kafka batch at once', () => {
   it('skips a workspace it does not have without storing anything, and delivers its records once it exists', async () => {
     const later = 'wenqueuelate2';
     const message = started(`l-${randomUUID()}`);
-    const handle = enqueuer(1_000, 50);
+    const handle = enqueuer(1_000, { unknownWorkspaceTtlMs: 50 });
     const record = recordOf(message, later);
     expect(await handle([record])).toEqual(['quarantined']);
     expect(await db('quarantined_records').where({ message_id: message.message_id })).toEqual([]);
@@ -190,4 +199,71 @@ describe('delivery enqueues a Kafka batch at once', () => {
     );
     expect((await deliveryIds('cenqueuecond3', [message])).size).toBe(1);
   }, 30_000);
+
+  it('handles partitions side by side in shared statements, answering each as if it were alone', async () => {
+    const metrics = createMetricsRegistry({ defaultMetrics: false });
+    const handle = enqueuer(5_000, { store: coalescedEnqueueStore(KnexDeliveryStore.create(db), 4), metrics });
+    // The workspace lookup is cached from here on: what follows is acceptances and writes only.
+    const warmUp = started(`w-${randomUUID()}`);
+    await accept([warmUp]);
+    expect(await handle([recordOf(warmUp)])).toEqual(['enqueued']);
+    const partitions = [0, 1, 2].map((partition) => Array.from({ length: 10 }, (_, i) => started(`p${partition}-${i % 3}-${randomUUID().slice(0, 4)}`)));
+    await accept(partitions.flat());
+    // One record of partition 2 whose bytes are not what was accepted: quarantined, in the shared write.
+    const altered = recordOf(partitions[2]![9]!, workspaceId, 2);
+    altered.value = Buffer.from(JSON.stringify({ ...partitions[2]![9]!, occurred_at: '2020-01-01T00:00:00Z' }));
+    let statements = 0;
+    const count = () => {
+      statements += 1;
+    };
+    db.on('query', count);
+    let outcomes;
+    try {
+      outcomes = await Promise.all(
+        partitions.map((messages, partition) => handle(messages.map((m, i) => (partition === 2 && i === 9 ? altered : recordOf(m, workspaceId, partition))))),
+      );
+    } finally {
+      db.off('query', count);
+    }
+    expect(outcomes).toEqual([Array(10).fill('enqueued'), Array(10).fill('enqueued'), [...Array(9).fill('enqueued'), 'quarantined']]);
+    // Alone, each partition makes two: its acceptances and its write. Together the first goes at once and
+    // the others share its successor; the quarantine's transaction adds BEGIN, its insert and COMMIT.
+    expect(statements).toBeLessThanOrEqual(2 + 2 + 3);
+    expect(await db('quarantined_records').where({ message_id: partitions[2]![9]!.message_id }).pluck('reason')).toEqual(['acceptance.hash_mismatch']);
+    const enqueued = (await metrics.getSingleMetric('bus_delivery_enqueued_total')?.get())?.values[0]?.value;
+    expect(enqueued).toBe((1 + 29) * consumers.length);
+    for (const consumer of consumers) {
+      for (const messages of partitions) {
+        const delivered = messages.filter((m) => m !== partitions[2]![9]);
+        const ids = await deliveryIds(consumer, delivered);
+        const inKafkaOrder = delivered.map((m) => ids.get(m.message_id));
+        expect(inKafkaOrder.every((id) => id !== undefined)).toBe(true);
+        expect([...inKafkaOrder].sort((a, b) => a! - b!)).toEqual(inKafkaOrder);
+      }
+    }
+  });
+
+  it('counts the deliveries each batch of a shared write created, a replayed batch none', async () => {
+    const store = KnexDeliveryStore.create(db);
+    const [replayed, fresh] = [started(`r-${randomUUID()}`), started(`f-${randomUUID()}`)];
+    await accept([replayed, fresh]);
+    const toEnqueue = (m: Message, partition: number) => ({
+      workspaceId,
+      messageId: m.message_id,
+      body: Buffer.from(JSON.stringify(m)),
+      messageType: 'telling.started',
+      correlationId: m.correlation_id,
+      publishedAt: new Date(),
+      kafkaPartition: partition,
+      kafkaOffset: String(offset++),
+      traceparent: null,
+    });
+    expect(await store.write({ enqueue: [toEnqueue(replayed, 0)], quarantine: [] })).toBe(consumers.length);
+    expect(
+      await store.writeAll([
+        { enqueue: [toEnqueue(replayed, 0)], quarantine: [] },
+        { enqueue: [toEnqueue(fresh, 1)], quarantine: [] },
+      ]),
+    ).toEqual([0, consumers.length]);
+  });
 });
