@@ -1,9 +1,10 @@
 import type { Registry } from 'prom-client';
 import type { Knex, RetentionSettings } from '@bus/db';
 import type { ReadinessCheck, Service } from '@bus/http';
-import { createConsumer, MESSAGES_TOPIC, runRecordBatches, trackGroupMembership, type Consumer, type Kafka } from '@bus/kafka';
+import { createConsumer, MESSAGES_TOPIC, runRecordBatches, trackGroupMembership, type Consumer, type Kafka, type RecordBatchesRun } from '@bus/kafka';
 import type { Logger } from '@bus/observability';
 import { KnexDeliveryStore } from '@bus/queue';
+import { coalescedEnqueueStore } from './coalesced-store';
 import { createBatchEnqueuer } from './enqueue';
 import { createQuarantineRecheck } from './quarantine-recheck';
 import { registerQueueGauges } from './queue-gauges';
@@ -21,6 +22,12 @@ const PARTITIONS_CONCURRENTLY = 4;
  * together: a crash replays at most this many per partition, and one transaction stays small.
  */
 const RECORDS_PER_BATCH = 200;
+/**
+ * A partition's handled offsets are committed at most this often (a broker round trip and a write of
+ * __consumer_offsets each, once per lone publish before). A crash replays at most this much of a
+ * partition; enqueueing is idempotent, so a replay costs time, not copies. A stop commits at once.
+ */
+const OFFSETS_COMMITTED_EVERY_MS = 1_000;
 
 export interface DeliveryServiceDeps {
   /** Postgres (queues) and Kafka (bus.messages.v1) readiness. */
@@ -45,9 +52,10 @@ export interface DeliveryServiceDeps {
  * Delivery: consumes bus.messages.v1 into one queue per consumer connection (DESIGN §4), re-checks
  * `acceptance.missing` quarantines, and runs the retention sweep of every table the bus writes
  * (docs/operations.md). It has no routes of its own; its process serves /healthz, /readyz and
- * /metrics only. It works in Kafka batches (enqueue.ts): offsets are committed only after the batch's
- * Postgres transaction committed (runRecordBatches), so a crash replays records, and enqueueing is
- * idempotent on (consumer, message_id), so a replay makes no second copy.
+ * /metrics only. It works in Kafka batches (enqueue.ts), the partitions' statements coalesced
+ * (coalesced-store.ts): offsets are committed only after the batch's Postgres transaction committed
+ * (runRecordBatches), at most once a second per partition, so a crash replays records, and enqueueing
+ * is idempotent on (consumer, message_id), so a replay makes no second copy.
  */
 export function createDeliveryService(deps: DeliveryServiceDeps): Service {
   const store = KnexDeliveryStore.create(deps.db);
@@ -55,13 +63,14 @@ export function createDeliveryService(deps: DeliveryServiceDeps): Service {
   const retention = createRetentionSweeper({ db: deps.db, metrics: deps.metrics, logger: deps.logger, settings: deps.retention });
   const recheck = createQuarantineRecheck({ store, metrics: deps.metrics, logger: deps.logger, quarantineRecheckMs: deps.quarantineRecheckMs });
   const handle = createBatchEnqueuer({
-    store,
+    store: coalescedEnqueueStore(store, PARTITIONS_CONCURRENTLY),
     logger: deps.logger,
     metrics: deps.metrics,
     acceptanceWaitMs: deps.acceptanceWaitMs,
   });
   const topic = deps.topic ?? MESSAGES_TOPIC;
   let consumer: Consumer | undefined;
+  let batches: RecordBatchesRun | undefined;
   let membership: { joined(): boolean } | undefined;
   const groupJoined: ReadinessCheck = {
     name: 'delivery-consumer',
@@ -83,7 +92,7 @@ export function createDeliveryService(deps: DeliveryServiceDeps): Service {
       // produced while a new group was still joining is not skipped). Records of workspaces this
       // database does not have are skipped at the cost of one cached lookup; enqueueing is idempotent.
       await consumer.subscribe({ topic, fromBeginning: true });
-      await runRecordBatches(
+      batches = await runRecordBatches(
         consumer,
         async (records, partition, heartbeat) => {
           await handle(
@@ -91,10 +100,20 @@ export function createDeliveryService(deps: DeliveryServiceDeps): Service {
             heartbeat,
           );
         },
-        { partitionsConcurrently: PARTITIONS_CONCURRENTLY, maxRecords: RECORDS_PER_BATCH },
+        {
+          partitionsConcurrently: PARTITIONS_CONCURRENTLY,
+          maxRecords: RECORDS_PER_BATCH,
+          commitIntervalMs: OFFSETS_COMMITTED_EVERY_MS,
+          onLateCommitError: (err, position) =>
+            deps.logger.warn(
+              { err, topic: position.topic, partition: position.partition, offset: position.offset },
+              'delivery could not commit its Kafka offset; a restart replays from the last commit',
+            ),
+        },
       );
     },
     stop: async () => {
+      await batches?.flushCommits();
       await consumer?.disconnect();
       await Promise.all([retention.stop(), recheck.stop()]);
     },
