@@ -51,6 +51,10 @@ beforeAll(async () => {
   await admin.disconnect();
   producer = createProducer(kafka);
   await producer.connect();
+  await startDelivery();
+}, 60_000);
+
+async function startDelivery(): Promise<void> {
   metrics = new Registry();
   delivery = createDeliveryService({
     readiness: [],
@@ -65,7 +69,7 @@ beforeAll(async () => {
     topic,
   });
   await delivery.start?.();
-}, 60_000);
+}
 
 afterAll(async () => {
   await delivery?.stop?.();
@@ -278,6 +282,30 @@ describe('delivery on the real Kafka and Postgres', () => {
     ]);
     expect(await db('messages').where({ message_id: messageId })).toHaveLength(1);
     expect(await db('quarantined_records').where({ message_id: messageId })).toEqual([]);
+  }, 30_000);
+
+  it('commits every handled offset when it stops, though a second has not passed: a restart replays nothing', async () => {
+    // A dozen publishes within a second: a partition's records after its first are left to the
+    // once-a-second commit, which the stop must not lose.
+    const messageIds: string[] = [];
+    for (let i = 0; i < 12; i++) messageIds.push((await publish()).messageId);
+    await eventually(
+      () => db('deliveries').whereIn('message_id', messageIds),
+      (rows) => rows.length === messageIds.length * consumers.length,
+      { what: 'the dozen enqueued' },
+    );
+    await delivery.stop?.();
+    const admin = kafka.admin();
+    await admin.connect();
+    try {
+      const ends = await admin.fetchTopicOffsets(topic);
+      const [committed] = await admin.fetchOffsets({ groupId: `${topic}.delivery`, topics: [topic] });
+      const byPartition = (rows: Array<{ partition: number; offset: string }>) => new Map(rows.map((r) => [r.partition, r.offset]));
+      expect(byPartition(committed?.partitions ?? [])).toEqual(byPartition(ends));
+    } finally {
+      await admin.disconnect();
+      await startDelivery();
+    }
   }, 30_000);
 });
 
