@@ -124,32 +124,41 @@ async function deliveryIds(consumer: string, messages: Message[]): Promise<Map<s
   return new Map(rows.map((r) => [r.message_id, Number(r.id)]));
 }
 
+/** What `run` resolves with, and how many statements it sent to Postgres meanwhile. */
+async function countingStatements<T>(run: () => Promise<T>): Promise<{ result: T; statements: number }> {
+  let statements = 0;
+  const count = () => {
+    statements += 1;
+  };
+  db.on('query', count);
+  try {
+    return { result: await run(), statements };
+  } finally {
+    db.off('query', count);
+  }
+}
+
+/** Each consumer's deliveries of `messages` exist and their ids (the FIFO sequence) follow the array's order. */
+async function expectEnqueuedInOrder(messages: Message[]): Promise<void> {
+  for (const consumer of consumers) {
+    const ids = await deliveryIds(consumer, messages);
+    const inKafkaOrder = messages.map((m) => ids.get(m.message_id));
+    expect(inKafkaOrder.every((id) => id !== undefined)).toBe(true);
+    expect([...inKafkaOrder].sort((a, b) => a! - b!)).toEqual(inKafkaOrder);
+  }
+}
+
 describe('delivery enqueues a Kafka batch at once', () => {
   it('writes 50 accepted records in a handful of statements, whatever the batch length, each consumer in Kafka order', async () => {
     const messages = Array.from({ length: 50 }, (_, i) => started(`batch-${i % 10}-${randomUUID().slice(0, 4)}`));
     await accept(messages);
     const handle = enqueuer(5_000);
-    let statements = 0;
-    const count = () => {
-      statements += 1;
-    };
-    db.on('query', count);
-    let outcomes;
-    try {
-      outcomes = await handle(messages.map((m) => recordOf(m)));
-    } finally {
-      db.off('query', count);
-    }
+    const { result: outcomes, statements } = await countingStatements(() => handle(messages.map((m) => recordOf(m))));
     expect(outcomes).toEqual(Array(50).fill('enqueued'));
     // Workspace lookup, acceptances, and the one enqueue statement (messages, deliveries, their NOTIFYs):
     // no BEGIN or COMMIT around it when nothing is quarantined.
     expect(statements).toBeLessThanOrEqual(3);
-    for (const consumer of consumers) {
-      const ids = await deliveryIds(consumer, messages);
-      const inKafkaOrder = messages.map((m) => ids.get(m.message_id));
-      expect(inKafkaOrder.every((id) => id !== undefined)).toBe(true);
-      expect([...inKafkaOrder].sort((a, b) => a! - b!)).toEqual(inKafkaOrder);
-    }
+    await expectEnqueuedInOrder(messages);
   });
 
   it('lets a record waiting for its acceptance hold back the later records of its correlation id only, then enqueues them in order', async () => {
@@ -212,19 +221,11 @@ describe('delivery enqueues a Kafka batch at once', () => {
     // One record of partition 2 whose bytes are not what was accepted: quarantined, in the shared write.
     const altered = recordOf(partitions[2]![9]!, workspaceId, 2);
     altered.value = Buffer.from(JSON.stringify({ ...partitions[2]![9]!, occurred_at: '2020-01-01T00:00:00Z' }));
-    let statements = 0;
-    const count = () => {
-      statements += 1;
-    };
-    db.on('query', count);
-    let outcomes;
-    try {
-      outcomes = await Promise.all(
+    const { result: outcomes, statements } = await countingStatements(() =>
+      Promise.all(
         partitions.map((messages, partition) => handle(messages.map((m, i) => (partition === 2 && i === 9 ? altered : recordOf(m, workspaceId, partition))))),
-      );
-    } finally {
-      db.off('query', count);
-    }
+      ),
+    );
     expect(outcomes).toEqual([Array(10).fill('enqueued'), Array(10).fill('enqueued'), [...Array(9).fill('enqueued'), 'quarantined']]);
     // Alone, each partition makes two: its acceptances and its write. Together the first goes at once and
     // the others share its successor; the quarantine's transaction adds BEGIN, its insert and COMMIT.
@@ -232,15 +233,7 @@ describe('delivery enqueues a Kafka batch at once', () => {
     expect(await db('quarantined_records').where({ message_id: partitions[2]![9]!.message_id }).pluck('reason')).toEqual(['acceptance.hash_mismatch']);
     const enqueued = (await metrics.getSingleMetric('bus_delivery_enqueued_total')?.get())?.values[0]?.value;
     expect(enqueued).toBe((1 + 29) * consumers.length);
-    for (const consumer of consumers) {
-      for (const messages of partitions) {
-        const delivered = messages.filter((m) => m !== partitions[2]![9]);
-        const ids = await deliveryIds(consumer, delivered);
-        const inKafkaOrder = delivered.map((m) => ids.get(m.message_id));
-        expect(inKafkaOrder.every((id) => id !== undefined)).toBe(true);
-        expect([...inKafkaOrder].sort((a, b) => a! - b!)).toEqual(inKafkaOrder);
-      }
-    }
+    for (const messages of partitions) await expectEnqueuedInOrder(messages.filter((m) => m !== partitions[2]![9]));
   });
 
   it('counts the deliveries each batch of a shared write created, a replayed batch none', async () => {
