@@ -29,7 +29,8 @@ export function adminAudit(people: PeopleStore, operatorClientId: string, logger
     const named = TARGET.exec(path);
     const collection = (named?.[1] ?? named?.[2]) as AuditedCollection | undefined;
     const targetId = named?.[3];
-    // Looked up before the change runs, so a removal's entry still names the organisation.
+    // Looked up before the change runs (the change waits for it), so a removal's entry still names
+    // the organisation: started alongside the change, the lookup could read after the row was gone.
     const before = collection && targetId ? organisationOf(collection, targetId) : Promise.resolve(null);
     let created: string | undefined;
     if (named && targetId === undefined) {
@@ -58,7 +59,8 @@ export function adminAudit(people: PeopleStore, operatorClientId: string, logger
         )
         .catch((err: unknown) => logger.error({ err, request_id: res.locals.requestId }, 'audit entry of an admin change not written'));
     });
-    next();
+    // organisationOf never rejects: a failed lookup is logged and names no organisation.
+    void before.then(() => next());
   };
 
   function organisationOf(collection: AuditedCollection, id: string): Promise<string | null> {
