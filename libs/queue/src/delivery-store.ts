@@ -89,11 +89,6 @@ export interface DeliveryStore {
    * records. Resolves with the number of deliveries created.
    */
   write(batch: BatchWrite): Promise<number>;
-  /**
-   * write() of several batches at once (one statement, or one transaction with quarantines): the
-   * batches delivery's partitions hand over together. Resolves with the deliveries created per batch.
-   */
-  writeAll(batches: readonly BatchWrite[]): Promise<number[]>;
   /** write() of one message: resolves with the consumers that got a new delivery. */
   enqueue(message: MessageToEnqueue): Promise<string[]>;
   quarantine(record: QuarantinedRecord): Promise<void>;
@@ -163,28 +158,18 @@ export class KnexDeliveryStore implements DeliveryStore {
   }
 
   async write(batch: BatchWrite): Promise<number> {
-    const [created] = await this.writeAll([batch]);
-    return created ?? 0;
-  }
-
-  async writeAll(batches: readonly BatchWrite[]): Promise<number[]> {
-    const enqueue = batches.flatMap((b) => b.enqueue);
-    const quarantine = batches.flatMap((b) => b.quarantine);
     // The enqueue is one statement, atomic on its own: without quarantines it needs no BEGIN and COMMIT
-    // (one round trip instead of three).
-    const created =
-      quarantine.length === 0
-        ? await enqueueIn(this.db, enqueue)
-        : await this.db.transaction(async (trx) => {
-            const inserted = await enqueueIn(trx, enqueue);
-            await trx('quarantined_records').insert(quarantine.map(quarantineRow)).onConflict(['topic', 'kafka_partition', 'kafka_offset']).ignore();
-            return inserted;
-          });
-    return deliveriesPerBatch(batches, created);
+    // (one round trip instead of three per Kafka batch).
+    if (batch.quarantine.length === 0) return (await enqueueIn(this.db, batch.enqueue)).length;
+    return this.db.transaction(async (trx) => {
+      const created = await enqueueIn(trx, batch.enqueue);
+      await trx('quarantined_records').insert(batch.quarantine.map(quarantineRow)).onConflict(['topic', 'kafka_partition', 'kafka_offset']).ignore();
+      return created.length;
+    });
   }
 
-  async enqueue(m: MessageToEnqueue): Promise<string[]> {
-    return consumersOf(await this.db.transaction((trx) => enqueueIn(trx, [m])));
+  enqueue(m: MessageToEnqueue): Promise<string[]> {
+    return this.db.transaction((trx) => enqueueIn(trx, [m]));
   }
 
   async quarantine(r: QuarantinedRecord): Promise<void> {
@@ -223,7 +208,7 @@ export class KnexDeliveryStore implements DeliveryStore {
       // The row lock decides between concurrent redrives of one record: the second finds it gone.
       const removed = await trx('quarantined_records').where({ id }).delete();
       if (removed === 0) return null;
-      return consumersOf(await enqueueIn(trx, [m]));
+      return enqueueIn(trx, [m]);
     });
   }
 
@@ -350,13 +335,13 @@ function messageArrays(messages: readonly MessageToEnqueue[]): Record<string, un
  * One statement: stores each message once and inserts one delivery per active consumer connection of
  * its workspace (idempotent on (consumer, message_id)), their ids — the FIFO sequence — in the order of
  * `messages`, then NOTIFYs each consumer that got a new row once. The deliveries' foreign key to
- * `messages` is checked at the statement's end, when the stored rows are there. Resolves with each
- * new delivery's consumer and message.
+ * `messages` is checked at the statement's end, when the stored rows are there. Resolves with the
+ * consumer of each new delivery.
  */
-async function enqueueIn(trx: Knex | Knex.Transaction, messages: readonly MessageToEnqueue[]): Promise<CreatedDelivery[]> {
+async function enqueueIn(trx: Knex | Knex.Transaction, messages: readonly MessageToEnqueue[]): Promise<string[]> {
   if (messages.length === 0) return [];
   // Prepared: Postgres' parse and plan were half of this statement's time (its statement log, bench:e2e).
-  return preparedQuery<CreatedDelivery>(
+  const inserted = await preparedQuery<Pick<Row<'deliveries'>, 'consumer_id'>>(
     trx,
     'delivery.enqueue',
     `WITH stored AS (
@@ -371,37 +356,14 @@ async function enqueueIn(trx: Knex | Knex.Transaction, messages: readonly Messag
          FROM batch b JOIN connections c ON c.workspace_id = b.workspace_id AND c.kind = 'consumer' AND c.status = 'active'
         ORDER BY b.position, c.id
        ON CONFLICT (consumer_id, message_id) DO NOTHING
-       RETURNING consumer_id, workspace_id, message_id
+       RETURNING consumer_id
      ),
      -- Delivered by Postgres at COMMIT, so a woken receiver always finds the rows.
      notified AS (SELECT pg_notify(:channel, consumer_id) FROM (SELECT DISTINCT consumer_id FROM inserted) woken)
-     SELECT consumer_id, workspace_id, message_id, (SELECT count(*) FROM notified) AS notified FROM inserted`,
+     SELECT consumer_id, (SELECT count(*) FROM notified) AS notified FROM inserted`,
     { ...messageArrays(messages), channel: DELIVERY_CHANNEL },
   );
-}
-
-/** A delivery the enqueue statement created. */
-type CreatedDelivery = Pick<Row<'deliveries'>, 'consumer_id' | 'workspace_id' | 'message_id'>;
-
-function consumersOf(created: readonly CreatedDelivery[]): string[] {
-  return created.map((d) => d.consumer_id);
-}
-
-/** How many of `created` belong to each batch, by message (a message in two batches counts for the first). */
-function deliveriesPerBatch(batches: readonly BatchWrite[], created: readonly CreatedDelivery[]): number[] {
-  const batchOf = new Map<string, number>();
-  batches.forEach((batch, i) => {
-    for (const m of batch.enqueue) {
-      const key = acceptanceKey(m);
-      if (!batchOf.has(key)) batchOf.set(key, i);
-    }
-  });
-  const counts = batches.map(() => 0);
-  for (const d of created) {
-    const i = batchOf.get(acceptanceKey({ workspaceId: d.workspace_id, messageId: d.message_id }));
-    if (i !== undefined) counts[i] = (counts[i] ?? 0) + 1;
-  }
-  return counts;
+  return inserted.map((r) => r.consumer_id);
 }
 
 /** STORE_MESSAGES_ONCE on its own (a replay stores its message, then its one delivery). */

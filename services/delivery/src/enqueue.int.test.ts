@@ -13,8 +13,7 @@ import { som } from '@bus/schemas';
 import { contentHash } from '@bus/som';
 import { createTestDatabase, eventually, type TestDatabase } from '@bus/testing';
 import { KnexDeliveryStore } from '@bus/queue';
-import { coalescedEnqueueStore } from './coalesced-store';
-import { createBatchEnqueuer, type BatchEnqueuer, type EnqueueStore, type MessageRecord } from './enqueue';
+import { createBatchEnqueuer, type BatchEnqueuer, type MessageRecord } from './enqueue';
 
 const workspaceId = 'wenqueuetest2';
 const producerId = 'cenqueueprod2';
@@ -52,7 +51,7 @@ function enqueuer(
     unknownWorkspaceTtlMs,
     store = KnexDeliveryStore.create(db),
     metrics = createMetricsRegistry({ defaultMetrics: false }),
-  }: { unknownWorkspaceTtlMs?: number; store?: EnqueueStore; metrics?: Registry } = {},
+  }: { unknownWorkspaceTtlMs?: number; store?: KnexDeliveryStore; metrics?: Registry } = {},
 ): BatchEnqueuer {
   return createBatchEnqueuer({
     store,
@@ -209,16 +208,16 @@ describe('delivery enqueues a Kafka batch at once', () => {
     expect((await deliveryIds('cenqueuecond3', [message])).size).toBe(1);
   }, 30_000);
 
-  it('handles partitions side by side in shared statements, answering each as if it were alone', async () => {
+  it('handles partitions side by side, each in statements of its own, answering each as if it were alone', async () => {
     const metrics = createMetricsRegistry({ defaultMetrics: false });
-    const handle = enqueuer(5_000, { store: coalescedEnqueueStore(KnexDeliveryStore.create(db), 4), metrics });
+    const handle = enqueuer(5_000, { metrics });
     // The workspace lookup is cached from here on: what follows is acceptances and writes only.
     const warmUp = started(`w-${randomUUID()}`);
     await accept([warmUp]);
     expect(await handle([recordOf(warmUp)])).toEqual(['enqueued']);
     const partitions = [0, 1, 2].map((partition) => Array.from({ length: 10 }, (_, i) => started(`p${partition}-${i % 3}-${randomUUID().slice(0, 4)}`)));
     await accept(partitions.flat());
-    // One record of partition 2 whose bytes are not what was accepted: quarantined, in the shared write.
+    // One record of partition 2 whose bytes are not what was accepted: quarantined with its partition's write.
     const altered = recordOf(partitions[2]![9]!, workspaceId, 2);
     altered.value = Buffer.from(JSON.stringify({ ...partitions[2]![9]!, occurred_at: '2020-01-01T00:00:00Z' }));
     const { result: outcomes, statements } = await countingStatements(() =>
@@ -227,36 +226,36 @@ describe('delivery enqueues a Kafka batch at once', () => {
       ),
     );
     expect(outcomes).toEqual([Array(10).fill('enqueued'), Array(10).fill('enqueued'), [...Array(9).fill('enqueued'), 'quarantined']]);
-    // Alone, each partition makes two: its acceptances and its write. Together the first goes at once and
-    // the others share its successor; the quarantine's transaction adds BEGIN, its insert and COMMIT.
-    expect(statements).toBeLessThanOrEqual(2 + 2 + 3);
+    // Each partition: its acceptances and its write; the quarantine's transaction adds BEGIN, its insert and COMMIT.
+    expect(statements).toBeLessThanOrEqual(3 * 2 + 3);
     expect(await db('quarantined_records').where({ message_id: partitions[2]![9]!.message_id }).pluck('reason')).toEqual(['acceptance.hash_mismatch']);
     const enqueued = (await metrics.getSingleMetric('bus_delivery_enqueued_total')?.get())?.values[0]?.value;
     expect(enqueued).toBe((1 + 29) * consumers.length);
     for (const messages of partitions) await expectEnqueuedInOrder(messages.filter((m) => m !== partitions[2]![9]));
   });
 
-  it('counts the deliveries each batch of a shared write created, a replayed batch none', async () => {
+  it('counts the deliveries a write created, a replayed write none', async () => {
     const store = KnexDeliveryStore.create(db);
-    const [replayed, fresh] = [started(`r-${randomUUID()}`), started(`f-${randomUUID()}`)];
-    await accept([replayed, fresh]);
-    const toEnqueue = (m: Message, partition: number) => ({
-      workspaceId,
-      messageId: m.message_id,
-      body: Buffer.from(JSON.stringify(m)),
-      messageType: 'telling.started',
-      correlationId: m.correlation_id,
-      publishedAt: new Date(),
-      kafkaPartition: partition,
-      kafkaOffset: String(offset++),
-      traceparent: null,
-    });
-    expect(await store.write({ enqueue: [toEnqueue(replayed, 0)], quarantine: [] })).toBe(consumers.length);
-    expect(
-      await store.writeAll([
-        { enqueue: [toEnqueue(replayed, 0)], quarantine: [] },
-        { enqueue: [toEnqueue(fresh, 1)], quarantine: [] },
-      ]),
-    ).toEqual([0, consumers.length]);
+    const message = started(`r-${randomUUID()}`);
+    await accept([message]);
+    const write = () =>
+      store.write({
+        enqueue: [
+          {
+            workspaceId,
+            messageId: message.message_id,
+            body: Buffer.from(JSON.stringify(message)),
+            messageType: 'telling.started',
+            correlationId: message.correlation_id,
+            publishedAt: new Date(),
+            kafkaPartition: 0,
+            kafkaOffset: String(offset++),
+            traceparent: null,
+          },
+        ],
+        quarantine: [],
+      });
+    expect(await write()).toBe(consumers.length);
+    expect(await write()).toBe(0);
   });
 });

@@ -26,11 +26,8 @@ export interface MessageRecord {
   headers?: IHeaders;
 }
 
-/** What the enqueuer asks of the store: delivery gives it the coalesced one (coalesced-store.ts). */
-export type EnqueueStore = Pick<DeliveryStore, 'existingWorkspaces' | 'acceptances' | 'write'>;
-
 export interface RecordEnqueuerDeps {
-  store: EnqueueStore;
+  store: DeliveryStore;
   logger: Logger;
   metrics: Registry;
   /** How long to wait for the gateway's commit of a record's acceptance before quarantining it. */

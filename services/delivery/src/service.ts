@@ -4,7 +4,6 @@ import type { ReadinessCheck, Service } from '@bus/http';
 import { createConsumer, MESSAGES_TOPIC, runRecordBatches, trackGroupMembership, type Consumer, type Kafka, type RecordBatchesRun } from '@bus/kafka';
 import type { Logger } from '@bus/observability';
 import { KnexDeliveryStore } from '@bus/queue';
-import { coalescedEnqueueStore } from './coalesced-store';
 import { createBatchEnqueuer } from './enqueue';
 import { createQuarantineRecheck } from './quarantine-recheck';
 import { registerQueueGauges } from './queue-gauges';
@@ -45,8 +44,8 @@ export interface DeliveryServiceDeps {
  * Delivery: consumes bus.messages.v1 into one queue per consumer connection (DESIGN §4), re-checks
  * `acceptance.missing` quarantines, and runs the retention sweep of every table the bus writes
  * (docs/operations.md). It has no routes of its own; its process serves /healthz, /readyz and
- * /metrics only. It works in Kafka batches (enqueue.ts), the partitions' statements coalesced
- * (coalesced-store.ts): offsets are committed only after the batch's Postgres transaction committed
+ * /metrics only. It works in Kafka batches (enqueue.ts), each partition with statements of its own
+ * (they run side by side): offsets are committed only after the batch's Postgres transaction committed
  * (runRecordBatches) with each slice, so a crash replays records, and enqueueing is idempotent on
  * (consumer, message_id), so a replay makes no second copy. Commits are not paced (runRecordBatches'
  * `commitIntervalMs`): with them paced, a fault test's consumer lag stayed up after a Kafka restart
@@ -58,7 +57,7 @@ export function createDeliveryService(deps: DeliveryServiceDeps): Service {
   const retention = createRetentionSweeper({ db: deps.db, metrics: deps.metrics, logger: deps.logger, settings: deps.retention });
   const recheck = createQuarantineRecheck({ store, metrics: deps.metrics, logger: deps.logger, quarantineRecheckMs: deps.quarantineRecheckMs });
   const handle = createBatchEnqueuer({
-    store: coalescedEnqueueStore(store, PARTITIONS_CONCURRENTLY),
+    store,
     logger: deps.logger,
     metrics: deps.metrics,
     acceptanceWaitMs: deps.acceptanceWaitMs,
