@@ -1,6 +1,16 @@
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
-import { CONTROL_TOPIC, createConsumer, runBatches, trackGroupMembership, sendAcked, type Consumer, type Kafka, type Producer } from '@bus/kafka';
+import {
+  CONTROL_TOPIC,
+  createConsumer,
+  runBatches,
+  trackGroupMembership,
+  sendAcked,
+  type Consumer,
+  type ConsumerRun,
+  type Kafka,
+  type Producer,
+} from '@bus/kafka';
 import type { Logger } from 'pino';
 
 /** `tools`: the consumer connection's testing settings changed (read with the connection). */
@@ -97,6 +107,7 @@ export function createControlListener(opts: {
   retryMs?: number;
 }): ControlListener {
   let consumer: Consumer | undefined;
+  let reading: ConsumerRun | undefined;
   let membership: { joined(): boolean } | undefined;
   let stopped = false;
   let retry: NodeJS.Timeout | undefined;
@@ -109,13 +120,17 @@ export function createControlListener(opts: {
     try {
       await c.connect();
       await c.subscribe({ topic: CONTROL_TOPIC, fromBeginning: false });
-      await runBatches(c, async (record) => {
-        try {
-          opts.onEvent(parseControlEvent(record.value));
-        } catch (err) {
-          opts.logger.warn({ err, offset: record.offset }, 'control event skipped');
-        }
-      });
+      reading = await runBatches(
+        c,
+        async (record) => {
+          try {
+            opts.onEvent(parseControlEvent(record.value));
+          } catch (err) {
+            opts.logger.warn({ err, offset: record.offset }, 'control event skipped');
+          }
+        },
+        { logger: opts.logger },
+      );
     } catch (err) {
       membership = undefined;
       opts.logger.warn({ err }, 'control topic unreachable; caches rely on their TTL until it is back');
@@ -137,7 +152,7 @@ export function createControlListener(opts: {
     stop: async () => {
       stopped = true;
       clearTimeout(retry);
-      await consumer?.disconnect();
+      await (reading ? reading.stop() : consumer?.disconnect());
     },
     live: () => !stopped && membership?.joined() === true,
   };

@@ -17,6 +17,7 @@ import type { Logger } from 'pino';
 // Stops kafkajs' request queues from polling while idle; see the module.
 import './request-queue';
 import { PacedCommits, type PartitionPosition } from './paced-commits';
+import { runRestartingAfterCrashes, type ConsumerRun, type RestartOptions } from './restarts';
 
 export interface KafkaOptions {
   brokers: string[];
@@ -251,7 +252,7 @@ export function trackGroupMembership(consumer: Consumer, onJoin: () => void = ()
 
 export type RecordHandler = (record: EachBatchPayload['batch']['messages'][number], partition: number) => Promise<void>;
 
-export interface RunBatchesOptions {
+export interface RunBatchesOptions extends RestartOptions {
   /** Partitions handled side by side, each still strictly in order; 1 when left out. */
   partitionsConcurrently?: number;
 }
@@ -266,40 +267,45 @@ const COMMIT_EVERY_MS = 1_000;
  * committed only after `handle` returned for its record, so a crash replays instead of skipping; it
  * is committed per 200 records or second and at the end of each batch, not per record (a commit is a
  * broker round trip that cost more than the record), so a crash replays at most that much — the
- * handlers are idempotent.
+ * handlers are idempotent. A crash kafkajs does not recover from starts the consumer again
+ * (runRestartingAfterCrashes): stop it with the returned run's `stop`.
  */
-export async function runBatches(consumer: Consumer, handle: RecordHandler, opts: RunBatchesOptions = {}): Promise<void> {
-  await consumer.run({
-    autoCommit: false,
-    eachBatchAutoResolve: false,
-    partitionsConsumedConcurrently: opts.partitionsConcurrently ?? 1,
-    eachBatch: async ({ batch, resolveOffset, heartbeat, commitOffsetsIfNecessary, isRunning, isStale }) => {
-      let handled: string | undefined;
-      let uncommitted = 0;
-      let lastCommit = Date.now();
-      const commit = async () => {
-        if (handled === undefined) return;
-        await commitOffsetsIfNecessary({ topics: [{ topic: batch.topic, partitions: [{ partition: batch.partition, offset: nextOffset(handled) }] }] });
-        handled = undefined;
-        uncommitted = 0;
-        lastCommit = Date.now();
-      };
-      try {
-        for (const message of batch.messages) {
-          if (!isRunning() || isStale()) break;
-          await handle(message, batch.partition);
-          resolveOffset(message.offset);
-          handled = message.offset;
-          if (++uncommitted >= COMMIT_EVERY_RECORDS || Date.now() - lastCommit >= COMMIT_EVERY_MS) await commit();
-          await heartbeat();
+export async function runBatches(consumer: Consumer, handle: RecordHandler, opts: RunBatchesOptions = {}): Promise<ConsumerRun> {
+  return runRestartingAfterCrashes(
+    consumer,
+    {
+      autoCommit: false,
+      eachBatchAutoResolve: false,
+      partitionsConsumedConcurrently: opts.partitionsConcurrently ?? 1,
+      eachBatch: async ({ batch, resolveOffset, heartbeat, commitOffsetsIfNecessary, isRunning, isStale }) => {
+        let handled: string | undefined;
+        let uncommitted = 0;
+        let lastCommit = Date.now();
+        const commit = async () => {
+          if (handled === undefined) return;
+          await commitOffsetsIfNecessary({ topics: [{ topic: batch.topic, partitions: [{ partition: batch.partition, offset: nextOffset(handled) }] }] });
+          handled = undefined;
+          uncommitted = 0;
+          lastCommit = Date.now();
+        };
+        try {
+          for (const message of batch.messages) {
+            if (!isRunning() || isStale()) break;
+            await handle(message, batch.partition);
+            resolveOffset(message.offset);
+            handled = message.offset;
+            if (++uncommitted >= COMMIT_EVERY_RECORDS || Date.now() - lastCommit >= COMMIT_EVERY_MS) await commit();
+            await heartbeat();
+          }
+        } finally {
+          // What was handled before a stop or a failing record is done; a partition taken away by a
+          // rebalance is not ours to commit any more (its new owner replays from the last commit).
+          if (!isStale()) await commit();
         }
-      } finally {
-        // What was handled before a stop or a failing record is done; a partition taken away by a
-        // rebalance is not ours to commit any more (its new owner replays from the last commit).
-        if (!isStale()) await commit();
-      }
+      },
     },
-  });
+    opts,
+  );
 }
 
 export type BatchHandler = (records: Array<EachBatchPayload['batch']['messages'][number]>, partition: number, heartbeat: () => Promise<void>) => Promise<void>;
@@ -316,11 +322,8 @@ export interface RunRecordBatchesOptions extends RunBatchesOptions {
   onLateCommitError?: (err: unknown, position: PartitionPosition) => void;
 }
 
-/** A running runRecordBatches. */
-export interface RecordBatchesRun {
-  /** Commits every handled offset still waiting for its interval, and later slices at once: call it before the consumer disconnects. */
-  flushCommits(): Promise<void>;
-}
+/** A running runRecordBatches: its `stop` first commits every handled offset still waiting for its interval. */
+export type RecordBatchesRun = ConsumerRun;
 
 /**
  * Runs `handle` for each Kafka batch (one partition's records, in order, in slices of at most
@@ -329,35 +332,46 @@ export interface RecordBatchesRun {
  * instead of skipping it — the handler must be idempotent — and with `commitIntervalMs` at most that
  * often per partition. `heartbeat` is for a handler that waits (kafkajs sends it at most once per
  * heartbeat interval); one is sent after each slice too. A partition taken away by a rebalance
- * meanwhile is not committed (its new owner replays from the last commit).
+ * meanwhile is not committed (its new owner replays from the last commit). A crash kafkajs does not
+ * recover from starts the consumer again (runRestartingAfterCrashes).
  */
 export async function runRecordBatches(consumer: Consumer, handle: BatchHandler, opts: RunRecordBatchesOptions = {}): Promise<RecordBatchesRun> {
   const maxRecords = opts.maxRecords ?? COMMIT_EVERY_RECORDS;
   const commits = new PacedCommits(opts.commitIntervalMs ?? 0, (positions) => consumer.commitOffsets(positions), opts.onLateCommitError ?? (() => undefined));
   consumer.on(consumer.events.REBALANCING, () => commits.drop());
   consumer.on(consumer.events.CRASH, () => commits.drop());
-  await consumer.run({
-    autoCommit: false,
-    eachBatchAutoResolve: false,
-    partitionsConsumedConcurrently: opts.partitionsConcurrently ?? 1,
-    eachBatch: async ({ batch, resolveOffset, heartbeat, commitOffsetsIfNecessary, isRunning, isStale }) => {
-      const commitNow = async (positions: PartitionPosition[]) => {
-        await commitOffsetsIfNecessary({ topics: [{ topic: batch.topic, partitions: positions.map(({ partition, offset }) => ({ partition, offset })) }] });
-      };
-      for (let from = 0; from < batch.messages.length; from += maxRecords) {
-        if (!isRunning() || isStale()) break;
-        const records = batch.messages.slice(from, from + maxRecords);
-        const last = records[records.length - 1]?.offset;
-        if (last === undefined) break;
-        await handle(records, batch.partition, heartbeat);
-        resolveOffset(last);
-        if (isStale()) break;
-        await commits.handled({ topic: batch.topic, partition: batch.partition, offset: nextOffset(last) }, commitNow);
-        await heartbeat();
-      }
+  const run = await runRestartingAfterCrashes(
+    consumer,
+    {
+      autoCommit: false,
+      eachBatchAutoResolve: false,
+      partitionsConsumedConcurrently: opts.partitionsConcurrently ?? 1,
+      eachBatch: async ({ batch, resolveOffset, heartbeat, commitOffsetsIfNecessary, isRunning, isStale }) => {
+        const commitNow = async (positions: PartitionPosition[]) => {
+          await commitOffsetsIfNecessary({ topics: [{ topic: batch.topic, partitions: positions.map(({ partition, offset }) => ({ partition, offset })) }] });
+        };
+        for (let from = 0; from < batch.messages.length; from += maxRecords) {
+          if (!isRunning() || isStale()) break;
+          const records = batch.messages.slice(from, from + maxRecords);
+          const last = records[records.length - 1]?.offset;
+          if (last === undefined) break;
+          await handle(records, batch.partition, heartbeat);
+          resolveOffset(last);
+          if (isStale()) break;
+          await commits.handled({ topic: batch.topic, partition: batch.partition, offset: nextOffset(last) }, commitNow);
+          await heartbeat();
+        }
+      },
     },
-  });
-  return { flushCommits: () => commits.flush() };
+    opts,
+  );
+  return {
+    stop: async () => {
+      // kafkajs' commitOffsets does nothing once its runner has stopped: the flush comes first.
+      await commits.flush();
+      await run.stop();
+    },
+  };
 }
 
 function nextOffset(offset: string): string {

@@ -27,4 +27,5 @@ export type {
   RecordBatchesRun,
 } from './clients';
 export type { PartitionPosition } from './paced-commits';
+export type { ConsumerRun, RestartOptions } from './restarts';
 export type { Kafka, Producer, Consumer, Admin } from 'kafkajs';

@@ -97,12 +97,12 @@ export function createDeliveryService(deps: DeliveryServiceDeps): Service {
         {
           partitionsConcurrently: PARTITIONS_CONCURRENTLY,
           maxRecords: RECORDS_PER_BATCH,
+          logger: deps.logger,
         },
       );
     },
     stop: async () => {
-      await batches?.flushCommits();
-      await consumer?.disconnect();
+      await (batches ? batches.stop() : consumer?.disconnect());
       await Promise.all([retention.stop(), recheck.stop()]);
     },
   };
