@@ -338,8 +338,14 @@ export type RecordBatchesRun = ConsumerRun;
 export async function runRecordBatches(consumer: Consumer, handle: BatchHandler, opts: RunRecordBatchesOptions = {}): Promise<RecordBatchesRun> {
   const maxRecords = opts.maxRecords ?? COMMIT_EVERY_RECORDS;
   const commits = new PacedCommits(opts.commitIntervalMs ?? 0, (positions) => consumer.commitOffsets(positions), opts.onLateCommitError ?? (() => undefined));
+  // Each of these makes the consumer read again from the last commit.
   consumer.on(consumer.events.REBALANCING, () => commits.drop());
   consumer.on(consumer.events.CRASH, () => commits.drop());
+  consumer.on(consumer.events.GROUP_JOIN, () => commits.drop());
+  consumer.on(consumer.events.COMMIT_OFFSETS, ({ payload }) => {
+    for (const { topic, partitions } of payload.topics)
+      for (const { partition, offset } of partitions) commits.committed({ topic, partition: Number(partition), offset });
+  });
   const run = await runRestartingAfterCrashes(
     consumer,
     {

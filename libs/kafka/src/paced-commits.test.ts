@@ -1,4 +1,4 @@
-import { PacedCommits, type PartitionPosition } from './paced-commits';
+import { LateCommitNotSeenError, PacedCommits, type PartitionPosition } from './paced-commits';
 
 const INTERVAL_MS = 1_000;
 
@@ -6,21 +6,34 @@ function at(partition: number, offset: number): PartitionPosition {
   return { topic: 'bus.messages.v1', partition, offset: String(offset) };
 }
 
-/** A PacedCommits whose commits, at once and late, are recorded in order. */
-function paced(failLate = false) {
+/**
+ * A PacedCommits whose commits, at once and late, are recorded in order; a late commit that lands is
+ * reported committed, as kafkajs' COMMIT_OFFSETS event does. The first `failing` late commits throw,
+ * the next `skipped` resolve without committing (kafkajs' commitOffsets while its runner is stopped).
+ */
+function paced({ failing = 0, skipped = 0 } = {}) {
   const now: PartitionPosition[][] = [];
   const late: PartitionPosition[][] = [];
   const lateErrors: Array<{ err: unknown; position: PartitionPosition }> = [];
-  const commits = new PacedCommits(
+  const commits: PacedCommits = new PacedCommits(
     INTERVAL_MS,
     async (positions) => {
-      if (failLate) throw new Error('rebalance in progress');
+      if (failing > 0) {
+        failing -= 1;
+        throw new Error('rebalance in progress');
+      }
+      if (skipped > 0) {
+        skipped -= 1;
+        return;
+      }
       late.push(positions);
+      positions.forEach((position) => commits.committed(position));
     },
     (err, position) => lateErrors.push({ err, position }),
   );
   const commitNow = async (positions: PartitionPosition[]) => {
     now.push(positions);
+    positions.forEach((position) => commits.committed(position));
   };
   return { commits, commitNow, now, late, lateErrors };
 }
@@ -100,12 +113,66 @@ describe('PacedCommits', () => {
     expect(late).toEqual([]);
   });
 
-  it('reports a late commit that failed instead of throwing it at a slice', async () => {
-    const { commits, commitNow, lateErrors } = paced(true);
+  it('reports a late commit that failed instead of throwing it at a slice, and tries it again an interval later', async () => {
+    const { commits, commitNow, late, lateErrors } = paced({ failing: 2 });
     await commits.handled(at(0, 5), commitNow);
     await commits.handled(at(0, 7), commitNow);
     await jest.advanceTimersByTimeAsync(INTERVAL_MS);
     expect(lateErrors).toEqual([{ err: new Error('rebalance in progress'), position: at(0, 7) }]);
+    await jest.advanceTimersByTimeAsync(INTERVAL_MS);
+    expect(lateErrors).toHaveLength(2);
+    expect(late).toEqual([]);
+    await jest.advanceTimersByTimeAsync(INTERVAL_MS);
+    expect(late).toEqual([[at(0, 7)]]);
+    await jest.advanceTimersByTimeAsync(10 * INTERVAL_MS);
+    expect(late).toEqual([[at(0, 7)]]);
+  });
+
+  it('tries a late commit the consumer never reported committed again', async () => {
+    const { commits, commitNow, late, lateErrors } = paced({ skipped: 1 });
+    await commits.handled(at(0, 5), commitNow);
+    await commits.handled(at(0, 7), commitNow);
+    await jest.advanceTimersByTimeAsync(INTERVAL_MS);
+    expect(lateErrors).toEqual([{ err: new LateCommitNotSeenError(), position: at(0, 7) }]);
+    await jest.advanceTimersByTimeAsync(INTERVAL_MS);
+    expect(late).toEqual([[at(0, 7)]]);
+  });
+
+  it('lets a later position replace a failed late commit instead of trying the old one again', async () => {
+    const { commits, commitNow, late } = paced({ failing: 1 });
+    await commits.handled(at(0, 5), commitNow);
+    await commits.handled(at(0, 7), commitNow);
+    await jest.advanceTimersByTimeAsync(INTERVAL_MS);
+    await commits.handled(at(0, 9), commitNow);
+    await jest.advanceTimersByTimeAsync(10 * INTERVAL_MS);
+    expect(late).toEqual([[at(0, 9)]]);
+  });
+
+  it('does not try a failed late commit again after a rebalance, nor after a flush', async () => {
+    // The rebalance comes while the late commit is on its way, and is why it fails.
+    let lateCommits = 0;
+    const rebalanced: PacedCommits = new PacedCommits(
+      INTERVAL_MS,
+      async () => {
+        lateCommits += 1;
+        rebalanced.drop();
+        throw new Error('rebalance in progress');
+      },
+      () => undefined,
+    );
+    const commitNow = async () => undefined;
+    await rebalanced.handled(at(0, 5), commitNow);
+    await rebalanced.handled(at(0, 7), commitNow);
+    await jest.advanceTimersByTimeAsync(10 * INTERVAL_MS);
+    expect(lateCommits).toBe(1);
+
+    const flushed = paced({ failing: 1 });
+    await flushed.commits.handled(at(0, 5), flushed.commitNow);
+    await flushed.commits.handled(at(0, 7), flushed.commitNow);
+    await flushed.commits.flush();
+    expect(flushed.lateErrors).toHaveLength(1);
+    await jest.advanceTimersByTimeAsync(10 * INTERVAL_MS);
+    expect(flushed.late).toEqual([]);
   });
 
   it('fails a slice whose own commit failed', async () => {

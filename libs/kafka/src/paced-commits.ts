@@ -12,6 +12,16 @@ interface PartitionCommits {
   /** Handled since the last commit, waiting for `timer`. */
   pending?: PartitionPosition;
   timer?: NodeJS.Timeout;
+  /** The highest offset the consumer reported committed since the last drop. */
+  committed?: bigint;
+}
+
+/** A late commit that did not fail but was not seen committed: kafkajs skips one while its runner is not running. */
+export class LateCommitNotSeenError extends Error {
+  constructor() {
+    super('the late commit was not seen committed (the consumer was not running)');
+    this.name = 'LateCommitNotSeenError';
+  }
 }
 
 /**
@@ -20,15 +30,19 @@ interface PartitionCommits {
  * each lone publish. A slice handled within `intervalMs` of its partition's last commit is committed
  * by a timer when the interval ends, so a partition's last position is committed at most `intervalMs`
  * after it was handled even when no record follows; a crash replays at most that much (the handlers
- * are idempotent). After `flush` (a stop), every slice is committed at once.
+ * are idempotent). A late commit that failed, or that the consumer never reported committed, is tried
+ * again an interval later until it lands or a rebalance drops it. After `flush` (a stop), every slice
+ * is committed at once.
  */
 export class PacedCommits {
   private readonly partitions = new Map<string, PartitionCommits>();
   private flushed = false;
+  /** Bumped by drop(): a late commit answered after a rebalance is not tried again. */
+  private generation = 0;
 
   /**
    * `commitLater` commits for the timer, outside any batch (the consumer's own commitOffsets);
-   * `onLateCommitError` hears of its failures, which only mean a longer replay after a crash.
+   * `onLateCommitError` hears of each late commit that failed or was not seen committed.
    */
   constructor(
     private readonly intervalMs: number,
@@ -51,18 +65,27 @@ export class PacedCommits {
       return;
     }
     state.pending = position;
-    if (state.timer !== undefined) return;
-    state.timer = setTimeout(() => void this.commitPending(state), state.lastCommitAt + this.intervalMs - now);
-    // A stop flushes what is pending; the timer alone must not hold a process open.
-    state.timer.unref();
+    this.arm(state, state.lastCommitAt + this.intervalMs - now);
+  }
+
+  /** What the consumer reports committed (kafkajs' COMMIT_OFFSETS event), batch commits and late ones alike. */
+  committed(position: PartitionPosition): void {
+    const state = this.stateOf(position);
+    const offset = BigInt(position.offset);
+    if (state.committed === undefined || offset > state.committed) state.committed = offset;
   }
 
   /**
-   * Forgets what is pending: after a rebalance a partition may be another member's, which replays
-   * from the last commit, and a late commit would move its position back.
+   * Forgets what is pending: after a rebalance, a crash or a new join the consumer reads again from
+   * the last commit, and a partition may be another member's, whose position a late commit would
+   * move back.
    */
   drop(): void {
-    for (const state of this.partitions.values()) this.cancel(state);
+    this.generation += 1;
+    for (const state of this.partitions.values()) {
+      this.cancel(state);
+      state.committed = undefined;
+    }
   }
 
   /** Commits everything pending now, and every later slice at once: called before the consumer stops. */
@@ -71,16 +94,32 @@ export class PacedCommits {
     await Promise.all([...this.partitions.values()].map((state) => this.commitPending(state)));
   }
 
+  private arm(state: PartitionCommits, delayMs: number): void {
+    if (state.timer !== undefined) return;
+    state.timer = setTimeout(() => void this.commitPending(state), delayMs);
+    // A stop flushes what is pending; the timer alone must not hold a process open.
+    state.timer.unref();
+  }
+
   private async commitPending(state: PartitionCommits): Promise<void> {
     const position = state.pending;
     this.cancel(state);
     if (position === undefined) return;
+    const generation = this.generation;
     state.lastCommitAt = Date.now();
+    let failure: unknown;
     try {
       await this.commitLater([position]);
+      if (state.committed === undefined || state.committed < BigInt(position.offset)) failure = new LateCommitNotSeenError();
     } catch (err) {
-      this.onLateCommitError(err, position);
+      failure = err;
     }
+    if (failure === undefined) return;
+    this.onLateCommitError(failure, position);
+    // A later slice's position, pending meanwhile, covers this one; a flush does not try again.
+    if (generation !== this.generation || this.flushed || state.pending !== undefined) return;
+    state.pending = position;
+    this.arm(state, this.intervalMs);
   }
 
   private cancel(state: PartitionCommits): void {
@@ -89,7 +128,7 @@ export class PacedCommits {
     state.pending = undefined;
   }
 
-  private stateOf(position: PartitionPosition): PartitionCommits {
+  private stateOf(position: Pick<PartitionPosition, 'topic' | 'partition'>): PartitionCommits {
     const key = `${position.topic}\u0000${position.partition}`;
     let state = this.partitions.get(key);
     if (state === undefined) {
