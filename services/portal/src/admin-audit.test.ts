@@ -26,7 +26,8 @@ function bindingsOfOneOrganisation() {
 
 const silent = { error: jest.fn() } as unknown as Logger;
 
-async function serve(app: express.Express, run: (base: string) => Promise<void>): Promise<void> {
+/** Runs `run` against `app` listening on a loopback port of its own, then closes it. */
+async function whileListening(app: express.Express, run: (base: string) => Promise<void>): Promise<void> {
   const server = app.listen(0, '127.0.0.1');
   await new Promise((resolve) => server.once('listening', resolve));
   try {
@@ -46,7 +47,7 @@ describe('the admin audit entry', () => {
       res.status(204).end();
     });
 
-    await serve(app, async (base) => {
+    await whileListening(app, async (base) => {
       const res = await fetch(`${base}/api/admin/identity-providers/il7lyhk3ft47q/bindings/bwoe4pngzw3in`, { method: 'DELETE' });
       expect(res.status).toBe(204);
     });
