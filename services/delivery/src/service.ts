@@ -21,6 +21,12 @@ const PARTITIONS_CONCURRENTLY = 4;
  * together: a crash replays at most this many per partition, and one transaction stays small.
  */
 const RECORDS_PER_BATCH = 200;
+/**
+ * A partition's handled offsets are committed at most this often (a broker round trip and a write of
+ * __consumer_offsets each, once per lone publish before). A crash replays at most this much of a
+ * partition; enqueueing is idempotent, so a replay costs time, not copies. A stop commits at once.
+ */
+const OFFSETS_COMMITTED_EVERY_MS = 1_000;
 export interface DeliveryServiceDeps {
   /** Postgres (queues) and Kafka (bus.messages.v1) readiness. */
   readiness: ReadinessCheck[];
@@ -46,10 +52,8 @@ export interface DeliveryServiceDeps {
  * (docs/operations.md). It has no routes of its own; its process serves /healthz, /readyz and
  * /metrics only. It works in Kafka batches (enqueue.ts), each partition with statements of its own
  * (they run side by side): offsets are committed only after the batch's Postgres transaction committed
- * (runRecordBatches) with each slice, so a crash replays records, and enqueueing is idempotent on
- * (consumer, message_id), so a replay makes no second copy. Commits are not paced (runRecordBatches'
- * `commitIntervalMs`): with them paced, a fault test's consumer lag stayed up after a Kafka restart
- * (docs/delivery.md).
+ * (runRecordBatches), at most once a second per partition, so a crash replays records, and enqueueing
+ * is idempotent on (consumer, message_id), so a replay makes no second copy.
  */
 export function createDeliveryService(deps: DeliveryServiceDeps): Service {
   const store = KnexDeliveryStore.create(deps.db);
@@ -97,6 +101,12 @@ export function createDeliveryService(deps: DeliveryServiceDeps): Service {
         {
           partitionsConcurrently: PARTITIONS_CONCURRENTLY,
           maxRecords: RECORDS_PER_BATCH,
+          commitIntervalMs: OFFSETS_COMMITTED_EVERY_MS,
+          onLateCommitError: (err, position) =>
+            deps.logger.warn(
+              { err, topic: position.topic, partition: position.partition, offset: position.offset },
+              'delivery could not commit its Kafka offset; trying again in a second',
+            ),
           logger: deps.logger,
         },
       );
