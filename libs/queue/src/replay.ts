@@ -47,6 +47,11 @@ export async function replayToConsumer(deps: ReplayDeps, req: ReplayRequest): Pr
   try {
     await consumer.subscribe({ topic, fromBeginning: true });
     await new Promise<void>((resolve, reject) => {
+      // kafkajs does not start a consumer again after a non-retriable crash: the job fails (and can be
+      // asked for again) instead of waiting for ever.
+      consumer.on(consumer.events.CRASH, ({ payload }) => {
+        if (!payload.restart) reject(payload.error);
+      });
       consumer
         .run({
           autoCommit: false,

@@ -1,4 +1,5 @@
 import { randomBytes, randomUUID } from 'node:crypto';
+import { KafkaJSNonRetriableError } from 'kafkajs';
 import pino from 'pino';
 import { Registry } from 'prom-client';
 import { loadConfig } from '@bus/config';
@@ -440,5 +441,19 @@ describe('replay on the real Kafka and Postgres', () => {
     );
     // Never accepted, so never replayed (invariant A) — but every one of them was read.
     expect(result).toEqual({ scanned: 300, replayed: 0, skipped: 300 });
+  }, 60_000);
+
+  it('fails, instead of waiting for ever, when its consumer crashes in a way kafkajs does not restart from', async () => {
+    const since = new Date(Date.now() - 1_000);
+    const message = started();
+    await producer.send({ topic, messages: [directRecord(message, Buffer.from(JSON.stringify(message)), 'f'.repeat(64))] });
+    // Postgres answering the acceptance lookup with an error kafkajs treats as final.
+    const store = KnexDeliveryStore.create(db);
+    const failing = Object.assign(Object.create(store) as KnexDeliveryStore, {
+      acceptance: () => Promise.reject(new KafkaJSNonRetriableError('the acceptance lookup failed for good')),
+    });
+    await expect(replayToConsumer({ kafka, store: failing, logger, topic }, { workspaceId, consumerId: consumers[0]!, since })).rejects.toThrow(
+      'the acceptance lookup failed for good',
+    );
   }, 60_000);
 });
