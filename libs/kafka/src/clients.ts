@@ -322,9 +322,6 @@ export interface RunRecordBatchesOptions extends RunBatchesOptions {
   onLateCommitError?: (err: unknown, position: PartitionPosition) => void;
 }
 
-/** A running runRecordBatches: its `stop` first commits every handled offset still waiting for its interval. */
-export type RecordBatchesRun = ConsumerRun;
-
 /**
  * Runs `handle` for each Kafka batch (one partition's records, in order, in slices of at most
  * `maxRecords`): a handler that does one round of work for many records instead of one per record.
@@ -333,9 +330,10 @@ export type RecordBatchesRun = ConsumerRun;
  * often per partition. `heartbeat` is for a handler that waits (kafkajs sends it at most once per
  * heartbeat interval); one is sent after each slice too. A partition taken away by a rebalance
  * meanwhile is not committed (its new owner replays from the last commit). A crash kafkajs does not
- * recover from starts the consumer again (runRestartingAfterCrashes).
+ * recover from starts the consumer again (runRestartingAfterCrashes). The returned run's `stop` first
+ * commits every handled offset still waiting for its interval.
  */
-export async function runRecordBatches(consumer: Consumer, handle: BatchHandler, opts: RunRecordBatchesOptions = {}): Promise<RecordBatchesRun> {
+export async function runRecordBatches(consumer: Consumer, handle: BatchHandler, opts: RunRecordBatchesOptions = {}): Promise<ConsumerRun> {
   const maxRecords = opts.maxRecords ?? COMMIT_EVERY_RECORDS;
   const commits = new PacedCommits(opts.commitIntervalMs ?? 0, (positions) => consumer.commitOffsets(positions), opts.onLateCommitError ?? (() => undefined));
   // Each of these makes the consumer read again from the last commit.

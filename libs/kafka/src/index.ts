@@ -24,7 +24,6 @@ export type {
   RunBatchesOptions,
   BatchHandler,
   RunRecordBatchesOptions,
-  RecordBatchesRun,
 } from './clients';
 export type { PartitionPosition } from './paced-commits';
 export type { ConsumerRun, RestartOptions } from './restarts';

@@ -17,9 +17,9 @@ import {
   runRecordBatches,
   sendAcked,
   sendAckedBatch,
+  type ConsumerRun,
   type Kafka,
   type MessageHeaders,
-  type RecordBatchesRun,
 } from './index';
 
 const logger = pino({ level: 'warn' });
@@ -205,7 +205,7 @@ describe('libs/kafka on the real broker', () => {
     const producer = createProducer(kafka);
     const consumer = createConsumer(kafka, { groupId: `${crashTopic}.reader` });
     await producer.connect();
-    let run: RecordBatchesRun | undefined;
+    let run: ConsumerRun | undefined;
     try {
       const handled: string[] = [];
       let failed = false;

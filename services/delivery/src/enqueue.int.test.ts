@@ -47,14 +47,10 @@ async function provisionWorkspace(id: string, producer: string, consumerIds: str
 
 function enqueuer(
   acceptanceWaitMs: number,
-  {
-    unknownWorkspaceTtlMs,
-    store = KnexDeliveryStore.create(db),
-    metrics = createMetricsRegistry({ defaultMetrics: false }),
-  }: { unknownWorkspaceTtlMs?: number; store?: KnexDeliveryStore; metrics?: Registry } = {},
+  { unknownWorkspaceTtlMs, metrics = createMetricsRegistry({ defaultMetrics: false }) }: { unknownWorkspaceTtlMs?: number; metrics?: Registry } = {},
 ): BatchEnqueuer {
   return createBatchEnqueuer({
-    store,
+    store: KnexDeliveryStore.create(db),
     logger: pino({ level: 'silent' }),
     metrics,
     acceptanceWaitMs,

@@ -1,7 +1,7 @@
 import type { Registry } from 'prom-client';
 import type { Knex, RetentionSettings } from '@bus/db';
 import type { ReadinessCheck, Service } from '@bus/http';
-import { createConsumer, MESSAGES_TOPIC, runRecordBatches, trackGroupMembership, type Consumer, type Kafka, type RecordBatchesRun } from '@bus/kafka';
+import { createConsumer, MESSAGES_TOPIC, runRecordBatches, trackGroupMembership, type Consumer, type ConsumerRun, type Kafka } from '@bus/kafka';
 import type { Logger } from '@bus/observability';
 import { KnexDeliveryStore } from '@bus/queue';
 import { createBatchEnqueuer } from './enqueue';
@@ -27,6 +27,7 @@ const RECORDS_PER_BATCH = 200;
  * partition; enqueueing is idempotent, so a replay costs time, not copies. A stop commits at once.
  */
 const OFFSETS_COMMITTED_EVERY_MS = 1_000;
+
 export interface DeliveryServiceDeps {
   /** Postgres (queues) and Kafka (bus.messages.v1) readiness. */
   readiness: ReadinessCheck[];
@@ -68,7 +69,7 @@ export function createDeliveryService(deps: DeliveryServiceDeps): Service {
   });
   const topic = deps.topic ?? MESSAGES_TOPIC;
   let consumer: Consumer | undefined;
-  let batches: RecordBatchesRun | undefined;
+  let batches: ConsumerRun | undefined;
   let membership: { joined(): boolean } | undefined;
   const groupJoined: ReadinessCheck = {
     name: 'delivery-consumer',
