@@ -98,7 +98,9 @@ function bodyOf(c: Case): Buffer {
     ['correlation_id', JSON.stringify(`acceptance-${c.messageId}`)],
     ['system_id', JSON.stringify(SYSTEM_ID)],
     ['occurred_at', JSON.stringify(new Date().toISOString())],
-    ['payload', JSON.stringify(payload, null, indent).replace('"@reason@"', reason)],
+    // A function, not the string: a replacement string reads `$&`, `$'`, `` $` `` and `$$` in the
+    // generated reason as patterns (about 1 reason in 14,000 holds one).
+    ['payload', JSON.stringify(payload, null, indent).replace('"@reason@"', () => reason)],
   ];
   if (f.kind === 'duplicate') {
     // A second value the app may not publish (system_id) or of another type (message_type): a reader
@@ -173,7 +175,13 @@ describe('the acceptance contract: a 202 only for what every reader reads the sa
         expect(found.envelope).toEqual(JSON.parse(bytes.toString('utf8')));
         expect(found.envelope).toMatchObject({ system_id: SYSTEM_ID, message_type: 'system.audit', payload: { reason: c.reason } });
       }),
-      { numRuns: 60, seed: Number(process.env.ACCEPTANCE_SEED ?? Date.now() % 2 ** 31), endOnFailure: true },
+      {
+        numRuns: 60,
+        seed: Number(process.env.ACCEPTANCE_SEED ?? Date.now() % 2 ** 31),
+        endOnFailure: true,
+        // Reasons holding String.replace's patterns, which broke the body's construction once in a while.
+        examples: [[{ mode: 'messages', feature: { kind: 'plain', indent: undefined, escapeReason: false }, reason: "$& $' $` $$", messageId: randomUUID() }]],
+      },
     );
     // The run must have exercised both sides: some accepted and delivered, some refused.
     expect(accepted).toBeGreaterThan(0);
