@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import express, { type Express, type NextFunction, type Request, type RequestHandler, type Response, type Router } from 'express';
 import { Counter, Histogram, type Registry } from 'prom-client';
+import { settleDeferredHostLimits } from '@bus/limits';
 import type { Logger } from '@bus/observability';
 import { DependencyUnavailableError, HttpError, InternalError, MethodNotAllowedError, RouteNotFoundError } from './errors';
 import { servedMethods } from './methods';
@@ -56,6 +57,12 @@ export function createHttpApp(opts: HttpAppOptions): HttpApp {
     res.on('finish', () => {
       const seconds = timings.totalMs() / 1000;
       const route = routeLabel(req);
+      // A route that answered without counting the host limits left to it: counted now, and said.
+      const late = settleDeferredHostLimits(res);
+      if (late) {
+        opts.logger.warn({ request_id: requestId, route }, 'host limits counted after the answer: the route never reached its connection quota');
+        late.catch(() => undefined);
+      }
       opts.requestMetrics.observe(opts.name, req.method, route, res.statusCode, seconds);
       for (const step of timings.recorded()) opts.requestMetrics.observeStep(opts.name, route, step.name, step.ms / 1000);
       // Method, route pattern, status and time only: no headers, no query, no body (they carry secrets).
@@ -90,7 +97,8 @@ export function createHttpApp(opts: HttpAppOptions): HttpApp {
     if (allowed.length > 0) throw new MethodNotAllowedError(req.method, req.path, allowed);
     throw new RouteNotFoundError(req.method, req.path);
   });
-  app.use((err: unknown, req: Request, res: Response, _next: NextFunction) => {
+
+  const answerError = (err: unknown, req: Request, res: Response): void => {
     const requestId = String(res.locals.requestId);
     const httpError = toHttpError(err);
     if (httpError instanceof InternalError) {
@@ -112,6 +120,20 @@ export function createHttpApp(opts: HttpAppOptions): HttpApp {
     if (page && 'html' in page) res.set(page.headers).type('html').send(page.html);
     else if (page) res.set(page.headers).json(page.json);
     else res.json(renderError(httpError, requestId, opts.renderError));
+  };
+
+  app.use((err: unknown, req: Request, res: Response, _next: NextFunction) => {
+    // Host limits left to a connection quota the request never reached (authentication refused it)
+    // are counted first: their refusal is the answer, as if they had been counted at once.
+    const deferred = settleDeferredHostLimits(res);
+    if (!deferred) return answerError(err, req, res);
+    deferred
+      .then(
+        () => err,
+        (refusal: unknown) => refusal,
+      )
+      .then((answer) => answerError(answer, req, res))
+      .catch(() => res.destroy());
   });
 
   return {

@@ -37,3 +37,5 @@ export { requestFirewall, isAttackPattern, RequestBlockedError } from './firewal
 export { compileOpenApiRequests, requestValidation, validatedQuery } from './openapi-requests';
 export type { CheckResult, CompiledOperation, OpenApiRequestDocument, OpenApiRequests, RequestValidation } from './openapi-requests';
 export { markStep, requestTimings, RequestTimings } from './server-timing';
+export { routeMatcher } from './route-matcher';
+export type { RouteKey } from './route-matcher';

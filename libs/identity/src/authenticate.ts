@@ -92,9 +92,19 @@ export interface BearerAuthenticator {
   authenticateBearer(opts: { kind: ConnectionKind }): RequestHandler;
 }
 
+/** The bus tokens an authenticator has verified and still holds. */
+export interface VerifiedBearerTokens {
+  /**
+   * Whether an Authorization header carries a bus token this process verified and still holds (no
+   * signature check, no I/O): such a request's host limits can wait for its connection quota
+   * (busRequestLimits' countWithQuota) without a forged token costing a verification first.
+   */
+  holdsVerifiedToken(authorization: string | undefined): boolean;
+}
+
 const BEARER = /^Bearer +([A-Za-z0-9._~+/-]+=*) *$/i;
 
-export function createBearerAuthenticator(deps: BearerAuthenticatorDeps): BearerAuthenticator {
+export function createBearerAuthenticator(deps: BearerAuthenticatorDeps): BearerAuthenticator & VerifiedBearerTokens {
   const now = deps.now ?? (() => new Date());
   const leewaySeconds = deps.leewaySeconds ?? 30;
   const verified = new VerifiedTokenCache();
@@ -133,6 +143,10 @@ export function createBearerAuthenticator(deps: BearerAuthenticatorDeps): Bearer
 
   return {
     authenticate,
+    holdsVerifiedToken: (authorization) => {
+      const token = authorization === undefined ? undefined : BEARER.exec(authorization)?.[1];
+      return token !== undefined && verified.get(token, deps.keys.snapshot(), now(), leewaySeconds) !== undefined;
+    },
     authenticateBearer:
       ({ kind }) =>
       async (req: Request, res: Response, next: NextFunction) => {

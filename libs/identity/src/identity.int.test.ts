@@ -195,6 +195,19 @@ describe('authenticateBearer on a route (spec §5 rules 1–4)', () => {
   it('answers 403 tenant.mismatch when the path names another workspace', async () => {
     expect(await publish(await tokenFor(producerCred), 'wzzzzzzzzzzz2')).toMatchObject({ status: 403, rule: 'tenant.mismatch' });
   });
+
+  it('holds a bus token once it verified it, and no forged or unknown one (what lets host limits wait for the quota)', async () => {
+    const routeIdentity = identities[0] as Identity;
+    const token = await tokenFor(producerCred, { iat: Math.floor(Date.now() / 1000) - 1 });
+    expect(routeIdentity.holdsVerifiedToken(`Bearer ${token}`)).toBe(false);
+    expect(await publish(token)).toMatchObject({ status: 202 });
+    expect(routeIdentity.holdsVerifiedToken(`Bearer ${token}`)).toBe(true);
+    expect(routeIdentity.holdsVerifiedToken(`bearer  ${token}`)).toBe(true);
+    const [header, payload] = token.split('.') as [string, string, string];
+    const forged = `${header}.${payload}.${Buffer.alloc(64).toString('base64url')}`;
+    expect(await publish(forged)).toMatchObject({ status: 401 });
+    for (const authorization of [`Bearer ${forged}`, token, `Basic ${token}`, undefined]) expect(routeIdentity.holdsVerifiedToken(authorization)).toBe(false);
+  });
 });
 
 /** A propagation time is read every 25 ms; one past three times the goal fails. */

@@ -3,7 +3,7 @@ import type { ReadinessCheck, Service } from '@bus/http';
 import type { Kafka } from '@bus/kafka';
 import { audienceFor } from '@bus/tokens';
 import type { Logger } from 'pino';
-import { createBearerAuthenticator, type BearerAuthenticator } from './authenticate';
+import { createBearerAuthenticator, type BearerAuthenticator, type VerifiedBearerTokens } from './authenticate';
 import { ConnectionCache, KeySetCache, ReadThroughCache } from './cache';
 import { createControlListener, type ControlEvent } from './control';
 import { KnexQuotaStore, type QuotaStore } from './quota';
@@ -25,7 +25,7 @@ export interface IdentityDeps {
 /** Which keys of a cache a control event makes stale: some, all, or none. */
 export type StaleKeys = (event: ControlEvent) => readonly string[] | 'all';
 
-export interface Identity extends BearerAuthenticator {
+export interface Identity extends BearerAuthenticator, VerifiedBearerTokens {
   store: IdentityStore;
   connections: ConnectionCache;
   keys: KeySetCache;

@@ -9,7 +9,7 @@ export {
   bearerTokenOf,
   connectionIdentity,
 } from './authenticate';
-export type { BearerAuthenticator, BearerAuthenticatorDeps, BearerIdentity, BoundClients, ConnectionIdentity } from './authenticate';
+export type { BearerAuthenticator, BearerAuthenticatorDeps, BearerIdentity, BoundClients, ConnectionIdentity, VerifiedBearerTokens } from './authenticate';
 export { KnexProviderStore, ExternalTokenVerifier, IdentityProviderUnavailableError, createBoundClients, bindingKey } from './providers';
 export type { ProviderStore, ProviderRecord, BindingRecord, RemoteKeySetOptions } from './providers';
 export { createControlPublisher, createControlListener, parseControlEvent, controlKey, ControlEventError } from './control';
@@ -29,7 +29,7 @@ export type { IdentityAdminDeps, IssuedCredential, QuotaSetting } from './admin'
 export { createIdentity } from './identity';
 export type { Identity, IdentityDeps, StaleKeys } from './identity';
 export { identityConfig, busBaseUrlConfig, identityProviderConfig, encryptionKeyConfig, sigv4Config } from './config';
-export { KnexQuotaStore, connectionQuota, quotaOfColumns } from './quota';
+export { KnexQuotaStore, connectionQuota, hostLimitsWithQuota, quotaOfColumns } from './quota';
 export type { QuotaStore, ConnectionQuotaDeps, QuotaColumns } from './quota';
 export { PrincipalStore, PrincipalNotFoundError, PrincipalNotPendingError, CHALLENGE_TTL_MS } from './principals';
 export type { PrincipalStatus, PrincipalView, SigningPrincipal, PrincipalStoreDeps } from './principals';

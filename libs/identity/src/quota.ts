@@ -1,7 +1,17 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import { routeMatcher, type RouteKey } from '@bus/http';
 import type { Knex, Row } from '@bus/db';
-import { QUOTA_TIERS, QuotaExceededError, RateLimitedError, rateLimitFields, type ConnectionQuotas, type Quota } from '@bus/limits';
-import { unavailableOnFailure, type BearerIdentity } from './authenticate';
+import {
+  QUOTA_TIERS,
+  QuotaExceededError,
+  RateLimitedError,
+  rateLimitFields,
+  takeDeferredHostLimits,
+  type ConnectionQuotas,
+  type CountWithQuota,
+  type Quota,
+} from '@bus/limits';
+import { unavailableOnFailure, type BearerIdentity, type VerifiedBearerTokens } from './authenticate';
 
 export interface QuotaStore {
   /** The connection's quota: its workspace's, or its vendor organisation's for a vendor's app (spec §8). */
@@ -55,13 +65,16 @@ export interface ConnectionQuotaDeps {
  * through the control topic within seconds, as credential changes do. Mount it before anything reads
  * the body. Every answer after it, a 429 included, carries the RateLimit-Policy and RateLimit fields
  * of what the request left. 429 rate.limited (per second) or quota.exceeded (per day, Retry-After to
- * midnight UTC); an unreadable quota is 503 registry.unavailable.
+ * midnight UTC); an unreadable quota is 503 registry.unavailable. The host's limits, when
+ * busRequestLimits left them here, are counted first in the same Redis call: their refusal is the 429
+ * busRequestLimits would have answered, without the connection's fields (its windows were not counted).
  */
 export function connectionQuota(deps: ConnectionQuotaDeps): RequestHandler {
   return async (_req: Request, res: Response, next: NextFunction) => {
     const { clientId } = res.locals.identity as BearerIdentity;
     const quota = await unavailableOnFailure(() => deps.store.quota(clientId));
-    const decision = await deps.quotas.consume(clientId, quota);
+    // The host's limits, when busRequestLimits left them to this step, go first in the same Redis call.
+    const decision = await deps.quotas.consume(clientId, quota, undefined, takeDeferredHostLimits(res));
     res.set(rateLimitFields(quota, decision));
     if (!decision.allowed) {
       throw decision.rule === 'quota.exceeded'
@@ -70,4 +83,14 @@ export function connectionQuota(deps: ConnectionQuotaDeps): RequestHandler {
     }
     next();
   };
+}
+
+/**
+ * busRequestLimits' countWithQuota: a request for one of `routes` (each authenticates a bearer token,
+ * then runs connectionQuota) with a token this process already verified has its host limits counted in
+ * the quota's Redis call. An unknown token's request is counted at once, before any signature check.
+ */
+export function hostLimitsWithQuota(tokens: VerifiedBearerTokens, routes: readonly RouteKey[]): CountWithQuota {
+  const isRoute = routeMatcher(routes);
+  return (req) => isRoute(req) && tokens.holdsVerifiedToken(req.header('authorization'));
 }

@@ -218,4 +218,20 @@ describe('connection quotas on the real Redis', () => {
     // The next UTC day starts from zero.
     expect((await quotas.consume(connection, wider, at('2026-11-23T00:00:01.000Z'))).allowed).toBe(true);
   });
+
+  it('counts limits given first (the host limits) before the connection in the same call: refused there, it throws and counts no window of the connection', async () => {
+    const quotas = createConnectionQuotas(redis);
+    const connection = unique('c');
+    const address = createLimiter(redis, { label: 'address', name: unique('address'), rate: { points: 2, durationSeconds: 60 } });
+    const host = [[address, '127.0.0.1']] as const;
+    const at = new Date('2026-11-22T12:00:00.000Z');
+    const wide = { perSecond: 100, burst: 100, perDay: 1_000 };
+    expect(await quotas.consume(connection, wide, at, host)).toMatchObject({ allowed: true, second: { remaining: 99 }, day: { remaining: 999 } });
+    expect(await quotas.consume(connection, wide, at, host)).toMatchObject({ allowed: true, second: { remaining: 98 }, day: { remaining: 998 } });
+    const refused = await quotas.consume(connection, wide, at, host).catch((err: unknown) => err);
+    expect(refused).toBeInstanceOf(RateLimitedError);
+    expect(refused).toMatchObject({ status: 429, rule: 'rate.limited', headers: { 'Retry-After': expect.stringMatching(/^\d+$/) } });
+    // The refused request left the connection's windows as they were.
+    expect(await quotas.consume(connection, wide, at)).toMatchObject({ allowed: true, second: { remaining: 97 }, day: { remaining: 997 } });
+  });
 });

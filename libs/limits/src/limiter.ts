@@ -36,6 +36,9 @@ export interface Limiter {
   consume(key: string): Promise<LimitDecision>;
 }
 
+/** Limits to count one request against, in order, each with the key it counts (an address, a connection). */
+export type LimitChecks = ReadonlyArray<readonly [Limiter, string]>;
+
 /** A window's count after a request: how many it holds now (this one included) and the ms until it resets. */
 interface Count {
   consumed: number;
@@ -149,7 +152,7 @@ type LimitsInOrderCommand = { busLimitsInOrder(numberOfKeys: number, ...keysAndA
  * (a publish: the address and the whole API, then the connection's second and day), where each
  * limiter on its own made one or two; without Redis, each limiter's insurance decides, one by one.
  */
-export async function consumeInOrder(checks: ReadonlyArray<readonly [Limiter, string]>): Promise<LimitDecision[]> {
+export async function consumeInOrder(checks: LimitChecks): Promise<LimitDecision[]> {
   const limits = checks.map(([limiter, key]) => {
     const parts = partsOf.get(limiter);
     if (!parts) throw new TypeError(`limiter ${limiter.name} was not made by createLimiter`);
@@ -248,7 +251,7 @@ export class RateLimitedError extends HttpError {
 }
 
 /** Consumes one point of each limiter in order (one Redis round trip) and throws RateLimitedError at the first refusal. */
-export async function enforce(checks: ReadonlyArray<readonly [Limiter, string]>, what?: string): Promise<void> {
+export async function enforce(checks: LimitChecks, what?: string): Promise<void> {
   for (const decision of await consumeInOrder(checks)) {
     if (!decision.allowed) throw new RateLimitedError(decision.retryAfterSeconds, what);
   }

@@ -2,7 +2,7 @@ import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { busLimitsConfig, ConfigOf } from '@bus/config';
 import { HttpError } from '@bus/contracts';
-import { consumeInOrder, createLimiter, type Limiter } from './limiter';
+import { consumeInOrder, createLimiter, RateLimitedError, type LimitChecks, type Limiter } from './limiter';
 import type { LimitMetrics } from './metrics';
 
 /** A connection's allowance on /v1/tenants/{t}/... (spec §8). */
@@ -52,8 +52,13 @@ export type QuotaDecision = { second: WindowLeft; day?: WindowLeft } & (
 );
 
 export interface ConnectionQuotas {
-  /** Counts one request of `connectionId` against `quota`: the per-second rate first, then the day. */
-  consume(connectionId: string, quota: Quota, now?: Date): Promise<QuotaDecision>;
+  /**
+   * Counts one request of `connectionId` against `quota`: the per-second rate first, then the day.
+   * `first` (the host's limits left to this step, takeDeferredHostLimits) are counted before them in
+   * the same Redis call; when one of them refuses, nothing after it is counted and this throws the
+   * RateLimitedError that counting them alone would have.
+   */
+  consume(connectionId: string, quota: Quota, now?: Date, first?: LimitChecks): Promise<QuotaDecision>;
 }
 
 /**
@@ -107,12 +112,17 @@ export function createConnectionQuotas(redis: Redis, metrics?: LimitMetrics, opt
   };
 
   return {
-    consume: async (connectionId, quota, now = new Date()) => {
-      // One Redis round trip for both windows; the day is not counted when the second refuses.
-      const [rate, day] = await consumeInOrder([
+    consume: async (connectionId, quota, now = new Date(), first = []) => {
+      // One Redis round trip for every window; the day is not counted when the second refuses.
+      const decisions = await consumeInOrder([
+        ...first,
         [rateLimiter({ ...quota, perSecond: quota.perSecond * factor, burst: quota.burst * factor }), connectionId],
         [dayLimiter(quota, now.toISOString().slice(0, 10)), connectionId],
       ]);
+      for (const decision of decisions.slice(0, first.length)) {
+        if (!decision.allowed) throw new RateLimitedError(decision.retryAfterSeconds);
+      }
+      const [rate, day] = decisions.slice(first.length);
       if (rate === undefined || !rate.allowed) {
         const retryAfterSeconds = rate?.retryAfterSeconds ?? 1;
         return { allowed: false, rule: 'rate.limited', retryAfterSeconds, second: { remaining: 0, resetSeconds: retryAfterSeconds } };

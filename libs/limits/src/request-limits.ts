@@ -1,7 +1,7 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { Redis } from 'ioredis';
 import type { busLimitsConfig, ConfigOf } from '@bus/config';
-import { createLimiter, enforce } from './limiter';
+import { createLimiter, enforce, type LimitChecks } from './limiter';
 import type { LimitMetrics } from './metrics';
 
 /**
@@ -20,7 +20,27 @@ export interface BusRequestLimitSettings {
 /** Spec §8's values; configuration may lower or raise them (e.g. a loopback load test). */
 export const SPEC_BUS_REQUEST_LIMITS: BusRequestLimitSettings = { perAddressPerMinute: 600, apiPerSecond: 200, apiBurst: 400 };
 
-export function busRequestLimits(redis: Redis, settings: BusRequestLimitSettings = SPEC_BUS_REQUEST_LIMITS, metrics?: LimitMetrics): RequestHandler {
+/**
+ * The host limits of requests busRequestLimits left to their connection quota, until it (or the error
+ * middleware) counts them: one Redis round trip for the four windows of a bearer request instead of
+ * two, with the same answers as counting them at once.
+ */
+const deferredHostLimits = new WeakMap<Response, LimitChecks>();
+
+/**
+ * Requests whose host limits are counted later, in the same Redis call as their connection quota
+ * (libs/identity connectionQuota): only a bearer route that authenticates and then counts the quota,
+ * for a token already verified (so a flood of unknown tokens is still limited before any signature
+ * check). Every other request is counted here, at once.
+ */
+export type CountWithQuota = (req: Request) => boolean;
+
+export function busRequestLimits(
+  redis: Redis,
+  settings: BusRequestLimitSettings = SPEC_BUS_REQUEST_LIMITS,
+  metrics?: LimitMetrics,
+  countWithQuota?: CountWithQuota,
+): RequestHandler {
   const perAddress = createLimiter(
     redis,
     { name: 'bus-address', label: 'address', rate: { points: settings.perAddressPerMinute, durationSeconds: 60 } },
@@ -37,12 +57,36 @@ export function busRequestLimits(redis: Redis, settings: BusRequestLimitSettings
     },
     metrics,
   );
-  return (req: Request, _res: Response, next: NextFunction) => {
-    enforce([
+  return (req: Request, res: Response, next: NextFunction) => {
+    const checks: LimitChecks = [
       [perAddress, sourceAddress(req)],
       [wholeApi, 'all'],
-    ]).then(() => next(), next);
+    ];
+    if (countWithQuota?.(req)) {
+      deferredHostLimits.set(res, checks);
+      next();
+      return;
+    }
+    enforce(checks).then(() => next(), next);
   };
+}
+
+/** The host limits left to this request's connection quota, now the caller's to count first (none: empty). */
+export function takeDeferredHostLimits(res: Response): LimitChecks {
+  const checks = deferredHostLimits.get(res) ?? [];
+  deferredHostLimits.delete(res);
+  return checks;
+}
+
+/**
+ * Counts the host limits still left on this request (its connection quota was never reached): undefined
+ * when none are, else a promise that rejects with their refusal (RateLimitedError).
+ */
+export function settleDeferredHostLimits(res: Response): Promise<void> | undefined {
+  const checks = deferredHostLimits.get(res);
+  if (!checks) return undefined;
+  deferredHostLimits.delete(res);
+  return enforce(checks);
 }
 
 /** The caller's address as the socket sees it (`trust proxy` is off: a forwarded header is not proof). */

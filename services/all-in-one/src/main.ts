@@ -4,11 +4,11 @@ import { busLimitsConfig, databaseConfig, kafkaConfig, optional, port, redisConf
 import { processClients } from '@bus/composition';
 import { bootstrap, codeBody, requestFirewall, violationBody } from '@bus/http';
 import { busLimitSettings, busRequestLimits, connectionQuotasOf, createLimitMetrics } from '@bus/limits';
-import { connectionQuota, createIdentity, identityConfig } from '@bus/identity';
+import { connectionQuota, createIdentity, hostLimitsWithQuota, identityConfig } from '@bus/identity';
 import { authConfig, authDepsOf, createAuthService } from '@bus/auth';
-import { createGatewayService, gatewayConfig, managedAppAuthOf, managedAppsOf, publishDepsOf, signedRoutesOf } from '@bus/gateway';
+import { createGatewayService, gatewayConfig, managedAppAuthOf, managedAppsOf, PUBLISH_QUOTA_ROUTES, publishDepsOf, signedRoutesOf } from '@bus/gateway';
 import { createDeliveryService, deliveryConfig, deliverySettings } from '@bus/delivery';
-import { createPullApiService, pullApiConfig, pullApiDepsOf } from '@bus/pull-api';
+import { CONSUMER_QUOTA_ROUTES, createPullApiService, pullApiConfig, pullApiDepsOf } from '@bus/pull-api';
 import { createCatalogueService } from '@bus/catalogue';
 import { createPortalService, portalConfig, portalDepsOf } from '@bus/portal';
 import { queueOperations } from '@bus/queue';
@@ -66,7 +66,10 @@ void bootstrap({
       listeners: [
         {
           name: 'bus',
-          middleware: [requestFirewall(), busRequestLimits(redis, busLimitSettings(config), limitMetrics)],
+          middleware: [
+            requestFirewall(),
+            busRequestLimits(redis, busLimitSettings(config), limitMetrics, hostLimitsWithQuota(identity, [...PUBLISH_QUOTA_ROUTES, ...CONSUMER_QUOTA_ROUTES])),
+          ],
           host: config.HOST,
           port: config.BUS_PORT,
           renderError: violationBody,

@@ -7,3 +7,4 @@ export { gatewayConfig } from './config';
 export { managedAppsOf, parseManagedApps } from './managed-apps';
 export { createGroupCommitter } from './group-commit';
 export type { GroupCommitter, PublishToCommit } from './group-commit';
+export { PUBLISH_QUOTA_ROUTES } from './publish-routes';

@@ -2,9 +2,10 @@ import { tracing } from './instrument';
 import { busLimitsConfig, databaseConfig, kafkaConfig, redisConfig, servicePort } from '@bus/config';
 import { processClients } from '@bus/composition';
 import { bootstrap, requestFirewall, violationBody } from '@bus/http';
-import { connectionQuota, createIdentity, identityConfig } from '@bus/identity';
+import { connectionQuota, createIdentity, hostLimitsWithQuota, identityConfig } from '@bus/identity';
 import { busLimitSettings, busRequestLimits, connectionQuotasOf, createLimitMetrics } from '@bus/limits';
 import { gatewayConfig } from './config';
+import { PUBLISH_QUOTA_ROUTES } from './publish-routes';
 import { createGatewayService, managedAppAuthOf, publishDepsOf, signedRoutesOf } from './service';
 import { managedAppsOf } from './managed-apps';
 
@@ -38,7 +39,10 @@ void bootstrap({
       managedAppAuth: managedAppAuthOf(managedApps, identity),
       signed: signedRoutesOf({ db, redis: redis.client, identity, limitMetrics, managedApps }, config),
     });
-    const middleware = [requestFirewall(), busRequestLimits(redis.client, busLimitSettings(config), limitMetrics)];
+    const middleware = [
+      requestFirewall(),
+      busRequestLimits(redis.client, busLimitSettings(config), limitMetrics, hostLimitsWithQuota(identity, PUBLISH_QUOTA_ROUTES)),
+    ];
     return {
       listeners: [{ name: 'gateway', host: config.HOST, port: config.PORT, services: [gateway], renderError: violationBody, middleware }],
       background: [identity.service],

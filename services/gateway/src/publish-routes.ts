@@ -1,6 +1,6 @@
 import { Router, type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import { Counter, type Registry } from 'prom-client';
-import { HttpError, markStep, readBody, requestTimings } from '@bus/http';
+import { HttpError, markStep, readBody, requestTimings, type RouteKey } from '@bus/http';
 import type { BearerAuthenticator, ConnectionIdentity } from '@bus/identity';
 import { rulesCatalogue } from '@bus/som';
 import { publishMessage, type PublishDeps, type PublishMode } from './publish';
@@ -8,6 +8,18 @@ import type { RefusalRecorder } from './refusal-recorder';
 
 /** Spec 2.6: one SOM message of at most 240,000 bytes. */
 export const MAX_MESSAGE_BYTES = 240_000;
+
+const PUBLISH_PATH = '/v1/tenants/:t/messages';
+const VALIDATE_PATH = '/v1/tenants/:t/validate';
+
+/**
+ * The bearer routes that authenticate and then count the connection quota: the host's limits of a
+ * request for one of them can be counted in the quota's Redis call (libs/identity hostLimitsWithQuota).
+ */
+export const PUBLISH_QUOTA_ROUTES: readonly RouteKey[] = [
+  { method: 'POST', path: PUBLISH_PATH },
+  { method: 'POST', path: VALIDATE_PATH },
+];
 
 export interface PublishRoutesDeps {
   authenticator: BearerAuthenticator;
@@ -79,8 +91,8 @@ export function publishRoutes(deps: PublishRoutesDeps): Router {
   const signed = [...deps.signedSteps, markStep('body')];
   // An operator-managed app: its workspace is the configuration's, so the path has none.
   const managed = [deps.managedAppAuth, markStep('auth'), deps.connectionQuota, markStep('quota'), readMessage, markStep('body')];
-  router.post('/v1/tenants/:t/messages', observe('publish'), ...bearer, handle('publish'));
-  router.post('/v1/tenants/:t/validate', observe('validate'), ...bearer, handle('validate'));
+  router.post(PUBLISH_PATH, observe('publish'), ...bearer, handle('publish'));
+  router.post(VALIDATE_PATH, observe('validate'), ...bearer, handle('validate'));
   router.post('/v1/tenants/:t/iam/messages', observe('publish'), ...signed, handle('publish'));
   router.post('/v1/tenants/:t/iam/validate', observe('validate'), ...signed, handle('validate'));
   router.post('/v1/jwt/messages', observe('publish'), ...managed, handle('publish'));

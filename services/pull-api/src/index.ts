@@ -11,4 +11,4 @@ export { receive, settle, messageRecord, peekRecord, createPullMetrics } from '.
 export type { PullDeps, PullMetrics, ReceiveOptions, HandleResult, ReceivedMessage } from './pull';
 export { renderEnvelope, MAX_ENVELOPE_DEPTH, UNRENDERABLE_REASONS } from './envelope';
 export type { UnrenderableReason, RenderedEnvelope } from './envelope';
-export { PULL_LIMITS } from './pull-routes';
+export { CONSUMER_QUOTA_ROUTES, PULL_LIMITS } from './pull-routes';

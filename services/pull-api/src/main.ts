@@ -2,9 +2,10 @@ import { tracing } from './instrument';
 import { busLimitsConfig, databaseConfig, kafkaConfig, redisConfig, servicePort } from '@bus/config';
 import { processClients } from '@bus/composition';
 import { bootstrap, requestFirewall, violationBody } from '@bus/http';
-import { connectionQuota, createIdentity, identityConfig } from '@bus/identity';
+import { connectionQuota, createIdentity, hostLimitsWithQuota, identityConfig } from '@bus/identity';
 import { busLimitSettings, busRequestLimits, connectionQuotasOf, createLimitMetrics } from '@bus/limits';
 import { pullApiConfig, pullApiDepsOf } from './config';
+import { CONSUMER_QUOTA_ROUTES } from './pull-routes';
 import { createPullApiService } from './service';
 
 void bootstrap({
@@ -31,7 +32,10 @@ void bootstrap({
       ),
       readiness: [postgres.ready, redis.ready, identity.controlReadiness],
     });
-    const middleware = [requestFirewall(), busRequestLimits(redis.client, busLimitSettings(config), limitMetrics)];
+    const middleware = [
+      requestFirewall(),
+      busRequestLimits(redis.client, busLimitSettings(config), limitMetrics, hostLimitsWithQuota(identity, CONSUMER_QUOTA_ROUTES)),
+    ];
     return {
       listeners: [{ name: 'pull-api', host: config.HOST, port: config.PORT, services: [pullApi], renderError: violationBody, middleware }],
       background: [identity.service],

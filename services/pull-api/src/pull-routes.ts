@@ -1,6 +1,6 @@
 import { Router, type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import type { SkillRegistration } from '@bus/db';
-import { markStep, requestTimings, requestValidation, validatedQuery } from '@bus/http';
+import { markStep, requestTimings, requestValidation, validatedQuery, type RouteKey } from '@bus/http';
 import type { BearerAuthenticator, BearerIdentity } from '@bus/identity';
 import { openapi } from '@bus/schemas';
 import { ConsumerMismatchError, PullRequestInvalidError } from './errors';
@@ -37,6 +37,20 @@ export interface PullRoutesDeps {
  * authenticateBearer), {c} other than the token's own connection 403 consumer.mismatch. Then the
  * consumer connection's quota (spec §8: each connection on /v1/tenants/{t}/...), before any body is read.
  */
+const CONSUMER_PATH = '/v1/tenants/:t/consumers/:c';
+
+/**
+ * The consumer routes: each authenticates and then counts the connection quota, so the host's limits
+ * of a request for one of them can be counted in the quota's Redis call (libs/identity hostLimitsWithQuota).
+ */
+export const CONSUMER_QUOTA_ROUTES: readonly RouteKey[] = [
+  { method: 'GET', path: `${CONSUMER_PATH}/messages` },
+  { method: 'GET', path: `${CONSUMER_PATH}/peek` },
+  { method: 'POST', path: `${CONSUMER_PATH}/ack` },
+  { method: 'POST', path: `${CONSUMER_PATH}/nack` },
+  { method: 'GET', path: `${CONSUMER_PATH}/skills` },
+];
+
 export function pullRoutes(deps: PullRoutesDeps): Router {
   const router = Router();
   const consumer = deps.authenticator.authenticateBearer({ kind: 'consumer' });
@@ -44,7 +58,7 @@ export function pullRoutes(deps: PullRoutesDeps): Router {
     if ((res.locals.identity as BearerIdentity).clientId !== req.params.c) throw new ConsumerMismatchError();
     next();
   };
-  const base = '/v1/tenants/:t/consumers/:c';
+  const base = CONSUMER_PATH;
   // Checked against the served document once the caller and its quota are known, before any body is read.
   const requests = requestValidation(openapi.bus, (problem) => new PullRequestInvalidError(problem));
   // Server-Timing steps (docs/delivery.md, "Server-Timing of the consumer routes"): auth, quota and
