@@ -15,6 +15,7 @@ import * as portalPeople from './013_portal_people';
 import * as hotLeases from './014_hot_leases';
 import * as pendingByAge from './015_pending_by_age';
 import * as acceptedBodyDigest from './016_accepted_body_digest';
+import * as messageBodyLz4 from './017_message_body_lz4';
 
 interface NamedMigration {
   name: string;
@@ -43,6 +44,7 @@ const MIGRATIONS: readonly NamedMigration[] = [
   { name: '014_hot_leases', migration: hotLeases },
   { name: '015_pending_by_age', migration: pendingByAge },
   { name: '016_accepted_body_digest', migration: acceptedBodyDigest },
+  { name: '017_message_body_lz4', migration: messageBodyLz4 },
 ];
 
 export const migrationSource: Knex.MigrationSource<NamedMigration> = {
