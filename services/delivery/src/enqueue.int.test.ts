@@ -156,6 +156,23 @@ describe('delivery enqueues a Kafka batch at once', () => {
     await expectEnqueuedInOrder(messages);
   });
 
+  it("stores every record's exact bytes, whatever their lengths, side by side in one batch", async () => {
+    // Bodies of very different lengths (the longest near the 240,000-byte limit), multi-byte characters
+    // and escapes, side by side in one batch.
+    const messages = [1, 0, 5_000, 3, 23_000].map((n) => ({ ...started(`bytes-${randomUUID()}`), padding: 'é\u0000"'.repeat(n) }));
+    await accept(messages);
+    const records = messages.map((m) => recordOf(m));
+    expect(await enqueuer(5_000)(records)).toEqual(Array(messages.length).fill('enqueued'));
+    const stored = (await db('messages')
+      .whereIn(
+        'message_id',
+        messages.map((m) => m.message_id),
+      )
+      .select('message_id', 'body')) as Array<{ message_id: string; body: Buffer }>;
+    const bodies = new Map(stored.map((r) => [r.message_id, r.body]));
+    for (const [i, m] of messages.entries()) expect(Buffer.compare(bodies.get(m.message_id) as Buffer, records[i]!.value as Buffer)).toBe(0);
+  });
+
   it('lets a record waiting for its acceptance hold back the later records of its correlation id only, then enqueues them in order', async () => {
     const x = `x-${randomUUID()}`;
     const [first, other, second] = [started(x), started(`y-${randomUUID()}`), started(x)];
