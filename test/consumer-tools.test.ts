@@ -277,5 +277,9 @@ describe('dead letters', () => {
     await c.client.ack([rest[0]!.receipt_handle]);
     expect(await traceOf(d2, c.clientId)).toMatchObject({ state: 'discarded', dead_letter: { resolution: 'discarded' } });
     expect((await admin('GET', `/api/admin/connections/${c.clientId}/queue`)).body).toMatchObject({ depth: 0, dead_letters: 0 });
+    // An id past Postgres' bigint names no dead letter: 404, never a 503 (found by the fuzz tier).
+    for (const action of ['discard', 'redrive']) {
+      expect((await admin('POST', `/api/admin/connections/${c.clientId}/dead-letters/9684948080111671057/${action}`)).status).toBe(404);
+    }
   }, 90_000);
 });

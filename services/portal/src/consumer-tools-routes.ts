@@ -75,6 +75,8 @@ export function consumerToolsRoutes(deps: ConsumerToolsRoutesDeps): Router {
   const resolve = (resolution: DeadLetterResolution) => async (req: Request, res: Response) => {
     const connection = await consumer(req, { active: false });
     const id = String(req.params.d);
+    // Ids are Postgres bigints: a longer number names no dead letter (and must not reach Postgres as one).
+    if (!/^[1-9][0-9]{0,18}$/.test(id) || BigInt(id) > MAX_BIGINT) notFound(`open dead letter of connection ${connection.client_id}`, id);
     const resolved =
       (await deps.queues.resolveDeadLetter(connection.client_id, id, resolution)) ?? notFound(`open dead letter of connection ${connection.client_id}`, id);
     res.json(resolved);
@@ -83,6 +85,8 @@ export function consumerToolsRoutes(deps: ConsumerToolsRoutesDeps): Router {
   router.post('/api/admin/connections/:c/dead-letters/:d/discard', resolve('discarded'));
   return router;
 }
+
+const MAX_BIGINT = 9_223_372_036_854_775_807n;
 
 function notFound(what: string, id: string): never {
   throw new AdminNotFoundError(what, id);
