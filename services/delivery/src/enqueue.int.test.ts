@@ -204,6 +204,17 @@ describe('delivery enqueues a Kafka batch at once', () => {
     expect((await deliveryIds(consumers[0]!, [never, after])).size).toBe(1);
   }, 30_000);
 
+  it('quarantines a value that is not JSON and has no acceptance at the first re-check, not after the wait, then enqueues the later record of its correlation id', async () => {
+    const x = `x-${randomUUID()}`;
+    const [garbled, after] = [started(x), started(x)];
+    await accept([after]);
+    const unreadable = { ...recordOf(garbled), value: Buffer.from(`${JSON.stringify(garbled)} trailing`) };
+    // A wait longer than this test may run: the value must be refused at a re-check, not when the wait runs out.
+    expect(await enqueuer(120_000)([unreadable, recordOf(after)])).toEqual(['quarantined', 'enqueued']);
+    expect(await db('quarantined_records').where({ message_id: garbled.message_id }).pluck('reason')).toEqual(['value.unreadable']);
+    expect((await deliveryIds(consumers[0]!, [after])).size).toBe(1);
+  }, 30_000);
+
   it('skips a workspace it does not have without storing anything, and delivers its records once it exists', async () => {
     const later = 'wenqueuelate2';
     const message = started(`l-${randomUUID()}`);
