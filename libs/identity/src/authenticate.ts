@@ -112,9 +112,12 @@ export function createBearerAuthenticator(deps: BearerAuthenticatorDeps): Bearer
   const authenticate: BearerAuthenticator['authenticate'] = async (authorization, need) => {
     try {
       const token = bearerTokenOf(authorization);
+      // Only the bus's own tokens are held verified: such a token is neither decoded again nor
+      // dispatched (its kid and exp are still checked against the key set and the clock below).
+      const heldKid = verified.heldKid(token);
       // One dispatch by issuer: the bus's own tokens below, a provider's on the producer routes
       // (the consumer routes take bus tokens only, spec §5).
-      const issuer = unverifiedIssuer(token);
+      const issuer = heldKid === undefined ? unverifiedIssuer(token) : deps.audience.issuer;
       if (deps.boundClients && need.kind === 'producer' && issuer !== undefined && issuer !== deps.audience.issuer) {
         const connectionId = await deps.boundClients.connectionOf(token, issuer);
         const connection = await unavailableOnFailure(() => deps.connections.get(connectionId));
@@ -122,7 +125,7 @@ export function createBearerAuthenticator(deps: BearerAuthenticatorDeps): Bearer
         authorizeConnection(connection, need);
         return { ...connectionIdentity(connection), consumerTools: connection.consumerTools };
       }
-      const kid = kidOf(token);
+      const kid = heldKid ?? kidOf(token);
       if (kid !== undefined) await unavailableOnFailure(() => deps.keys.get(kid));
       const at = now();
       let claims = verified.get(token, deps.keys.snapshot(), at, leewaySeconds);

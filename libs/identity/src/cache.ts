@@ -156,6 +156,14 @@ export class VerifiedTokenCache {
     return hit.claims;
   }
 
+  /**
+   * The kid of a token verified before and still held (not checked against the key set or exp: `get`
+   * does that), so a request with it skips decoding the token's header and payload again.
+   */
+  heldKid(token: string): string | undefined {
+    return this.entries.get(token)?.kid;
+  }
+
   remember(token: string, kid: string, claims: AccessTokenClaims): void {
     if (this.entries.size >= this.maxEntries) this.entries.delete(this.entries.keys().next().value as string);
     this.entries.set(token, { claims, kid });
