@@ -1,5 +1,6 @@
 export { sqlLiteral, sqlTextArray } from './sql-literals';
-export { simpleTransaction } from './simple-transaction';
+export { simpleStatements, simpleTransaction } from './simple-transaction';
+export { isLockTimeout, lockTimeoutStatement, storyLocksStatement } from './story-locks';
 export { preparedQuery, positionalStatement } from './prepared-query';
 export type { PositionalStatement } from './prepared-query';
 export type { SimpleTransaction, SimpleTransactionEnd, StatementRows } from './simple-transaction';
