@@ -1,6 +1,5 @@
 export { sqlLiteral, sqlTextArray } from './sql-literals';
-export { simpleStatements, simpleTransaction } from './simple-transaction';
-export { isLockTimeout, lockTimeoutStatement, storyLocksStatement } from './story-locks';
+export { simpleTransaction } from './simple-transaction';
 export { preparedQuery, positionalStatement } from './prepared-query';
 export type { PositionalStatement } from './prepared-query';
 export type { SimpleTransaction, SimpleTransactionEnd, StatementRows } from './simple-transaction';

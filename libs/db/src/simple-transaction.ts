@@ -53,23 +53,3 @@ export async function simpleTransaction<T>(db: Knex, work: (tx: SimpleTransactio
     await db.client.releaseConnection(connection);
   }
 }
-
-/**
- * `statements` (no parameters: values are sqlLiteral-quoted) as one simple query on a connection of
- * the pool: one round trip, each statement's rows in order. Postgres runs them as one implicit
- * transaction — each statement with its own snapshot, transaction-scoped locks held to the last one —
- * committed after the last, or rolled back at the first that fails (the rest do not run, and the
- * failure is thrown); either way the connection goes back to the pool outside any transaction.
- */
-export async function simpleStatements(db: Knex, statements: readonly string[]): Promise<StatementRows[]> {
-  const connection = (await db.client.acquireConnection()) as Client;
-  const sql = statements.join(';\n');
-  try {
-    // As preparedQuery does: what observes the queries (round-trip counts) sees this one round trip.
-    (db.client as { emit(event: string, arg: unknown): void }).emit('query', { method: 'raw', sql, bindings: [] });
-    const answer = (await connection.query(sql)) as QueryResult | QueryResult[];
-    return (Array.isArray(answer) ? answer : [answer]).map((r) => r.rows);
-  } finally {
-    await db.client.releaseConnection(connection);
-  }
-}

@@ -1,17 +1,5 @@
 import type { QueueStats } from '@bus/contracts';
-import {
-  DELIVERY_CHANNEL,
-  isLockTimeout,
-  lockTimeoutStatement,
-  preparedQuery,
-  rawQuery,
-  simpleStatements,
-  sqlTextArray,
-  storyLocksStatement,
-  type Knex,
-  type Row,
-  type Written,
-} from '@bus/db';
+import { DELIVERY_CHANNEL, preparedQuery, rawQuery, type Knex, type Row, type Written } from '@bus/db';
 import type { MessageHeaders } from '@bus/kafka';
 
 /** What Postgres recorded when the gateway accepted a message (accepted_messages). */
@@ -95,15 +83,6 @@ export interface DeliveryStore {
   /** The acceptances Postgres holds for `keys`, in one query, by acceptanceKey. */
   acceptances(keys: readonly MessageKey[]): Promise<Map<string, Acceptance>>;
   /**
-   * acceptances(keys), read once every gateway transaction holding the story lock of one of `stories`
-   * (the records' Kafka keys, libs/db storyLocksStatement) has ended, committed or rolled back: one
-   * round trip, where a read as soon as Kafka hands the records over usually misses the freshest
-   * acceptances (the gateway commits after its Kafka ack) and must look again. The wait is at most
-   * `lockWaitMs` (a gateway stuck in its commit); past it, or for ids a literal cannot carry, this reads
-   * without waiting, as acceptances() does.
-   */
-  acceptancesAfterCommits(keys: readonly MessageKey[], stories: readonly string[], lockWaitMs: number): Promise<Map<string, Acceptance>>;
-  /**
    * Atomically: stores each message once (one multi-row insert), one delivery per active
    * consumer connection of its workspace (one multi-row insert, idempotent on (consumer, message_id),
    * ids in the order of `enqueue`), one NOTIFY per consumer that got a new row, and the quarantined
@@ -175,29 +154,7 @@ export class KnexDeliveryStore implements DeliveryStore {
          JOIN unnest(:workspaceIds::text[], :messageIds::text[]) AS k(workspace_id, message_id) ON a.workspace_id = k.workspace_id AND a.message_id = k.message_id`,
       { workspaceIds: keys.map((k) => k.workspaceId), messageIds: keys.map((k) => k.messageId) },
     );
-    return acceptancesByKey(rows);
-  }
-
-  async acceptancesAfterCommits(keys: readonly MessageKey[], stories: readonly string[], lockWaitMs: number): Promise<Map<string, Acceptance>> {
-    if (keys.length === 0) return new Map();
-    // A simple query carries its values as literals, which cannot hold a NUL (no id the gateway accepted does).
-    if ([...stories, ...keys.flatMap((k) => [k.workspaceId, k.messageId])].some((v) => v.includes('\u0000'))) return this.acceptances(keys);
-    try {
-      // One implicit transaction: the shared locks wait for the gateways' exclusive ones and are held
-      // to its end; the read is a statement of its own, so its snapshot is taken after they were granted.
-      const [, , rows = []] = await simpleStatements(this.db, [
-        lockTimeoutStatement(lockWaitMs),
-        storyLocksStatement(stories, 'shared'),
-        `SELECT a.workspace_id, a.message_id, a.content_hash, a.body_sha256, a.correlation_id, a.message_type, a.accepted_at
-           FROM accepted_messages a
-           JOIN unnest(${sqlTextArray(keys.map((k) => k.workspaceId))}, ${sqlTextArray(keys.map((k) => k.messageId))}) AS k(workspace_id, message_id)
-             ON a.workspace_id = k.workspace_id AND a.message_id = k.message_id`,
-      ]);
-      return acceptancesByKey(rows as unknown as Array<AcceptanceRow & Pick<Row<'accepted_messages'>, 'workspace_id' | 'message_id'>>);
-    } catch (err) {
-      if (isLockTimeout(err)) return this.acceptances(keys);
-      throw err;
-    }
+    return new Map(rows.map((r) => [acceptanceKey({ workspaceId: r.workspace_id, messageId: r.message_id }), acceptanceOf(r)]));
   }
 
   async write(batch: BatchWrite): Promise<number> {
@@ -306,10 +263,6 @@ export function acceptanceKey(key: MessageKey): string {
 }
 
 type AcceptanceRow = Pick<Row<'accepted_messages'>, 'content_hash' | 'body_sha256' | 'correlation_id' | 'message_type' | 'accepted_at'>;
-
-function acceptancesByKey(rows: ReadonlyArray<AcceptanceRow & Pick<Row<'accepted_messages'>, 'workspace_id' | 'message_id'>>): Map<string, Acceptance> {
-  return new Map(rows.map((r) => [acceptanceKey({ workspaceId: r.workspace_id, messageId: r.message_id }), acceptanceOf(r)]));
-}
 
 function acceptanceOf(row: AcceptanceRow): Acceptance {
   return {

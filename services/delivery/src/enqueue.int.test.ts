@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import pino from 'pino';
 import type { Registry } from 'prom-client';
-import { createDatabase, migrateLatest, storyLocksStatement, TenancyFixture, type Knex } from '@bus/db';
+import { createDatabase, migrateLatest, TenancyFixture, type Knex } from '@bus/db';
 import { encodeMessageHeaders, messageKey } from '@bus/kafka';
 import { createMetricsRegistry } from '@bus/observability';
 import { som } from '@bus/schemas';
@@ -21,21 +21,17 @@ const consumers = ['cenqueuecona2', 'cenqueueconb2'];
 
 let testDb: TestDatabase;
 let db: Knex;
-/** A second client of the database (a gateway's transaction, pg_locks), outside the statements counted on `db`. */
-let otherClient: Knex;
 let organisationId: string;
 
 beforeAll(async () => {
   testDb = await createTestDatabase();
   db = createDatabase({ url: testDb.url, poolMax: 4, applicationName: 'enqueue-test' });
-  otherClient = createDatabase({ url: testDb.url, poolMax: 2, applicationName: 'enqueue-test-gateway' });
   await migrateLatest(db);
   organisationId = (await TenancyFixture.create(db).organisation()).id;
   await provisionWorkspace(workspaceId, producerId, consumers);
 }, 30_000);
 
 afterAll(async () => {
-  await otherClient?.destroy();
   await db?.destroy();
   await testDb?.drop();
 });
@@ -94,9 +90,9 @@ function recordOf(message: Message, workspace = workspaceId, partition = 0): Mes
   };
 }
 
-/** The gateway's acceptance row for `message`, committed now (or with `trx`). */
-async function accept(messages: Message[], workspace = workspaceId, trx: Knex | Knex.Transaction = db): Promise<void> {
-  await trx('accepted_messages').insert(
+/** The gateway's acceptance row for `message`, committed now. */
+async function accept(messages: Message[], workspace = workspaceId): Promise<void> {
+  await db('accepted_messages').insert(
     messages.map((m) => ({
       workspace_id: workspace,
       message_id: m.message_id,
@@ -121,12 +117,6 @@ async function deliveryIds(consumer: string, messages: Message[]): Promise<Map<s
     )
     .select('id', 'message_id')) as Array<{ id: string; message_id: string }>;
   return new Map(rows.map((r) => [r.message_id, Number(r.id)]));
-}
-
-/** Delivery's shared story locks asked for and not granted yet (read on the other client). */
-async function sharedLockRequests(): Promise<number> {
-  const { rows } = await otherClient.raw(`select count(*)::int as n from pg_locks where locktype = 'advisory' and mode = 'ShareLock' and not granted`);
-  return rows[0].n;
 }
 
 /** What `run` resolves with, and how many statements it sent to Postgres meanwhile. */
@@ -223,58 +213,6 @@ describe('delivery enqueues a Kafka batch at once', () => {
     expect(await enqueuer(120_000)([unreadable, recordOf(after)])).toEqual(['quarantined', 'enqueued']);
     expect(await db('quarantined_records').where({ message_id: garbled.message_id }).pluck('reason')).toEqual(['value.unreadable']);
     expect((await deliveryIds(consumers[0]!, [after])).size).toBe(1);
-  }, 30_000);
-
-  it('looks once at a record whose gateway commit is still in flight: it waits for the story lock, then reads the acceptance that commit wrote', async () => {
-    const handle = enqueuer(20_000);
-    const warmUp = started(`w-${randomUUID()}`);
-    await accept([warmUp]);
-    expect(await handle([recordOf(warmUp)])).toEqual(['enqueued']);
-    const message = started(`g-${randomUUID()}`);
-    const record = recordOf(message);
-    // The gateway's group commit as it waits for its Kafka ack: its story lock held, its acceptance
-    // written, not committed — on a client of its own, so only delivery's statements are counted.
-    const gateway = await otherClient.transaction();
-    try {
-      await gateway.raw(storyLocksStatement([record.key!.toString('utf8')], 'exclusive'));
-      await accept([message], workspaceId, gateway);
-      const handling = countingStatements(() => handle([record]));
-      await eventually(sharedLockRequests, (requests) => requests === 1, { what: "delivery waiting on the story's lock" });
-      await gateway.commit();
-      const { result, statements } = await handling;
-      expect(result).toEqual(['enqueued']);
-      // The look that waited and the write: no re-check.
-      expect(statements).toBe(2);
-    } finally {
-      if (!gateway.isCompleted()) await gateway.rollback();
-    }
-    await expectEnqueuedInOrder([message]);
-  }, 30_000);
-
-  it('looks without the lock once a gateway holds it past the wait, and enqueues the record when its commit lands', async () => {
-    const handle = createBatchEnqueuer({
-      store: KnexDeliveryStore.create(db),
-      logger: pino({ level: 'silent' }),
-      metrics: createMetricsRegistry({ defaultMetrics: false }),
-      acceptanceWaitMs: 20_000,
-      storyLockWaitMs: 1_000,
-    });
-    const message = started(`s-${randomUUID()}`);
-    const record = recordOf(message);
-    const gateway = await otherClient.transaction();
-    try {
-      await gateway.raw(storyLocksStatement([record.key!.toString('utf8')], 'exclusive'));
-      await accept([message], workspaceId, gateway);
-      const handling = handle([record]);
-      await eventually(sharedLockRequests, (requests) => requests === 1, { what: "delivery waiting on the story's lock" });
-      // Past the lock wait the lock is no longer asked for, and the record waits on re-checks.
-      await eventually(sharedLockRequests, (requests) => requests === 0, { what: 'the lock wait given up' });
-      expect((await deliveryIds(consumers[0]!, [message])).size).toBe(0);
-      await gateway.commit();
-      expect(await handling).toEqual(['enqueued']);
-    } finally {
-      if (!gateway.isCompleted()) await gateway.rollback();
-    }
   }, 30_000);
 
   it('skips a workspace it does not have without storing anything, and delivers its records once it exists', async () => {

@@ -40,11 +40,6 @@ export interface RecordEnqueuerDeps {
   recheckMs?: number;
   /** How long a workspace this database did not have is taken as absent before it is looked up again. */
   unknownWorkspaceTtlMs?: number;
-  /**
-   * Longest the first look at a batch's acceptances waits for the gateway transactions still holding
-   * its stories' locks (DeliveryStore.acceptancesAfterCommits); at most `acceptanceWaitMs`.
-   */
-  storyLockWaitMs?: number;
 }
 
 export type EnqueueOutcome = 'enqueued' | 'quarantined';
@@ -57,11 +52,6 @@ const UNKNOWN_WORKSPACE_TTL_MS = 10_000;
 /** Bound of each workspace cache: past it the cache starts over (a lookup is one query per batch). */
 const WORKSPACE_CACHE_ENTRIES = 10_000;
 const LONGEST_RECHECK_MS = 500;
-/**
- * A gateway transaction lasts milliseconds (its Kafka ack and COMMIT); one stuck longer holds back the
- * other correlation ids of the batch only this long before they are looked up without it.
- */
-const STORY_LOCK_WAIT_MS = 250;
 
 /** A record whose headers and value are readable, on its way to a verdict. */
 interface Candidate {
@@ -107,7 +97,6 @@ export function createBatchEnqueuer(deps: RecordEnqueuerDeps): BatchEnqueuer {
     registers: [deps.metrics],
   });
   const recheckMs = deps.recheckMs ?? 4;
-  const storyLockWaitMs = deps.storyLockWaitMs ?? STORY_LOCK_WAIT_MS;
   const workspaces = workspaceCache(deps.store, deps.unknownWorkspaceTtlMs ?? UNKNOWN_WORKSPACE_TTL_MS);
   const tracer = trace.getTracer('@bus/delivery');
 
@@ -191,16 +180,7 @@ export function createBatchEnqueuer(deps: RecordEnqueuerDeps): BatchEnqueuer {
       const hasAcceptance = (c: Candidate) => acceptances.has(acceptanceKey({ workspaceId: c.headers.workspace_id, messageId: c.headers.message_id }));
       const deadline = Date.now() + deps.acceptanceWaitMs;
       let pause = recheckMs;
-      // The first look waits for the gateway commits still in flight for these stories (the records
-      // reach Kafka before their acceptance commits): one round trip where a plain read would usually
-      // have to be followed by a re-check. The re-checks below are for what that wait cannot cover (a
-      // commit that failed, or a record the gateway did not write).
-      const found = await deps.store.acceptancesAfterCommits(
-        undecided.map((c) => ({ workspaceId: c.headers.workspace_id, messageId: c.headers.message_id })),
-        undecided.flatMap((c) => (c.record.key === null ? [] : [c.orderKey])),
-        Math.min(storyLockWaitMs, deps.acceptanceWaitMs),
-      );
-      for (const [key, acceptance] of found) acceptances.set(key, acceptance);
+      await lookUp(undecided);
       for (let round = 0; ; round += 1) {
         const expired = Date.now() >= deadline;
         // A value that is not JSON can never be accepted: refused after the first re-check, not after

@@ -1,4 +1,4 @@
-import { lockTimeoutStatement, simpleTransaction, sqlLiteral, sqlTextArray, storyLocksStatement, type Knex } from '@bus/db';
+import { simpleTransaction, sqlLiteral, sqlTextArray, type Knex } from '@bus/db';
 import type { ProducerPermissions, StoryState } from '@bus/som';
 import { workspaceKey } from './batch-decisions';
 
@@ -130,11 +130,10 @@ async function storyStateIn(db: Knex, workspaceId: string, correlationId: string
 
 /**
  * The group commit's first statements, sent with BEGIN as one simple query: lock_timeout
- * (bounded below delivery's acceptance wait: a publish never holds its Kafka record back longer); the
- * story locks (libs/db storyLocksStatement: one advisory lock per (workspace, correlation id), held to
- * COMMIT — it covers a correlation id seen for the first time, which has no story_state row to lock
- * yet — in one sorted order, so two batches never wait for each other in a cycle; delivery waits on
- * them, shared, for this COMMIT before it reads the acceptances); then the reads, each its own statement
+ * (bounded below delivery's acceptance wait: a publish never holds its Kafka record back longer); one
+ * advisory lock per (workspace, correlation id), held to COMMIT — it covers a correlation id seen for
+ * the first time, which has no story_state row to lock yet — taken in one sorted order by every
+ * gateway, so two batches never wait for each other in a cycle; then the reads, each its own statement
  * and so its own snapshot, taken after the locks were granted. A simple query carries no parameters,
  * so the values are quoted literals (libs/db sqlLiteral); the gateway only gets here with ids its
  * schema checked (letters, digits and . _ : -, or UUIDs). The reads join the keys' pairs (unnest): one
@@ -143,13 +142,12 @@ async function storyStateIn(db: Knex, workspaceId: string, correlationId: string
  * call against 57 and 0.20 for the join (docs/benchmarks.md, thirteenth session).
  */
 function lockAndReadStatements(scope: StoryLockScope): string[] {
+  const lockKeys = [...new Set(scope.stories.map((s) => workspaceKey(s.workspaceId, s.correlationId)))].sort();
   const messages = scope.messages ?? [];
+  const timeout = `${Math.max(1, Math.floor(scope.lockTimeoutMs))}ms`;
   return [
-    lockTimeoutStatement(scope.lockTimeoutMs),
-    storyLocksStatement(
-      scope.stories.map((s) => workspaceKey(s.workspaceId, s.correlationId)),
-      'exclusive',
-    ),
+    `select set_config('lock_timeout', ${sqlLiteral(timeout)}, true)`,
+    `select count(pg_advisory_xact_lock(hashtextextended(k, 0))) from unnest(${sqlTextArray(lockKeys)}) as k`,
     `select workspace_id, message_id, content_hash from accepted_messages where (workspace_id, message_id) in ` +
       `(select * from unnest(${sqlTextArray(messages.map((m) => m.workspaceId))}, ${sqlTextArray(messages.map((m) => m.messageId))}))`,
     `select workspace_id, correlation_id, state from story_state where (workspace_id, correlation_id) in ` +
