@@ -75,8 +75,8 @@ interface Candidate {
  * them up). A waiting record holds back the later records of its correlation id (the Kafka key), never
  * the others, so FIFO per correlation id follows Kafka order. Unreadable headers or a hash mismatch
  * are quarantined without waiting, a value that is not JSON (and has no acceptance) at the first
- * re-check. A record of a workspace this database does
- * not know is only counted. Each record has its span, a child of its publish.
+ * re-check. A record of a workspace this database does not know is only counted. Each record has its
+ * span, a child of its publish.
  */
 export function createBatchEnqueuer(deps: RecordEnqueuerDeps): BatchEnqueuer {
   const quarantined = new Counter({
@@ -177,7 +177,7 @@ export function createBatchEnqueuer(deps: RecordEnqueuerDeps): BatchEnqueuer {
         const found = await deps.store.acceptances(of.map((c) => ({ workspaceId: c.headers.workspace_id, messageId: c.headers.message_id })));
         for (const [key, acceptance] of found) acceptances.set(key, acceptance);
       };
-      const hasAcceptance = (c: Candidate) => acceptances.has(acceptanceKey({ workspaceId: c.headers.workspace_id, messageId: c.headers.message_id }));
+      const acceptanceOf = (c: Candidate) => acceptances.get(acceptanceKey({ workspaceId: c.headers.workspace_id, messageId: c.headers.message_id })) ?? null;
       const deadline = Date.now() + deps.acceptanceWaitMs;
       let pause = recheckMs;
       await lookUp(undecided);
@@ -190,7 +190,7 @@ export function createBatchEnqueuer(deps: RecordEnqueuerDeps): BatchEnqueuer {
         // re-check without a parse (parsing those took 14 % of delivery's busy time at 64 publishes in flight).
         if (round > 0 || expired) {
           undecided = undecided.filter((c) => {
-            if (hasAcceptance(c) || c.value.contentHash() !== null) return true;
+            if (acceptanceOf(c) !== null || c.value.contentHash() !== null) return true;
             refuse(c.index, c.record, c.headers, 'value.unreadable');
             return false;
           });
@@ -198,7 +198,7 @@ export function createBatchEnqueuer(deps: RecordEnqueuerDeps): BatchEnqueuer {
         const waiting = new Set<string>();
         const still: Candidate[] = [];
         for (const c of undecided) {
-          const acceptance = acceptances.get(acceptanceKey({ workspaceId: c.headers.workspace_id, messageId: c.headers.message_id })) ?? null;
+          const acceptance = acceptanceOf(c);
           if (waiting.has(c.orderKey) || (acceptance === null && !expired)) {
             waiting.add(c.orderKey);
             still.push(c);
@@ -214,7 +214,7 @@ export function createBatchEnqueuer(deps: RecordEnqueuerDeps): BatchEnqueuer {
         await new Promise((resolve) => setTimeout(resolve, Math.min(pause, Math.max(0, deadline - Date.now()))));
         pause = Math.min(pause * 2, LONGEST_RECHECK_MS);
         await heartbeat?.();
-        await lookUp(undecided.filter((c) => !hasAcceptance(c)));
+        await lookUp(undecided.filter((c) => acceptanceOf(c) === null));
       }
       return outcomes;
     } catch (err) {
