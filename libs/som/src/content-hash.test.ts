@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { canonicalJson, contentHash } from './content-hash';
+import { bodyDigest, canonicalJson, contentHash } from './content-hash';
 
 /** The definition canonicalJson must keep to the byte (every stored hash depends on it), written plainly. */
 function referenceCanonicalJson(value: unknown): string {
@@ -36,6 +36,11 @@ describe('content hash', () => {
       '{"z":["\\ud83d\\ude00 é","\\ud800","a\\"b\\\\c\\n\\u0001\\u007f\\u2028"],"10":1.5e300,"9":-0,"":{"b":null,"a":[true,false,{}]},"__proto__":0}',
     ) as unknown;
     expect(contentHash(value)).toBe('bd9d8f0e9d11025a59c6a1d519a68c1050fe8e7a4f967a3dd7375355494ba408');
+  });
+
+  it('digests the exact bytes as SHA-256 (the body_sha256 stored at acceptance)', () => {
+    expect(bodyDigest(Buffer.from('abc')).toString('hex')).toBe('ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad');
+    expect(bodyDigest(new Uint8Array(0)).toString('hex')).toBe('e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855');
   });
 
   it('serialises every JSON value exactly as the plain definition does', () => {
