@@ -69,6 +69,7 @@ function benchRun(tree) {
     publishes: perSecond('| POST'),
     raw: perSecond('| raw kafkajs'),
     ratio: Number(/^Ratio to the raw producer ceiling: ([0-9.]+)/m.exec(out)?.[1] ?? NaN),
+    batch: /batch of ([0-9.]+) publishes/.exec(out)?.[1] ?? '–',
     cpu: /^CPU ms per 1,000 messages — \w+: ([^;]+)/m.exec(out)?.[1] ?? '',
   };
 }
@@ -82,14 +83,14 @@ function main() {
     .filter(([k]) => k.startsWith('BENCH_'))
     .map(([k, v]) => `${k}=${v}`);
   console.log(`bench:publish alternated, ${PAIRS} pairs${settings.length ? `, ${settings.join(' ')}` : ''}\n`);
-  console.log('| pair | build | publishes/s | raw ceiling/s | ratio | CPU ms per 1,000 messages |');
-  console.log('|---|---|---|---|---|---|');
+  console.log('| pair | build | publishes/s | raw ceiling/s | ratio | group commit batch | CPU ms per 1,000 messages |');
+  console.log('|---|---|---|---|---|---|---|');
   const results = trees.map(() => []);
   for (let pair = 1; pair <= PAIRS; pair++) {
     trees.forEach((tree, i) => {
       const r = benchRun(tree);
       results[i].push(r);
-      console.log(`| ${pair} | ${tree.name} | ${r.publishes} | ${r.raw} | ${r.ratio} | ${r.cpu} |`);
+      console.log(`| ${pair} | ${tree.name} | ${r.publishes} | ${r.raw} | ${r.ratio} | ${r.batch} | ${r.cpu} |`);
     });
   }
   const mean = (xs) => xs.reduce((a, b) => a + b, 0) / xs.length;
