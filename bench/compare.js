@@ -8,6 +8,7 @@
 // git worktree in $TMPDIR/bus-compare/<commit> (outside the repository, where jest, tsc and eslint
 // would find it), installed and built once and kept for the next run.
 // Every BENCH_* variable is passed on to both (BENCH_LAYOUT, BENCH_SECONDS, BENCH_CONCURRENCY, ...).
+// Each build runs its own bench/publish.js: a change to the bench itself shows as a difference too.
 'use strict';
 
 const { execFileSync, spawnSync } = require('node:child_process');
@@ -40,7 +41,11 @@ function baseTree(rev) {
     if (run.status !== 0) throw new Error(`${what} failed in ${dir}`);
   };
   if (!fs.existsSync(path.join(dir, '.built'))) {
-    if (!fs.existsSync(dir)) git('worktree', 'add', '--detach', dir, commit);
+    if (!fs.existsSync(dir)) {
+      // A worktree directory deleted by hand stays registered until pruned, and add refuses its path.
+      git('worktree', 'prune');
+      git('worktree', 'add', '--detach', dir, commit);
+    }
     step(`installing ${commit.slice(0, 12)}'s dependencies`, 'npm', ['install', '--no-save', '--no-audit', '--no-fund', '--loglevel=error']);
     step(`building ${commit.slice(0, 12)}`, 'npx', ['tsc', '-b']);
     fs.writeFileSync(path.join(dir, '.built'), `${new Date().toISOString()}\n`);
