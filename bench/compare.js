@@ -62,17 +62,10 @@ function benchRun(tree) {
   });
   if (run.status !== 0) throw new Error(`bench/publish.js failed in ${tree.dir}:\n${run.stderr}`);
   const out = run.stdout;
-  const perSecond = (rowStart) =>
-    Number(
-      out
-        .split('\n')
-        .find((l) => l.startsWith(rowStart))
-        ?.split('|')[2]
-        ?.trim() ?? NaN,
-    );
+  const perSecond = (row) => Number(new RegExp(`^\\| ${row}[^|]*\\| ([0-9]+) \\|`, 'm').exec(out)?.[1] ?? NaN);
   return {
-    publishes: perSecond('| POST'),
-    raw: perSecond('| raw kafkajs'),
+    publishes: perSecond('POST'),
+    raw: perSecond('raw kafkajs'),
     ratio: Number(/^Ratio to the raw producer ceiling: ([0-9.]+)/m.exec(out)?.[1] ?? NaN),
     batch: /batch of ([0-9.]+) publishes/.exec(out)?.[1] ?? '–',
     cpu: /^CPU ms per 1,000 messages — \w+: ([^;]+)/m.exec(out)?.[1] ?? '',
@@ -104,9 +97,8 @@ function main() {
     const rs = results[i];
     console.log(`${tree.name}: mean ${mean(rs.map((r) => r.publishes)).toFixed(0)} publishes/s, ratio ${mean(rs.map((r) => r.ratio)).toFixed(3)}`);
   });
-  const ahead = results[1].filter((r, pair) => r.publishes > results[0][pair].publishes).length;
-  const aheadRatio = results[1].filter((r, pair) => r.ratio > results[0][pair].ratio).length;
-  console.log(`this checkout ahead in ${ahead} of ${PAIRS} pairs on publishes/s, ${aheadRatio} of ${PAIRS} on the ratio`);
+  const pairsAheadOn = (figure) => results[1].filter((r, pair) => r[figure] > results[0][pair][figure]).length;
+  console.log(`this checkout ahead in ${pairsAheadOn('publishes')} of ${PAIRS} pairs on publishes/s, ${pairsAheadOn('ratio')} of ${PAIRS} on the ratio`);
 }
 
 main();
