@@ -59,6 +59,7 @@ phase() {
 teardown() {
   local status=$?
   set +e
+  [ "$status" -eq 0 ] || cluster_diagnose
   if [ "${CLUSTER_KEEP:-0}" = 1 ]; then
     cluster_log "CLUSTER_KEEP=1: the cluster stays up (KUBECONFIG=$KUBECONFIG); deploy/cluster/down.sh removes it"
   else
