@@ -79,27 +79,33 @@ cluster_wait_for() {
 # What a failed run needs to be understood once the cluster is gone (CI keeps only the tier's output):
 # the node's conditions, every pod, recent events, and for each pod not Ready its events, its containers'
 # last lines (and the previous container's, after a restart); the kubelet's and containerd's last errors;
-# the machine's memory, disk and load. On stderr, bounded; never fails.
+# the machine's memory, disk and load. On stderr, bounded (each request 10 s at most, none when the
+# API server does not answer); never fails.
 cluster_diagnose() {
   local ns pod
+  kd() { kc --request-timeout=10s "$@"; }
   {
     echo "---- cluster diagnostics ($(date +%H:%M:%S)) ----"
     echo "# machine: load $(cut -d' ' -f1-3 /proc/loadavg); $(free -m | awk '/^Mem:/ {print $7 " MiB available of " $2}'); disk $(df -h "$CLUSTER_CACHE" | awk 'NR == 2 {print $4 " free of " $2}')"
-    echo "# node"
-    kc get nodes -o wide 2>&1
-    kc get node "$CLUSTER_NODE_NAME" -o jsonpath='{range .status.conditions[*]}{.type}={.status} {.reason}: {.message}{"\n"}{end}' 2>&1
-    echo "# pods"
-    kc get pods -A -o wide 2>&1
-    echo "# events (last 40)"
-    kc get events -A --sort-by=.lastTimestamp 2>&1 | tail -40
-    kc get pods -A -o jsonpath='{range .items[*]}{.metadata.namespace} {.metadata.name} {.status.conditions[?(@.type=="Ready")].status}{"\n"}{end}' 2>/dev/null \
-      | awk '$3 != "True" {print $1, $2}' | head -8 | while read -r ns pod; do
-        echo "# pod $ns/$pod is not Ready"
-        kc -n "$ns" get pod "$pod" -o jsonpath='{range .status.initContainerStatuses[*]}{.name} (init){": restarts "}{.restartCount}{", state "}{.state}{", last "}{.lastState}{"\n"}{end}{range .status.containerStatuses[*]}{.name}{": restarts "}{.restartCount}{", state "}{.state}{", last "}{.lastState}{"\n"}{end}' 2>&1
-        kc -n "$ns" describe pod "$pod" 2>&1 | sed -n '/^Events:/,$p' | tail -20
-        kc -n "$ns" logs "$pod" --all-containers --tail=30 2>&1
-        kc -n "$ns" logs "$pod" --all-containers --tail=30 --previous 2>/dev/null | sed 's/^/(previous) /'
-      done
+    if kd get --raw /readyz >/dev/null 2>&1; then
+      echo "# node"
+      kd get nodes -o wide 2>&1
+      kd get node "$CLUSTER_NODE_NAME" -o jsonpath='{range .status.conditions[*]}{.type}={.status} {.reason}: {.message}{"\n"}{end}' 2>&1
+      echo "# pods"
+      kd get pods -A -o wide 2>&1
+      echo "# events (last 40)"
+      kd get events -A --sort-by=.lastTimestamp 2>&1 | tail -40
+      kd get pods -A -o jsonpath='{range .items[*]}{.metadata.namespace} {.metadata.name} {.status.conditions[?(@.type=="Ready")].status}{"\n"}{end}' 2>/dev/null \
+        | awk '$3 != "True" {print $1, $2}' | head -8 | while read -r ns pod; do
+          echo "# pod $ns/$pod is not Ready"
+          kd -n "$ns" get pod "$pod" -o jsonpath='{range .status.initContainerStatuses[*]}{.name} (init){": restarts "}{.restartCount}{", state "}{.state}{", last "}{.lastState}{"\n"}{end}{range .status.containerStatuses[*]}{.name}{": restarts "}{.restartCount}{", state "}{.state}{", last "}{.lastState}{"\n"}{end}' 2>&1
+          kd -n "$ns" describe pod "$pod" 2>&1 | sed -n '/^Events:/,$p' | tail -20
+          kd -n "$ns" logs "$pod" --all-containers --tail=30 2>&1
+          kd -n "$ns" logs "$pod" --all-containers --tail=30 --previous 2>/dev/null | sed 's/^/(previous) /'
+        done
+    else
+      echo "# the API server does not answer /readyz within 10 s: no cluster state to show"
+    fi
     echo "# kubelet's last errors"
     grep '^E' "$CLUSTER_LOGS/kubelet.log" 2>/dev/null | tail -20
     echo "# containerd's last errors"
