@@ -62,6 +62,15 @@ cluster_go() {
 
 # kubectl from the cluster's own build (same version as the API server).
 kc() { "$CLUSTER_BIN/kubectl" "$@"; }
+# kc for the failure paths: a request the API server does not answer gives up after 10 s.
+kd() { kc --request-timeout=10s "$@"; }
+
+# The pods not Ready among `kubectl get pods "$@"` (e.g. -A, or -n <ns> -l <selector>): "<namespace> <name>" per line.
+cluster_pods_not_ready() {
+  kd get pods "$@" \
+    -o jsonpath='{range .items[*]}{.metadata.namespace} {.metadata.name} {.status.conditions[?(@.type=="Ready")].status}{"\n"}{end}' \
+    | awk '$3 != "True" {print $1, $2}'
+}
 
 # Waits until "$@" succeeds, at most $CLUSTER_WAIT seconds (default 120); the last output on failure.
 cluster_wait_for() {
@@ -83,7 +92,6 @@ cluster_wait_for() {
 # API server does not answer); never fails.
 cluster_diagnose() {
   local ns pod
-  kd() { kc --request-timeout=10s "$@"; }
   {
     echo "---- cluster diagnostics ($(date +%H:%M:%S)) ----"
     echo "# machine: load $(cut -d' ' -f1-3 /proc/loadavg); $(free -m | awk '/^Mem:/ {print $7 " MiB available of " $2}'); disk $(df -h "$CLUSTER_CACHE" | awk 'NR == 2 {print $4 " free of " $2}')"
@@ -95,14 +103,13 @@ cluster_diagnose() {
       kd get pods -A -o wide 2>&1
       echo "# events (last 40)"
       kd get events -A --sort-by=.lastTimestamp 2>&1 | tail -40
-      kd get pods -A -o jsonpath='{range .items[*]}{.metadata.namespace} {.metadata.name} {.status.conditions[?(@.type=="Ready")].status}{"\n"}{end}' 2>/dev/null \
-        | awk '$3 != "True" {print $1, $2}' | head -8 | while read -r ns pod; do
-          echo "# pod $ns/$pod is not Ready"
-          kd -n "$ns" get pod "$pod" -o jsonpath='{range .status.initContainerStatuses[*]}{.name} (init){": restarts "}{.restartCount}{", state "}{.state}{", last "}{.lastState}{"\n"}{end}{range .status.containerStatuses[*]}{.name}{": restarts "}{.restartCount}{", state "}{.state}{", last "}{.lastState}{"\n"}{end}' 2>&1
-          kd -n "$ns" describe pod "$pod" 2>&1 | sed -n '/^Events:/,$p' | tail -20
-          kd -n "$ns" logs "$pod" --all-containers --tail=30 2>&1
-          kd -n "$ns" logs "$pod" --all-containers --tail=30 --previous 2>/dev/null | sed 's/^/(previous) /'
-        done
+      cluster_pods_not_ready -A 2>/dev/null | head -8 | while read -r ns pod; do
+        echo "# pod $ns/$pod is not Ready"
+        kd -n "$ns" get pod "$pod" -o jsonpath='{range .status.initContainerStatuses[*]}{.name} (init){": restarts "}{.restartCount}{", state "}{.state}{", last "}{.lastState}{"\n"}{end}{range .status.containerStatuses[*]}{.name}{": restarts "}{.restartCount}{", state "}{.state}{", last "}{.lastState}{"\n"}{end}' 2>&1
+        kd -n "$ns" describe pod "$pod" 2>&1 | sed -n '/^Events:/,$p' | tail -20
+        kd -n "$ns" logs "$pod" --all-containers --tail=30 2>&1
+        kd -n "$ns" logs "$pod" --all-containers --tail=30 --previous 2>/dev/null | sed 's/^/(previous) /'
+      done
     else
       echo "# the API server does not answer /readyz within 10 s: no cluster state to show"
     fi

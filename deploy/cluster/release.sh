@@ -28,9 +28,8 @@ case "${1:-}" in
     if ! deps_install 3m; then
       cluster_log "the dev dependencies were not Ready within 3 min; diagnostics follow, then their pods that are not Ready are replaced once"
       cluster_diagnose
-      kc -n "$CLUSTER_NAMESPACE" get pods -l app.kubernetes.io/instance=message-bus-deps \
-        -o jsonpath='{range .items[*]}{.metadata.name} {.status.conditions[?(@.type=="Ready")].status}{"\n"}{end}' \
-        | awk '$2 != "True" {print $1}' | xargs -r "$CLUSTER_BIN/kubectl" -n "$CLUSTER_NAMESPACE" delete pod --wait=false || true
+      cluster_pods_not_ready -n "$CLUSTER_NAMESPACE" -l app.kubernetes.io/instance=message-bus-deps \
+        | awk '{print $2}' | xargs -r "$CLUSTER_BIN/kubectl" -n "$CLUSTER_NAMESPACE" delete pod --wait=false || true
       deps_install 3m
       cluster_log "the dev dependencies are Ready after their pods were replaced"
     fi
