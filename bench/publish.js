@@ -126,6 +126,15 @@ async function main() {
     if (floor) console.log(`\np50 against the raw round trips' p50: ${(publish.p50 / floor.p50).toFixed(2)}×; the floor's steps (p50 ms): ${floor.steps}`);
     const baselineCpu = raw ? `; raw send: ${cpuLine(raw.cpuPerThousand)}` : `; floor: ${cpuLine(floor.cpuPerThousand)}`;
     console.log(`CPU ms per 1,000 messages — ${ROUTE}: ${cpuLine(publish.cpuPerThousand)}${baselineCpu}`);
+    if (raw) {
+      // Both phases keep the machine's cores about as busy, so the ratio above is close to this one:
+      // what a raw send costs the machine against what a publish costs it (docs/benchmarks.md).
+      const total = (perThousand) => Object.values(perThousand).reduce((sum, ms) => sum + ms, 0);
+      const [bus, ceiling] = [total(publish.cpuPerThousand), total(raw.cpuPerThousand)];
+      console.log(
+        `CPU µs per message, all the processes above: publish ${bus.toFixed(0)}, raw send ${ceiling.toFixed(0)} (raw / publish ${(ceiling / bus).toFixed(3)})`,
+      );
+    }
     console.log(`Mean per call (warm-up included), from the gateway's /metrics: ${steps}`);
     console.log(`\nPostgres per statement, ${ROUTE}:\n\n${statementTable(statements)}`);
   } finally {
