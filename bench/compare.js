@@ -68,6 +68,7 @@ function benchRun(tree) {
     publishes: perSecond('POST'),
     raw: perSecond('raw kafkajs'),
     ratio: Number(/^Ratio to the raw producer ceiling: ([0-9.]+)/m.exec(out)?.[1] ?? NaN),
+    probe: /^Machine probe: compute ([0-9.]+) CPU µs.*round trip ([0-9]+) µs/m.exec(out)?.slice(1).join(' / ') ?? '–',
     batch: /batch of ([0-9.]+) publishes/.exec(out)?.[1] ?? '–',
     cpu,
     // CPU µs a publish costs every process measured: the cost a change should lower, less at the mercy
@@ -85,14 +86,16 @@ function main() {
     .filter(([k]) => k.startsWith('BENCH_'))
     .map(([k, v]) => `${k}=${v}`);
   console.log(`bench:publish alternated, ${PAIRS} pairs${settings.length ? `, ${settings.join(' ')}` : ''}\n`);
-  console.log('| pair | build | publishes/s | raw ceiling/s | ratio | group commit batch | CPU µs a publish, all processes | CPU ms per 1,000 messages |');
-  console.log('|---|---|---|---|---|---|---|---|');
+  console.log(
+    '| pair | build | publishes/s | raw ceiling/s | ratio | group commit batch | CPU µs a publish, all processes | CPU ms per 1,000 messages | machine probe: compute / round trip µs |',
+  );
+  console.log('|---|---|---|---|---|---|---|---|---|');
   const results = trees.map(() => []);
   for (let pair = 1; pair <= PAIRS; pair++) {
     trees.forEach((tree, i) => {
       const r = benchRun(tree);
       results[i].push(r);
-      console.log(`| ${pair} | ${tree.name} | ${r.publishes} | ${r.raw} | ${r.ratio} | ${r.batch} | ${r.cpuTotal} | ${r.cpu} |`);
+      console.log(`| ${pair} | ${tree.name} | ${r.publishes} | ${r.raw} | ${r.ratio} | ${r.batch} | ${r.cpuTotal} | ${r.cpu} | ${r.probe} |`);
     });
   }
   const mean = (xs) => xs.reduce((a, b) => a + b, 0) / xs.length;

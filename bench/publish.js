@@ -21,6 +21,7 @@ const { randomBytes } = require('node:crypto');
 const { som } = require('@bus/schemas');
 const { ensureTopics, sendAcked } = require('@bus/kafka');
 const { openRoundTrips } = require('./round-trips');
+const { machineProbe, probeLine } = require('./machine-probe');
 const { CONNECTION_FACTOR, cpuLine, cpuMeter, httpClient, machine, measure, provisionWorkspace, startBus, statementTable, storyMessage } = require('./support');
 
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 64);
@@ -56,6 +57,8 @@ async function roundTripsFloor(bench, topic) {
 }
 
 async function main() {
+  // Before the bus starts, on a machine with nothing of the run busy yet.
+  const probe = await machineProbe(messageOf(0));
   const bench = await startBus('bench-publish', { layout: LAYOUT });
   const { kafka, producer } = bench;
   const gatewayUrl = bench.urls.gateway;
@@ -117,6 +120,7 @@ async function main() {
     console.log(
       `\nPublish benchmark — ${machine()}; ${CONCURRENCY} concurrent, ${RUN_MS / 1000} s measured, message ${sample.length} bytes; BUS_LIMIT_CONNECTION_FACTOR ${CONNECTION_FACTOR}\n`,
     );
+    console.log(`${probeLine(probe)}\n`);
     console.log('| path | per second | p50 ms | p99 ms | not 202 / failed |');
     console.log('|---|---|---|---|---|');
     console.log(row(`POST /v1/tenants/{t}/${ROUTE} (${LAYOUT})`, publish));
