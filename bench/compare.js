@@ -72,7 +72,8 @@ function benchRun(tree) {
     batch: /batch of ([0-9.]+) publishes/.exec(out)?.[1] ?? '–',
     cpu,
     // CPU µs a publish costs every process measured: the cost a change should lower, less at the mercy
-    // of the VM's speed than publishes/s (bench/publish.js prints the raw send's beside it).
+    // of the VM's speed than publishes/s. Summed from the per-process line rather than read from
+    // publish.js's own total, which base revisions older than b37bb04 do not print.
     cpuTotal: [...cpu.matchAll(/ ([0-9]+)(?:,|$)/g)].reduce((sum, m) => sum + Number(m[1]), 0),
   };
 }
