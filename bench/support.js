@@ -33,9 +33,10 @@ function percentile(sorted, p) {
  * Runs `operation(i)` from `concurrency` workers, each starting the next as soon as one finishes:
  * a warm-up whose results are dropped, then `runMs` measured. `operation` resolves true on success.
  * Returns successes per second and latency percentiles (ms) of the successes, and with a `cpu`
- * (cpuMeter) the CPU milliseconds per 1,000 successes of each process over the measured part.
+ * (cpuMeter) the CPU milliseconds per 1,000 successes of each process over the measured part; with a
+ * `perf` (perfRecorder) a perf record of the machine over that part.
  */
-async function measure({ concurrency, warmUpMs, runMs, operation, cpu, pauseMs = 0 }) {
+async function measure({ concurrency, warmUpMs, runMs, operation, cpu, perf, pauseMs = 0 }) {
   const latencies = [];
   let failures = 0;
   let recording = false;
@@ -54,12 +55,14 @@ async function measure({ concurrency, warmUpMs, runMs, operation, cpu, pauseMs =
   };
   await Promise.all(Array.from({ length: concurrency }, worker));
   recording = true;
+  await perf?.start();
   const began = Date.now();
   const cpuBefore = cpu?.sample();
   stopAt = began + runMs;
   await Promise.all(Array.from({ length: concurrency }, worker));
   const seconds = (Date.now() - began) / 1000;
   const cpuPerThousand = cpu ? cpu.perThousand(cpuBefore, cpu.sample(), latencies.length) : undefined;
+  await perf?.stop();
   latencies.sort((a, b) => a - b);
   return {
     cpuPerThousand,
@@ -127,8 +130,16 @@ async function startBus(name, { layout = 'all-in-one' } = {}) {
   const setup = startNodeProcess('services/all-in-one/dist/setup.js', env);
   if ((await setup.exited) !== 0) throw new Error(`setup failed:\n${setup.output()}`);
   // BENCH_CPU_PROF=<dir>: the bus writes a V8 CPU profile there when it stops (open it in Chrome's
-  // DevTools or summarise it with bench/profile-summary.js).
-  const profileArgs = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(process.env.BENCH_CPU_PROF)}`] : [];
+  // DevTools or summarise it with bench/profile-summary.js). BENCH_PERF=<dir>: its JIT'd functions are
+  // named for perf (perfRecorder). BENCH_NODE_FLAGS: more node or V8 flags, space-separated (say
+  // `--log-code --logfile=/tmp/v8-%p.log` for when the JIT compiles what, at which tier).
+  if (process.env.BENCH_PERF) fs.mkdirSync(path.resolve(process.env.BENCH_PERF), { recursive: true });
+  const profileArgs = [
+    ...(process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(process.env.BENCH_CPU_PROF)}`] : []),
+    // --perf-basic-prof turns V8's log on too: kept beside the recording, not in the working directory.
+    ...(process.env.BENCH_PERF ? ['--perf-basic-prof', '--no-logfile-per-isolate', `--logfile=${path.resolve(process.env.BENCH_PERF, 'v8-%p.log')}`] : []),
+    ...(process.env.BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolean),
+  ];
   const processes = {};
   const urls = { auth: busUrl, gateway: busUrl, pullApi: busUrl };
   // Each process's own address, for its /readyz (delivery serves only the operational routes).
@@ -309,7 +320,52 @@ function cpuMeter(busPids) {
   };
   const perThousand = (before, after, messages) =>
     Object.fromEntries(Object.keys(after).map((name) => [name, (((after[name] - (before[name] ?? 0)) * 1000) / TICKS_PER_SECOND / messages) * 1000]));
-  return { sample, perThousand };
+  /** The processes it measures, by name, as pids (Postgres: the postmaster and its children now). */
+  const pids = () => ({
+    ...Object.fromEntries(Object.entries(busPids).map(([name, pid]) => [name, [pid]])),
+    ...(postmaster ? { postgres: [postmaster, ...childrenOf(postmaster)] } : {}),
+    ...(kafka ? { kafka: [kafka] } : {}),
+    ...(redis ? { redis: [redis] } : {}),
+  });
+  return { sample, perThousand, pids };
+}
+
+/**
+ * BENCH_PERF=<dir>: `perf record` of the whole machine over the measured part of `phase`
+ * (<dir>/<phase>.perf.data, with <phase>.roles.json naming the processes of `cpu`, a cpuMeter);
+ * bench/perf-summary.js reads them. Without BENCH_PERF, undefined (measure records nothing). perf
+ * samples the CPU, where V8's profile samples the wall clock (bench/perf-summary.js says why both).
+ */
+function perfRecorder(phase, cpu) {
+  const dir = process.env.BENCH_PERF;
+  if (!dir) return undefined;
+  const { spawn } = require('node:child_process');
+  const file = path.resolve(dir, `${phase}.perf.data`);
+  let recording;
+  return {
+    start: async () => {
+      fs.mkdirSync(path.dirname(file), { recursive: true });
+      fs.rmSync(file, { force: true });
+      fs.writeFileSync(file.replace(/\.perf\.data$/, '.roles.json'), JSON.stringify(cpu.pids()));
+      recording = spawn('perf', ['record', '-a', '-F', '999', '-o', file], { stdio: ['ignore', 'ignore', 'pipe'] });
+      let stderr = '';
+      recording.stderr.on('data', (d) => (stderr += d));
+      recording.exited = new Promise((resolve, reject) => {
+        recording.once('error', (err) => reject(new Error(`BENCH_PERF: could not run perf (${err.message}); install linux-perf or leave BENCH_PERF unset`)));
+        recording.once('exit', (code, signal) =>
+          code === 0 || signal === 'SIGINT' ? resolve() : reject(new Error(`BENCH_PERF: perf record failed (${code ?? signal}): ${stderr.trim()}`)),
+        );
+      });
+      // perf has started sampling once it has opened its output.
+      const started = Date.now();
+      while (!fs.existsSync(file) && Date.now() - started < 5_000) await new Promise((resolve) => setTimeout(resolve, 20));
+    },
+    stop: async () => {
+      recording.kill('SIGINT');
+      await recording.exited;
+      process.stderr.write(`perf record of ${phase}: ${file} (node bench/perf-summary.js ${file})\n`);
+    },
+  };
 }
 
 /**
@@ -405,6 +461,7 @@ module.exports = {
   cpuLine,
   cpuMeter,
   httpClient,
+  perfRecorder,
   loadStackEnv,
   measure,
   machine,
