@@ -14,7 +14,10 @@
 // all-in-one, so the gateway has a JS thread of its own. BENCH_ROUTE=validate POSTs to the validate
 // route instead (a dry run: nothing reaches Kafka, so there is no producer ceiling; its raw baseline is
 // the floor of its own round trips, at any concurrency). Postgres' figures per statement of the run
-// (pg_stat_statements) follow the table.
+// (pg_stat_statements) follow the table. Each phase warms up for BENCH_WARM_UP_SECONDS (15) before
+// BENCH_SECONDS (15) measured. BENCH_CPU_PROF=<dir> has the bus write V8 CPU profiles there
+// (bench/profile-summary.js), BENCH_PERF=<dir> records each measured phase with perf
+// (bench/perf-summary.js), BENCH_NODE_FLAGS adds node or V8 flags to the bus's processes.
 'use strict';
 
 const { randomBytes } = require('node:crypto');
@@ -22,12 +25,31 @@ const { som } = require('@bus/schemas');
 const { ensureTopics, sendAcked } = require('@bus/kafka');
 const { openRoundTrips } = require('./round-trips');
 const { machineProbe, probeLine } = require('./machine-probe');
-const { CONNECTION_FACTOR, cpuLine, cpuMeter, httpClient, machine, measure, provisionWorkspace, startBus, statementTable, storyMessage } = require('./support');
+const {
+  CONNECTION_FACTOR,
+  cpuLine,
+  cpuMeter,
+  httpClient,
+  machine,
+  measure,
+  perfRecorder,
+  provisionWorkspace,
+  startBus,
+  statementTable,
+  storyMessage,
+} = require('./support');
 
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 64);
 const RUN_MS = Number(process.env.BENCH_SECONDS ?? 15) * 1000;
 const PAUSE_MS = Number(process.env.BENCH_PAUSE_MS ?? 0);
-const WARM_UP_MS = 3_000;
+/**
+ * The warm-up before each measured phase. V8 keeps compiling the hot path for seconds under this load
+ * (its compiler threads competing for the two cores): after a 3 s warm-up a third of the gateway's
+ * samples were still in Maglev-tier code and its compiler threads took 7–11 % of its CPU, against a few
+ * TurboFan compiles a second after 15–20 s. A long-running bus is past that: 15 s measures it
+ * (docs/benchmarks.md, twenty-fifth session).
+ */
+const WARM_UP_MS = Number(process.env.BENCH_WARM_UP_SECONDS ?? 15) * 1000;
 const PRODUCERS = 8;
 const LAYOUT = process.env.BENCH_LAYOUT ?? 'all-in-one';
 const ROUTE = process.env.BENCH_ROUTE ?? 'messages';
@@ -74,8 +96,10 @@ async function main() {
 
     const request = httpClient();
     const statementsBefore = await bench.statements.sample();
+    const publishCpu = cpuMeter({ ...busPids, bench: process.pid });
     const publish = await measure({
-      cpu: cpuMeter({ ...busPids, bench: process.pid }),
+      cpu: publishCpu,
+      perf: perfRecorder(ROUTE === 'messages' ? 'publish' : ROUTE, publishCpu),
       concurrency: CONCURRENCY,
       warmUpMs: WARM_UP_MS,
       runMs: RUN_MS,
@@ -98,10 +122,12 @@ async function main() {
     await kafkaAdmin.connect();
     await ensureTopics(kafkaAdmin, [{ topic, numPartitions: 3, replicationFactor: 1 }]);
     // A publish's ceiling: a raw acks=all send of the same bytes at the same concurrency. A validate sends nothing.
+    const rawCpu = cpuMeter({ bench: process.pid });
     const raw =
       ROUTE === 'messages'
         ? await measure({
-            cpu: cpuMeter({ bench: process.pid }),
+            cpu: rawCpu,
+            perf: perfRecorder('raw-send', rawCpu),
             concurrency: CONCURRENCY,
             warmUpMs: WARM_UP_MS,
             runMs: RUN_MS,
