@@ -132,7 +132,8 @@ async function startBus(name, { layout = 'all-in-one' } = {}) {
   // BENCH_CPU_PROF=<dir>: the bus writes a V8 CPU profile there when it stops (open it in Chrome's
   // DevTools or summarise it with bench/profile-summary.js). BENCH_PERF=<dir>: its JIT'd functions are
   // named for perf (perfRecorder). BENCH_NODE_FLAGS: more node or V8 flags, space-separated (say
-  // `--log-code --logfile=/tmp/v8-%p.log` for when the JIT compiles what, at which tier).
+  // `--log-code --no-logfile-per-isolate --logfile=/tmp/v8-%p.log`: when the JIT compiles what, at
+  // which tier).
   if (process.env.BENCH_PERF) fs.mkdirSync(path.resolve(process.env.BENCH_PERF), { recursive: true });
   const profileArgs = [
     ...(process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(process.env.BENCH_CPU_PROF)}`] : []),
@@ -349,6 +350,7 @@ function perfRecorder(phase, cpu) {
       fs.writeFileSync(file.replace(/\.perf\.data$/, '.roles.json'), JSON.stringify(cpu.pids()));
       recording = spawn('perf', ['record', '-a', '-F', '999', '-o', file], { stdio: ['ignore', 'ignore', 'pipe'] });
       let stderr = '';
+      let failed;
       recording.stderr.on('data', (d) => (stderr += d));
       recording.exited = new Promise((resolve, reject) => {
         recording.once('error', (err) => reject(new Error(`BENCH_PERF: could not run perf (${err.message}); install linux-perf or leave BENCH_PERF unset`)));
@@ -356,9 +358,11 @@ function perfRecorder(phase, cpu) {
           code === 0 || signal === 'SIGINT' ? resolve() : reject(new Error(`BENCH_PERF: perf record failed (${code ?? signal}): ${stderr.trim()}`)),
         );
       });
-      // perf has started sampling once it has opened its output.
+      recording.exited.catch((err) => (failed = err));
+      // perf has started sampling once it has opened its output; one that could not start says why.
       const started = Date.now();
-      while (!fs.existsSync(file) && Date.now() - started < 5_000) await new Promise((resolve) => setTimeout(resolve, 20));
+      while (!failed && !fs.existsSync(file) && Date.now() - started < 5_000) await new Promise((resolve) => setTimeout(resolve, 20));
+      if (failed) throw failed;
     },
     stop: async () => {
       recording.kill('SIGINT');
