@@ -25,8 +25,8 @@ if (!file) {
   process.exit(2);
 }
 const TOP = Number(topArg);
-const roles = JSON.parse(fs.readFileSync(file.replace(/\.perf\.data$/, '.roles.json'), 'utf8'));
-const roleOf = new Map(Object.entries(roles).flatMap(([name, pids]) => pids.map((pid) => [pid, name])));
+const rolePids = JSON.parse(fs.readFileSync(file.replace(/\.perf\.data$/, '.roles.json'), 'utf8'));
+const roleOf = new Map(Object.entries(rolePids).flatMap(([name, pids]) => pids.map((pid) => [pid, name])));
 
 /** V8 marks a JIT'd function's tier in its perf map name: ~ interpreted, ^ Sparkplug, + Maglev, * TurboFan. */
 const TIERS = { '~': 'JS, interpreted', '^': 'JS, Sparkplug', '+': 'JS, Maglev', '*': 'JS, TurboFan' };
@@ -81,16 +81,16 @@ const sorted = (map) => [...map].sort((a, b) => b[1] - a[1]);
 console.log(`${busy} busy samples (the idle task left out), by process of the run\n`);
 console.log('| process | share of the busy samples | where its samples went |');
 console.log('|---|---|---|');
-for (const [role, r] of sorted(new Map([...byRole].map(([k, v]) => [k, v.samples])))) {
-  const { kinds } = byRole.get(role);
+const roles = [...byRole].sort((a, b) => b[1].samples - a[1].samples);
+for (const [role, { samples, kinds }] of roles) {
   console.log(
-    `| ${role} | ${pct(r, busy)} | ${sorted(kinds)
-      .map(([kind, n]) => `${kind} ${pct(n, r)}`)
+    `| ${role} | ${pct(samples, busy)} | ${sorted(kinds)
+      .map(([kind, n]) => `${kind} ${pct(n, samples)}`)
       .join(', ')} |`,
   );
 }
-for (const [role, r] of [...byRole].sort((a, b) => b[1].samples - a[1].samples)) {
-  if (r.samples < busy / 50) continue;
+for (const [role, { samples, symbols }] of roles) {
+  if (samples < busy / 50) continue;
   console.log(`\n${role}, busiest symbols (share of its samples):`);
-  for (const [symbol, n] of sorted(r.symbols).slice(0, TOP)) console.log(`  ${pct(n, r.samples).padStart(7)}  ${symbol.slice(0, 140)}`);
+  for (const [symbol, n] of sorted(symbols).slice(0, TOP)) console.log(`  ${pct(n, samples).padStart(7)}  ${symbol.slice(0, 140)}`);
 }

@@ -343,6 +343,7 @@ function perfRecorder(phase, cpu) {
   const { spawn } = require('node:child_process');
   const file = path.resolve(dir, `${phase}.perf.data`);
   let recording;
+  let exited;
   return {
     start: async () => {
       fs.mkdirSync(path.dirname(file), { recursive: true });
@@ -352,13 +353,13 @@ function perfRecorder(phase, cpu) {
       let stderr = '';
       let failed;
       recording.stderr.on('data', (d) => (stderr += d));
-      recording.exited = new Promise((resolve, reject) => {
+      exited = new Promise((resolve, reject) => {
         recording.once('error', (err) => reject(new Error(`BENCH_PERF: could not run perf (${err.message}); install linux-perf or leave BENCH_PERF unset`)));
         recording.once('exit', (code, signal) =>
           code === 0 || signal === 'SIGINT' ? resolve() : reject(new Error(`BENCH_PERF: perf record failed (${code ?? signal}): ${stderr.trim()}`)),
         );
       });
-      recording.exited.catch((err) => (failed = err));
+      exited.catch((err) => (failed = err));
       // perf has started sampling once it has opened its output; one that could not start says why.
       const started = Date.now();
       while (!failed && !fs.existsSync(file) && Date.now() - started < 5_000) await new Promise((resolve) => setTimeout(resolve, 20));
@@ -366,7 +367,7 @@ function perfRecorder(phase, cpu) {
     },
     stop: async () => {
       recording.kill('SIGINT');
-      await recording.exited;
+      await exited;
       process.stderr.write(`perf record of ${phase}: ${file} (node bench/perf-summary.js ${file})\n`);
     },
   };
