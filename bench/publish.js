@@ -17,7 +17,8 @@
 // (pg_stat_statements) follow the table. Each phase warms up for BENCH_WARM_UP_SECONDS (15) before
 // BENCH_SECONDS (15) measured. BENCH_CPU_PROF=<dir> has the bus write V8 CPU profiles there
 // (bench/profile-summary.js), BENCH_PERF=<dir> records each measured phase with perf
-// (bench/perf-summary.js), BENCH_NODE_FLAGS adds node or V8 flags to the bus's processes.
+// (bench/perf-summary.js), BENCH_ALLOC=<dir> samples the bus processes' allocations over the measured
+// publishes (bench/alloc-summary.js), BENCH_NODE_FLAGS adds node or V8 flags to the bus's processes.
 'use strict';
 
 const { randomBytes } = require('node:crypto');
@@ -33,6 +34,8 @@ const {
   machine,
   measure,
   perfRecorder,
+  allocRecorder,
+  recorders,
   provisionWorkspace,
   startBus,
   statementTable,
@@ -96,10 +99,11 @@ async function main() {
 
     const request = httpClient();
     const statementsBefore = await bench.statements.sample();
+    const phase = ROUTE === 'messages' ? 'publish' : ROUTE;
     const publishCpu = cpuMeter({ ...busPids, bench: process.pid });
     const publish = await measure({
       cpu: publishCpu,
-      perf: perfRecorder(ROUTE === 'messages' ? 'publish' : ROUTE, publishCpu),
+      recorder: recorders(perfRecorder(phase, publishCpu), allocRecorder(phase, bench.processes)),
       concurrency: CONCURRENCY,
       warmUpMs: WARM_UP_MS,
       runMs: RUN_MS,
@@ -127,7 +131,7 @@ async function main() {
       ROUTE === 'messages'
         ? await measure({
             cpu: rawCpu,
-            perf: perfRecorder('raw-send', rawCpu),
+            recorder: perfRecorder('raw-send', rawCpu),
             concurrency: CONCURRENCY,
             warmUpMs: WARM_UP_MS,
             runMs: RUN_MS,

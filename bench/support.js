@@ -34,9 +34,10 @@ function percentile(sorted, p) {
  * a warm-up whose results are dropped, then `runMs` measured. `operation` resolves true on success.
  * Returns successes per second and latency percentiles (ms) of the successes, and with a `cpu`
  * (cpuMeter) the CPU milliseconds per 1,000 successes of each process over the measured part; with a
- * `perf` (perfRecorder) a perf record of the machine over that part.
+ * `recorder` ({ start, stop }: perfRecorder, allocRecorder, or both through recorders()) what it records
+ * over that part.
  */
-async function measure({ concurrency, warmUpMs, runMs, operation, cpu, perf, pauseMs = 0 }) {
+async function measure({ concurrency, warmUpMs, runMs, operation, cpu, recorder, pauseMs = 0 }) {
   const latencies = [];
   let failures = 0;
   let recording = false;
@@ -55,14 +56,14 @@ async function measure({ concurrency, warmUpMs, runMs, operation, cpu, perf, pau
   };
   await Promise.all(Array.from({ length: concurrency }, worker));
   recording = true;
-  await perf?.start();
+  await recorder?.start();
   const began = Date.now();
   const cpuBefore = cpu?.sample();
   stopAt = began + runMs;
   await Promise.all(Array.from({ length: concurrency }, worker));
   const seconds = (Date.now() - began) / 1000;
   const cpuPerThousand = cpu ? cpu.perThousand(cpuBefore, cpu.sample(), latencies.length) : undefined;
-  await perf?.stop();
+  await recorder?.stop();
   latencies.sort((a, b) => a - b);
   return {
     cpuPerThousand,
@@ -135,7 +136,13 @@ async function startBus(name, { layout = 'all-in-one' } = {}) {
   // `--log-code --no-logfile-per-isolate --logfile=/tmp/v8-%p.log`: when the JIT compiles what, at
   // which tier).
   if (process.env.BENCH_PERF) fs.mkdirSync(path.resolve(process.env.BENCH_PERF), { recursive: true });
+  // BENCH_ALLOC=<dir>: each process samples its allocations while allocRecorder asks it to.
+  if (process.env.BENCH_ALLOC) {
+    fs.mkdirSync(path.resolve(process.env.BENCH_ALLOC), { recursive: true });
+    env.BENCH_ALLOC_DIR = path.resolve(process.env.BENCH_ALLOC);
+  }
   const profileArgs = [
+    ...(process.env.BENCH_ALLOC ? ['--require', path.join(__dirname, 'alloc-sampler.js')] : []),
     ...(process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(process.env.BENCH_CPU_PROF)}`] : []),
     // --perf-basic-prof turns V8's log on too: kept beside the recording, not in the working directory.
     ...(process.env.BENCH_PERF ? ['--perf-basic-prof', '--no-logfile-per-isolate', `--logfile=${path.resolve(process.env.BENCH_PERF, 'v8-%p.log')}`] : []),
@@ -374,6 +381,48 @@ function perfRecorder(phase, cpu) {
 }
 
 /**
+ * BENCH_ALLOC=<dir>: the bus processes' allocations sampled over the measured part of `phase`
+ * (bench/alloc-sampler.js, which startBus preloads), written to <dir>/<phase>.<process>.heapprofile for
+ * bench/alloc-summary.js. `processes`: startBus's, by name. Without BENCH_ALLOC, undefined.
+ */
+function allocRecorder(phase, processes) {
+  const dir = process.env.BENCH_ALLOC;
+  if (!dir) return undefined;
+  const signal = () => Object.values(processes).forEach((p) => p.child.kill('SIGUSR2'));
+  return {
+    start: async () => signal(),
+    stop: async () => {
+      signal();
+      for (const [name, p] of Object.entries(processes)) {
+        const written = path.resolve(dir, `alloc-${p.child.pid}.heapprofile`);
+        const started = Date.now();
+        while (!fs.existsSync(written)) {
+          if (Date.now() - started > 30_000) throw new Error(`BENCH_ALLOC: ${name} wrote no allocation profile in 30 s (${p.output().slice(-500)})`);
+          await new Promise((resolve) => setTimeout(resolve, 50));
+        }
+        const file = path.resolve(dir, `${phase}.${name}.heapprofile`);
+        fs.renameSync(written, file);
+        process.stderr.write(`allocations of ${name} in ${phase}: ${file} (node bench/alloc-summary.js ${file})\n`);
+      }
+    },
+  };
+}
+
+/** The recorders given (perfRecorder, allocRecorder; undefined ones left out) as one for measure(), or undefined. */
+function recorders(...all) {
+  const present = all.filter(Boolean);
+  if (present.length === 0) return undefined;
+  return {
+    start: async () => {
+      for (const r of present) await r.start();
+    },
+    stop: async () => {
+      for (const r of present) await r.stop();
+    },
+  };
+}
+
+/**
  * Postgres' own figures per statement of one database (pg_stat_statements, which the local stack
  * loads; read through the stack's `bus` database): `sample()` a snapshot, `costs(before, after)` the
  * statements that took most time between two — calls, mean ms, and shared buffers and WAL bytes per
@@ -467,6 +516,8 @@ module.exports = {
   cpuMeter,
   httpClient,
   perfRecorder,
+  allocRecorder,
+  recorders,
   loadStackEnv,
   measure,
   machine,
