@@ -1,3 +1,5 @@
+import fc from 'fast-check';
+import { escapeLiteral } from 'pg';
 import { sqlIdentifier, sqlLiteral, sqlTextArray } from './sql-literals';
 
 describe('sqlLiteral', () => {
@@ -12,6 +14,18 @@ describe('sqlLiteral', () => {
 
   it('refuses a NUL, which would end the query text early', () => {
     expect(() => sqlLiteral('a\u0000b')).toThrow(RangeError);
+    expect(() => sqlLiteral(`it's\u0000`)).toThrow(RangeError);
+  });
+
+  it("is pg's escapeLiteral for every value without a NUL, plain or not", () => {
+    const awkward = fc.string({ unit: fc.constantFrom("'", '\\', 'E', ' ', 'é', '😀', '\ud800', 'a', '-') });
+    fc.assert(
+      fc.property(fc.oneof(fc.string(), fc.string({ unit: 'binary' }), awkward), (value) => {
+        fc.pre(!value.includes('\u0000'));
+        expect(sqlLiteral(value)).toBe(escapeLiteral(value));
+      }),
+      { numRuns: 2000 },
+    );
   });
 });
 
