@@ -38,6 +38,16 @@ describe('content hash', () => {
     expect(contentHash(value)).toBe('bd9d8f0e9d11025a59c6a1d519a68c1050fe8e7a4f967a3dd7375355494ba408');
   });
 
+  it("sorts objects of many keys as objects of few (either side of the insertion sort's bound)", () => {
+    fc.assert(
+      fc.property(fc.dictionary(fc.string({ unit: 'binary' }), fc.integer(), { minKeys: 10, maxKeys: 40 }), (object) => {
+        const parsed = JSON.parse(JSON.stringify(object)) as unknown;
+        expect(canonicalJson(parsed)).toBe(referenceCanonicalJson(parsed));
+      }),
+      { numRuns: 500 },
+    );
+  });
+
   it('digests the exact bytes as SHA-256 (the body_sha256 stored at acceptance)', () => {
     expect(bodyDigest(Buffer.from('abc')).toString('hex')).toBe('ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad');
     expect(bodyDigest(new Uint8Array(0)).toString('hex')).toBe('e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855');
