@@ -204,7 +204,7 @@ describe('delivery enqueues a Kafka batch at once', () => {
     expect((await deliveryIds(consumers[0]!, [never, after])).size).toBe(1);
   }, 30_000);
 
-  it('quarantines a value that is not JSON and has no acceptance at the first re-check, not after the wait, then enqueues the later record of its correlation id', async () => {
+  it('quarantines a value that is not JSON and has no acceptance at a re-check, not after the wait, then enqueues the later record of its correlation id', async () => {
     const x = `x-${randomUUID()}`;
     const [garbled, after] = [started(x), started(x)];
     await accept([after]);
