@@ -1,4 +1,5 @@
 export { sqlLiteral, sqlTextArray } from './sql-literals';
+export { arrayParameter } from './array-parameter';
 export { simpleTransaction } from './simple-transaction';
 export { preparedQuery, positionalStatement } from './prepared-query';
 export type { PositionalStatement } from './prepared-query';

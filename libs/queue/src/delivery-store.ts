@@ -1,5 +1,5 @@
 import type { QueueStats } from '@bus/contracts';
-import { DELIVERY_CHANNEL, preparedQuery, rawQuery, type Knex, type Row, type Written } from '@bus/db';
+import { arrayParameter, DELIVERY_CHANNEL, preparedQuery, rawQuery, type Knex, type Row, type Written } from '@bus/db';
 import type { MessageHeaders } from '@bus/kafka';
 
 /** What Postgres recorded when the gateway accepted a message (accepted_messages). */
@@ -152,7 +152,7 @@ export class KnexDeliveryStore implements DeliveryStore {
       `SELECT a.workspace_id, a.message_id, a.content_hash, a.body_sha256, a.correlation_id, a.message_type, a.accepted_at
          FROM accepted_messages a
          JOIN unnest(:workspaceIds::text[], :messageIds::text[]) AS k(workspace_id, message_id) ON a.workspace_id = k.workspace_id AND a.message_id = k.message_id`,
-      { workspaceIds: keys.map((k) => k.workspaceId), messageIds: keys.map((k) => k.messageId) },
+      { workspaceIds: arrayParameter(keys.map((k) => k.workspaceId)), messageIds: arrayParameter(keys.map((k) => k.messageId)) },
     );
     return new Map(rows.map((r) => [acceptanceKey({ workspaceId: r.workspace_id, messageId: r.message_id }), acceptanceOf(r)]));
   }
@@ -322,7 +322,11 @@ const STORE_MESSAGES_ONCE = `INSERT INTO messages
          AS m(workspace_id, message_id, body_start, body_length, message_type, correlation_id, published_at, kafka_partition, kafka_offset, traceparent)
      ON CONFLICT (workspace_id, message_id) DO NOTHING`;
 
-/** STORE_MESSAGES_ONCE's bindings: one array per column, the bodies end to end with where each starts (from 1) and its length. */
+/**
+ * STORE_MESSAGES_ONCE's bindings: one array per column (arrayParameter's text: pg's own conversion of
+ * ten arrays a message was an eighth of what delivery allocated), the bodies end to end with where
+ * each starts (from 1) and its length.
+ */
 function messageArrays(messages: readonly MessageToEnqueue[]): Record<string, unknown> {
   const bodyStarts: number[] = [];
   let start = 1;
@@ -331,17 +335,17 @@ function messageArrays(messages: readonly MessageToEnqueue[]): Record<string, un
     start += m.body.length;
   }
   return {
-    workspaceIds: messages.map((m) => m.workspaceId),
-    messageIds: messages.map((m) => m.messageId),
+    workspaceIds: arrayParameter(messages.map((m) => m.workspaceId)),
+    messageIds: arrayParameter(messages.map((m) => m.messageId)),
     bodies: Buffer.concat(messages.map((m) => m.body)),
-    bodyStarts,
-    bodyLengths: messages.map((m) => m.body.length),
-    messageTypes: messages.map((m) => m.messageType),
-    correlationIds: messages.map((m) => m.correlationId),
-    publishedAts: messages.map((m) => m.publishedAt),
-    kafkaPartitions: messages.map((m) => m.kafkaPartition),
-    kafkaOffsets: messages.map((m) => m.kafkaOffset),
-    traceparents: messages.map((m) => m.traceparent),
+    bodyStarts: arrayParameter(bodyStarts),
+    bodyLengths: arrayParameter(messages.map((m) => m.body.length)),
+    messageTypes: arrayParameter(messages.map((m) => m.messageType)),
+    correlationIds: arrayParameter(messages.map((m) => m.correlationId)),
+    publishedAts: arrayParameter(messages.map((m) => m.publishedAt.toISOString())),
+    kafkaPartitions: arrayParameter(messages.map((m) => m.kafkaPartition)),
+    kafkaOffsets: arrayParameter(messages.map((m) => m.kafkaOffset)),
+    traceparents: arrayParameter(messages.map((m) => m.traceparent)),
   };
 }
 
