@@ -46,6 +46,7 @@ const ALL = [
   '015_pending_by_age',
   '016_accepted_body_digest',
   '017_message_body_lz4',
+  '018_drop_duplicate_story_index',
 ];
 
 let testDb: TestDatabase;
@@ -77,6 +78,18 @@ describe('migrations on the real Postgres', () => {
     expect(types).toEqual([]);
 
     expect(await migrateLatest(db)).toEqual(ALL);
+  });
+
+  it('leaves no table with two indexes on the same keys (each is written on every insert)', async () => {
+    await migrateLatest(db);
+    const { rows } = await db.raw(
+      `SELECT indrelid::regclass::text AS "table", array_agg(indexrelid::regclass::text ORDER BY indexrelid::regclass::text) AS indexes
+         FROM pg_index JOIN pg_class t ON t.oid = indrelid JOIN pg_namespace n ON n.oid = t.relnamespace
+        WHERE n.nspname = 'public'
+        GROUP BY indrelid, indkey::text, coalesce(pg_get_expr(indexprs, indrelid), ''), coalesce(pg_get_expr(indpred, indrelid), ''), indclass::text
+       HAVING count(*) > 1`,
+    );
+    expect(rows).toEqual([]);
   });
 
   it('stores new message bodies with lz4 where this Postgres has it (pglz otherwise), and reads them back byte for byte', async () => {

@@ -16,6 +16,7 @@ import * as hotLeases from './014_hot_leases';
 import * as pendingByAge from './015_pending_by_age';
 import * as acceptedBodyDigest from './016_accepted_body_digest';
 import * as messageBodyLz4 from './017_message_body_lz4';
+import * as dropDuplicateStoryIndex from './018_drop_duplicate_story_index';
 
 interface NamedMigration {
   name: string;
@@ -45,6 +46,7 @@ const MIGRATIONS: readonly NamedMigration[] = [
   { name: '015_pending_by_age', migration: pendingByAge },
   { name: '016_accepted_body_digest', migration: acceptedBodyDigest },
   { name: '017_message_body_lz4', migration: messageBodyLz4 },
+  { name: '018_drop_duplicate_story_index', migration: dropDuplicateStoryIndex },
 ];
 
 export const migrationSource: Knex.MigrationSource<NamedMigration> = {
