@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { MAX_JSON_DEPTH, ijsonProblem, parseIJson } from './strict-json';
+import { MAX_JSON_DEPTH, ijsonProblem, isPlainlyIJson, parseIJson } from './strict-json';
 
 const BOM = Buffer.from([0xef, 0xbb, 0xbf]);
 
@@ -111,5 +111,35 @@ describe('parseIJson', () => {
         if (parsed.ok) expect(parsed.value).toEqual(JSON.parse(text));
       }),
     );
+  });
+});
+
+describe('isPlainlyIJson, the quick check before the full one', () => {
+  // JSON texts where every problem is common: names from a small set (an escaped one equal to a plain
+  // one), numbers past 2^53 or a double, lone and paired surrogate escapes.
+  const texts = fc.letrec((tie) => ({
+    value: fc.oneof({ depthSize: 'small' }, tie('number'), tie('string'), tie('object'), tie('array')),
+    number: fc.constantFrom('0', '-0', '1.5', '-12', '123456789012345', '9007199254740991', '9007199254740993', '-9007199254740993', '1e400', '2.5e-3'),
+    string: fc.constantFrom('"x"', '""', '"\\ud800"', '"\\udc00x"', '"\\ud83d\\ude00"', '"a\\\\"', '"\\""', '"\\u0061"', '"é😀"'),
+    name: fc.constantFrom('"a"', '"b"', '"\\u0061"', '"a\\/b"', '"a/b"', '"__proto__"', '"10"', '"9"'),
+    object: fc
+      .array(fc.tuple(tie('name'), tie('value')), { maxLength: 4 })
+      .map((members) => `{${members.map(([n, v]) => `${n as string}:${v as string}`).join(',')}}`),
+    array: fc.array(tie('value'), { maxLength: 4 }).map((items) => `[${items.join(' , ')}]`),
+  }));
+
+  it('says "plainly I-JSON" exactly when the full check finds no problem', () => {
+    fc.assert(
+      fc.property(texts.value, (text) => {
+        const value = JSON.parse(text as string) as unknown;
+        expect(isPlainlyIJson(text as string, value)).toBe(ijsonProblem(text as string) === null);
+      }),
+      { numRuns: 3000 },
+    );
+  });
+
+  it('leaves deep nesting to the full check without walking it', () => {
+    expect(isPlainlyIJson(nested(MAX_JSON_DEPTH), JSON.parse(nested(MAX_JSON_DEPTH)))).toBe(true);
+    expect(isPlainlyIJson(nested(100_000), JSON.parse(nested(100_000)))).toBe(false);
   });
 });
