@@ -1,5 +1,6 @@
 import { createTestDatabase, type TestDatabase } from '@bus/testing';
 import { createDatabase, preparedQuery, type Knex } from './index';
+import { arrayParameter } from './array-parameter';
 import { PLAN_REMADE_AFTER_MS } from './prepared-query';
 
 /** Named prepared statements (the pull API's receive and ack): same rows as the plain query, prepared once per connection. */
@@ -104,5 +105,29 @@ describe('a plan made while a table was empty', () => {
     clock.mockReturnValue(start + 10 * (PLAN_REMADE_AFTER_MS.at(-1) as number));
     await preparedQuery(db, 'test.schedule', 'select :n::int as n', { n: 3 });
     expect((await preparedOnTheConnection()).filter((n: string) => n.startsWith('test.schedule'))).toEqual([`test.schedule@${PLAN_REMADE_AFTER_MS.length}`]);
+  });
+});
+
+/** arrayParameter's text as Postgres reads it: the array it was made from, element for element. */
+describe('array parameters', () => {
+  it('reads back text elements with quotes, backslashes, braces, commas, spaces, "NULL" and empty strings, and nulls as nulls', async () => {
+    const texts = ['plain', 'say "hi"', 'back\\slash', '\\"', '{a,b}', ' padded ', 'NULL', '', null, 'é 😀', 'x'.repeat(300)];
+    const [row] = await preparedQuery<{ texts: Array<string | null> }>(db, 'test.texts', 'select :texts::text[] as texts', { texts: arrayParameter(texts) });
+    expect(row?.texts).toEqual(texts);
+  });
+
+  it('reads back numbers as int[] and bigint[], and ISO instants as timestamptz[]', async () => {
+    const instants = [new Date('2026-11-28T07:30:00.123Z'), new Date('1999-12-31T23:59:59.999Z')];
+    const [row] = await preparedQuery<{ ints: number[]; bigints: string[]; instants: Date[] }>(
+      db,
+      'test.typed',
+      'select :ints::int[] as ints, :bigints::bigint[] as bigints, :instants::timestamptz[] as instants',
+      {
+        ints: arrayParameter([1, -2, 2147483647]),
+        bigints: arrayParameter(['9007199254740993', '0']),
+        instants: arrayParameter(instants.map((d) => d.toISOString())),
+      },
+    );
+    expect(row).toEqual({ ints: [1, -2, 2147483647], bigints: ['9007199254740993', '0'], instants });
   });
 });
