@@ -138,6 +138,17 @@ describe('isPlainlyIJson, the quick check before the full one', () => {
     );
   });
 
+  it('counts own keys only: an enumerable property on Object.prototype does not hide a duplicate', () => {
+    const text = '{"a":1,"a":2}';
+    const value = JSON.parse(text) as unknown;
+    Object.defineProperty(Object.prototype, 'polluted', { value: 1, enumerable: true, configurable: true });
+    try {
+      expect(isPlainlyIJson(text, value)).toBe(false);
+    } finally {
+      delete (Object.prototype as Record<string, unknown>).polluted;
+    }
+  });
+
   it('leaves deep nesting to the full check without walking it', () => {
     expect(isPlainlyIJson(nested(MAX_JSON_DEPTH), JSON.parse(nested(MAX_JSON_DEPTH)))).toBe(true);
     expect(isPlainlyIJson(nested(100_000), JSON.parse(nested(100_000)))).toBe(false);
