@@ -5,6 +5,7 @@
 const fs = require('node:fs');
 const path = require('node:path');
 const { randomUUID } = require('node:crypto');
+const { httpClient } = require('./http-client');
 
 /** The local stack's directory: BUS_LOCAL_DIR when set, as deploy/local/stack.sh reads it, else .local. */
 function localStackDir() {
@@ -479,29 +480,6 @@ function cpuLine(perThousand) {
   return Object.entries(perThousand)
     .map(([name, ms]) => `${name} ${ms.toFixed(0)}`)
     .join(', ');
-}
-
-/**
- * The benches' HTTP client: node:http on keep-alive sockets, answering { status, headers, body } with
- * the body as a Buffer (headers lower-cased, as node gives them). fetch (undici behind WHATWG streams)
- * cost the bench process itself 190–320 CPU ms per 1,000 requests, on the two cores the bus it
- * measures runs on (docs/benchmarks.md).
- */
-function httpClient() {
-  const http = require('node:http');
-  const agent = new http.Agent({ keepAlive: true, maxSockets: Infinity });
-  return (url, { method = 'GET', headers = {}, body } = {}) =>
-    new Promise((resolve, reject) => {
-      const sized = body === undefined ? headers : { ...headers, 'Content-Length': Buffer.byteLength(body) };
-      const req = http.request(url, { method, headers: sized, agent }, (res) => {
-        const chunks = [];
-        res.on('data', (chunk) => chunks.push(chunk));
-        res.on('end', () => resolve({ status: res.statusCode, headers: res.headers, body: Buffer.concat(chunks) }));
-        res.on('error', reject);
-      });
-      req.on('error', reject);
-      req.end(body);
-    });
 }
 
 /** The machine line every benchmark prints with its figures. */
