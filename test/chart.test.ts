@@ -20,7 +20,16 @@ import { promisify } from 'node:util';
 import { parser as promqlParser } from '@prometheus-io/lezer-promql';
 import { parse as parseYaml, parseAllDocuments } from 'yaml';
 import { parseManagedApps } from '@bus/gateway';
-import { createOpenApiChecker, createTestDatabase, fetchObserved, freePort, startNodeProcess, waitForHttp, type ServiceProcess } from '@bus/testing';
+import {
+  BUS_NODE_FLAGS,
+  createOpenApiChecker,
+  createTestDatabase,
+  fetchObserved,
+  freePort,
+  startNodeProcess,
+  waitForHttp,
+  type ServiceProcess,
+} from '@bus/testing';
 
 const ROOT = path.resolve(__dirname, '..');
 const CHART = path.join(ROOT, 'charts', 'message-bus');
@@ -428,6 +437,21 @@ describe('workloads', () => {
       expect(pod.securityContext.runAsNonRoot).toBe(true);
       expect(pod.securityContext.runAsUser).toBeGreaterThan(0);
       expect(c.volumeMounts).toContainEqual({ name: 'tmp', mountPath: '/tmp' });
+    }
+  });
+
+  it.each(ENVIRONMENTS)('%s: each process runs with the Node flags the tests and benches give it (BUS_NODE_FLAGS)', (env) => {
+    const flagsOf = (entry: string) => (BUS_NODE_FLAGS[entry] ?? []).join(' ');
+    expect(flagsOf('services/delivery/dist/main.js')).toContain('--max-semi-space-size=');
+    for (const d of objects(env, 'Deployment')) {
+      const c = d.spec.template.spec.containers[0];
+      const nodeOptions = c.env.find((e: K8s) => e.name === 'NODE_OPTIONS')?.value ?? '';
+      expect({ entry: c.args[0], nodeOptions }).toEqual({ entry: c.args[0], nodeOptions: flagsOf(c.args[0]) });
+    }
+    // npm start in each service runs it as the chart does.
+    for (const entry of Object.keys(BUS_NODE_FLAGS)) {
+      const pkg = JSON.parse(readFileSync(path.join(ROOT, entry.replace(/dist\/main\.js$/, 'package.json')), 'utf8')) as { scripts: { start: string } };
+      expect(pkg.scripts.start).toBe(`node ${flagsOf(entry)} dist/main.js`);
     }
   });
 

@@ -60,6 +60,8 @@ delivery:
   name: delivery
   port: 8084
   entry: services/delivery/dist/main.js
+  # V8's semi-spaces capped: libs/testing BUS_NODE_FLAGS says why (docs/operations.md, "V8's young generation").
+  nodeOptions: --max-semi-space-size=16
   needs: [postgres, kafka]
 catalogue:
   name: catalogue

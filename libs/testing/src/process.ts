@@ -40,11 +40,22 @@ function startedProcesses(): Set<{ name: string; output(): string }> {
 }
 
 /**
- * Starts a compiled entry point (e.g. services/gateway/dist/main.js) with the test's Node and the
- * given environment on top of a minimal one. `npm test` builds before it runs jest.
+ * The Node flags a bus process runs with, by entry point, as the chart's deployments (NODE_OPTIONS)
+ * and the services' start scripts give them (test/chart.test.ts holds them to this list). Delivery's
+ * semi-spaces are capped at 16 MB: V8 grew them to 64 MB while it caught up with a topic's history,
+ * and from then on started a major GC every ~0.3 s, because the old generation's room to its limit was
+ * smaller than the young generation (docs/operations.md, "V8's young generation").
+ */
+export const BUS_NODE_FLAGS: Readonly<Record<string, readonly string[]>> = {
+  'services/delivery/dist/main.js': ['--max-semi-space-size=16'],
+};
+
+/**
+ * Starts a compiled entry point (e.g. services/gateway/dist/main.js) with the test's Node, the bus's
+ * Node flags and the given environment on top of a minimal one. `npm test` builds before it runs jest.
  */
 export function startNodeProcess(entry: string, env: Record<string, string>, args: string[] = []): ServiceProcess {
-  const child = spawn(process.execPath, [...args, path.join(REPO_ROOT, entry)], {
+  const child = spawn(process.execPath, [...(BUS_NODE_FLAGS[entry] ?? []), ...args, path.join(REPO_ROOT, entry)], {
     env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
