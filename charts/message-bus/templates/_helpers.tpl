@@ -60,7 +60,7 @@ delivery:
   name: delivery
   port: 8084
   entry: services/delivery/dist/main.js
-  # V8's semi-spaces capped: libs/testing BUS_NODE_FLAGS says why (docs/operations.md, "V8's young generation").
+  # V8's semi-spaces capped: libs/testing BUS_NODE_FLAGS says why (docs/operations.md, "V8's young generation in delivery").
   nodeOptions: --max-semi-space-size=16
   needs: [postgres, kafka]
 catalogue:

@@ -44,7 +44,7 @@ function startedProcesses(): Set<{ name: string; output(): string }> {
  * and the services' start scripts give them (test/chart.test.ts holds them to this list). Delivery's
  * semi-spaces are capped at 16 MB: V8 grew them to 64 MB while it caught up with a topic's history,
  * and from then on started a major GC every ~0.3 s, because the old generation's room to its limit was
- * smaller than the young generation (docs/operations.md, "V8's young generation").
+ * smaller than the young generation (docs/operations.md, "V8's young generation in delivery").
  */
 export const BUS_NODE_FLAGS: Readonly<Record<string, readonly string[]>> = {
   'services/delivery/dist/main.js': ['--max-semi-space-size=16'],
