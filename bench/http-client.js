@@ -13,15 +13,6 @@ const net = require('node:net');
 
 const HEAD_END = Buffer.from('\r\n\r\n');
 
-/** A response: status, lower-cased header names, the body's bytes. */
-class Answer {
-  constructor(status, headers, body) {
-    this.status = status;
-    this.headers = headers;
-    this.body = body;
-  }
-}
-
 /** One keep-alive socket; `send` writes a request and resolves with its answer. */
 class Connection {
   constructor(host, port, onIdle, onGone) {
@@ -65,7 +56,7 @@ class Connection {
     } else {
       this.onIdle(this);
     }
-    resolve(new Answer(answer.status, answer.headers, answer.body));
+    resolve({ status: answer.status, headers: answer.headers, body: answer.body });
   }
 
   fail(err) {
@@ -176,4 +167,4 @@ function httpClient() {
   };
 }
 
-module.exports = { httpClient, parseAnswer };
+module.exports = { httpClient };
