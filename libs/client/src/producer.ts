@@ -48,14 +48,19 @@ export interface MessageTrace {
 export interface RecentRefusals {
   connection_id: string;
   refusals: Array<{
+    id: number;
     mode: 'publish' | 'validate';
     message_id: string | null;
     message_type: string | null;
     correlation_id: string | null;
     status: number;
+    /** The first few violations; `violations_omitted` counts the rest. */
     violations: Violation[];
+    violations_omitted: number;
     refused_at: string;
   }>;
+  /** Pass as `before` to read the next (older) page; null on the last page. */
+  next_before: number | null;
   rate_limited: { rate_limited: number; quota_exceeded: number; last_refused_at: string | null };
 }
 
@@ -93,9 +98,13 @@ export class BusProducer {
     return (await busRequest<MessageTrace>(this.tokens, this.options, { method: 'GET', path: `/messages/${encodeURIComponent(messageId)}` })).body;
   }
 
-  /** This connection's newest refusals (at most 100) and its rate-limit counts. */
-  async refusals(): Promise<RecentRefusals> {
-    return (await busRequest<RecentRefusals>(this.tokens, this.options, { method: 'GET', path: '/refusals' })).body;
+  /** A page of this connection's newest refusals (100 kept; `before` is a page's next_before) and its rate-limit counts. */
+  async refusals(page: { limit?: number; before?: number } = {}): Promise<RecentRefusals> {
+    const query = new URLSearchParams();
+    if (page.limit !== undefined) query.set('limit', String(page.limit));
+    if (page.before !== undefined) query.set('before', String(page.before));
+    const path = query.size > 0 ? `/refusals?${query}` : '/refusals';
+    return (await busRequest<RecentRefusals>(this.tokens, this.options, { method: 'GET', path })).body;
   }
 
   /** The story state and accepted messages of a correlation id. */

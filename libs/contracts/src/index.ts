@@ -1,4 +1,5 @@
-export type { Violation, ViolationSource } from './violation';
+export { ANSWER_VIOLATION_BOUNDS, boundViolations } from './violation';
+export type { BoundedViolations, Violation, ViolationBounds, ViolationSource } from './violation';
 export { HttpError } from './http-error';
 export { REFUSAL_REASONS } from './queues';
 export type {

@@ -26,8 +26,8 @@ export {
 export type { RetentionEntry, RetentionWindow, RetentionSettings, RetentionVariable } from './retention';
 export { readMessageTrace, readStory, STORY_MESSAGES_MAX } from './inspection';
 export type { MessageTrace, DeliveryTrace, DeliveryStateName, InjectedFault, StoryView } from './inspection';
-export { writeRefusals, readRecentRefusals, REFUSALS_KEPT } from './refusals';
-export type { RefusalRecord, RateLimitCount, RecentRefusals } from './refusals';
+export { writeRefusals, readRecentRefusals, REFUSALS_KEPT, REFUSALS_PAGE_MAX } from './refusals';
+export type { RefusalRecord, RateLimitCount, RecentRefusals, RefusalsPage } from './refusals';
 export { TABLE_COLUMNS, ENUM_TYPES } from './tables';
 export type { TableName, Row, Written, EnumValue } from './tables';
 export { TenancyFixture } from './tenancy-fixture';

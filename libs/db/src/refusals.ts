@@ -12,7 +12,9 @@ export interface RefusalRecord {
   messageType: string | null;
   correlationId: string | null;
   status: number;
+  /** Already bounded by the caller (STORED_VIOLATION_BOUNDS); `violationsOmitted` counts the rest. */
   violations: ReadonlyArray<{ source: string; rule: string; message: string; path?: string }>;
+  violationsOmitted: number;
   refusedAt: Date;
 }
 
@@ -41,6 +43,7 @@ export async function writeRefusals(db: Knex, refusals: readonly RefusalRecord[]
           correlation_id: r.correlationId,
           status: r.status,
           violations: JSON.stringify(r.violations),
+          violations_omitted: r.violationsOmitted,
           refused_at: r.refusedAt,
         })),
       );
@@ -70,36 +73,73 @@ export async function writeRefusals(db: Knex, refusals: readonly RefusalRecord[]
 export interface RecentRefusals {
   connection_id: string;
   refusals: Array<{
+    id: number;
     mode: 'publish' | 'validate';
     message_id: string | null;
     message_type: string | null;
     correlation_id: string | null;
     status: number;
     violations: Array<{ source: string; rule: string; message: string; path?: string }>;
+    violations_omitted: number;
     refused_at: string;
   }>;
+  /** Pass as `before` for the next (older) page; null on the last page. */
+  next_before: number | null;
   rate_limited: { rate_limited: number; quota_exceeded: number; last_refused_at: string | null };
 }
 
-/** The connection's newest refusals (at most REFUSALS_KEPT, newest first) and its rate-limit counters. */
-export async function readRecentRefusals(db: Knex, connectionId: string): Promise<RecentRefusals> {
-  const rows = await db('refusals')
-    .where({ connection_id: connectionId })
+export interface RefusalsPage {
+  /** Refusals at most on this page (1..REFUSALS_PAGE_MAX). */
+  limit: number;
+  /** Only refusals older than this id (a previous page's next_before). */
+  before?: number;
+}
+
+/** A page holds at most this many refusals, and stops early rather than pass REFUSALS_PAGE_BYTES of JSON. */
+export const REFUSALS_PAGE_MAX = 50;
+const REFUSALS_PAGE_BYTES = 56 * 1024;
+
+/**
+ * A page of the connection's newest refusals (newest first) and its rate-limit counters. Each stored
+ * refusal is small (a few violations, short fields), and a page stops before its JSON would pass
+ * REFUSALS_PAGE_BYTES, so the answer stays under 64 KB whatever the refused bodies were.
+ */
+export async function readRecentRefusals(db: Knex, connectionId: string, page: RefusalsPage = { limit: 20 }): Promise<RecentRefusals> {
+  const limit = Math.min(Math.max(1, page.limit), REFUSALS_PAGE_MAX);
+  const query = db('refusals').where({ connection_id: connectionId });
+  if (page.before !== undefined) query.andWhere('id', '<', page.before);
+  const rows = await query
     .orderBy('id', 'desc')
-    .limit(REFUSALS_KEPT)
-    .select('mode', 'message_id', 'message_type', 'correlation_id', 'status', 'violations', 'refused_at');
+    .limit(limit + 1)
+    .select('id', 'mode', 'message_id', 'message_type', 'correlation_id', 'status', 'violations', 'violations_omitted', 'refused_at');
   const counter = await db('refusal_counters').where({ connection_id: connectionId }).first('rate_limited', 'quota_exceeded', 'last_refused_at');
-  return {
-    connection_id: connectionId,
-    refusals: rows.map((r) => ({
+  const refusals: RecentRefusals['refusals'] = [];
+  let bytes = 0;
+  let more = rows.length > limit;
+  for (const r of rows.slice(0, limit)) {
+    const refusal = {
+      id: Number(r.id),
       mode: r.mode,
       message_id: r.message_id,
       message_type: r.message_type,
       correlation_id: r.correlation_id,
       status: r.status,
       violations: r.violations,
+      violations_omitted: r.violations_omitted,
       refused_at: r.refused_at.toISOString(),
-    })),
+    };
+    bytes += Buffer.byteLength(JSON.stringify(refusal)) + 1;
+    if (bytes > REFUSALS_PAGE_BYTES && refusals.length > 0) {
+      more = true;
+      break;
+    }
+    refusals.push(refusal);
+  }
+  const last = refusals.at(-1);
+  return {
+    connection_id: connectionId,
+    refusals,
+    next_before: more && last ? last.id : null,
     rate_limited: {
       rate_limited: Number(counter?.rate_limited ?? 0),
       quota_exceeded: Number(counter?.quota_exceeded ?? 0),

@@ -148,6 +148,8 @@ export const TABLE_COLUMNS = {
     status: 'int4',
     violations: 'jsonb',
     refused_at: 'timestamptz',
+    // 019_refusal_violations_omitted
+    violations_omitted: 'int4',
   },
   refusal_counters: { connection_id: 'text', rate_limited: 'int8', quota_exceeded: 'int8', last_refused_at: 'timestamptz' },
   // 010_aws_principals

@@ -45,6 +45,9 @@ export function createHttpApp(opts: HttpAppOptions): HttpApp {
   // carry one, through sendCacheable (cacheable.ts).
   app.set('etag', false);
   app.set('trust proxy', false);
+  // Paths match exactly as documented, as in every router (router.ts).
+  app.set('case sensitive routing', true);
+  app.set('strict routing', true);
   let draining = false;
 
   app.use((req: Request, res: Response, next: NextFunction) => {

@@ -1,5 +1,6 @@
 import type { Request } from 'express';
 import { OAuthError, type HttpError } from './errors';
+import { ANSWER_VIOLATION_BOUNDS, boundViolations } from '@bus/contracts';
 
 /**
  * How an app renders an HttpError. The bus routes answer with spec 2.7's refused shape; the portal
@@ -8,7 +9,11 @@ import { OAuthError, type HttpError } from './errors';
  */
 export type ErrorRenderer = (err: HttpError, requestId: string) => unknown;
 
-export const violationBody: ErrorRenderer = (err) => ({ accepted: false, violations: err.violations() });
+/** The bus host's refusal body: bounded however many violations were found (docs/errors.md). */
+export const violationBody: ErrorRenderer = (err) => {
+  const { violations, omitted } = boundViolations(err.violations(), ANSWER_VIOLATION_BOUNDS);
+  return { accepted: false, violations, ...(omitted > 0 ? { violations_omitted: omitted } : {}) };
+};
 
 export const codeBody: ErrorRenderer = (err, requestId) => ({ ...err.details(), code: err.rule, message: err.message, request_id: requestId });
 

@@ -38,4 +38,5 @@ export { compileOpenApiRequests, requestValidation, validatedQuery } from './ope
 export type { CheckResult, CompiledOperation, OpenApiRequestDocument, OpenApiRequests, RequestValidation } from './openapi-requests';
 export { markStep, requestTimings, RequestTimings } from './server-timing';
 export { routeMatcher } from './route-matcher';
+export { createRouter } from './router';
 export type { RouteKey } from './route-matcher';

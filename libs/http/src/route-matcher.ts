@@ -8,12 +8,12 @@ export interface RouteKey {
 }
 
 /**
- * Whether a request is for one of `routes`, matched as express's router matches a route's path (case
- * insensitive, an optional trailing slash; HEAD is answered by a GET route), for middleware that runs
+ * Whether a request is for one of `routes`, matched as the bus's routers match a route's path (exactly:
+ * case-sensitive, no optional trailing slash; HEAD is answered by a GET route), for middleware that runs
  * before the routers (the host's limits, which leave the bearer routes' counting to their quota step).
  */
 export function routeMatcher(routes: readonly RouteKey[]): (req: Request) => boolean {
-  const matchers = routes.map((r) => ({ method: r.method, matches: match(r.path, { sensitive: false, end: true, trailing: true }) }));
+  const matchers = routes.map((r) => ({ method: r.method, matches: match(r.path, { sensitive: true, end: true, trailing: false }) }));
   return (req) => {
     const method = req.method === 'HEAD' ? 'GET' : req.method;
     return matchers.some((m) => m.method === method && m.matches(req.path) !== false);

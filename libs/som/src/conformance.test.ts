@@ -1,4 +1,5 @@
-import { PAYLOAD_CHECKS } from './conformance';
+import fc from 'fast-check';
+import { canonicalUuid, PAYLOAD_CHECKS } from './conformance';
 import { MESSAGE_TYPES } from './schema-set';
 import { createSomValidator } from './validator';
 import { exampleWith, REMOVE, TEST_NOW, testValidator } from './testing';
@@ -30,6 +31,27 @@ describe.each([
     'telling.started',
     { '/message_id': 'FFFFFFFF-FFFF-FFFF-FFFF-FFFFFFFFFFFF' },
     { '/message_id': 'ffffffff-ffff-4fff-bfff-fffffffffffe' },
+    '/message_id',
+  ],
+  [
+    'conformance.message_id_nil',
+    'telling.started',
+    { '/message_id': 'urn:uuid:00000000-0000-0000-0000-000000000000' },
+    { '/message_id': '00000000-0000-4000-8000-000000000001' },
+    '/message_id',
+  ],
+  [
+    'conformance.message_id_not_canonical',
+    'telling.started',
+    { '/message_id': 'DC9C9E64-FBD0-4F66-8D8A-A247F1FBB572' },
+    { '/message_id': 'dc9c9e64-fbd0-4f66-8d8a-a247f1fbb572' },
+    '/message_id',
+  ],
+  [
+    'conformance.message_id_not_canonical',
+    'telling.started',
+    { '/message_id': 'urn:uuid:dc9c9e64-fbd0-4f66-8d8a-a247f1fbb572' },
+    { '/message_id': 'dc9c9e64-fbd0-4f66-8d8a-a247f1fbb572' },
     '/message_id',
   ],
   [
@@ -117,6 +139,34 @@ describe.each([
   it(`passes ${JSON.stringify(right)}`, () => {
     expect(outcome(messageType, right)).toEqual(passes);
   });
+});
+
+describe('message_id spellings', () => {
+  // One UUID in each spelling the uuid format accepts: only the lower-case hyphenated one is accepted,
+  // so no two accepted message_ids can name the same UUID.
+  const spelling = fc
+    .tuple(fc.uuid(), fc.array(fc.boolean(), { minLength: 36, maxLength: 36 }), fc.constantFrom('', 'urn:uuid:', 'URN:UUID:', 'Urn:Uuid:'))
+    .map(([uuid, upper, prefix]) => ({ uuid, written: prefix + [...uuid].map((c, i) => (upper[i] ? c.toUpperCase() : c)).join('') }));
+
+  test('a UUID is accepted in exactly one spelling, its canonical form', () => {
+    fc.assert(
+      fc.property(spelling, ({ uuid, written }) => {
+        const rules = outcome('telling.started', { '/message_id': written }).violations.map(([rule]) => rule);
+        const nil = uuid === '00000000-0000-0000-0000-000000000000' || uuid === 'ffffffff-ffff-ffff-ffff-ffffffffffff';
+        expect(canonicalUuid(written)).toBe(uuid);
+        if (nil) expect(rules).toEqual(['conformance.message_id_nil']);
+        else if (written === uuid) expect(rules).toEqual([]);
+        else expect(rules).toEqual(['conformance.message_id_not_canonical']);
+      }),
+    );
+  });
+
+  test.each(['00000000-0000-0000-0000-000000000000', 'URN:UUID:FFFFFFFF-FFFF-FFFF-FFFF-FFFFFFFFFFFF', 'urn:uuid:00000000-0000-0000-0000-000000000000'])(
+    'the nil and max UUIDs are refused as nil in every spelling: %s',
+    (written) => {
+      expect(outcome('telling.started', { '/message_id': written }).violations).toEqual([['conformance.message_id_nil', '/message_id']]);
+    },
+  );
 });
 
 describe('tolerated rules', () => {

@@ -18,6 +18,15 @@ export interface ClockOptions {
 
 const NIL_UUIDS = new Set(['00000000-0000-0000-0000-000000000000', 'ffffffff-ffff-ffff-ffff-ffffffffffff']);
 
+/**
+ * The one spelling of a UUID the schema's `uuid` format accepts in several (upper case, a `urn:uuid:`
+ * prefix): lower case, hyphenated, no prefix. A message_id is its message's identity — idempotency,
+ * sequence and delivery compare it as a string — so only this spelling is accepted (docs/gateway.md).
+ */
+export function canonicalUuid(value: string): string {
+  return value.replace(/^urn:uuid:/i, '').toLowerCase();
+}
+
 type EnvelopeField = 'som_version' | 'message_id' | 'occurred_at';
 
 const ENVELOPE_CHECKS: ReadonlyArray<{ field: EnvelopeField; check: (value: string, clock: ClockOptions) => Violation[] }> = [
@@ -30,10 +39,16 @@ const ENVELOPE_CHECKS: ReadonlyArray<{ field: EnvelopeField; check: (value: stri
   },
   {
     field: 'message_id',
-    check: (value) =>
-      NIL_UUIDS.has(value.toLowerCase())
-        ? [violation('conformance.message_id_nil', `message_id ${value} is a reserved UUID; use a random (v4) or time-ordered (v7) one`, '/message_id')]
-        : [],
+    check: (value) => {
+      const canonical = canonicalUuid(value);
+      if (NIL_UUIDS.has(canonical))
+        return [violation('conformance.message_id_nil', `message_id ${value} is a reserved UUID; use a random (v4) or time-ordered (v7) one`, '/message_id')];
+      if (canonical !== value)
+        return [
+          violation('conformance.message_id_not_canonical', `message_id must be written in lower case without a urn:uuid: prefix: ${canonical}`, '/message_id'),
+        ];
+      return [];
+    },
   },
   {
     field: 'occurred_at',
@@ -173,7 +188,7 @@ function triggerSharesCorrelation(message: SomMessage): Violation[] {
 
 function refNotSelf(message: SomMessage, field: 'trigger' | 'subject'): Violation[] {
   const ref = message.payload[field] as MessageRef | undefined;
-  return ref !== undefined && ref.message_id.toLowerCase() === message.message_id.toLowerCase()
+  return ref !== undefined && canonicalUuid(ref.message_id) === canonicalUuid(message.message_id)
     ? [violation('conformance.self_reference', `${field}.message_id names this message itself`, jsonPointer('/payload', field, 'message_id'))]
     : [];
 }

@@ -8,6 +8,7 @@ export { MESSAGE_TYPES } from './schema-set';
 export { createSomValidator, parseJsonBody } from './validator';
 export { bodyDigest, contentHash } from './content-hash';
 export type { ParsedBody, SomValidation, SomValidator, SomValidatorOptions } from './validator';
+export { canonicalUuid } from './conformance';
 export { checkPolicy } from './policy';
 export type { ProducerPermissions } from './policy';
 export { applySequence, familyOf, parseStoryState, EMPTY_STORY_STATE, STORY_STATE_VERSION, StoryStateError, SequenceInputError } from './sequence';

@@ -81,7 +81,12 @@ export const RULES = {
   'schema.invalid': refusing('schema', BAD_REQUEST, 'A value fails a schema keyword that has no rule of its own.'),
 
   'conformance.som_version_unsupported': refusing('conformance', BAD_REQUEST, 'som_version is well formed but not 1.0, the only version the bus implements.'),
-  'conformance.message_id_nil': refusing('conformance', BAD_REQUEST, 'message_id is the nil or the max UUID, which cannot identify one message.'),
+  'conformance.message_id_nil': refusing('conformance', BAD_REQUEST, 'message_id is the nil or the max UUID (in any spelling), which cannot identify one message.'),
+  'conformance.message_id_not_canonical': refusing(
+    'conformance',
+    BAD_REQUEST,
+    'message_id is a UUID in upper or mixed case or with a urn:uuid: prefix; the bus accepts only the lower-case hyphenated form, so one UUID is one message.',
+  ),
   'conformance.occurred_at_future': tolerated(
     'conformance',
     'occurred_at is more than 5 minutes ahead of the bus clock: probably a skewed producer clock. Reported, not refused.',

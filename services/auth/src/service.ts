@@ -1,16 +1,6 @@
-import { Router, type Request, type Response } from 'express';
+import type { Request, Response } from 'express';
 import type { Knex } from '@bus/db';
-import {
-  cacheableJson,
-  DOCUMENT_CACHE_CONTROL,
-  HttpError,
-  MessageTooLargeError,
-  OAuthError,
-  readBody,
-  sendCacheable,
-  type ReadinessCheck,
-  type Service,
-} from '@bus/http';
+import { createRouter, cacheableJson, DOCUMENT_CACHE_CONTROL, HttpError, MessageTooLargeError, OAuthError, readBody, sendCacheable, type ReadinessCheck, type Service } from '@bus/http';
 import { KnexIdentityStore, type IdentityStore } from '@bus/identity';
 import { createLimiter, enforce, RateLimitedError, type LimitMetrics, type LimitSpec, type Redis } from '@bus/limits';
 import { Counter, type Registry } from 'prom-client';
@@ -110,7 +100,7 @@ export function createAuthService(deps: AuthServiceDeps): Service & { signingKey
     res.json(await issue(request.credentials));
   };
 
-  const router = Router();
+  const router = createRouter();
   router.post('/v1/oauth/token', async (req, res) => {
     try {
       await tokenRoute(req, res);

@@ -1,5 +1,4 @@
-import { Router } from 'express';
-import { cacheableJson, MessageTooLargeError, readBody, sendCacheable, type ReadinessCheck, type Service } from '@bus/http';
+import { createRouter, cacheableJson, MessageTooLargeError, readBody, sendCacheable, type ReadinessCheck, type Service } from '@bus/http';
 import { createLimiter, enforce, type LimitMetrics, type LimitSpec, type Redis } from '@bus/limits';
 import { openapi } from '@bus/schemas';
 import { checkSkillsInput, loadSkillLibrary, MAX_BODY_BYTES, readSkillsBody, type SkillLibrary } from '@bus/skills';
@@ -47,7 +46,7 @@ export function createCatalogueService(deps: CatalogueServiceDeps): Service {
   const document = cacheableJson(openapi.catalogue);
   const carried = library.versions.map((v) => v.info.version);
 
-  const router = Router();
+  const router = createRouter();
   router.get('/api/skills/library', async (req, res) => {
     await enforce([[libraryLimit, ALL_CALLERS]], 'Too many library requests');
     const asked = req.query.version ?? library.current.info.version;

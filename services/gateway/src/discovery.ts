@@ -1,5 +1,5 @@
-import { Router } from 'express';
-import { cacheableJson, DOCUMENT_CACHE_CONTROL, sendCacheable } from '@bus/http';
+import type { Router } from 'express';
+import { createRouter, cacheableJson, DOCUMENT_CACHE_CONTROL, sendCacheable } from '@bus/http';
 import { openapi } from '@bus/schemas';
 import { MESSAGE_TYPES, SOM_VERSION } from '@bus/som';
 
@@ -10,7 +10,7 @@ import { MESSAGE_TYPES, SOM_VERSION } from '@bus/som';
 export function discoveryRouter(): Router {
   const health = { ok: true, som_version: SOM_VERSION, message_types: [...MESSAGE_TYPES] };
   const document = cacheableJson(openapi.bus);
-  const router = Router();
+  const router = createRouter();
   router.get('/v1/health', (_req, res) => {
     res.json(health);
   });

@@ -1,6 +1,6 @@
-import { Router, type NextFunction, type Request, type RequestHandler, type Response } from 'express';
+import type { Router, NextFunction, Request, RequestHandler, Response } from 'express';
 import { Counter, type Registry } from 'prom-client';
-import { HttpError, markStep, readBody, requestTimings, type RouteKey } from '@bus/http';
+import { createRouter, HttpError, markStep, readBody, requestTimings, type RouteKey } from '@bus/http';
 import type { BearerAuthenticator, ConnectionIdentity } from '@bus/identity';
 import { rulesCatalogue } from '@bus/som';
 import { publishMessage, type PublishDeps, type PublishMode } from './publish';
@@ -49,7 +49,7 @@ export interface PublishRoutesDeps {
  * bytes) and run the one pipeline. Nothing reads the body before the limits passed.
  */
 export function publishRoutes(deps: PublishRoutesDeps): Router {
-  const router = Router();
+  const router = createRouter();
   const producer = deps.authenticator.authenticateBearer({ kind: 'producer' });
   const published = new Counter({
     name: 'bus_publish_total',

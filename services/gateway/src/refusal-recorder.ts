@@ -1,6 +1,7 @@
 import { Counter, type Registry } from 'prom-client';
 import type { Logger } from 'pino';
 import type { RateLimitCount, RefusalRecord } from '@bus/db';
+import { boundViolations, type ViolationBounds } from '@bus/contracts';
 import { HttpError, InternalError } from '@bus/http';
 import type { ConnectionIdentity } from '@bus/identity';
 import type { PublishMode } from './publish';
@@ -50,11 +51,14 @@ interface Queued {
   body: Buffer | undefined;
   status: number;
   violations: RefusalRecord['violations'];
+  violationsOmitted: number;
   refusedAt: Date;
 }
 
-/** The longest message_id, message_type or correlation_id kept; longer ones are cut. */
-const MAX_FIELD_CHARS = 256;
+/** The longest message_id, message_type or correlation_id kept; longer ones are cut (the schema allows 128 at most). */
+const MAX_FIELD_CHARS = 128;
+/** A stored refusal keeps its first few violations, short: enough to see what went wrong, and a page of 20 fits in 64 KB. */
+const STORED_VIOLATION_BOUNDS: ViolationBounds = { maxCount: 5, maxChars: 200, maxBytes: 2048 };
 /** Connections whose rate-limit counts wait at once; the counts of further ones are dropped (and counted) until the next write. */
 const MAX_COUNTED_CONNECTIONS = 10_000;
 
@@ -134,7 +138,8 @@ export function createRefusalRecorder(deps: RefusalRecorderDeps): RefusalRecorde
           outcomes.inc({ outcome: 'dropped_full' });
           return;
         }
-        queue.push({ identity, mode, body, status: refusal.status, violations: refusal.violations(), refusedAt: at });
+        const { violations, omitted } = boundViolations(refusal.violations(), STORED_VIOLATION_BOUNDS);
+        queue.push({ identity, mode, body, status: refusal.status, violations, violationsOmitted: omitted, refusedAt: at });
         queuedBytes += size;
         if (queue.length >= batchSize) void flush();
       } catch (err) {
@@ -174,6 +179,7 @@ function recordOf(q: Queued): RefusalRecord {
       message: storable(v.message),
       ...(v.path === undefined ? {} : { path: storable(v.path) }),
     })),
+    violationsOmitted: q.violationsOmitted,
     refusedAt: q.refusedAt,
   };
 }

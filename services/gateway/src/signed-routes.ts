@@ -1,6 +1,6 @@
-import { Router, type NextFunction, type Request, type RequestHandler, type Response } from 'express';
+import type { Router, NextFunction, Request, RequestHandler, Response } from 'express';
 import { ijsonProblemText, parseIJson } from '@bus/contracts';
-import { HttpError, RequestInvalidError } from '@bus/http';
+import { createRouter, HttpError, RequestInvalidError } from '@bus/http';
 import {
   BearerRefusedError,
   connectionIdentity,
@@ -104,7 +104,7 @@ export function signedRoutes(deps: SignedRoutesDeps): SignedRoutes {
       res.locals.identity = await managedAppIdentity(app, deps.connections);
     });
 
-  const verifyRouter = Router();
+  const verifyRouter = createRouter();
   verifyRouter.post(
     '/v1/tenants/:t/principals/verify',
     // A pending principal signs it, of a producer or a consumer connection.

@@ -1,8 +1,8 @@
-import { Router, type Request, type RequestHandler, type Response } from 'express';
+import type { Router, Request, RequestHandler, Response } from 'express';
 import { readMessageTrace, readRecentRefusals, readStory, type Knex } from '@bus/db';
-import { DependencyUnavailableError, RequestInvalidError, ResourceUnknownError, requestValidation, unavailableUnlessDone } from '@bus/http';
+import { createRouter, DependencyUnavailableError, RequestInvalidError, ResourceUnknownError, requestValidation, unavailableUnlessDone, validatedQuery } from '@bus/http';
 import type { BearerAuthenticator, BearerIdentity } from '@bus/identity';
-import { RULES } from '@bus/som';
+import { canonicalUuid, RULES } from '@bus/som';
 import { openapi } from '@bus/schemas';
 
 /** 503 records.unavailable: Postgres failed while a tester route read; `cause` is its error, which the error middleware logs. */
@@ -30,7 +30,7 @@ export interface TesterRoutesDeps {
  * None carries a message body.
  */
 export function testerRoutes(deps: TesterRoutesDeps): Router {
-  const router = Router();
+  const router = createRouter();
   const producer = deps.authenticator.authenticateBearer({ kind: 'producer' });
   const requests = requestValidation(openapi.bus, (problem) => new RequestInvalidError(problem));
   const guards = [producer, deps.connectionQuota, requests.parameters];
@@ -38,14 +38,16 @@ export function testerRoutes(deps: TesterRoutesDeps): Router {
   const workspaceOf = (res: Response) => (res.locals.identity as BearerIdentity).workspaceId;
 
   router.get('/v1/tenants/:t/messages/:message_id', ...guards, async (req: Request, res: Response) => {
-    const messageId = String(req.params.message_id);
+    // Accepted ids are canonical (lower case, no urn:uuid:), so every spelling of one finds its message.
+    const messageId = canonicalUuid(String(req.params.message_id));
     const trace = await read(() => readMessageTrace(deps.db, workspaceOf(res), messageId));
     if (!trace) throw new ResourceUnknownError('message.unknown', `The workspace accepted no message ${messageId}`);
     res.json(trace);
   });
 
-  router.get('/v1/tenants/:t/refusals', ...guards, async (_req: Request, res: Response) => {
-    res.json(await read(() => readRecentRefusals(deps.db, (res.locals.identity as BearerIdentity).clientId)));
+  router.get('/v1/tenants/:t/refusals', ...guards, async (req: Request, res: Response) => {
+    const query = validatedQuery(req) as { limit: number; before?: number };
+    res.json(await read(() => readRecentRefusals(deps.db, (res.locals.identity as BearerIdentity).clientId, query)));
   });
 
   router.get('/v1/tenants/:t/stories/:correlation_id', ...guards, async (req: Request, res: Response) => {

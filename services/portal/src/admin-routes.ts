@@ -1,6 +1,6 @@
-import { Router, type Request } from 'express';
+import type { Router, Request } from 'express';
 import type { QueueOperations } from '@bus/contracts';
-import { HttpError, validatedQuery, type RequestValidation } from '@bus/http';
+import { createRouter, HttpError, validatedQuery, type RequestValidation } from '@bus/http';
 import {
   AppNotFoundError,
   ConnectionNotActiveError,
@@ -48,7 +48,7 @@ const BODY_BYTES = 64 * 1024;
 export function adminRoutes(deps: AdminRoutesDeps): Router {
   const now = deps.now ?? (() => new Date());
   const jsonBody = async <T>(req: Request): Promise<T> => (await deps.requests.jsonBody(req, BODY_BYTES)) as T;
-  const router = Router();
+  const router = createRouter();
   router.use('/api/admin', (_req, res, next) => {
     res.set('Cache-Control', 'no-store');
     next();

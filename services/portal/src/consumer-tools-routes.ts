@@ -1,10 +1,11 @@
-import { Router, type Request, type Response } from 'express';
+import type { Router, Request, Response } from 'express';
 import type { DeadLetterResolution, QueueOperations } from '@bus/contracts';
 import type { RequestValidation } from '@bus/http';
 import type { IdentityAdmin } from '@bus/identity';
 import { identityCall } from './admin-routes';
 import type { AdminStore, ConnectionView } from './admin-store';
 import { AdminConflictError, AdminNotFoundError } from './errors';
+import { createRouter } from '@bus/http';
 
 /** What the consumer tools' routes ask of the queues (libs/queue queueOperations). */
 export type DeadLetterOperations = Pick<QueueOperations, 'deadLetters' | 'resolveDeadLetter'>;
@@ -39,7 +40,7 @@ const BODY_BYTES = 4 * 1024;
  * authentication and parameter validation (service.ts).
  */
 export function consumerToolsRoutes(deps: ConsumerToolsRoutesDeps): Router {
-  const router = Router();
+  const router = createRouter();
   const consumer = async (req: Request, opts: { active: boolean }): Promise<ConnectionView> => {
     const id = String(req.params.c);
     const connection = (await deps.store.connection(id)) ?? notFound('connection', id);

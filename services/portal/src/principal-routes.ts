@@ -1,7 +1,7 @@
-import { Router, type Request } from 'express';
+import type { Router, Request } from 'express';
 import { PrincipalNotFoundError, PrincipalNotPendingError, type PrincipalStore, type PrincipalView } from '@bus/identity';
 import type { AdminStore } from './admin-store';
-import { HttpError, type RequestValidation } from '@bus/http';
+import { createRouter, HttpError, type RequestValidation } from '@bus/http';
 import { AdminConflictError, AdminNotFoundError, AdminUnavailableError } from './errors';
 
 export interface PrincipalOperationsDeps {
@@ -102,7 +102,7 @@ export interface PrincipalCreate {
  * authentication and the no-store header of the admin routes.
  */
 export function principalRoutes(deps: PrincipalRoutesDeps): Router {
-  const router = Router();
+  const router = createRouter();
   const { principals } = deps;
 
   router.get('/api/admin/connections/:c/principals', async (req, res) => {

@@ -1,5 +1,5 @@
-import { Router, type Request } from 'express';
-import { unavailableOnAnyFailure, type RequestValidation } from '@bus/http';
+import type { Router, Request } from 'express';
+import { createRouter, unavailableOnAnyFailure, type RequestValidation } from '@bus/http';
 import { KnexProviderStore, type BindingRecord, type IdentityAdmin, type ProviderRecord } from '@bus/identity';
 import type { Knex } from '@bus/db';
 import {
@@ -47,7 +47,7 @@ const BODY_BYTES = 16 * 1024;
 export function providerRoutes(deps: ProviderRoutesDeps): Router {
   const store = providerStore(deps.db);
   const bindings = bindingOperations({ db: deps.db, admin: deps.admin });
-  const router = Router();
+  const router = createRouter();
   const providerOf = async (id: string) => (await store.provider(id)) ?? notFound('identity provider', id);
 
   router.get('/api/admin/identity-providers', async (_req, res) => {

@@ -1,5 +1,5 @@
-import { Router } from 'express';
-import { validatedQuery, type RequestValidation } from '@bus/http';
+import type { Router } from 'express';
+import { createRouter, validatedQuery, type RequestValidation } from '@bus/http';
 import type { QueueOperations, RefusalReason } from '@bus/contracts';
 import type { AdminStore } from './admin-store';
 
@@ -28,7 +28,7 @@ type RedriveRequest = { ids: string[] } | { workspace_id: string; after?: string
  * /api/admin answer.
  */
 export function quarantineRoutes(deps: QuarantineRoutesDeps): Router {
-  const router = Router();
+  const router = createRouter();
 
   router.get('/api/admin/quarantine', async (req, res) => {
     const query = validatedQuery(req) as { workspace_id?: string; reason?: RefusalReason; after?: string; limit: number };

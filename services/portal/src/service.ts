@@ -1,7 +1,6 @@
-import { Router } from 'express';
 import type { QueueOperations } from '@bus/contracts';
 import type { Knex } from '@bus/db';
-import { cacheableJson, DOCUMENT_CACHE_CONTROL, requestValidation, sendCacheable, unavailableOnAnyFailure, type ReadinessCheck, type Service } from '@bus/http';
+import { createRouter, cacheableJson, DOCUMENT_CACHE_CONTROL, requestValidation, sendCacheable, unavailableOnAnyFailure, type ReadinessCheck, type Service } from '@bus/http';
 import { IdentityAdmin, PrincipalStore, type ControlPublisher } from '@bus/identity';
 import { createLimiter, type LimitMetrics, type Redis } from '@bus/limits';
 import type { Logger } from '@bus/observability';
@@ -67,7 +66,7 @@ export function createPortalService(deps: PortalServiceDeps): PortalService {
     deps.limitMetrics,
   );
 
-  const documents = Router();
+  const documents = createRouter();
   const adminDocument = cacheableJson(openapi.admin);
   documents.get('/api/admin/openapi.json', (req, res) => {
     sendCacheable(req, res, adminDocument, DOCUMENT_CACHE_CONTROL);
@@ -77,7 +76,7 @@ export function createPortalService(deps: PortalServiceDeps): PortalService {
   const requests = requestValidation(openapi.admin, (problem) => new AdminRequestInvalidError(problem));
   const admin = IdentityAdmin.create({ db: deps.db, control: deps.control, logger: deps.logger });
   const principals = principalOperations({ principals: PrincipalStore.create({ db: deps.db, encryptionKey: deps.encryptionKey }), store });
-  const authenticated = Router();
+  const authenticated = createRouter();
   // Every change through the admin API is audited under the operator's client id (docs/portal.md).
   authenticated.use(
     '/api/admin',

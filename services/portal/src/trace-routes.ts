@@ -1,6 +1,6 @@
-import { Router } from 'express';
+import type { Router } from 'express';
 import { readMessageTrace, type Knex, type MessageTrace } from '@bus/db';
-import { unavailableUnlessDone } from '@bus/http';
+import { createRouter, unavailableUnlessDone } from '@bus/http';
 import { AdminNotFoundError, AdminUnavailableError } from './errors';
 
 /**
@@ -10,7 +10,7 @@ import { AdminNotFoundError, AdminUnavailableError } from './errors';
  * checks the ids' forms; never a message body.
  */
 export function traceRoutes(deps: { db: Knex }): Router {
-  const router = Router();
+  const router = createRouter();
   router.get('/api/admin/workspaces/:w/messages/:message_id', async (req, res) => {
     res.json(await messageTraceOf(deps.db, String(req.params.w), String(req.params.message_id)));
   });

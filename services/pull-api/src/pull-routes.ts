@@ -1,6 +1,6 @@
-import { Router, type NextFunction, type Request, type RequestHandler, type Response } from 'express';
+import type { Router, NextFunction, Request, RequestHandler, Response } from 'express';
 import type { SkillRegistration } from '@bus/db';
-import { markStep, requestTimings, requestValidation, validatedQuery, type RouteKey } from '@bus/http';
+import { createRouter, markStep, requestTimings, requestValidation, validatedQuery, type RouteKey } from '@bus/http';
 import type { BearerAuthenticator, BearerIdentity } from '@bus/identity';
 import { openapi } from '@bus/schemas';
 import { ConsumerMismatchError, PullRequestInvalidError } from './errors';
@@ -52,7 +52,7 @@ export const CONSUMER_QUOTA_ROUTES: readonly RouteKey[] = [
 ];
 
 export function pullRoutes(deps: PullRoutesDeps): Router {
-  const router = Router();
+  const router = createRouter();
   const consumer = deps.authenticator.authenticateBearer({ kind: 'consumer' });
   const ownConsumer = (req: Request, res: Response, next: NextFunction) => {
     if ((res.locals.identity as BearerIdentity).clientId !== req.params.c) throw new ConsumerMismatchError();

@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
-import { Router, type NextFunction, type Request, type RequestHandler, type Response } from 'express';
+import type { Router, NextFunction, Request, RequestHandler, Response } from 'express';
 import { ijsonProblemText, parseIJson, type QueueOperations } from '@bus/contracts';
 import type { ConsumerTools } from '@bus/db';
-import { HttpError, type ErrorPage } from '@bus/http';
+import { createRouter, HttpError, type ErrorPage } from '@bus/http';
 import {
   createSigV4Verifier,
   SignatureRefusedError,
@@ -134,7 +134,7 @@ export function sqsRoutes(deps: SqsRoutesDeps): Router {
   };
   const actions = sqsActions(deps);
 
-  const router = Router();
+  const router = createRouter();
   router.post(
     SQS_PATH,
     ...signedRouteSteps({ verifier, authorize, limit: deps.limit, maxBodyBytes: PULL_LIMITS.bodyBytes }),

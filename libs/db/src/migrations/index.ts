@@ -17,6 +17,7 @@ import * as pendingByAge from './015_pending_by_age';
 import * as acceptedBodyDigest from './016_accepted_body_digest';
 import * as messageBodyLz4 from './017_message_body_lz4';
 import * as dropDuplicateStoryIndex from './018_drop_duplicate_story_index';
+import * as refusalViolationsOmitted from './019_refusal_violations_omitted';
 
 interface NamedMigration {
   name: string;
@@ -47,6 +48,7 @@ const MIGRATIONS: readonly NamedMigration[] = [
   { name: '016_accepted_body_digest', migration: acceptedBodyDigest },
   { name: '017_message_body_lz4', migration: messageBodyLz4 },
   { name: '018_drop_duplicate_story_index', migration: dropDuplicateStoryIndex },
+  { name: '019_refusal_violations_omitted', migration: refusalViolationsOmitted },
 ];
 
 export const migrationSource: Knex.MigrationSource<NamedMigration> = {

@@ -1,4 +1,4 @@
-import { Router, type Request } from 'express';
+import type { Router, Request } from 'express';
 import type { RequestValidation } from '@bus/http';
 import type { IdentityAdmin } from '@bus/identity';
 import * as body from '../admin-requests';
@@ -7,6 +7,7 @@ import type { PeopleStore } from './people-store';
 import type { PortalData } from './portal-data';
 import { organisationsOf, allows } from './policy';
 import { requireSession } from './sign-in';
+import { createRouter } from '@bus/http';
 
 export interface PortalApiDeps {
   admin: IdentityAdmin;
@@ -26,7 +27,7 @@ const AUDIT_PAGE = 100;
  * log; state-changing requests passed the CSRF check in front (sign-in.ts).
  */
 export function portalApiRoutes(deps: PortalApiDeps): Router {
-  const router = Router();
+  const router = createRouter();
   const jsonBody = async <T>(req: Request): Promise<T> => (await deps.requests.jsonBody(req, BODY_BYTES)) as T;
 
   router.get('/api/portal/me', (_req, res) => {

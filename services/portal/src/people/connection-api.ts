@@ -1,4 +1,4 @@
-import { Router, type Request, type Response } from 'express';
+import type { Router, Request, Response } from 'express';
 import type { RequestValidation } from '@bus/http';
 import { PRINCIPAL_BODY_BYTES, type PrincipalCreate, type PrincipalOperations } from '../principal-routes';
 import type { BindingOperations } from '../provider-routes';
@@ -7,6 +7,7 @@ import { AdminNotFoundError } from '../errors';
 import type { PortalData } from './portal-data';
 import type { Action } from './policy';
 import { requireSession } from './sign-in';
+import { createRouter } from '@bus/http';
 
 export interface ConnectionApiDeps {
   data: PortalData;
@@ -33,7 +34,7 @@ const BODY_BYTES = 4 * 1024;
  * CSRF check in front (sign-in.ts). Identity providers themselves stay the operator's (admin API).
  */
 export function connectionApiRoutes(deps: ConnectionApiDeps): Router {
-  const router = Router();
+  const router = createRouter();
   /** The connection's id once the person may do `action` to it (404 for none, 403 for not theirs). */
   const authorised = async (req: Request, res: Response, action: Action) => {
     const session = requireSession(res);

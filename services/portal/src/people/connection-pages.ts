@@ -1,4 +1,4 @@
-import { Router, type Request, type Response } from 'express';
+import type { Router, Request, Response } from 'express';
 import type { PrincipalView } from '@bus/identity';
 import type { ConnectionView } from '../admin-store';
 import type { PrincipalOperations } from '../principal-routes';
@@ -8,6 +8,7 @@ import { esc, sendPage } from './pages';
 import type { PortalData } from './portal-data';
 import { allows, type Action } from './policy';
 import { sessionOf } from './sign-in';
+import { createRouter } from '@bus/http';
 
 export interface ConnectionPagesDeps {
   data: PortalData;
@@ -30,7 +31,7 @@ export function connectionPageLinks(connection: ConnectionView): string {
  * refuses the others anyway: connection-api.ts).
  */
 export function connectionPages(deps: ConnectionPagesDeps): Router {
-  const router = Router();
+  const router = createRouter();
   /** The person, the connection and what they may change on it; a 404/403 page when there is none to read. */
   const readable = async (req: Request, res: Response) => {
     const session = sessionOf(res);

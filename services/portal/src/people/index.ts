@@ -1,6 +1,6 @@
-import { Router } from 'express';
+import type { Router } from 'express';
 import type { Knex } from '@bus/db';
-import { requestValidation, unavailableOnAnyFailure, type RequestValidation } from '@bus/http';
+import { createRouter, requestValidation, unavailableOnAnyFailure, type RequestValidation } from '@bus/http';
 import type { IdentityAdmin } from '@bus/identity';
 import type { Logger } from '@bus/observability';
 import { openapi } from '@bus/schemas';
@@ -49,7 +49,7 @@ export interface PeopleRoutersDeps {
 
 export function peopleRouters(deps: PeopleRoutersDeps): Router[] {
   if (!deps.signIn) {
-    const off = Router();
+    const off = createRouter();
     off.use(['/portal', '/api/portal'], () => {
       throw new SignInNotConfiguredError();
     });
@@ -59,7 +59,7 @@ export function peopleRouters(deps: PeopleRoutersDeps): Router[] {
   const data = new PortalData({ store: deps.store, people });
   const requests: RequestValidation = requestValidation(openapi.portal, (problem) => new AdminRequestInvalidError(problem));
   const { routes, loadSession } = signInRoutes({ signIn: deps.signIn, store: people, logger: deps.logger });
-  const api = Router();
+  const api = createRouter();
   api.use('/api/portal', requests.parameters);
   const tools = new ToolsData({ ...deps.tools, store: deps.store, data, db: deps.db });
   const connectionOperations = { principals: deps.principals, bindings: deps.bindings, registrations: deps.registrations };

@@ -1,8 +1,9 @@
-import { Router } from 'express';
+import type { Router } from 'express';
 import type { SkillLibrary } from '@bus/skills';
 import { AdminNotFoundError } from '../errors';
 import { esc, sendPage } from './pages';
 import { sessionOf } from './sign-in';
+import { createRouter } from '@bus/http';
 
 /**
  * The skill library browser (docs/portal.md): the carried versions, the skills of a version and the
@@ -10,7 +11,7 @@ import { sessionOf } from './sign-in';
  * SkillLibrary). The library is public, so every signed-in person reads it.
  */
 export function libraryPages(deps: { library: SkillLibrary }): Router {
-  const router = Router();
+  const router = createRouter();
   const answerOf = (version: string) => deps.library.answer(version) ?? notFound('skill library version', version);
 
   router.get('/portal/library', (_req, res) => {

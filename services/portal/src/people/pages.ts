@@ -1,4 +1,4 @@
-import { Router, type Response } from 'express';
+import type { Router, Response } from 'express';
 import type { ErrorPage } from '@bus/http';
 import { PORTAL_SCRIPT, PORTAL_STYLE } from './assets';
 import { connectionPageLinks } from './connection-pages';
@@ -7,6 +7,7 @@ import type { PeopleStore, Session } from './people-store';
 import { allows, organisationsOf } from './policy';
 import { sessionOf } from './sign-in';
 import { TOOL_LINKS } from './tool-links';
+import { createRouter } from '@bus/http';
 
 const ROLE_NAMES: Record<string, string> = { operator: 'operator', house_admin: 'house admin', vendor: 'vendor', viewer: 'viewer' };
 /** The script and style are the pages' only sources: no inline script, nothing from elsewhere. */
@@ -33,7 +34,7 @@ ${onward}`;
  * showing only what the person's roles allow and offering only the changes the server would accept.
  */
 export function portalPages(deps: { data: PortalData; people: PeopleStore }): Router {
-  const router = Router();
+  const router = createRouter();
 
   router.get('/portal/assets/portal.js', (_req, res) => {
     res.type('text/javascript').set('Cache-Control', 'no-cache').send(PORTAL_SCRIPT);

@@ -1,11 +1,12 @@
 import { timingSafeEqual } from 'node:crypto';
-import { Router, type NextFunction, type Request, type Response } from 'express';
+import type { Router, NextFunction, Request, Response } from 'express';
 import * as oidc from 'openid-client';
 import type { Logger } from '@bus/observability';
 import type { PeopleSignIn } from './config';
 import { CsrfRefusedError, PortalUnavailableError, SignInFailedError, SignInRequiredError } from './errors';
 import { randomToken, SIGN_IN_VALIDITY_MS, type PeopleStore, type Session } from './people-store';
 import { grantsOfClaim } from './policy';
+import { createRouter } from '@bus/http';
 
 const LOGIN_COOKIE = 'bus_portal_login';
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
@@ -76,7 +77,7 @@ export function signInRoutes(deps: SignInDeps): { routes: Router; loadSession: R
   const sessionCookie = sessionCookieName(signIn);
   const cookieBase = { httpOnly: true, secure: signIn.secureCookies, sameSite: 'lax' as const };
 
-  const loadSession = Router();
+  const loadSession = createRouter();
   loadSession.use(['/portal', '/api/portal'], async (req: Request, res: Response, next: NextFunction) => {
     res.set('Cache-Control', 'no-store');
     const cookie = cookieOf(req, sessionCookie);
@@ -92,7 +93,7 @@ export function signInRoutes(deps: SignInDeps): { routes: Router; loadSession: R
     next();
   });
 
-  const routes = Router();
+  const routes = createRouter();
   routes.get('/portal/login', async (_req, res) => {
     const config = await providerConfig();
     const state = randomToken();

@@ -1,4 +1,4 @@
-import { Router, type Request } from 'express';
+import type { Router, Request } from 'express';
 import type { MessageTrace, RecentRefusals } from '@bus/db';
 import type { ConnectionView, ReplayView } from '../admin-store';
 import type { QueueView } from '../consumer-queues';
@@ -6,6 +6,7 @@ import { AdminRequestInvalidError } from '../errors';
 import { esc, sendPage } from './pages';
 import { sessionOf } from './sign-in';
 import type { ToolsData } from './tools-data';
+import { createRouter } from '@bus/http';
 
 const WORKSPACE_ID = /^w[a-z2-7]{12}$/;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -18,7 +19,7 @@ const REPLAY_POLL_MS = 1000;
  * exactly what the portal API would answer and offers only what the server would accept.
  */
 export function toolsPages(deps: { tools: ToolsData }): Router {
-  const router = Router();
+  const router = createRouter();
 
   router.get('/portal/connections/:c', async (req, res) => {
     const session = sessionOf(res);

@@ -1,8 +1,9 @@
-import { Router } from 'express';
+import type { Router } from 'express';
 import type { RequestValidation } from '@bus/http';
 import type { ReplayBody } from '../admin-requests';
 import { requireSession } from './sign-in';
 import type { ToolsData } from './tools-data';
+import { createRouter } from '@bus/http';
 
 const BODY_BYTES = 4 * 1024;
 
@@ -12,7 +13,7 @@ const BODY_BYTES = 4 * 1024;
  * refusals. Behind the session and CSRF checks (sign-in.ts) and the document's parameter checks.
  */
 export function toolsRoutes(deps: { tools: ToolsData; requests: RequestValidation }): Router {
-  const router = Router();
+  const router = createRouter();
   router.get('/api/portal/connections/:c/queue', async (req, res) => {
     res.json(await deps.tools.queue(requireSession(res), String(req.params.c)));
   });
