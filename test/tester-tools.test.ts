@@ -189,7 +189,12 @@ describe('recent refusals', () => {
     const sibling = await tenants.admin.createConnection({ appId: house.appId, kind: 'producer' });
     const res = await get('refusals', await tenants.token(sibling));
     expect(res.status).toBe(200);
-    expect(res.body).toEqual({ connection_id: sibling.clientId, refusals: [], rate_limited: { rate_limited: 0, quota_exceeded: 0, last_refused_at: null } });
+    expect(res.body).toEqual({
+      connection_id: sibling.clientId,
+      refusals: [],
+      next_before: null,
+      rate_limited: { rate_limited: 0, quota_exceeded: 0, last_refused_at: null },
+    });
   }, 30_000);
 });
 

@@ -47,6 +47,7 @@ const ALL = [
   '016_accepted_body_digest',
   '017_message_body_lz4',
   '018_drop_duplicate_story_index',
+  '019_refusal_violations_omitted',
 ];
 
 let testDb: TestDatabase;

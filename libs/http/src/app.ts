@@ -3,7 +3,15 @@ import express, { type Express, type NextFunction, type Request, type RequestHan
 import { Counter, Histogram, type Registry } from 'prom-client';
 import { settleDeferredHostLimits } from '@bus/limits';
 import type { Logger } from '@bus/observability';
-import { DependencyUnavailableError, HttpError, InternalError, MethodNotAllowedError, RouteNotFoundError } from './errors';
+import {
+  ContentEncodingUnsupportedError,
+  DependencyUnavailableError,
+  HttpError,
+  InternalError,
+  MalformedRequestError,
+  MethodNotAllowedError,
+  RouteNotFoundError,
+} from './errors';
 import { servedMethods } from './methods';
 import { renderError, type ErrorPage, type ErrorRenderer } from './error-bodies';
 import { runReadinessChecks, type ReadinessCheck } from './readiness';
@@ -73,6 +81,8 @@ export function createHttpApp(opts: HttpAppOptions): HttpApp {
     });
     next();
   });
+
+  app.use(refuseAmbiguousRequests);
 
   app.get('/healthz', (_req, res) => {
     res.json({ ok: true });
@@ -209,4 +219,18 @@ export function createRequestMetrics(registry: Registry): RequestMetrics {
       steps.observe({ app, route, step }, seconds);
     },
   };
+}
+
+/**
+ * Requests no route can read as their sender meant: a body under a Content-Encoding (the bus reads
+ * bodies only as sent, so compressed JSON would be refused as not UTF-8 and plain JSON labelled gzip
+ * accepted), or two Authorization headers (Node keeps the first; which one the sender meant is unknown).
+ */
+function refuseAmbiguousRequests(req: Request, _res: Response, next: NextFunction): void {
+  const encoding = req.headers['content-encoding'];
+  if (encoding !== undefined && encoding.trim().toLowerCase() !== 'identity') throw new ContentEncodingUnsupportedError(encoding);
+  let authorizations = 0;
+  for (let i = 0; i < req.rawHeaders.length; i += 2) if (req.rawHeaders[i]?.toLowerCase() === 'authorization') authorizations += 1;
+  if (authorizations > 1) throw new MalformedRequestError(`it carries ${authorizations} Authorization headers; send one`);
+  next();
 }

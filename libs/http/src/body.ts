@@ -12,6 +12,8 @@ export async function readBody(req: Request, limitBytes: number): Promise<Buffer
     refuseRest(req);
     throw new MessageTooLargeError(limitBytes);
   }
+  // The route got this far (authenticated, within its limits, a length it takes): now the client may send.
+  if (awaitingContinue.delete(req) && req.res && !req.res.headersSent) req.res.writeContinue();
   const chunks: Buffer[] = [];
   let received = 0;
   try {
@@ -30,6 +32,17 @@ export async function readBody(req: Request, limitBytes: number): Promise<Buffer
     throw new MalformedRequestError('the body could not be read to its end');
   }
   return Buffer.concat(chunks, received);
+}
+
+/**
+ * Requests sent with `Expect: 100-continue` whose `100 Continue` is not yet written. Node would write
+ * it on arrival, before authentication and limits; the server (server.ts) holds it back, and the first
+ * read of the body writes it, so a refused client never starts uploading.
+ */
+const awaitingContinue = new WeakSet<object>();
+
+export function holdContinue(req: object): void {
+  awaitingContinue.add(req);
 }
 
 function refuseRest(req: Request): void {

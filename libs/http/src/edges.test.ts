@@ -1,9 +1,11 @@
 import { connect } from 'node:net';
 import { Writable } from 'node:stream';
-import { Router } from 'express';
+import type { Router } from 'express';
+import { HttpError } from '@bus/contracts';
 import { createLogger, createMetricsRegistry } from '@bus/observability';
 import { createHttpApp, createRequestMetrics } from './app';
 import { readBody } from './body';
+import { createRouter } from './router';
 import { codeBody, violationBody, type ErrorRenderer } from './error-bodies';
 import { serve, type RunningServer } from './server';
 
@@ -21,22 +23,30 @@ const metrics = createMetricsRegistry({ defaultMetrics: false });
 const requestMetrics = createRequestMetrics(metrics);
 
 function routers(): Router[] {
-  const writes = Router();
+  const writes = createRouter();
   writes.post('/things', async (req, res) => {
     res.status(201).json({ created: true, bytes: (await readBody(req, 1000)).length });
   });
-  const reads = Router();
+  // Reads its body only for the right token, as the bus's routes authenticate before the body.
+  writes.post(
+    '/guarded',
+    (req, _res, next) => next(req.headers.authorization === 'Bearer right' ? undefined : new HttpError(401, 'producer.unauthenticated', 'wrong token')),
+    async (req, res) => {
+      res.status(201).json({ bytes: (await readBody(req, 1000)).length });
+    },
+  );
+  const reads = createRouter();
   reads.get('/things', (_req, res) => {
     res.json({ things: [] });
   });
   reads.get('/things/:id', (req, res) => {
     res.json({ id: req.params.id });
   });
-  const mounted = Router();
+  const mounted = createRouter();
   mounted.delete('/:id', (_req, res) => {
     res.status(204).end();
   });
-  const outer = Router();
+  const outer = createRouter();
   outer.use('/mounted', mounted);
   return [writes, reads, outer];
 }
@@ -176,5 +186,95 @@ describe('methods a known path does not serve', () => {
     const res = await fetch(`${bus.url}/nothing-here`, { method: 'PUT' });
     expect(res.status).toBe(404);
     expect(res.headers.get('allow')).toBeNull();
+  });
+});
+
+/** Writes `head`, collects what the server answers within the first answer, then (if given) writes `rest`. */
+async function conversation(server: RunningServer, head: string, rest?: string): Promise<{ first: string; all: string }> {
+  const { hostname, port } = new URL(server.url);
+  return new Promise((resolve, reject) => {
+    let all = '';
+    let first: string | undefined;
+    const socket = connect(Number(port), hostname, () => socket.write(head));
+    socket.on('data', (d: Buffer) => {
+      all += d.toString('utf8');
+      if (first === undefined && all.includes('\r\n\r\n')) {
+        first = all;
+        if (rest !== undefined) socket.write(rest);
+      }
+    });
+    socket.on('error', reject);
+    socket.on('close', () => resolve({ first: first ?? all, all }));
+    // A bound on a silent server (the socket's idle timeout), not a wait: the test reads until close.
+    // eslint-disable-next-line no-restricted-syntax
+    socket.setTimeout(5000, () => socket.destroy());
+  });
+}
+
+describe('Expect', () => {
+  it('writes 100 Continue only once the route reads the body, after its checks', async () => {
+    const ok = await conversation(
+      bus,
+      'POST /guarded HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer right\r\nContent-Length: 5\r\nExpect: 100-continue\r\nConnection: close\r\n\r\n',
+      'hello',
+    );
+    expect(ok.first).toMatch(/^HTTP\/1\.1 100 Continue\r\n/);
+    expect(ok.all).toMatch(/HTTP\/1\.1 201 Created/);
+  });
+
+  it('answers a refused request at once with its final status, never 100 Continue', async () => {
+    const refused = await conversation(
+      bus,
+      'POST /guarded HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer wrong\r\nContent-Length: 5\r\nExpect: 100-continue\r\n\r\n',
+    );
+    expect(refused.first).toMatch(/^HTTP\/1\.1 401 /);
+    expect(refused.all).not.toContain('100 Continue');
+    const tooLarge = await conversation(bus, 'POST /things HTTP/1.1\r\nHost: x\r\nContent-Length: 10000000\r\nExpect: 100-continue\r\n\r\n');
+    expect(tooLarge.first).toMatch(/^HTTP\/1\.1 413 /);
+    expect(tooLarge.all).not.toContain('100 Continue');
+  });
+
+  it.each([
+    ['bus', () => bus, { accepted: false, violations: [{ source: 'policy', rule: 'request.expectation_failed', message: expect.any(String) }] }],
+    ['portal', () => portal, { code: 'request.expectation_failed', message: expect.any(String), request_id: expect.any(String) }],
+  ])('answers any other expectation 417 with a JSON body and a request id (%s)', async (_host, server, body) => {
+    const answer = await rawRequest(server(), 'POST /things HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nExpect: teapot\r\n\r\nhello');
+    expect(answer.status).toBe(417);
+    expect(answer.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+    expect(answer.body).toEqual(body);
+  });
+});
+
+describe('requests no route could read as meant', () => {
+  it.each(['gzip', 'deflate', 'br', 'gzip, identity'])('answers Content-Encoding: %s 415 request.content_encoding_unsupported', async (encoding) => {
+    const res = await fetch(`${bus.url}/things`, { method: 'POST', headers: { 'Content-Encoding': encoding }, body: '{}' });
+    expect(res.status).toBe(415);
+    expect(res.headers.get('accept-encoding')).toBe('identity');
+    expect(await res.json()).toEqual({
+      accepted: false,
+      violations: [{ source: 'policy', rule: 'request.content_encoding_unsupported', message: expect.any(String) }],
+    });
+  });
+
+  it('takes Content-Encoding: identity as no encoding', async () => {
+    const res = await fetch(`${bus.url}/things`, { method: 'POST', headers: { 'Content-Encoding': 'identity' }, body: '{}' });
+    expect(res.status).toBe(201);
+  });
+
+  it('answers two Authorization headers 400 request.malformed', async () => {
+    const answer = await rawRequest(bus, 'GET /things HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer a\r\nauthorization: Bearer b\r\nConnection: close\r\n\r\n');
+    expect(answer.status).toBe(400);
+    expect(answer.body).toEqual({
+      accepted: false,
+      violations: [{ source: 'policy', rule: 'request.malformed', message: expect.stringContaining('2 Authorization headers') }],
+    });
+  });
+});
+
+describe('paths match exactly as documented', () => {
+  it.each(['/things/', '/THINGS', '/Things/42', '/things/42/', '/MOUNTED/7'])('answers %s 404 route.not_found with a JSON body', async (path) => {
+    const res = await fetch(`${bus.url}${path}`);
+    expect(res.status).toBe(404);
+    expect(await res.json()).toEqual({ accepted: false, violations: [{ source: 'policy', rule: 'route.not_found', message: expect.any(String) }] });
   });
 });

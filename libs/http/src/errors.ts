@@ -52,6 +52,24 @@ export class RequestTimeoutError extends HttpError {
   }
 }
 
+/** 415 request.content_encoding_unsupported: a Content-Encoding other than identity; bodies are read only as sent. */
+export class ContentEncodingUnsupportedError extends HttpError {
+  override readonly name = 'ContentEncodingUnsupportedError';
+  constructor(encoding: string) {
+    super(415, 'request.content_encoding_unsupported', `Content-Encoding ${encoding.slice(0, 64)} is not supported; send the body uncompressed`, 'policy', {
+      'Accept-Encoding': 'identity',
+    });
+  }
+}
+
+/** 417 request.expectation_failed: an Expect header other than 100-continue (RFC 9110 10.1.1). */
+export class ExpectationFailedError extends HttpError {
+  override readonly name = 'ExpectationFailedError';
+  constructor() {
+    super(417, 'request.expectation_failed', 'The only expectation the bus meets is Expect: 100-continue');
+  }
+}
+
 /** 400 request.invalid: a path or query parameter or a body is not what the route's OpenAPI operation admits. */
 export class RequestInvalidError extends HttpError {
   override readonly name = 'RequestInvalidError';

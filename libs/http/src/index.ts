@@ -16,6 +16,8 @@ export {
   RouteNotFoundError,
   MethodNotAllowedError,
   MalformedRequestError,
+  ContentEncodingUnsupportedError,
+  ExpectationFailedError,
   RequestHeadersTooLargeError,
   RequestTimeoutError,
   MessageTooLargeError,

@@ -4,7 +4,8 @@ import { Socket, type AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { Logger } from '@bus/observability';
 import type { HttpApp } from './app';
-import { MalformedRequestError, RequestHeadersTooLargeError, RequestTimeoutError, RouteNotFoundError, type HttpError } from './errors';
+import { holdContinue } from './body';
+import { ExpectationFailedError, MalformedRequestError, RequestHeadersTooLargeError, RequestTimeoutError, RouteNotFoundError, type HttpError } from './errors';
 
 export interface RunningServer {
   server: Server;
@@ -21,6 +22,7 @@ export async function serve(app: HttpApp, opts: { host: string; port: number; lo
   server.headersTimeout = 66_000;
   answerParserErrors(server, app, opts.logger);
   routeConnectRequests(server, app);
+  answerExpectations(server, app);
   const drain = closeConnectionsWhenDrained(server);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -73,6 +75,27 @@ function closeConnectionsWhenDrained(server: Server): () => void {
     draining = true;
     for (const res of inFlight) if (!res.headersSent) res.shouldKeepAlive = false;
   };
+}
+
+/**
+ * `Expect: 100-continue`: the request goes through the app like any other, and `100 Continue` is
+ * written only when its route reads the body (body.ts), after authentication, limits and the
+ * Content-Length check; a refusal before that is the final answer and the body is never sent. Any
+ * other expectation is 417 in the app's error shape, and the connection closes.
+ */
+function answerExpectations(server: Server, app: HttpApp): void {
+  server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
+    holdContinue(req);
+    server.emit('request', req, res);
+  });
+  server.on('checkExpectation', (_req: IncomingMessage, res: ServerResponse) => {
+    const refusal = new ExpectationFailedError();
+    const requestId = randomUUID();
+    const body = JSON.stringify(app.errorBody(refusal, requestId));
+    res.shouldKeepAlive = false;
+    res.writeHead(refusal.status, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(body), 'X-Request-Id': requestId });
+    res.end(body);
+  });
 }
 
 /** How long a refused connection may stay open for the client to read the answer. */

@@ -81,7 +81,11 @@ export const RULES = {
   'schema.invalid': refusing('schema', BAD_REQUEST, 'A value fails a schema keyword that has no rule of its own.'),
 
   'conformance.som_version_unsupported': refusing('conformance', BAD_REQUEST, 'som_version is well formed but not 1.0, the only version the bus implements.'),
-  'conformance.message_id_nil': refusing('conformance', BAD_REQUEST, 'message_id is the nil or the max UUID (in any spelling), which cannot identify one message.'),
+  'conformance.message_id_nil': refusing(
+    'conformance',
+    BAD_REQUEST,
+    'message_id is the nil or the max UUID (in any spelling), which cannot identify one message.',
+  ),
   'conformance.message_id_not_canonical': refusing(
     'conformance',
     BAD_REQUEST,
@@ -203,6 +207,16 @@ export const RULES = {
   ),
   'request.headers_too_large': refusing('policy', 431, 'The request line and headers are over 16 KB; the connection is closed.'),
   'request.timeout': refusing('policy', 408, 'The request was not received in full in time; the connection is closed.'),
+  'request.content_encoding_unsupported': refusing(
+    'policy',
+    415,
+    'The request carries a Content-Encoding other than identity; the bus reads bodies only as sent (no gzip, no deflate). Send the body uncompressed without the header.',
+  ),
+  'request.expectation_failed': refusing(
+    'policy',
+    417,
+    'The request carries an Expect header other than 100-continue, the only expectation the bus meets; the connection is closed.',
+  ),
   'internal.error': refusing('policy', 500, 'An unexpected error; it is logged with the request id.'),
 } as const satisfies Record<string, RuleDefinition>;
 

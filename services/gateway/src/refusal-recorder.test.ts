@@ -52,10 +52,31 @@ describe('the recent-refusals recorder', () => {
         correlationId: 'c-1',
         status: 400,
         violations: [{ source: 'schema', rule: 'schema.required', message: 'payload is required', path: '/payload' }],
+        violationsOmitted: 0,
         refusedAt: new Date('2026-11-22T06:00:00.000Z'),
       },
     ]);
     expect(JSON.stringify(written)).not.toContain('the body');
+  });
+
+  it('keeps the first five violations of a refusal, each cut short, and counts the rest', async () => {
+    const { r, written } = recorder();
+    const found = Array.from({ length: 30_000 }, (_, i) => ({
+      source: 'schema' as const,
+      rule: 'schema.additional_property',
+      message: `unknown member ${'x'.repeat(1000)}${i}`,
+      path: `/${'x'.repeat(1000)}${i}`,
+    }));
+    r.refused({ identity: producer, mode: 'publish', body: body({ message_id: 'm-2' }), error: new ViolationsError(400, found) });
+    await r.flush();
+    const [stored] = written[0]?.refusals ?? [];
+    expect(stored?.violations).toHaveLength(5);
+    expect(stored?.violationsOmitted).toBe(29_995);
+    for (const v of stored?.violations ?? []) {
+      expect(v.message).toHaveLength(200);
+      expect(v.message.endsWith('…')).toBe(true);
+      expect(v.path).toHaveLength(200);
+    }
   });
 
   it('counts rate-limit refusals per connection instead of listing them', async () => {
@@ -158,7 +179,7 @@ describe('identifyingFields', () => {
 
   it('cuts a long value and makes a NUL storable', () => {
     const fields = identifyingFields(body({ message_id: 'x'.repeat(1000), correlation_id: 'a\u0000b' }));
-    expect(fields.message_id).toHaveLength(256);
+    expect(fields.message_id).toHaveLength(128);
     expect(fields.correlation_id).toBe('a\uFFFDb');
   });
 });

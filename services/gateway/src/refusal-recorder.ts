@@ -58,7 +58,7 @@ interface Queued {
 /** The longest message_id, message_type or correlation_id kept; longer ones are cut (the schema allows 128 at most). */
 const MAX_FIELD_CHARS = 128;
 /** A stored refusal keeps its first few violations, short: enough to see what went wrong, and a page of 20 fits in 64 KB. */
-const STORED_VIOLATION_BOUNDS: ViolationBounds = { maxCount: 5, maxChars: 200, maxBytes: 2048 };
+const STORED_VIOLATION_BOUNDS: ViolationBounds = { maxCount: 5, maxChars: 200, maxBytes: 2600 };
 /** Connections whose rate-limit counts wait at once; the counts of further ones are dropped (and counted) until the next write. */
 const MAX_COUNTED_CONNECTIONS = 10_000;
 
