@@ -60,10 +60,20 @@ export interface GroupTransaction {
   record(messages: readonly AcceptedMessage[], states: readonly StoryStateUpdate[]): void;
 }
 
-export interface PublishStore {
-  accepted(workspaceId: string, messageId: string): Promise<PriorAcceptance>;
+/** What a validate decides on: a message_id's earlier acceptance and its correlation id's story state, as of one moment. */
+export interface DryRunView {
+  prior: PriorAcceptance;
   /** The stored story state (libs/som parses it), or null for a correlation id never seen. */
-  storyState(workspaceId: string, correlationId: string): Promise<unknown>;
+  state: unknown;
+}
+
+export interface PublishStore {
+  /**
+   * Both read by one statement, so from one snapshot: a publish of the same message committing
+   * meanwhile is seen whole (a duplicate) or not at all (a dry run) — never its story state
+   * without its acceptance, which would refuse the message as out of sequence after itself.
+   */
+  dryRunView(workspaceId: string, messageId: string, correlationId: string): Promise<DryRunView>;
   /**
    * Runs `work` in one transaction that holds the lock of every (workspace, correlation id) of the
    * scope until it commits: publishes of one correlation id go through one at a time, in acceptance
@@ -81,12 +91,14 @@ export class KnexPublishStore implements PublishStore {
     return new KnexPublishStore(db);
   }
 
-  accepted(workspaceId: string, messageId: string): Promise<PriorAcceptance> {
-    return acceptedIn(this.db, workspaceId, messageId);
-  }
-
-  storyState(workspaceId: string, correlationId: string): Promise<unknown> {
-    return storyStateIn(this.db, workspaceId, correlationId);
+  async dryRunView(workspaceId: string, messageId: string, correlationId: string): Promise<DryRunView> {
+    const { rows } = await this.db.raw<{ rows: Array<{ content_hash: string | null; state: unknown }> }>(
+      `select (select content_hash from accepted_messages where workspace_id = ? and message_id = ?) as content_hash,
+              (select state from story_state where workspace_id = ? and correlation_id = ?) as state`,
+      [workspaceId, messageId, workspaceId, correlationId],
+    );
+    const row = rows[0];
+    return { prior: row?.content_hash ? { contentHash: row.content_hash } : null, state: row?.state ?? null };
   }
 
   /**
@@ -116,16 +128,6 @@ export class KnexPublishStore implements PublishStore {
       messageTypes: rows.filter((r) => r.kind === 'message_type').map((r) => r.value),
     };
   }
-}
-
-async function acceptedIn(db: Knex, workspaceId: string, messageId: string): Promise<PriorAcceptance> {
-  const row = await db('accepted_messages').where({ workspace_id: workspaceId, message_id: messageId }).first('content_hash');
-  return row ? { contentHash: row.content_hash } : null;
-}
-
-async function storyStateIn(db: Knex, workspaceId: string, correlationId: string): Promise<unknown> {
-  const row = await db('story_state').where({ workspace_id: workspaceId, correlation_id: correlationId }).first('state');
-  return row ? row.state : null;
 }
 
 /**

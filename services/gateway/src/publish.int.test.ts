@@ -216,6 +216,27 @@ describe('publishMessage on the real Postgres and Kafka', () => {
     expect(await topicSize()).toBe(produced.length);
   }, 30_000);
 
+  it('answers a validate racing the publish of the same message as a lone validate would: dry run or duplicate, never out of sequence', async () => {
+    const answers = new Map<string, number>();
+    for (let race = 0; race < 60; race++) {
+      const started = message('telling.started', `c-${randomUUID()}`);
+      const published = publishMessage(deps, publisher, bytes(started), 'publish');
+      // Validates spread over the publish's commit: before it, during it and after it.
+      const validates = Array.from({ length: 6 }, (_, i) =>
+        new Promise<void>((resolve) => setTimeout(resolve, i)).then(() =>
+          publishMessage(deps, publisher, bytes(started), 'validate').then(
+            (answer) => String(answer.status),
+            (err: unknown) => `${(err as { status?: number }).status} ${(err as { rule?: string }).rule}`,
+          ),
+        ),
+      );
+      expect((await published).status).toBe(202);
+      produced.push(started.message_id);
+      for (const answer of await Promise.all(validates)) answers.set(answer, (answers.get(answer) ?? 0) + 1);
+    }
+    expect([...answers.keys()].filter((answer) => answer !== '202' && answer !== '200')).toEqual([]);
+  }, 60_000);
+
   it('answers 503 publish.unavailable when Kafka fails, keeps nothing, and accepts the retry once', async () => {
     const started = message('telling.started', `c-${randomUUID()}`);
     // Kafka's outage, injected at the boundary: the send fails after the transaction began.

@@ -98,15 +98,14 @@ export async function publishMessage(
   }
 }
 
-/** A validate: the publish's decision against what Postgres holds now, without locks, writing nothing. */
+/** A validate: the publish's decision against what Postgres holds now (one snapshot), without locks, writing nothing. */
 async function dryRun(store: PublishStore, member: BatchMember, timings?: { mark(step: string): void }): Promise<MemberDecision> {
   const { workspaceId, message } = member;
-  const [prior, stored] = await Promise.all([
-    registryRead(() => store.accepted(workspaceId, message.message_id)),
-    registryRead(() => store.storyState(workspaceId, message.correlation_id)),
-  ]).finally(() => timings?.mark('dry_run'));
+  const { prior, state } = await registryRead(() => store.dryRunView(workspaceId, message.message_id, message.correlation_id)).finally(() =>
+    timings?.mark('dry_run'),
+  );
   const priorHashes = new Map(prior ? [[workspaceKey(workspaceId, message.message_id), prior.contentHash]] : []);
-  const storedStates = new Map(stored === null ? [] : [[workspaceKey(workspaceId, message.correlation_id), stored]]);
+  const storedStates = new Map(state === null ? [] : [[workspaceKey(workspaceId, message.correlation_id), state]]);
   return decideBatch([member], priorHashes, storedStates).decisions[0] as MemberDecision;
 }
 
