@@ -1,4 +1,4 @@
-import { CommitTimeoutError, deadlineIn } from './deadline';
+import { CommitTimeoutError, deadlineIn, earliest } from './deadline';
 
 beforeEach(() => jest.useFakeTimers());
 afterEach(() => jest.useRealTimers());
@@ -43,5 +43,17 @@ describe('deadlineIn', () => {
     expect(() => deadline.check('the story lock')).not.toThrow();
     await jest.advanceTimersByTimeAsync(1_000);
     expect(() => deadline.check('the story lock')).toThrow('the publish commit did not finish within 1000 ms (waiting for the story lock)');
+  });
+});
+
+describe('earliest', () => {
+  it('is the deadline that passes first, whatever the order', async () => {
+    const first = deadlineIn(300);
+    const second = deadlineIn(1_000);
+    expect(earliest([second, first])).toBe(first);
+    expect(first.remainingMs()).toBe(300);
+    await jest.advanceTimersByTimeAsync(400);
+    expect(first.remainingMs()).toBe(0);
+    expect(second.remainingMs()).toBe(600);
   });
 });

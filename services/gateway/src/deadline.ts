@@ -1,4 +1,4 @@
-/** The commit of a publish took longer than its budget (PUBLISH_COMMIT_TIMEOUT). */
+/** The commit of a publish took longer than its budget (PUBLISH_COMMIT_TIMEOUT, counted from the publish's arrival). */
 export class CommitTimeoutError extends Error {
   override readonly name = 'CommitTimeoutError';
   constructor(timeoutMs: number, waitingFor: string) {
@@ -8,6 +8,10 @@ export class CommitTimeoutError extends Error {
 
 /** A point in time a piece of work must finish by. */
 export interface Deadline {
+  /** When it passes, in Date.now() milliseconds. */
+  readonly at: number;
+  /** Milliseconds left until it passes (0 once it has). */
+  remainingMs(): number;
   /** Throws CommitTimeoutError once the deadline has passed: a step that must not start late. */
   check(waitingFor: string): void;
   /**
@@ -17,22 +21,23 @@ export interface Deadline {
   race<T>(work: Promise<T>, waitingFor: string | (() => string), onAbandoned?: (outcome: PromiseSettledResult<T>) => void): Promise<T>;
 }
 
+/** A deadline `timeoutMs` from now; its CommitTimeoutError names that budget. */
 export function deadlineIn(timeoutMs: number): Deadline {
   const at = Date.now() + timeoutMs;
+  const remainingMs = () => Math.max(0, at - Date.now());
   return {
+    at,
+    remainingMs,
     check: (waitingFor) => {
-      if (Date.now() >= at) throw new CommitTimeoutError(timeoutMs, waitingFor);
+      if (remainingMs() === 0) throw new CommitTimeoutError(timeoutMs, waitingFor);
     },
     race: (work, waitingFor, onAbandoned) =>
       new Promise((resolve, reject) => {
         let abandoned = false;
-        const timer = setTimeout(
-          () => {
-            abandoned = true;
-            reject(new CommitTimeoutError(timeoutMs, typeof waitingFor === 'string' ? waitingFor : waitingFor()));
-          },
-          Math.max(0, at - Date.now()),
-        );
+        const timer = setTimeout(() => {
+          abandoned = true;
+          reject(new CommitTimeoutError(timeoutMs, typeof waitingFor === 'string' ? waitingFor : waitingFor()));
+        }, remainingMs());
         work.then(
           (value) => {
             clearTimeout(timer);
@@ -47,4 +52,9 @@ export function deadlineIn(timeoutMs: number): Deadline {
         );
       }),
   };
+}
+
+/** The earliest of `deadlines` (at least one): work serving them all must finish by it. */
+export function earliest(deadlines: readonly Deadline[]): Deadline {
+  return deadlines.reduce((first, d) => (d.at < first.at ? d : first));
 }

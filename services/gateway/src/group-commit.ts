@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import { Histogram, type Registry } from 'prom-client';
 import { bodyDigest } from '@bus/som';
 import { decideBatch, type BatchMember, type MemberDecision } from './batch-decisions';
-import { deadlineIn } from './deadline';
+import { CommitTimeoutError, deadlineIn, earliest, type Deadline } from './deadline';
 import type { AcceptedMessage, PublishStore } from './publish-store';
 
 /** A publish ready to commit: checked for everything that depends on its content alone. */
@@ -38,7 +38,11 @@ export type CommitToKafka = (records: readonly RecordToSend[]) => Promise<Array<
 export interface GroupCommitDeps {
   store: PublishStore;
   commitToKafka: CommitToKafka;
-  /** PUBLISH_COMMIT_TIMEOUT: a batch's transaction (locks, statements, the Kafka ack, COMMIT) must finish within it. */
+  /**
+   * PUBLISH_COMMIT_TIMEOUT: each publish is answered within it, counted from its call to `commit` —
+   * its wait for the batch ahead of it and its own batch's transaction (locks, statements, the Kafka
+   * ack, COMMIT) together.
+   */
   commitTimeoutMs: number;
   /** Reports a Kafka send that landed after its batch was given up. */
   logger: Logger;
@@ -52,13 +56,19 @@ export interface GroupCommitter {
   /**
    * Commits one publish together with whatever else is waiting: resolves with its decision once its
    * batch committed (accepted: after both the Kafka ack and the Postgres commit), or rejects with the
-   * batch's failure (Kafka, Postgres or the deadline) — then nothing of the batch was accepted.
+   * batch's failure (Kafka, Postgres or the deadline) — then nothing of the batch was accepted — or
+   * with CommitTimeoutError when its deadline passed before a batch took it. Called once the publish
+   * was authenticated, read and validated, so its deadline runs from (nearly) its arrival.
    */
   commit(publish: PublishToCommit): Promise<MemberDecision>;
 }
 
 interface Waiting {
   publish: PublishToCommit;
+  /** commitTimeoutMs from the call to `commit`. */
+  deadline: Deadline;
+  /** Gives the publish up at its deadline while it still waits for the batch ahead of it. */
+  expiry?: NodeJS.Timeout;
   resolve: (decision: MemberDecision) => void;
   reject: (err: unknown) => void;
 }
@@ -72,6 +82,11 @@ const DEFAULT_MAX_BATCH = 256;
  * adds no wait. Members are decided in arrival order by decideBatch, so each answer is what the
  * publish would have got alone at its place; a failure of the batch fails every member (503), and
  * since nothing was committed, none of them is ever delivered (invariant A).
+ *
+ * Deadlines belong to publishes, not batches: a publish still queued behind a slow batch when its
+ * deadline passes leaves the queue and is answered 503 then; a batch must finish by the earliest
+ * deadline of its members, so none of them is answered late, and the batch never sends to Kafka or
+ * commits after any of them was answered 503.
  */
 export function createGroupCommitter(deps: GroupCommitDeps): GroupCommitter {
   const maxBatch = deps.maxBatch ?? DEFAULT_MAX_BATCH;
@@ -85,12 +100,35 @@ export function createGroupCommitter(deps: GroupCommitDeps): GroupCommitter {
   const queue: Waiting[] = [];
   let committing = false;
 
+  const outOfTime = (w: Waiting): void => w.reject(new CommitTimeoutError(deps.commitTimeoutMs, 'the batch ahead of it'));
+
+  /** The expiry timer of a queued publish: it leaves the queue (once a batch took it, the batch answers it). */
+  const giveUpWaiting = (w: Waiting): void => {
+    const at = queue.indexOf(w);
+    if (at < 0) return;
+    queue.splice(at, 1);
+    outOfTime(w);
+  };
+
+  /** The next batch: up to maxBatch of the queue, in arrival order, those already out of time answered instead. */
+  const nextBatch = (): Waiting[] => {
+    const batch: Waiting[] = [];
+    for (const w of queue.splice(0, maxBatch)) {
+      clearTimeout(w.expiry);
+      // Its expiry timer is due but has not run yet: as a member it would leave the batch no time at all.
+      if (w.deadline.remainingMs() === 0) outOfTime(w);
+      else batch.push(w);
+    }
+    return batch;
+  };
+
   const runBatch = async (batch: Waiting[]): Promise<void> => {
     batchSize.observe(batch.length);
     try {
       const decisions = await commitBatch(
         deps,
         batch.map((w) => w.publish),
+        earliest(batch.map((w) => w.deadline)),
         now,
       );
       batch.forEach((w, i) => w.resolve(decisions[i] as MemberDecision));
@@ -101,31 +139,38 @@ export function createGroupCommitter(deps: GroupCommitDeps): GroupCommitter {
 
   const drain = async (): Promise<void> => {
     committing = true;
-    while (queue.length > 0) await runBatch(queue.splice(0, maxBatch));
+    while (queue.length > 0) {
+      const batch = nextBatch();
+      if (batch.length > 0) await runBatch(batch);
+    }
     committing = false;
   };
 
   return {
     commit: (publish) =>
       new Promise<MemberDecision>((resolve, reject) => {
-        queue.push({ publish, resolve, reject });
+        const waiting: Waiting = { publish, deadline: deadlineIn(deps.commitTimeoutMs), resolve, reject };
+        queue.push(waiting);
         if (!committing) void drain();
+        else waiting.expiry = setTimeout(() => giveUpWaiting(waiting), waiting.deadline.remainingMs());
       }),
   };
 }
 
-/** One batch's transaction: locks, the members' decisions, the Kafka send of the accepted ones, their records, COMMIT. */
-async function commitBatch(deps: GroupCommitDeps, members: readonly PublishToCommit[], now: () => Date): Promise<MemberDecision[]> {
-  // One budget for the whole commit: the answer never waits past it (not even for a rollback queued
-  // behind a slow statement), and the transaction never sends to Kafka or commits after it.
-  const deadline = deadlineIn(deps.commitTimeoutMs);
+/**
+ * One batch's transaction: locks, the members' decisions, the Kafka send of the accepted ones, their
+ * records, COMMIT — all by `deadline` (the earliest of the members'): the answer never waits past it
+ * (not even for a rollback queued behind a slow statement), and the transaction never sends to Kafka
+ * or commits after it.
+ */
+async function commitBatch(deps: GroupCommitDeps, members: readonly PublishToCommit[], deadline: Deadline, now: () => Date): Promise<MemberDecision[]> {
   // What the commit waits for, named in the timeout's cause (the log says why a publish was given up).
   let waitingFor = 'the story locks (and the reads under them)';
   const stories = members.map((m) => ({ workspaceId: m.workspaceId, correlationId: m.message.correlation_id }));
   const messages = members.map((m) => ({ workspaceId: m.workspaceId, messageId: m.message.message_id }));
   // Read under the locks: a racing publish of the same message_id or correlation id elsewhere has
   // committed or waits for these locks.
-  const transaction = deps.store.withStoryLocks({ stories, messages, lockTimeoutMs: deps.commitTimeoutMs }, async (tx) => {
+  const transaction = deps.store.withStoryLocks({ stories, messages, lockTimeoutMs: deadline.remainingMs() }, async (tx) => {
     const { decisions, nextStates } = decideBatch(members, tx.accepted, tx.storyStates);
     const accepted = members.filter((_, i) => decisions[i]?.kind === 'accepted');
     if (accepted.length === 0) return decisions;

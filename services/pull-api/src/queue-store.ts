@@ -61,9 +61,12 @@ export interface QueueStore {
    * run of that correlation id's following deliveries, in order. A `gate` holds back what it names.
    */
   receive(consumerId: string, max: number, visibilityMs: number, gate?: ReceiveGate): Promise<ReceiveResult>;
-  /** Acks the leases still current; 'stale' for a lease another receive, a nack or an ack superseded. */
+  /**
+   * Acks the leases still current; 'stale' for a lease another receive, a nack or an ack superseded.
+   * Not done within SETTLE_TIMEOUT_MS: 503 queue.unavailable, though the ack may still take effect.
+   */
   ack(consumerId: string, leases: LeaseRef[]): Promise<SettleOutcome[]>;
-  /** Releases the leases still current after `delayMs`, and with each the leased run after it. */
+  /** Releases the leases still current after `delayMs`, and with each the leased run after it; bounded as `ack` is. */
   nack(consumerId: string, leases: LeaseRef[], delayMs: number): Promise<SettleOutcome[]>;
   /** When the next queued delivery of `consumerId` becomes visible, if one waits on a timer (nack delay, lease, a gate's delay). */
   nextVisibleAt(consumerId: string, gate?: ReceiveGate): Promise<Date | null>;
@@ -217,6 +220,39 @@ function outcomesInOrder(leases: LeaseRef[], settled: (lease: LeaseRef) => boole
 /** A Postgres failure of the queue is the consumer routes' 503 queue.unavailable, its cause Postgres's own error. */
 export const queueCall = <T>(work: () => Promise<T>): Promise<T> => unavailableUnlessDone(work, (cause) => new QueueUnavailableError(cause));
 
+/**
+ * How long an ack or a nack waits for its statement (counted from the store call) before it answers
+ * 503 queue.unavailable. Postgres' own bounds are longer (DATABASE_STATEMENT_TIMEOUT, 10 s, and a second
+ * more for a server that does not answer at all), and a consumer must learn sooner that it should send
+ * the call again. The statement is not cancelled, so it may still take effect (docs/delivery.md).
+ */
+export const SETTLE_TIMEOUT_MS = 5_000;
+
+/** An ack or a nack given up at SETTLE_TIMEOUT_MS: the cause of its 503, for the log. */
+export class SettleTimeoutError extends Error {
+  override readonly name = 'SettleTimeoutError';
+  constructor(what: 'ack' | 'nack', timeoutMs: number) {
+    super(`the ${what} did not finish within ${timeoutMs} ms (waiting for Postgres); it may still take effect`);
+  }
+}
+
+/** `settling` (already a queueCall), or 503 queue.unavailable at SETTLE_TIMEOUT_MS; its late outcome is dropped. */
+function withinSettleTimeout<T>(what: 'ack' | 'nack', settling: Promise<T>): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new QueueUnavailableError(new SettleTimeoutError(what, SETTLE_TIMEOUT_MS))), SETTLE_TIMEOUT_MS);
+    settling.then(
+      (value) => {
+        clearTimeout(timer);
+        resolve(value);
+      },
+      (err: unknown) => {
+        clearTimeout(timer);
+        reject(err);
+      },
+    );
+  });
+}
+
 export class KnexQueueStore implements QueueStore, ConsumerToolsStore {
   /**
    * Receives of one consumer with the same options that arrive while one of them is in Postgres wait
@@ -258,12 +294,16 @@ export class KnexQueueStore implements QueueStore, ConsumerToolsStore {
     return this.receiveTogether({ consumerId, max, visibilityMs, gate });
   }
 
+  /** Bounded from the call, so an ack waiting for another of its consumer's acks to finish is bounded too. */
   ack(consumerId: string, leases: LeaseRef[]): Promise<SettleOutcome[]> {
-    return this.ackTogether({ consumerId, leases });
+    return withinSettleTimeout('ack', this.ackTogether({ consumerId, leases }));
   }
 
   nack(consumerId: string, leases: LeaseRef[], delayMs: number): Promise<SettleOutcome[]> {
-    return queueCall(() => this.release(consumerId, leases, delayMs, 'nack'));
+    return withinSettleTimeout(
+      'nack',
+      queueCall(() => this.release(consumerId, leases, delayMs, 'nack')),
+    );
   }
 
   nextVisibleAt(consumerId: string, gate?: ReceiveGate): Promise<Date | null> {
@@ -283,7 +323,10 @@ export class KnexQueueStore implements QueueStore, ConsumerToolsStore {
   }
 
   loseAcks(consumerId: string, leases: LeaseRef[]): Promise<SettleOutcome[]> {
-    return queueCall(() => this.release(consumerId, leases, 0, 'lost_ack'));
+    return withinSettleTimeout(
+      'ack',
+      queueCall(() => this.release(consumerId, leases, 0, 'lost_ack')),
+    );
   }
 
   recordReceiveFaults(
