@@ -25,6 +25,11 @@ export class HttpError extends Error {
     return [{ source: this.source, rule: this.rule, message: this.message }];
   }
 
+  /** Violations found but not carried (beyond what a validator turns into Violations); answers count them. */
+  omittedViolations(): number {
+    return 0;
+  }
+
   /** Fields a portal-shaped body carries next to code and message; a subclass with more to say overrides this. */
   details(): Record<string, unknown> {
     return {};

@@ -11,7 +11,9 @@ export type ErrorRenderer = (err: HttpError, requestId: string) => unknown;
 
 /** The bus host's refusal body: bounded however many violations were found (docs/errors.md). */
 export const violationBody: ErrorRenderer = (err) => {
-  const { violations, omitted } = boundViolations(err.violations(), ANSWER_VIOLATION_BOUNDS);
+  const bounded = boundViolations(err.violations(), ANSWER_VIOLATION_BOUNDS);
+  const violations = bounded.violations;
+  const omitted = bounded.omitted + err.omittedViolations();
   return { accepted: false, violations, ...(omitted > 0 ? { violations_omitted: omitted } : {}) };
 };
 

@@ -172,6 +172,8 @@ export class ViolationsError extends HttpError {
     status: number,
     private readonly found: readonly Violation[],
     headers: Readonly<Record<string, string>> = {},
+    /** Violations found beyond `found`, only counted. */
+    private readonly omitted = 0,
   ) {
     const first = found[0];
     if (!first) throw new Error('ViolationsError needs at least one violation');
@@ -180,5 +182,9 @@ export class ViolationsError extends HttpError {
 
   override violations(): Violation[] {
     return [...this.found];
+  }
+
+  override omittedViolations(): number {
+    return this.omitted;
   }
 }

@@ -115,6 +115,22 @@ describe('schema violations', () => {
   });
 });
 
+describe('a body of thousands of schema violations', () => {
+  it('lists the first 100 of the envelope and of the payload and counts the rest', () => {
+    const message: Record<string, unknown> = { ...example('story.context') };
+    const payload: Record<string, unknown> = { ...(message['payload'] as Record<string, unknown>) };
+    for (let i = 0; i < 25_000; i++) message[`u${i}`] = 0;
+    for (let i = 0; i < 300; i++) payload[`p${i}`] = 0;
+    message['payload'] = payload;
+    const result = testValidator().validate(message);
+    expect(result.ok).toBe(false);
+    if (result.ok) return;
+    expect(result.violations).toHaveLength(200);
+    expect(result.omitted).toBe(25_000 + 300 - 200);
+    expect(result.violations[0]).toMatchObject({ rule: 'schema.additional_property', path: '/u0' });
+  });
+});
+
 describe('schemaViolation', () => {
   const ajvError = (keyword: string, params: Record<string, unknown> = {}): ErrorObject => ({
     keyword,

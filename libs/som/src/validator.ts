@@ -21,7 +21,14 @@ export interface SomValidatorOptions {
  */
 export type SomValidation =
   | { readonly ok: true; readonly message: SomMessage; readonly violations: readonly []; readonly tolerated: readonly Violation[] }
-  | { readonly ok: false; readonly violations: readonly Violation[]; readonly tolerated: readonly Violation[] };
+  | {
+      readonly ok: false;
+      /** The first MAX_SCHEMA_VIOLATIONS schema violations of each document, then the rest of the checks'. */
+      readonly violations: readonly Violation[];
+      readonly tolerated: readonly Violation[];
+      /** Schema violations found beyond those listed (a body of thousands of unknown members). */
+      readonly omitted: number;
+    };
 
 export type ParsedBody = { readonly ok: true; readonly value: unknown } | { readonly ok: false; readonly violations: readonly Violation[] };
 
@@ -33,6 +40,12 @@ export interface SomValidator {
 }
 
 const FIVE_MINUTES_MS = 5 * 60_000;
+/**
+ * Schema violations turned into Violations per document (envelope, payload): more than any answer
+ * shows (libs/contracts ANSWER_VIOLATION_BOUNDS), and the rest only counted, so a body of 25,000
+ * unknown members costs what ajv costs, not 25,000 messages built and thrown away.
+ */
+const MAX_SCHEMA_VIOLATIONS = 100;
 const ONE_DAY_MS = 24 * 60 * 60_000;
 
 /**
@@ -56,9 +69,10 @@ export function createSomValidator(options: SomValidatorOptions = {}): SomValida
 
   function validate(value: unknown): SomValidation {
     if (!isObject(value)) {
-      return { ok: false, violations: [violation('schema.not_object', 'The message must be a JSON object', '')], tolerated: [] };
+      return { ok: false, violations: [violation('schema.not_object', 'The message must be a JSON object', '')], tolerated: [], omitted: 0 };
     }
-    const envelopeViolations = schemas.envelope(value) ? [] : (schemas.envelope.errors ?? []).map((error) => schemaViolation(error, ''));
+    const envelopeErrors = schemas.envelope(value) ? [] : (schemas.envelope.errors ?? []);
+    const envelopeViolations = envelopeErrors.slice(0, MAX_SCHEMA_VIOLATIONS).map((error) => schemaViolation(error, ''));
     const schemaFailures = new Set(envelopeViolations.map((found) => found.path ?? ''));
     const payload = validatePayload(value, schemaFailures);
     const schemaValid = envelopeViolations.length === 0 && payload.valid;
@@ -71,14 +85,17 @@ export function createSomValidator(options: SomValidatorOptions = {}): SomValida
     const { refusing, tolerated } = splitTolerated(found);
     return refusing.length === 0
       ? { ok: true, message: value as unknown as SomMessage, violations: [], tolerated }
-      : { ok: false, violations: refusing, tolerated };
+      : { ok: false, violations: refusing, tolerated, omitted: envelopeErrors.length - envelopeViolations.length + payload.omitted };
   }
 
   /** The payload against the schema of message_type; `valid` only when that schema passed. */
-  function validatePayload(envelope: Readonly<Record<string, unknown>>, schemaFailures: ReadonlySet<string>): { valid: boolean; violations: Violation[] } {
+  function validatePayload(
+    envelope: Readonly<Record<string, unknown>>,
+    schemaFailures: ReadonlySet<string>,
+  ): { valid: boolean; violations: Violation[]; omitted: number } {
     const messageType = envelope['message_type'];
     // A malformed or missing message_type already has its schema violation; no payload schema applies.
-    if (typeof messageType !== 'string' || schemaFailures.has('/message_type')) return { valid: false, violations: [] };
+    if (typeof messageType !== 'string' || schemaFailures.has('/message_type')) return { valid: false, violations: [], omitted: 0 };
     const validatePayloadOf = schemas.payloads.get(messageType);
     if (validatePayloadOf === undefined) {
       const unknown = violation(
@@ -86,19 +103,24 @@ export function createSomValidator(options: SomValidatorOptions = {}): SomValida
         `No schema for message_type ${messageType}; known: ${MESSAGE_TYPES.join(', ')}`,
         '/message_type',
       );
-      return { valid: false, violations: [unknown] };
+      return { valid: false, violations: [unknown], omitted: 0 };
     }
     // A payload that is missing or not an object already has its envelope violation.
-    if (!isObject(envelope['payload'])) return { valid: false, violations: [] };
-    if (validatePayloadOf(envelope['payload'])) return { valid: true, violations: [] };
-    return { valid: false, violations: (validatePayloadOf.errors ?? []).map((error) => schemaViolation(error, '/payload')) };
+    if (!isObject(envelope['payload'])) return { valid: false, violations: [], omitted: 0 };
+    if (validatePayloadOf(envelope['payload'])) return { valid: true, violations: [], omitted: 0 };
+    const errors = validatePayloadOf.errors ?? [];
+    return {
+      valid: false,
+      violations: errors.slice(0, MAX_SCHEMA_VIOLATIONS).map((error) => schemaViolation(error, '/payload')),
+      omitted: Math.max(0, errors.length - MAX_SCHEMA_VIOLATIONS),
+    };
   }
 
   return {
     validate,
     validateBytes(body) {
       const parsed = parseJsonBody(body);
-      return parsed.ok ? validate(parsed.value) : { ok: false, violations: parsed.violations, tolerated: [] };
+      return parsed.ok ? validate(parsed.value) : { ok: false, violations: parsed.violations, tolerated: [], omitted: 0 };
     },
   };
 }

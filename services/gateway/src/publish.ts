@@ -63,18 +63,13 @@ export async function publishMessage(
   mode: PublishMode,
   timings?: { mark(step: string): void },
 ): Promise<PublishAnswer> {
-  const parsed = parseJsonBody(bytes);
-  if (!parsed.ok) throw refused(parsed.violations);
   // Schema and conformance first: they depend on the content alone, so a resend of an accepted
   // message passes them again, and the idempotency lookup only ever sees a well-formed message_id
   // (a NUL in it would otherwise reach Postgres).
-  const validation = deps.validator.validate(parsed.value);
-  if (!validation.ok) throw refused(validation.violations);
-  const message = validation.message;
-  const hash = contentHash(parsed.value);
+  const { message, hash, tolerated } = bytes.length > LARGE_BODY_BYTES ? await largeBodies.run(() => checkContent(deps, bytes)) : checkContent(deps, bytes);
   timings?.mark('validate');
   const family = familyOf(message.message_type);
-  const accepted = acceptedBody(message, family, validation.tolerated);
+  const accepted = acceptedBody(message, family, tolerated);
 
   // Idempotency comes first in the decision (a resend is a duplicate whatever the policy says now);
   // the policy's verdict is carried into it and applied after, as decideBatch does for a publish.
@@ -96,6 +91,47 @@ export async function publishMessage(
     case 'refused':
       throw refused(decision.violations);
   }
+}
+
+/**
+ * Bodies over this size are parsed and validated one at a time per process (`largeBodies`). Their
+ * checks are synchronous and cost up to tens of milliseconds (a 230 KB body of 25,000 unknown members:
+ * ~30 ms); forty in flight at once would hold every other request's next step behind all of them.
+ * Queued one at a time, a small message waits for at most one large body's checks at each step.
+ */
+const LARGE_BODY_BYTES = 64 * 1024;
+const largeBodies = serialLane();
+
+/** Parse, schema and conformance: what depends on the bytes alone. */
+function checkContent(deps: PublishDeps, bytes: Buffer): { message: SomMessage; hash: string; tolerated: readonly Violation[] } {
+  const parsed = parseJsonBody(bytes);
+  if (!parsed.ok) throw refused(parsed.violations);
+  const validation = deps.validator.validate(parsed.value);
+  if (!validation.ok) throw refused(validation.violations, validation.omitted);
+  return { message: validation.message, hash: contentHash(parsed.value), tolerated: validation.tolerated };
+}
+
+/** Runs work one at a time, in the order it was asked for, each in a turn of the event loop of its own. */
+function serialLane(): { run<T>(work: () => T): Promise<T> } {
+  let tail: Promise<unknown> = Promise.resolve();
+  return {
+    run<T>(work: () => T): Promise<T> {
+      const next = tail.then(
+        () =>
+          new Promise<T>((resolve, reject) =>
+            setImmediate(() => {
+              try {
+                resolve(work());
+              } catch (err) {
+                reject(err);
+              }
+            }),
+          ),
+      );
+      tail = next.catch(() => undefined);
+      return next;
+    },
+  };
 }
 
 /** A validate: the publish's decision against what Postgres holds now (one snapshot), without locks, writing nothing. */
@@ -141,7 +177,7 @@ function acceptedBody(message: SomMessage, family: string | null, tolerated: rea
 }
 
 /** The status of a refusal is the catalogue's status of its rules (one step's rules share one). */
-function refused(violations: readonly Violation[]): ViolationsError {
+function refused(violations: readonly Violation[], omitted = 0): ViolationsError {
   const status = Math.max(...violations.map((v) => (Object.hasOwn(RULES, v.rule) ? RULES[v.rule as keyof typeof RULES].status : 400)));
-  return new ViolationsError(status, violations);
+  return new ViolationsError(status, violations, {}, omitted);
 }

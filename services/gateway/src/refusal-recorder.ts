@@ -103,7 +103,7 @@ export function createRefusalRecorder(deps: RefusalRecorderDeps): RefusalRecorde
       const batchCounts = [...counts.values()];
       counts = new Map();
       try {
-        await deps.write(batch.map(recordOf), batchCounts);
+        await deps.write(await recordsOf(batch), batchCounts);
         outcomes.inc({ outcome: 'written' }, batch.length);
       } catch (err) {
         outcomes.inc({ outcome: 'dropped_write_failed' }, batch.length);
@@ -139,7 +139,7 @@ export function createRefusalRecorder(deps: RefusalRecorderDeps): RefusalRecorde
           return;
         }
         const { violations, omitted } = boundViolations(refusal.violations(), STORED_VIOLATION_BOUNDS);
-        queue.push({ identity, mode, body, status: refusal.status, violations, violationsOmitted: omitted, refusedAt: at });
+        queue.push({ identity, mode, body, status: refusal.status, violations, violationsOmitted: omitted + refusal.omittedViolations(), refusedAt: at });
         queuedBytes += size;
         if (queue.length >= batchSize) void flush();
       } catch (err) {
@@ -159,6 +159,19 @@ export function createRefusalRecorder(deps: RefusalRecorderDeps): RefusalRecorde
       await flush();
     },
   };
+}
+
+/**
+ * The records of a batch, one per turn of the event loop: reading a refused body's fields parses it
+ * (~13 ms for 230 KB), and a batch of large bodies in one turn would hold every request meanwhile.
+ */
+async function recordsOf(batch: readonly Queued[]): Promise<RefusalRecord[]> {
+  const records: RefusalRecord[] = [];
+  for (const q of batch) {
+    records.push(recordOf(q));
+    await new Promise<void>((resolve) => setImmediate(resolve));
+  }
+  return records;
 }
 
 /** The record written for a queued refusal: the message's identifying fields read from the body, never the body. */
