@@ -38,7 +38,7 @@ const signed = await signer.sign({
   port: Number(url.port) || undefined,
   path: url.pathname,
   query: {},
-  // A unique X-Request-Id is signed too, so two requests alike within one second are not taken for a replay.
+  // A unique X-Request-Id, signed too, lets the bus's logs tell two requests alike within one second apart.
   headers: { host: url.host, 'content-type': 'application/json', 'x-request-id': randomUUID() },
   body,
 });

@@ -116,10 +116,17 @@ describe('principals/verify', () => {
     const twice = `{"challenge":"sbc_${'A'.repeat(43)}","challenge":${JSON.stringify(issued)}}`;
     expect(refusal(await signedPost(principal, verifyPath(house.workspaceId), twice))).toEqual({ status: 400, rule: 'request.invalid' });
 
-    const ok = await signedPost(principal, verifyPath(house.workspaceId), JSON.stringify({ challenge: issued }));
+    const verifyBody = JSON.stringify({ challenge: issued });
+    const verifyHeaders = await sign(principal, verifyPath(house.workspaceId), verifyBody);
+    const ok = await send(verifyPath(house.workspaceId), verifyHeaders, verifyBody);
     expect(ok.status).toBe(200);
     expect(ok.body).toMatchObject({ access_key_id: principal.accessKeyId, client_id: house.producer.clientId, status: 'verified' });
-    expect(refusal(await signedPost(principal, verifyPath(house.workspaceId), JSON.stringify({ challenge: issued })))).toEqual({
+    // The very same signed request again: its signature is accepted (as AWS does), the challenge is not — it is one-time.
+    expect(refusal(await send(verifyPath(house.workspaceId), verifyHeaders, verifyBody))).toEqual({
+      status: 403,
+      rule: 'principal.challenge_invalid',
+    });
+    expect(refusal(await signedPost(principal, verifyPath(house.workspaceId), verifyBody))).toEqual({
       status: 403,
       rule: 'principal.challenge_invalid',
     });
@@ -164,7 +171,7 @@ describe('POST /v1/tenants/{t}/iam/messages and /iam/validate', () => {
     expect(refusal(await signedPost(principal, iam(other.workspaceId), message()))).toEqual({ status: 403, rule: 'tenant.mismatch' });
   });
 
-  it('refuses tampering, wrong scope, skew, replays, session tokens and unknown keys with 401 producer.unauthenticated', async () => {
+  it('refuses tampering, wrong scope, skew, session tokens and unknown keys with 401 producer.unauthenticated', async () => {
     const path = iam(house.workspaceId);
     const body = message();
     const headers = await sign(principal, path, body, { headers: { 'x-amz-meta-trace': 'a' } });
@@ -181,15 +188,32 @@ describe('POST /v1/tenants/{t}/iam/messages and /iam/validate', () => {
     expect(refusal(await signedPost(principal, path, body, { signingDate: new Date(Date.now() - 6 * 60_000) }))).toEqual(unauthenticated);
     expect(refusal(await signedPost(principal, path, body, { sessionToken: 'FwoGZXIvYXdzEXAMPLE' }))).toEqual(unauthenticated);
 
-    // The untampered request passes once; the same signature again is a replay.
+    // The untampered request passes.
     expect((await send(path, headers, body)).status).toBe(202);
-    expect(refusal(await send(path, headers, body))).toEqual(unauthenticated);
 
     const unknown = await signedPost({ accessKeyId: 'AKIAAAAAAAAAAAAAAAAA', secretAccessKey: principal.secretAccessKey }, path, message());
     const wrongSecret = await signedPost({ accessKeyId: principal.accessKeyId, secretAccessKey: 'x'.repeat(40) }, path, message());
     expect(refusal(unknown)).toEqual(unauthenticated);
     // Nothing tells an unknown key from a wrong signature.
     expect(wrongSecret.body).toEqual(unknown.body);
+  });
+
+  it('accepts the same signed request twice within the skew window, as AWS does: the publish is idempotent by message_id', async () => {
+    const path = iam(house.workspaceId);
+    const body = message();
+    // Signed once, a little in the past but inside AWS_SIGV4_MAX_SKEW (5 minutes), and sent twice byte for byte.
+    const headers = await sign(principal, path, body, { signingDate: new Date(Date.now() - 60_000) });
+    const first = await send(path, headers, body);
+    expect(first.status).toBe(202);
+    expect(first.body).toMatchObject({ accepted: true });
+    const second = await send(path, headers, body);
+    expect(second.status).toBe(200);
+    expect(second.body).toMatchObject({ accepted: true, duplicate: true });
+
+    // Outside the skew window the same kind of request is refused, whatever it carries.
+    const late = message();
+    const stale = await sign(principal, path, late, { signingDate: new Date(Date.now() - 6 * 60_000) });
+    expect(refusal(await send(path, stale, late))).toEqual({ status: 401, rule: 'producer.unauthenticated' });
   });
 
   it('refuses a revoked or removed principal at once', async () => {

@@ -195,6 +195,33 @@ describe('the SQS door (@aws-sdk/client-sqs)', () => {
     expect(await counts()).toEqual({ ApproximateNumberOfMessages: '0', ApproximateNumberOfMessagesNotVisible: '0' });
   }, 60_000);
 
+  it('accepts the same signed request twice within the skew window, as AWS does (boto3 and the AWS CLI send such repeats)', async () => {
+    const body = JSON.stringify({ QueueUrl: queueUrl, AttributeNames: ['ApproximateNumberOfMessages'] });
+    // One signature, a minute old (inside AWS_SIGV4_MAX_SKEW), sent twice byte for byte.
+    const headers = await signedHeaders(bus, reader, '/v1/sqs/', body, {
+      region: REGION,
+      service: 'sqs',
+      signingDate: new Date(Date.now() - 60_000),
+      headers: { 'content-type': 'application/x-amz-json-1.0', 'x-amz-target': 'AmazonSQS.GetQueueAttributes' },
+    });
+    for (let i = 0; i < 2; i++) {
+      const answer = await fetchObserved(`${bus.busUrl}/v1/sqs/`, { method: 'POST', headers, body });
+      busApi.check('POST', '/v1/sqs/', answer);
+      expect([answer.status, answer.body]).toEqual([200, { Attributes: { ApproximateNumberOfMessages: expect.any(String) } }]);
+    }
+
+    // Outside the skew window it is refused.
+    const stale = await signedHeaders(bus, reader, '/v1/sqs/', body, {
+      region: REGION,
+      service: 'sqs',
+      signingDate: new Date(Date.now() - 6 * 60_000),
+      headers: { 'content-type': 'application/x-amz-json-1.0', 'x-amz-target': 'AmazonSQS.GetQueueAttributes' },
+    });
+    const refused = await fetchObserved(`${bus.busUrl}/v1/sqs/`, { method: 'POST', headers: stale, body });
+    busApi.check('POST', '/v1/sqs/', refused);
+    expect([refused.status, (refused.body as { __type: string }).__type]).toEqual([403, 'com.amazonaws.sqs#SignatureDoesNotMatch']);
+  }, 60_000);
+
   it("refuses another connection's queue, an unverified or a producer's principal, a bad signature, another region, and no signature", async () => {
     expect(await refusal(sqs(reader).send(new GetQueueUrlCommand({ QueueName: other.consumer.clientId })))).toEqual({ name: 'QueueDoesNotExist', status: 400 });
     const otherUrl = `${bus.env.BUS_BASE_URL}/v1/sqs/${other.consumer.clientId}`;

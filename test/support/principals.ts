@@ -41,7 +41,7 @@ export async function signedHeaders(
     sha256: Hash.bind(null, 'sha256'),
   });
   const signed = await signer.sign(
-    // A unique X-Request-Id is signed too: two requests alike within one second still differ (docs/auth.md).
+    // A unique X-Request-Id, signed too, tells two requests alike within one second apart in the logs.
     {
       method: 'POST',
       protocol: url.protocol,

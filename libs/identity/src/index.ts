@@ -33,5 +33,5 @@ export { KnexQuotaStore, connectionQuota, hostLimitsWithQuota, quotaOfColumns } 
 export type { QuotaStore, ConnectionQuotaDeps, QuotaColumns } from './quota';
 export { PrincipalStore, PrincipalNotFoundError, PrincipalNotPendingError, CHALLENGE_TTL_MS } from './principals';
 export type { PrincipalStatus, PrincipalView, SigningPrincipal, PrincipalStoreDeps } from './principals';
-export { createSigV4Verifier, redisReplayStore, signedRequestLimit, signedRouteSteps, SignatureRefusedError } from './sigv4';
-export type { SigV4Verifier, SigV4VerifierDeps, SignedRequest, SignedRequestLimitConfig, SignedRouteSteps, SigningKey, ReplayStore } from './sigv4';
+export { createSigV4Verifier, signedRequestLimit, signedRouteSteps, SignatureRefusedError } from './sigv4';
+export type { SigV4Verifier, SigV4VerifierDeps, SignedRequest, SignedRequestLimitConfig, SignedRouteSteps, SigningKey } from './sigv4';

@@ -19,18 +19,6 @@ export interface SigningKey {
   revoked: boolean;
 }
 
-/** Signatures already used, shared by every instance (Redis), so a captured request cannot be sent again. */
-export interface ReplayStore {
-  /** True the first time `signature` is seen within `ttlMs`; false for a repeat. */
-  firstUse(signature: string, ttlMs: number): Promise<boolean>;
-}
-
-export function redisReplayStore(redis: Redis): ReplayStore {
-  return {
-    firstUse: async (signature, ttlMs) => (await redis.set(`sigv4:seen:${signature}`, '1', 'PX', ttlMs, 'NX')) === 'OK',
-  };
-}
-
 /** AWS_SIGV4_LIMIT_PER_SECOND and AWS_SIGV4_LIMIT_BURST (sigv4Config). */
 export interface SignedRequestLimitConfig {
   AWS_SIGV4_LIMIT_PER_SECOND: number;
@@ -68,22 +56,15 @@ export interface SigV4VerifierDeps<K extends SigningKey> {
   maxSkewMs: number;
   /** The access key id's secret and owner; undefined for a key the bus does not know. A failure is a 503. */
   resolve(accessKeyId: string): Promise<K | undefined>;
-  replays: ReplayStore;
   now?: () => Date;
 }
 
-/** A request whose headers passed; `verify` checks the signature over a payload hash, `spend` records it. */
+/** A request whose headers passed; `verify` checks the signature over a payload hash. */
 export interface SignedRequest<K extends SigningKey> {
   key: K;
   signature: ParsedSignature;
   /** Recomputes the signature over exactly the signed headers and `payloadHash`; throws SignatureRefusedError. */
   verify(payloadHash: string): void;
-  /**
-   * Records the signature as used, once the whole request (its body included) checked out; a
-   * signature already recorded within the skew window is a replay. A refused request spends nothing,
-   * so a tampered copy cannot use up the genuine request's signature.
-   */
-  spend(): Promise<void>;
 }
 
 export interface SigV4Verifier<K extends SigningKey> {
@@ -93,9 +74,10 @@ export interface SigV4Verifier<K extends SigningKey> {
 
 /**
  * The I/O half of SigV4 for every signed route (docs/auth.md, "AWS SigV4"), parameterised by the
- * service name and by how an access key id resolves: the clock, the key lookup and the replay store.
- * An unknown or revoked key and a bad signature are the same 401. A signature is recorded only once
- * it verified, for twice the skew window (the longest it could be accepted).
+ * service name and by how an access key id resolves: the clock and the key lookup. An unknown or
+ * revoked key and a bad signature are the same 401. As AWS, a signature is accepted again and again
+ * within the skew window: a repeated request is made safe by what it does (a publish is idempotent by
+ * message_id, principals/verify's challenge is one-time), not by refusing a signature seen before.
  */
 export function createSigV4Verifier<K extends SigningKey>(deps: SigV4VerifierDeps<K>): SigV4Verifier<K> {
   const now = deps.now ?? (() => new Date());
@@ -118,9 +100,6 @@ export function createSigV4Verifier<K extends SigningKey>(deps: SigV4VerifierDep
         verify: (payloadHash) => {
           if (!signatureMatches(request, signature, key.secretAccessKey, payloadHash)) throw refuse('signature');
         },
-        spend: async () => {
-          if (!(await unavailableOnFailure(() => deps.replays.firstUse(signature.signature, 2 * deps.maxSkewMs)))) throw refuse('replay');
-        },
       };
     },
   };
@@ -139,7 +118,7 @@ export interface SignedRouteSteps<K extends SigningKey> {
  * The steps of a signed route with a body, in order: the headers (and the signature, when
  * x-amz-content-sha256 declares the body's hash, then `authorize`), the shared limit, then the body
  * (at most maxBodyBytes) checked against the declared hash — or, without one, the signature over
- * the body's own hash and `authorize` — and last the replay check. The body is left in res.locals.body.
+ * the body's own hash and `authorize`. The body is left in res.locals.body.
  */
 export function signedRouteSteps<K extends SigningKey>(steps: SignedRouteSteps<K>): RequestHandler[] {
   const headers = async (req: Request, res: Response, next: NextFunction) => {
@@ -163,7 +142,6 @@ export function signedRouteSteps<K extends SigningKey>(steps: SignedRouteSteps<K
     } else if (declared !== payloadHashOf(bytes)) {
       throw new SignatureRefusedError(new SigV4Refusal('payload_hash'));
     }
-    await signed.spend();
     next();
   };
   return [headers, steps.limit, body];

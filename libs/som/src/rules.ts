@@ -138,7 +138,7 @@ export const RULES = {
   'producer.unauthenticated': refusing(
     'policy',
     401,
-    'The token is missing, invalid, expired, issued before a rotation, for another environment, or for a workspace the app left. Signed routes: the AWS SigV4 signature is missing, malformed, over an unknown or revoked access key, wrong, outside the clock skew, for another region or service, already used (a replay), or the body does not match x-amz-content-sha256.',
+    'The token is missing, invalid, expired, issued before a rotation, for another environment, or for a workspace the app left. Signed routes: the AWS SigV4 signature is missing, malformed, over an unknown or revoked access key, wrong, outside the clock skew, for another region or service, or the body does not match x-amz-content-sha256.',
   ),
   'producer.not_registered': refusing(
     'policy',

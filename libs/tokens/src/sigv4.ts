@@ -3,8 +3,8 @@ import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 /**
  * AWS Signature Version 4 verification, the pure part (docs/auth.md, "AWS SigV4"): what a signed
  * request must carry, its canonical request and string to sign exactly as AWS's signers build them
- * (@smithy/signature-v4), and a constant-time comparison. Key lookup, the replay store and the clock
- * are the caller's (libs/identity sigv4.ts); nothing here does I/O.
+ * (@smithy/signature-v4), and a constant-time comparison. Key lookup and the clock are the caller's
+ * (libs/identity sigv4.ts); nothing here does I/O.
  */
 
 export const SIGV4_ALGORITHM = 'AWS4-HMAC-SHA256';
@@ -28,8 +28,7 @@ export type SigV4Reason =
   | 'skew'
   | 'unsigned_header'
   | 'payload_hash'
-  | 'signature'
-  | 'replay';
+  | 'signature';
 
 const MESSAGES: Record<SigV4Reason, string> = {
   missing: 'An AWS4-HMAC-SHA256 Authorization header is required',
@@ -48,7 +47,6 @@ const MESSAGES: Record<SigV4Reason, string> = {
   payload_hash: 'The body does not match x-amz-content-sha256',
   // An unknown access key and a wrong signature get the same answer: nothing tells which keys exist.
   signature: 'The signature does not match, or the access key is not known',
-  replay: 'This signature was already used: sign every request anew',
 };
 
 /** A signed request refused (spec §5, §7.2: 401 producer.unauthenticated); `reason` stays in logs and tests. */

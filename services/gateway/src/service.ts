@@ -7,7 +7,7 @@ import { MESSAGES_TOPIC, type Producer } from '@bus/kafka';
 import { createSomValidator } from '@bus/som';
 import type { gatewayConfig } from './config';
 import type { Registry } from 'prom-client';
-import { PrincipalStore, redisReplayStore, signedRequestLimit, type Identity, type sigv4Config } from '@bus/identity';
+import { PrincipalStore, signedRequestLimit, type Identity, type sigv4Config } from '@bus/identity';
 import { type LimitMetrics, type Redis } from '@bus/limits';
 import { createGroupCommitter } from './group-commit';
 import { currentTraceparent, kafkaCommitter } from './kafka-commit';
@@ -90,8 +90,7 @@ export function publishDepsOf(
 }
 
 /**
- * The AWS-signed routes on the real stores: principals in Postgres, replays and the shared limit in
- * Redis; the managed apps' keys from MANAGED_APPS_FILE (managedAppsOf).
+ * The AWS-signed routes on the real stores: principals in Postgres, the shared limit in Redis; the managed apps' keys from MANAGED_APPS_FILE (managedAppsOf).
  */
 export function signedRoutesOf(
   clients: { db: Knex; redis: Redis; identity: Pick<Identity, 'connections'>; limitMetrics?: LimitMetrics; managedApps: readonly ManagedApp[] },
@@ -100,7 +99,6 @@ export function signedRoutesOf(
   return signedRoutes({
     principals: PrincipalStore.create({ db: clients.db, encryptionKey: config.SIGNING_KEY_ENCRYPTION_KEY }),
     connections: clients.identity.connections,
-    replays: redisReplayStore(clients.redis),
     limit: signedRequestLimit(clients.redis, config, clients.limitMetrics),
     region: config.AWS_SIGV4_REGION,
     maxSkewMs: config.AWS_SIGV4_MAX_SKEW,

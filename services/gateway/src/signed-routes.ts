@@ -9,7 +9,6 @@ import {
   unavailableOnFailure,
   type ConnectionCache,
   type PrincipalStore,
-  type ReplayStore,
   type SigningKey,
   type SigningPrincipal,
 } from '@bus/identity';
@@ -28,7 +27,6 @@ export interface SignedRoutesDeps {
   principals: Pick<PrincipalStore, 'signingPrincipal' | 'verify'>;
   /** The identity's connection cache: a connection's revocation reaches it through the control topic. */
   connections: Pick<ConnectionCache, 'get'>;
-  replays: ReplayStore;
   /** All AWS-signed requests together (libs/identity signedRequestLimit), instead of the per-connection quota. */
   limit: RequestHandler;
   /** AWS_SIGV4_REGION. */
@@ -69,7 +67,7 @@ export interface SignedRoutes {
 /**
  * The AWS-signed routes of the gateway (docs/auth.md, "AWS SigV4"): libs/identity's verifier, over
  * the registered principals' access keys for the tenant routes, and over the operator-managed apps'
- * configured keys for POST /v1/messages; one replay store and one shared limit for all. A signed
+ * configured keys for POST /v1/messages; one shared limit for all. A signed
  * request then meets exactly the bearer routes' rules 3–4 on the principal's connection: active, of
  * the route's kind, path {t} = its workspace (a managed app: its configured connection, app and workspace).
  */
@@ -78,7 +76,6 @@ export function signedRoutes(deps: SignedRoutesDeps): SignedRoutes {
     region: deps.region,
     service: PUBLISH_SIGNING_SERVICE,
     maxSkewMs: deps.maxSkewMs,
-    replays: deps.replays,
     ...(deps.now ? { now: deps.now } : {}),
   };
   const verifier = createSigV4Verifier<SigningPrincipal>({ ...scope, resolve: (accessKeyId) => deps.principals.signingPrincipal(accessKeyId) });

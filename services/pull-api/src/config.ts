@@ -1,6 +1,6 @@
 import { base64Key, type ConfigOf } from '@bus/config';
 import type { Knex } from '@bus/db';
-import { PrincipalStore, redisReplayStore, signedRequestLimit, sigv4Config, type ConnectionCache } from '@bus/identity';
+import { PrincipalStore, signedRequestLimit, sigv4Config, type ConnectionCache } from '@bus/identity';
 import type { LimitMetrics, Redis } from '@bus/limits';
 import type { Logger, Registry } from '@bus/observability';
 import type { PullApiServiceDeps } from './service';
@@ -36,7 +36,6 @@ export function pullApiDepsOf(
     sqs: {
       principals: PrincipalStore.create({ db: clients.db, encryptionKey: config.SIGNING_KEY_ENCRYPTION_KEY }),
       connections,
-      replays: redisReplayStore(redis),
       limit: signedRequestLimit(redis, config, limitMetrics),
       region: config.AWS_SIGV4_REGION,
       maxSkewMs: config.AWS_SIGV4_MAX_SKEW,

@@ -10,7 +10,6 @@ import {
   unavailableOnFailure,
   type ConnectionCache,
   type PrincipalStore,
-  type ReplayStore,
   type SigningPrincipal,
 } from '@bus/identity';
 import { acknowledge, receive, release, settle, type HandleResult, type PullDeps } from './pull';
@@ -85,7 +84,6 @@ export interface SqsRoutesDeps {
   principals: Pick<PrincipalStore, 'signingPrincipal'>;
   /** The identity's connection cache: a revoked connection reaches it through the control topic. */
   connections: Pick<ConnectionCache, 'get'>;
-  replays: ReplayStore;
   /** All AWS-signed requests together (libs/identity signedRequestLimit), shared with the gateway's signed routes. */
   limit: RequestHandler;
   /** AWS_SIGV4_REGION. */
@@ -115,7 +113,6 @@ export function sqsRoutes(deps: SqsRoutesDeps): Router {
     region: deps.region,
     service: SQS_SIGNING_SERVICE,
     maxSkewMs: deps.maxSkewMs,
-    replays: deps.replays,
     resolve: (accessKeyId) => deps.principals.signingPrincipal(accessKeyId),
   });
   const authorize = async (principal: SigningPrincipal, _req: Request, res: Response) => {
@@ -135,8 +132,9 @@ export function sqsRoutes(deps: SqsRoutesDeps): Router {
   const actions = sqsActions(deps);
 
   const router = createRouter();
+  // Both spellings of the endpoint: AWS SDKs differ in whether they add the slash to the one configured.
   router.post(
-    SQS_PATH,
+    [SQS_PATH, SQS_PATH.slice(0, -1)],
     ...signedRouteSteps({ verifier, authorize, limit: deps.limit, maxBodyBytes: PULL_LIMITS.bodyBytes }),
     async (req: Request, res: Response) => {
       const target = req.header('x-amz-target') ?? '';
@@ -148,7 +146,7 @@ export function sqsRoutes(deps: SqsRoutesDeps): Router {
   );
   // A refused signature is SQS's 403 SignatureDoesNotMatch, its reason the message; no signature at
   // all stays 401 (HTTP's "no credentials"), with SQS's code for it.
-  router.use(SQS_PATH, (err: unknown, _req: Request, _res: Response, next: NextFunction) => {
+  router.use([SQS_PATH, SQS_PATH.slice(0, -1)], (err: unknown, _req: Request, _res: Response, next: NextFunction) => {
     if (!(err instanceof SignatureRefusedError)) return next(err);
     next(
       err.refusal.reason === 'missing' ? new SqsError(401, 'MissingAuthenticationToken', err.message) : new SqsError(403, 'SignatureDoesNotMatch', err.message),

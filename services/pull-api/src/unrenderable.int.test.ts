@@ -14,7 +14,7 @@ import type { NextFunction, Request, Response } from 'express';
 import { createDatabase, migrateLatest, TenancyFixture, type Knex } from '@bus/db';
 import { KnexDeliveryStore } from '@bus/queue';
 import { createHttpApp, createRequestMetrics, serve, violationBody, type RunningServer } from '@bus/http';
-import { connectionQuota, KnexQuotaStore, redisReplayStore, type BearerAuthenticator, type BearerIdentity } from '@bus/identity';
+import { connectionQuota, KnexQuotaStore, type BearerAuthenticator, type BearerIdentity } from '@bus/identity';
 import { createConnectionQuotas, createRedis, type Redis } from '@bus/limits';
 import { createLogger, createMetricsRegistry } from '@bus/observability';
 import { openapi } from '@bus/schemas';
@@ -95,7 +95,6 @@ beforeAll(async () => {
     sqs: {
       principals: { signingPrincipal: async () => undefined },
       connections: { get: async () => null },
-      replays: redisReplayStore(redis),
       limit: (_req, _res, next) => next(),
       region: 'us-east-1',
       maxSkewMs: 300_000,
