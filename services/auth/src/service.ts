@@ -1,6 +1,17 @@
 import type { Request, Response } from 'express';
 import type { Knex } from '@bus/db';
-import { createRouter, cacheableJson, DOCUMENT_CACHE_CONTROL, HttpError, MessageTooLargeError, OAuthError, readBody, sendCacheable, type ReadinessCheck, type Service } from '@bus/http';
+import {
+  createRouter,
+  cacheableJson,
+  DOCUMENT_CACHE_CONTROL,
+  HttpError,
+  MessageTooLargeError,
+  OAuthError,
+  readBody,
+  sendCacheable,
+  type ReadinessCheck,
+  type Service,
+} from '@bus/http';
 import { KnexIdentityStore, type IdentityStore } from '@bus/identity';
 import { createLimiter, enforce, RateLimitedError, type LimitMetrics, type LimitSpec, type Redis } from '@bus/limits';
 import { Counter, type Registry } from 'prom-client';

@@ -1,6 +1,14 @@
 import type { Router, Request, RequestHandler, Response } from 'express';
 import { readMessageTrace, readRecentRefusals, readStory, type Knex } from '@bus/db';
-import { createRouter, DependencyUnavailableError, RequestInvalidError, ResourceUnknownError, requestValidation, unavailableUnlessDone, validatedQuery } from '@bus/http';
+import {
+  createRouter,
+  DependencyUnavailableError,
+  RequestInvalidError,
+  ResourceUnknownError,
+  requestValidation,
+  unavailableUnlessDone,
+  validatedQuery,
+} from '@bus/http';
 import type { BearerAuthenticator, BearerIdentity } from '@bus/identity';
 import { canonicalUuid, RULES } from '@bus/som';
 import { openapi } from '@bus/schemas';

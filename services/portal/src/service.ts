@@ -1,6 +1,15 @@
 import type { QueueOperations } from '@bus/contracts';
 import type { Knex } from '@bus/db';
-import { createRouter, cacheableJson, DOCUMENT_CACHE_CONTROL, requestValidation, sendCacheable, unavailableOnAnyFailure, type ReadinessCheck, type Service } from '@bus/http';
+import {
+  createRouter,
+  cacheableJson,
+  DOCUMENT_CACHE_CONTROL,
+  requestValidation,
+  sendCacheable,
+  unavailableOnAnyFailure,
+  type ReadinessCheck,
+  type Service,
+} from '@bus/http';
 import { IdentityAdmin, PrincipalStore, type ControlPublisher } from '@bus/identity';
 import { createLimiter, type LimitMetrics, type Redis } from '@bus/limits';
 import type { Logger } from '@bus/observability';
