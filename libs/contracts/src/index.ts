@@ -15,6 +15,7 @@ export type {
   ReplayResult,
 } from './queues';
 export { coalesceCalls } from './coalesce';
+export { settleWithin } from './settle-within';
 export { MAX_JSON_DEPTH, ijsonProblem, ijsonProblemText, parseIJson } from './strict-json';
 export type { IJsonParsed, IJsonProblem } from './strict-json';
 export { jsonPointer } from './json-pointer';

@@ -1,3 +1,5 @@
+import { settleWithin } from '@bus/contracts';
+
 /** The commit of a publish took longer than its budget (PUBLISH_COMMIT_TIMEOUT, counted from the publish's arrival). */
 export class CommitTimeoutError extends Error {
   override readonly name = 'CommitTimeoutError';
@@ -32,25 +34,7 @@ export function deadlineIn(timeoutMs: number): Deadline {
       if (remainingMs() === 0) throw new CommitTimeoutError(timeoutMs, waitingFor);
     },
     race: (work, waitingFor, onAbandoned) =>
-      new Promise((resolve, reject) => {
-        let abandoned = false;
-        const timer = setTimeout(() => {
-          abandoned = true;
-          reject(new CommitTimeoutError(timeoutMs, typeof waitingFor === 'string' ? waitingFor : waitingFor()));
-        }, remainingMs());
-        work.then(
-          (value) => {
-            clearTimeout(timer);
-            if (abandoned) onAbandoned?.({ status: 'fulfilled', value });
-            else resolve(value);
-          },
-          (reason: unknown) => {
-            clearTimeout(timer);
-            if (abandoned) onAbandoned?.({ status: 'rejected', reason });
-            else reject(reason);
-          },
-        );
-      }),
+      settleWithin(work, remainingMs(), () => new CommitTimeoutError(timeoutMs, typeof waitingFor === 'string' ? waitingFor : waitingFor()), onAbandoned),
   };
 }
 

@@ -1,6 +1,6 @@
 import { DELIVERY_CHANNEL, preparedQuery, rawQuery, type Knex, type Row } from '@bus/db';
 import { unavailableUnlessDone } from '@bus/http';
-import { coalesceCalls } from '@bus/contracts';
+import { coalesceCalls, settleWithin } from '@bus/contracts';
 import { QueueUnavailableError } from './errors';
 
 /** One leased delivery as a receive hands it out. */
@@ -238,19 +238,7 @@ export class SettleTimeoutError extends Error {
 
 /** `settling` (already a queueCall), or 503 queue.unavailable at SETTLE_TIMEOUT_MS; its late outcome is dropped. */
 function withinSettleTimeout<T>(what: 'ack' | 'nack', settling: Promise<T>): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new QueueUnavailableError(new SettleTimeoutError(what, SETTLE_TIMEOUT_MS))), SETTLE_TIMEOUT_MS);
-    settling.then(
-      (value) => {
-        clearTimeout(timer);
-        resolve(value);
-      },
-      (err: unknown) => {
-        clearTimeout(timer);
-        reject(err);
-      },
-    );
-  });
+  return settleWithin(settling, SETTLE_TIMEOUT_MS, () => new QueueUnavailableError(new SettleTimeoutError(what, SETTLE_TIMEOUT_MS)));
 }
 
 export class KnexQueueStore implements QueueStore, ConsumerToolsStore {

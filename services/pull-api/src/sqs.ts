@@ -23,6 +23,8 @@ import type { LeasedMessage } from './queue-store';
  * consumer connection; its queue is that connection (QueueName = connection id).
  */
 export const SQS_PATH = '/v1/sqs/';
+/** Both spellings of the door's endpoint: AWS SDKs differ in whether they add the slash to the one configured (botocore does not). */
+const SQS_PATHS = [SQS_PATH, SQS_PATH.slice(0, -1)];
 /** AWS's service name for SQS: the scope every signature of the door names. */
 export const SQS_SIGNING_SERVICE = 'sqs';
 export const AWS_JSON_MEDIA_TYPE = 'application/x-amz-json-1.0';
@@ -63,7 +65,7 @@ const missing = (name: string) => new SqsError(400, 'MissingParameter', `The req
  * (429 RequestThrottled, 503 ServiceUnavailable, ...), so an SDK always reads a code.
  */
 export const sqsErrorAnswer: ErrorPage = (req, err) => {
-  if (req.path !== SQS_PATH && req.path !== SQS_PATH.slice(0, -1)) return undefined;
+  if (!SQS_PATHS.includes(req.path)) return undefined;
   return { json: { __type: `${ERROR_NAMESPACE}${sqsCodeOf(err)}`, message: err.message }, headers: { 'Content-Type': AWS_JSON_MEDIA_TYPE } };
 };
 
@@ -132,9 +134,8 @@ export function sqsRoutes(deps: SqsRoutesDeps): Router {
   const actions = sqsActions(deps);
 
   const router = createRouter();
-  // Both spellings of the endpoint: AWS SDKs differ in whether they add the slash to the one configured.
   router.post(
-    [SQS_PATH, SQS_PATH.slice(0, -1)],
+    SQS_PATHS,
     ...signedRouteSteps({ verifier, authorize, limit: deps.limit, maxBodyBytes: PULL_LIMITS.bodyBytes }),
     async (req: Request, res: Response) => {
       const target = req.header('x-amz-target') ?? '';
@@ -146,7 +147,7 @@ export function sqsRoutes(deps: SqsRoutesDeps): Router {
   );
   // A refused signature is SQS's 403 SignatureDoesNotMatch, its reason the message; no signature at
   // all stays 401 (HTTP's "no credentials"), with SQS's code for it.
-  router.use([SQS_PATH, SQS_PATH.slice(0, -1)], (err: unknown, _req: Request, _res: Response, next: NextFunction) => {
+  router.use(SQS_PATHS, (err: unknown, _req: Request, _res: Response, next: NextFunction) => {
     if (!(err instanceof SignatureRefusedError)) return next(err);
     next(
       err.refusal.reason === 'missing' ? new SqsError(401, 'MissingAuthenticationToken', err.message) : new SqsError(403, 'SignatureDoesNotMatch', err.message),
