@@ -176,6 +176,7 @@ const OWNER: Record<string, string> = {
   // The consumer's peek (issue 17).
   'GET /v1/tenants/{t}/consumers/{c}/peek': 'pull-api',
   // The consumer's SQS door (issue 15).
+  'POST /v1/sqs': 'pull-api',
   'POST /v1/sqs/': 'pull-api',
   // The producer's tester routes (issue 17).
   'GET /v1/tenants/{t}/messages/{message_id}': 'gateway',
