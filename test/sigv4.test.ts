@@ -6,7 +6,7 @@ import { PrincipalFixture, signedHeaders, type Credentials, type IssuedPrincipal
 import { TenantFixture, type Tenant } from './support/tenants';
 
 /**
- * AWS principals and the SigV4 routes (issue 15) on the compiled all-in-one: principals registered,
+ * AWS principals and the SigV4 routes on the compiled all-in-one: principals registered,
  * challenged and verified through the admin API and principals/verify, then /iam/messages and
  * /iam/validate signed by AWS's own signer (@smithy/signature-v4) — never a hand-written one.
  */
@@ -241,11 +241,19 @@ describe('POST /v1/tenants/{t}/iam/messages and /iam/validate', () => {
         return { path, body, headers: await sign(signer, path, body) };
       }),
     );
+    const started = Date.now();
     const answers = await Promise.all(requests.map((r) => send(r.path, r.headers, r.body)));
+    const seconds = Math.ceil((Date.now() - started) / 1000);
     const limited = answers.filter((a) => a.status === 429);
     expect(limited.length).toBeGreaterThan(0);
     expect(limited.every((a) => refusal(a).rule === 'rate.limited' && a.headers.get('retry-after') !== null)).toBe(true);
-    expect(answers.filter((a) => a.status === 202).length).toBeGreaterThanOrEqual(20);
+    // Some pass, and no more than the shared limit allows over the windows the sending touched: 20 in each
+    // one-second window and 20 extra per 10 s. How many pass exactly depends on what this file's earlier
+    // signed requests used of the same windows.
+    const accepted = answers.filter((a) => a.status === 202).length;
+    expect(accepted).toBeGreaterThan(0);
+    expect(accepted).toBeLessThanOrEqual(20 * (seconds + 1) + 20);
+    expect(accepted + limited.length).toBe(answers.length);
 
     const bearer = await fetchObserved(`${bus.busUrl}/v1/tenants/${house.workspaceId}/validate`, {
       method: 'POST',
