@@ -1,5 +1,5 @@
 # syntax=docker/dockerfile:1
-# One image for every service of the message bus (DESIGN §3, issue 9). The process is chosen by the
+# One image for every service of the message bus (docs/architecture.md#components). The process is chosen by the
 # command: the entrypoint is `node`, the argument names a compiled entry point, e.g.
 #   docker run IMAGE services/gateway/dist/main.js        (auth, gateway, pull-api, delivery,
 #   docker run IMAGE services/all-in-one/dist/setup.js     catalogue, portal, all-in-one, setup)

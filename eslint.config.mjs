@@ -1,4 +1,4 @@
-// Lint rules that carry the architecture (DESIGN §2): pure libs import no I/O clients, no package
+// Lint rules that carry the architecture (docs/architecture.md#layout): pure libs import no I/O clients, no package
 // reaches into another's src/ or dist/, no lib imports a service or a lib above it, no service imports
 // another (the all-in-one excepted), and the CLI imports no bus package.
 import { readdirSync } from 'node:fs';
@@ -127,7 +127,7 @@ export default tseslint.config(
     },
   },
   {
-    // Lint that sees types (issue 19): a promise nobody awaits or catches loses its error (and, in a
+    // Lint that sees types: a promise nobody awaits or catches loses its error (and, in a
     // handler, the request's order of events); a promise where a void callback is expected (an express
     // handler, an event listener) escapes the error middleware; a switch over a union that misses a
     // member silently does nothing for it. Tests too: an un-awaited assertion passes whatever happens.
@@ -185,7 +185,7 @@ export default tseslint.config(
     rules: { '@typescript-eslint/no-require-imports': 'off' },
   },
   {
-    // Tests wait on conditions, never on sleeps (issue 13): a fixed pause either hopes the event came
+    // Tests wait on conditions, never on sleeps: a fixed pause either hopes the event came
     // (flaky) or waits longer than needed (slow). The one loop that paces reads is eventually's; a
     // deliberate pause (a simulated slow consumer) says why in an eslint-disable comment.
     files: ['**/*.test.ts', 'test/**/*.ts', 'test/**/*.js', 'libs/testing/src/**/*.ts'],

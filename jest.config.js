@@ -1,4 +1,4 @@
-// Tiers (DESIGN §2): unit tests beside the code (pure, no servers), integration tests of one package
+// Tiers (docs/architecture.md#layout): unit tests beside the code (pure, no servers), integration tests of one package
 // against the real Postgres/Redis/Kafka (*.int.test.ts), end-to-end tests in test/ that drive running
 // services over HTTP, and the fault and fuzz tiers in test/faults and test/fuzz. `npm test` runs them
 // all; deploy/local/run-tests.sh starts the servers first. Workspace packages resolve to their TypeScript sources, so tests need no build.

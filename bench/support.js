@@ -86,7 +86,7 @@ async function measure({ concurrency, warmUpMs, runMs, operation, cpu, recorder,
  * IdentityAdmin to provision with, the run database's statementMeter (`statements`), and stop().
  */
 /**
- * BENCH_CONNECTION_FACTOR (10): the bus's BUS_LIMIT_CONNECTION_FACTOR for the run. Spec §8 caps one
+ * BENCH_CONNECTION_FACTOR (10): the bus's BUS_LIMIT_CONNECTION_FACTOR for the run. docs/api.md#limits caps one
  * connection at 200 calls a second, so receive + ack for one consumer (a receive and an ack per 10
  * messages) could never show more than ~1,000 messages a second, nor a publish run more than 200 per
  * producer: the quotas stay on, scaled, so what is measured is the bus, not the tier.
@@ -207,7 +207,7 @@ async function startBus(name, { layout = 'all-in-one' } = {}) {
 }
 
 /**
- * One house workspace on the custom quota ceiling (200/s, bursts of 400, 10,000,000 a day: spec §8's
+ * One house workspace on the custom quota ceiling (200/s, bursts of 400, 10,000,000 a day: docs/api.md#limits
  * highest allowance per connection), one app allowed every message type of `systemId`, and a bearer
  * token for each of `producers` producer and `consumers` consumer connections.
  */

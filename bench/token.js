@@ -1,7 +1,7 @@
 // Benchmark of token issuance (`npm run bench:token`, after `tsc -b`; needs the local stack: Postgres,
 // Redis, Kafka from deploy/local/stack.sh). Not a test: the figures depend on the machine.
 //
-// The token URL's own limits (spec §8: all callers 20/s with bursts of 40, 30 per client and 100 per
+// The token URL's own limits (docs/api.md#limits: all callers 20/s with bursts of 40, 30 per client and 100 per
 // address in 5 minutes) would turn a benchmark of the running bus into a benchmark of its 429s, so
 // this runs the same token service (createAuthService, as the all-in-one mounts it) in a child
 // process on its own port and database, with only the limits widened, and drives it over HTTP from

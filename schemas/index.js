@@ -22,7 +22,7 @@ const story = [
 const som = {
   defs: require('./som/1.0/defs.json'),
   envelope: require('./som/1.0/envelope.json'),
-  // The keys are the message types the bus has schemas for (spec 2.5); nothing else lists them.
+  // The keys are the message types the bus has schemas for (docs/api.md#health); nothing else lists them.
   payloads: {
     'delivery.media_available': require('./som/1.0/payloads/delivery.media_available.json'),
     'link.committed': require('./som/1.0/payloads/link.committed.json'),

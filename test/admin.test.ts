@@ -6,7 +6,7 @@ import { bearerCall } from './support/bus-call';
 import { deliveryCaughtUp } from './support/delivery';
 
 /**
- * The operator's admin API on the compiled all-in-one (issue 8), end to end through the bus: every
+ * The operator's admin API on the compiled all-in-one, end to end through the bus: every
  * tenancy object is made through the API, every effect is observed on the bus routes, and every
  * answer of both hosts is checked against its OpenAPI document.
  */
@@ -209,7 +209,7 @@ describe('tenancy and the credential lifecycle, through the bus', () => {
     process.stdout.write(`admin API propagation: rotation ${refusedAfter} ms, revocation ${revokedAfter} ms\n`);
   }, 30_000);
 
-  it('a second rotation ends the older secret at once: only the immediately previous one keeps its overlap (spec §2.1)', async () => {
+  it('a second rotation ends the older secret at once: only the immediately previous one keeps its overlap (docs/api.md#connections-and-credentials)', async () => {
     const t = await house();
     const v1 = await created<Issued>('/api/admin/connections', { app_id: t.appId, kind: 'producer' });
     const rotate = (overlapSeconds: number) => admin('POST', `/api/admin/connections/${v1.client_id}/rotate`, { overlap_seconds: overlapSeconds });
@@ -368,7 +368,7 @@ describe('refusals', () => {
     ['a malformed id filter', 'GET', '/api/admin/connections?workspace_id=nope', undefined, 400, 'admin.request_invalid'],
     ['a body that is not JSON', 'POST', '/api/admin/organisations', '{"name":', 400, 'admin.request_invalid'],
     ['a member name twice (I-JSON)', 'POST', '/api/admin/organisations', '{"name":"a","kind":"house","name":"b"}', 400, 'admin.request_invalid'],
-    // Checked against admin.json (issue 13): what the document says is what is refused.
+    // Checked against admin.json: what the document says is what is refused.
     ['a name with a tab (no control characters)', 'POST', '/api/admin/organisations', { name: 'Tab\there', kind: 'house' }, 400, 'admin.request_invalid'],
     ['a query parameter the route does not take', 'GET', '/api/admin/organisations?page=2', undefined, 400, 'admin.request_invalid'],
     ['an id not of its form', 'GET', '/api/admin/connections/nope', undefined, 400, 'admin.request_invalid'],

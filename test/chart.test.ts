@@ -1,7 +1,7 @@
-// The Kubernetes delivery (issue 9), checked without a cluster or a Docker daemon:
+// The Kubernetes delivery, checked without a cluster or a Docker daemon:
 // - deploy/helm/check.sh (helm lint, helm template of every ci/ values file and the dev values, every
 //   object against the Kubernetes schemas) passes; it installs Helm and the schemas when missing;
-// - every route of spec §4 reaches the right Deployment through the rendered Ingresses, Services and
+// - every route of docs/api.md#routes reaches the right Deployment through the rendered Ingresses, Services and
 //   container ports (ingress-nginx matching rules);
 // - values.schema.json covers every value and refuses bad ones; the chart's cross-value checks fire;
 // - each Deployment's environment, exactly as rendered, starts the real compiled service against the
@@ -108,7 +108,7 @@ describe('deploy/helm/check.sh', () => {
 });
 
 // ---------------------------------------------------------------------------------------------
-// Routing: spec §4 through the rendered Ingresses, as ingress-nginx matches them.
+// Routing: docs/api.md#routes through the rendered Ingresses, as ingress-nginx matches them.
 
 type Backend = { service: string; port: number } | 'denied' | 'none';
 
@@ -156,12 +156,12 @@ function processBehind(env: string, backend: { service: string; port: number }):
   return { entry: container.args[0], containerPort: containerPort.containerPort, portEnv };
 }
 
-// Every route of spec §4 (bus host) and §4.3 (portal host) → the service that owns it (DESIGN §2).
+// Every route of docs/api.md#routes (bus host) and #skill-catalogue (portal host) → the service that owns it (docs/architecture.md#layout).
 const OWNER: Record<string, string> = {
   'GET /v1/health': 'gateway',
   'POST /v1/oauth/token': 'auth',
   'GET /v1/oauth/jwks': 'auth',
-  // RFC 8414 metadata, at both spellings (issue 22).
+  // RFC 8414 metadata, at both spellings.
   'GET /.well-known/oauth-authorization-server/v1/oauth': 'auth',
   'GET /v1/oauth/.well-known/oauth-authorization-server': 'auth',
   'POST /v1/tenants/{t}/messages': 'gateway',
@@ -173,12 +173,12 @@ const OWNER: Record<string, string> = {
   'POST /v1/tenants/{t}/consumers/{c}/ack': 'pull-api',
   'POST /v1/tenants/{t}/consumers/{c}/nack': 'pull-api',
   'GET /v1/tenants/{t}/consumers/{c}/skills': 'pull-api',
-  // The consumer's peek (issue 17).
+  // The consumer's peek.
   'GET /v1/tenants/{t}/consumers/{c}/peek': 'pull-api',
-  // The consumer's SQS door (issue 15).
+  // The consumer's SQS door.
   'POST /v1/sqs': 'pull-api',
   'POST /v1/sqs/': 'pull-api',
-  // The producer's tester routes (issue 17).
+  // The producer's tester routes.
   'GET /v1/tenants/{t}/messages/{message_id}': 'gateway',
   'GET /v1/tenants/{t}/refusals': 'gateway',
   'GET /v1/tenants/{t}/stories/{correlation_id}': 'gateway',
@@ -190,7 +190,7 @@ const OWNER: Record<string, string> = {
   'GET /v1/rules': 'gateway',
   'GET /v1/openapi.json': 'gateway',
   'GET /api/skills/openapi.json': 'catalogue',
-  // The operator's admin API (issue 8).
+  // The operator's admin API.
   ...Object.fromEntries(
     Object.entries(openapi.admin.paths).flatMap(([p, ops]) => Object.keys(ops).map((method) => [`${method.toUpperCase()} ${p}`, 'portal'])),
   ),
@@ -211,9 +211,9 @@ function concrete(template: string): string {
 }
 
 describe('the rendered ingresses', () => {
-  it('list every route of the OpenAPI documents: spec §4 and §4.3 and the discovery routes', () => {
-    // The documents live in the repository (a CI clone has no ../shared); every e2e test checks its
-    // responses against them, and they carry every route of spec §4 and §4.3.
+  it('list every route of the OpenAPI documents: docs/api.md#routes, #skill-catalogue and the discovery routes', () => {
+    // The documents live in the repository (schemas/openapi); every e2e test checks its
+    // responses against them, and they carry every route of docs/api.md#routes, #skill-catalogue.
     const routes = documentedRoutes();
     expect(routes.length).toBeGreaterThanOrEqual(19);
     expect([...new Set(routes)].sort()).toEqual(Object.keys(OWNER).sort());

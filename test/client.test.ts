@@ -7,7 +7,7 @@ import { deliveryCaughtUp } from './support/delivery';
 import { TenantFixture, type Tenant } from './support/tenants';
 
 /**
- * libs/client against the compiled all-in-one bus (issue 17): the token renewed before it expires,
+ * libs/client against the compiled all-in-one bus: the token renewed before it expires,
  * retries on real 429s honouring Retry-After, refusals as typed errors, and the consumer loop's
  * handler failure → nack → redelivery → ack.
  */

@@ -8,7 +8,7 @@ import { deliveryCaughtUp } from './support/delivery';
 import { TenantFixture, type Tenant } from './support/tenants';
 
 /**
- * The consumer's tools on the compiled all-in-one bus (issue 17, docs/testing-tools.md): peek leaves
+ * The consumer's tools on the compiled all-in-one bus (docs/testing-tools.md): peek leaves
  * the queue as it was; each Sandbox fault does what it says and loses nothing; a dead-lettered head
  * blocks its correlation id (not skipped) until the operator redrives or discards it. Each scenario
  * has its own consumer connection, its settings made before its first call (so the first

@@ -9,7 +9,7 @@ import { contentHash, type SomMessage } from '@bus/som';
 import { createTestDatabase, eventually, freePort, requireEnv, startNodeProcess, waitForHttp, type ServiceProcess, type TestDatabase } from '@bus/testing';
 
 /**
- * At least once across a killed delivery process (issue 6): the standalone delivery process is
+ * At least once across a killed delivery process: the standalone delivery process is
  * SIGKILLed while messages stream in; a second one in the same consumer group resumes from the
  * offsets committed after each Postgres commit, so every accepted message ends with exactly one
  * delivery per consumer connection (none lost, none doubled).

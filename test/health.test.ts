@@ -11,7 +11,7 @@ async function busFetch(path: string, init?: RequestInit) {
   return response;
 }
 
-// Spec 2.5, in the order the spec lists them.
+// docs/api.md#health, in the order the spec lists them.
 const MESSAGE_TYPES = [
   'delivery.media_available',
   'link.committed',
@@ -34,7 +34,7 @@ afterAll(async () => {
 }, 30_000);
 
 describe('the all-in-one bus', () => {
-  it('answers GET /v1/health with exactly the fields of spec 2.5', async () => {
+  it('answers GET /v1/health with exactly the fields of docs/api.md#health', async () => {
     const res = await busFetch('/v1/health');
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toMatch(/^application\/json/);

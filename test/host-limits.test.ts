@@ -5,7 +5,7 @@ import { bearerCall } from './support/bus-call';
 import { TenantFixture, type Tenant } from './support/tenants';
 
 /**
- * The bus host's per-address limit (spec §8, "any route") on the bearer routes, where a request with a
+ * The bus host's per-address limit (docs/api.md#limits, "any route") on the bearer routes, where a request with a
  * token the bus already verified has its host limits counted in the same Redis call as its connection
  * quota (docs/gateway.md). What a caller sees must not change: past the limit, every route answers 429
  * rate.limited with Retry-After — before authentication says anything, and without the connection's

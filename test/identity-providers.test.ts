@@ -13,7 +13,7 @@ import { bearerCall } from './support/bus-call';
 import { signedHeaders, type Credentials } from './support/principals';
 
 /**
- * External identity providers and operator-managed apps (issue 15) on the compiled all-in-one:
+ * External identity providers and operator-managed apps on the compiled all-in-one:
  * tokens come from a local issuer this test starts on 127.0.0.1 with keys it generates (jose), and
  * from oauth2-mock-server through openid-client's client-credentials grant (the token-URL flow of
  * POST /v1/jwt/messages); POST /v1/messages is signed by AWS's own signer (@smithy/signature-v4).

@@ -39,7 +39,7 @@ function violations(file: string, code: string): Promise<string[]> {
   });
 }
 
-describe('import boundaries (DESIGN §2), enforced by npm run lint', () => {
+describe('import boundaries (docs/architecture.md#layout), enforced by npm run lint', () => {
   it.each(['pg', 'kafkajs', 'express', 'node:fs'])('refuses %s in a pure lib', async (mod) => {
     expect(await violations('libs/som/src/example.ts', `import x from '${mod}';\nexport const y = x;\n`)).toEqual([
       expect.stringMatching(/^no-restricted-imports: .*This lib is pure/),
@@ -100,7 +100,7 @@ describe('import boundaries (DESIGN §2), enforced by npm run lint', () => {
   });
 });
 
-describe('waits in tests (issue 13), enforced by npm run lint', () => {
+describe('waits in tests, enforced by npm run lint', () => {
   const sleep = 'export async function f() {\n  await new Promise((resolve) => setTimeout(resolve, 100));\n}\n';
 
   it.each([

@@ -7,7 +7,7 @@ import { deliveryCaughtUp } from './support/delivery';
 import { TenantFixture, type Tenant } from './support/tenants';
 
 /**
- * The order checker of invariant C over HTTP, with concurrent receivers (issue 6): messages published
+ * The order checker of invariant C over HTTP, with concurrent receivers: messages published
  * on many correlation ids while RECEIVERS clients of one consumer connection receive at once, in random
  * batch sizes, and ack, nack (with and without delay), ack too late or let leases expire (visibility
  * timeouts of 1–2 s). Each receiver behaves as a correct FIFO client: it settles a run of one correlation
@@ -24,7 +24,7 @@ import { TenantFixture, type Tenant } from './support/tenants';
  * `ORDER_CHECK_SEED` fixes every receiver's and publisher's choices (the interleaving is the machine's);
  * `ORDER_CHECK_HTTP_MESSAGES` scales the run.
  *
- * The same checker runs again, smaller, for a consumer with every Sandbox fault on (issue 17,
+ * The same checker runs again, smaller, for a consumer with every Sandbox fault on (see
  * docs/testing-tools.md): ordering and nothing lost hold as they are; "acked exactly once" becomes "at
  * least once, and at most once more than the duplicates the message trace says were injected for it".
  */

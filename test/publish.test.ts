@@ -67,7 +67,7 @@ describe('POST /v1/tenants/{t}/messages', () => {
     expect(rulesOf({ violations: (res.body as { tolerated: unknown[] }).tolerated })).toEqual(['conformance.occurred_at_future']);
   });
 
-  it('refuses with the status and rule of spec 7.2', async () => {
+  it('refuses with the status and rule of docs/api.md#errors', async () => {
     const started = message('telling.started');
     await publish(started);
     const cases: Array<[string, unknown, number, string[]]> = [
@@ -122,7 +122,7 @@ describe('POST /v1/tenants/{t}/messages', () => {
     expect(answers.map((a) => a.status)).toEqual([202, 202, 202]);
     const untilMidnight = (Date.UTC(new Date().getUTCFullYear(), new Date().getUTCMonth(), new Date().getUTCDate() + 1) - Date.now()) / 1000;
     for (const answer of answers) {
-      // A house workspace is on the standard tier: 20 a second, bursts of 40, 100,000 a day (spec §8).
+      // A house workspace is on the standard tier: 20 a second, bursts of 40, 100,000 a day (docs/api.md#limits).
       expect(answer.headers.get('ratelimit-policy')).toBe('"burst";q=20;w=1;bus-burst=40, "daily";q=100000;w=86400');
       expect(answer.headers.get('etag')).toBeNull();
     }

@@ -198,7 +198,7 @@ describe('the pull API of the all-in-one bus', () => {
     const unauthenticated = await fetchObserved(`${bus.busUrl}${path}`);
     busApi.check('GET', path, unauthenticated);
     expect(unauthenticated.status).toBe(401);
-    // Checked against bus.json (issue 13): the message names the parameter or field at fault.
+    // Checked against bus.json: the message names the parameter or field at fault.
     const messageOf = (body: unknown) => (body as { violations: Array<{ message: string }> }).violations[0]?.message;
     for (const [query, names] of [
       ['max_messages=0', '"max_messages"'],

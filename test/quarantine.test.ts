@@ -10,7 +10,7 @@ import { bearerCall } from './support/bus-call';
 import { deliveryCaughtUp } from './support/delivery';
 
 /**
- * Invariant F end to end on the compiled all-in-one (issue 13): what delivery quarantined is visible to
+ * Invariant F end to end on the compiled all-in-one: what delivery quarantined is visible to
  * the operator and redrivable through the admin API, never enqueued while invariant A refuses it; and
  * a stored message the pull API cannot render still reaches its consumer. Records are produced
  * straight to the topic and acceptances written straight to Postgres to stage what faults produce (an

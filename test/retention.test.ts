@@ -1,4 +1,4 @@
-// Bounded storage (issue 20) end to end: the whole bus runs; this test's own retention sweeper works
+// Bounded storage end to end: the whole bus runs; this test's own retention sweeper works
 // on the bus's database with a controlled clock (the bus's own sweeper is slowed to once a day, so
 // only the test decides when rows go), while producers publish and a consumer receives.
 import { randomUUID } from 'node:crypto';

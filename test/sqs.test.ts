@@ -21,7 +21,7 @@ import { PrincipalFixture, signedHeaders, type Credentials } from './support/pri
 import { TenantFixture, type Tenant } from './support/tenants';
 
 /**
- * The pull API's SQS door (issue 15) on the compiled all-in-one, driven by @aws-sdk/client-sqs with
+ * The pull API's SQS door on the compiled all-in-one, driven by @aws-sdk/client-sqs with
  * its own signer, pointed at the bus on loopback (endpoint, region and static credentials: it cannot
  * reach AWS). Principals are registered and verified through the admin API and principals/verify
  * (support/principals.ts, as sigv4.test.ts). Every answer the SDK reads is checked against bus.json on its way in.

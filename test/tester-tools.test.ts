@@ -8,7 +8,7 @@ import { deliveryCaughtUp } from './support/delivery';
 import { TenantFixture, type Tenant } from './support/tenants';
 
 /**
- * The tester's tools on the compiled all-in-one bus (issue 17, docs/testing-tools.md): a publish
+ * The tester's tools on the compiled all-in-one bus (docs/testing-tools.md): a publish
  * traced through enqueue, receive, nack and ack; a refused publish listed with its violations and no
  * body; a story's state and messages; the operator's trace; the usual 403s for anyone else.
  */

@@ -97,7 +97,7 @@ describe('the token service in the running bus, with the demo tenant', () => {
   });
 
   it('is discoverable from its issuer alone (RFC 8414): openid-client finds the token endpoint, and the token verifies against the discovered key set', async () => {
-    // The issuer is every token's iss (spec 2.3); everything else is discovered from it.
+    // The issuer is every token's iss (docs/api.md#access-token); everything else is discovered from it.
     const issuer = new URL(`${env.BUS_BASE_URL}/v1/oauth`);
     const config = await oidc.discovery(issuer, env.BUS_PRODUCER_CLIENT_ID!, undefined, oidc.ClientSecretPost(env.BUS_PRODUCER_CLIENT_SECRET!), {
       algorithm: 'oauth2',

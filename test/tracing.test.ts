@@ -124,7 +124,7 @@ function unusableTraceparents(): Array<{ what: string; traceId: string; headers:
   ];
 }
 
-describe('a trace from publish through Kafka to delivery and receive (DESIGN §6)', () => {
+describe('a trace from publish through Kafka to delivery and receive (docs/observability.md)', () => {
   it("continues the producer's trace into the publish span, which is the parent of the delivery span and a link of the receive span, with bounded attributes", async () => {
     const telling = () => ({
       ...(som.examples['telling.started'] as Record<string, unknown>),

@@ -63,7 +63,7 @@ ts(
 );
 ts(
   '429 answers by rule and limit',
-  'bus_rate_limited_total: rule rate.limited or quota.exceeded, limit = which limit of spec §8',
+  'bus_rate_limited_total: rule rate.limited or quota.exceeded, limit = which limit of docs/api.md#limits',
   [[`sum by (app, rule, limit) (rate(bus_rate_limited_total{${ns}}[$__rate_interval]))`, '{{app}} {{rule}} {{limit}}']],
   'reqps',
   0,

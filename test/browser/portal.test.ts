@@ -10,7 +10,7 @@ import { startBus, type RunningBus } from '../support/bus';
 import { signedHeaders } from '../support/principals';
 
 /**
- * The portal for people (issue 21) in a real browser: Debian's chromium driven by playwright-core,
+ * The portal for people in a real browser: Debian's chromium driven by playwright-core,
  * signing in through the real OIDC flow against the local provider (deploy/local/oidc-provider.mjs)
  * on the compiled all-in-one bus. Screenshots of the main pages go to .local/browser/.
  */

@@ -18,7 +18,7 @@ import {
 } from './cluster';
 
 /**
- * A rolling change without loss (issue 16): while a producer publishes on several correlation ids and a
+ * A rolling change without loss: while a producer publishes on several correlation ids and a
  * consumer receives and acks, the release is upgraded with a configuration change that rolls every
  * Deployment. Clients reach the bus the way in-cluster clients do, through the Services' ClusterIPs
  * (kube-proxy sends new connections to ready pods only), and behave as correct clients: a publish

@@ -7,7 +7,7 @@ import { startOwnStack, type OwnStack } from '../support/stack';
 import { TenantFixture, type Tenant } from '../support/tenants';
 
 /**
- * The fault suite (issue 13, `npm run test:faults`): a bus on a Postgres, Redis and Kafka of its own
+ * The fault suite (`npm run test:faults`): a bus on a Postgres, Redis and Kafka of its own
  * (deploy/local/stack.sh as a second stack; the shared servers are never touched) carries a steady
  * publish/receive stream on CORRELATION_IDS correlation ids while the suite kills the bus process
  * (SIGKILL) and restarts it, stops Kafka for KAFKA_DOWN_MS, restarts Postgres and stops Redis. Producers

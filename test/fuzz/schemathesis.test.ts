@@ -7,7 +7,7 @@ import { freePort, REPO_ROOT } from '@bus/testing';
 import { startBus, type RunningBus } from '../support/bus';
 
 /**
- * API fuzzing (`npm run test:fuzz`, issue 13): schemathesis, installed from PyPI into a project-local
+ * API fuzzing (`npm run test:fuzz`): schemathesis, installed from PyPI into a project-local
  * venv by deploy/fuzz/schemathesis.sh, runs against the OpenAPI documents a bus of this test's own
  * SERVES (bus host, admin API, catalogue) and the portal's own API (schemas/openapi/portal.json, which
  * the portal does not serve), with valid credentials, a bounded number of examples per

@@ -149,7 +149,7 @@ function given(pairs: Record<string, string | undefined>): Record<string, string
 }
 
 const CREATE_TIERS = TIERS.filter((t) => t !== 'custom');
-const tierOption: OptionSpec = { type: 'string', value: CREATE_TIERS.join('|'), help: 'quota tier (default: the API decides, see spec §8)' };
+const tierOption: OptionSpec = { type: 'string', value: CREATE_TIERS.join('|'), help: 'quota tier (default: the API decides, see docs/api.md#limits)' };
 
 function tierQuota(input: Input): { quota?: { tier: string } } {
   const tier = choice(input, 'tier', CREATE_TIERS);

@@ -49,7 +49,7 @@ describe('renderApiError', () => {
         problems: ['instance_label "locale" is used twice'],
       },
     };
-    // The portal's answer as admin.json documents it (issue 19: busctl reads what the portal sends).
+    // The portal's answer as admin.json documents it (busctl reads what the portal sends).
     const headers = { 'x-request-id': 'req-2', 'cache-control': 'no-store', 'content-type': 'application/json' };
     createOpenApiChecker(openapi.admin).check('POST', '/api/admin/connections/cabcdefghijkl/registrations', { status: 422, headers, body });
     expect(renderApiError(422, body, '', null)).toBe(

@@ -14,7 +14,7 @@ interface Sent {
   redirect: unknown;
 }
 
-// The scripted answers are the portal's, so they are checked against its document (issue 19): a test
+// The scripted answers are the portal's, so they are checked against its document: a test
 // cannot pass on a body, status or header the portal would never send. A proxy's page is not the portal's.
 const adminApi = createOpenApiChecker(openapi.admin);
 const NOT_THE_PORTAL = new WeakSet<() => Response>();

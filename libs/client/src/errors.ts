@@ -1,4 +1,4 @@
-/** A violation as the bus reports it (spec 2.7): `rule` is stable, `message` is for people. */
+/** A violation as the bus reports it (docs/api.md#publish-responses): `rule` is stable, `message` is for people. */
 export interface Violation {
   source: 'schema' | 'conformance' | 'sequence' | 'policy';
   rule: string;

@@ -2,7 +2,7 @@ import type { Violation } from './errors';
 import { busRequest } from './request';
 import { TokenSource, type ClientOptions } from './token';
 
-/** What the bus answered to an accepted publish or validate (spec 2.7). */
+/** What the bus answered to an accepted publish or validate (docs/api.md#publish-responses). */
 export interface PublishResult {
   /** 202 accepted; 200 a duplicate (this message_id was accepted before with the same content: nothing new published). */
   status: 200 | 202;
@@ -73,7 +73,7 @@ export interface StoryView {
 }
 
 /**
- * A producer connection: publish and validate SOM messages (spec §4.2) with a cached, renewed token
+ * A producer connection: publish and validate SOM messages (docs/api.md#publish-and-validate) with a cached, renewed token
  * and safe retries; a refusal is thrown as BusRefusedError with the bus's violations. Also the
  * producer's tester routes: trace a message, the recent refusals, a story (docs/testing-tools.md).
  */

@@ -6,7 +6,7 @@ export interface ClientOptions {
   baseUrl: string;
   clientId: string;
   clientSecret: string;
-  /** Renew the token this long before it expires (default 60 s; spec §4.1: reuse it, fetch a new one shortly before expiry). */
+  /** Renew the token this long before it expires (default 60 s; docs/api.md#token-requests: reuse it, fetch a new one shortly before expiry). */
   renewBeforeSeconds?: number;
   /** Requests made at most for one call when the bus answers 429/503 or cannot be reached (default 5). */
   maxAttempts?: number;
@@ -26,7 +26,7 @@ interface Token {
 }
 
 /**
- * The access token of one connection (spec §2.2, §4.1): fetched with client credentials (HTTP Basic),
+ * The access token of one connection (docs/api.md#token-response, #token-requests): fetched with client credentials (HTTP Basic),
  * cached, and fetched again `renewBeforeSeconds` before it expires. Callers that ask at once share
  * one token request. `invalidate` forgets it (the bus refused it: a rotation ended it).
  */
@@ -123,7 +123,7 @@ function isTokenResponse(body: unknown): body is { access_token: string; expires
   return typeof b?.access_token === 'string' && typeof b.expires_in === 'number';
 }
 
-/** The `tenant` claim of a bus token (spec 2.3), read without verifying: the bus verifies every token itself. */
+/** The `tenant` claim of a bus token (docs/api.md#access-token), read without verifying: the bus verifies every token itself. */
 function tenantOf(jwt: string): string {
   const payload = parseJson(Buffer.from(jwt.split('.')[1] ?? '', 'base64url').toString('utf8')) as { tenant?: unknown } | undefined;
   if (typeof payload?.tenant !== 'string') throw new TokenRequestError(200, 'invalid_token', 'the token has no tenant claim');

@@ -15,7 +15,7 @@ export interface Client<T> {
 }
 
 /**
- * The I/O clients of one process (DESIGN §2: only a composition root creates them). Each is created
+ * The I/O clients of one process (docs/architecture.md#layout: only a composition root creates them). Each is created
  * on its first call and the same one returned after; creating it registers its close, so clients
  * close in reverse order of first use, after the servers have drained.
  */

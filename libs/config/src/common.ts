@@ -29,13 +29,13 @@ export const redisConfig = {
   REDIS_KEY_PREFIX: str({ default: 'bus', pattern: /^[A-Za-z0-9_.-]{1,64}$/ }),
 } as const;
 
-/** The bus host's own limits (spec §8 values by default). */
+/** The bus host's own limits (docs/api.md#limits values by default). */
 export const busLimitsConfig = {
   BUS_LIMIT_PER_ADDRESS_PER_MINUTE: int({ min: 1, max: 1_000_000, default: 600 }),
   BUS_LIMIT_API_PER_SECOND: int({ min: 1, max: 100_000, default: 200 }),
   BUS_LIMIT_API_BURST: int({ min: 1, max: 200_000, default: 400 }),
   /**
-   * Multiplies every connection's per-second rate and burst (spec §8's tiers; the daily quota stays).
+   * Multiplies every connection's per-second rate and burst (docs/api.md#limits tiers; the daily quota stays).
    * 1 in every deployment: more is for a load test on loopback that measures the bus past one
    * connection's ceiling (bench:e2e's receive + ack), and the process logs a warning at start-up.
    */

@@ -1,10 +1,10 @@
 /**
- * Spec 2.7: where a refusal comes from. The spec allows only these four values, so request-level
+ * docs/api.md#publish-responses: where a refusal comes from. The spec allows only these four values, so request-level
  * refusals (authentication, limits, routing, idempotency) use `policy`; see docs/rules.md.
  */
 export type ViolationSource = 'schema' | 'conformance' | 'sequence' | 'policy';
 
-/** Spec 2.7. The one definition: @bus/som finds them, @bus/http answers with them. */
+/** docs/api.md#publish-responses. The one definition: @bus/som finds them, @bus/http answers with them. */
 export interface Violation {
   source: ViolationSource;
   /** A stable rule id from RULES. */

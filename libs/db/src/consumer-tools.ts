@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 import type { Row } from './tables';
 
 /**
- * The operator's per-consumer-connection testing settings (issue 17, docs/testing-tools.md; table
+ * The operator's per-consumer-connection testing settings (docs/testing-tools.md; table
  * consumer_tools). Fault injection is for a Sandbox only (the admin API refuses it elsewhere);
  * `maxReceives` is the dead-letter threshold. A connection without a row has none of them, and the
  * pull API runs its plain receive and ack for it.

@@ -3,7 +3,7 @@ import { createTestDatabase, type TestDatabase } from '@bus/testing';
 import { createDatabase, type Knex } from './index';
 
 /**
- * The bounds that make a Postgres outage an error in bounded time (issue 13): a statement Postgres
+ * The bounds that make a Postgres outage an error in bounded time: a statement Postgres
  * cancels, a server that never answers the connection, and query errors that do not carry the values
  * bound to them (errors reach the logs; values can be message bodies).
  */

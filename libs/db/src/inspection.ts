@@ -3,7 +3,7 @@ import { rawQuery } from './database';
 import type { Row } from './tables';
 
 /**
- * Read-only views for the tester's tools (issue 17, docs/testing-tools.md): where an accepted message
+ * Read-only views for the tester's tools (docs/testing-tools.md): where an accepted message
  * is (message trace) and what the bus holds for a correlation id (story view). Both the producer
  * routes (gateway) and the operator's admin API answer with these records, so the two can never
  * describe a message differently. Neither carries a message body.

@@ -131,7 +131,7 @@ describe('tenancy constraints', () => {
     await db('apps').insert(app);
   });
 
-  it('puts new workspaces on standard and new organisations on minimal (spec §8)', async () => {
+  it('puts new workspaces on standard and new organisations on minimal (docs/api.md#limits)', async () => {
     expect(await db('workspaces').where({ id: workspace.id }).first('quota_tier')).toEqual({ quota_tier: 'standard' });
     expect(await db('organisations').where({ id: vendor.id }).first('quota_tier')).toEqual({ quota_tier: 'minimal' });
   });
@@ -150,7 +150,7 @@ describe('tenancy constraints', () => {
     await db('workspaces').where({ id: workspace.id }).update({ quota_tier: 'high', custom_per_second: null, custom_burst: null, custom_per_day: null });
   });
 
-  it('holds connection ids to c + 12 characters of [a-z2-7] (spec 2.1)', async () => {
+  it('holds connection ids to c + 12 characters of [a-z2-7] (docs/api.md#connections-and-credentials)', async () => {
     const base = { app_id: app.id, workspace_id: workspace.id, kind: 'producer' as const };
     await db('connections').insert({ ...base, id: 'cabcdefghijk2' });
     for (const id of ['cabcdefghijk1', 'Cabcdefghijk2', 'cabcdefghijk', 'cabcdefghijk23', 'xabcdefghijk2']) {

@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 
-/** The newest refusals kept per producer connection (issue 17); older ones are trimmed as new ones are written. */
+/** The newest refusals kept per producer connection; older ones are trimmed as new ones are written. */
 export const REFUSALS_KEPT = 100;
 
 /** One publish or validate refusal as recorded: what the producer sent it as, never the body. */

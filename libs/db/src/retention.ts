@@ -42,7 +42,7 @@ export interface RetentionEntry {
   readonly writerLock?: string;
 }
 
-/** Idempotency records: spec §8 says at least 7 days; by default the replay archive (DESIGN §4). */
+/** Idempotency records: docs/api.md#limits says at least 7 days; by default the replay archive (docs/architecture.md#data-flow). */
 export const IDEMPOTENCY_WINDOW = {
   variable: 'IDEMPOTENCY_RETENTION',
   defaultMs: 7 * DAY_MS,
@@ -50,7 +50,7 @@ export const IDEMPOTENCY_WINDOW = {
   minimumMs: 7 * DAY_MS,
 } as const satisfies RetentionWindow;
 
-/** Consumer queues: spec §8, 14 days. */
+/** Consumer queues: docs/api.md#limits, 14 days. */
 export const QUEUE_WINDOW = {
   variable: 'QUEUE_RETENTION',
   defaultMs: 14 * DAY_MS,
@@ -74,7 +74,7 @@ export const RETENTION_TABLES = [
   {
     table: 'accepted_messages',
     what: 'idempotency records: message_id and content hash of every accepted message',
-    why: 'a resent message_id answers 200 duplicate (or 409) for this long; spec §8 says at least 7 days. The default, the replay archive, means no archived message_id is accepted as new again, and a replay finds the acceptance of every archived message',
+    why: 'a resent message_id answers 200 duplicate (or 409) for this long; docs/api.md#limits says at least 7 days. The default, the replay archive, means no archived message_id is accepted as new again, and a replay finds the acceptance of every archived message',
     window: IDEMPOTENCY_WINDOW,
     agesFrom: 't.accepted_at',
   },
@@ -92,21 +92,21 @@ export const RETENTION_TABLES = [
   {
     table: 'consumer_fault_events',
     what: "faults injected into a consumer connection's deliveries (duplicate, delay, early lease expiry), listed in the message trace",
-    why: 'as long as the queue keeps the delivery they happened to (spec §8, 14 days): a consumer team can trace a fault for as long as the message is there; swept before the deliveries they refer to',
+    why: 'as long as the queue keeps the delivery they happened to (docs/api.md#limits, 14 days): a consumer team can trace a fault for as long as the message is there; swept before the deliveries they refer to',
     window: QUEUE_WINDOW,
     agesFrom: 't.injected_at',
   },
   {
     table: 'dead_letters',
     what: 'messages dead-lettered after too many receives, open or redriven/discarded by the operator',
-    why: 'the queue retention (spec §8, 14 days): an open dead letter lives as long as its delivery could; a resolved one shows in the message trace as long',
+    why: 'the queue retention (docs/api.md#limits, 14 days): an open dead letter lives as long as its delivery could; a resolved one shows in the message trace as long',
     window: QUEUE_WINDOW,
     agesFrom: 't.dead_lettered_at',
   },
   {
     table: 'deliveries',
     what: "one consumer's copy of a message (queued, leased or acked)",
-    why: 'spec §8: a consumer queue keeps a message 14 days, received or not; an acked delivery stays as long, so a Kafka redelivery does not queue it again',
+    why: 'docs/api.md#limits: a consumer queue keeps a message 14 days, received or not; an acked delivery stays as long, so a Kafka redelivery does not queue it again',
     window: QUEUE_WINDOW,
     agesFrom: 't.enqueued_at',
   },

@@ -12,7 +12,7 @@ export interface CacheableJson {
   readonly etag: string;
 }
 
-/** Documents fixed for the life of a process (OpenAPI, RFC 8414 metadata) and the key set (spec 2.4). */
+/** Documents fixed for the life of a process (OpenAPI, RFC 8414 metadata) and the key set (docs/api.md#signing-key-set). */
 export const DOCUMENT_CACHE_CONTROL = 'public, max-age=300';
 
 /** Serialises `value` once; a fixed document is tagged when the process starts, not per request. */

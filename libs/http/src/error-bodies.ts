@@ -3,8 +3,8 @@ import { OAuthError, type HttpError } from './errors';
 import { ANSWER_VIOLATION_BOUNDS, boundViolations } from '@bus/contracts';
 
 /**
- * How an app renders an HttpError. The bus routes answer with spec 2.7's refused shape; the portal
- * routes (catalogue, admin) answer with a `code` (spec 4.3: "404 with code skills.version_unknown").
+ * How an app renders an HttpError. The bus routes answer with the refused shape of docs/api.md#publish-responses; the portal
+ * routes (catalogue, admin) answer with a `code` (docs/api.md#skill-catalogue: "404 with code skills.version_unknown").
  * Token-route errors (OAuthError) are always RFC 6749 bodies: see `renderError`.
  */
 export type ErrorRenderer = (err: HttpError, requestId: string) => unknown;

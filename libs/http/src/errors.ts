@@ -165,7 +165,7 @@ export class OAuthError extends HttpError {
   }
 }
 
-/** A refusal with several violations at once (spec 2.7: all violations are reported together). */
+/** A refusal with several violations at once (docs/api.md#publish-responses: all violations are reported together). */
 export class ViolationsError extends HttpError {
   override readonly name = 'ViolationsError';
   constructor(

@@ -1,7 +1,7 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { HttpError } from './errors';
 
-/** 403 request.blocked (spec 7.2): the request looks like an attack; the SOM content is never judged. */
+/** 403 request.blocked (docs/api.md#errors): the request looks like an attack; the SOM content is never judged. */
 export class RequestBlockedError extends HttpError {
   override readonly name = 'RequestBlockedError';
   constructor() {

@@ -68,7 +68,7 @@ async function connected(prefix: string): Promise<Redis> {
 }
 
 describe('bus host limits', () => {
-  it('are spec §8 by default', () => {
+  it('are docs/api.md#limits by default', () => {
     expect(SPEC_BUS_REQUEST_LIMITS).toEqual({ perAddressPerMinute: 600, apiPerSecond: 200, apiBurst: 400 });
   });
 

@@ -60,7 +60,7 @@ export class OverlapWindowError extends Error {
 /** The longest overlap an owner may choose for a rotated secret. */
 export const MAX_OVERLAP_SECONDS = 7 * 86_400;
 
-/** A named tier of spec §8, or the operator's custom limits (within the spec's ceiling; the tables check it). */
+/** A named tier of docs/api.md#limits, or the operator's custom limits (within the spec's ceiling; the tables check it). */
 export type QuotaSetting = { tier: 'minimal' | 'standard' | 'high' } | { tier: 'custom'; perSecond: number; burst: number; perDay: number };
 
 export interface IssuedCredential {
@@ -78,7 +78,7 @@ export interface IdentityAdminDeps {
 }
 
 /**
- * Tenancy and credential lifecycle: what the portal exposes (DESIGN §5) and the local seed uses.
+ * Tenancy and credential lifecycle: what the portal exposes (docs/admin.md) and the local seed uses.
  * Every change to a connection is committed first, then announced on the control topic so every
  * cache drops it at once; if the announcement fails the caches' TTL still bounds the delay.
  */
@@ -92,7 +92,7 @@ export class IdentityAdmin {
     return new IdentityAdmin(deps);
   }
 
-  /** An invited vendor starts on minimal (spec §8); a house or the operator on standard unless told. */
+  /** An invited vendor starts on minimal (docs/api.md#limits); a house or the operator on standard unless told. */
   async createOrganisation(input: { name: string; kind: 'house' | 'vendor' | 'operator'; quota?: QuotaSetting; id?: string }): Promise<string> {
     const id = input.id ?? newId('o');
     const quota = input.quota ?? { tier: input.kind === 'vendor' ? 'minimal' : 'standard' };
@@ -196,7 +196,7 @@ export class IdentityAdmin {
       if (!row) throw new ConnectionNotFoundError(clientId);
       if (row.status !== 'active') throw new ConnectionNotActiveError(clientId, row.status);
       const next = row.credential_version + 1;
-      // Only the secret this rotation replaces keeps an overlap (spec §2.1): one that an earlier
+      // Only the secret this rotation replaces keeps an overlap (docs/api.md#connections-and-credentials): one that an earlier
       // rotation left usable for a while ends now, whatever its own window said.
       await trx('credentials').where({ connection_id: clientId }).where('usable_until', '>', now).update({ usable_until: now });
       await trx('credentials').where({ connection_id: clientId }).whereNull('usable_until').update({ usable_until: previousUsableUntil });

@@ -35,7 +35,7 @@ export interface BearerIdentity extends ConnectionIdentity {
 }
 
 /**
- * External identity providers' tokens (issue 15): the connection bound to a verified token of a
+ * External identity providers' tokens: the connection bound to a verified token of a
  * registered issuer. Throws TokenRejectedError (unknown issuer, a bad token), NotRegisteredError
  * (an unbound client) or a 503 (the provider's key set or the registry could not be read).
  */
@@ -48,7 +48,7 @@ export function connectionIdentity(c: ConnectionRecord): ConnectionIdentity {
   return { clientId: c.id, kind: c.kind, workspaceId: c.workspaceId, organisationId: c.organisationId, appId: c.appId, credentialVersion: c.credentialVersion };
 }
 
-/** 401 producer.unauthenticated, 403 producer.not_registered or 403 tenant.mismatch (spec §5, §7.2). */
+/** 401 producer.unauthenticated, 403 producer.not_registered or 403 tenant.mismatch (docs/api.md#authentication, #errors). */
 export class BearerRefusedError extends HttpError {
   override readonly name = 'BearerRefusedError';
   constructor(readonly refusal: BearerRefusal) {
@@ -65,7 +65,7 @@ export class BearerRefusedError extends HttpError {
 
 /**
  * 503 registry.unavailable: connections, permissions or quotas could not be read; nothing was accepted
- * (spec §7.2). `cause` is the store's own error, which the error middleware logs.
+ * (docs/api.md#errors). `cause` is the store's own error, which the error middleware logs.
  */
 export class RegistryUnavailableError extends DependencyUnavailableError {
   override readonly name = 'RegistryUnavailableError';
@@ -88,7 +88,7 @@ export interface BearerAuthenticatorDeps {
 export interface BearerAuthenticator {
   /** Authenticates an Authorization header value for a route needing `kind` (and tenant {t}, if any). */
   authenticate(authorization: string | undefined, need: { kind: ConnectionKind; tenant?: string }): Promise<BearerIdentity>;
-  /** Express middleware: spec §5 rules 1–4, reading the path's {t} when the route has one. */
+  /** Express middleware: docs/api.md#authentication rules 1–4, reading the path's {t} when the route has one. */
   authenticateBearer(opts: { kind: ConnectionKind }): RequestHandler;
 }
 
@@ -116,7 +116,7 @@ export function createBearerAuthenticator(deps: BearerAuthenticatorDeps): Bearer
       // dispatched (its kid and exp are still checked against the key set and the clock below).
       const heldKid = verified.heldKid(token);
       // One dispatch by issuer: the bus's own tokens below, a provider's on the producer routes
-      // (the consumer routes take bus tokens only, spec §5).
+      // (the consumer routes take bus tokens only, docs/api.md#authentication).
       const issuer = heldKid === undefined ? unverifiedIssuer(token) : deps.audience.issuer;
       if (deps.boundClients && need.kind === 'producer' && issuer !== undefined && issuer !== deps.audience.issuer) {
         const connectionId = await deps.boundClients.connectionOf(token, issuer);

@@ -2,7 +2,7 @@ import { importPublicJwk, publishedKeysAt, type AccessTokenClaims, type PublicJw
 import type { KeyObject } from 'node:crypto';
 import type { ConnectionRecord, IdentityStore } from './store';
 
-/** Spec §5 rule 5 / §8: changes apply within about 30 s; a cached entry never outlives this bound. */
+/** docs/api.md#authentication rule 5 and #limits: changes apply within about 30 s; a cached entry never outlives this bound. */
 export const MAX_CACHE_TTL_MS = 30_000;
 
 export class CacheTtlError extends Error {

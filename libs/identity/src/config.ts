@@ -36,8 +36,8 @@ export const sigv4Config = {
   AWS_SIGV4_REGION: str({ pattern: /^[a-z]{2}(?:-[a-z]+)+-[0-9]{1,2}$/, default: 'us-east-1' }),
   /** How far X-Amz-Date may be from the bus's clock, either way; at most AWS's 5 minutes. */
   AWS_SIGV4_MAX_SKEW: duration({ default: 5 * 60_000, min: 1_000, max: 5 * 60_000 }),
-  /** All AWS-signed requests together, per second (spec §8: 50). */
+  /** All AWS-signed requests together, per second (docs/api.md#limits: 50). */
   AWS_SIGV4_LIMIT_PER_SECOND: int({ min: 1, max: 100_000, default: 50 }),
-  /** ... in bursts of (spec §8: 100); at least the rate. */
+  /** ... in bursts of (docs/api.md#limits: 100); at least the rate. */
   AWS_SIGV4_LIMIT_BURST: int({ min: 1, max: 200_000, default: 100 }),
 } as const;

@@ -17,7 +17,7 @@ import type { Logger } from 'pino';
 export type ConnectionChange = 'created' | 'rotated' | 'revoked' | 'removed' | 'tools';
 
 /**
- * A change on the control topic bus.control.v1 (DESIGN §4): every process that caches identity drops
+ * A change on the control topic bus.control.v1 (docs/architecture.md#data-flow): every process that caches identity drops
  * what the event names. Keyed by what changed (`connection/<id>`), so compaction keeps the last one.
  */
 export type ControlEvent =

@@ -139,7 +139,7 @@ async function publish(token: string | undefined, tenant = workspaceId) {
   return { status: res.status, rule: body.violations?.[0]?.rule, body, challenge: res.headers.get('www-authenticate') };
 }
 
-describe('authenticateBearer on a route (spec §5 rules 1–4)', () => {
+describe('authenticateBearer on a route (docs/api.md#authentication rules 1–4)', () => {
   it('lets an active producer with a valid token through', async () => {
     expect(await publish(await tokenFor(producerCred))).toMatchObject({ status: 202, body: { accepted: true, who: producerCred.clientId } });
   });

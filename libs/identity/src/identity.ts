@@ -29,7 +29,7 @@ export interface Identity extends BearerAuthenticator, VerifiedBearerTokens {
   store: IdentityStore;
   connections: ConnectionCache;
   keys: KeySetCache;
-  /** Each connection's quota allowance (spec §8), cached like connections; dropped by quota, app and connection changes. */
+  /** Each connection's quota allowance (docs/api.md#limits), cached like connections; dropped by quota, app and connection changes. */
   quotas: QuotaStore;
   /** External providers' tokens are verified with it; operator-managed apps share it (one fetch per JWKS URL). */
   externalTokens: ExternalTokenVerifier;

@@ -102,7 +102,7 @@ export class IdentityProviderUnavailableError extends DependencyUnavailableError
   }
 }
 
-/** jose's remote key set settings: spec §8's 5-minute key-set cache, a refetch on an unknown kid at most every `cooldownMs`. */
+/** jose's remote key set settings: docs/api.md#limits 5-minute key-set cache, a refetch on an unknown kid at most every `cooldownMs`. */
 export interface RemoteKeySetOptions {
   cacheMaxAgeMs?: number;
   cooldownMs?: number;

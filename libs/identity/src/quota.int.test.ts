@@ -30,7 +30,7 @@ afterAll(async () => {
   await testDb?.drop();
 });
 
-describe('KnexQuotaStore on the real Postgres (spec §8 tiers)', () => {
+describe('KnexQuotaStore on the real Postgres (docs/api.md#limits tiers)', () => {
   it("gives a house's own connections the workspace's tier and a vendor's connections the vendor's", async () => {
     const store = KnexQuotaStore.create(db);
     // Defaults: workspaces approved before tiers are on standard, an invited vendor starts on minimal.

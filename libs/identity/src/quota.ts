@@ -14,14 +14,14 @@ import {
 import { unavailableOnFailure, type BearerIdentity, type VerifiedBearerTokens } from './authenticate';
 
 export interface QuotaStore {
-  /** The connection's quota: its workspace's, or its vendor organisation's for a vendor's app (spec §8). */
+  /** The connection's quota: its workspace's, or its vendor organisation's for a vendor's app (docs/api.md#limits). */
   quota(connectionId: string): Promise<Quota>;
 }
 
 /** The quota columns of an organisation or a workspace (migration 001). */
 export type QuotaColumns = Pick<Row<'organisations' | 'workspaces'>, 'quota_tier' | 'custom_per_second' | 'custom_burst' | 'custom_per_day'>;
 
-/** The allowance the columns give: a named tier's of spec §8, or the custom limits as stored. */
+/** The allowance the columns give: a named tier's of docs/api.md#limits, or the custom limits as stored. */
 export function quotaOfColumns(row: QuotaColumns): Quota {
   if (row.quota_tier !== 'custom') return QUOTA_TIERS[row.quota_tier];
   return { perSecond: Number(row.custom_per_second), burst: Number(row.custom_burst), perDay: Number(row.custom_per_day) };
@@ -61,7 +61,7 @@ export interface ConnectionQuotaDeps {
 
 /**
  * Express middleware after authenticateBearer: counts the request against the caller's connection
- * quota (spec §8). Give it the identity's cached store (Identity.quotas): a tier change reaches it
+ * quota (docs/api.md#limits). Give it the identity's cached store (Identity.quotas): a tier change reaches it
  * through the control topic within seconds, as credential changes do. Mount it before anything reads
  * the body. Every answer after it, a 429 included, carries the RateLimit-Policy and RateLimit fields
  * of what the request left. 429 rate.limited (per second) or quota.exceeded (per day, Retry-After to

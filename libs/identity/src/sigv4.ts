@@ -4,7 +4,7 @@ import { createLimiter, enforce, type LimitMetrics, type Redis } from '@bus/limi
 import { parseSignature, payloadHashOf, signatureMatches, SigV4Refusal, type ParsedSignature, type SigV4Request } from '@bus/tokens';
 import { unavailableOnFailure } from './authenticate';
 
-/** 401 producer.unauthenticated for a signed request (spec §5, §7.2); the reason stays in logs and tests. */
+/** 401 producer.unauthenticated for a signed request (docs/api.md#authentication, #errors); the reason stays in logs and tests. */
 export class SignatureRefusedError extends HttpError {
   override readonly name = 'SignatureRefusedError';
   constructor(readonly refusal: SigV4Refusal) {
@@ -26,7 +26,7 @@ export interface SignedRequestLimitConfig {
 }
 
 /**
- * The one limit of all AWS-signed requests together (spec §8: 50 a second, bursts of 100), counted in
+ * The one limit of all AWS-signed requests together (docs/api.md#limits: 50 a second, bursts of 100), counted in
  * Redis under one name, so the gateway's signed routes and the pull API's SQS door share it. As the
  * whole-API limit, the burst above the rate is spread over 10 s. The middleware runs before the body is read.
  */
@@ -109,7 +109,7 @@ export interface SignedRouteSteps<K extends SigningKey> {
   verifier: SigV4Verifier<K>;
   /** After the signature verified: the route's own checks of the key's owner (status, connection, tenant); throws its refusal. */
   authorize(key: K, req: Request, res: Response): Promise<void>;
-  /** The signed routes' shared limit (spec §8), run before the body is read. */
+  /** The signed routes' shared limit (docs/api.md#limits), run before the body is read. */
   limit: RequestHandler;
   maxBodyBytes: number;
 }

@@ -1,7 +1,7 @@
 import type { IHeaders } from 'kafkajs';
 
 /**
- * Headers of a record on bus.messages.v1 (DESIGN §4). The value is the producer's exact bytes, so
+ * Headers of a record on bus.messages.v1 (docs/architecture.md#data-flow). The value is the producer's exact bytes, so
  * everything the bus knows about the message travels here. All values are UTF-8 strings on the wire.
  */
 export interface MessageHeaders {

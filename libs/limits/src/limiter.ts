@@ -242,7 +242,7 @@ function countInRedis(redis: Redis, limits: LimitsToCount): Promise<number[] | u
   return counter(limits);
 }
 
-/** 429 rate.limited with Retry-After (spec §7, §8). */
+/** 429 rate.limited with Retry-After (docs/api.md#errors, #limits). */
 export class RateLimitedError extends HttpError {
   override readonly name = 'RateLimitedError';
   constructor(retryAfterSeconds: number, what = 'Too many requests') {

@@ -1,6 +1,6 @@
 import { Counter, type Registry } from 'prom-client';
 
-/** What the limiters report (docs/observability.md); `limit` is one of the bounded labels of spec §8's rows. */
+/** What the limiters report (docs/observability.md); `limit` is one of the bounded labels of docs/api.md#limits rows. */
 export interface LimitMetrics {
   limited(limit: string, rule: 'rate.limited' | 'quota.exceeded'): void;
   /** A decision the in-process insurance limiter took because Redis was not connected. */

@@ -1,7 +1,7 @@
 import { CUSTOM_QUOTA_CEILING, QUOTA_TIERS, rateLimitFields, secondsUntilUtcMidnight } from './quota';
 
 describe('quota tiers', () => {
-  it('carry spec §8 figures', () => {
+  it('carry docs/api.md#limits figures', () => {
     expect(QUOTA_TIERS).toEqual({
       minimal: { perSecond: 10, burst: 20, perDay: 25_000 },
       standard: { perSecond: 20, burst: 40, perDay: 100_000 },

@@ -5,7 +5,7 @@ import { HttpError } from '@bus/contracts';
 import { consumeInOrder, createLimiter, RateLimitedError, type LimitChecks, type Limiter } from './limiter';
 import type { LimitMetrics } from './metrics';
 
-/** A connection's allowance on /v1/tenants/{t}/... (spec §8). */
+/** A connection's allowance on /v1/tenants/{t}/... (docs/api.md#limits). */
 export interface Quota {
   perSecond: number;
   burst: number;
@@ -14,14 +14,14 @@ export interface Quota {
 
 export type QuotaTier = 'minimal' | 'standard' | 'high';
 
-/** Spec §8's tiers. Each connection gets its tier's whole allowance on its own. */
+/** The quota tiers of docs/api.md#limits. Each connection gets its tier's whole allowance on its own. */
 export const QUOTA_TIERS: Readonly<Record<QuotaTier, Quota>> = {
   minimal: { perSecond: 10, burst: 20, perDay: 25_000 },
   standard: { perSecond: 20, burst: 40, perDay: 100_000 },
   high: { perSecond: 100, burst: 200, perDay: 1_000_000 },
 };
 
-/** The operator's ceiling for custom limits (spec §8). */
+/** The operator's ceiling for custom limits (docs/api.md#limits). */
 export const CUSTOM_QUOTA_CEILING: Quota = { perSecond: 200, burst: 400, perDay: 10_000_000 };
 
 /** Seconds over which the burst allowance above the rate comes back (a fixed window). */

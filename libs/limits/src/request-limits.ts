@@ -5,7 +5,7 @@ import { createLimiter, enforce, type LimitChecks } from './limiter';
 import type { LimitMetrics } from './metrics';
 
 /**
- * The bus host's limits on every route (spec §8), applied before routing and before any body is read:
+ * The bus host's limits on every route (docs/api.md#limits), applied before routing and before any body is read:
  * per source address 600 requests a minute, and the whole API 200 a second with bursts of 400.
  * Mounted once per process on the bus listener (never per service router, which would count a
  * request once per router it passes). The operational routes (/healthz, /readyz, /metrics) come
@@ -17,7 +17,7 @@ export interface BusRequestLimitSettings {
   apiBurst: number;
 }
 
-/** Spec §8's values; configuration may lower or raise them (e.g. a loopback load test). */
+/** docs/api.md#limits values; configuration may lower or raise them (e.g. a loopback load test). */
 export const SPEC_BUS_REQUEST_LIMITS: BusRequestLimitSettings = { perAddressPerMinute: 600, apiPerSecond: 200, apiBurst: 400 };
 
 /**

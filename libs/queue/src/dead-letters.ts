@@ -3,7 +3,7 @@ import type { DeadLetter, DeadLetterResolution, ResolvedDeadLetter } from '@bus/
 import { DELIVERY_CHANNEL, rawQuery, type Knex, type Row } from '@bus/db';
 
 /**
- * A consumer's dead letters (issue 17, docs/testing-tools.md): messages the pull API moved off the
+ * A consumer's dead letters (docs/testing-tools.md): messages the pull API moved off the
  * queue after the connection's receive threshold. Each stays its correlation id's un-acked head
  * (visible_at 'infinity'), so the messages after it wait until the operator redrives or discards it.
  * The rows' shapes are the admin API's contract (libs/contracts).

@@ -13,7 +13,7 @@ export interface ReplayDeps {
 }
 
 /**
- * The replay primitive (issue 6; the portal exposes it): re-enqueues for one consumer connection
+ * The replay primitive (the portal exposes it): re-enqueues for one consumer connection
  * every archived message of its workspace published since `since`, read from Kafka by timestamp up
  * to the end offsets at the start of the replay. Only records whose bytes hash to what Postgres holds
  * as accepted are replayed; a delivery still live is left alone (invariant D).

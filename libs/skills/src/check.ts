@@ -2,7 +2,7 @@ import { FIELD_KINDS, SNAKE_CASE_NAME, describeType, isPlainObject, quote, type 
 import type { SkillLibrary } from './library';
 import type { Checked, InstanceResult, ValidationAnswer } from './model';
 
-/** A list holds at most this many instances (spec 4.3, §8); more gives a top-level problem. */
+/** A list holds at most this many instances (docs/api.md#skill-catalogue, #limits); more gives a top-level problem. */
 export const MAX_INSTANCES = 200;
 const LABEL_MAX = 200;
 const INSTANCE_KEYS = ['skill_id', 'skill_version', 'instance_label', 'values', 'authority_scale', 'consumer'];
@@ -18,7 +18,7 @@ export interface InstanceCheck {
 }
 
 /**
- * Checks one configured instance (spec 2.9, 4.3): the skill and its version, the instance_label, the
+ * Checks one configured instance (docs/api.md#skill-library, #skill-catalogue): the skill and its version, the instance_label, the
  * authority_scale, and every value against the skill's fields (story paths against SOM 1.0
  * story.context, authorities against the instance's own scale). `consumer` is accepted unchecked.
  * The portal checks a registration with this same function.
@@ -121,7 +121,7 @@ function checkAuthorityScale(raw: unknown, problems: string[]): string[] | null 
   return problems.length > before ? null : (raw as string[]);
 }
 
-/** The validation answer (spec 2.9) for a read request: 200 whatever it says. */
+/** The validation answer (docs/api.md#skill-library) for a read request: 200 whatever it says. */
 export function checkSkillsInput(library: SkillLibrary, input: SkillsInput): ValidationAnswer {
   const answer = (instances: InstanceResult[], problems: string[]): ValidationAnswer => ({
     valid: problems.length === 0 && instances.every((i) => i.valid),

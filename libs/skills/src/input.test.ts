@@ -6,7 +6,7 @@ const JSON_TYPE = 'application/json';
 const YAML_TYPE = 'application/yaml';
 const INSTANCE = { skill_id: 'telling/pacing', instance_label: 'p' };
 
-describe('the input forms of spec 4.3', () => {
+describe('the input forms of docs/api.md#skill-catalogue', () => {
   it('reads JSON {instance}', () => {
     expect(read(JSON.stringify({ instance: INSTANCE }), JSON_TYPE)).toEqual({ ok: true, input: { checked: 'instance', instance: INSTANCE } });
   });

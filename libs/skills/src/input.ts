@@ -2,7 +2,7 @@ import { parseDocument } from 'yaml';
 import { describeType, isPlainObject } from './kinds';
 import type { SkillsInput } from './check';
 
-/** A validation body is at most 256 KB (spec 4.3, §8): 262,144 bytes. */
+/** A validation body is at most 256 KB (docs/api.md#skill-catalogue, #limits): 262,144 bytes. */
 export const MAX_BODY_BYTES = 256 * 1024;
 
 export type ReadBody = { ok: true; input: SkillsInput } | { ok: false; reason: string };
@@ -12,7 +12,7 @@ const YAML_TYPE = /^(?:application|text)\/(?:x-)?yaml$|^application\/[a-z0-9.+-]
 const FORMS = ['instance', 'skills', 'yaml'] as const;
 
 /**
- * Reads a POST /api/skills/validate body (spec 4.3) into what it asks to check, or says why it is
+ * Reads a POST /api/skills/validate body (docs/api.md#skill-catalogue) into what it asks to check, or says why it is
  * unreadable (400 skills.unreadable): empty, over 256 KB, not UTF-8, neither JSON nor YAML, or no
  * skills: section. JSON forms: {instance}, {skills: [...]}, a bare array, {yaml: text}. A YAML body
  * (application/yaml) is a skills file: a mapping with a skills: section, or a bare list. Without a

@@ -9,7 +9,7 @@ export interface FieldContext {
 }
 
 export interface FieldKind {
-  /** How a field of this kind is checked: the library answer's field_kinds (spec 2.9). */
+  /** How a field of this kind is checked: the library answer's field_kinds (docs/api.md#skill-library). */
   description: string;
   /** Problems of `value` (never undefined) as the value of `field`; `at` names it, e.g. values.voice_path. */
   check(value: unknown, field: SkillField, at: string, ctx: FieldContext): string[];

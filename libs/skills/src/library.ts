@@ -26,7 +26,7 @@ export interface SkillLibrary {
   /** Newest first. */
   readonly versions: readonly LibraryVersion[];
   version(version: string): LibraryVersion | undefined;
-  /** The library answer (spec 2.9) for a carried version; undefined for any other. */
+  /** The library answer (docs/api.md#skill-library) for a carried version; undefined for any other. */
   answer(version: string): LibraryAnswer | undefined;
   /** The dot paths of SOM 1.0 story.context. */
   readonly storyPaths: ReadonlySet<string>;

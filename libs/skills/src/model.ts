@@ -1,4 +1,4 @@
-/** The skill library as the catalogue answers it (spec 2.9). */
+/** The skill library as the catalogue answers it (docs/api.md#skill-library). */
 
 export type LibraryStatus = 'current' | 'supported' | 'retired';
 
@@ -57,7 +57,7 @@ export interface Topic {
   spec: RecallSpec;
 }
 
-/** GET /api/skills/library (spec 2.9). */
+/** GET /api/skills/library (docs/api.md#skill-library). */
 export interface LibraryAnswer {
   library: LibraryInfo;
   /** Newest first. */
@@ -75,7 +75,7 @@ export interface LibraryVersion {
   about: ReadonlyMap<string, string>;
 }
 
-/** What a validation checked (spec 2.9 `checked`). */
+/** What a validation checked (docs/api.md#skill-library `checked`). */
 export type Checked = 'instance' | 'list' | 'file';
 
 export interface InstanceResult {
@@ -87,7 +87,7 @@ export interface InstanceResult {
   problems: string[];
 }
 
-/** POST /api/skills/validate (spec 2.9). */
+/** POST /api/skills/validate (docs/api.md#skill-library). */
 export interface ValidationAnswer {
   valid: boolean;
   /** The current library version. */

@@ -1,7 +1,7 @@
 import { hash } from 'node:crypto';
 
 /**
- * "Same content" for idempotency (spec 2.7's duplicate) is the same JSON value: the hash is taken over
+ * "Same content" for idempotency (the duplicate of docs/api.md#publish-responses) is the same JSON value: the hash is taken over
  * a canonical serialisation (object keys sorted, no insignificant whitespace), so a resend that a
  * client library re-serialised differently is still a duplicate. The bytes first accepted are the
  * ones stored and delivered; a duplicate publishes nothing. The gateway records this hash at

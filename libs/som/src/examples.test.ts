@@ -5,7 +5,7 @@ import { SOM_ENVELOPE_VERSION, type SomMessage } from './message';
 import { applySequence, type StoryState } from './sequence';
 
 describe('MESSAGE_TYPES', () => {
-  it('are the ten types of spec 2.5, sorted', () => {
+  it('are the ten types of docs/api.md#health, sorted', () => {
     expect(MESSAGE_TYPES).toEqual([
       'delivery.media_available',
       'link.committed',

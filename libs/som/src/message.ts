@@ -1,4 +1,4 @@
-/** The SOM version the bus implements, as GET /v1/health reports it (spec 2.5, 9). */
+/** The SOM version the bus implements, as GET /v1/health reports it (docs/api.md#health, #versioning). */
 export const SOM_VERSION = '1.0.0';
 
 /** The value of a message's som_version field: SOM versions messages by major.minor. */

@@ -2,7 +2,7 @@ import type { SomMessage } from './message';
 import { violation } from './rules';
 import type { Violation } from '@bus/contracts';
 
-/** What an app may publish (spec 5 rule 5), read from the registry on every request. */
+/** What an app may publish (docs/api.md#authentication rule 5), read from the registry on every request. */
 export interface ProducerPermissions {
   readonly systemIds: readonly string[];
   readonly messageTypes: readonly string[];

@@ -25,7 +25,7 @@ describe('RULES', () => {
     expect(entries.filter(([, { tolerated }]) => tolerated).map(([rule]) => rule)).toEqual(['conformance.occurred_at_future', 'conformance.gate_unchanged']);
   });
 
-  it('carries the request-level rules of the gateway with their statuses (spec 7.2, @bus/http)', () => {
+  it('carries the request-level rules of the gateway with their statuses (docs/api.md#errors, @bus/http)', () => {
     const requestLevel = Object.fromEntries(
       [
         'producer.unauthenticated',

@@ -4,7 +4,7 @@ import type { ValidateFunction } from 'ajv';
 import Ajv2020 from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 
-/** The message types the bus has schemas for (spec 2.5), sorted: the payload schemas that exist. */
+/** The message types the bus has schemas for (docs/api.md#health), sorted: the payload schemas that exist. */
 export const MESSAGE_TYPES: readonly string[] = Object.freeze(Object.keys(som.payloads).sort());
 
 export interface CompiledSchemas {

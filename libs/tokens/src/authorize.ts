@@ -23,7 +23,7 @@ export interface BearerRequirement {
 }
 
 /**
- * Spec §5 rules 1–4 on a verified token, in order: unknown connection, a token of an earlier
+ * docs/api.md#authentication rules 1–4 on a verified token, in order: unknown connection, a token of an earlier
  * credential version, or an app that left the token's workspace → 401 producer.unauthenticated; a
  * connection that is not active or of the wrong kind → 403 producer.not_registered; a path workspace
  * other than the token's → 403 tenant.mismatch. Throws the refusal; returns nothing when allowed.
@@ -36,7 +36,7 @@ export function authorizeBearer(claims: AccessTokenClaims, connection: Connectio
 }
 
 /**
- * Spec §5 rules 3–4 on the connection behind an authenticated caller (a bus token's sub, an external
+ * docs/api.md#authentication rules 3–4 on the connection behind an authenticated caller (a bus token's sub, an external
  * provider's bound client, or an AWS signature whose principal is registered on it): not active or of
  * the wrong kind → 403 producer.not_registered; a path workspace other than the connection's → 403
  * tenant.mismatch. `kind` undefined: any kind.

@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
 
-/** Spec 2.2/2.3: every access token lives one hour; there is no refresh token. */
+/** docs/api.md#token-response: every access token lives one hour; there is no refresh token. */
 export const ACCESS_TOKEN_TTL_SECONDS = 3600;
-/** Spec 2.3: both hosted environments issue this value. */
+/** docs/api.md#access-token: both hosted environments issue this value. */
 export const TOKEN_ENVIRONMENT = 'sandbox';
 
-/** Claims of a bus access token, exactly spec 2.3. */
+/** Claims of a bus access token, exactly docs/api.md#access-token. */
 export interface AccessTokenClaims {
   iss: string;
   aud: string;
@@ -22,7 +22,7 @@ export interface AccessTokenClaims {
 
 export const CLAIM_NAMES = ['iss', 'aud', 'sub', 'tenant', 'org', 'app', 'environment', 'credential_version', 'iat', 'exp', 'jti'] as const;
 
-/** The issuer and audience a deployment at `baseUrl` issues and accepts (spec 2.3, §5 rule 1). */
+/** The issuer and audience a deployment at `baseUrl` issues and accepts (docs/api.md#access-token, #authentication rule 1). */
 export interface TokenAudience {
   issuer: string;
   audience: string;
@@ -59,7 +59,7 @@ export interface ClaimsInput {
   jti?: string;
 }
 
-/** The claims of a new access token: identity only, never permissions (spec 2.3). */
+/** The claims of a new access token: identity only, never permissions (docs/api.md#access-token). */
 export function buildClaims(input: ClaimsInput): AccessTokenClaims {
   const iat = Math.floor(input.now.getTime() / 1000);
   return {

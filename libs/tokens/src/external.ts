@@ -3,7 +3,7 @@ import { FORBIDDEN_HEADER, decodeJsonSegment } from './verify';
 import { TokenRejectedError, type UnauthenticatedReason } from './refusals';
 
 /**
- * Tokens of an external identity provider (issue 15, docs/auth.md): an issuer the operator registered
+ * Tokens of an external identity provider (docs/auth.md): an issuer the operator registered
  * (or configured for a managed app), whose keys the bus fetches from the issuer's JWKS URL. Pure
  * rules here; fetching and caching the key set is libs/identity's.
  */

@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 
-/** Spec 2.1: the letter c followed by 12 characters of lowercase a-z and digits 2-7. */
+/** docs/api.md#connections-and-credentials: the letter c followed by 12 characters of lowercase a-z and digits 2-7. */
 export const CLIENT_ID_PATTERN = /^c[a-z2-7]{12}$/;
-/** Spec 2.1: secrets start with sbs_; ours carry 32 random bytes (256 bits) as base64url, 43 characters. */
+/** docs/api.md#connections-and-credentials: secrets start with sbs_; ours carry 32 random bytes (256 bits) as base64url, 43 characters. */
 export const CLIENT_SECRET_PATTERN = /^sbs_[A-Za-z0-9_-]{43,}$/;
 export const SECRET_PREFIX = 'sbs_';
 export const SECRET_BYTES = 32;

@@ -2,7 +2,7 @@ import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, typ
 import { ACCESS_TOKEN_TTL_SECONDS } from './claims';
 import { seal, unseal } from './sealing';
 
-/** A public signing key as published in the key set (spec 2.4). */
+/** A public signing key as published in the key set (docs/api.md#signing-key-set). */
 export interface PublicJwk {
   kty: 'EC';
   crv: 'P-256';
@@ -84,7 +84,7 @@ export interface SigningKeyLifecycle {
   unpublishAt: Date | null;
 }
 
-/** Twice the key set's cache time (spec 8: 5 minutes): every verifier has the next key before it signs. */
+/** Twice the key set's cache time (docs/api.md#limits: 5 minutes): every verifier has the next key before it signs. */
 export const PRE_PUBLISH_MS = 10 * 60_000;
 /** A retired key stays published while its tokens live (1 h), plus the verifiers' leeway and cache. */
 export const POST_RETIRE_MS = ACCESS_TOKEN_TTL_SECONDS * 1000 + 10 * 60_000;

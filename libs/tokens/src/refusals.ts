@@ -1,5 +1,5 @@
 /**
- * Why a bearer token is refused (spec §5 rules 1–4). Pure classes: the HTTP layer maps `status` and
+ * Why a bearer token is refused (docs/api.md#authentication rules 1–4). Pure classes: the HTTP layer maps `status` and
  * `rule` onto its own error set; `reason` is for logs and tests, never for the caller.
  */
 export abstract class BearerRefusal extends Error {

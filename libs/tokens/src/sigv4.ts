@@ -49,7 +49,7 @@ const MESSAGES: Record<SigV4Reason, string> = {
   signature: 'The signature does not match, or the access key is not known',
 };
 
-/** A signed request refused (spec §5, §7.2: 401 producer.unauthenticated); `reason` stays in logs and tests. */
+/** A signed request refused (docs/api.md#authentication, #errors: 401 producer.unauthenticated); `reason` stays in logs and tests. */
 export class SigV4Refusal extends Error {
   override readonly name = 'SigV4Refusal';
   readonly status = 401;

@@ -64,7 +64,7 @@ async function reason(token: string, now = NOW, aud = audience): Promise<string>
   return 'accepted';
 }
 
-describe('ids and secrets (spec 2.1)', () => {
+describe('ids and secrets (docs/api.md#connections-and-credentials)', () => {
   it('makes client ids of c + 12 characters of [a-z2-7], and other ids with their prefix', () => {
     const ids = new Set(Array.from({ length: 500 }, () => newClientId()));
     expect(ids.size).toBe(500);
@@ -91,7 +91,7 @@ describe('ids and secrets (spec 2.1)', () => {
   });
 });
 
-describe('claims (spec 2.3)', () => {
+describe('claims (docs/api.md#access-token)', () => {
   it('are exactly the spec claims, exp one hour after iat', () => {
     const c = claims();
     expect(Object.keys(c).sort()).toEqual(['app', 'aud', 'credential_version', 'environment', 'exp', 'iat', 'iss', 'jti', 'org', 'sub', 'tenant'].sort());
@@ -115,7 +115,7 @@ describe('claims (spec 2.3)', () => {
 });
 
 describe('signing keys', () => {
-  it('names a key by its RFC 7638 thumbprint and publishes the spec 2.4 fields', async () => {
+  it('names a key by its RFC 7638 thumbprint and publishes the docs/api.md#resources.4 fields', async () => {
     expect(Object.keys(key.publicJwk).sort()).toEqual(['alg', 'crv', 'kid', 'kty', 'use', 'x', 'y']);
     expect(key.publicJwk).toMatchObject({ kty: 'EC', crv: 'P-256', alg: 'ES256', use: 'sig', kid: key.kid });
     // An independent RFC 7638 implementation agrees.
@@ -230,7 +230,7 @@ describe('verification refuses', () => {
   });
 });
 
-describe('authorizeBearer (spec §5 rules 1–4)', () => {
+describe('authorizeBearer (docs/api.md#authentication rules 1–4)', () => {
   const connection: ConnectionState = {
     id: 'cabcdefghijk2',
     kind: 'producer',

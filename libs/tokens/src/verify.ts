@@ -20,7 +20,7 @@ const JWT_TYPES = new Set(['JWT', 'at+jwt', 'application/jwt']);
 
 /**
  * Verifies a bus access token: ES256 only, a kid from our key set only, exact iss, aud and
- * environment, exp and iat with a small leeway, and every claim of spec 2.3 with its type. Resolves
+ * environment, exp and iat with a small leeway, and every claim of docs/api.md#access-token with its type. Resolves
  * with the claims or throws TokenRejectedError with the reason. Checks of the connection behind the
  * token (credential version, status, kind, tenancy) are `authorizeBearer`'s.
  */

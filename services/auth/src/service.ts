@@ -21,7 +21,7 @@ import { createTokenIssuer } from './issuer';
 import { SigningKeys } from './signing-keys';
 import { basicClientId, InvalidClientError, InvalidRequestError, isFormContentType, NO_STORE, parseTokenRequest } from './token-request';
 
-/** Spec §8, token rows. Windows are fixed; "bursts of 40" at 20/s is 20 extra per 10 s (libs/limits). */
+/** docs/api.md#limits, token rows. Windows are fixed; "bursts of 40" at 20/s is 20 extra per 10 s (libs/limits). */
 export const TOKEN_LIMITS = {
   perBasicClient: { rate: { points: 30, durationSeconds: 300 } },
   perAddress: { rate: { points: 100, durationSeconds: 300 } },
@@ -65,7 +65,7 @@ export class KeySetUnavailableError extends HttpError {
   }
 }
 
-/** Token service: POST /v1/oauth/token, GET /v1/oauth/jwks (spec §2.2–2.4, §4.1, §7.1, §8) and its RFC 8414 metadata. */
+/** Token service: POST /v1/oauth/token, GET /v1/oauth/jwks (docs/api.md#resources, #token-requests, #errors, #limits) and its RFC 8414 metadata. */
 export function createAuthService(deps: AuthServiceDeps): Service & { signingKeys: SigningKeys } {
   const now = deps.now ?? (() => new Date());
   const audience = audienceFor(deps.baseUrl);
@@ -128,7 +128,7 @@ export function createAuthService(deps: AuthServiceDeps): Service & { signingKey
     } catch {
       throw new KeySetUnavailableError();
     }
-    // Spec 2.4: may be cached for five minutes. The tag follows the published keys, so a client
+    // docs/api.md#signing-key-set: may be cached for five minutes. The tag follows the published keys, so a client
     // revalidating after a rotation gets the new set, and 304 until then.
     sendCacheable(req, res, cacheableJson({ keys }), DOCUMENT_CACHE_CONTROL);
   });

@@ -79,7 +79,7 @@ export class SigningKeys {
     return { kid: row.kid, privateKey };
   }
 
-  /** The key set (spec 2.4): the next key before it signs, the old one while its tokens live. */
+  /** The key set (docs/api.md#signing-key-set): the next key before it signs, the old one while its tokens live. */
   async published(): Promise<PublicJwk[]> {
     await this.refreshIfStale();
     // Rebuilt in the spec's field order (jsonb does not keep the stored order).

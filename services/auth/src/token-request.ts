@@ -2,7 +2,7 @@ import { OAuthError, readBasicAuthorization } from '@bus/http';
 
 /** Spec §7.1: with Basic, a 401 carries this challenge (RFC 6749 §5.2, RFC 7617). */
 export const BASIC_CHALLENGE = 'Basic realm="bus", charset="UTF-8"';
-/** Every token-route answer, refusals included (spec 2.2). */
+/** Every token-route answer, refusals included (docs/api.md#token-response). */
 export const NO_STORE = { 'Cache-Control': 'no-store', Pragma: 'no-cache' } as const;
 
 export class InvalidRequestError extends OAuthError {
@@ -87,7 +87,7 @@ export function isFormContentType(contentType: string | undefined): boolean {
 }
 
 /**
- * Reads a token request (spec §4.1, §7.1) from the Authorization header and the form body. Order:
+ * Reads a token request (docs/api.md#token-requests, #errors) from the Authorization header and the form body. Order:
  * a malformed request (bad Basic, repeated parameters, two authentication methods) → invalid_request;
  * then grant_type; then which client authenticates.
  */

@@ -187,7 +187,7 @@ describe('metrics', () => {
 });
 
 describe('GET /v1/oauth/jwks', () => {
-  it('serves the spec 2.4 fields, cacheable for five minutes', async () => {
+  it('serves the docs/api.md#resources.4 fields, cacheable for five minutes', async () => {
     const res = await fetch(`${bus.url}/v1/oauth/jwks`);
     expect(res.status).toBe(200);
     expect(res.headers.get('cache-control')).toBe('public, max-age=300');
@@ -200,7 +200,7 @@ describe('GET /v1/oauth/jwks', () => {
   });
 });
 
-describe('refusals (spec §7.1)', () => {
+describe('refusals (docs/api.md#errors)', () => {
   const id = () => producerCred.clientId;
   const secret = () => producerCred.clientSecret;
   const good = () => basic(id(), secret());
@@ -365,7 +365,7 @@ describe('signing-key rotation', () => {
   });
 });
 
-describe('token URL limits (spec §8) with the real windows', () => {
+describe('token URL limits (docs/api.md#limits) with the real windows', () => {
   async function burst(url: string, n: number, init: () => { headers?: Record<string, string>; body?: string }) {
     const answers = [];
     for (let i = 0; i < n; i++) answers.push(await token(url, init()));

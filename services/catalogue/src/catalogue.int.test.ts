@@ -71,7 +71,7 @@ const LOCALE_TYPO = { skill_id: 'telling/locale-match', instance_label: 'locale'
 const LOCALE_PROBLEM = 'values.locale_path: "story.langauge" is not a path of SOM 1.0 story.context';
 
 describe('GET /api/skills/library', () => {
-  it('answers the library of spec 2.9 for the current version, cacheable for five minutes', async () => {
+  it('answers the library of docs/api.md#resources.9 for the current version, cacheable for five minutes', async () => {
     const res = await call('GET', '/api/skills/library');
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toBe('application/json; charset=utf-8');
@@ -173,7 +173,7 @@ describe('several carried versions', () => {
   });
 });
 
-describe('POST /api/skills/validate: the input forms of spec 4.3', () => {
+describe('POST /api/skills/validate: the input forms of docs/api.md#skill-catalogue', () => {
   it('checks JSON {instance}', async () => {
     const res = await validate(json({ instance: PACING }));
     expect(res.status).toBe(200);
@@ -263,7 +263,7 @@ describe('POST /api/skills/validate: the input forms of spec 4.3', () => {
   });
 });
 
-describe('POST /api/skills/validate: the checks of spec 4.3', () => {
+describe('POST /api/skills/validate: the checks of docs/api.md#skill-catalogue', () => {
   // One instance per kind of problem; the unit tests of @bus/skills go through every variant.
   it.each<[string, Record<string, unknown>, string[]]>([
     ['the skill', { ...PACING, skill_id: 'telling/pace' }, ['skill_id "telling/pace" is not a skill of library 0.2.2']],
@@ -423,7 +423,7 @@ describe('POST /api/skills/validate: unreadable bodies answer 400 skills.unreada
   });
 });
 
-describe('route limits, all callers together (spec §8)', () => {
+describe('route limits, all callers together (docs/api.md#limits)', () => {
   async function burst(path: string, n: number, init: RequestInit = {}) {
     const method = init.method ?? 'GET';
     const responses = await Promise.all(Array.from({ length: n }, () => call(method, path, init)));

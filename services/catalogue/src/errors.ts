@@ -1,6 +1,6 @@
 import { HttpError } from '@bus/http';
 
-/** 404 skills.version_unknown (spec 4.3, 7.3): ?version names no carried library version. */
+/** 404 skills.version_unknown (docs/api.md#skill-catalogue, #errors): ?version names no carried library version. */
 export class SkillsVersionUnknownError extends HttpError {
   override readonly name = 'SkillsVersionUnknownError';
   constructor(asked: string, carried: readonly string[]) {
@@ -9,7 +9,7 @@ export class SkillsVersionUnknownError extends HttpError {
 }
 
 /**
- * 400 skills.unreadable (spec 4.3, 7.3): the validation body is empty, over 256 KB, neither JSON nor
+ * 400 skills.unreadable (docs/api.md#skill-catalogue, #errors): the validation body is empty, over 256 KB, neither JSON nor
  * YAML, or a file without a skills: section. The reason never quotes the body.
  */
 export class SkillsUnreadableError extends HttpError {

@@ -19,7 +19,7 @@ export interface CatalogueServiceDeps {
 }
 
 /**
- * The route limits of spec §8, across all callers together: "10 a second, bursts of 20" is 10 per
+ * The route limits of docs/api.md#limits, across all callers together: "10 a second, bursts of 20" is 10 per
  * second plus a burst allowance of 10 per 10 seconds used once the second's 10 are spent.
  */
 export const CATALOGUE_LIMITS = {
@@ -27,13 +27,13 @@ export const CATALOGUE_LIMITS = {
   validate: { name: 'catalogue.validate', label: 'skills_validate', rate: { points: 5, durationSeconds: 1 }, burst: { points: 5, durationSeconds: 10 } },
 } as const satisfies Record<string, LimitSpec>;
 
-/** The library answer may be cached for five minutes (spec 4.3, §8). */
+/** The library answer may be cached for five minutes (docs/api.md#skill-catalogue, #limits). */
 const LIBRARY_CACHE = 'public, max-age=300';
-/** All callers share one count (spec §8), so every request consumes from this one key. */
+/** All callers share one count (docs/api.md#limits), so every request consumes from this one key. */
 const ALL_CALLERS = 'all';
 
 /**
- * Skill catalogue API on the portal host (spec §2.9, §4.3, §7.3): no authentication, nothing stored.
+ * Skill catalogue API on the portal host (docs/api.md#skill-library, #skill-catalogue, #errors): no authentication, nothing stored.
  * GET /api/skills/library, POST /api/skills/validate, and GET /api/skills/openapi.json.
  */
 export function createCatalogueService(deps: CatalogueServiceDeps): Service {

@@ -48,7 +48,7 @@ export interface DeliveryServiceDeps {
 }
 
 /**
- * Delivery: consumes bus.messages.v1 into one queue per consumer connection (DESIGN §4), re-checks
+ * Delivery: consumes bus.messages.v1 into one queue per consumer connection (docs/architecture.md#data-flow), re-checks
  * `acceptance.missing` quarantines, and runs the retention sweep of every table the bus writes
  * (docs/operations.md). It has no routes of its own; its process serves /healthz, /readyz and
  * /metrics only. It works in Kafka batches (enqueue.ts), each partition with statements of its own

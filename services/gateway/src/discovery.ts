@@ -4,7 +4,7 @@ import { openapi } from '@bus/schemas';
 import { MESSAGE_TYPES, SOM_VERSION } from '@bus/som';
 
 /**
- * GET /v1/health (spec 2.5): unauthenticated; what the bus implements, not whether it is ready.
+ * GET /v1/health (docs/api.md#health): unauthenticated; what the bus implements, not whether it is ready.
  * GET /v1/openapi.json: the OpenAPI 3.1 document of the bus host, with an ETag to revalidate.
  */
 export function discoveryRouter(): Router {

@@ -76,7 +76,7 @@ interface Waiting {
 const DEFAULT_MAX_BATCH = 256;
 
 /**
- * Group commit (DESIGN §4 step 5): publishes that arrive while a batch is committing wait for it and
+ * Group commit (docs/architecture.md#data-flow step 5): publishes that arrive while a batch is committing wait for it and
  * then go together in the next — one transaction holding all their story locks, one Kafka produce
  * request, one COMMIT. A publish arriving when nothing commits goes at once, alone, so an idle bus
  * adds no wait. Members are decided in arrival order by decideBatch, so each answer is what the

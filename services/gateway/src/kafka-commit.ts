@@ -4,7 +4,7 @@ import type { CommitToKafka } from './group-commit';
 
 /**
  * The gateway's Kafka send: key `<workspace>/<correlation_id>`, the producer's exact bytes as the
- * value, DESIGN §4's headers including the W3C traceparent of each publish request, acks=all (the
+ * value, docs/architecture.md#data-flow headers including the W3C traceparent of each publish request, acks=all (the
  * brokers wait at most `ackTimeoutMs` for the in-sync replicas). A group commit's records go in one
  * produce request.
  */

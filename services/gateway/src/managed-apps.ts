@@ -12,7 +12,7 @@ import {
 } from '@bus/tokens';
 
 /**
- * Operator-managed apps (spec §4 /v1/jwt/messages and /v1/messages; docs/auth.md "Operator-managed
+ * Operator-managed apps (docs/api.md#routes /v1/jwt/messages and /v1/messages; docs/auth.md "Operator-managed
  * apps"): the operator lists them in a YAML file (MANAGED_APPS_FILE; the chart mounts it from a
  * ConfigMap, the AWS secrets from a Secret). Each names its workspace, app and producer connection —
  * the workspace comes from here, never from a path — and how it authenticates: a token issuer for

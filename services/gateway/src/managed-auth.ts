@@ -22,7 +22,7 @@ export interface ManagedAppAuthDeps {
 }
 
 /**
- * POST /v1/jwt/messages (spec §4, §5): a token of a managed app's issuer, verified exactly as a
+ * POST /v1/jwt/messages (docs/api.md#routes, #authentication): a token of a managed app's issuer, verified exactly as a
  * registered provider's (issuer, key set, algorithms, audience, expiry), names the app by its client
  * claim; the request then publishes as the app's configured producer connection, in the configured
  * workspace. A refusal has the bearer routes' answers: 401 producer.unauthenticated for a token no

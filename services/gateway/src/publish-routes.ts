@@ -6,7 +6,7 @@ import { rulesCatalogue } from '@bus/som';
 import { publishMessage, type PublishDeps, type PublishMode } from './publish';
 import type { RefusalRecorder } from './refusal-recorder';
 
-/** Spec 2.6: one SOM message of at most 240,000 bytes. */
+/** docs/api.md#som-message: one SOM message of at most 240,000 bytes. */
 export const MAX_MESSAGE_BYTES = 240_000;
 
 const PUBLISH_PATH = '/v1/tenants/:t/messages';
@@ -23,12 +23,12 @@ export const PUBLISH_QUOTA_ROUTES: readonly RouteKey[] = [
 
 export interface PublishRoutesDeps {
   authenticator: BearerAuthenticator;
-  /** The per-connection quota of spec §8 (libs/identity connectionQuota), shared with the consumer routes. */
+  /** The per-connection quota of docs/api.md#limits (libs/identity connectionQuota), shared with the consumer routes. */
   connectionQuota: RequestHandler;
   publish: PublishDeps;
   /** The process registry: bus_publish_total{mode,outcome,rule} is counted there. */
   metrics: Registry;
-  /** Recent refusals (issue 17): told of every refusal answer; it queues and returns at once. */
+  /** Recent refusals: told of every refusal answer; it queues and returns at once. */
   refusals: Pick<RefusalRecorder, 'refused'>;
   /**
    * The AWS-signed twins /iam/messages and /iam/validate (signed-routes.ts): signature, the signed
@@ -44,7 +44,7 @@ export interface PublishRoutesDeps {
 /**
  * POST /v1/tenants/{t}/messages and /validate (bearer tokens: the bus's, or a bound identity
  * provider's), their AWS-signed twins under /iam/, POST /v1/jwt/messages and POST /v1/messages
- * (operator-managed apps' tokens and AWS signatures) and GET /v1/rules. The order per request is DESIGN §4's: authenticate from headers, the
+ * (operator-managed apps' tokens and AWS signatures) and GET /v1/rules. The order per request is docs/architecture.md#data-flow: authenticate from headers, the
  * connection's quota (the signed routes' shared limit instead), then read the body (at most 240,000
  * bytes) and run the one pipeline. Nothing reads the body before the limits passed.
  */

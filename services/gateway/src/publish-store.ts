@@ -19,7 +19,7 @@ export interface AcceptedMessage {
 /** What the bus accepted before under a message_id, if anything. */
 export type PriorAcceptance = { contentHash: string } | null;
 
-/** A correlation id of a workspace: what the story lock of DESIGN §4 step 5 is taken on. */
+/** A correlation id of a workspace: what the story lock of docs/architecture.md#data-flow step 5 is taken on. */
 export interface StoryKey {
   workspaceId: string;
   correlationId: string;

@@ -50,7 +50,7 @@ export class PublishUnavailableError extends DependencyUnavailableError {
 }
 
 /**
- * One message through the gateway after authentication and limits (DESIGN §4 steps 3–5): parse,
+ * One message through the gateway after authentication and limits (docs/architecture.md#data-flow steps 3–5): parse,
  * validate (schema, conformance), idempotency, policy, sequence; a publish then joins a group commit
  * (group-commit.ts), which holds the correlation id's lock across the Kafka send and commits before
  * 202. A validate runs the same checks and writes nothing. `timings` gets the validate, policy and

@@ -17,7 +17,7 @@ export interface RefusalEvent {
 }
 
 /**
- * Recent refusals (issue 17): the gateway's publish routes hand every refusal answer to `refused`,
+ * Recent refusals: the gateway's publish routes hand every refusal answer to `refused`,
  * which only queues it. A timer writes what queued in batches (libs/db writeRefusals), off the
  * request path; the queue is bounded, and a refusal that finds it full is dropped and counted, so a
  * flood of refusals or a slow Postgres never holds up or fails a publish.

@@ -33,7 +33,7 @@ export interface GatewayServiceDeps extends Omit<PublishRoutesDeps, 'refusals' |
 }
 
 /**
- * Publish and validate routes (spec §2.6–2.7, §4.2, §7.2), the bus health route, and the producer's
+ * Publish and validate routes (docs/api.md#resources, #publish-and-validate, #errors), the bus health route, and the producer's
  * tester routes (message trace, recent refusals, story view; docs/testing-tools.md).
  */
 export function createGatewayService(deps: GatewayServiceDeps): Service {

@@ -23,13 +23,13 @@ export class RecordsUnavailableError extends DependencyUnavailableError {
 
 export interface TesterRoutesDeps {
   authenticator: BearerAuthenticator;
-  /** The per-connection quota of spec §8: these routes are under /v1/tenants/{t} too. */
+  /** The per-connection quota of docs/api.md#limits: these routes are under /v1/tenants/{t} too. */
   connectionQuota: RequestHandler;
   db: Knex;
 }
 
 /**
- * The producer's read-only tester routes (issue 17, docs/testing-tools.md), with the publish routes'
+ * The producer's read-only tester routes (docs/testing-tools.md), with the publish routes'
  * authentication (a producer token of workspace {t}: a consumer token is 403 producer.not_registered,
  * another workspace's 403 tenant.mismatch) and quota:
  * - GET /v1/tenants/{t}/messages/{message_id}: where an accepted message is, per consumer connection;

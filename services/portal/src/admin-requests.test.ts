@@ -27,7 +27,7 @@ function check(method: string, path: string, body?: unknown): string | 'ok' {
   return checked.ok ? 'ok' : checked.problem;
 }
 
-describe('admin requests checked against schemas/openapi/admin.json (issue 13: no drift)', () => {
+describe('admin requests checked against schemas/openapi/admin.json (no drift)', () => {
   it('refuses a date-time that is no calendar date instead of rolling it over (2026-02-30 is not 2 March)', () => {
     expect(check('POST', '/api/admin/connections/cabcdefghijk2/replays', { since: '2026-02-30T08:00:00Z' })).toMatch(
       /^body "since" must match format "date-time"/,

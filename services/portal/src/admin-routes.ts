@@ -40,7 +40,7 @@ export interface AdminRoutesDeps {
 const BODY_BYTES = 64 * 1024;
 
 /**
- * The operator's admin API (issue 8, DESIGN §5; docs/admin.md): tenancy, credentials, permissions,
+ * The operator's admin API (docs/admin.md): tenancy, credentials, permissions,
  * quotas, skill registrations, replay and queue stats, under /api/admin. Authentication is applied
  * in front of this router (operator-auth.ts). Every answer is `no-store`: it is account data, and
  * two of them carry a client secret.

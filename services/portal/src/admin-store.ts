@@ -16,7 +16,7 @@ import type { QuotaTier } from '@bus/limits';
 import { newId } from '@bus/tokens';
 import { AdminConflictError } from './errors';
 
-/** A quota as the admin API shows it: the tier and the allowance it gives (spec §8). */
+/** A quota as the admin API shows it: the tier and the allowance it gives (docs/api.md#limits). */
 export interface QuotaView {
   tier: QuotaTier | 'custom';
   per_second: number;

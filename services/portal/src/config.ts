@@ -14,7 +14,7 @@ export const portalConfig = {
   OPERATOR_CLIENT_ID: str({ pattern: /^[A-Za-z0-9._-]{1,64}$/ }),
   /** The operator's secret; never logged. At least 24 characters (e.g. `openssl rand -hex 24`). */
   OPERATOR_CLIENT_SECRET: str({ minLength: 24 }),
-  /** Admin requests a minute per source address (spec §8's "any route" limit by default). */
+  /** Admin requests a minute per source address (docs/api.md#limits "any route" limit by default). */
   ADMIN_LIMIT_PER_ADDRESS_PER_MINUTE: int({ min: 1, max: 1_000_000, default: 600 }),
   ...identityProviderConfig,
   /** Seals the AWS principals' secret access keys (the gateway opens them with the same key). */

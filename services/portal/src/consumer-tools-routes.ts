@@ -34,7 +34,7 @@ interface DeadLetterPolicyBody {
 const BODY_BYTES = 4 * 1024;
 
 /**
- * The operator's consumer tools (issue 17, docs/testing-tools.md, docs/admin.md): a consumer
+ * The operator's consumer tools (docs/testing-tools.md, docs/admin.md): a consumer
  * connection's fault injection (Sandbox only) and dead-letter threshold, shown on the connection;
  * its dead letters, redriven or discarded one at a time. Mounted behind the admin API's operator
  * authentication and parameter validation (service.ts).

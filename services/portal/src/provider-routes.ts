@@ -40,7 +40,7 @@ interface BindingCreate {
 const BODY_BYTES = 16 * 1024;
 
 /**
- * External identity providers and their bindings (issue 15; docs/admin.md "Identity providers"),
+ * External identity providers and their bindings (docs/admin.md "Identity providers"),
  * under /api/admin behind the operator's credentials like every admin route. Each change is
  * announced on the control topic, so every process's identity cache drops it within ~2 s.
  */

@@ -61,7 +61,7 @@ export interface PortalService extends Service {
   replays: ReplayRunner;
 }
 
-/** The operator's admin API (issue 8, DESIGN §5) under /api/admin on the portal host; docs/admin.md. */
+/** The operator's admin API under /api/admin on the portal host (docs/admin.md). */
 export function createPortalService(deps: PortalServiceDeps): PortalService {
   // Every store call and delivery operation is a Postgres call: whatever fails there is the
   // documented 503 admin.unavailable (cause logged), never a 500.

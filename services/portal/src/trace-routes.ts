@@ -4,7 +4,7 @@ import { createRouter, unavailableUnlessDone } from '@bus/http';
 import { AdminNotFoundError, AdminUnavailableError } from './errors';
 
 /**
- * The operator's message trace (issue 17, docs/testing-tools.md; busctl `message trace`): the record
+ * The operator's message trace (docs/testing-tools.md; busctl `message trace`): the record
  * a producer of the workspace gets at GET /v1/tenants/{t}/messages/{message_id}, for any workspace.
  * Mounted behind the admin API's operator authentication and request validation (service.ts), which
  * checks the ids' forms; never a message body.

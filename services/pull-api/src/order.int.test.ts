@@ -10,7 +10,7 @@ import { KnexQueueStore } from './queue-store';
 import { createReceiptHandles } from './receipt';
 
 /**
- * The order checker of invariant C (issue 6), on the real Postgres: many messages on many correlation
+ * The order checker of invariant C, on the real Postgres: many messages on many correlation
  * ids, received in random batch sizes with random acks, nacks (with and without delay) and leases left
  * to expire. After every receive it checks, exactly, that each correlation id's messages come as a run
  * in publish order whose predecessors are all acked; at the end, that every message was acked.

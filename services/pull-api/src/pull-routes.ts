@@ -7,7 +7,7 @@ import { ConsumerMismatchError, PullRequestInvalidError } from './errors';
 import { acknowledge, messageRecord, peekRecord, receive, receiveGate, release, type PullDeps } from './pull';
 
 /**
- * Limits of the consumer routes. The ranges and defaults of the parameters and bodies (spec §8: up
+ * Limits of the consumer routes. The ranges and defaults of the parameters and bodies (docs/api.md#limits: up
  * to 10 messages, long poll up to 20 s; up to 10 receipt handles, nack delays up to 900 s) are
  * schemas/openapi/bus.json's, which validates every request (requestValidation below).
  */
@@ -23,7 +23,7 @@ interface SettleRequest {
 
 export interface PullRoutesDeps {
   authenticator: BearerAuthenticator;
-  /** The per-connection quota of spec §8 (libs/identity connectionQuota), shared with publish. */
+  /** The per-connection quota of docs/api.md#limits (libs/identity connectionQuota), shared with publish. */
   connectionQuota: RequestHandler;
   pull: PullDeps;
   /** The skill registrations the portal bound to a consumer connection. */
@@ -35,7 +35,7 @@ export interface PullRoutesDeps {
  * /v1/tenants/{t}/consumers/{c}, with consumer bearer tokens: a producer token is 403
  * producer.not_registered, {t} other than the token's workspace 403 tenant.mismatch (both from
  * authenticateBearer), {c} other than the token's own connection 403 consumer.mismatch. Then the
- * consumer connection's quota (spec §8: each connection on /v1/tenants/{t}/...), before any body is read.
+ * consumer connection's quota (docs/api.md#limits: each connection on /v1/tenants/{t}/...), before any body is read.
  */
 const CONSUMER_PATH = '/v1/tenants/:t/consumers/:c';
 

@@ -211,7 +211,7 @@ export type PeekedRecord = {
   receive_count: number;
 } & RenderedBody;
 
-/** One message of a receive answer (DESIGN §5; schemas/openapi/bus.json ReceivedMessage). */
+/** One message of a receive answer (docs/delivery.md; schemas/openapi/bus.json ReceivedMessage). */
 export type ReceivedMessage = { receipt_handle: string } & PeekedRecord;
 
 /**

@@ -10,7 +10,7 @@ export interface Lease {
 const VERSION = 'r1';
 
 /**
- * Receipt handles (DESIGN §4): opaque to consumers and tamper-proof. A handle is base64url of
+ * Receipt handles (docs/architecture.md#data-flow): opaque to consumers and tamper-proof. A handle is base64url of
  * `r1.<delivery id>.<generation>.<HMAC-SHA256(key, consumer, delivery id, generation)>`; the consumer
  * id is not in it but inside the MAC, so a handle checks only against the consumer it was issued to.
  */

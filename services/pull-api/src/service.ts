@@ -19,7 +19,7 @@ export interface PullApiServiceDeps {
   databaseUrl: string;
   /** The credentials behind consumer tokens. */
   authenticator: BearerAuthenticator;
-  /** The per-connection quota of spec §8 (libs/identity connectionQuota). */
+  /** The per-connection quota of docs/api.md#limits (libs/identity connectionQuota). */
   connectionQuota: RequestHandler;
   /** HMAC key of the receipt handles (RECEIPT_HANDLE_KEY); all pull-api processes share it. */
   receiptHandleKey: Buffer;
@@ -30,7 +30,7 @@ export interface PullApiServiceDeps {
   sqs: Omit<SqsRoutesDeps, 'pull' | 'stats'>;
 }
 
-/** Consumer routes: receive (long poll), ack, nack, skills (spec §2.8, §4; DESIGN §5), and their SQS door. */
+/** Consumer routes: receive (long poll), ack, nack, skills (docs/api.md#pull-records, #routes; docs/delivery.md), and their SQS door. */
 export function createPullApiService(deps: PullApiServiceDeps): Service {
   const notifier = createPgQueueNotifier({ url: deps.databaseUrl, logger: deps.logger });
   const store = KnexQueueStore.create(deps.db);

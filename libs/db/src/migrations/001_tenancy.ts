@@ -6,7 +6,7 @@ import type { Knex } from 'knex';
  * consumer identity (client id = connection id) with versioned credentials; permissions say which
  * system_ids and message_types an app may publish.
  *
- * Quotas (spec §8): a workspace carries the tier of its house; a vendor organisation carries its own
+ * Quotas (docs/api.md#limits): a workspace carries the tier of its house; a vendor organisation carries its own
  * tier, and a vendor's connections in a house use the vendor's quota. `custom` means the three custom_*
  * columns apply, within the spec's ceiling of 200/s, bursts of 400, 10,000,000 a day.
  */
@@ -33,7 +33,7 @@ export async function up(knex: Knex): Promise<void> {
     t.text('id').primary();
     t.text('organisation_id').notNullable().references('organisations.id').onDelete('RESTRICT');
     t.text('name').notNullable();
-    // Workspaces approved before tiers applied are on standard (spec §8).
+    // Workspaces approved before tiers applied are on standard (docs/api.md#limits).
     quotas(t, 'workspaces', 'standard');
     t.timestamp('created_at', { useTz: true }).notNullable().defaultTo(knex.fn.now());
     t.check(`id ~ '${BASE32_ID('w')}'`, [], 'workspaces_id_format');
@@ -70,7 +70,7 @@ export async function up(knex: Knex): Promise<void> {
   await knex.schema.createTable('credentials', (t) => {
     t.text('connection_id').notNullable().references('connections.id').onDelete('CASCADE');
     t.integer('version').notNullable();
-    // Only a hash of the secret is kept (spec 2.1); the scheme is chosen by the token service.
+    // Only a hash of the secret is kept (docs/api.md#connections-and-credentials); the scheme is chosen by the token service.
     t.text('secret_hash').notNullable();
     t.timestamp('created_at', { useTz: true }).notNullable().defaultTo(knex.fn.now());
     // Set when a rotation replaced this secret: it keeps obtaining tokens until then, never after.

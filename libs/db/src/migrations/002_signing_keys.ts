@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 
 /**
- * Signing keys of the token service (spec 2.4). The public key is published as a JWK; the private
+ * Signing keys of the token service (docs/api.md#signing-key-set). The public key is published as a JWK; the private
  * key is kept only sealed with AES-256-GCM under SIGNING_KEY_ENCRYPTION_KEY (never in clear text).
  * Lifecycle: a key is published from created_at, signs from activates_at (later than created_at by
  * the pre-publish time, so every verifier has it before it signs), stops signing at retires_at (when

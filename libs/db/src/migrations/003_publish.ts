@@ -1,9 +1,9 @@
 import type { Knex } from 'knex';
 
 /**
- * What the gateway records when it accepts a message (DESIGN §4):
+ * What the gateway records when it accepts a message (docs/architecture.md#data-flow):
  * - accepted_messages: one row per accepted message_id per workspace, kept at least 7 days (the
- *   idempotency window, spec §8). The content hash decides duplicate (200) or reuse (409), and
+ *   idempotency window, docs/api.md#limits). The content hash decides duplicate (200) or reuse (409), and
  *   delivery enqueues a Kafka record only when this row matches it (invariant A).
  * - story_state: the sequence state of one correlation id (libs/som's StoryState, versioned JSON);
  *   its row lock orders the publishes of one correlation id across the Kafka produce.

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 
 /**
- * The consumer queues (DESIGN §4, invariants C–E):
+ * The consumer queues (docs/architecture.md#data-flow, invariants C–E):
  * - messages: each accepted message once per workspace, with the producer's exact bytes (invariant E).
  * - deliveries: one row per (consumer connection, message); UNIQUE (consumer_id, message_id) makes
  *   enqueueing idempotent (invariant D). FIFO per (consumer, correlation_id) follows `id`, which

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 
 /**
- * What the portal admin API keeps (issue 8, DESIGN §5):
+ * What the portal admin API keeps (docs/admin.md):
  * - skill_registrations: the configured skill instances the house bound to a consumer connection,
  *   each checked by libs/skills exactly as the catalogue checks it, against `library_version`. The
  *   instance_label is unique per connection, as it is within one validated list.

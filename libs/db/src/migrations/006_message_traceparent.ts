@@ -3,7 +3,7 @@ import type { Knex } from 'knex';
 /**
  * The W3C traceparent of the publish (the Kafka record's header) kept with each stored message, so a
  * receive, possibly days later and in another process, can link its span to every message's publish
- * trace (DESIGN §6). Null when the publish was not traced.
+ * trace (docs/observability.md). Null when the publish was not traced.
  */
 export async function up(knex: Knex): Promise<void> {
   await knex.schema.alterTable('messages', (t) => {

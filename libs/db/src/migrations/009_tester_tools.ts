@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 
 /**
- * The tester's tools (issue 17, docs/testing-tools.md):
+ * The tester's tools (docs/testing-tools.md):
  * - refusals: the recent publish/validate refusals of a producer connection, without the message
  *   body (message_id, type and correlation id as the producer sent them, status, violations). Written
  *   in batches by the gateway's refusal recorder, which keeps the newest 100 per connection; the

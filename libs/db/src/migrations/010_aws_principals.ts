@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 
 /**
- * AWS principals (issue 15, docs/admin.md "AWS principals", docs/auth.md "AWS SigV4"): an IAM role
+ * AWS principals (docs/admin.md "AWS principals", docs/auth.md "AWS SigV4"): an IAM role
  * ARN registered on a connection, with the access key id and secret access key the bus issued for
  * it. The secret must stay usable for HMAC, so it is sealed (AES-256-GCM under
  * SIGNING_KEY_ENCRYPTION_KEY, the access key id as additional data), never hashed and never in clear.

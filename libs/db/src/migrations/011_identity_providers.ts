@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 
 /**
- * External identity providers (issue 15, docs/admin.md "Identity providers"):
+ * External identity providers (docs/admin.md "Identity providers"):
  * - identity_providers: an issuer whose tokens the bearer routes accept, by its exact `iss`. The
  *   gateway fetches its keys from `jwks_url` and accepts only `algorithms` (asymmetric ones: the
  *   check below keeps HS* and none out even if a caller skipped the API's own check).

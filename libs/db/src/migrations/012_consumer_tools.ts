@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 
 /**
- * The consumer's testing tools (issue 17, docs/testing-tools.md):
+ * The consumer's testing tools (docs/testing-tools.md):
  * - consumer_tools: per consumer connection, set by the operator (admin API, busctl) — the fault
  *   injection of a Sandbox (a rate of lost acks that come back as duplicates, an added delivery
  *   delay, a rate of leases cut short) and the dead-letter threshold (receives before a message is

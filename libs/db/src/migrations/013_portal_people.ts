@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 
 /**
- * The portal for people (issue 21, docs/portal.md):
+ * The portal for people (docs/portal.md):
  * - portal_logins: one sign-in in progress (OIDC authorization code + PKCE): the PKCE verifier and
  *   nonce of the state the browser carries, kept until the provider sends the browser back (at most
  *   10 minutes, then refused and swept).

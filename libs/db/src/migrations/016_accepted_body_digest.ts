@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 
 /**
- * The SHA-256 of the exact bytes the gateway accepted (issue 14, docs/delivery.md "Checking a record
+ * The SHA-256 of the exact bytes the gateway accepted (docs/delivery.md "Checking a record
  * against its acceptance"). Delivery confirmed every Kafka record by re-parsing its bytes and
  * recomputing their canonical content hash — 12 % of the all-in-one process at 64 publishes in flight;
  * a record whose bytes hash to this digest is the accepted message itself, so it needs neither. Rows

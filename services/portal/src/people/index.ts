@@ -29,7 +29,7 @@ export { portalErrorPage } from './pages';
 export { PeopleStore, type AuditedCollection } from './people-store';
 
 /**
- * The portal for people (issue 21, docs/portal.md): sign-in, the pages and the portal's /api/* routes.
+ * The portal for people (docs/portal.md): sign-in, the pages and the portal's /api/* routes.
  * Without sign-in settings every one of its routes is 404 portal.sign_in_not_configured.
  */
 export interface PeopleRoutersDeps {

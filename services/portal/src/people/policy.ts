@@ -1,5 +1,5 @@
 /**
- * Who may do what in the portal for people (issue 21, docs/portal.md): one pure decision used by every
+ * Who may do what in the portal for people (docs/portal.md): one pure decision used by every
  * portal /api/* route and page. A person's grants come from the identity provider's access claim at
  * sign-in; a target names the house whose workspace it lives in and, for apps and connections, the
  * organisation that owns the app (the house itself or an invited vendor).
