@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -8,10 +9,12 @@ import { createDatabase, type Knex } from '@bus/db';
 import { createControlPublisher, IdentityAdmin } from '@bus/identity';
 import { createKafka, createProducer, type Producer } from '@bus/kafka';
 import { openapi, som } from '@bus/schemas';
-import { createOpenApiChecker, fetchObserved, msUntil, startNodeProcess } from '@bus/testing';
+import { createOpenApiChecker, fetchObserved, msUntil, REPO_ROOT, startNodeProcess } from '@bus/testing';
 import { startBus, type RunningBus } from './support/bus';
 
 const busApi = createOpenApiChecker(openapi.bus);
+/** authlib from PyPI, in a project-local venv (deploy/local/pip-venv.sh). */
+const AUTHLIB_VERSION = '1.6.5';
 let bus: RunningBus;
 const demoFile = path.join(mkdtempSync(path.join(tmpdir(), 'bus-demo-')), 'demo.env');
 
@@ -125,7 +128,23 @@ describe('the token service in the running bus, with the demo tenant', () => {
       expect(res.headers.get('cache-control')).toBe('public, max-age=300');
       expect(res.body).toEqual(server);
     }
-  });
+
+    // authlib (Python) checks the document against RFC 8414's requirements as well.
+    const venv = execFileSync('bash', [path.join(REPO_ROOT, 'deploy/local/pip-venv.sh'), 'authlib', AUTHLIB_VERSION], {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'inherit'],
+      timeout: 240_000,
+    }).trim();
+    const validated = execFileSync(
+      path.join(venv, 'bin/python'),
+      [
+        '-c',
+        'import json, sys\nfrom authlib.oauth2.rfc8414 import AuthorizationServerMetadata\nAuthorizationServerMetadata(json.load(sys.stdin)).validate()\nprint("valid")',
+      ],
+      { input: JSON.stringify(server), encoding: 'utf8', timeout: 30_000 },
+    );
+    expect(validated.trim()).toBe('valid');
+  }, 300_000);
 
   it('lets the demo producer publish every message type for the demo system_id (a dry run per type)', async () => {
     const res = await fetch(`${bus.busUrl}/v1/oauth/token`, {

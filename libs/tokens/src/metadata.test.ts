@@ -8,7 +8,7 @@ describe('RFC 8414 authorization server metadata', () => {
       token_endpoint: 'https://bus.example.test/v1/oauth/token',
       jwks_uri: 'https://bus.example.test/v1/oauth/jwks',
       grant_types_supported: ['client_credentials'],
-      response_types_supported: [],
+      response_types_supported: ['none'],
       token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
       access_token_signing_alg_values_supported: ['ES256'],
     });
