@@ -2,9 +2,9 @@
 // (`npm run bench:compare -- <base-rev> [pairs]`; needs the local stack: deploy/local/stack.sh up).
 // Not a test: it prints figures, nothing passes or fails.
 //
-// This VM's speed drifts by ±15 % within minutes (docs/benchmarks.md), so one run before a change and
-// one after compares two moments, not two builds. This runs the base and this checkout in turn, pair
-// by pair, on the same stack (BUS_LOCAL_DIR), and says in how many pairs each was ahead. The base is a
+// This VM's speed drifts by up to ~2× within minutes (docs/benchmarks.md, "The machine and its drift"),
+// so one run before a change and one after compares two moments, not two builds. This runs the base
+// and this checkout in turn, pair by pair, on the same stack (BUS_LOCAL_DIR), and says in how many pairs each was ahead. The base is a
 // git worktree in $TMPDIR/bus-compare/<commit> (outside the repository, where jest, tsc and eslint
 // would find it), installed and built once and kept for the next run.
 // Every BENCH_* variable is passed on to both (BENCH_LAYOUT, BENCH_SECONDS, BENCH_CONCURRENCY, ...).

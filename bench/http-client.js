@@ -4,7 +4,7 @@
 // The bench shares the machine's two cores with the bus, so what its client costs is taken from the
 // bus being measured. node:http's client cost the bench ~95–170 CPU µs a publish (an agent, a
 // ClientRequest and an IncomingMessage stream per call); this one writes each request in one write
-// and parses the answer's head itself (docs/benchmarks.md, "Twenty-seventh session"). It is a load
+// and parses the answer's head itself (docs/benchmarks.md, "The bench's own HTTP client"). It is a load
 // generator, not a general client: http: only, answers framed by Content-Length or chunked (or
 // without a body: 1xx, 204, 304), anything else is an error.
 'use strict';

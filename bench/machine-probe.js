@@ -1,5 +1,5 @@
 // How fast this machine is at the moment of a run, in two numbers that do not depend on the bus: the
-// VM drifts between patches of very different speed (docs/benchmarks.md), and a run's figures are only
+// VM drifts between patches of very different speed (docs/benchmarks.md, "The machine and its drift"), and a run's figures are only
 // comparable with another's when the machine was alike. `compute` is pure CPU work of one thread (a
 // SHA-256 and a JSON.parse of a ~2 KB message); `round trip` is a request and its answer between two
 // processes over loopback TCP, each waking the other — the step the bus repeats for every statement,

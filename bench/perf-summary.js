@@ -6,9 +6,9 @@
 // Why perf as well as V8's profile (BENCH_CPU_PROF): V8's sampler takes a sample per wall-clock tick
 // and records it when the thread next runs JavaScript, so the time a thread spends preempted inside a
 // socket write (the scheduler runs the woken peer first, on this 2-vCPU VM often) is counted to that
-// write. perf samples the CPU: a thread that is not running is not sampled. The twenty-fifth session
-// found delivery's `writev` at 27.7 % of V8's samples and all its kernel time at 4–10 % of perf's
-// (docs/benchmarks.md).
+// write. perf samples the CPU: a thread that is not running is not sampled. In one bench delivery's
+// `writev` was 27.7 % of V8's samples and all its kernel time 4–10 % of perf's (docs/benchmarks.md,
+// "What V8's profile overstates").
 //
 //   node bench/perf-summary.js <dir>/<phase>.perf.data [top=12]
 //

@@ -50,7 +50,7 @@ const PAUSE_MS = Number(process.env.BENCH_PAUSE_MS ?? 0);
  * (its compiler threads competing for the two cores): after a 3 s warm-up a third of the gateway's
  * samples were still in Maglev-tier code and its compiler threads took 7–11 % of its CPU, against a few
  * TurboFan compiles a second after 15–20 s. A long-running bus is past that: 15 s measures it
- * (docs/benchmarks.md, twenty-fifth session).
+ * (docs/benchmarks.md, "The warm-up").
  */
 const WARM_UP_MS = Number(process.env.BENCH_WARM_UP_SECONDS ?? 15) * 1000;
 const PRODUCERS = 8;
@@ -162,7 +162,8 @@ async function main() {
     console.log(`CPU ms per 1,000 messages — ${ROUTE}: ${cpuLine(publish.cpuPerThousand)}${baselineCpu}`);
     if (raw) {
       // Both phases keep the machine's cores about as busy, so the ratio above is close to this one:
-      // what a raw send costs the machine against what a publish costs it (docs/benchmarks.md).
+      // what a raw send costs the machine against what a publish costs it (docs/benchmarks.md, "The ratio
+      // is a CPU ratio").
       const total = (perThousand) => Object.values(perThousand).reduce((sum, ms) => sum + ms, 0);
       const [bus, ceiling] = [total(publish.cpuPerThousand), total(raw.cpuPerThousand)];
       console.log(

@@ -241,7 +241,7 @@ async function provisionWorkspace({ busUrl, db, admin }, { systemId, messageType
  * A story.context message of about 2 KB (the typical size the issue names) with a fresh message_id,
  * as the bytes to POST. Built by filling the example's text around its three changing members: a deep
  * copy and two JSON passes per message cost the bench process 18–21 µs of the CPU it shares with the
- * bus (docs/benchmarks.md, twenty-second session).
+ * bus (docs/benchmarks.md, "The bench's message builder").
  */
 function storyMessage(correlationId) {
   const messageId = randomUUID();

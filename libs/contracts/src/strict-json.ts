@@ -64,7 +64,7 @@ export function parseIJson(body: Uint8Array): IJsonParsed {
  * and checks numbers and escaped strings as ijsonProblem does. False means "look closely":
  * ijsonProblem then finds the first problem and where it is. parseIJson of the bench's 2 KB
  * story.context: 13.3–14.0 → 9.9–10.1 µs, and no Set or copy of each name per object
- * (docs/benchmarks.md, twenty-sixth session).
+ * (docs/benchmarks.md, "What a publish computes").
  */
 export function isPlainlyIJson(text: string, value: unknown): boolean {
   const strings = stringScanner(text);
@@ -212,7 +212,7 @@ export function ijsonProblem(text: string): IJsonProblem | null {
  * `end(start)`: the index of the quote that closes the string opening at `start` (the text is valid
  * JSON), negated when the string holds an escape. Found with indexOf, which scans natively, rather
  * than a character at a time (the strings are most of a message's text: the full check of the bench's
- * 2 KB story.context 9.0 → 6.7 µs, docs/benchmarks.md, twenty-sixth session); the next backslash is looked up again
+ * 2 KB story.context 9.0 → 6.7 µs, docs/benchmarks.md, "What a publish computes"); the next backslash is looked up again
  * only once the scan has passed it, so each character is read a bounded number of times.
  */
 function stringScanner(text: string): { end(start: number): number } {

@@ -6,7 +6,7 @@ const NOT_PLAIN = /["\\]/;
  * (`:ids::text[]`, `::int[]`, `::bigint[]`, `::timestamptz[]` from ISO strings): the text pg sends for
  * a JS array, built without pg's two regular-expression replaces per element. At 64 publishes in
  * flight delivery's enqueue binds ten such arrays per message, and pg's conversion was an eighth of
- * what delivery allocated (docs/benchmarks.md, twenty-sixth session). Every element is quoted, numbers
+ * what delivery allocated (docs/benchmarks.md, "What a publish allocates"). Every element is quoted, numbers
  * too, as pg quotes them.
  */
 export function arrayParameter(values: ReadonlyArray<string | number | null>): string {

@@ -10,7 +10,7 @@ const NOT_PLAIN = /['\\\u0000]/;
  * Postgres text value can hold, is refused here rather than cutting the query short on the wire. A
  * value with none of them — every id the gateway quotes — is quoted as it is: escapeLiteral builds its
  * answer a character at a time, which was 7 % of what the gateway allocated at 64 publishes in flight
- * (docs/benchmarks.md, twenty-sixth session).
+ * (docs/benchmarks.md, "What a publish allocates").
  */
 export function sqlLiteral(value: string): string {
   if (!NOT_PLAIN.test(value)) return `'${value}'`;

@@ -45,7 +45,7 @@ export class KnexIdentityStore implements IdentityStore {
   }
 
   // Both reads run on every token request (and connection on each identity-cache miss): prepared
-  // statements, so Postgres plans the four-table join once per pool connection (bench:token, docs/benchmarks.md).
+  // statements, so Postgres plans the four-table join once per pool connection (bench:token, docs/benchmarks.md#token-issuance).
   async connection(clientId: string): Promise<ConnectionRecord | null> {
     const [row] = await preparedQuery<ConnectionRow>(
       this.db,

@@ -5,7 +5,7 @@
  * `throttledUntil - Date.now()`: negative, since `throttledUntil` is -1 when unthrottled. Node clamps
  * that to 1 ms, so the check runs, schedules itself again, and so on (kafkajs issues 1556, 1704;
  * since Node 24 it also warns, TimeoutNegativeWarning, issue 1751). An idle bus process woke ~900
- * times a second for it (docs/benchmarks.md, sixteenth session).
+ * times a second for it (docs/benchmarks.md, "kafkajs' idle poll").
  *
  * The check exists for two cases only, and both still get it: a request waiting for a throttle to end
  * (checked when it ends), and a request waiting for room under the in-flight limit (checked every

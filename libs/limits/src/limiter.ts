@@ -196,8 +196,8 @@ type LimitsToCount = ReadonlyArray<{ spec: LimitSpec; key: string }>;
 
 /**
  * Most requests' counts one Redis write carries. At 64 publishes in flight one script call per request
- * cost the all-in-one process 12 % of its samples, mostly the socket write of each (docs/benchmarks.md
- * "Twelfth session").
+ * cost the all-in-one process 12 % of its samples, mostly the socket write of each (docs/benchmarks.md,
+ * "Limit counts in Redis").
  */
 const COUNTS_TOGETHER = 32;
 

@@ -18,7 +18,7 @@ export function contentHash(value: unknown): string {
  * (accepted_messages.body_sha256); a Kafka record whose value has it is the accepted message itself,
  * so delivery confirms it without parsing (invariant A; docs/delivery.md). Both hashes are one-shot
  * (crypto.hash): no Hash object per message, 0.4–0.7 µs less each on a 2 KB message (docs/benchmarks.md,
- * twenty-second session).
+ * "What a publish computes").
  */
 export function bodyDigest(bytes: Uint8Array): Buffer {
   return hash('sha256', bytes, 'buffer');
@@ -28,9 +28,10 @@ export function bodyDigest(bytes: Uint8Array): Buffer {
  * JSON.stringify's output with every object's keys in sorted order (UTF-16 code units, as
  * Array.prototype.sort). Written as one string builder rather than map/join, and strings that need no
  * escape are quoted directly, because the gateway runs this on every publish (twice the speed of the
- * map/join form on a 2 KB message; docs/benchmarks.md "Twelfth session"). Each piece is appended on
+ * map/join form on a 2 KB message; docs/benchmarks.md, "What a publish computes"). Each piece is appended on
  * its own rather than through a template and the keys are sorted in place: the intermediate strings
- * and sort's work copies were a quarter of what the gateway allocated (twenty-sixth session).
+ * and sort's work copies were a quarter of what the gateway allocated (docs/benchmarks.md, "What a publish
+ * allocates").
  */
 export function canonicalJson(value: unknown): string {
   if (typeof value === 'string') return quoted(value);

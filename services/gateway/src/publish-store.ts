@@ -141,7 +141,7 @@ export class KnexPublishStore implements PublishStore {
  * schema checked (letters, digits and . _ : -, or UUIDs). The reads join the keys' pairs (unnest): one
  * index probe per key whatever the table's statistics. `workspace_id = … and id = any(…)` was cheaper to
  * plan for one key but, on bench:publish's young tables at 64 in flight, read 133 buffers and 1.03 ms a
- * call against 57 and 0.20 for the join (docs/benchmarks.md, thirteenth session).
+ * call against 57 and 0.20 for the join (docs/benchmarks.md, "Group commit").
  */
 function lockAndReadStatements(scope: StoryLockScope): string[] {
   const lockKeys = [...new Set(scope.stories.map((s) => workspaceKey(s.workspaceId, s.correlationId)))].sort();

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 
 /**
- * Leases as HOT updates (docs/benchmarks.md "Tenth session"). A receive's UPDATE changed
+ * Leases as HOT updates (docs/benchmarks.md, "Leases as HOT updates"). A receive's UPDATE changed
  * `state` (queued → leased), the column of deliveries_pending's predicate, so Postgres wrote every
  * leased row's new version into all five indexes of `deliveries` and left the old entries dead until
  * vacuum. The un-acked index is now keyed on `acked_at IS NULL` instead — the same rows, since a

@@ -5,7 +5,7 @@ import type { Knex } from 'knex';
  * bodies compressed with lz4"). A ~2 KB SOM message is just over the size at which Postgres
  * compresses a row, so every enqueue compressed its body: pglz_compress was 8 % of Postgres' CPU at 64
  * publishes in flight. lz4 cost the inserting backend 31–33 ms per 1,000 of the bench's bodies against
- * 38–46 for pglz, in the same pages (docs/benchmarks.md, "Twentieth session"). Only new values are
+ * 38–46 for pglz, in the same pages (docs/benchmarks.md, "Message bodies in lz4"). Only new values are
  * written with it; rows already stored stay pglz and read as before. A Postgres built without lz4
  * keeps pglz.
  */
