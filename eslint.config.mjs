@@ -153,16 +153,23 @@ export default tseslint.config(
   // The all-in-one is the one composition root that runs every service in one process.
   ...SERVICES.filter((name) => name !== 'all-in-one').map(serviceBoundaries),
   {
-    // busctl is a client of the admin API's HTTP contract, like any operator script: it imports no
-    // bus package, so it cannot come to depend on the portal's internals. Its tests may: they check
-    // busctl against the admin OpenAPI document (@bus/schemas, @bus/testing).
+    // busctl is a client of the bus's HTTP contracts, like any operator or producer script: it imports
+    // no service's internals. It may use the published client library (itself HTTP only) and the pure
+    // SOM rules (`validate --ordered` judges a story with the gateway's own sequence rules). Its tests
+    // may use more: they check busctl against the OpenAPI documents (@bus/schemas, @bus/testing).
     files: ['cli/**/*.ts'],
     ignores: ['**/*.test.ts'],
     rules: {
       'no-restricted-imports': [
         'error',
         {
-          patterns: [deepImports, { group: ['@bus/*'], message: 'busctl talks to the admin API over HTTP; it imports no bus package.' }],
+          patterns: [
+            deepImports,
+            {
+              group: ['@bus/*', '!@bus/client', '!@bus/som'],
+              message: 'busctl talks to the bus over HTTP; it imports only @bus/client and the pure @bus/som.',
+            },
+          ],
         },
       ],
     },

@@ -28,7 +28,7 @@ for (const group of ['libs', 'services']) {
 const shared = {
   transform: { '^.+\\.(t|j|mj)s$': swc },
   // jose, openid-client and oauth2-mock-server ship ESM only; jest's CommonJS runtime needs them transformed too.
-  transformIgnorePatterns: ['/node_modules/(?!(jose|openid-client|oauth4webapi|oauth2-mock-server|basic-auth)/)'],
+  transformIgnorePatterns: ['/node_modules/(?!(jose|openid-client|oauth4webapi|oauth2-mock-server|basic-auth|junit2json)/)'],
   moduleNameMapper: mapped,
   testPathIgnorePatterns: ['/node_modules/', '/dist/'],
   // .local/ holds caches with copies of this repository's packages (the cluster tier's image layers)

@@ -1,7 +1,14 @@
 import { spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { parse as parseCtrf, validate as validateCtrf } from 'ctrf';
+import { parse as parseJunit } from 'junit2json';
+import { som } from '@bus/schemas';
 import { eventually, REPO_ROOT } from '@bus/testing';
 import { startBus, type RunningBus } from './support/bus';
+import { TenantFixture, type Tenant } from './support/tenants';
 
 const BUSCTL = path.join(REPO_ROOT, 'cli/busctl/dist/main.js');
 const FIXTURES = path.join(REPO_ROOT, 'test/fixtures/busctl');
@@ -165,6 +172,92 @@ describe('busctl against the running bus (compiled all-in-one and CLI)', () => {
       stderr: 'busctl: BUSCTL_CLIENT_SECRET is not set: the operator client secret\n',
     });
     expect(await busctl(['connection', 'create', '--help'], {})).toMatchObject({ code: 0, stdout: expect.stringMatching(/^busctl connection create: /) });
+  }, 30_000);
+});
+
+describe('busctl validate against the running bus (a producer connection, the validate route)', () => {
+  let tenants: TenantFixture;
+  let house: Tenant;
+  let producerEnv: Record<string, string>;
+  const dir = mkdtempSync(path.join(tmpdir(), 'busctl-validate-'));
+
+  beforeAll(async () => {
+    tenants = await TenantFixture.create(bus);
+    house = await tenants.tenant({ systemIds: ['storyteller.web'], messageTypes: Object.keys(som.examples) });
+    producerEnv = { BUS_BASE_URL: bus.busUrl, BUS_PRODUCER_CLIENT_ID: house.producer.clientId, BUS_PRODUCER_CLIENT_SECRET: house.producer.clientSecret };
+  }, 60_000);
+  afterAll(async () => {
+    await tenants?.close();
+  });
+
+  /** A story of one telling on a fresh correlation id, one file a message, named in publish order. */
+  function story(name: string, types: string[]): string {
+    const folder = path.join(dir, name);
+    mkdirSync(folder);
+    const correlationId = `story-${randomUUID()}`;
+    types.forEach((type, i) => {
+      const message = { ...(som.examples[type] as object), message_id: randomUUID(), correlation_id: correlationId };
+      writeFileSync(path.join(folder, `${String(i + 1).padStart(2, '0')}-${type}.json`), JSON.stringify(message));
+    });
+    return folder;
+  }
+
+  it("checks a corpus, exits 1 on a refusal, and writes reports that the formats' own parsers read", async () => {
+    const corpus = story('corpus', ['story.context', 'telling.started']);
+    writeFileSync(path.join(corpus, '03-broken.json'), JSON.stringify({ ...(som.examples['story.context'] as object), message_id: 'not-a-uuid' }));
+    const junitFile = path.join(dir, 'junit.xml');
+    const ctrfFile = path.join(dir, 'ctrf.json');
+
+    const ran = await busctl(['validate', corpus, '--junit', junitFile, '--ctrf', ctrfFile], producerEnv);
+    expect(ran.code).toBe(1);
+    expect(ran.stdout).toMatch(/01-story\.context\.json +story\.context +accepted\n/);
+    expect(ran.stdout).toMatch(/02-telling\.started\.json +telling\.started +accepted\n/);
+    expect(ran.stdout).toMatch(/03-broken\.json +story\.context +refused 400 schema\.format \/message_id\n/);
+    expect(ran.stdout).toContain('3 checked: 2 accepted, 1 refused, 0 not checked');
+
+    const junit = (await parseJunit(readFileSync(junitFile, 'utf8'))) as {
+      tests: number;
+      failures: number;
+      testsuite: Array<{ name: string; testcase: Array<{ name: string; failure?: Array<{ message: string; inner: string }> }> }>;
+    };
+    expect(junit).toMatchObject({ tests: 3, failures: 1 });
+    const failed = junit.testsuite.flatMap((s) => s.testcase).find((c) => c.failure !== undefined);
+    expect(failed?.name).toBe(path.join(corpus, '03-broken.json'));
+    expect(failed?.failure?.[0]).toMatchObject({ message: '400 schema.format', inner: expect.stringContaining('schema.format /message_id') });
+
+    const ctrfText = readFileSync(ctrfFile, 'utf8');
+    expect(validateCtrf(JSON.parse(ctrfText))).toMatchObject({ valid: true });
+    expect(parseCtrf(ctrfText).results.summary).toMatchObject({ tests: 3, passed: 2, failed: 1 });
+  }, 60_000);
+
+  it('--ordered checks a story against the state its earlier files make, recording nothing', async () => {
+    const telling = story('ordered', ['telling.started', 'telling.exposed', 'telling.ended']);
+    // Each file on its own meets the workspace, where this telling never started.
+    const alone = await busctl(['validate', telling], producerEnv);
+    expect(alone.code).toBe(1);
+    expect(alone.stdout).toMatch(/02-telling\.exposed\.json +telling\.exposed +refused 409 sequence\.telling\.not_started/);
+
+    expect(await busctl(['validate', '--ordered', telling], producerEnv)).toMatchObject({
+      code: 0,
+      stdout: expect.stringContaining('3 checked: 3 accepted, 0 refused'),
+    });
+    // Twice: nothing of the first run was recorded.
+    expect(await busctl(['validate', '--ordered', telling], producerEnv)).toMatchObject({ code: 0 });
+    const outOfOrder = story('out-of-order', ['telling.started', 'telling.ended', 'telling.exposed']);
+    const refused = await busctl(['validate', '--ordered', outOfOrder, '--json'], producerEnv);
+    expect(refused.code).toBe(1);
+    expect(JSON.parse(refused.stdout)).toMatchObject([
+      { outcome: 'accepted' },
+      { outcome: 'accepted' },
+      { outcome: 'refused', status: 409, violations: [{ rule: 'sequence.telling.ended' }] },
+    ]);
+  }, 60_000);
+
+  it('says which variable is wrong when the token route refuses the credentials', async () => {
+    const ran = await busctl(['validate', path.join(dir, 'corpus')], { ...producerEnv, BUS_PRODUCER_CLIENT_SECRET: 'sbs_wrong' });
+    expect(ran.code).toBe(1);
+    expect(ran.stderr).toMatch(/^busctl: no token for BUS_PRODUCER_CLIENT_ID: token route answered 401 invalid_client/);
+    expect(ran.stderr).not.toContain('sbs_wrong');
   }, 30_000);
 });
 

@@ -60,10 +60,14 @@ describe('import boundaries (docs/architecture.md#layout), enforced by npm run l
     ]);
   });
 
-  it.each(['@bus/identity', '@bus/portal'])('refuses %s in busctl, which talks HTTP only', async (target) => {
+  it.each(['@bus/identity', '@bus/portal', '@bus/db'])('refuses %s in busctl, which talks HTTP only', async (target) => {
     expect(await violations('cli/busctl/src/example.ts', `import { x } from '${target}';\nexport const y = x;\n`)).toEqual([
-      expect.stringMatching(/^no-restricted-imports: .*busctl talks to the admin API over HTTP/),
+      expect.stringMatching(/^no-restricted-imports: .*busctl talks to the bus over HTTP/),
     ]);
+  });
+
+  it.each(['@bus/client', '@bus/som'])('allows busctl %s: the HTTP client library and the pure SOM rules', async (target) => {
+    expect(await violations('cli/busctl/src/example.ts', `import { x } from '${target}';\nexport const y = x;\n`)).toEqual([]);
   });
 
   it("allows busctl's tests the packages that check it against the admin document", async () => {

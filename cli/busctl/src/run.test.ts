@@ -57,6 +57,10 @@ function harness(responses: Array<() => Response>, files: Record<string, string>
       if (text === undefined) throw new Error(`ENOENT: no such file or directory, open '${path}'`);
       return Buffer.from(text);
     },
+    readDir: async () => undefined,
+    writeFile: async (path) => {
+      throw new Error(`unexpected write of ${path}`);
+    },
     stdout: (text) => void (out.stdout += text),
     stderr: (text) => void (out.stderr += text),
     sleep: async (ms) => void sleeps.push(ms),

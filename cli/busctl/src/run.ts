@@ -3,16 +3,10 @@ import { parseCommandLine } from './args';
 import type { ApiRequest } from './commands';
 import { portalFrom, type Portal } from './config';
 import { renderApiError, UsageError } from './errors';
+import { runValidate, type ValidateIo } from './validate';
 
 /** Everything busctl does to the outside world, passed in so the whole run is tested without a server. */
-export interface Io {
-  fetch: typeof fetch;
-  readFile(path: string): Promise<Uint8Array>;
-  stdout(text: string): void;
-  stderr(text: string): void;
-  sleep(ms: number): Promise<void>;
-  now(): Date;
-}
+export type Io = ValidateIo;
 
 interface Answer {
   status: number;
@@ -58,6 +52,8 @@ const succeeded = (answer: Answer): boolean => answer.status >= 200 && answer.st
 
 /** busctl with `argv` (after the program name): prints what it has to say and gives the exit code. */
 export async function run(argv: readonly string[], env: Readonly<Record<string, string | undefined>>, io: Io): Promise<number> {
+  // A producer's command: many calls of the bus's validate route with a producer connection, not one admin API call.
+  if (argv[0] === 'validate') return runValidate(argv.slice(1), env, io);
   const invocation = parseCommandLine(argv, io.now());
   if (invocation.kind === 'help') {
     io.stdout(invocation.text);

@@ -7,3 +7,5 @@ export type { ClientOptions } from './token';
 export { BusRefusedError, BusUnreachableError, TokenRequestError } from './errors';
 export type { Violation } from './errors';
 export { retryAfterSeconds } from './wait';
+export { CTRF_SPEC_VERSION, ctrfJson, junitXml } from './reports';
+export type { CaseOutcome, ReportCase, TestReport } from './reports';
