@@ -402,4 +402,38 @@ describe('one SQS scenario, every client', () => {
     const unknown = await send('Action=SendMessage&Version=2012-11-05&MessageBody=x');
     expect([unknown.status, unknown.body]).toEqual([400, expect.stringContaining('<Code>InvalidAction</Code>')]);
   }, 60_000);
+  // Last in the file: it spends the shared signed-request limit of this file's bus (its own Redis prefix).
+  it('throttles past the shared AWS-signed limit with 429 RequestThrottled and Retry-After, in either protocol', async () => {
+    const { house, reader } = await queueWithRun();
+    const json = JSON.stringify({ QueueName: house.consumer.clientId });
+    const form = `Action=GetQueueUrl&Version=2012-11-05&QueueName=${house.consumer.clientId}`;
+    const requests = await Promise.all(
+      Array.from({ length: 200 }, async (_, i) => {
+        const query = i % 2 === 1;
+        const body = query ? form : json;
+        const headers = await signedHeaders(bus, reader, '/v1/sqs', body, {
+          region: REGION,
+          service: 'sqs',
+          headers: query
+            ? { 'content-type': 'application/x-www-form-urlencoded; charset=utf-8' }
+            : { 'content-type': 'application/x-amz-json-1.0', 'x-amz-target': 'AmazonSQS.GetQueueUrl' },
+        });
+        return { query, headers, body };
+      }),
+    );
+    const answers = await Promise.all(
+      requests.map(async ({ query, headers, body }) => ({ query, answer: await fetchObserved(`${bus.busUrl}/v1/sqs`, { method: 'POST', headers, body }) })),
+    );
+    const throttled = answers.filter(({ answer }) => answer.status === 429);
+    // 50 a second and bursts of 100: at least half of 200 sent at once are refused.
+    expect(throttled.length).toBeGreaterThanOrEqual(50);
+    expect(answers.every(({ answer }) => answer.status === 200 || answer.status === 429)).toBe(true);
+    for (const { query, answer } of throttled) {
+      busApi.check('POST', '/v1/sqs', answer);
+      expect(Number(answer.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+      if (query) expect(answer.body).toEqual(expect.stringContaining('<Type>Sender</Type><Code>RequestThrottled</Code>'));
+      else expect((answer.body as { __type: string }).__type).toBe('com.amazonaws.sqs#RequestThrottled');
+    }
+    expect(new Set(throttled.map(({ query }) => query)).size).toBe(2);
+  }, 60_000);
 });
