@@ -401,6 +401,14 @@ describe('one SQS scenario, every client', () => {
     ]);
     const unknown = await send('Action=SendMessage&Version=2012-11-05&MessageBody=x');
     expect([unknown.status, unknown.body]).toEqual([400, expect.stringContaining('<Code>InvalidAction</Code>')]);
+    // An action not served is InvalidAction before any of its parameters is read.
+    const unserved = await send('Action=SetQueueAttributes&Version=2012-11-05&Attribute.1.Name=DelaySeconds&Attribute.1.Value=5');
+    expect([unserved.status, unserved.body]).toEqual([400, expect.stringContaining('<Code>InvalidAction</Code>')]);
+    const misspelt = await send(`Action=GetQueueAttributes&Version=2012-11-05&QueueUrl=x&Attribute.1.Name=All`);
+    expect([misspelt.status, misspelt.body]).toEqual([
+      400,
+      expect.stringContaining('<Code>InvalidParameterValue</Code><Message>Unknown parameter Attribute.1.Name'),
+    ]);
   }, 60_000);
   // Last in the file: it spends the shared signed-request limit of this file's bus (its own Redis prefix).
   it('throttles past the shared AWS-signed limit with 429 RequestThrottled and Retry-After, in either protocol', async () => {

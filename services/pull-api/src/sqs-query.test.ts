@@ -19,6 +19,7 @@ describe('the SQS query protocol codec', () => {
     ).toEqual({
       action: 'ReceiveMessage',
       params: { QueueUrl: 'http://h/v1/sqs/q', AttributeNames: ['All', 'SentTimestamp'], MaxNumberOfMessages: 10 },
+      unknown: [],
     });
     expect(
       parseQueryRequest(
@@ -35,9 +36,9 @@ describe('the SQS query protocol codec', () => {
     });
   });
 
-  it('refuses a name twice, an unknown list, a bad index, another version and no action', () => {
+  it('refuses a name twice, a bad index, another version and no action; names the structures no served action takes', () => {
     expect(() => parseQueryRequest(form('Action=GetQueueUrl&QueueName=a&QueueName=b'))).toThrow(expect.objectContaining({ code: 'InvalidParameterValue' }));
-    expect(() => parseQueryRequest(form('Action=GetQueueUrl&Tag.1.Key=a'))).toThrow(expect.objectContaining({ code: 'InvalidParameterValue' }));
+    expect(parseQueryRequest(form('Action=GetQueueUrl&Tag.1.Key=a')).unknown).toEqual(['Tag.1.Key']);
     expect(() => parseQueryRequest(form('Action=GetQueueAttributes&AttributeName.0=All'))).toThrow(expect.objectContaining({ code: 'InvalidParameterValue' }));
     expect(() => parseQueryRequest(form('Action=GetQueueUrl&Version=2008-01-01'))).toThrow(expect.objectContaining({ code: 'NoSuchVersion' }));
     expect(() => parseQueryRequest(form('QueueName=a'))).toThrow(expect.objectContaining({ code: 'MissingAction' }));

@@ -31,6 +31,8 @@ const INDEX = /^[1-9][0-9]{0,3}$/;
 export interface QueryRequest {
   action: string;
   params: Record<string, unknown>;
+  /** Names of structures the door's actions do not take (Attribute.1.Name, Tag.1.Key, ...): refused once the action is known to be served. */
+  unknown: string[];
 }
 
 /** The action and its parameters in the AWS JSON 1.0 shape. A name given twice is refused, as a JSON member twice is. */
@@ -40,6 +42,7 @@ export function parseQueryRequest(body: Buffer): QueryRequest {
   const lists = new Map<string, Map<number, string>>();
   const entries = new Map<number, Record<string, unknown>>();
   const seen = new Set<string>();
+  const unknown: string[] = [];
   let action: string | undefined;
   for (const [key, value] of form) {
     if (seen.has(key)) throw invalid(`The parameter ${key} appears twice`);
@@ -65,13 +68,13 @@ export function parseQueryRequest(body: Buffer): QueryRequest {
       entry[member] = scalar(member, value);
       entries.set(n, entry);
     } else {
-      throw invalid(`Unknown parameter ${key}`);
+      unknown.push(key);
     }
   }
   if (action === undefined || action === '') throw new SqsError(400, 'MissingAction', 'The request must contain the parameter Action');
   for (const [head, list] of lists) params[STRING_LISTS[head]!] = inOrder(list);
   if (entries.size > 0) params.Entries = inOrder(entries);
-  return { action, params };
+  return { action, params, unknown };
 }
 
 function position(key: string, index: string): number {

@@ -145,8 +145,10 @@ export function sqsRoutes(deps: SqsRoutesDeps): Router {
       const caller = res.locals.sqsCaller as SqsCaller;
       const body = res.locals.body as Buffer;
       if (isQueryRequest(req.header('content-type'))) {
-        const { action: name, params } = parseQueryRequest(body);
-        const answer = await operation(name)(caller, params, res);
+        const { action: name, params, unknown } = parseQueryRequest(body);
+        const action = operation(name);
+        if (unknown.length > 0) throw invalid(`Unknown parameter ${unknown[0]}`);
+        const answer = await action(caller, params, res);
         res.type(XML_MEDIA_TYPE).send(queryAnswer(name, answer, String(res.locals.requestId)));
         return;
       }
