@@ -1,7 +1,7 @@
 import { invalid, SqsError } from './sqs-error';
 
 /**
- * The AWS query protocol of the SQS door (the one botocore before 1.31 and older SDKs speak): a
+ * The AWS query protocol of the SQS door (the one botocore 1.29 and older SDKs speak): a
  * form-encoded `Action=<Action>&Version=2012-11-05&...` body in, AWS's XML out. It only translates:
  * a request becomes the same parameters the AWS JSON 1.0 body carries, and an action's JSON answer is
  * written as the XML SQS answers, so both protocols run one operation layer (sqs.ts).
