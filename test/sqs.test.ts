@@ -138,6 +138,9 @@ describe('the SQS door (@aws-sdk/client-sqs)', () => {
       MessageDeduplicationId: m.message_id,
       SentTimestamp: expect.stringMatching(/^\d+$/),
       ApproximateReceiveCount: '1',
+      SequenceNumber: expect.stringMatching(/^\d+$/),
+      SenderId: SYSTEM_ID,
+      ApproximateFirstReceiveTimestamp: expect.stringMatching(/^\d+$/),
     });
     expect(Math.abs(Number(got.Attributes!.SentTimestamp) - publishedAt)).toBeLessThan(60_000);
 
@@ -192,6 +195,35 @@ describe('the SQS door (@aws-sdk/client-sqs)', () => {
     );
     expect(deleted.Successful).toEqual([{ Id: 'm0' }, { Id: 'm1' }, { Id: 'm2' }]);
     expect(deleted.Failed?.map((f) => [f.Id, f.Code])).toEqual([['old', 'InvalidParameterValue']]);
+    expect(await counts()).toEqual({ ApproximateNumberOfMessages: '0', ApproximateNumberOfMessagesNotVisible: '0' });
+  }, 60_000);
+
+  it('ChangeMessageVisibilityBatch 0 over a received run answers every current entry Successful (none spent by an earlier entry)', async () => {
+    const correlationId = `c-${randomUUID()}`;
+    const ms = [message('telling.started', correlationId), message('telling.exposed', correlationId), message('telling.ended', correlationId)];
+    for (const m of ms) await publishRaw(JSON.stringify(m));
+    await deliveryCaughtUp(bus);
+    const first: Message[] = [];
+    while (first.length < ms.length) first.push(...((await receive(10)).Messages ?? []));
+    const stale = first[2]!.ReceiptHandle!;
+    // The head first, as a client lists a run: releasing it releases the followers, which were current at the call.
+    const released = await sqs(reader).send(
+      new ChangeMessageVisibilityBatchCommand({
+        QueueUrl: queueUrl,
+        Entries: first.map((r, i) => ({ Id: `m${i}`, ReceiptHandle: r.ReceiptHandle, VisibilityTimeout: 0 })),
+      }),
+    );
+    expect([released.Successful, released.Failed ?? []]).toEqual([[{ Id: 'm0' }, { Id: 'm1' }, { Id: 'm2' }], []]);
+    const again = (await receive(10)).Messages ?? [];
+    expect(again.map((r) => [r.MessageId, r.Attributes?.ApproximateReceiveCount])).toEqual(ms.map((m) => [m.message_id, '2']));
+    // A handle spent before the call still fails.
+    const spent = await sqs(reader).send(
+      new ChangeMessageVisibilityBatchCommand({ QueueUrl: queueUrl, Entries: [{ Id: 'old', ReceiptHandle: stale, VisibilityTimeout: 0 }] }),
+    );
+    expect(spent.Failed?.map((f) => [f.Id, f.Code])).toEqual([['old', 'MessageNotInflight']]);
+    await sqs(reader).send(
+      new DeleteMessageBatchCommand({ QueueUrl: queueUrl, Entries: again.map((r, i) => ({ Id: `d${i}`, ReceiptHandle: r.ReceiptHandle })) }),
+    );
     expect(await counts()).toEqual({ ApproximateNumberOfMessages: '0', ApproximateNumberOfMessagesNotVisible: '0' });
   }, 60_000);
 

@@ -27,7 +27,7 @@ export interface PullApiServiceDeps {
   /** The process's registry, served at /metrics. */
   metrics: Registry;
   /** The SQS door's principals, replay store, shared signed-request limit and scope (pullApiDepsOf). */
-  sqs: Omit<SqsRoutesDeps, 'pull' | 'stats'>;
+  sqs: Omit<SqsRoutesDeps, 'pull' | 'stats' | 'queueDates'>;
 }
 
 /** Consumer routes: receive (long poll), ack, nack, skills (docs/api.md#pull-records, #routes; docs/delivery.md), and their SQS door. */
@@ -53,7 +53,12 @@ export function createPullApiService(deps: PullApiServiceDeps): Service {
         pull,
         registrations: (consumerId) => queueCall(() => readSkillRegistrations(deps.db, consumerId)),
       }),
-      sqsRoutes({ ...deps.sqs, pull, stats: async (consumerId) => (await queueCall(() => deliveries.queueStats(consumerId)))[0] }),
+      sqsRoutes({
+        ...deps.sqs,
+        pull,
+        stats: async (consumerId) => (await queueCall(() => deliveries.queueStats(consumerId)))[0],
+        queueDates: (consumerId) => queueCall(() => connectionDates(deps.db, consumerId)),
+      }),
     ],
     errorPage: sqsErrorAnswer,
     // A lost LISTEN connection is not a readiness matter: the notifier reconnects and wakes every
@@ -62,4 +67,12 @@ export function createPullApiService(deps: PullApiServiceDeps): Service {
     start: () => notifier.start(),
     stop: () => notifier.stop(),
   };
+}
+
+/** A consumer connection's creation and last status change: its SQS queue's CreatedTimestamp and LastModifiedTimestamp. */
+async function connectionDates(db: Knex, consumerId: string): Promise<{ createdAt: Date; modifiedAt: Date } | null> {
+  const row = await db('connections')
+    .where({ id: consumerId })
+    .first<{ created_at: Date; status_changed_at: Date | null } | undefined>('created_at', 'status_changed_at');
+  return row ? { createdAt: row.created_at, modifiedAt: row.status_changed_at ?? row.created_at } : null;
 }

@@ -15,11 +15,13 @@ import {
 import { acknowledge, receive, release, settle, type HandleResult, type PullDeps } from './pull';
 import { PULL_LIMITS } from './pull-routes';
 import type { LeasedMessage } from './queue-store';
+import { invalid, missing, sqsCodeOf, SqsError } from './sqs-error';
+import { isQueryRequest, parseQueryRequest, queryAnswer, queryError, XML_MEDIA_TYPE } from './sqs-query';
 
 /**
- * The SQS-compatible door of the pull API (docs/delivery.md, "SQS-compatible reads"): the AWS JSON 1.0
- * protocol of @aws-sdk/client-sqs on one path, over the same queue operations and receipt handles as
- * the consumer routes. Signed with SigV4 for the service `sqs`, by a verified principal of an active
+ * The SQS-compatible door of the pull API (docs/delivery.md, "SQS-compatible reads"; docs/sqs.md): the
+ * AWS JSON 1.0 protocol and the AWS query protocol (sqs-query.ts) on one path, chosen by Content-Type,
+ * over one set of operations and the same queue operations and receipt handles as the consumer routes. Signed with SigV4 for the service `sqs`, by a verified principal of an active
  * consumer connection; its queue is that connection (QueueName = connection id).
  */
 export const SQS_PATH = '/v1/sqs/';
@@ -36,53 +38,54 @@ const MAX_WAIT_SECONDS = 20;
 const MAX_BATCH_ENTRIES = 10;
 const BATCH_ENTRY_ID = /^[A-Za-z0-9_-]{1,80}$/;
 /** What GetQueueAttributes answers besides the counts: fixed properties of every bus queue. */
-const FIXED_ATTRIBUTES = { FifoQueue: 'true', ContentBasedDeduplication: 'false', VisibilityTimeout: '30', ReceiveMessageWaitTimeSeconds: '0' } as const;
+const FIXED_ATTRIBUTES = {
+  FifoQueue: 'true',
+  ContentBasedDeduplication: 'false',
+  VisibilityTimeout: '30',
+  ReceiveMessageWaitTimeSeconds: '0',
+  DelaySeconds: '0',
+} as const;
 const COUNTED_ATTRIBUTES = ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible', 'ApproximateNumberOfMessagesDelayed'] as const;
-const QUEUE_ATTRIBUTES = new Set<string>([...COUNTED_ATTRIBUTES, ...Object.keys(FIXED_ATTRIBUTES)]);
-const MESSAGE_ATTRIBUTES = ['MessageGroupId', 'MessageDeduplicationId', 'SentTimestamp', 'ApproximateReceiveCount'] as const;
+/** Of the consumer connection: its queue is made and changed with it (seconds since the epoch, as SQS). */
+const DATED_ATTRIBUTES = ['CreatedTimestamp', 'LastModifiedTimestamp'] as const;
+const QUEUE_ATTRIBUTES = new Set<string>([...COUNTED_ATTRIBUTES, ...Object.keys(FIXED_ATTRIBUTES), ...DATED_ATTRIBUTES, 'QueueArn']);
+/**
+ * The account part of a queue's ARN, arn:aws:sqs:<AWS_SIGV4_REGION>:000000000000:<connection id>: a
+ * bus queue belongs to no AWS account, and twelve zeros can be no real one (docs/sqs.md).
+ */
+export const SQS_ACCOUNT_ID = '000000000000';
+const MESSAGE_ATTRIBUTES = [
+  'MessageGroupId',
+  'MessageDeduplicationId',
+  'SentTimestamp',
+  'ApproximateReceiveCount',
+  'SequenceNumber',
+  'SenderId',
+  'ApproximateFirstReceiveTimestamp',
+] as const;
+
+export { SqsError } from './sqs-error';
 
 /**
- * A refusal of the SQS door: `code` is the SQS error code an SDK reads from `__type` (its exception's
- * name); the rule `sqs.<code>` names it in logs and metrics.
+ * Every error answer on the door's path in the request's protocol, the status kept: the door's own
+ * SqsErrors, and the host's and the shared steps' refusals under the nearest SQS code (429
+ * RequestThrottled, 503 ServiceUnavailable, ...), so an SDK always reads a code. AWS JSON 1.0
+ * `{ "__type", "message" }`; a query-protocol request (form-encoded) gets AWS's XML ErrorResponse,
+ * served as text/html where the host answers (the door's own refusals are text/xml, see sqsRoutes).
  */
-export class SqsError extends HttpError {
-  override readonly name = 'SqsError';
-  constructor(
-    status: 400 | 401 | 403,
-    readonly code: string,
-    message: string,
-  ) {
-    super(status, `sqs.${code}`, message);
-  }
-}
-
-const invalid = (message: string) => new SqsError(400, 'InvalidParameterValue', message);
-const missing = (name: string) => new SqsError(400, 'MissingParameter', `The request must contain the parameter ${name}`);
-
-/**
- * Every error answer on the door's path in AWS JSON 1.0, `{ "__type", "message" }`, the status kept:
- * the door's own SqsErrors, and the host's and the shared steps' refusals under the nearest SQS code
- * (429 RequestThrottled, 503 ServiceUnavailable, ...), so an SDK always reads a code.
- */
-export const sqsErrorAnswer: ErrorPage = (req, err) => {
+export const sqsErrorAnswer: ErrorPage = (req, err, requestId) => {
   if (!SQS_PATHS.includes(req.path)) return undefined;
+  const headers: Record<string, string> = {};
+  if (isQueryRequest(req.header('content-type'))) return { html: queryError(err.status, sqsCodeOf(err), err.message, requestId), headers };
   return { json: { __type: `${ERROR_NAMESPACE}${sqsCodeOf(err)}`, message: err.message }, headers: { 'Content-Type': AWS_JSON_MEDIA_TYPE } };
 };
-
-function sqsCodeOf(err: HttpError): string {
-  if (err instanceof SqsError) return err.code;
-  if (err.status === 429) return 'RequestThrottled';
-  if (err.status === 503) return 'ServiceUnavailable';
-  if (err.status === 405) return 'UnsupportedOperation';
-  if (err.status === 401 || err.status === 403) return 'AccessDenied';
-  if (err.status >= 500) return 'InternalFailure';
-  return 'InvalidParameterValue';
-}
 
 export interface SqsRoutesDeps {
   pull: PullDeps;
   /** The consumer's queue counts: delivery's queue stats, the ones the admin API shows. */
   stats: QueueOperations['stats'];
+  /** When the consumer connection (its queue) was created and last changed status; null if it is gone. */
+  queueDates: (consumerId: string) => Promise<{ createdAt: Date; modifiedAt: Date } | null>;
   principals: Pick<PrincipalStore, 'signingPrincipal'>;
   /** The identity's connection cache: a revoked connection reaches it through the control topic. */
   connections: Pick<ConnectionCache, 'get'>;
@@ -103,10 +106,11 @@ interface SqsCaller {
 }
 
 type Body = Record<string, unknown>;
-type Action = (caller: SqsCaller, body: Body, res: Response) => Promise<unknown>;
+/** One operation of the door, shared by both protocols: parameters and answer in the AWS JSON 1.0 shape. */
+type Action = (caller: SqsCaller, body: Body, res: Response) => Promise<Body>;
 
 /**
- * POST /v1/sqs/ with X-Amz-Target: AmazonSQS.<Action>: the signature (none is 401
+ * POST /v1/sqs/ with X-Amz-Target: AmazonSQS.<Action> (or a form with Action=<Action>): the signature (none is 401
  * MissingAuthenticationToken, a bad one 403 SignatureDoesNotMatch), the shared signed-request limit before the body is read, the body (at most
  * 64 KB), the principal (verified, of an active consumer connection, else 403 AccessDenied), then the action.
  */
@@ -138,13 +142,31 @@ export function sqsRoutes(deps: SqsRoutesDeps): Router {
     SQS_PATHS,
     ...signedRouteSteps({ verifier, authorize, limit: deps.limit, maxBodyBytes: PULL_LIMITS.bodyBytes }),
     async (req: Request, res: Response) => {
+      const caller = res.locals.sqsCaller as SqsCaller;
+      const body = res.locals.body as Buffer;
+      if (isQueryRequest(req.header('content-type'))) {
+        const { action: name, params, unknown } = parseQueryRequest(body);
+        const action = operation(name);
+        if (unknown.length > 0) throw invalid(`Unknown parameter ${unknown[0]}`);
+        const answer = await action(caller, params, res);
+        res.type(XML_MEDIA_TYPE).send(queryAnswer(name, answer, String(res.locals.requestId)));
+        return;
+      }
       const target = req.header('x-amz-target') ?? '';
-      const action = target.startsWith(TARGET_PREFIX) ? actions.get(target.slice(TARGET_PREFIX.length)) : undefined;
-      if (!action) throw new SqsError(400, 'InvalidAction', `X-Amz-Target must be AmazonSQS.<Action>, one of: ${[...actions.keys()].join(', ')}`);
-      const answer = await action(res.locals.sqsCaller as SqsCaller, bodyOf(res.locals.body as Buffer), res);
+      const answer = await operation(target.startsWith(TARGET_PREFIX) ? target.slice(TARGET_PREFIX.length) : undefined)(caller, bodyOf(body), res);
       res.set('Content-Type', AWS_JSON_MEDIA_TYPE).json(answer);
     },
   );
+  const operation = (name: string | undefined): Action => {
+    const action = name === undefined ? undefined : actions.get(name);
+    if (!action)
+      throw new SqsError(
+        400,
+        'InvalidAction',
+        `The action must be one of: ${[...actions.keys()].join(', ')} (X-Amz-Target AmazonSQS.<Action>, or Action=<Action> in the query protocol)`,
+      );
+    return action;
+  };
   // A refused signature is SQS's 403 SignatureDoesNotMatch, its reason the message; no signature at
   // all stays 401 (HTTP's "no credentials"), with SQS's code for it.
   router.use(SQS_PATHS, (err: unknown, _req: Request, _res: Response, next: NextFunction) => {
@@ -152,6 +174,18 @@ export function sqsRoutes(deps: SqsRoutesDeps): Router {
     next(
       err.refusal.reason === 'missing' ? new SqsError(401, 'MissingAuthenticationToken', err.message) : new SqsError(403, 'SignatureDoesNotMatch', err.message),
     );
+  });
+  // The door's refusals of a query-protocol request in its XML, as text/xml (the host's error page can
+  // only send HTML or JSON); the host's failures (5xx) go on to it, which logs them.
+  router.use(SQS_PATHS, (err: unknown, req: Request, res: Response, next: NextFunction) => {
+    if (!(err instanceof HttpError) || err.status >= 500 || !isQueryRequest(req.header('content-type')) || res.headersSent) return next(err);
+    // Refused before its body was read (signature, limit): close, so the body is never read, as the host does.
+    if (res.locals.body === undefined) res.setHeader('Connection', 'close');
+    res
+      .status(err.status)
+      .set(err.headers)
+      .type(XML_MEDIA_TYPE)
+      .send(queryError(err.status, sqsCodeOf(err), err.message, String(res.locals.requestId)));
   });
   return router;
 }
@@ -191,6 +225,13 @@ function sqsActions(deps: SqsRoutesDeps): Map<string, Action> {
           for (const name of COUNTED_ATTRIBUTES) if (wanted(name)) attributes[name] = String(values[name]);
         }
         for (const [name, value] of Object.entries(FIXED_ATTRIBUTES)) if (wanted(name)) attributes[name] = value;
+        if (wanted('QueueArn')) attributes.QueueArn = `arn:aws:sqs:${deps.region}:${SQS_ACCOUNT_ID}:${caller.consumerId}`;
+        if (DATED_ATTRIBUTES.some(wanted)) {
+          const dates = await deps.queueDates(caller.consumerId);
+          const seconds = (date: Date | undefined) => String(Math.floor((date?.getTime() ?? 0) / 1000));
+          if (wanted('CreatedTimestamp')) attributes.CreatedTimestamp = seconds(dates?.createdAt);
+          if (wanted('LastModifiedTimestamp')) attributes.LastModifiedTimestamp = seconds(dates?.modifiedAt);
+        }
         return Object.keys(attributes).length > 0 ? { Attributes: attributes } : {};
       },
     ],
@@ -212,7 +253,8 @@ function sqsActions(deps: SqsRoutesDeps): Map<string, Action> {
           tools: caller.tools,
         });
         if (messages.length === 0) return {};
-        return { Messages: messages.map((m) => sqsMessage(deps.pull, caller.consumerId, m, named)) };
+        const receivedAt = Date.now();
+        return { Messages: messages.map((m) => sqsMessage(deps.pull, caller.consumerId, m, named, receivedAt)) };
       },
     ],
     [
@@ -267,7 +309,12 @@ function sqsActions(deps: SqsRoutesDeps): Map<string, Action> {
 /**
  * VisibilityTimeout 0 is a nack: the message (and the leased run of its correlation id after it) is
  * visible again at once, its handle spent. Any other value moves the end of the lease, which keeps
- * its handle. All zeros of a batch are released first, in order, then the rest moved, one statement each.
+ * its handle. All zeros of a batch are released first, then the rest moved, one statement each.
+ *
+ * The zeros go latest delivery first: released head first, a run's followers would come back
+ * MessageNotInflight, spent by their head in the same call, though the caller held every lease and
+ * asked for exactly what happened. Latest first, each is still current when its turn comes, so an
+ * entry answers success exactly when its lease was current at the call.
  */
 async function changeVisibility(deps: PullDeps, consumerId: string, entries: Array<{ handle: string; seconds: number }>): Promise<HandleResult[]> {
   const results = new Array<HandleResult>(entries.length);
@@ -278,6 +325,7 @@ async function changeVisibility(deps: PullDeps, consumerId: string, entries: Arr
     bySeconds.set(e.seconds, positions);
   });
   for (const [seconds, positions] of [...bySeconds].sort(([a], [b]) => a - b)) {
+    if (seconds === 0) positions.sort(latestDeliveryFirst(deps, consumerId, entries));
     const handles = positions.map((i) => entries[i]!.handle);
     const answered =
       seconds === 0
@@ -290,27 +338,72 @@ async function changeVisibility(deps: PullDeps, consumerId: string, entries: Arr
   return results;
 }
 
+/** Orders entry positions by their handles' delivery ids, latest first (delivery ids grow in queue order); unreadable handles last. */
+function latestDeliveryFirst(deps: PullDeps, consumerId: string, entries: Array<{ handle: string }>): (a: number, b: number) => number {
+  const ids = entries.map((e) => {
+    const lease = deps.handles.open(consumerId, e.handle);
+    return lease && /^[0-9]+$/.test(lease.deliveryId) ? BigInt(lease.deliveryId) : -1n;
+  });
+  return (a, b) => (ids[b]! > ids[a]! ? 1 : ids[b]! < ids[a]! ? -1 : a - b);
+}
+
 /** An SQS message of a leased delivery: Body the producer's exact bytes, their MD5, and the attributes asked for. */
-function sqsMessage(deps: PullDeps, consumerId: string, m: LeasedMessage, attributeNames: string[]): Record<string, unknown> {
-  const text = exactText(m.body);
+function sqsMessage(deps: PullDeps, consumerId: string, m: LeasedMessage, attributeNames: string[], receivedAt: number): Record<string, unknown> {
+  const text = sqsText(m.body);
   const body = text ?? m.body.toString('base64');
-  const attributes: Record<(typeof MESSAGE_ATTRIBUTES)[number], string> = {
-    MessageGroupId: m.correlationId,
-    MessageDeduplicationId: m.messageId,
-    SentTimestamp: String(m.publishedAt.getTime()),
-    ApproximateReceiveCount: String(m.receiveCount),
-  };
   const wanted = MESSAGE_ATTRIBUTES.filter((name) => attributeNames.includes('All') || attributeNames.includes(name));
-  // Bytes that are not UTF-8 (never accepted by today's gateway) cannot be a JSON string: base64, said so.
+  const attribute = (name: (typeof MESSAGE_ATTRIBUTES)[number]): string => {
+    switch (name) {
+      case 'MessageGroupId':
+        return m.correlationId;
+      case 'MessageDeduplicationId':
+        return m.messageId;
+      case 'SentTimestamp':
+        return String(m.publishedAt.getTime());
+      case 'ApproximateReceiveCount':
+        return String(m.receiveCount);
+      // Delivery ids grow in the queue's order, as a FIFO queue's sequence numbers do.
+      case 'SequenceNumber':
+        return m.deliveryId;
+      // The bus's sender is the producing system: the envelope's system_id.
+      case 'SenderId':
+        return senderOf(text);
+      // The bus keeps no first receive's time: this receive's on the first, else the publish's (a lower bound).
+      case 'ApproximateFirstReceiveTimestamp':
+        return String(m.receiveCount <= 1 ? receivedAt : m.publishedAt.getTime());
+    }
+  };
+  // Bytes SQS could not carry as a body (not UTF-8, or characters outside XML 1.0, which no XML answer
+  // can hold; the gateway accepts neither today): base64, said so.
   const encoding = text === undefined ? { BodyEncoding: { DataType: 'String', StringValue: 'base64' } } : undefined;
   return {
     MessageId: m.messageId,
     ReceiptHandle: deps.handles.issue({ consumerId, deliveryId: m.deliveryId, generation: m.generation }),
     MD5OfBody: md5Hex(Buffer.from(body, 'utf8')),
     Body: body,
-    ...(wanted.length > 0 ? { Attributes: Object.fromEntries(wanted.map((name) => [name, attributes[name]])) } : {}),
+    ...(wanted.length > 0 ? { Attributes: Object.fromEntries(wanted.map((name) => [name, attribute(name)])) } : {}),
     ...(encoding ? { MessageAttributes: encoding, MD5OfMessageAttributes: md5OfStringAttributes({ BodyEncoding: 'base64' }) } : {}),
   };
+}
+
+function senderOf(text: string | undefined): string {
+  try {
+    const value: unknown = text === undefined ? undefined : JSON.parse(text);
+    const systemId = isObject(value) ? value.system_id : undefined;
+    return typeof systemId === 'string' ? systemId : '';
+  } catch {
+    return '';
+  }
+}
+
+/** Characters outside XML 1.0's (and so outside what an SQS body may hold). */
+// eslint-disable-next-line no-control-regex
+const NOT_XML = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]/;
+
+/** The bytes as an SQS body's text when they are UTF-8 of XML 1.0 characters; else undefined. */
+function sqsText(bytes: Buffer): string | undefined {
+  const text = exactText(bytes);
+  return text === undefined || NOT_XML.test(text) ? undefined : text;
 }
 
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
