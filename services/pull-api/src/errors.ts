@@ -8,14 +8,6 @@ export class ConsumerMismatchError extends HttpError {
   }
 }
 
-/** 400 request.invalid: a query parameter or body of a consumer route is malformed. */
-export class PullRequestInvalidError extends HttpError {
-  override readonly name = 'PullRequestInvalidError';
-  constructor(message: string) {
-    super(400, 'request.invalid', message, 'conformance');
-  }
-}
-
 /**
  * 503 queue.unavailable: Postgres failed while a consumer route read or changed the queue (or the
  * skill registrations). `cause` is Postgres's own error, which the error middleware logs.

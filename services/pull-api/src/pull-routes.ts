@@ -1,9 +1,9 @@
 import type { Router, NextFunction, Request, RequestHandler, Response } from 'express';
 import type { SkillRegistration } from '@bus/db';
-import { createRouter, markStep, requestTimings, requestValidation, validatedQuery, type RouteKey } from '@bus/http';
+import { createRouter, markStep, requestTimings, requestValidation, RequestInvalidError, validatedQuery, type RouteKey } from '@bus/http';
 import type { BearerAuthenticator, BearerIdentity } from '@bus/identity';
 import { openapi } from '@bus/schemas';
-import { ConsumerMismatchError, PullRequestInvalidError } from './errors';
+import { ConsumerMismatchError } from './errors';
 import { acknowledge, messageRecord, peekRecord, receive, receiveGate, release, type PullDeps } from './pull';
 
 /**
@@ -60,7 +60,7 @@ export function pullRoutes(deps: PullRoutesDeps): Router {
   };
   const base = CONSUMER_PATH;
   // Checked against the served document once the caller and its quota are known, before any body is read.
-  const requests = requestValidation(openapi.bus, (problem) => new PullRequestInvalidError(problem));
+  const requests = requestValidation(openapi.bus, (problem) => new RequestInvalidError(problem));
   // Server-Timing steps (docs/delivery.md, "Server-Timing of the consumer routes"): auth, quota and
   // validate here; each route adds body (ack, nack) and queue (its Postgres work, a long poll's wait included).
   const guards = [consumer, ownConsumer, markStep('auth'), deps.connectionQuota, markStep('quota'), requests.parameters, markStep('validate')];
