@@ -48,6 +48,7 @@ const ALL = [
   '017_message_body_lz4',
   '018_drop_duplicate_story_index',
   '019_refusal_violations_omitted',
+  '020_delivery_heads',
 ];
 
 let testDb: TestDatabase;

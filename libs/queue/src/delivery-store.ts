@@ -1,6 +1,7 @@
 import type { QueueStats } from '@bus/contracts';
 import { arrayParameter, DELIVERY_CHANNEL, preparedQuery, rawQuery, type Knex, type Row, type Written } from '@bus/db';
 import type { MessageHeaders } from '@bus/kafka';
+import { lockStories } from './story-lock';
 
 /** What Postgres recorded when the gateway accepted a message (accepted_messages). */
 export interface Acceptance {
@@ -158,12 +159,13 @@ export class KnexDeliveryStore implements DeliveryStore {
   }
 
   async write(batch: BatchWrite): Promise<number> {
-    // The enqueue is one statement, atomic on its own: without quarantines it needs no BEGIN and COMMIT
-    // (one round trip instead of three per Kafka batch).
-    if (batch.quarantine.length === 0) return (await enqueueIn(this.db, batch.enqueue)).length;
+    if (batch.enqueue.length === 0 && batch.quarantine.length === 0) return 0;
+    // A transaction even without quarantines: the enqueue holds its stories' locks (story-lock.ts) to
+    // its COMMIT, and decides each new delivery's head marker in a statement after they were granted.
     return this.db.transaction(async (trx) => {
       const created = await enqueueIn(trx, batch.enqueue);
-      await trx('quarantined_records').insert(batch.quarantine.map(quarantineRow)).onConflict(['topic', 'kafka_partition', 'kafka_offset']).ignore();
+      if (batch.quarantine.length > 0)
+        await trx('quarantined_records').insert(batch.quarantine.map(quarantineRow)).onConflict(['topic', 'kafka_partition', 'kafka_offset']).ignore();
       return created.length;
     });
   }
@@ -239,6 +241,7 @@ export class KnexDeliveryStore implements DeliveryStore {
 
   replay(m: MessageToEnqueue, consumerId: string): Promise<boolean> {
     return this.db.transaction(async (trx) => {
+      await lockStories(trx, [m]);
       await storeMessagesOnce(trx, [m]);
       const { rows } = await rawQuery<Pick<Row<'deliveries'>, 'consumer_id'>>(
         trx,
@@ -251,8 +254,12 @@ export class KnexDeliveryStore implements DeliveryStore {
          RETURNING consumer_id`,
         [m.workspaceId, m.messageId, m.correlationId, consumerId, m.workspaceId],
       );
-      if (rows.length > 0) await trx.raw('select pg_notify(?, ?)', [DELIVERY_CHANNEL, consumerId]);
-      return rows.length > 0;
+      if (rows.length === 0) return false;
+      // The replayed delivery is a new one (the story's newest) or an acked one queued again, which may
+      // be older than the story's head: either way the head is the story's oldest un-acked delivery.
+      await markStoryHead(trx, consumerId, m.correlationId);
+      await trx.raw('select pg_notify(?, ?)', [DELIVERY_CHANNEL, consumerId]);
+      return true;
     });
   }
 }
@@ -356,23 +363,38 @@ function messageArrays(messages: readonly MessageToEnqueue[]): Record<string, un
  * `messages` is checked at the statement's end, when the stored rows are there. Resolves with the
  * consumer of each new delivery.
  */
-async function enqueueIn(trx: Knex | Knex.Transaction, messages: readonly MessageToEnqueue[]): Promise<string[]> {
+async function enqueueIn(trx: Knex.Transaction, messages: readonly MessageToEnqueue[]): Promise<string[]> {
   if (messages.length === 0) return [];
+  await lockStories(trx, messages);
   // Prepared: Postgres' parse and plan were half of this statement's time (its statement log, bench:e2e).
   const inserted = await preparedQuery<Pick<Row<'deliveries'>, 'consumer_id'>>(
     trx,
-    'delivery.enqueue',
+    'delivery.enqueue.heads',
     `WITH stored AS (
        ${STORE_MESSAGES_ONCE}
      ),
      batch AS (
        SELECT * FROM unnest(:workspaceIds::text[], :messageIds::text[], :correlationIds::text[]) WITH ORDINALITY AS b(workspace_id, message_id, correlation_id, position)
      ),
-     inserted AS (
-       INSERT INTO deliveries (consumer_id, workspace_id, message_id, correlation_id)
-       SELECT c.id, b.workspace_id, b.message_id, b.correlation_id
+     -- Each (consumer, message) of the batch not delivered yet; with the stories locked, the snapshot
+     -- holds every delivery of them.
+     fresh AS (
+       SELECT c.id AS consumer_id, b.workspace_id, b.message_id, b.correlation_id, b.position
          FROM batch b JOIN connections c ON c.workspace_id = b.workspace_id AND c.kind = 'consumer' AND c.status = 'active'
-        ORDER BY b.position, c.id
+        WHERE NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.consumer_id = c.id AND d.message_id = b.message_id)
+     ),
+     -- A new delivery is its story's head when it is the story's first new one and the story has no
+     -- un-acked delivery.
+     marked AS (
+       SELECT f.*, f.position = min(f.position) OVER (PARTITION BY f.consumer_id, f.correlation_id)
+                   AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.consumer_id = f.consumer_id AND d.correlation_id = f.correlation_id AND d.acked_at IS NULL)
+                   AS is_head
+         FROM fresh f
+     ),
+     inserted AS (
+       INSERT INTO deliveries (consumer_id, workspace_id, message_id, correlation_id, is_head)
+       SELECT consumer_id, workspace_id, message_id, correlation_id, is_head FROM marked
+        ORDER BY position, consumer_id
        ON CONFLICT (consumer_id, message_id) DO NOTHING
        RETURNING consumer_id
      ),
@@ -382,6 +404,20 @@ async function enqueueIn(trx: Knex | Knex.Transaction, messages: readonly Messag
     { ...messageArrays(messages), channel: DELIVERY_CHANNEL },
   );
   return inserted.map((r) => r.consumer_id);
+}
+
+/**
+ * Sets the head marker of consumer `consumerId`'s story `correlationId` on its oldest un-acked delivery
+ * and on no other; the caller holds the story's lock. Writes only the rows whose marker changes.
+ */
+async function markStoryHead(trx: Knex.Transaction, consumerId: string, correlationId: string): Promise<void> {
+  await rawQuery(
+    trx,
+    `UPDATE deliveries d SET is_head = (d.id = h.id)
+       FROM (SELECT min(id) AS id FROM deliveries WHERE consumer_id = :consumerId AND correlation_id = :correlationId AND acked_at IS NULL) h
+      WHERE d.consumer_id = :consumerId AND d.correlation_id = :correlationId AND d.acked_at IS NULL AND d.is_head <> (d.id = h.id)`,
+    { consumerId, correlationId },
+  );
 }
 
 /** STORE_MESSAGES_ONCE on its own (a replay stores its message, then its one delivery). */

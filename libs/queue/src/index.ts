@@ -9,3 +9,4 @@ export { replayToConsumer } from './replay';
 export type { ReplayDeps } from './replay';
 export { queueOperations } from './operations';
 export { DEAD_LETTERS_LISTED } from './dead-letters';
+export { lockStories, lockStoriesOfDeliveries, storiesOfDeliveriesLock, STORY_LOCK_CLASS } from './story-lock';

@@ -105,7 +105,7 @@ async function roundTrips<T>(work: () => Promise<T>): Promise<{ result: T; round
 
 /** Drains what is left for `consumer` so each test starts from an empty queue. */
 async function drain(consumer: string) {
-  await db('deliveries').where({ consumer_id: consumer }).update({ state: 'acked', acked_at: new Date() });
+  await db('deliveries').where({ consumer_id: consumer }).update({ state: 'acked', acked_at: new Date(), is_head: false });
 }
 afterEach(async () => {
   await drain(a);

@@ -1,6 +1,7 @@
-import { DELIVERY_CHANNEL, preparedQuery, rawQuery, type Knex, type Row } from '@bus/db';
+import { DELIVERY_CHANNEL, preparedQuery, rawQuery, sqlLiteral, type Knex, type Row } from '@bus/db';
 import { unavailableUnlessDone } from '@bus/http';
 import { coalesceCalls, settleWithin } from '@bus/contracts';
+import { storiesOfDeliveriesLock } from '@bus/queue';
 import { QueueUnavailableError } from './errors';
 
 /** One leased delivery as a receive hands it out. */
@@ -129,9 +130,6 @@ function gateName(gate: ReceiveGate | undefined): string {
  */
 const RECEIVE_CANDIDATES = 4;
 
-/** How many un-acked rows per candidate head a receive walks from the oldest before it probes each correlation id instead. */
-const RECEIVE_WALK = 4;
-
 /** Most receives one statement leases for (receives of one consumer with the same options that waited together). */
 const RECEIVES_TOGETHER = 8;
 
@@ -205,6 +203,16 @@ const NAMED_LEASES_LOCKED = `named AS (
            SELECT id FROM deliveries WHERE id = ANY(ARRAY(SELECT id FROM named)) AND state = 'leased'
             ORDER BY id FOR UPDATE
          )`;
+
+/** A delivery id as a literal's element: digits only (a receipt handle's id is; anything else names no row). */
+function bigintText(id: string): string {
+  return /^[0-9]{1,18}$/.test(id) ? id : '0';
+}
+
+/** A lease generation as a literal's element. */
+function integerText(n: number): string {
+  return Number.isSafeInteger(n) && n >= 0 && n <= 2_147_483_647 ? String(n) : '-1';
+}
 
 /** Per lease in the caller's order: done when `settled` says so the first time a (row, generation) is named, stale after. */
 function outcomesInOrder(leases: LeaseRef[], settled: (lease: LeaseRef) => boolean): SettleOutcome[] {
@@ -344,56 +352,16 @@ export class KnexQueueStore implements QueueStore, ConsumerToolsStore {
     const gated = gateConditions(gate);
     const rows = await preparedQuery<LeasedRow>(
       this.db,
-      `pull.receive${gateName(gate)}`,
-      // The candidates: the oldest receivable heads (a head: its correlation id's oldest un-acked
-      // delivery), `candidates` of them, so that concurrent receivers of one-message runs still find
-      // free heads past each other's. First by a walk of the consumer's un-acked deliveries from the
-      // oldest (deliveries_pending_by_age): the first row of a correlation id met is its head. The walk
-      // settles them when it reached the queue's end or found enough; only else (the oldest rows all
-      // behind leased or delayed heads) by the skip scan of deliveries_pending — one index probe per
-      // correlation id with un-acked rows (~1,200 buffers over 256 of them, bench:e2e (c)), run only
-      // then: its branch's condition is a one-time filter. The walk says `id > 0` (the index's fence,
-      // migration 015), names the consumer as a range and orders by (consumer_id, id), an order only
-      // deliveries_pending_by_age gives: by `consumer_id =` and `ORDER BY id` the planner walked the
-      // primary key from the oldest row instead, through every acked row kept (16,000 buffers a
-      // receive, bench:e2e (c)), its estimate taking un-acked rows to be spread evenly where they are
-      // all at the end. The skip scan carries what the candidates
-      // are chosen by: joined back to deliveries by id, the planner walked the primary key from the
-      // oldest row (a merge join expecting heads early; they are the newest), 1.1 ms a receive at 200
-      // msg/s growing with the acked rows kept (auto_explain, bench:e2e).
-      `WITH RECURSIVE walked AS MATERIALIZED (
-         SELECT id, correlation_id, visible_at, receive_count, enqueued_at FROM deliveries
-          WHERE consumer_id BETWEEN :consumerId AND :consumerId AND acked_at IS NULL AND id > 0
-          ORDER BY consumer_id, id LIMIT :walk
-       ),
-       walked_candidates AS MATERIALIZED (
-         SELECT id, correlation_id FROM (
-           SELECT DISTINCT ON (correlation_id) id, correlation_id, visible_at, receive_count, enqueued_at
-             FROM walked ORDER BY correlation_id, id
-         ) h
-          WHERE visible_at <= now()${gated}
+      `pull.receive.heads${gateName(gate)}`,
+      // The candidates: the oldest receivable heads, `candidates` of them, so that concurrent receivers
+      // of one-message runs still find free heads past each other's. Read from deliveries_heads (each
+      // story's head marked, migration 020): oldest first, passing over the held heads (leased, delayed,
+      // dead-lettered, or held back by the gate) one by one, so a receive reads the held heads before
+      // the first free ones and `candidates` more, whatever the number of correlation ids.
+      `WITH RECURSIVE candidates AS MATERIALIZED (
+         SELECT id, correlation_id FROM deliveries
+          WHERE consumer_id = :consumerId AND is_head AND visible_at <= now()${gated}
           ORDER BY id LIMIT :candidates
-       ),
-       walk_settled AS (
-         SELECT (SELECT count(*) FROM walked) < :walk OR (SELECT count(*) FROM walked_candidates) >= :candidates AS settled
-       ),
-       head_ids AS (
-         (SELECT correlation_id, id, visible_at, receive_count, enqueued_at FROM deliveries
-           WHERE consumer_id = :consumerId AND acked_at IS NULL
-           ORDER BY correlation_id, id LIMIT 1)
-         UNION ALL
-         SELECT n.correlation_id, n.id, n.visible_at, n.receive_count, n.enqueued_at FROM head_ids p CROSS JOIN LATERAL (
-           SELECT correlation_id, id, visible_at, receive_count, enqueued_at FROM deliveries
-            WHERE consumer_id = :consumerId AND acked_at IS NULL AND correlation_id > p.correlation_id
-            ORDER BY correlation_id, id LIMIT 1
-         ) n
-       ),
-       candidates AS MATERIALIZED (
-         SELECT id, correlation_id FROM walked_candidates WHERE (SELECT settled FROM walk_settled)
-         UNION ALL
-         (SELECT id, correlation_id FROM head_ids
-           WHERE NOT (SELECT settled FROM walk_settled) AND visible_at <= now()${gated}
-           ORDER BY id LIMIT :candidates)
        ),
        -- How many heads to lock: the candidates' runs (by this snapshot) counted head after head, oldest
        -- first, until they fill max × callers rows — a probe per head counted, not per candidate.
@@ -414,7 +382,7 @@ export class KnexQueueStore implements QueueStore, ConsumerToolsStore {
        ),
        locked_heads AS MATERIALIZED (
          SELECT id, correlation_id FROM deliveries
-          WHERE id = ANY(ARRAY(SELECT id FROM candidates)) AND state <> 'acked' AND visible_at <= now()${gated}
+          WHERE id = ANY(ARRAY(SELECT id FROM candidates)) AND state <> 'acked' AND is_head AND visible_at <= now()${gated}
           ORDER BY id LIMIT (SELECT count(*) - 1 FROM sized) FOR UPDATE SKIP LOCKED
        ),
        following AS MATERIALIZED (
@@ -470,7 +438,7 @@ export class KnexQueueStore implements QueueStore, ConsumerToolsStore {
          FROM (SELECT count(*)::int AS heads FROM candidates) found
          LEFT JOIN (leased JOIN take USING (id)) ON true
         ORDER BY take.position`,
-      { consumerId, callers, max, visibilityMs, candidates, walk: candidates * RECEIVE_WALK, ...gateBindings(gate) },
+      { consumerId, callers, max, visibilityMs, candidates, ...gateBindings(gate) },
     );
     const answers = Array.from({ length: callers }, (): LeasedMessage[] => []);
     for (const r of rows) {
@@ -492,28 +460,45 @@ export class KnexQueueStore implements QueueStore, ConsumerToolsStore {
    * table read all the consumer's rows of its message index and ANDed them with the ids (200 buffers).
    */
   private async settleAcks(consumerId: string, leases: LeaseRef[]): Promise<SettleOutcome[]> {
-    const acked = await preparedQuery<Pick<Row<'deliveries'>, 'id'> & { generation: number }>(
+    // A simple query of two statements, one implicit transaction, one round trip (no parameters: the
+    // values are quoted literals): the stories' locks, then the ack, whose snapshot is taken after they
+    // were granted (story-lock.ts in libs/queue).
+    const ids = `'{${leases.map((l) => bigintText(l.deliveryId)).join(',')}}'::bigint[]`;
+    const generations = `'{${leases.map((l) => integerText(l.generation)).join(',')}}'::int[]`;
+    const consumer = sqlLiteral(consumerId);
+    const answers = (await rawQuery<unknown>(
       this.db,
-      'pull.ack',
-      `WITH ${NAMED_LEASES_LOCKED},
-         acked AS (
-           UPDATE deliveries d SET state = 'acked', acked_at = now()
-             FROM named n
-            WHERE d.id = n.id AND d.id IN (SELECT id FROM locked) AND d.consumer_id = :consumerId AND d.lease_generation = n.generation AND d.state = 'leased'
-           RETURNING d.id, n.generation, d.correlation_id
-         ),
-         -- Each acked correlation id's next head: its oldest row still un-acked once these acks commit.
-         next_heads AS (
-           SELECT h.visible_at FROM (SELECT DISTINCT correlation_id FROM acked) g CROSS JOIN LATERAL (
-             SELECT visible_at FROM deliveries
-              WHERE consumer_id = :consumerId AND correlation_id = g.correlation_id AND acked_at IS NULL AND id NOT IN (SELECT id FROM acked)
+      `${storiesOfDeliveriesLock(consumer, ids)};
+       WITH named AS (
+         SELECT DISTINCT id, generation FROM unnest(${ids}, ${generations}) AS n(id, generation)
+       ),
+       locked AS MATERIALIZED (
+         SELECT id, is_head FROM deliveries WHERE id = ANY(ARRAY(SELECT id FROM named)) AND state = 'leased'
+          ORDER BY id FOR UPDATE
+       ),
+       acked AS (
+         UPDATE deliveries d SET state = 'acked', acked_at = now(), is_head = false
+           FROM named n
+          WHERE d.id = n.id AND d.id IN (SELECT id FROM locked) AND d.consumer_id = ${consumer} AND d.lease_generation = n.generation AND d.state = 'leased'
+         RETURNING d.id, n.generation, d.correlation_id
+       ),
+       -- Each correlation id whose head was acked gets its next head: its oldest row still un-acked
+       -- once these acks commit (the snapshot has them all: the stories are locked).
+       promoted AS (
+         UPDATE deliveries d SET is_head = true
+           FROM (SELECT DISTINCT a.correlation_id FROM acked a JOIN locked l ON l.id = a.id WHERE l.is_head) g
+           CROSS JOIN LATERAL (
+             SELECT id FROM deliveries
+              WHERE consumer_id = ${consumer} AND correlation_id = g.correlation_id AND acked_at IS NULL AND id NOT IN (SELECT id FROM acked)
               ORDER BY id LIMIT 1
            ) h
-         ),
-         woken AS (SELECT pg_notify(:channel, :consumerId) WHERE EXISTS (SELECT 1 FROM next_heads WHERE visible_at <= now()))
-         SELECT id, generation, (SELECT count(*) FROM woken) AS woken FROM acked`,
-      { consumerId, channel: DELIVERY_CHANNEL, ...leaseArrays(leases) },
-    );
+          WHERE d.id = h.id
+         RETURNING d.visible_at
+       ),
+       woken AS (SELECT pg_notify(${sqlLiteral(DELIVERY_CHANNEL)}, ${consumer}) WHERE EXISTS (SELECT 1 FROM promoted WHERE visible_at <= now()))
+       SELECT id, generation, (SELECT count(*) FROM woken) AS woken FROM acked`,
+    )) as unknown as Array<{ rows: Array<Pick<Row<'deliveries'>, 'id'> & { generation: number }> }>;
+    const acked = answers[1]?.rows ?? [];
     return outcomesInOrder(leases, (lease) => acked.some((r) => String(r.id) === lease.deliveryId && r.generation === lease.generation));
   }
 
@@ -605,9 +590,9 @@ export class KnexQueueStore implements QueueStore, ConsumerToolsStore {
   private async nextVisible(consumerId: string, gate?: ReceiveGate): Promise<Date | null> {
     const visibleAt =
       gate && gate.delayMs > 0 ? this.db.raw(`greatest(visible_at, enqueued_at + (? * interval '1 millisecond'))`, [gate.delayMs]) : this.db.raw('visible_at');
+    // Only a head's time counts: a later row is receivable only once it is its story's head.
     const row = await this.db('deliveries')
-      .where({ consumer_id: consumerId })
-      .whereNull('acked_at')
+      .where({ consumer_id: consumerId, is_head: true })
       .where(visibleAt, '>', this.db.fn.now())
       .where('visible_at', '<', this.db.raw(`'infinity'`))
       .min({ at: visibleAt })
@@ -625,14 +610,9 @@ export class KnexQueueStore implements QueueStore, ConsumerToolsStore {
     const { rows } = await rawQuery<MessageRow>(
       this.db,
       `WITH heads AS (
-         SELECT id, correlation_id FROM (
-           SELECT DISTINCT ON (correlation_id) id, correlation_id, visible_at, receive_count, enqueued_at
-             FROM deliveries
-            WHERE consumer_id = :consumerId AND acked_at IS NULL${filter.correlationId === undefined ? '' : ' AND correlation_id = :correlationId'}
-            ORDER BY correlation_id, id
-         ) h
-         WHERE visible_at <= now()${gated}
-         ORDER BY id${filter.messageType === undefined ? ' LIMIT :max' : ''}
+         SELECT id, correlation_id FROM deliveries
+          WHERE consumer_id = :consumerId AND is_head AND visible_at <= now()${filter.correlationId === undefined ? '' : ' AND correlation_id = :correlationId'}${gated}
+          ORDER BY id${filter.messageType === undefined ? ' LIMIT :max' : ''}
        ),
        runs AS (
          SELECT h.id AS head_id, f.id FROM heads h
@@ -662,18 +642,9 @@ export class KnexQueueStore implements QueueStore, ConsumerToolsStore {
   private async moveToDeadLetters(consumerId: string, maxReceives: number): Promise<number> {
     const moved = await rawQuery<never>(
       this.db,
-      `WITH heads AS (
-         SELECT id FROM (
-           SELECT DISTINCT ON (correlation_id) id, visible_at, receive_count
-             FROM deliveries
-            WHERE consumer_id = :consumerId AND acked_at IS NULL
-            ORDER BY correlation_id, id
-         ) h
-         WHERE visible_at <= now() AND receive_count >= :maxReceives
-       ),
-       due AS MATERIALIZED (
+      `WITH due AS MATERIALIZED (
          SELECT id FROM deliveries
-          WHERE id = ANY(ARRAY(SELECT id FROM heads)) AND state <> 'acked' AND visible_at <= now() AND receive_count >= :maxReceives
+          WHERE consumer_id = :consumerId AND is_head AND visible_at <= now() AND receive_count >= :maxReceives
           ORDER BY id FOR UPDATE SKIP LOCKED
        ),
        moved AS (

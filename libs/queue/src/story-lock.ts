@@ -1,0 +1,55 @@
+import { arrayParameter, rawQuery, type Knex } from '@bus/db';
+
+/**
+ * The story lock: a transaction-scoped advisory lock per (workspace, correlation id), the two-key form
+ * (a key space apart from the gateway's one-key locks and the retention sweep's class). Every write that
+ * changes which of a story's deliveries are un-acked — enqueue, ack, replay, a discarded dead letter —
+ * takes it, in its own statement at the start of its transaction, before it decides which delivery is
+ * the story's head (docs/delivery.md "The lease rule"). The deciding statement then starts after the
+ * lock was granted, so its snapshot holds every committed change to the story and no other write to it
+ * is in flight: an enqueue of a story's next message racing the ack of its head leaves exactly one head.
+ * Locks are taken in one sorted order by every writer, so two never wait for each other in a cycle.
+ * Leases, nacks and extensions do not change the head and never take it.
+ */
+export const STORY_LOCK_CLASS = 0x62757371;
+
+/** Locks the stories of `stories` (duplicates are taken once). */
+export async function lockStories(trx: Knex.Transaction, stories: ReadonlyArray<{ workspaceId: string; correlationId: string }>): Promise<void> {
+  if (stories.length === 0) return;
+  await rawQuery(
+    trx,
+    `SELECT count(pg_advisory_xact_lock(:lockClass, k)) AS locked FROM (
+       SELECT DISTINCT hashtext(w || '/' || c) AS k FROM unnest(:workspaceIds::text[], :correlationIds::text[]) AS s(w, c) ORDER BY k
+     ) keys`,
+    {
+      lockClass: STORY_LOCK_CLASS,
+      workspaceIds: arrayParameter(stories.map((s) => s.workspaceId)),
+      correlationIds: arrayParameter(stories.map((s) => s.correlationId)),
+    },
+  );
+}
+
+/** Locks the stories of consumer `consumerId`'s deliveries `ids` (ids of other consumers are ignored). */
+export async function lockStoriesOfDeliveries(trx: Knex.Transaction, consumerId: string, ids: readonly string[]): Promise<void> {
+  if (ids.length === 0) return;
+  await rawQuery(
+    trx,
+    `SELECT count(pg_advisory_xact_lock(:lockClass, k)) AS locked FROM (
+       SELECT DISTINCT hashtext(workspace_id || '/' || correlation_id) AS k FROM deliveries
+        WHERE id = ANY(:ids::bigint[]) AND consumer_id = :consumerId ORDER BY k
+     ) keys`,
+    { lockClass: STORY_LOCK_CLASS, ids: arrayParameter([...ids]), consumerId },
+  );
+}
+
+/**
+ * lockStoriesOfDeliveries as the text of a statement over quoted literals, for a simple query that
+ * sends it before the statement deciding heads (one implicit transaction, one round trip): `consumer` a
+ * quoted literal, `ids` a bigint[] literal.
+ */
+export function storiesOfDeliveriesLock(consumer: string, ids: string): string {
+  return `SELECT count(pg_advisory_xact_lock(${STORY_LOCK_CLASS}, k)) AS locked FROM (
+       SELECT DISTINCT hashtext(workspace_id || '/' || correlation_id) AS k FROM deliveries
+        WHERE id = ANY(${ids}) AND consumer_id = ${consumer} ORDER BY k
+     ) keys`;
+}
