@@ -220,7 +220,7 @@ describe('deliveries (migration 014)', () => {
         const after = await updates(tx);
         return { all: after.all - before.all, hot: after.hot - before.hot };
       };
-      // The columns each of the pull API's statements sets (services/pull-api queue-store.ts).
+      // The columns each of the queue store's statements sets (libs/queue queue-store.ts).
       expect(
         await step(`state = 'leased', visible_at = now() + interval '30 s', lease_generation = d.lease_generation + 1, receive_count = d.receive_count + 1`),
       ).toEqual({ all: 1, hot: 1 });

@@ -18,12 +18,13 @@ const STORE_MODULES = [
   'libs/identity/src/store.ts',
   'libs/queue/src/dead-letters.ts',
   'libs/queue/src/delivery-store.ts',
+  'libs/queue/src/queue-store.ts',
+  'libs/queue/src/story-lock.ts',
   'services/all-in-one/src/seed.ts',
   'services/auth/src/signing-keys.ts',
   'services/gateway/src/publish-store.ts',
   'services/portal/src/admin-store.ts',
   'services/portal/src/people/people-store.ts',
-  'services/pull-api/src/queue-store.ts',
 ];
 
 const TABLES = Object.keys(TABLE_COLUMNS).join('|');

@@ -10,3 +10,17 @@ export type { ReplayDeps } from './replay';
 export { queueOperations } from './operations';
 export { DEAD_LETTERS_LISTED } from './dead-letters';
 export { lockStories, lockStoriesOfDeliveries, storiesOfDeliveriesLock, STORY_LOCK_CLASS } from './story-lock';
+export { KnexQueueStore, queueCall, SETTLE_TIMEOUT_MS, SettleTimeoutError } from './queue-store';
+export type {
+  QueueStore,
+  ConsumerToolsStore,
+  LeasedMessage,
+  LeaseRef,
+  SettleOutcome,
+  ReceiveResult,
+  ReceiveGate,
+  PeekedMessage,
+  PeekFilter,
+  FaultKind,
+} from './queue-store';
+export { QueueUnavailableError } from './errors';

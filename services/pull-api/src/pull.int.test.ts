@@ -1,12 +1,11 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import pino from 'pino';
 import { createDatabase, migrateLatest, TenancyFixture, type Knex } from '@bus/db';
-import { KnexDeliveryStore } from '@bus/queue';
 import { createMetricsRegistry } from '@bus/observability';
 import { createTestDatabase, eventually, type TestDatabase } from '@bus/testing';
 import { createPgQueueNotifier, type QueueNotifier } from './notifier';
 import { createPullMetrics, messageRecord, receive, settle, type PullDeps } from './pull';
-import { KnexQueueStore, type QueueStore } from './queue-store';
+import { KnexDeliveryStore, KnexQueueStore, type QueueStore } from '@bus/queue';
 import { createReceiptHandles } from './receipt';
 
 const workspaceId = 'wpullapitest2';

@@ -14,7 +14,7 @@ import {
 } from '@bus/identity';
 import { acknowledge, receive, release, settle, type HandleResult, type PullDeps } from './pull';
 import { PULL_LIMITS } from './pull-routes';
-import type { LeasedMessage } from './queue-store';
+import type { LeasedMessage } from '@bus/queue';
 
 /**
  * The SQS-compatible door of the pull API (docs/delivery.md, "SQS-compatible reads"): the AWS JSON 1.0

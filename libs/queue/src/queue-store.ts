@@ -1,7 +1,7 @@
 import { DELIVERY_CHANNEL, preparedQuery, rawQuery, sqlLiteral, type Knex, type Row } from '@bus/db';
 import { unavailableUnlessDone } from '@bus/http';
 import { coalesceCalls, settleWithin } from '@bus/contracts';
-import { storiesOfDeliveriesLock } from '@bus/queue';
+import { storiesOfDeliveriesLock } from './story-lock';
 import { QueueUnavailableError } from './errors';
 
 /** One leased delivery as a receive hands it out. */
