@@ -1,6 +1,7 @@
 import { Counter, type Registry } from 'prom-client';
 import type { DeadLetter, DeadLetterResolution, ResolvedDeadLetter } from '@bus/contracts';
 import { DELIVERY_CHANNEL, rawQuery, type Knex, type Row } from '@bus/db';
+import { resolveDeadLetterStatement } from './sql/resolve-dead-letter';
 import { lockStoriesOfDeliveries } from './story-lock';
 
 /**
@@ -57,46 +58,17 @@ export async function listDeadLetters(db: Knex, consumerId: string): Promise<{ d
  * open dead letter.
  */
 export async function resolveDeadLetter(db: Knex, consumerId: string, id: string, resolution: DeadLetterResolution): Promise<ResolvedDeadLetter | undefined> {
-  const change =
-    resolution === 'redriven'
-      ? `state = 'queued', visible_at = now(), receive_count = 0`
-      : `state = 'acked', acked_at = now(), visible_at = now(), is_head = false`;
   return db.transaction(async (trx) => {
     // A discard acks the delivery: it holds the story's lock (story-lock.ts) and marks the next head.
     const open = await trx('dead_letters').where({ id, consumer_id: consumerId }).whereNull('resolved_at').first('delivery_id');
     if (!open) return undefined;
     await lockStoriesOfDeliveries(trx, consumerId, [String(open.delivery_id)]);
-    // The closed rows are the ones this statement resolved: their resolved_at is set.
-    const { rows } = await rawQuery<DeadLetterRow & { resolved_at: Date }>(
-      trx,
-      `WITH closed AS (
-         UPDATE dead_letters SET resolved_at = now(), resolution = :resolution
-          WHERE id = :id AND consumer_id = :consumerId AND resolved_at IS NULL
-         RETURNING id, delivery_id, message_id, correlation_id, receive_count, dead_lettered_at, resolved_at
-       ),
-       changed AS (
-         UPDATE deliveries d SET ${change}, lease_generation = d.lease_generation + 1
-           FROM closed WHERE d.id = closed.delivery_id
-         RETURNING d.id, d.consumer_id, d.correlation_id, d.acked_at
-       ),
-       -- A discarded delivery's story gets its next head, unless another of its rows is the head.
-       promoted AS (
-         UPDATE deliveries d SET is_head = true
-           FROM changed c CROSS JOIN LATERAL (
-             SELECT id FROM deliveries
-              WHERE consumer_id = c.consumer_id AND correlation_id = c.correlation_id AND acked_at IS NULL AND id <> c.id
-              ORDER BY id LIMIT 1
-           ) n
-          WHERE d.id = n.id AND c.acked_at IS NOT NULL
-            AND NOT EXISTS (
-              SELECT 1 FROM deliveries o WHERE o.consumer_id = c.consumer_id AND o.correlation_id = c.correlation_id AND o.acked_at IS NULL AND o.is_head AND o.id <> c.id
-            )
-         RETURNING d.id
-       ),
-       woken AS (SELECT pg_notify(:channel, :consumerId) WHERE EXISTS (SELECT 1 FROM changed))
-       SELECT closed.*, (SELECT count(*) FROM woken) AS woken, (SELECT count(*) FROM promoted) AS promoted FROM closed`,
-      { id, consumerId, resolution, channel: DELIVERY_CHANNEL },
-    );
+    const { rows } = await rawQuery<DeadLetterRow & { resolved_at: Date }>(trx, resolveDeadLetterStatement(resolution), {
+      id,
+      consumerId,
+      resolution,
+      channel: DELIVERY_CHANNEL,
+    });
     const row = rows[0];
     if (!row) return undefined;
     return { ...deadLetter(row), resolution, resolved_at: row.resolved_at.toISOString() };

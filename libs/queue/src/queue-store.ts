@@ -2,6 +2,15 @@ import { DELIVERY_CHANNEL, preparedQuery, rawQuery, sqlLiteral, type Knex, type 
 import { unavailableUnlessDone } from '@bus/http';
 import { coalesceCalls, settleWithin } from '@bus/contracts';
 import { storiesOfDeliveriesLock } from './story-lock';
+import { ackStatement } from './sql/ack';
+import { DEAD_LETTER_DUE } from './sql/dead-letter-due';
+import { EXTEND } from './sql/extend';
+import { gateBindings } from './sql/gate';
+import { leaseStatement } from './sql/lease';
+import { nextVisibleStatement } from './sql/next-visible';
+import { peekStatement } from './sql/peek';
+import { RECEIVE_FAULTS } from './sql/receive-faults';
+import { releaseStatement } from './sql/release';
 import { QueueUnavailableError } from './errors';
 
 /** One leased delivery as a receive hands it out. */
@@ -108,21 +117,6 @@ export interface ConsumerToolsStore {
 
 export type FaultKind = Row<'consumer_fault_events'>['kind'];
 
-/** SQL conditions over a delivery (unqualified columns) that a gate adds to "receivable"; '' without one. */
-function gateConditions(gate: ReceiveGate | undefined): string {
-  if (!gate) return '';
-  return [
-    gate.receiveLimit === null ? '' : ` AND receive_count < :receiveLimit`,
-    gate.delayMs > 0 ? ` AND enqueued_at <= now() - (:delayMs * interval '1 millisecond')` : '',
-  ].join('');
-}
-
-/** The gate's variant of a prepared statement's name: each variant is its own text. */
-function gateName(gate: ReceiveGate | undefined): string {
-  if (!gate) return '';
-  return `${gate.receiveLimit === null ? '' : '.limited'}${gate.delayMs > 0 ? '.delayed' : ''}`;
-}
-
 /**
  * How many heads per message asked for a receive considers: beyond the first `max`, so that receivers
  * running at once over groups of one message each still find heads the others have not locked. Receives
@@ -158,10 +152,6 @@ interface ReceiveRequest {
 // did, for generic plans made while the pending rows were few: 0.8–1 ms a lookup, an ack 7–11 ms
 // (auto_explain, bench:e2e (c)).
 
-function gateBindings(gate: ReceiveGate | undefined): Record<string, number> {
-  return gate ? { receiveLimit: gate.receiveLimit ?? 0, delayMs: gate.delayMs } : {};
-}
-
 /** A delivery with its message, as peek and receive read it. */
 type MessageRow = Pick<Row<'deliveries'>, 'id' | 'message_id' | 'correlation_id' | 'receive_count'> &
   Pick<Row<'messages'>, 'message_type' | 'published_at' | 'body'>;
@@ -187,22 +177,6 @@ function peekedMessage(r: MessageRow): PeekedMessage {
 function leaseArrays(leases: LeaseRef[]): { ids: string[]; generations: number[] } {
   return { ids: leases.map((l) => l.deliveryId), generations: leases.map((l) => l.generation) };
 }
-
-/**
- * The CTEs `named` (each (row, generation) of leaseArrays once) and `locked` (the named rows still
- * leased, locked in id order) of a statement that changes leases by handle. Every statement that waits
- * for delivery rows locks them in id order (a nack: its groups' rows from the first named on), so two
- * never wait for each other: an UPDATE joined to the handles locks rows in the order its plan meets
- * them, which on a busy table is where their latest versions are stored, and deadlocked with a nack
- * (Postgres then fails one of them: a 503 to the consumer).
- */
-const NAMED_LEASES_LOCKED = `named AS (
-           SELECT DISTINCT id, generation FROM unnest(:ids::bigint[], :generations::int[]) AS n(id, generation)
-         ),
-         locked AS MATERIALIZED (
-           SELECT id FROM deliveries WHERE id = ANY(ARRAY(SELECT id FROM named)) AND state = 'leased'
-            ORDER BY id FOR UPDATE
-         )`;
 
 /** A delivery id as a literal's element: digits only (a receipt handle's id is; anything else names no row). */
 function bigintText(id: string): string {
@@ -333,113 +307,15 @@ export class KnexQueueStore implements QueueStore, ConsumerToolsStore {
   }
 
   /**
-   * One statement (one round trip, its own transaction, prepared: see preparedQuery): the head of every
-   * group — its oldest un-acked delivery; a group is receivable only when its head is. The oldest
-   * receivable heads are the candidates, and from the snapshot their runs (each head's group in order
-   * after it) tell how many heads fill `max` × `callers`: only that many are locked, in id order with SKIP LOCKED, so
-   * concurrent receivers take the next free heads instead of each other's (the WHERE is re-checked on
-   * the locked row version, so a head leased or acked meanwhile drops out). After each locked head the
-   * run of its group in order, cut at the first row another transaction holds, so a run never has a
-   * gap. The runs are dealt to the `callers` receives by (head, id) — earlier heads' runs first — each
-   * receive's answer filled up to `max` (its last run cut there; the cut rest stays queued behind it) and
-   * the next receive's answer starting at the next head, so a run is never split between two answers;
-   * what is dealt is leased, with its messages. With nothing leased, one row of NULLs tells whether heads
-   * were found (contended).
+   * The receive statement (sql/lease.ts: one round trip, its own transaction, prepared) for `callers`
+   * receives waiting together, each answer its own share; a receive dealt nothing while heads were
+   * found is `contended`.
    */
   private async leaseReceivable(request: ReceiveRequest, callers: number): Promise<ReceiveResult[]> {
     const { consumerId, max, visibilityMs, gate } = request;
     const candidates = max * (callers + RECEIVE_CANDIDATES - 1);
-    const gated = gateConditions(gate);
-    const rows = await preparedQuery<LeasedRow>(
-      this.db,
-      `pull.receive.heads${gateName(gate)}`,
-      // The candidates: the oldest receivable heads, `candidates` of them, so that concurrent receivers
-      // of one-message runs still find free heads past each other's. Read from deliveries_heads (each
-      // story's head marked, migration 020): oldest first, passing over the held heads (leased, delayed,
-      // dead-lettered, or held back by the gate) one by one, so a receive reads the held heads before
-      // the first free ones and `candidates` more, whatever the number of correlation ids.
-      `WITH RECURSIVE candidates AS MATERIALIZED (
-         SELECT id, correlation_id FROM deliveries
-          WHERE consumer_id = :consumerId AND is_head AND visible_at <= now()${gated}
-          ORDER BY id LIMIT :candidates
-       ),
-       -- How many heads to lock: the candidates' runs (by this snapshot) counted head after head, oldest
-       -- first, until they fill max × callers rows — a probe per head counted, not per candidate.
-       numbered AS MATERIALIZED (
-         SELECT id, correlation_id, row_number() OVER (ORDER BY id) AS n FROM candidates
-       ),
-       sized (n, rows_so_far) AS (
-         SELECT 0::bigint, 0::bigint
-         UNION ALL
-         SELECT c.n, s.rows_so_far + 1 + (
-                  SELECT count(*) FROM (
-                    SELECT 1 FROM deliveries
-                     WHERE consumer_id = :consumerId AND correlation_id = c.correlation_id AND id > c.id AND acked_at IS NULL
-                     ORDER BY id LIMIT :max - 1
-                  ) run)
-           FROM sized s JOIN numbered c ON c.n = s.n + 1
-          WHERE s.rows_so_far < :max * :callers
-       ),
-       locked_heads AS MATERIALIZED (
-         SELECT id, correlation_id FROM deliveries
-          WHERE id = ANY(ARRAY(SELECT id FROM candidates)) AND state <> 'acked' AND is_head AND visible_at <= now()${gated}
-          ORDER BY id LIMIT (SELECT count(*) - 1 FROM sized) FOR UPDATE SKIP LOCKED
-       ),
-       following AS MATERIALIZED (
-         SELECT h.id AS head_id, f.id, f.rank
-           FROM locked_heads h
-          CROSS JOIN LATERAL (
-            SELECT id, row_number() OVER (ORDER BY id) AS rank FROM deliveries
-             WHERE consumer_id = :consumerId AND correlation_id = h.correlation_id AND id > h.id AND acked_at IS NULL
-             ORDER BY id LIMIT :max - 1
-          ) f
-       ),
-       following_locked AS MATERIALIZED (
-         SELECT id FROM deliveries
-          WHERE id = ANY(ARRAY(SELECT id FROM following)) AND state <> 'acked'${gated}
-          ORDER BY id FOR UPDATE SKIP LOCKED
-       ),
-       runs AS (
-         SELECT f.head_id, f.id, f.rank, count(l.id) OVER (PARTITION BY f.head_id ORDER BY f.rank) AS locked_so_far
-           FROM following f LEFT JOIN following_locked l ON l.id = f.id
-       ),
-       locked_runs AS (
-         SELECT id AS head_id, id, 0 AS rank FROM locked_heads
-         UNION ALL
-         SELECT head_id, id, rank FROM runs WHERE locked_so_far = rank
-       ),
-       run_lengths AS (
-         SELECT head_id, count(*) AS length, row_number() OVER (ORDER BY head_id) AS n FROM locked_runs GROUP BY head_id
-       ),
-       -- The runs dealt in head order: a run goes to the current answer (cut at max) while it has room,
-       -- else it starts the next answer; dealt = how many of the run's rows (the head's among them) go.
-       dealt (n, head_id, answer, used, dealt) AS (
-         SELECT n, head_id, 1, least(length, :max), least(length, :max) FROM run_lengths WHERE n = 1
-         UNION ALL
-         SELECT r.n, r.head_id, d.answer + CASE WHEN d.used >= :max THEN 1 ELSE 0 END,
-                CASE WHEN d.used >= :max THEN least(r.length, :max) ELSE d.used + least(r.length, :max - d.used) END,
-                CASE WHEN d.used >= :max THEN least(r.length, :max) ELSE least(r.length, :max - d.used) END
-           FROM dealt d JOIN run_lengths r ON r.n = d.n + 1
-       ),
-       take AS (
-         SELECT l.id, d.answer, row_number() OVER (ORDER BY l.head_id, l.id) AS position
-           FROM locked_runs l JOIN dealt d ON d.head_id = l.head_id
-          WHERE d.answer <= :callers AND l.rank < d.dealt
-       ),
-       leased AS (
-         UPDATE deliveries d
-            SET state = 'leased', visible_at = now() + (:visibilityMs * interval '1 millisecond'),
-                lease_generation = d.lease_generation + 1, receive_count = d.receive_count + 1
-           FROM messages m
-          WHERE d.id IN (SELECT id FROM take) AND m.workspace_id = d.workspace_id AND m.message_id = d.message_id
-         RETURNING d.id, d.lease_generation, d.message_id, d.correlation_id, d.receive_count, m.message_type, m.published_at, m.body, m.traceparent
-       )
-       SELECT found.heads, take.answer, leased.*
-         FROM (SELECT count(*)::int AS heads FROM candidates) found
-         LEFT JOIN (leased JOIN take USING (id)) ON true
-        ORDER BY take.position`,
-      { consumerId, callers, max, visibilityMs, candidates, ...gateBindings(gate) },
-    );
+    const lease = leaseStatement(gate);
+    const rows = await preparedQuery<LeasedRow>(this.db, lease.name, lease.text, { consumerId, callers, max, visibilityMs, candidates, ...gateBindings(gate) });
     const answers = Array.from({ length: callers }, (): LeasedMessage[] => []);
     for (const r of rows) {
       if (r.id !== null) answers[r.answer - 1]?.push({ ...peekedMessage(r), generation: r.lease_generation, traceparent: r.traceparent });
@@ -449,237 +325,74 @@ export class KnexQueueStore implements QueueStore, ConsumerToolsStore {
   }
 
   /**
-   * One statement: a handle is current when its generation is the row's and the row is leased (an
-   * expired lease nobody re-took still acks). The named rows are locked in id order first, so two
-   * batches naming the same rows wait for each other instead of deadlocking. A handle named twice is
-   * done once, at its first place, as one ack at a time would answer. An ack that makes a receivable
-   * message the head of its correlation id NOTIFYs the consumer (at COMMIT), so a long poll parked
-   * behind that correlation id's earlier message answers at once instead of at its wait's end. The
-   * rows are found by id alone and the consumer checked on the row updated (its handles are the
-   * consumer's: their MAC says so): with the consumer in the lookup, generic plans made on a young
-   * table read all the consumer's rows of its message index and ANDed them with the ids (200 buffers).
+   * The stories' locks (sql/lock-stories-of-deliveries.ts) and the ack (sql/ack.ts) as one simple query:
+   * one implicit transaction, one round trip, the ack's snapshot taken after the locks were granted. A
+   * handle named twice is done once, at its first place, as one ack at a time would answer.
    */
   private async settleAcks(consumerId: string, leases: LeaseRef[]): Promise<SettleOutcome[]> {
-    // A simple query of two statements, one implicit transaction, one round trip (no parameters: the
-    // values are quoted literals): the stories' locks, then the ack, whose snapshot is taken after they
-    // were granted (story-lock.ts in libs/queue).
+    // Quoted literals: a simple query carries no parameters.
     const ids = `'{${leases.map((l) => bigintText(l.deliveryId)).join(',')}}'::bigint[]`;
     const generations = `'{${leases.map((l) => integerText(l.generation)).join(',')}}'::int[]`;
     const consumer = sqlLiteral(consumerId);
     const answers = (await rawQuery<unknown>(
       this.db,
-      `${storiesOfDeliveriesLock(consumer, ids)};
-       WITH named AS (
-         SELECT DISTINCT id, generation FROM unnest(${ids}, ${generations}) AS n(id, generation)
-       ),
-       locked AS MATERIALIZED (
-         SELECT id, is_head FROM deliveries WHERE id = ANY(ARRAY(SELECT id FROM named)) AND state = 'leased'
-          ORDER BY id FOR UPDATE
-       ),
-       acked AS (
-         UPDATE deliveries d SET state = 'acked', acked_at = now(), is_head = false
-           FROM named n
-          WHERE d.id = n.id AND d.id IN (SELECT id FROM locked) AND d.consumer_id = ${consumer} AND d.lease_generation = n.generation AND d.state = 'leased'
-         RETURNING d.id, n.generation, d.correlation_id
-       ),
-       -- Each correlation id whose head was acked gets its next head: its oldest row still un-acked
-       -- once these acks commit (the snapshot has them all: the stories are locked).
-       promoted AS (
-         UPDATE deliveries d SET is_head = true
-           FROM (SELECT DISTINCT a.correlation_id FROM acked a JOIN locked l ON l.id = a.id WHERE l.is_head) g
-           CROSS JOIN LATERAL (
-             SELECT id FROM deliveries
-              WHERE consumer_id = ${consumer} AND correlation_id = g.correlation_id AND acked_at IS NULL AND id NOT IN (SELECT id FROM acked)
-              ORDER BY id LIMIT 1
-           ) h
-          WHERE d.id = h.id
-         RETURNING d.visible_at
-       ),
-       woken AS (SELECT pg_notify(${sqlLiteral(DELIVERY_CHANNEL)}, ${consumer}) WHERE EXISTS (SELECT 1 FROM promoted WHERE visible_at <= now()))
-       SELECT id, generation, (SELECT count(*) FROM woken) AS woken FROM acked`,
+      `${storiesOfDeliveriesLock(consumer, ids)};\n${ackStatement({ consumer, ids, generations, channel: sqlLiteral(DELIVERY_CHANNEL) })}`,
     )) as unknown as Array<{ rows: Array<Pick<Row<'deliveries'>, 'id'> & { generation: number }> }>;
     const acked = answers[1]?.rows ?? [];
     return outcomesInOrder(leases, (lease) => acked.some((r) => String(r.id) === lease.deliveryId && r.generation === lease.generation));
   }
 
-  /**
-   * One statement, answering each handle as releasing them one at a time in the caller's order would
-   * (invariant C): a current lease is released after `delayMs` with the leased run after it (released
-   * at once; their handles stop working). A handle is therefore stale when an earlier handle of the
-   * batch released it: the group's earlier-named current lease with a lower id. The rows from each
-   * group's first named row on are locked in id order first (no deadlock between batches), and
-   * consumers' long polls on every pull-api process are woken when anything was released.
-   */
+  /** A nack or a lost ack (sql/release.ts), one statement; consumers' long polls are woken when anything was released. */
   private async release(consumerId: string, leases: LeaseRef[], delayMs: number, mode: 'nack' | 'lost_ack'): Promise<SettleOutcome[]> {
-    // A lost ack (fault injection) releases like a nack but is no nack: not counted as one, at most
-    // once per delivery, and recorded as a duplicate fault.
-    const lostAck = mode === 'lost_ack';
+    const release = releaseStatement(mode);
     const released = (
-      await rawQuery<{ position: string | null }>(
-        this.db,
-        `WITH named AS (
-           SELECT id, generation, position FROM unnest(:ids::bigint[], :generations::int[]) WITH ORDINALITY AS n(id, generation, position)
-         ),
-         groups AS (
-           SELECT d.correlation_id, min(d.id) AS from_id FROM deliveries d
-            WHERE d.id = ANY(ARRAY(SELECT id FROM named)) AND d.consumer_id = :consumerId
-            GROUP BY d.correlation_id
-         ),
-         locked AS MATERIALIZED (
-           SELECT d.id, d.correlation_id, d.lease_generation FROM deliveries d JOIN groups g ON g.correlation_id = d.correlation_id
-            WHERE d.consumer_id = :consumerId AND d.id >= g.from_id AND d.acked_at IS NULL AND d.state = 'leased'
-            ORDER BY d.id FOR UPDATE OF d
-         ),
-         current AS (
-           SELECT l.id, l.correlation_id, min(n.position) AS position
-             FROM locked l JOIN named n ON n.id = l.id AND n.generation = l.lease_generation${
-               lostAck ? `\n            WHERE NOT EXISTS (SELECT 1 FROM consumer_fault_events e WHERE e.delivery_id = l.id AND e.kind = 'duplicate')` : ''
-             }
-            GROUP BY l.id, l.correlation_id
-         ),
-         done AS (
-           SELECT c.id, c.correlation_id, c.position FROM current c
-            WHERE NOT EXISTS (SELECT 1 FROM current e WHERE e.correlation_id = c.correlation_id AND e.position < c.position AND e.id < c.id)
-         ),
-         run_from AS (SELECT correlation_id, min(id) AS from_id FROM done GROUP BY correlation_id),
-         released AS (
-           UPDATE deliveries d
-              SET state = 'queued', lease_generation = d.lease_generation + 1,
-                  visible_at = CASE WHEN d.id IN (SELECT id FROM done) THEN now() + (:delayMs * interval '1 millisecond') ELSE now() END${
-                    lostAck
-                      ? ''
-                      : `,
-                  nack_count = d.nack_count + CASE WHEN d.id IN (SELECT id FROM done) THEN 1 ELSE 0 END,
-                  last_nacked_at = CASE WHEN d.id IN (SELECT id FROM done) THEN now() ELSE d.last_nacked_at END`
-                  }
-             FROM locked l JOIN run_from r ON r.correlation_id = l.correlation_id
-            WHERE d.id = l.id AND l.id >= r.from_id
-           RETURNING d.id
-         ),${
-           lostAck
-             ? `
-         faulted AS (
-           INSERT INTO consumer_fault_events (consumer_id, delivery_id, message_id, kind)
-           SELECT :consumerId, d.id, d.message_id, 'duplicate' FROM deliveries d WHERE d.id IN (SELECT id FROM done)
-         ),`
-             : ''
-         }
-         woken AS (SELECT pg_notify(:channel, :consumerId) WHERE EXISTS (SELECT 1 FROM released))
-         SELECT done.position, (SELECT count(*) FROM woken) AS woken FROM (SELECT 1) one LEFT JOIN done ON true`,
-        { consumerId, delayMs, channel: DELIVERY_CHANNEL, ...leaseArrays(leases) },
-      )
+      await rawQuery<{ position: string | null }>(this.db, release.text, { consumerId, delayMs, channel: DELIVERY_CHANNEL, ...leaseArrays(leases) })
     ).rows;
     const donePositions = new Set(released.flatMap((r) => (r.position === null ? [] : [Number(r.position) - 1])));
     return leases.map((_, i) => (donePositions.has(i) ? 'done' : 'stale'));
   }
 
   private async extendLeases(consumerId: string, leases: LeaseRef[], visibilityMs: number): Promise<SettleOutcome[]> {
-    const { rows } = await rawQuery<Pick<Row<'deliveries'>, 'id'> & { generation: number }>(
-      this.db,
-      `WITH ${NAMED_LEASES_LOCKED}
-       UPDATE deliveries d SET visible_at = now() + (:visibilityMs * interval '1 millisecond')
-         FROM named n
-        WHERE d.id = n.id AND d.id IN (SELECT id FROM locked) AND d.consumer_id = :consumerId AND d.lease_generation = n.generation AND d.state = 'leased'
-       RETURNING d.id, n.generation`,
-      { consumerId, visibilityMs, ...leaseArrays(leases) },
-    );
+    const { rows } = await rawQuery<Pick<Row<'deliveries'>, 'id'> & { generation: number }>(this.db, EXTEND.text, {
+      consumerId,
+      visibilityMs,
+      ...leaseArrays(leases),
+    });
     return outcomesInOrder(leases, (lease) => rows.some((r) => String(r.id) === lease.deliveryId && r.generation === lease.generation));
   }
 
-  /** A dead letter's visible_at is 'infinity': it never becomes visible, so it is no time to wait for. */
+  /** The next head's visible time on a timer (sql/next-visible.ts). */
   private async nextVisible(consumerId: string, gate?: ReceiveGate): Promise<Date | null> {
-    const visibleAt =
-      gate && gate.delayMs > 0 ? this.db.raw(`greatest(visible_at, enqueued_at + (? * interval '1 millisecond'))`, [gate.delayMs]) : this.db.raw('visible_at');
-    // Only a head's time counts: a later row is receivable only once it is its story's head.
-    const row = await this.db('deliveries')
-      .where({ consumer_id: consumerId, is_head: true })
-      .where(visibleAt, '>', this.db.fn.now())
-      .where('visible_at', '<', this.db.raw(`'infinity'`))
-      .min({ at: visibleAt })
-      .first();
-    return row?.at ?? null;
+    const next = nextVisibleStatement(gate);
+    const { rows } = await rawQuery<{ at: Date | null }>(this.db, next.text, { consumerId, ...gateBindings(gate) });
+    return rows[0]?.at ?? null;
   }
 
-  /**
-   * One statement, no lock and no change: the receivable heads (as the receive statement finds them)
-   * by id, each followed by the un-acked rest of its correlation id, the first `max` in that order.
-   * Filtered by message type, every receivable head is looked at (a receive's order is over all of them).
-   */
+  /** Peek (sql/peek.ts): no lock and no change. */
   private async peekReceivable(consumerId: string, max: number, filter: PeekFilter, gate?: ReceiveGate): Promise<PeekedMessage[]> {
-    const gated = gateConditions(gate);
-    const { rows } = await rawQuery<MessageRow>(
-      this.db,
-      `WITH heads AS (
-         SELECT id, correlation_id FROM deliveries
-          WHERE consumer_id = :consumerId AND is_head AND visible_at <= now()${filter.correlationId === undefined ? '' : ' AND correlation_id = :correlationId'}${gated}
-          ORDER BY id${filter.messageType === undefined ? ' LIMIT :max' : ''}
-       ),
-       runs AS (
-         SELECT h.id AS head_id, f.id FROM heads h
-          CROSS JOIN LATERAL (
-            SELECT id FROM deliveries
-             WHERE consumer_id = :consumerId AND correlation_id = h.correlation_id AND id >= h.id AND acked_at IS NULL
-             ORDER BY id LIMIT :max
-          ) f
-       )
-       SELECT d.id, d.message_id, d.correlation_id, d.receive_count, m.message_type, m.published_at, m.body
-         FROM runs r
-         JOIN deliveries d ON d.id = r.id
-         JOIN messages m ON m.workspace_id = d.workspace_id AND m.message_id = d.message_id
-        ${filter.messageType === undefined ? '' : 'WHERE m.message_type = :messageType'}
-        ORDER BY r.head_id, r.id
-        LIMIT :max`,
-      { consumerId, max, ...filter, ...gateBindings(gate) },
-    );
+    const peek = peekStatement(filter, gate);
+    const { rows } = await rawQuery<MessageRow>(this.db, peek.text, { consumerId, max, ...filter, ...gateBindings(gate) });
     return rows.map(peekedMessage);
   }
 
-  /**
-   * One statement: the receivable heads at the threshold, locked (SKIP LOCKED: a receive holding one
-   * decides first), become dead letters — queued, visible_at 'infinity', a new lease generation so an
-   * old receipt handle is stale — and each gets its dead_letters row.
-   */
+  /** The heads past the receive threshold become dead letters (sql/dead-letter-due.ts). */
   private async moveToDeadLetters(consumerId: string, maxReceives: number): Promise<number> {
-    const moved = await rawQuery<never>(
-      this.db,
-      `WITH due AS MATERIALIZED (
-         SELECT id FROM deliveries
-          WHERE consumer_id = :consumerId AND is_head AND visible_at <= now() AND receive_count >= :maxReceives
-          ORDER BY id FOR UPDATE SKIP LOCKED
-       ),
-       moved AS (
-         UPDATE deliveries d SET state = 'queued', visible_at = 'infinity', lease_generation = d.lease_generation + 1
-           FROM due WHERE d.id = due.id
-         RETURNING d.id, d.consumer_id, d.message_id, d.correlation_id, d.receive_count
-       )
-       INSERT INTO dead_letters (consumer_id, delivery_id, message_id, correlation_id, receive_count)
-       SELECT consumer_id, id, message_id, correlation_id, receive_count FROM moved`,
-      { consumerId, maxReceives },
-    );
+    const moved = await rawQuery<never>(this.db, DEAD_LETTER_DUE.text, { consumerId, maxReceives });
     return moved.rowCount;
   }
 
-  /** One statement: cuts the leases still current and records both kinds of events. */
+  /** The Sandbox's faults of one receive (sql/receive-faults.ts). */
   private async writeReceiveFaults(
     consumerId: string,
     faults: { cut: LeaseRef[]; leaseMs: number; delayed: string[]; delayMs: number },
   ): Promise<Record<FaultKind, number>> {
-    const { rows } = await rawQuery<Pick<Row<'consumer_fault_events'>, 'kind'>>(
-      this.db,
-      `WITH ${NAMED_LEASES_LOCKED},
-       cut AS (
-         UPDATE deliveries d SET visible_at = now() + (:leaseMs * interval '1 millisecond')
-           FROM named n
-          WHERE d.id = n.id AND d.id IN (SELECT id FROM locked) AND d.consumer_id = :consumerId AND d.lease_generation = n.generation AND d.state = 'leased'
-         RETURNING d.id, d.message_id
-       )
-       INSERT INTO consumer_fault_events (consumer_id, delivery_id, message_id, kind, detail_ms)
-       SELECT :consumerId::text, id, message_id, 'early_expiry', :leaseMs::int FROM cut
-       UNION ALL
-       SELECT :consumerId::text, d.id, d.message_id, 'delay', :delayMs::int FROM deliveries d WHERE d.id = ANY(:delayed::bigint[]) AND d.consumer_id = :consumerId
-       RETURNING kind`,
-      { consumerId, leaseMs: faults.leaseMs, delayMs: faults.delayMs, delayed: faults.delayed, ...leaseArrays(faults.cut) },
-    );
+    const { rows } = await rawQuery<Pick<Row<'consumer_fault_events'>, 'kind'>>(this.db, RECEIVE_FAULTS.text, {
+      consumerId,
+      leaseMs: faults.leaseMs,
+      delayMs: faults.delayMs,
+      delayed: faults.delayed,
+      ...leaseArrays(faults.cut),
+    });
     const counts: Record<FaultKind, number> = { duplicate: 0, delay: 0, early_expiry: 0 };
     for (const r of rows) counts[r.kind] += 1;
     return counts;

@@ -1,4 +1,6 @@
 import { arrayParameter, rawQuery, type Knex } from '@bus/db';
+import { LOCK_STORIES } from './sql/lock-stories';
+import { lockStoriesOfDeliveries as lockStoriesOfDeliveriesText } from './sql/lock-stories-of-deliveries';
 
 /**
  * The story lock: a transaction-scoped advisory lock per (workspace, correlation id), the two-key form
@@ -16,40 +18,20 @@ export const STORY_LOCK_CLASS = 0x62757371;
 /** Locks the stories of `stories` (duplicates are taken once). */
 export async function lockStories(trx: Knex.Transaction, stories: ReadonlyArray<{ workspaceId: string; correlationId: string }>): Promise<void> {
   if (stories.length === 0) return;
-  await rawQuery(
-    trx,
-    `SELECT count(pg_advisory_xact_lock(:lockClass, k)) AS locked FROM (
-       SELECT DISTINCT hashtext(w || '/' || c) AS k FROM unnest(:workspaceIds::text[], :correlationIds::text[]) AS s(w, c) ORDER BY k
-     ) keys`,
-    {
-      lockClass: STORY_LOCK_CLASS,
-      workspaceIds: arrayParameter(stories.map((s) => s.workspaceId)),
-      correlationIds: arrayParameter(stories.map((s) => s.correlationId)),
-    },
-  );
+  await rawQuery(trx, LOCK_STORIES, {
+    lockClass: STORY_LOCK_CLASS,
+    workspaceIds: arrayParameter(stories.map((s) => s.workspaceId)),
+    correlationIds: arrayParameter(stories.map((s) => s.correlationId)),
+  });
 }
 
 /** Locks the stories of consumer `consumerId`'s deliveries `ids` (ids of other consumers are ignored). */
 export async function lockStoriesOfDeliveries(trx: Knex.Transaction, consumerId: string, ids: readonly string[]): Promise<void> {
   if (ids.length === 0) return;
-  await rawQuery(
-    trx,
-    `SELECT count(pg_advisory_xact_lock(:lockClass, k)) AS locked FROM (
-       SELECT DISTINCT hashtext(workspace_id || '/' || correlation_id) AS k FROM deliveries
-        WHERE id = ANY(:ids::bigint[]) AND consumer_id = :consumerId ORDER BY k
-     ) keys`,
-    { lockClass: STORY_LOCK_CLASS, ids: arrayParameter([...ids]), consumerId },
-  );
+  await rawQuery(trx, lockStoriesOfDeliveriesText(STORY_LOCK_CLASS, ':consumerId', ':ids::bigint[]'), { ids: arrayParameter([...ids]), consumerId });
 }
 
-/**
- * lockStoriesOfDeliveries as the text of a statement over quoted literals, for a simple query that
- * sends it before the statement deciding heads (one implicit transaction, one round trip): `consumer` a
- * quoted literal, `ids` a bigint[] literal.
- */
+/** lockStoriesOfDeliveries over quoted literals, for a simple query: `consumer` a quoted literal, `ids` a bigint[] literal. */
 export function storiesOfDeliveriesLock(consumer: string, ids: string): string {
-  return `SELECT count(pg_advisory_xact_lock(${STORY_LOCK_CLASS}, k)) AS locked FROM (
-       SELECT DISTINCT hashtext(workspace_id || '/' || correlation_id) AS k FROM deliveries
-        WHERE id = ANY(${ids}) AND consumer_id = ${consumer} ORDER BY k
-     ) keys`;
+  return lockStoriesOfDeliveriesText(STORY_LOCK_CLASS, consumer, ids);
 }
