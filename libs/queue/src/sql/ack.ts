@@ -2,10 +2,12 @@
  * The ack, sent after lock-stories-of-deliveries in one simple query (one implicit transaction, one
  * round trip), so its snapshot is taken once its stories' locks were granted: the values are quoted
  * literals (a simple query carries no parameters). A handle is current when its generation is the
- * row's and the row is leased (an expired lease nobody re-took still acks); the named rows are locked
- * in id order first, so two batches naming the same rows wait for each other instead of deadlocking. An
- * acked head's story gets its next head (the snapshot holds every un-acked row of it: no other write to
- * the story is in flight), and when that one is visible the consumer is NOTIFYed (at COMMIT), so a long
+ * row's and the row is leased (an expired lease nobody re-took still acks). The named rows, and the row
+ * that may become each story's next head, are locked in id order first, so two statements naming the
+ * same rows wait for each other instead of deadlocking (the next head's lock taken later, while the
+ * acked rows were held, could close a cycle with a nack of the same stories). An acked head's story
+ * gets its next head (the snapshot holds every un-acked row of it: no other write to the story is in
+ * flight), and when that one is visible the consumer is NOTIFYed (at COMMIT), so a long
  * poll parked behind the story answers at once. The rows are found by id alone and the consumer checked
  * on the row updated: with the consumer in the lookup, generic plans made on a young table read all
  * the consumer's rows of its message index and ANDed them with the ids (200 buffers).
@@ -15,8 +17,20 @@ export function ackStatement(literals: { consumer: string; ids: string; generati
   return `WITH named AS (
          SELECT DISTINCT id, generation FROM unnest(${ids}, ${generations}) AS n(id, generation)
        ),
+       stories AS MATERIALIZED (
+         SELECT DISTINCT correlation_id FROM deliveries WHERE id = ANY(ARRAY(SELECT id FROM named)) AND consumer_id = ${consumer}
+       ),
+       -- The named rows and each story's first un-acked row not named: whichever becomes a story's next
+       -- head is among them, so it is locked here, in id order with the rest, and not waited for later.
        locked AS MATERIALIZED (
-         SELECT id, is_head FROM deliveries WHERE id = ANY(ARRAY(SELECT id FROM named)) AND state = 'leased'
+         SELECT id, is_head FROM deliveries
+          WHERE id = ANY(ARRAY(SELECT id FROM named) || ARRAY(
+                  SELECT f.id FROM stories s CROSS JOIN LATERAL (
+                    SELECT id FROM deliveries
+                     WHERE consumer_id = ${consumer} AND correlation_id = s.correlation_id AND acked_at IS NULL AND id <> ALL(ARRAY(SELECT id FROM named))
+                     ORDER BY id LIMIT 1
+                  ) f))
+            AND state <> 'acked'
           ORDER BY id FOR UPDATE
        ),
        acked AS (
