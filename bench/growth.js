@@ -3,7 +3,8 @@
 // here passes or fails, and it stops by itself (every loop is bounded in count and time; loopback only).
 //
 // On a database of its own, one consumer connection's queue is built through the delivery store (the
-// enqueue the delivery service runs): first a held story — its head leased for the whole run, 200 more
+// enqueue the delivery service runs): first BENCH_GROWTH_ACKED (20,000) messages received and acked
+// (acked rows stay for the queue window, older than everything queued), then a held story — its head leased for the whole run, 200 more
 // messages queued behind it, the queue's oldest rows — then 20 working correlation ids of one message
 // each, then N open correlation ids of one message each. The store's receive (max 10, the pull API's
 // lease statement) is timed, each answer nacked back at once so the queue stays the same: it leases the
@@ -19,6 +20,7 @@ const { randomUUID } = require('node:crypto');
 const { cpuLine, cpuMeter, loadStackEnv, machine, percentile, statementMeter } = require('./support');
 
 const OPEN_IDS = (process.env.BENCH_GROWTH_IDS ?? '0,1000,10000,30000').split(',').map(Number);
+const ACKED = Number(process.env.BENCH_GROWTH_ACKED ?? 20_000);
 const HELD_RUN = 200;
 const WORKING_IDS = 20;
 const MAX = 10;
@@ -65,7 +67,18 @@ async function main() {
       }
     };
 
-    // The held story: the queue's oldest rows, its head leased for the whole run.
+    // The acked history: rows a receive must not read through.
+    await enqueue(Array.from({ length: ACKED }, (_, i) => `acked-${i % 500}`));
+    for (let acked = 0; acked < ACKED && Date.now() - started < DEADLINE_MS;) {
+      const { messages } = await queue.receive(consumer, MAX, 60_000);
+      if (messages.length === 0) throw new Error(`only ${acked} of ${ACKED} history messages received`);
+      await queue.ack(
+        consumer,
+        messages.map((m) => ({ deliveryId: m.deliveryId, generation: m.generation })),
+      );
+      acked += messages.length;
+    }
+    // The held story: the oldest un-acked rows, its head leased for the whole run.
     await enqueue(Array.from({ length: HELD_RUN + 1 }, () => 'held'));
     const held = await queue.receive(consumer, 1, 3_600_000);
     if (held.messages.length !== 1 || held.messages[0].correlationId !== 'held') throw new Error('the held story was not leased first');
@@ -117,7 +130,7 @@ async function main() {
     const [base] = results;
     console.log(`bench:growth — ${machine()}`);
     console.log(
-      `one consumer: a held story (head leased, ${HELD_RUN} queued behind it, the oldest rows), ${WORKING_IDS} working ids, N open ids; receive max ${MAX}, each answer nacked back`,
+      `one consumer: ${ACKED} acked rows kept, a held story (head leased, ${HELD_RUN} queued behind it, the oldest un-acked rows), ${WORKING_IDS} working ids, N open ids; receive max ${MAX}, each answer nacked back`,
     );
     console.log('| open ids N | receives | p50 ms | p99 ms | p50 / N=0 | p99 / N=0 | lease buffers per call | CPU ms per 1,000 messages |');
     console.log('|---|---|---|---|---|---|---|---|');

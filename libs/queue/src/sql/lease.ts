@@ -7,7 +7,10 @@ import { statement, type Statement } from './statement';
  * oldest free heads, read from deliveries_heads (each story's head marked, migration 020) oldest first,
  * passing over the held ones (leased, delayed, dead-lettered, held back by the gate): a receive reads
  * the held heads before the first free ones and `candidates` more, whatever the number of correlation
- * ids. From the snapshot their runs tell how many heads fill `max` × `callers`: only that many are
+ * ids. The candidates' query names the consumer as a range and orders by (consumer_id, id), an order
+ * only deliveries_heads gives: by `consumer_id =` and `ORDER BY id` the planner walked the primary key
+ * from the oldest row, filtering on is_head (EXPLAIN on bench:growth's queue), which on a table keeping
+ * its acked rows for the queue window reads every one of them. From the snapshot their runs tell how many heads fill `max` × `callers`: only that many are
  * locked, in id order with SKIP LOCKED, so concurrent receivers take the next free heads instead of
  * each other's (the WHERE, `is_head` with it, is re-checked on the locked row version, so a head leased
  * or acked meanwhile drops out). After each locked head the run of its story, cut at the first row
@@ -22,8 +25,8 @@ export function leaseStatement(gate: ReceiveGate | undefined): Statement {
     `lease${gateName(gate)}`,
     `WITH RECURSIVE candidates AS MATERIALIZED (
          SELECT id, correlation_id FROM deliveries
-          WHERE consumer_id = :consumerId AND is_head AND visible_at <= now()${gated}
-          ORDER BY id LIMIT :candidates
+          WHERE consumer_id BETWEEN :consumerId AND :consumerId AND is_head AND visible_at <= now()${gated}
+          ORDER BY consumer_id, id LIMIT :candidates
        ),
        -- How many heads to lock: the candidates' runs (by this snapshot) counted head after head, oldest
        -- first, until they fill max × callers rows — a probe per head counted, not per candidate.

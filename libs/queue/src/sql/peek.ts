@@ -5,7 +5,8 @@ import { statement, type Statement } from './statement';
 /**
  * Peek: no lock and no change. The free heads as the receive finds them (deliveries_heads, oldest
  * first), each followed by the un-acked rest of its story, the first `:max` in that order. Filtered by
- * message type, every free head is looked at (a receive's order is over all of them).
+ * message type, every free head is looked at (a receive's order is over all of them). The consumer as
+ * a range and the order by (consumer_id, id): deliveries_heads, not the primary key (lease.ts says why).
  */
 export function peekStatement(filter: PeekFilter, gate: ReceiveGate | undefined): Statement {
   const gated = gateConditions(gate);
@@ -13,8 +14,8 @@ export function peekStatement(filter: PeekFilter, gate: ReceiveGate | undefined)
     'peek',
     `WITH heads AS (
          SELECT id, correlation_id FROM deliveries
-          WHERE consumer_id = :consumerId AND is_head AND visible_at <= now()${filter.correlationId === undefined ? '' : ' AND correlation_id = :correlationId'}${gated}
-          ORDER BY id${filter.messageType === undefined ? ' LIMIT :max' : ''}
+          WHERE consumer_id BETWEEN :consumerId AND :consumerId AND is_head AND visible_at <= now()${filter.correlationId === undefined ? '' : ' AND correlation_id = :correlationId'}${gated}
+          ORDER BY consumer_id, id${filter.messageType === undefined ? ' LIMIT :max' : ''}
        ),
        runs AS (
          SELECT h.id AS head_id, f.id FROM heads h
