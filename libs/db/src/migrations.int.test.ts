@@ -49,6 +49,7 @@ const ALL = [
   '018_drop_duplicate_story_index',
   '019_refusal_violations_omitted',
   '020_delivery_heads',
+  '021_drop_pending_by_age',
 ];
 
 let testDb: TestDatabase;

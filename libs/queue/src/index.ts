@@ -9,7 +9,7 @@ export { replayToConsumer } from './replay';
 export type { ReplayDeps } from './replay';
 export { queueOperations } from './operations';
 export { DEAD_LETTERS_LISTED } from './dead-letters';
-export { lockStories, lockStoriesOfDeliveries, storiesOfDeliveriesLock, STORY_LOCK_CLASS } from './story-lock';
+export { lockStories, lockStoriesOfDeliveries, storiesOfDeliveriesLock } from './story-lock';
 export { KnexQueueStore, queueCall, SETTLE_TIMEOUT_MS, SettleTimeoutError } from './queue-store';
 export type {
   QueueStore,

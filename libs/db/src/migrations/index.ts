@@ -19,6 +19,7 @@ import * as messageBodyLz4 from './017_message_body_lz4';
 import * as dropDuplicateStoryIndex from './018_drop_duplicate_story_index';
 import * as refusalViolationsOmitted from './019_refusal_violations_omitted';
 import * as deliveryHeads from './020_delivery_heads';
+import * as dropPendingByAge from './021_drop_pending_by_age';
 
 interface NamedMigration {
   name: string;
@@ -51,6 +52,7 @@ const MIGRATIONS: readonly NamedMigration[] = [
   { name: '018_drop_duplicate_story_index', migration: dropDuplicateStoryIndex },
   { name: '019_refusal_violations_omitted', migration: refusalViolationsOmitted },
   { name: '020_delivery_heads', migration: deliveryHeads },
+  { name: '021_drop_pending_by_age', migration: dropPendingByAge },
 ];
 
 export const migrationSource: Knex.MigrationSource<NamedMigration> = {
