@@ -502,6 +502,7 @@ module.exports = {
   percentile,
   startBus,
   provisionWorkspace,
+  statementMeter,
   statementTable,
   storyMessage,
 };

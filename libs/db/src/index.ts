@@ -21,6 +21,7 @@ export {
   sweepBatch,
   sweepStatements,
   SWEEP_LOCK,
+  deliveryStoryKey,
   oldestRowAt,
 } from './retention';
 export type { RetentionEntry, RetentionWindow, RetentionSettings, RetentionVariable } from './retention';

@@ -48,6 +48,8 @@ const ALL = [
   '017_message_body_lz4',
   '018_drop_duplicate_story_index',
   '019_refusal_violations_omitted',
+  '020_delivery_heads',
+  '021_drop_pending_by_age',
 ];
 
 let testDb: TestDatabase;
@@ -219,7 +221,7 @@ describe('deliveries (migration 014)', () => {
         const after = await updates(tx);
         return { all: after.all - before.all, hot: after.hot - before.hot };
       };
-      // The columns each of the pull API's statements sets (services/pull-api queue-store.ts).
+      // The columns each of the queue store's statements sets (libs/queue queue-store.ts).
       expect(
         await step(`state = 'leased', visible_at = now() + interval '30 s', lease_generation = d.lease_generation + 1, receive_count = d.receive_count + 1`),
       ).toEqual({ all: 1, hot: 1 });

@@ -40,6 +40,21 @@ export interface RetentionEntry {
    * next sweep when a writer holds it, so it never removes a row a writer has read and relies on.
    */
   readonly writerLock?: string;
+  /**
+   * CTEs over `removed` (the batch's deleted rows, all columns) run in the delete's statement, after
+   * the writer's locks of those rows were taken: what the writers keep about the rows that remain.
+   */
+  readonly onRemove?: string;
+}
+
+/**
+ * SQL of the key of a delivery story's lock (libs/queue story-lock.ts), over expressions giving the
+ * workspace id and the correlation id: hashed by hashtextextended(…, 0) as the sweep's writer locks
+ * are. Apart from the gateway's key of the same story (`workspace/correlation`), so the two never
+ * wait for each other.
+ */
+export function deliveryStoryKey(workspaceId: string, correlationId: string): string {
+  return `'delivery:' || ${workspaceId} || '/' || ${correlationId}`;
 }
 
 /** Idempotency records: docs/api.md#limits says at least 7 days; by default the replay archive (docs/architecture.md#data-flow). */
@@ -109,6 +124,20 @@ export const RETENTION_TABLES = [
     why: 'docs/api.md#limits: a consumer queue keeps a message 14 days, received or not; an acked delivery stays as long, so a Kafka redelivery does not queue it again',
     window: QUEUE_WINDOW,
     agesFrom: 't.enqueued_at',
+    // A removed un-acked head (a message nobody acked in the window) leaves its story's next un-acked
+    // delivery the head: the story's lock is held, as every writer of the head marker holds it.
+    writerLock: deliveryStoryKey('t.workspace_id', 't.correlation_id'),
+    onRemove: `promoted AS (
+      UPDATE deliveries d SET is_head = true
+        FROM (SELECT DISTINCT consumer_id, correlation_id FROM removed WHERE is_head) s
+        CROSS JOIN LATERAL (
+          SELECT id FROM deliveries x
+           WHERE x.consumer_id = s.consumer_id AND x.correlation_id = s.correlation_id AND x.acked_at IS NULL AND x.id NOT IN (SELECT id FROM removed)
+           ORDER BY x.id LIMIT 1
+        ) n
+       WHERE d.id = n.id
+      RETURNING d.id
+    )`,
   },
   {
     table: 'messages',
@@ -241,7 +270,11 @@ export function sweepStatements(entry: RetentionEntry): { pick: string; remove: 
     : due;
   return {
     pick: `SELECT t.ctid::text AS ctid FROM ${entry.table} t WHERE ${pickable} ORDER BY ${entry.agesFrom} LIMIT :limit FOR UPDATE OF t SKIP LOCKED`,
-    remove: `DELETE FROM ${entry.table} t WHERE t.ctid = ANY(:ctids::tid[]) AND ${due}`,
+    remove: entry.onRemove
+      ? `WITH removed AS (DELETE FROM ${entry.table} t WHERE t.ctid = ANY(:ctids::tid[]) AND ${due} RETURNING t.*),
+         ${entry.onRemove}
+         SELECT 1 FROM removed`
+      : `DELETE FROM ${entry.table} t WHERE t.ctid = ANY(:ctids::tid[]) AND ${due}`,
   };
 }
 

@@ -23,8 +23,10 @@ const STORE_MODULES = [
   'services/gateway/src/publish-store.ts',
   'services/portal/src/admin-store.ts',
   'services/portal/src/people/people-store.ts',
-  'services/pull-api/src/queue-store.ts',
 ];
+
+/** The queue's statements, one a file (libs/queue/src/sql/statement.ts), each for its store module. */
+const STATEMENT_DIRECTORY = 'libs/queue/src/sql/';
 
 const TABLES = Object.keys(TABLE_COLUMNS).join('|');
 /** SQL naming a table. */
@@ -56,7 +58,7 @@ describe('table layouts stay behind libs/db and the store modules', () => {
     const files = execFileSync('git', ['ls-files', 'libs/*.ts', 'services/*.ts', 'cli/*.ts'], { cwd: REPO_ROOT, encoding: 'utf8' })
       .split('\n')
       .filter((f) => f !== '' && !f.startsWith('libs/db/') && !/\.test\.ts$|test-support\.ts$|\/testing\//.test(f));
-    const offenders = files.filter((f) => !STORE_MODULES.includes(f) && namesATable(f));
+    const offenders = files.filter((f) => !STORE_MODULES.includes(f) && !f.startsWith(STATEMENT_DIRECTORY) && namesATable(f));
     expect(offenders).toEqual([]);
   });
 

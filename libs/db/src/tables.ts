@@ -25,7 +25,7 @@ export const ENUM_TYPES = {
 } as const;
 
 type EnumTypeName = keyof typeof ENUM_TYPES;
-type ColumnTypeName = 'text' | '_text' | 'int4' | 'int8' | 'float8' | 'timestamptz' | 'jsonb' | 'bytea' | EnumTypeName;
+type ColumnTypeName = 'text' | '_text' | 'bool' | 'int4' | 'int8' | 'float8' | 'timestamptz' | 'jsonb' | 'bytea' | EnumTypeName;
 type ColumnSpec = ColumnTypeName | `${ColumnTypeName}?`;
 
 const QUOTA_COLUMNS = { quota_tier: 'quota_tier', custom_per_second: 'int4?', custom_burst: 'int4?', custom_per_day: 'int8?' } as const;
@@ -100,6 +100,7 @@ export const TABLE_COLUMNS = {
     acked_at: 'timestamptz?',
     nack_count: 'int4',
     last_nacked_at: 'timestamptz?',
+    is_head: 'bool',
   },
   quarantined_records: {
     id: 'int8',
@@ -238,19 +239,21 @@ type ValueOf<T extends ColumnTypeName> = T extends 'text'
   ? string
   : T extends '_text'
     ? string[]
-    : T extends 'int4' | 'float8'
-      ? number
-      : T extends 'int8'
-        ? string
-        : T extends 'timestamptz'
-          ? Date
-          : T extends 'jsonb'
-            ? unknown
-            : T extends 'bytea'
-              ? Buffer
-              : T extends EnumTypeName
-                ? (typeof ENUM_TYPES)[T][number]
-                : never;
+    : T extends 'bool'
+      ? boolean
+      : T extends 'int4' | 'float8'
+        ? number
+        : T extends 'int8'
+          ? string
+          : T extends 'timestamptz'
+            ? Date
+            : T extends 'jsonb'
+              ? unknown
+              : T extends 'bytea'
+                ? Buffer
+                : T extends EnumTypeName
+                  ? (typeof ENUM_TYPES)[T][number]
+                  : never;
 
 /** What a column may be given: an int8 also as a number (Postgres converts it; it reads back as a string). */
 type WrittenOf<T extends ColumnTypeName> = T extends 'int8' ? string | number : ValueOf<T>;

@@ -1,6 +1,8 @@
 import { Counter, type Registry } from 'prom-client';
 import type { DeadLetter, DeadLetterResolution, ResolvedDeadLetter } from '@bus/contracts';
 import { DELIVERY_CHANNEL, rawQuery, type Knex, type Row } from '@bus/db';
+import { resolveDeadLetterStatement } from './sql/resolve-dead-letter';
+import { lockStoriesOfDeliveries } from './story-lock';
 
 /**
  * A consumer's dead letters (docs/testing-tools.md): messages the pull API moved off the
@@ -56,26 +58,19 @@ export async function listDeadLetters(db: Knex, consumerId: string): Promise<{ d
  * open dead letter.
  */
 export async function resolveDeadLetter(db: Knex, consumerId: string, id: string, resolution: DeadLetterResolution): Promise<ResolvedDeadLetter | undefined> {
-  const change =
-    resolution === 'redriven' ? `state = 'queued', visible_at = now(), receive_count = 0` : `state = 'acked', acked_at = now(), visible_at = now()`;
-  // The closed rows are the ones this statement resolved: their resolved_at is set.
-  const { rows } = await rawQuery<DeadLetterRow & { resolved_at: Date }>(
-    db,
-    `WITH closed AS (
-       UPDATE dead_letters SET resolved_at = now(), resolution = :resolution
-        WHERE id = :id AND consumer_id = :consumerId AND resolved_at IS NULL
-       RETURNING id, delivery_id, message_id, correlation_id, receive_count, dead_lettered_at, resolved_at
-     ),
-     changed AS (
-       UPDATE deliveries d SET ${change}, lease_generation = d.lease_generation + 1
-         FROM closed WHERE d.id = closed.delivery_id
-       RETURNING d.id
-     ),
-     woken AS (SELECT pg_notify(:channel, :consumerId) WHERE EXISTS (SELECT 1 FROM changed))
-     SELECT closed.*, (SELECT count(*) FROM woken) AS woken FROM closed`,
-    { id, consumerId, resolution, channel: DELIVERY_CHANNEL },
-  );
-  const row = rows[0];
-  if (!row) return undefined;
-  return { ...deadLetter(row), resolution, resolved_at: row.resolved_at.toISOString() };
+  return db.transaction(async (trx) => {
+    // A discard acks the delivery: it holds the story's lock (story-lock.ts) and marks the next head.
+    const open = await trx('dead_letters').where({ id, consumer_id: consumerId }).whereNull('resolved_at').first('delivery_id');
+    if (!open) return undefined;
+    await lockStoriesOfDeliveries(trx, consumerId, [String(open.delivery_id)]);
+    const { rows } = await rawQuery<DeadLetterRow & { resolved_at: Date }>(trx, resolveDeadLetterStatement(resolution), {
+      id,
+      consumerId,
+      resolution,
+      channel: DELIVERY_CHANNEL,
+    });
+    const row = rows[0];
+    if (!row) return undefined;
+    return { ...deadLetter(row), resolution, resolved_at: row.resolved_at.toISOString() };
+  });
 }

@@ -1,6 +1,12 @@
 import type { QueueStats } from '@bus/contracts';
 import { arrayParameter, DELIVERY_CHANNEL, preparedQuery, rawQuery, type Knex, type Row, type Written } from '@bus/db';
 import type { MessageHeaders } from '@bus/kafka';
+import { ENQUEUE } from './sql/enqueue';
+import { MARK_STORY_HEAD } from './sql/mark-story-head';
+import { queueStatsStatement } from './sql/queue-stats';
+import { REPLAY } from './sql/replay';
+import { STORE_MESSAGES_ONCE } from './sql/store-messages';
+import { lockStories } from './story-lock';
 
 /** What Postgres recorded when the gateway accepted a message (accepted_messages). */
 export interface Acceptance {
@@ -158,12 +164,13 @@ export class KnexDeliveryStore implements DeliveryStore {
   }
 
   async write(batch: BatchWrite): Promise<number> {
-    // The enqueue is one statement, atomic on its own: without quarantines it needs no BEGIN and COMMIT
-    // (one round trip instead of three per Kafka batch).
-    if (batch.quarantine.length === 0) return (await enqueueIn(this.db, batch.enqueue)).length;
+    if (batch.enqueue.length === 0 && batch.quarantine.length === 0) return 0;
+    // A transaction even without quarantines: the enqueue holds its stories' locks (story-lock.ts) to
+    // its COMMIT, and decides each new delivery's head marker in a statement after they were granted.
     return this.db.transaction(async (trx) => {
       const created = await enqueueIn(trx, batch.enqueue);
-      await trx('quarantined_records').insert(batch.quarantine.map(quarantineRow)).onConflict(['topic', 'kafka_partition', 'kafka_offset']).ignore();
+      if (batch.quarantine.length > 0)
+        await trx('quarantined_records').insert(batch.quarantine.map(quarantineRow)).onConflict(['topic', 'kafka_partition', 'kafka_offset']).ignore();
       return created.length;
     });
   }
@@ -215,17 +222,7 @@ export class KnexDeliveryStore implements DeliveryStore {
   async queueStats(consumerId?: string): Promise<QueueStats[]> {
     const { rows } = await rawQuery<
       Pick<Row<'deliveries'>, 'consumer_id'> & { depth: number; visible: number; in_flight: number; delayed: number; dead_letters: number; oldest: Date }
-    >(
-      this.db,
-      `SELECT consumer_id, count(*)::int AS depth,
-              (count(*) FILTER (WHERE visible_at <= now()))::int AS visible,
-              (count(*) FILTER (WHERE state = 'leased' AND visible_at > now()))::int AS in_flight,
-              (count(*) FILTER (WHERE state = 'queued' AND visible_at > now() AND visible_at < 'infinity'))::int AS delayed,
-              (count(*) FILTER (WHERE visible_at = 'infinity'))::int AS dead_letters,
-              min(enqueued_at) AS oldest
-         FROM deliveries WHERE acked_at IS NULL ${consumerId === undefined ? '' : 'AND consumer_id = ?'} GROUP BY consumer_id`,
-      consumerId === undefined ? [] : [consumerId],
-    );
+    >(this.db, queueStatsStatement(consumerId !== undefined), consumerId === undefined ? [] : [consumerId]);
     return rows.map((r) => ({
       consumerId: r.consumer_id,
       depth: r.depth,
@@ -239,20 +236,21 @@ export class KnexDeliveryStore implements DeliveryStore {
 
   replay(m: MessageToEnqueue, consumerId: string): Promise<boolean> {
     return this.db.transaction(async (trx) => {
+      await lockStories(trx, [m]);
       await storeMessagesOnce(trx, [m]);
-      const { rows } = await rawQuery<Pick<Row<'deliveries'>, 'consumer_id'>>(
-        trx,
-        `INSERT INTO deliveries (consumer_id, workspace_id, message_id, correlation_id)
-         SELECT c.id, ?, ?, ? FROM connections c
-          WHERE c.id = ? AND c.workspace_id = ? AND c.kind = 'consumer' AND c.status = 'active'
-         ON CONFLICT (consumer_id, message_id) DO UPDATE
-           SET state = 'queued', visible_at = now(), acked_at = NULL, lease_generation = deliveries.lease_generation + 1
-           WHERE deliveries.state = 'acked'
-         RETURNING consumer_id`,
-        [m.workspaceId, m.messageId, m.correlationId, consumerId, m.workspaceId],
-      );
-      if (rows.length > 0) await trx.raw('select pg_notify(?, ?)', [DELIVERY_CHANNEL, consumerId]);
-      return rows.length > 0;
+      const { rows } = await rawQuery<Pick<Row<'deliveries'>, 'consumer_id'>>(trx, REPLAY, [
+        m.workspaceId,
+        m.messageId,
+        m.correlationId,
+        consumerId,
+        m.workspaceId,
+      ]);
+      if (rows.length === 0) return false;
+      // The replayed delivery is a new one (the story's newest) or an acked one queued again, which may
+      // be older than the story's head: either way the head is the story's oldest un-acked delivery.
+      await markStoryHead(trx, consumerId, m.correlationId);
+      await trx.raw('select pg_notify(?, ?)', [DELIVERY_CHANNEL, consumerId]);
+      return true;
     });
   }
 }
@@ -306,23 +304,6 @@ function storedQuarantine(row: QuarantineRow): StoredQuarantinedRecord {
 }
 
 /**
- * The messages' exact bytes, each stored once whoever enqueues it first (invariant E): one insert of
- * the arrays `messageArrays` binds, whatever the batch's size (a multi-row VALUES list was a new
- * statement text, parsed and planned, for every batch size — pg_stat_statements, bench:publish). The
- * bodies go as one binary parameter, each cut out by its start and length: an array of bodies went as
- * text, twice their size in hex, which Postgres parsed character by character (`array_in`,
- * `hex_decode`: ~5 % of its CPU at 64 publishes in flight).
- */
-const STORE_MESSAGES_ONCE = `INSERT INTO messages
-       (workspace_id, message_id, body, message_type, correlation_id, published_at, kafka_partition, kafka_offset, traceparent)
-     SELECT m.workspace_id, m.message_id, substring(:bodies::bytea FROM m.body_start FOR m.body_length), m.message_type, m.correlation_id,
-            m.published_at, m.kafka_partition, m.kafka_offset, m.traceparent
-       FROM unnest(:workspaceIds::text[], :messageIds::text[], :bodyStarts::int[], :bodyLengths::int[], :messageTypes::text[],
-                   :correlationIds::text[], :publishedAts::timestamptz[], :kafkaPartitions::int[], :kafkaOffsets::bigint[], :traceparents::text[])
-         AS m(workspace_id, message_id, body_start, body_length, message_type, correlation_id, published_at, kafka_partition, kafka_offset, traceparent)
-     ON CONFLICT (workspace_id, message_id) DO NOTHING`;
-
-/**
  * STORE_MESSAGES_ONCE's bindings: one array per column (arrayParameter's text: pg's own conversion of
  * ten arrays a message was an eighth of what delivery allocated), the bodies end to end with where
  * each starts (from 1) and its length.
@@ -356,32 +337,23 @@ function messageArrays(messages: readonly MessageToEnqueue[]): Record<string, un
  * `messages` is checked at the statement's end, when the stored rows are there. Resolves with the
  * consumer of each new delivery.
  */
-async function enqueueIn(trx: Knex | Knex.Transaction, messages: readonly MessageToEnqueue[]): Promise<string[]> {
+async function enqueueIn(trx: Knex.Transaction, messages: readonly MessageToEnqueue[]): Promise<string[]> {
   if (messages.length === 0) return [];
+  await lockStories(trx, messages);
   // Prepared: Postgres' parse and plan were half of this statement's time (its statement log, bench:e2e).
-  const inserted = await preparedQuery<Pick<Row<'deliveries'>, 'consumer_id'>>(
-    trx,
-    'delivery.enqueue',
-    `WITH stored AS (
-       ${STORE_MESSAGES_ONCE}
-     ),
-     batch AS (
-       SELECT * FROM unnest(:workspaceIds::text[], :messageIds::text[], :correlationIds::text[]) WITH ORDINALITY AS b(workspace_id, message_id, correlation_id, position)
-     ),
-     inserted AS (
-       INSERT INTO deliveries (consumer_id, workspace_id, message_id, correlation_id)
-       SELECT c.id, b.workspace_id, b.message_id, b.correlation_id
-         FROM batch b JOIN connections c ON c.workspace_id = b.workspace_id AND c.kind = 'consumer' AND c.status = 'active'
-        ORDER BY b.position, c.id
-       ON CONFLICT (consumer_id, message_id) DO NOTHING
-       RETURNING consumer_id
-     ),
-     -- Delivered by Postgres at COMMIT, so a woken receiver always finds the rows.
-     notified AS (SELECT pg_notify(:channel, consumer_id) FROM (SELECT DISTINCT consumer_id FROM inserted) woken)
-     SELECT consumer_id, (SELECT count(*) FROM notified) AS notified FROM inserted`,
-    { ...messageArrays(messages), channel: DELIVERY_CHANNEL },
-  );
+  const inserted = await preparedQuery<Pick<Row<'deliveries'>, 'consumer_id'>>(trx, 'delivery.enqueue.heads', ENQUEUE, {
+    ...messageArrays(messages),
+    channel: DELIVERY_CHANNEL,
+  });
   return inserted.map((r) => r.consumer_id);
+}
+
+/**
+ * Sets the head marker of consumer `consumerId`'s story `correlationId` on its oldest un-acked delivery
+ * and on no other; the caller holds the story's lock. Writes only the rows whose marker changes.
+ */
+async function markStoryHead(trx: Knex.Transaction, consumerId: string, correlationId: string): Promise<void> {
+  await rawQuery(trx, MARK_STORY_HEAD, { consumerId, correlationId });
 }
 
 /** STORE_MESSAGES_ONCE on its own (a replay stores its message, then its one delivery). */

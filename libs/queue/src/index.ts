@@ -9,3 +9,18 @@ export { replayToConsumer } from './replay';
 export type { ReplayDeps } from './replay';
 export { queueOperations } from './operations';
 export { DEAD_LETTERS_LISTED } from './dead-letters';
+export { lockStories, lockStoriesOfDeliveries, storiesOfDeliveriesLock } from './story-lock';
+export { KnexQueueStore, queueCall, SETTLE_TIMEOUT_MS, SettleTimeoutError } from './queue-store';
+export type {
+  QueueStore,
+  ConsumerToolsStore,
+  LeasedMessage,
+  LeaseRef,
+  SettleOutcome,
+  ReceiveResult,
+  ReceiveGate,
+  PeekedMessage,
+  PeekFilter,
+  FaultKind,
+} from './queue-store';
+export { QueueUnavailableError } from './errors';

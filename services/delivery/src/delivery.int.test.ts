@@ -268,7 +268,7 @@ describe('delivery on the real Kafka and Postgres', () => {
       () => deliveriesOf(messageId),
       (r) => r.length >= 2,
     );
-    await db('deliveries').where({ message_id: messageId, consumer_id: consumers[0] }).update({ state: 'acked', acked_at: new Date() });
+    await db('deliveries').where({ message_id: messageId, consumer_id: consumers[0] }).update({ state: 'acked', acked_at: new Date(), is_head: false });
     const accepted = await db('accepted_messages').where({ message_id: messageId }).first();
     // The very record again, as a replay or a redelivery after a crash before the offset commit.
     const [original] = await readRecord(accepted!.kafka_partition, String(accepted!.kafka_offset));
@@ -334,7 +334,7 @@ async function readRecord(partition: number, offset: string) {
 
 describe('queue gauges and retention on the real Postgres', () => {
   it('reports depth, in-flight and oldest age per consumer, and the retention sweep drops what is older than 14 days', async () => {
-    await db('deliveries').update({ state: 'acked', acked_at: new Date() });
+    await db('deliveries').update({ state: 'acked', acked_at: new Date(), is_head: false });
     const fresh = await publish();
     const old = await publish();
     await eventually(
@@ -402,9 +402,9 @@ describe('replay on the real Kafka and Postgres', () => {
         () => deliveriesOf(m.messageId),
         (r) => r.length >= 2,
       );
-    await db('deliveries').update({ state: 'acked', acked_at: new Date() });
+    await db('deliveries').update({ state: 'acked', acked_at: new Date(), is_head: false });
     // One of them is live again for consumer 0 already (e.g. nacked): the replay leaves it alone.
-    await db('deliveries').where({ message_id: after[1]!.messageId, consumer_id: consumers[0] }).update({ state: 'queued', acked_at: null });
+    await db('deliveries').where({ message_id: after[1]!.messageId, consumer_id: consumers[0] }).update({ state: 'queued', acked_at: null, is_head: true });
 
     const result = await replayToConsumer({ kafka, store: KnexDeliveryStore.create(db), logger, topic }, { workspaceId, consumerId: consumers[0]!, since });
     expect(result).toMatchObject({ replayed: 1, skipped: 0 });

@@ -150,9 +150,9 @@ describe('delivery enqueues a Kafka batch at once', () => {
     const handle = enqueuer(5_000);
     const { result: outcomes, statements } = await countingStatements(() => handle(messages.map((m) => recordOf(m))));
     expect(outcomes).toEqual(Array(50).fill('enqueued'));
-    // Workspace lookup, acceptances, and the one enqueue statement (messages, deliveries, their NOTIFYs):
-    // no BEGIN or COMMIT around it when nothing is quarantined.
-    expect(statements).toBeLessThanOrEqual(3);
+    // Workspace lookup, acceptances, and one transaction: BEGIN, the stories' locks, the one enqueue
+    // statement (messages, deliveries with their head markers, their NOTIFYs), COMMIT.
+    expect(statements).toBeLessThanOrEqual(6);
     await expectEnqueuedInOrder(messages);
   });
 
@@ -250,8 +250,9 @@ describe('delivery enqueues a Kafka batch at once', () => {
       ),
     );
     expect(outcomes).toEqual([Array(10).fill('enqueued'), Array(10).fill('enqueued'), [...Array(9).fill('enqueued'), 'quarantined']]);
-    // Each partition: its acceptances and its write; the quarantine's transaction adds BEGIN, its insert and COMMIT.
-    expect(statements).toBeLessThanOrEqual(3 * 2 + 3);
+    // Each partition: its acceptances and its write's transaction (BEGIN, the stories' locks, the enqueue,
+    // COMMIT); the quarantine adds its insert to its partition's transaction.
+    expect(statements).toBeLessThanOrEqual(3 * 5 + 1);
     expect(await db('quarantined_records').where({ message_id: partitions[2]![9]!.message_id }).pluck('reason')).toEqual(['acceptance.hash_mismatch']);
     const enqueued = (await metrics.getSingleMetric('bus_delivery_enqueued_total')?.get())?.values[0]?.value;
     expect(enqueued).toBe((1 + 29) * consumers.length);

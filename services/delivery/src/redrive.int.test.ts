@@ -155,7 +155,9 @@ describe('redriving quarantined records on the real Postgres', () => {
       kafkaOffset: '999',
       traceparent: null,
     });
-    await db('deliveries').where({ message_id: message.message_id, consumer_id: consumers[0] }).update({ state: 'acked', acked_at: new Date() });
+    await db('deliveries')
+      .where({ message_id: message.message_id, consumer_id: consumers[0] })
+      .update({ state: 'acked', acked_at: new Date(), is_head: false });
 
     expect(await redriveQuarantined(deps, [id])).toEqual([
       { id, outcome: 'redriven', workspace_id: workspaceId, message_id: message.message_id, deliveries: 0 },

@@ -274,6 +274,41 @@ describe('the retention sweep on the real Postgres, with a controlled clock', ()
     expect((await sweeper.sweep()).tables.story_state).toEqual({ removed: 1, batches: 1 });
   });
 
+  it("makes the next un-acked delivery its story's head when it removes an un-acked head past the window", async () => {
+    const correlationId = `c-${randomUUID()}`;
+    const ids: string[] = [];
+    for (const [i, age] of [15 * DAY, 13 * DAY].entries()) {
+      const messageId = randomUUID();
+      await db('messages').insert({
+        workspace_id: workspaceId,
+        message_id: messageId,
+        body: Buffer.from('{}'),
+        message_type: 'telling.started',
+        correlation_id: correlationId,
+        published_at: ago(age),
+        kafka_partition: 0,
+        kafka_offset: 100 + i,
+        stored_at: ago(age),
+      });
+      const [row] = await db('deliveries')
+        .insert({
+          consumer_id: consumerId,
+          workspace_id: workspaceId,
+          message_id: messageId,
+          correlation_id: correlationId,
+          enqueued_at: ago(age),
+          is_head: i === 0,
+        })
+        .returning('id');
+      ids.push(String(row!.id));
+    }
+    const sweeper = createRetentionSweeper({ db, metrics: new Registry(), logger, settings, now });
+    expect((await sweeper.sweep()).tables.deliveries).toEqual({ removed: 1, batches: 1 });
+    expect((await db('deliveries').where({ correlation_id: correlationId }).select('id', 'is_head')).map((r) => [String(r.id), r.is_head])).toEqual([
+      [ids[1], true],
+    ]);
+  });
+
   it('sweeps on one instance at a time: while another holds the sweep lock, a sweep yields and removes nothing', async () => {
     await rowsAged(31 * DAY, 3);
     const sweeper = createRetentionSweeper({ db, metrics: new Registry(), logger, settings, now });

@@ -1,8 +1,8 @@
 export { createPullApiService } from './service';
 export type { PullApiServiceDeps } from './service';
 export { pullApiConfig, pullApiDepsOf } from './config';
-export { KnexQueueStore } from './queue-store';
-export type { QueueStore, LeasedMessage, LeaseRef, SettleOutcome, ReceiveResult } from './queue-store';
+export { KnexQueueStore } from '@bus/queue';
+export type { QueueStore, LeasedMessage, LeaseRef, SettleOutcome, ReceiveResult } from '@bus/queue';
 export { createReceiptHandles } from './receipt';
 export type { ReceiptHandles, Lease } from './receipt';
 export { createPgQueueNotifier } from './notifier';

@@ -6,7 +6,7 @@ import { openapi } from '@bus/schemas';
 import { createOpenApiChecker } from '@bus/testing';
 import { UNRENDERABLE_REASONS } from './envelope';
 import { createPullMetrics, messageRecord } from './pull';
-import type { LeasedMessage } from './queue-store';
+import type { LeasedMessage } from '@bus/queue';
 import { createReceiptHandles } from './receipt';
 
 /** The receive answer's record as bus.json documents it, for both forms messageRecord makes. */

@@ -1,12 +1,11 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import pino from 'pino';
 import { createDatabase, migrateLatest, TenancyFixture, type Knex } from '@bus/db';
-import { KnexDeliveryStore } from '@bus/queue';
 import { createMetricsRegistry } from '@bus/observability';
 import { createTestDatabase, seededRandom, type TestDatabase } from '@bus/testing';
 import { createPgQueueNotifier, type QueueNotifier } from './notifier';
 import { createPullMetrics, receive, settle, type PullDeps } from './pull';
-import { KnexQueueStore } from './queue-store';
+import { KnexDeliveryStore, KnexQueueStore } from '@bus/queue';
 import { createReceiptHandles } from './receipt';
 
 /**

@@ -1,12 +1,11 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import pino from 'pino';
 import { createDatabase, migrateLatest, TenancyFixture, type Knex } from '@bus/db';
-import { KnexDeliveryStore } from '@bus/queue';
 import { createMetricsRegistry } from '@bus/observability';
 import { createTestDatabase, eventually, type TestDatabase } from '@bus/testing';
 import { createPgQueueNotifier, type QueueNotifier } from './notifier';
 import { createPullMetrics, messageRecord, receive, settle, type PullDeps } from './pull';
-import { KnexQueueStore, type QueueStore } from './queue-store';
+import { KnexDeliveryStore, KnexQueueStore, type QueueStore } from '@bus/queue';
 import { createReceiptHandles } from './receipt';
 
 const workspaceId = 'wpullapitest2';
@@ -105,7 +104,7 @@ async function roundTrips<T>(work: () => Promise<T>): Promise<{ result: T; round
 
 /** Drains what is left for `consumer` so each test starts from an empty queue. */
 async function drain(consumer: string) {
-  await db('deliveries').where({ consumer_id: consumer }).update({ state: 'acked', acked_at: new Date() });
+  await db('deliveries').where({ consumer_id: consumer }).update({ state: 'acked', acked_at: new Date(), is_head: false });
 }
 afterEach(async () => {
   await drain(a);

@@ -4,7 +4,7 @@ import { inSpan, publishTraceContext, type Logger } from '@bus/observability';
 import { renderEnvelope, type UnrenderableReason } from './envelope';
 import type { QueueNotifier } from './notifier';
 import type { ConsumerTools } from '@bus/db';
-import type { ConsumerToolsStore, FaultKind, LeasedMessage, PeekedMessage, QueueStore, ReceiveGate } from './queue-store';
+import type { ConsumerToolsStore, FaultKind, LeasedMessage, PeekedMessage, QueueStore, ReceiveGate } from '@bus/queue';
 import type { ReceiptHandles } from './receipt';
 
 export interface PullDeps {

@@ -14,7 +14,7 @@ import {
 } from '@bus/identity';
 import { acknowledge, receive, release, settle, type HandleResult, type PullDeps } from './pull';
 import { PULL_LIMITS } from './pull-routes';
-import type { LeasedMessage } from './queue-store';
+import type { LeasedMessage } from '@bus/queue';
 import { invalid, missing, sqsCodeOf, SqsError } from './sqs-error';
 import { isQueryRequest, parseQueryRequest, queryAnswer, queryError, XML_MEDIA_TYPE } from './sqs-query';
 

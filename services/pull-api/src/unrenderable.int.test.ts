@@ -157,7 +157,9 @@ async function insertStored(correlationId: string, raw: Buffer): Promise<string>
     kafka_partition: 0,
     kafka_offset: offset++,
   });
-  await db('deliveries').insert({ consumer_id: consumerId, workspace_id: workspaceId, message_id: messageId, correlation_id: correlationId });
+  // Its story's head when the story has no un-acked delivery (as enqueue marks it).
+  const open = await db('deliveries').where({ consumer_id: consumerId, correlation_id: correlationId }).whereNull('acked_at').first('id');
+  await db('deliveries').insert({ consumer_id: consumerId, workspace_id: workspaceId, message_id: messageId, correlation_id: correlationId, is_head: !open });
   return messageId;
 }
 
@@ -187,7 +189,7 @@ async function unrenderableCount(reason: string): Promise<number> {
 }
 
 afterEach(async () => {
-  await db('deliveries').where({ consumer_id: consumerId }).update({ state: 'acked', acked_at: new Date() });
+  await db('deliveries').where({ consumer_id: consumerId }).update({ state: 'acked', acked_at: new Date(), is_head: false });
 });
 
 describe('a stored message the pull API cannot render', () => {

@@ -18,6 +18,8 @@ import * as acceptedBodyDigest from './016_accepted_body_digest';
 import * as messageBodyLz4 from './017_message_body_lz4';
 import * as dropDuplicateStoryIndex from './018_drop_duplicate_story_index';
 import * as refusalViolationsOmitted from './019_refusal_violations_omitted';
+import * as deliveryHeads from './020_delivery_heads';
+import * as dropPendingByAge from './021_drop_pending_by_age';
 
 interface NamedMigration {
   name: string;
@@ -49,6 +51,8 @@ const MIGRATIONS: readonly NamedMigration[] = [
   { name: '017_message_body_lz4', migration: messageBodyLz4 },
   { name: '018_drop_duplicate_story_index', migration: dropDuplicateStoryIndex },
   { name: '019_refusal_violations_omitted', migration: refusalViolationsOmitted },
+  { name: '020_delivery_heads', migration: deliveryHeads },
+  { name: '021_drop_pending_by_age', migration: dropPendingByAge },
 ];
 
 export const migrationSource: Knex.MigrationSource<NamedMigration> = {

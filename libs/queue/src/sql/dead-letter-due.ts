@@ -1,0 +1,24 @@
+import { statement } from './statement';
+
+/**
+ * The free heads received `:maxReceives` times or more, locked (SKIP LOCKED: a receive holding one
+ * decides first), become dead letters: queued, visible_at 'infinity', a new lease generation so an old
+ * receipt handle is stale, each with its dead_letters row. A dead letter stays its story's head, so the
+ * messages after it wait. The consumer as a range and the order by (consumer_id, id): deliveries_heads,
+ * not the primary key (lease.ts says why).
+ */
+export const DEAD_LETTER_DUE = statement(
+  'dead_letter_due',
+  `WITH due AS MATERIALIZED (
+         SELECT id FROM deliveries
+          WHERE consumer_id BETWEEN :consumerId AND :consumerId AND is_head AND visible_at <= now() AND receive_count >= :maxReceives
+          ORDER BY consumer_id, id FOR UPDATE SKIP LOCKED
+       ),
+       moved AS (
+         UPDATE deliveries d SET state = 'queued', visible_at = 'infinity', lease_generation = d.lease_generation + 1
+           FROM due WHERE d.id = due.id
+         RETURNING d.id, d.consumer_id, d.message_id, d.correlation_id, d.receive_count
+       )
+       INSERT INTO dead_letters (consumer_id, delivery_id, message_id, correlation_id, receive_count)
+       SELECT consumer_id, id, message_id, correlation_id, receive_count FROM moved`,
+);
