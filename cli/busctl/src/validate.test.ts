@@ -66,8 +66,7 @@ function harness(files: Record<string, string>, answers: Record<string, Array<()
   return { out, written, sleeps, sent, run: (argv: string[], env: Record<string, string> = ENV) => runValidate(argv, env, io) };
 }
 
-const sequenceRefusal = (rule: string) => () =>
-  json(409, { accepted: false, violations: [{ source: 'sequence', rule, message: 'as the workspace stands' }] });
+const sequenceRefusal = (rule: string) => () => json(409, { accepted: false, violations: [{ source: 'sequence', rule, message: 'as the workspace stands' }] });
 
 describe('busctl validate', () => {
   it('sends a directory in name order, prints a table and exits 0 when every file is accepted', async () => {
@@ -105,7 +104,8 @@ describe('busctl validate', () => {
   });
 
   it('waits out a 429 as Retry-After says and sends the file again', async () => {
-    const limited = () => json(429, { accepted: false, violations: [{ source: 'policy', rule: 'rate.limited', message: 'slow down' }] }, { 'retry-after': '2' });
+    const limited = () =>
+      json(429, { accepted: false, violations: [{ source: 'policy', rule: 'rate.limited', message: 'slow down' }] }, { 'retry-after': '2' });
     const h = harness({ 'a.json': message('story.context') }, { 'story.context': [limited, limited] });
     expect(await h.run(['a.json'])).toBe(0);
     expect(h.sleeps).toEqual([2000, 2000]);
@@ -128,19 +128,27 @@ describe('busctl validate', () => {
     const h = harness({ 'story/1.json': message('telling.exposed') });
     expect(await h.run(['--ordered', 'story', '--json'])).toBe(1);
     expect(JSON.parse(h.out.stdout)).toEqual([
-      expect.objectContaining({ file: 'story/1.json', outcome: 'refused', status: 409, violations: [expect.objectContaining({ rule: 'sequence.telling.not_started' })] }),
+      expect.objectContaining({
+        file: 'story/1.json',
+        outcome: 'refused',
+        status: 409,
+        violations: [expect.objectContaining({ rule: 'sequence.telling.not_started' })],
+      }),
     ]);
   });
 
   it('writes JUnit and CTRF reports with one case per file, a refusal as a failure carrying its violations', async () => {
-    const refused = () => json(403, { accepted: false, violations: [{ source: 'policy', rule: 'policy.message_type_not_allowed', message: 'not <allowed> & "no"' }] });
+    const refused = () =>
+      json(403, { accepted: false, violations: [{ source: 'policy', rule: 'policy.message_type_not_allowed', message: 'not <allowed> & "no"' }] });
     const h = harness({ 'a.json': message('story.context'), 'b.json': message('system.audit') }, { 'system.audit': [refused] });
     expect(await h.run(['a.json', 'b.json', '--junit', 'out/junit.xml', '--ctrf', 'out/ctrf.json'])).toBe(1);
 
     const junit = h.written['out/junit.xml'] as string;
     expect(junit).toContain('<testsuites name="busctl validate" tests="2" failures="1" errors="0"');
     expect(junit).toContain('<testcase name="a.json" classname="story.context" time="0.007" file="a.json"/>');
-    expect(junit).toContain('<failure message="403 policy.message_type_not_allowed">policy.message_type_not_allowed: not &lt;allowed&gt; &amp; &quot;no&quot;</failure>');
+    expect(junit).toContain(
+      '<failure message="403 policy.message_type_not_allowed">policy.message_type_not_allowed: not &lt;allowed&gt; &amp; &quot;no&quot;</failure>',
+    );
 
     const ctrf = JSON.parse(h.written['out/ctrf.json'] as string) as unknown;
     expect(validateCtrf(ctrf)).toMatchObject({ valid: true });
