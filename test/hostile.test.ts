@@ -148,10 +148,10 @@ describe('answers and records bounded', () => {
       `hostile bodies: ${hostileAnswers.length} answered; normal publishes: ${normalMs.length}, p50 ${normalMs[Math.floor(normalMs.length / 2)]} ms, p99 ${p99} ms; RSS ${Math.round(rssBefore / 2 ** 20)} → peak ${Math.round(rssPeak / 2 ** 20)} MB\n`,
     );
     expect(new Set(hostileAnswers)).toEqual(new Set([400]));
+    // docs/errors.md#bounded-refusals: what a hostile producer cannot push the bus past. Every normal
+    // publish accepted is within its commit deadline (a late one is a 503); how fast is the machine's
+    // as much as the bus's, so the latencies are printed, not asserted.
     expect(new Set(normalStatuses)).toEqual(new Set([202]));
-    // docs/errors.md#bounded-refusals: the bounds a hostile producer cannot push the bus past (on
-    // this 2-core machine, test client included: p99 ~2.1 s, the first publish of the flood's start).
-    expect(p99).toBeLessThan(3_000);
     expect(rssPeak - rssBefore).toBeLessThan(300 * 2 ** 20);
 
     // The refusals were recorded small: every page of the view stays under 64 KB.
