@@ -10,7 +10,7 @@ import { KnexQueueStore, type LeasedMessage } from './queue-store';
  * The queue against a model of it, on the real Postgres: random interleavings of enqueues on a few
  * correlation ids, receives (max 1–10, leases long or so short they expire at once), acks, nacks with
  * and without a delay, dead-lettering past a receive threshold and redrives or discards of dead
- * letters. After every step: each story's head marker is on its oldest un-acked delivery and no other;
+ * letters, and replays of acked messages. After every step: each story's head marker is on its oldest un-acked delivery and no other;
  * after every receive: FIFO per correlation id (a message comes only after all earlier ones of its
  * correlation id were acked, or ahead of it in the same answer) and no double lease (nothing under a
  * lease still running comes out again). At the end every message is received and acked: none is lost.
@@ -46,7 +46,8 @@ type Op =
   | { kind: 'ack'; picks: number[] }
   | { kind: 'nack'; pick: number; delayMs: number }
   | { kind: 'deadLetter' }
-  | { kind: 'resolve'; pick: number; redrive: boolean };
+  | { kind: 'resolve'; pick: number; redrive: boolean }
+  | { kind: 'replay'; pick: number };
 
 const op: fc.Arbitrary<Op> = fc.oneof(
   { weight: 3, arbitrary: fc.record({ kind: fc.constant('publish' as const), stories: fc.array(fc.nat(STORIES.length - 1), { minLength: 1, maxLength: 4 }) }) },
@@ -55,11 +56,14 @@ const op: fc.Arbitrary<Op> = fc.oneof(
   { weight: 2, arbitrary: fc.record({ kind: fc.constant('nack' as const), pick: fc.nat(50), delayMs: fc.constantFrom(0, 0, 30, 150) }) },
   { weight: 1, arbitrary: fc.constant({ kind: 'deadLetter' as const }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('resolve' as const), pick: fc.nat(50), redrive: fc.boolean() }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('replay' as const), pick: fc.nat(50) }) },
 );
 
 /** What the model knows of one message. */
 interface Modelled {
   story: string;
+  /** What was enqueued: a replay enqueues it again. */
+  enqueued: MessageToEnqueue;
   /** Its place in its story (0 first). */
   index: number;
   deliveryId?: string;
@@ -131,7 +135,7 @@ it('keeps FIFO per correlation id, leases each message to one receiver at a time
             await deliveries.write({ enqueue: batch, quarantine: [] });
             for (const m of batch) {
               const list = perStory.get(m.correlationId)!;
-              model.set(m.messageId, { story: m.correlationId, index: list.length, state: 'queued', received: 0 });
+              model.set(m.messageId, { story: m.correlationId, enqueued: m, index: list.length, state: 'queued', received: 0 });
               list.push(m.messageId);
             }
             break;
@@ -199,6 +203,15 @@ it('keeps FIFO per correlation id, leases each message to one receiver at a time
             await resolveDeadLetter(db, consumer, String(letter.id), step.redrive ? 'redriven' : 'discarded');
             const m = model.get(byDelivery.get(String(letter.delivery_id))!)!;
             m.state = step.redrive ? 'queued' : 'acked';
+            break;
+          }
+          case 'replay': {
+            // An acked message queued again: it may be older than its story's head, and becomes the head.
+            const acked = [...model.values()].filter((m) => m.state === 'acked');
+            if (acked.length === 0) break;
+            const m = acked[step.pick % acked.length]!;
+            expect(await deliveries.replay(m.enqueued, consumer)).toBe(true);
+            m.state = 'queued';
             break;
           }
         }

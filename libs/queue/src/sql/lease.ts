@@ -14,7 +14,9 @@ import { statement, type Statement } from './statement';
  * locked, in id order with SKIP LOCKED, so concurrent receivers take the next free heads instead of
  * each other's (the WHERE, `is_head` with it, is re-checked on the locked row version, so a head leased
  * or acked meanwhile drops out). After each locked head the run of its story, cut at the first row
- * another transaction holds, so a run never has a gap. The runs are dealt to the `callers` receives
+ * another transaction holds or whose lease still runs, so a run never has a gap and never takes a row
+ * leased to someone else (a replay can queue again a story's acked row older than a leased one, and that
+ * row becomes the head). The runs are dealt to the `callers` receives
  * head by head, each answer filled up to `max` and the next starting at the next head, so a run is
  * never split between two answers. With nothing leased, one row of NULLs says whether heads were
  * found (contended).
@@ -61,7 +63,7 @@ export function leaseStatement(gate: ReceiveGate | undefined): Statement {
        ),
        following_locked AS MATERIALIZED (
          SELECT id FROM deliveries
-          WHERE id = ANY(ARRAY(SELECT id FROM following)) AND state <> 'acked'${gated}
+          WHERE id = ANY(ARRAY(SELECT id FROM following)) AND state <> 'acked' AND visible_at <= now()${gated}
           ORDER BY id FOR UPDATE SKIP LOCKED
        ),
        runs AS (
