@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import express, { type Express, type NextFunction, type Request, type RequestHandler, type Response, type Router } from 'express';
 import { Counter, Histogram, type Registry } from 'prom-client';
 import { settleDeferredHostLimits } from '@bus/limits';
-import type { Logger } from '@bus/observability';
+import { METRICS, type Logger } from '@bus/observability';
 import {
   ContentEncodingUnsupportedError,
   DependencyUnavailableError,
@@ -191,29 +191,26 @@ export interface RequestMetrics {
 /** Registers the HTTP request metrics once per registry; every app of the process reports into them. */
 export function createRequestMetrics(registry: Registry): RequestMetrics {
   const requests = new Counter({
-    name: 'http_requests_total',
+    ...METRICS.httpRequests,
     help: 'HTTP requests answered, by route pattern and status',
-    labelNames: ['app', 'method', 'route', 'status'],
     registers: [registry],
   });
   const duration = new Histogram({
-    name: 'http_request_duration_seconds',
+    ...METRICS.httpRequestDuration,
     help: 'Time from request start to the response finishing',
-    labelNames: ['app', 'method', 'route'],
     buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 25],
     registers: [registry],
   });
   const steps = new Histogram({
-    name: 'bus_request_step_seconds',
+    ...METRICS.requestStep,
     help: 'Time a request spent in each step of its route (the Server-Timing steps: limits, auth, quota, body, validate, policy, commit; queue on the consumer routes)',
-    labelNames: ['app', 'route', 'step'],
     buckets: [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1, 5],
     registers: [registry],
   });
   return {
     observe: (app, method, route, status, seconds) => {
       requests.inc({ app, method, route, status: String(status) });
-      duration.observe({ app, method, route }, seconds);
+      duration.observe({ app, method, route, status: String(status) }, seconds);
     },
     observeStep: (app, route, step, seconds) => {
       steps.observe({ app, route, step }, seconds);
