@@ -1,0 +1,338 @@
+// The shipped alert rules and dashboard against the real tools (Debian's prometheus package, installed
+// by deploy/local/run-tests.sh's ensure_prometheus):
+// - `promtool check rules` accepts the chart's rendered PrometheusRule groups;
+// - `promtool test rules` proves each alert fires on a synthetic series of the metrics it names;
+// - a real Prometheus scrapes a running bus (scrape interval 1 s) while the test sends traffic, then
+//   every alert expression and every dashboard query runs through its HTTP API: each must parse, name
+//   only metrics the bus serves, and return data wherever the traffic must have made some.
+// test/chart.test.ts checks the same files against libs/observability's metric list without a server.
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { parser as promqlParser } from '@prometheus-io/lezer-promql';
+import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
+import { som } from '@bus/schemas';
+import { eventually, freePort } from '@bus/testing';
+import { startBus, type RunningBus } from './support/bus';
+import { bearerCall } from './support/bus-call';
+import { deliveryCaughtUp } from './support/delivery';
+import { TenantFixture, type Tenant } from './support/tenants';
+
+const run = promisify(execFile);
+const ROOT = path.resolve(__dirname, '..');
+const CHART = path.join(ROOT, 'charts', 'message-bus');
+const HELM = path.join(ROOT, '.local', 'bin', 'helm');
+const PROMETHEUS = process.env.PROMETHEUS_BIN ?? '/usr/bin/prometheus';
+const PROMTOOL = process.env.PROMTOOL_BIN ?? '/usr/bin/promtool';
+const NAMESPACE = 'message-bus-sandbox';
+const SYSTEM_ID = 'storyteller.web';
+
+type Rule = { alert: string; expr: string; for?: string; labels: Record<string, string>; annotations: Record<string, string> };
+type Group = { name: string; rules: Rule[] };
+
+/** Dashboard panels that only show data after an incident the traffic does not cause (no 5xx, no 429, no quarantine, Redis up). */
+const PANELS_EMPTY_WITHOUT_INCIDENT = new Set([
+  '429 answers by rule and limit',
+  'Limiter decisions in process (Redis unreachable)',
+  'Quarantined records',
+  '5xx ratio by service',
+]);
+/** Counters that only get a series at an incident: the bus must still declare them (# TYPE). */
+const INCIDENT_COUNTERS = new Set(['bus_delivery_quarantined_total', 'bus_rate_limiter_fallback_total']);
+
+let work: string;
+let groups: Group[];
+let rulesFile: string;
+
+beforeAll(async () => {
+  for (const tool of [PROMETHEUS, PROMTOOL, HELM]) {
+    if (!existsSync(tool)) throw new Error(`${tool} is missing: deploy/local/run-tests.sh installs it (ensure_prometheus, ensure_chart_tools)`);
+  }
+  work = mkdtempSync(path.join(tmpdir(), 'bus-prometheus-'));
+  const { stdout } = await run(HELM, [
+    'template',
+    'message-bus',
+    CHART,
+    '-f',
+    path.join(CHART, 'ci', 'sandbox-values.yaml'),
+    '--namespace',
+    NAMESPACE,
+    '--show-only',
+    'templates/prometheusrule.yaml',
+  ]);
+  groups = (parseYaml(stdout) as { spec: { groups: Group[] } }).spec.groups;
+  rulesFile = path.join(work, 'rules.yaml');
+  writeFileSync(rulesFile, stringifyYaml({ groups }));
+}, 60_000);
+afterAll(() => {
+  if (work) rmSync(work, { recursive: true, force: true });
+});
+
+const alerts = () => groups.flatMap((g) => g.rules);
+
+describe('promtool', () => {
+  it('checks the rendered PrometheusRule groups', async () => {
+    const { stdout } = await run(PROMTOOL, ['check', 'rules', rulesFile]);
+    expect(stdout).toMatch(/SUCCESS: \d+ rules found/);
+    expect(alerts().length).toBeGreaterThanOrEqual(7);
+  });
+
+  // Per alert: series that must make it fire, and when (after its `for`).
+  const ns = `namespace="${NAMESPACE}"`;
+  const FIRING: Record<string, { series: Array<{ series: string; values: string }>; at: string }> = {
+    BusConsumerQueueOldestMessageAge: {
+      series: [{ series: `bus_queue_oldest_age_seconds{${ns}, workspace="w1", consumer="c1"}`, values: '100000+60x30' }],
+      at: '15m',
+    },
+    BusDeliveryKafkaConsumerLag: {
+      series: [
+        // Two delivery replicas report the same partition: counted once.
+        { series: `bus_kafka_consumer_lag{${ns}, pod="a", group="g", topic="bus.messages.v1", partition="0"}`, values: '20000x30' },
+        { series: `bus_kafka_consumer_lag{${ns}, pod="b", group="g", topic="bus.messages.v1", partition="0"}`, values: '20000x30' },
+      ],
+      at: '15m',
+    },
+    BusDeliveryQuarantineGrowing: { series: [{ series: `bus_delivery_quarantined_total{${ns}, reason="value.missing"}`, values: '0+1x30' }], at: '10m' },
+    BusHigh5xxRate: {
+      series: [
+        { series: `http_requests_total{${ns}, app="gateway", method="POST", route="/r", status="500"}`, values: '0+60x30' },
+        { series: `http_requests_total{${ns}, app="gateway", method="POST", route="/r", status="202"}`, values: '0+60x30' },
+      ],
+      at: '15m',
+    },
+    BusRateLimiterFallback: { series: [{ series: `bus_rate_limiter_fallback_total{${ns}, app="gateway", limit="address"}`, values: '0+60x30' }], at: '15m' },
+    BusComponentDown: { series: [{ series: `up{${ns}, component="delivery", instance="x", job="delivery"}`, values: '0x30' }], at: '10m' },
+    BusRetentionBehind: {
+      series: [
+        { series: `bus_retention_oldest_row_age_seconds{${ns}, table="messages"}`, values: '10000000x60' },
+        { series: `bus_retention_window_seconds{${ns}, table="messages"}`, values: '1000x60' },
+      ],
+      at: '45m',
+    },
+  };
+
+  it('has a firing case for every alert', () => {
+    expect(
+      alerts()
+        .map((r) => r.alert)
+        .sort(),
+    ).toEqual(Object.keys(FIRING).sort());
+  });
+
+  it.each(Object.keys(FIRING))('proves %s fires on a synthetic series (promtool test rules)', async (alert) => {
+    const { series, at } = FIRING[alert]!;
+    const test = {
+      rule_files: [rulesFile],
+      evaluation_interval: '1m',
+      tests: [
+        {
+          interval: '1m',
+          input_series: series,
+          // The ALERTS series the rule manager writes: firing, with the alert's own labels.
+          promql_expr_test: [
+            { expr: `count(ALERTS{alertname="${alert}", alertstate="firing"})`, eval_time: at, exp_samples: [{ labels: '{}', value: 1 }] },
+            { expr: `count(ALERTS{alertname="${alert}", alertstate="firing"})`, eval_time: '0m', exp_samples: [] },
+          ],
+        },
+      ],
+    };
+    const file = path.join(work, `${alert}.test.yaml`);
+    writeFileSync(file, stringifyYaml(test));
+    try {
+      const { stdout } = await run(PROMTOOL, ['test', 'rules', file]);
+      expect(stdout).toMatch(/SUCCESS/);
+    } catch (err) {
+      const e = err as { stdout?: string; stderr?: string };
+      throw new Error(`promtool test rules failed for ${alert}:\n${e.stdout ?? ''}${e.stderr ?? ''}`, { cause: err });
+    }
+  });
+});
+
+/** The vector selectors of a PromQL expression (their text and metric name); a syntax error throws. */
+function selectors(expr: string): Array<{ text: string; name: string }> {
+  const tree = promqlParser.parse(expr);
+  const found: Array<{ text: string; name: string }> = [];
+  tree.iterate({
+    enter: (node) => {
+      if (node.type.isError) throw new Error(`PromQL syntax error at ${node.from} in: ${expr}`);
+      if (node.type.name === 'VectorSelector') {
+        const text = expr.slice(node.from, node.to);
+        found.push({ text, name: /^[a-zA-Z_:][a-zA-Z0-9_:]*/.exec(text)?.[0] ?? '' });
+      }
+    },
+  });
+  return found;
+}
+
+/** A Grafana query as Prometheus reads it: the dashboard's variables given values fit for a 1 s scrape. */
+const grafanaQuery = (expr: string) =>
+  expr
+    .replace(/\$namespace/g, NAMESPACE)
+    .replace(/\$__rate_interval/g, '15s')
+    .replace(/\$__range/g, '5m');
+
+describe('a real Prometheus scraping the all-in-one bus', () => {
+  let bus: RunningBus;
+  let tenants: TenantFixture;
+  let house: Tenant;
+  let prometheus: ChildProcess | undefined;
+  let prometheusUrl: string;
+  let served: Set<string>;
+
+  const query = async (expr: string): Promise<Array<{ metric: Record<string, string>; value: [number, string] }>> => {
+    const res = await fetch(`${prometheusUrl}/api/v1/query?${new URLSearchParams({ query: expr })}`);
+    const body = (await res.json()) as {
+      status: string;
+      error?: string;
+      data?: { result: Array<{ metric: Record<string, string>; value: [number, string] }> };
+    };
+    if (body.status !== 'success') throw new Error(`Prometheus refused ${expr}: ${body.error}`);
+    return body.data!.result;
+  };
+
+  beforeAll(async () => {
+    // A sweep every 2 s, so the retention gauges (set after a sweep) have series in time.
+    bus = await startBus({ RETENTION_SWEEP_INTERVAL: '2s' });
+    await deliveryCaughtUp(bus);
+    tenants = await TenantFixture.create(bus);
+    house = await tenants.tenant({ systemIds: [SYSTEM_ID], messageTypes: Object.keys(som.examples) });
+
+    const port = await freePort();
+    prometheusUrl = `http://127.0.0.1:${port}`;
+    const target = new URL(bus.busUrl).host;
+    writeFileSync(
+      path.join(work, 'prometheus.yml'),
+      stringifyYaml({
+        global: { scrape_interval: '1s', scrape_timeout: '1s', evaluation_interval: '1s' },
+        scrape_configs: [
+          {
+            job_name: 'bus',
+            metrics_path: '/metrics',
+            // What the chart's ServiceMonitor adds to each series in a cluster.
+            static_configs: [{ targets: [target], labels: { namespace: NAMESPACE, component: 'all-in-one' } }],
+          },
+        ],
+      }),
+    );
+    prometheus = spawn(
+      PROMETHEUS,
+      [
+        `--config.file=${path.join(work, 'prometheus.yml')}`,
+        `--storage.tsdb.path=${path.join(work, 'data')}`,
+        `--web.listen-address=127.0.0.1:${port}`,
+        '--web.enable-lifecycle',
+      ],
+      { stdio: 'ignore' },
+    );
+    await eventually(
+      () => fetch(`${prometheusUrl}/-/ready`).then((r) => r.status),
+      (s) => s === 200,
+      { timeoutMs: 20_000, what: 'Prometheus ready' },
+    );
+    // The traffic comes after a first scrape, so that its increase is seen.
+    await eventually(
+      () => query(`up{namespace="${NAMESPACE}"} == 1`),
+      (r) => r.length > 0,
+      { timeoutMs: 20_000, intervalMs: 250, what: 'a first scrape of the bus' },
+    );
+
+    // A burst of traffic: tokens, accepted publishes, a refused one, receives that leave messages
+    // leased (in flight) and others waiting (depth, oldest age).
+    const producer = await tenants.token(house.producer);
+    const consumer = await tenants.token(house.consumer);
+    const publish = (body: unknown) => bearerCall(bus, 'POST', `/v1/tenants/${house.workspaceId}/messages`, producer, body);
+    for (let i = 0; i < 20; i++) {
+      const m = {
+        ...(som.examples['telling.started'] as Record<string, unknown>),
+        message_id: randomUUID(),
+        correlation_id: `c-${randomUUID()}`,
+        occurred_at: new Date().toISOString(),
+      };
+      expect((await publish(m)).status).toBe(202);
+    }
+    expect((await publish({ message_type: 'no.such.type' })).status).toBe(400);
+    const consumerPath = `/v1/tenants/${house.workspaceId}/consumers/${house.consumer.clientId}/messages`;
+    await eventually(
+      async () => ((await bearerCall(bus, 'GET', `${consumerPath}?wait_seconds=2&max_messages=5`, consumer)).body as { messages: unknown[] }).messages.length,
+      (n) => n > 0,
+      { timeoutMs: 20_000, what: 'a receive that leases messages' },
+    );
+    const text = await (await fetch(`${bus.busUrl}/metrics`)).text();
+    served = new Set([...text.matchAll(/^# TYPE (\S+) /gm)].map((m) => m[1]!));
+    // Once the traffic's deliveries are scraped twice, every query below has what it needs.
+    await eventually(
+      () => query(`increase(bus_delivery_lag_seconds_count{namespace="${NAMESPACE}"}[15s])`),
+      (r) => r.some((s) => Number(s.value[1]) > 0),
+      { timeoutMs: 30_000, intervalMs: 250, what: 'the deliveries scraped' },
+    );
+  }, 180_000);
+
+  afterAll(async () => {
+    if (prometheus && prometheus.exitCode === null) {
+      const exited = new Promise((resolve) => prometheus!.once('exit', resolve));
+      prometheus.kill('SIGTERM');
+      await exited;
+    }
+    await tenants?.close();
+    await bus?.stop();
+  }, 30_000);
+
+  const base = (name: string) => name.replace(/_(bucket|sum|count)$/, '');
+
+  it('runs every alert expression: each names metrics the bus serves and selects its series', async () => {
+    for (const rule of alerts()) {
+      // The expression itself runs (its value depends on thresholds no healthy bus crosses).
+      await query(rule.expr);
+      for (const selector of selectors(rule.expr)) {
+        if (selector.name === 'up') {
+          // The all-in-one is one target; its component label cannot be a service's (the standalone
+          // services each are one, as the chart's ServiceMonitor labels them).
+          expect(await query(`up{namespace="${NAMESPACE}"}`)).not.toEqual([]);
+          continue;
+        }
+        expect({ alert: rule.alert, metric: selector.name, served: served.has(base(selector.name)) }).toEqual({
+          alert: rule.alert,
+          metric: selector.name,
+          served: true,
+        });
+        if (INCIDENT_COUNTERS.has(selector.name)) continue;
+        // No 5xx without an incident: the metric's other series stand in for the selector's.
+        const text = selector.text.includes('status=~"5.."') ? `${selector.name}{namespace="${NAMESPACE}"}` : selector.text;
+        const found = await eventually(
+          () => query(text),
+          (r) => r.length > 0,
+          { timeoutMs: 5_000, intervalMs: 250, what: `${rule.alert}: ${selector.text}`, retryReadErrors: false },
+        );
+        expect(found.length).toBeGreaterThan(0);
+      }
+    }
+  }, 60_000);
+
+  it('runs every dashboard query: each names metrics the bus serves and shows the traffic', async () => {
+    const dashboard = JSON.parse(readFileSync(path.join(CHART, 'dashboards', 'message-bus.json'), 'utf8')) as {
+      panels: Array<{ title: string; targets?: Array<{ expr: string }> }>;
+    };
+    const targets = dashboard.panels.flatMap((p) => (p.targets ?? []).map((t) => ({ panel: p.title, expr: grafanaQuery(t.expr) })));
+    expect(targets.length).toBeGreaterThan(15);
+    const empty: string[] = [];
+    for (const { panel, expr } of targets) {
+      for (const selector of selectors(expr)) {
+        expect({ panel, metric: selector.name, served: served.has(base(selector.name)) }).toEqual({ panel, metric: selector.name, served: true });
+      }
+      if (PANELS_EMPTY_WITHOUT_INCIDENT.has(panel)) {
+        await query(expr);
+        continue;
+      }
+      const result = await eventually(
+        () => query(expr),
+        (r) => r.length > 0,
+        { timeoutMs: 3_000, intervalMs: 250, what: `${panel}: ${expr}`, retryReadErrors: false },
+      ).catch(() => []);
+      if (result.length === 0) empty.push(`${panel}: ${expr}`);
+    }
+    expect(empty).toEqual([]);
+  }, 60_000);
+});
