@@ -6,7 +6,7 @@
 //   every alert expression and every dashboard query runs through its HTTP API: each must parse, name
 //   only metrics the bus serves, and return data wherever the traffic must have made some.
 // test/chart.test.ts checks the same files against libs/observability's metric list without a server.
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -218,6 +218,7 @@ describe.each(['all-in-one', 'standalone'] as const)('a real Prometheus scraping
   let prometheus: ChildProcess | undefined;
   let prometheusUrl: string;
   let served: Set<string>;
+  const texts = new Map<string, string>();
 
   const query = async (expr: string): Promise<Array<{ metric: Record<string, string>; value: [number, string] }>> => {
     const res = await fetch(`${prometheusUrl}/api/v1/query?${new URLSearchParams({ query: expr })}`);
@@ -290,6 +291,8 @@ describe.each(['all-in-one', 'standalone'] as const)('a real Prometheus scraping
       expect((await publish(m)).status).toBe(202);
     }
     expect((await publish({ message_type: 'no.such.type' })).status).toBe(400);
+    // RFC 8414 discovery, a route of two paths.
+    expect((await fetch(`${bus.auth}/.well-known/oauth-authorization-server/v1/oauth`)).status).toBe(200);
     const consumerPath = `/v1/tenants/${house.workspaceId}/consumers/${house.consumer.clientId}/messages`;
     await eventually(
       async () =>
@@ -301,6 +304,7 @@ describe.each(['all-in-one', 'standalone'] as const)('a real Prometheus scraping
     served = new Set();
     for (const target of bus.targets) {
       const text = await (await fetch(`${target.url}/metrics`)).text();
+      texts.set(target.component, text);
       for (const m of text.matchAll(/^# TYPE (\S+) /gm)) served.add(m[1]!);
     }
     // Once the traffic's deliveries are scraped twice, every query below has what it needs.
@@ -322,6 +326,31 @@ describe.each(['all-in-one', 'standalone'] as const)('a real Prometheus scraping
   }, 30_000);
 
   const base = (name: string) => name.replace(/_(bucket|sum|count)$/, '');
+
+  it('serves metrics promtool check metrics finds nothing to say about, on one port per process', async () => {
+    for (const [component, text] of texts) {
+      try {
+        execFileSync(PROMTOOL, ['check', 'metrics'], { input: text, stdio: 'pipe' });
+      } catch (err) {
+        const e = err as { stdout?: Buffer; stderr?: Buffer };
+        throw new Error(`promtool check metrics on ${component}:\n${e.stdout?.toString() ?? ''}${e.stderr?.toString() ?? ''}`, { cause: err });
+      }
+    }
+    // The all-in-one's portal port does not serve the registry a second time.
+    if (layoutName === 'all-in-one') expect((await fetch(`http://127.0.0.1:${bus.env.PORTAL_PORT}/metrics`)).status).toBe(404);
+  });
+
+  it('labels each answer with the service that owns its route and the route pattern, in either layout', async () => {
+    const apps = (await query(`sum by (app) (http_requests_total{namespace="${NAMESPACE}"})`)).map((r) => r.metric.app);
+    expect(apps).toEqual(expect.arrayContaining(['auth', 'gateway', 'pull-api']));
+    const publishes = await query(`http_requests_total{namespace="${NAMESPACE}", app="gateway", route="/v1/tenants/:t/messages", status="202"}`);
+    expect(publishes.length).toBeGreaterThan(0);
+    expect(
+      await query(`http_request_duration_seconds_count{namespace="${NAMESPACE}", app="gateway", route="/v1/tenants/:t/messages", status="202"}`),
+    ).not.toEqual([]);
+    expect(await query(`http_requests_total{namespace="${NAMESPACE}", route="/.well-known/oauth-authorization-server/v1/oauth", app="auth"}`)).not.toEqual([]);
+    expect(await query(`http_requests_total{namespace="${NAMESPACE}", route="unmatched", status=~"2.."}`)).toEqual([]);
+  });
 
   it('runs every alert expression: each names metrics the bus serves and selects its series', async () => {
     for (const rule of alerts()) {

@@ -23,6 +23,11 @@ export interface HttpAppOptions {
   logger: Logger;
   /** Served at /metrics. */
   metrics: Registry;
+  /**
+   * False on every port of a process but one: a process has one registry, and a second port serving
+   * it would have Prometheus count every series twice. True when left out.
+   */
+  serveMetrics?: boolean;
   /** Request counters of the process, shared by every app in it (labelled with `name`). */
   requestMetrics: RequestMetrics;
   readiness: readonly ReadinessCheck[];
@@ -74,8 +79,11 @@ export function createHttpApp(opts: HttpAppOptions): HttpApp {
         opts.logger.warn({ request_id: requestId, route }, 'host limits counted after the answer: the route never reached its connection quota');
         late.catch(() => undefined);
       }
-      opts.requestMetrics.observe(opts.name, req.method, route, res.statusCode, seconds);
-      for (const step of timings.recorded()) opts.requestMetrics.observeStep(opts.name, route, step.name, step.ms / 1000);
+      // The service whose route answered (runProcess marks it), so `app` is the same in every layout.
+      const service: unknown = res.locals[SERVICE_LOCAL];
+      const app = typeof service === 'string' ? service : opts.name;
+      opts.requestMetrics.observe(app, req.method, route, res.statusCode, seconds);
+      for (const step of timings.recorded()) opts.requestMetrics.observeStep(app, route, step.name, step.ms / 1000);
       // Method, route pattern, status and time only: no headers, no query, no body (they carry secrets).
       opts.logger.info({ request_id: requestId, method: req.method, route, status: res.statusCode, ms: Math.round(seconds * 1000) }, 'request');
     });
@@ -95,9 +103,11 @@ export function createHttpApp(opts: HttpAppOptions): HttpApp {
     }
     res.status(report.ready ? 200 : 503).json(report);
   });
-  app.get('/metrics', async (_req, res) => {
-    res.type(opts.metrics.contentType).send(await opts.metrics.metrics());
-  });
+  if (opts.serveMetrics ?? true) {
+    app.get('/metrics', async (_req, res) => {
+      res.type(opts.metrics.contentType).send(await opts.metrics.metrics());
+    });
+  }
 
   for (const handler of opts.middleware ?? []) app.use(handler);
   // The host-wide checks (firewall, limits) are a step of their own in Server-Timing.
@@ -175,10 +185,22 @@ function describe(err: unknown): { name: string; message: string; stack?: string
   return { name: 'non-error', message: String(err) };
 }
 
-/** The matched route pattern (bounded label set), never the raw path with its ids. */
+/** Where runProcess notes the service that owns the answering route (the `app` label of its metrics). */
+export const SERVICE_LOCAL = 'busService';
+
+/**
+ * The matched route pattern (bounded label set), never the raw path with its ids. A route of several
+ * paths (RFC 8414's two metadata spellings) is labelled with the one requested when it has no
+ * parameters, else its first.
+ */
 function routeLabel(req: Request): string {
   const pattern: unknown = req.route?.path;
   if (typeof pattern === 'string') return `${req.baseUrl}${pattern}`;
+  if (Array.isArray(pattern)) {
+    const paths = pattern.filter((p): p is string => typeof p === 'string').map((p) => `${req.baseUrl}${p}`);
+    const requested = `${req.baseUrl}${req.path}`;
+    return paths.find((p) => p === requested) ?? paths[0] ?? 'unmatched';
+  }
   return 'unmatched';
 }
 
