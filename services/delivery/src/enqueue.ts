@@ -241,6 +241,7 @@ function recordSpan(tracer: ReturnType<typeof trace.getTracer>, record: MessageR
       kind: SpanKind.CONSUMER,
       attributes: {
         'messaging.system': 'kafka',
+        'messaging.operation.name': 'process',
         'messaging.operation.type': 'process',
         'messaging.destination.name': record.topic,
         'messaging.destination.partition.id': String(record.partition),

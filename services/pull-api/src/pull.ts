@@ -71,7 +71,14 @@ export function receive(deps: PullDeps, consumerId: string, opts: ReceiveOptions
   // One span per receive (long poll included), a child of the request's span; each message it hands
   // out links it to that message's publish trace (a link, not a parent: one receive serves many
   // publishes). Bounded attributes: the consumer connection and a count, never bodies or handles.
-  const attributes = { 'messaging.operation.type': 'receive', 'bus.consumer_id': consumerId };
+  // The consumer's queue is the destination: delivery filled it from the Kafka topic.
+  const attributes = {
+    'messaging.system': 'kafka',
+    'messaging.operation.name': 'receive',
+    'messaging.operation.type': 'receive',
+    'messaging.destination.name': consumerId,
+    'bus.consumer_id': consumerId,
+  };
   return trace.getTracer('@bus/pull-api').startActiveSpan('pull receive', { attributes }, (span) =>
     inSpan(span, async () => {
       const messages = await receiveWaiting(deps, consumerId, opts);
