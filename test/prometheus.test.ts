@@ -307,6 +307,13 @@ describe.each(['all-in-one', 'standalone'] as const)('a real Prometheus scraping
       texts.set(target.component, text);
       for (const m of text.matchAll(/^# TYPE (\S+) /gm)) served.add(m[1]!);
     }
+    // Every target scraped after the last request, so each request's series is in Prometheus.
+    const trafficEnded = Date.now() / 1000;
+    await eventually(
+      () => query(`timestamp(up{namespace="${NAMESPACE}"})`),
+      (r) => r.length === bus.targets.length && r.every((s) => Number(s.value[1]) > trafficEnded),
+      { timeoutMs: 10_000, intervalMs: 250, what: 'a scrape of every target after the traffic' },
+    );
     // Once the traffic's deliveries are scraped twice, every query below has what it needs.
     await eventually(
       () => query(`increase(bus_delivery_lag_seconds_count{namespace="${NAMESPACE}"}[15s])`),
