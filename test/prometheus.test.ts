@@ -14,7 +14,9 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { parser as promqlParser } from '@prometheus-io/lezer-promql';
 import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
+import pino from 'pino';
 import { som } from '@bus/schemas';
+import { createKafka, MESSAGES_TOPIC, type Admin } from '@bus/kafka';
 import { eventually, freePort } from '@bus/testing';
 import { startBus, startStandaloneBus, STANDALONE_SERVICES, type RunningBus } from './support/bus';
 import { bearerCall } from './support/bus-call';
@@ -213,6 +215,8 @@ const at = (layout: Layout, url: string) => ({ env: layout.env, busUrl: url }) a
 
 describe.each(['all-in-one', 'standalone'] as const)('a real Prometheus scraping the %s bus', (layoutName) => {
   let bus: Layout;
+  let kafkaAdmin: Admin | undefined;
+  const groupId = `bus-delivery-prometheus-test-${randomUUID()}`;
   let tenants: TenantFixture;
   let house: Tenant;
   let prometheus: ChildProcess | undefined;
@@ -232,8 +236,14 @@ describe.each(['all-in-one', 'standalone'] as const)('a real Prometheus scraping
   };
 
   beforeAll(async () => {
+    // Delivery's group starts at the end of the shared topic, so it does not first read every earlier
+    // run's records (a new group reads from the start); the test deletes it at the end.
+    kafkaAdmin = createKafka({ brokers: process.env.KAFKA_BROKERS!.split(','), clientId: 'test-prometheus', logger: pino({ level: 'warn' }) }).admin();
+    await kafkaAdmin.connect();
+    const ends = await kafkaAdmin.fetchTopicOffsets(MESSAGES_TOPIC);
+    await kafkaAdmin.setOffsets({ groupId, topic: MESSAGES_TOPIC, partitions: ends.map((e) => ({ partition: e.partition, offset: e.high })) });
     // A sweep every 2 s, so the retention gauges (set after a sweep) have series in time.
-    bus = await startLayout(layoutName, { RETENTION_SWEEP_INTERVAL: '2s' });
+    bus = await startLayout(layoutName, { RETENTION_SWEEP_INTERVAL: '2s', DELIVERY_GROUP_ID: groupId });
     await deliveryCaughtUp(at(bus, bus.auth));
     tenants = await TenantFixture.create(at(bus, bus.auth));
     house = await tenants.tenant({ systemIds: [SYSTEM_ID], messageTypes: Object.keys(som.examples) });
@@ -330,6 +340,8 @@ describe.each(['all-in-one', 'standalone'] as const)('a real Prometheus scraping
     }
     await tenants?.close();
     await bus?.stop();
+    await kafkaAdmin?.deleteGroups([groupId]).catch(() => undefined);
+    await kafkaAdmin?.disconnect();
   }, 30_000);
 
   const base = (name: string) => name.replace(/_(bucket|sum|count)$/, '');
