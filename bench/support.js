@@ -178,6 +178,14 @@ async function startBus(name, { layout = 'all-in-one' } = {}) {
   const stop = async () => {
     await producer.disconnect().catch(() => undefined);
     await Promise.all(Object.values(processes).map((p) => p.stop()));
+    // The processes deleted their control-topic groups as they stopped; the run's delivery group
+    // (named after its database, dropped below) would stay on the shared brokers with its offsets.
+    const admin = kafka.admin();
+    await admin
+      .connect()
+      .then(() => admin.deleteGroups([require('@bus/delivery').defaultDeliveryGroupId(database.url)]))
+      .catch((err) => process.stderr.write(`delivery group not deleted: ${err.message}\n`))
+      .finally(() => admin.disconnect().catch(() => undefined));
     await db.destroy();
     await stackDb.destroy();
     await database.drop();

@@ -7,13 +7,15 @@
 // - each Deployment's environment, exactly as rendered, starts the real compiled service against the
 //   local Postgres/Redis/Kafka and it becomes ready on its probe paths (names and formats of every
 //   variable match the services' config specs); the migrations Job's environment runs setup.js;
-// - the dashboard and alert rules use only the metric names docs/observability.md promises;
+// - the dashboard, the alert rules and docs/observability.md use only the metrics of
+//   libs/observability/src/metric-names.ts (test/prometheus.test.ts checks them on a real Prometheus);
 // - the Dockerfile's stages, user and entry points match the package layout.
 import { execFile, execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { openapi } from '@bus/schemas';
 import { RETENTION_WINDOWS } from '@bus/db';
+import { METRICS } from '@bus/observability';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -718,9 +720,27 @@ function metricNames(expr: string): string[] {
 }
 
 describe('dashboards and alerts', () => {
-  const doc = readFileSync(path.join(ROOT, 'docs', 'observability.md'), 'utf8');
-  const contract = new Set([...doc.matchAll(/^\| `([a-z0-9_:]+)`/gm)].map((m) => m[1]!));
+  // The one list of exported metrics (libs/observability/src/metric-names.ts).
+  const contract = new Set<string>(Object.values(METRICS).map((m) => m.name));
   const base = (name: string) => name.replace(/_(bucket|sum|count)$/, '');
+
+  it('docs/observability.md lists exactly the metrics of metric-names.ts, with their types and labels', () => {
+    const doc = readFileSync(path.join(ROOT, 'docs', 'observability.md'), 'utf8');
+    const rows = [...doc.matchAll(/^\| `([a-z0-9_:]+)` \| (\w+) \|([^|]*)\|/gm)].map((m) => ({
+      name: m[1]!,
+      type: m[2]!,
+      labelNames: [...m[3]!.matchAll(/`([a-z_]+)`/g)].map((l) => l[1]!),
+    }));
+    expect(rows.map((r) => r.name).sort()).toEqual([...contract].sort());
+    for (const row of rows) {
+      const metric = Object.values(METRICS).find((m) => m.name === row.name)!;
+      expect({ name: row.name, type: row.type, labelNames: row.labelNames }).toEqual({
+        name: metric.name,
+        type: metric.type,
+        labelNames: [...metric.labelNames],
+      });
+    }
+  });
 
   it('the contract lists the metrics the dashboard and the issue need', () => {
     for (const name of [
@@ -729,9 +749,9 @@ describe('dashboards and alerts', () => {
       'bus_publish_total',
       'bus_token_requests_total',
       'bus_rate_limited_total',
-      'bus_consumer_queue_depth',
-      'bus_consumer_queue_oldest_age_seconds',
-      'bus_delivery_latency_seconds',
+      'bus_queue_depth',
+      'bus_queue_oldest_age_seconds',
+      'bus_delivery_lag_seconds',
       'bus_kafka_consumer_lag',
       'bus_delivery_quarantined_total',
       'bus_rate_limiter_fallback_total',
@@ -758,8 +778,10 @@ describe('dashboards and alerts', () => {
       'bus_publish_total',
       'bus_token_requests_total',
       'bus_rate_limited_total',
-      'bus_consumer_queue_depth',
-      'bus_consumer_queue_oldest_age_seconds',
+      'bus_queue_depth',
+      'bus_queue_oldest_age_seconds',
+      'bus_queue_in_flight',
+      'bus_delivery_lag_seconds',
       'bus_kafka_consumer_lag',
       'bus_delivery_quarantined_total',
     ]) {

@@ -287,7 +287,7 @@ describe('Server-Timing', () => {
   it('counts each step in bus_request_step_seconds', async () => {
     const text = await (await fetch(`${bus.busUrl}/metrics`)).text();
     for (const step of ['limits', 'auth', 'quota', 'body', 'validate', 'policy', 'commit']) {
-      expect(text).toMatch(new RegExp(`^bus_request_step_seconds_count\\{app="bus",route="/v1/tenants/:t/messages",step="${step}"\\} [1-9]`, 'm'));
+      expect(text).toMatch(new RegExp(`^bus_request_step_seconds_count\\{app="gateway",route="/v1/tenants/:t/messages",step="${step}"\\} [1-9]`, 'm'));
     }
   });
 });

@@ -216,7 +216,7 @@ describe('delivery quarantine, seen and redriven by the operator', () => {
 
     const again = await admin('POST', '/api/admin/quarantine/redrive', { ids: [record.id] });
     expect(again.body).toEqual({ results: [{ id: record.id, outcome: 'not_found' }], next_after: null });
-    const metrics = await fetch(`${bus.portalUrl}/metrics`).then((r) => r.text());
+    const metrics = await fetch(`${bus.busUrl}/metrics`).then((r) => r.text());
     expect(metrics).toMatch(/bus_quarantine_redrives_total\{outcome="redriven"\} 1/);
   }, 90_000);
 

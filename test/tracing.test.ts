@@ -201,11 +201,34 @@ describe('a trace from publish through Kafka to delivery and receive (docs/obser
     expect(publish).toMatchObject({ traceId, parentSpanId: producerSpanId });
     const enqueue = spans.find((s) => s.name === 'delivery enqueue' && s.traceId === traceId);
     expect(enqueue).toMatchObject({ parentSpanId: publish!.spanId, kind: SPAN_KIND_CONSUMER });
-    expect(attribute(enqueue!, 'messaging.system')).toBe('kafka');
+    // OpenTelemetry's messaging conventions on the send, process and receive spans.
+    const messaging = (span: ExportedSpan) =>
+      Object.fromEntries(
+        ['messaging.system', 'messaging.operation.name', 'messaging.operation.type', 'messaging.destination.name'].map((key) => [key, attribute(span, key)]),
+      );
+    expect(messaging(publish!)).toEqual({
+      'messaging.system': 'kafka',
+      'messaging.operation.name': 'send',
+      'messaging.operation.type': 'send',
+      'messaging.destination.name': 'bus.messages.v1',
+    });
+    expect(attribute(publish!, 'messaging.message.id')).toBe(message.message_id);
+    expect(messaging(enqueue!)).toEqual({
+      'messaging.system': 'kafka',
+      'messaging.operation.name': 'process',
+      'messaging.operation.type': 'process',
+      'messaging.destination.name': 'bus.messages.v1',
+    });
     expect(attribute(enqueue!, 'messaging.message.id')).toBe(message.message_id);
     expect(attribute(enqueue!, 'bus.delivery.outcome')).toBe('enqueued');
     const receive = spans.find((s) => s.name === 'pull receive' && (s.links ?? []).some((l) => l.traceId === traceId));
     expect(receive?.links).toEqual([expect.objectContaining({ traceId, spanId: publish!.spanId })]);
+    expect(messaging(receive!)).toEqual({
+      'messaging.system': 'kafka',
+      'messaging.operation.name': 'receive',
+      'messaging.operation.type': 'receive',
+      'messaging.destination.name': attribute(receive!, 'bus.consumer_id'),
+    });
     // The receive belongs to its own request's trace; the publish is a link, not its parent.
     expect(receive!.traceId).not.toBe(traceId);
     for (const u of unusable) {

@@ -160,6 +160,16 @@ ensure_browser() {
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >&2
 }
 
+# The e2e tier's Prometheus and promtool (test/prometheus.test.ts): Debian's package, installed when
+# missing (cached by the machine like chromium); the test checks the shipped alert rules and dashboard
+# queries with them. PROMETHEUS_BIN and PROMTOOL_BIN point elsewhere.
+ensure_prometheus() {
+  if [ -x "${PROMETHEUS_BIN:-/usr/bin/prometheus}" ] && [ -x "${PROMTOOL_BIN:-/usr/bin/promtool}" ]; then return 0; fi
+  echo "installing prometheus and promtool (apt-get) for the e2e tier" >&2
+  apt-get update -qq >&2
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends prometheus >&2
+}
+
 build() {
   echo "building (tsc -b)" >&2
   (cd "$ROOT" && tsc -b)

@@ -23,6 +23,7 @@ timed install ensure_node_modules
 timed servers ensure_stack
 timed chart-tools ensure_chart_tools
 timed browser-tools ensure_browser
+timed prometheus-tools ensure_prometheus
 timed build build
 # The bus topics exist before any test publishes: a fresh broker has none, and the bus never
 # auto-creates topics. (It also migrates the shared `bus` database; each test uses its own.)

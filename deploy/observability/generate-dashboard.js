@@ -1,7 +1,10 @@
 // Generates charts/message-bus/dashboards/message-bus.json (the Grafana dashboard shipped in the chart):
 //   node deploy/observability/generate-dashboard.js > charts/message-bus/dashboards/message-bus.json
-// Metric names and labels are the contract of docs/observability.md; test/chart.test.ts checks both agree.
+// Metric names come from libs/observability/src/metric-names.ts (compiled: run `npx tsc -b` first), the
+// one list the code registering the metrics uses too; test/chart.test.ts checks the result.
 'use strict';
+const path = require('node:path');
+const { METRICS: M } = require(path.join(__dirname, '..', '..', 'libs', 'observability', 'dist', 'metric-names.js'));
 const ns = 'namespace="$namespace"';
 let id = 0;
 const panels = [];
@@ -32,97 +35,97 @@ const publishRoutes = 'route=~"/v1/tenants/:t/messages|/v1/tenants/:t/iam/messag
 row('Publish');
 ts(
   'Publish rate by outcome',
-  'bus_publish_total per outcome (accepted, duplicate, refused, error), publish and validate routes',
-  [[`sum by (mode, outcome) (rate(bus_publish_total{${ns}}[$__rate_interval]))`, '{{mode}} {{outcome}}']],
+  `${M.publish.name} per outcome (accepted, duplicate, refused, error), publish and validate routes`,
+  [[`sum by (mode, outcome) (rate(${M.publish.name}{${ns}}[$__rate_interval]))`, '{{mode}} {{outcome}}']],
   'reqps',
   0,
 );
 ts(
   'Refusals by rule',
-  'bus_publish_total{outcome="refused"} per rule id (schema.*, sequence.*, policy.*, producer.*, ...)',
-  [[`topk(15, sum by (rule) (rate(bus_publish_total{${ns}, outcome="refused"}[$__rate_interval])))`, '{{rule}}']],
+  `${M.publish.name}{outcome="refused"} per rule id (schema.*, sequence.*, policy.*, producer.*, ...)`,
+  [[`topk(15, sum by (rule) (rate(${M.publish.name}{${ns}, outcome="refused"}[$__rate_interval])))`, '{{rule}}']],
   'reqps',
   12,
 );
 ts(
   'Publish latency p50 / p99',
-  "http_request_duration_seconds of the gateway's publish routes",
+  `${M.httpRequestDuration.name} of the publish routes (the gateway's, whichever process serves them)`,
   [
-    [`histogram_quantile(0.99, sum by (le) (rate(http_request_duration_seconds_bucket{${ns}, app="gateway", ${publishRoutes}}[$__rate_interval])))`, 'p99'],
-    [`histogram_quantile(0.50, sum by (le) (rate(http_request_duration_seconds_bucket{${ns}, app="gateway", ${publishRoutes}}[$__rate_interval])))`, 'p50'],
+    [`histogram_quantile(0.99, sum by (le) (rate(${M.httpRequestDuration.name}_bucket{${ns}, ${publishRoutes}}[$__rate_interval])))`, 'p99'],
+    [`histogram_quantile(0.50, sum by (le) (rate(${M.httpRequestDuration.name}_bucket{${ns}, ${publishRoutes}}[$__rate_interval])))`, 'p50'],
   ],
   's',
   0,
 );
 ts(
   'Token issuance',
-  'bus_token_requests_total by outcome (issued, invalid_client, invalid_request, unsupported_grant_type, rate_limited, unavailable)',
-  [[`sum by (outcome) (rate(bus_token_requests_total{${ns}}[$__rate_interval]))`, '{{outcome}}']],
+  `${M.tokenRequests.name} by outcome (issued, invalid_client, invalid_request, unsupported_grant_type, rate_limited, unavailable)`,
+  [[`sum by (outcome) (rate(${M.tokenRequests.name}{${ns}}[$__rate_interval]))`, '{{outcome}}']],
   'reqps',
   12,
 );
 ts(
   '429 answers by rule and limit',
-  'bus_rate_limited_total: rule rate.limited or quota.exceeded, limit = which limit of docs/api.md#limits',
-  [[`sum by (app, rule, limit) (rate(bus_rate_limited_total{${ns}}[$__rate_interval]))`, '{{app}} {{rule}} {{limit}}']],
+  `${M.rateLimited.name}: rule rate.limited or quota.exceeded, limit = which limit of docs/api.md#limits`,
+  [[`sum by (app, rule, limit) (rate(${M.rateLimited.name}{${ns}}[$__rate_interval]))`, '{{app}} {{rule}} {{limit}}']],
   'reqps',
   0,
 );
 ts(
   'Limiter decisions in process (Redis unreachable)',
-  'bus_rate_limiter_fallback_total: should stay at zero',
-  [[`sum by (app, limit) (rate(bus_rate_limiter_fallback_total{${ns}}[$__rate_interval]))`, '{{app}} {{limit}}']],
+  `${M.rateLimiterFallback.name}: should stay at zero`,
+  [[`sum by (app, limit) (rate(${M.rateLimiterFallback.name}{${ns}}[$__rate_interval]))`, '{{app}} {{limit}}']],
   'ops',
   12,
 );
 row('Delivery and consumer queues');
 ts(
   'Queue depth per consumer',
-  'bus_consumer_queue_depth: messages waiting to be received (max over delivery replicas)',
-  [[`topk(20, max by (workspace, consumer) (bus_consumer_queue_depth{${ns}}))`, '{{workspace}}/{{consumer}}']],
+  `${M.queueDepth.name}: messages waiting to be received (max over delivery replicas)`,
+  [[`topk(20, max by (workspace, consumer) (${M.queueDepth.name}{${ns}}))`, '{{workspace}}/{{consumer}}']],
   'short',
   0,
 );
 ts(
   'Oldest message age per consumer',
-  'bus_consumer_queue_oldest_age_seconds',
-  [[`topk(20, max by (workspace, consumer) (bus_consumer_queue_oldest_age_seconds{${ns}}))`, '{{workspace}}/{{consumer}}']],
+  `${M.queueOldestAge.name}`,
+  [[`topk(20, max by (workspace, consumer) (${M.queueOldestAge.name}{${ns}}))`, '{{workspace}}/{{consumer}}']],
   's',
   12,
 );
 ts(
   'In flight per consumer',
-  'bus_consumer_queue_inflight: received, not yet acked, lease running',
-  [[`topk(20, max by (workspace, consumer) (bus_consumer_queue_inflight{${ns}}))`, '{{workspace}}/{{consumer}}']],
+  `${M.queueInFlight.name}: received, not yet acked, lease running`,
+  [[`topk(20, max by (workspace, consumer) (${M.queueInFlight.name}{${ns}}))`, '{{workspace}}/{{consumer}}']],
   'short',
   0,
 );
 ts(
   'Delivery latency p50 / p99',
-  'bus_delivery_latency_seconds: accepted by the gateway → in the consumer queues',
+  `${M.deliveryLag.name}: accepted by the gateway → in the consumer queues`,
   [
-    [`histogram_quantile(0.99, sum by (le) (rate(bus_delivery_latency_seconds_bucket{${ns}}[$__rate_interval])))`, 'p99'],
-    [`histogram_quantile(0.50, sum by (le) (rate(bus_delivery_latency_seconds_bucket{${ns}}[$__rate_interval])))`, 'p50'],
+    [`histogram_quantile(0.99, sum by (le) (rate(${M.deliveryLag.name}_bucket{${ns}}[$__rate_interval])))`, 'p99'],
+    [`histogram_quantile(0.50, sum by (le) (rate(${M.deliveryLag.name}_bucket{${ns}}[$__rate_interval])))`, 'p50'],
   ],
   's',
   12,
 );
 ts(
   'Kafka consumer lag (records)',
-  "bus_kafka_consumer_lag: log end offset − committed offset of delivery's group, per partition",
+  `${M.kafkaConsumerLag.name}: log end offset − committed offset of delivery's group, per partition`,
   [
-    [`sum by (group, topic) (bus_kafka_consumer_lag{${ns}})`, '{{group}} {{topic}}'],
-    [`max by (partition) (bus_kafka_consumer_lag{${ns}})`, 'partition {{partition}}'],
+    [`sum by (group, topic) (max by (group, topic, partition) (${M.kafkaConsumerLag.name}{${ns}}))`, '{{group}} {{topic}}'],
+    [`max by (partition) (${M.kafkaConsumerLag.name}{${ns}})`, 'partition {{partition}}'],
   ],
   'short',
   0,
 );
 ts(
   'Quarantined records',
-  'bus_delivery_quarantined_total: Kafka records held back because Postgres has no matching accepted record (invariant A)',
+  `${M.deliveryQuarantined.name}: Kafka records held back because Postgres has no matching accepted record (invariant A)`,
   [
-    [`sum by (reason) (increase(bus_delivery_quarantined_total{${ns}}[$__range]))`, '{{reason}} (in range)'],
-    [`sum by (reason) (rate(bus_delivery_quarantined_total{${ns}}[$__rate_interval]))`, '{{reason}} /s'],
+    [`sum by (reason) (increase(${M.deliveryQuarantined.name}{${ns}}[$__range]))`, '{{reason}} (in range)'],
+    [`sum by (reason) (rate(${M.deliveryQuarantined.name}{${ns}}[$__rate_interval]))`, '{{reason}} /s'],
   ],
   'short',
   12,
@@ -130,8 +133,8 @@ ts(
 row('HTTP and processes');
 ts(
   'Requests by service and status',
-  'http_requests_total',
-  [[`sum by (app, status) (rate(http_requests_total{${ns}}[$__rate_interval]))`, '{{app}} {{status}}']],
+  `${M.httpRequests.name}`,
+  [[`sum by (app, status) (rate(${M.httpRequests.name}{${ns}}[$__rate_interval]))`, '{{app}} {{status}}']],
   'reqps',
   0,
 );
@@ -140,7 +143,7 @@ ts(
   'share of 5xx answers (alert BusHigh5xxRate)',
   [
     [
-      `sum by (app) (rate(http_requests_total{${ns}, status=~"5.."}[$__rate_interval])) / sum by (app) (rate(http_requests_total{${ns}}[$__rate_interval]))`,
+      `sum by (app) (rate(${M.httpRequests.name}{${ns}, status=~"5.."}[$__rate_interval])) / sum by (app) (rate(${M.httpRequests.name}{${ns}}[$__rate_interval]))`,
       '{{app}}',
     ],
   ],
@@ -149,29 +152,29 @@ ts(
 );
 ts(
   'p99 latency by service and route',
-  'http_request_duration_seconds',
-  [[`topk(10, histogram_quantile(0.99, sum by (app, route, le) (rate(http_request_duration_seconds_bucket{${ns}}[$__rate_interval]))))`, '{{app}} {{route}}']],
+  `${M.httpRequestDuration.name}`,
+  [[`topk(10, histogram_quantile(0.99, sum by (app, route, le) (rate(${M.httpRequestDuration.name}_bucket{${ns}}[$__rate_interval]))))`, '{{app}} {{route}}']],
   's',
   0,
 );
 ts(
   'Event loop lag p99',
-  'nodejs_eventloop_lag_p99_seconds per pod',
-  [[`max by (component, pod) (nodejs_eventloop_lag_p99_seconds{${ns}})`, '{{component}} {{pod}}']],
+  `${M.eventLoopLagP99.name} per pod`,
+  [[`max by (component, pod) (${M.eventLoopLagP99.name}{${ns}})`, '{{component}} {{pod}}']],
   's',
   12,
 );
 ts(
   'Resident memory',
-  'process_resident_memory_bytes per pod',
-  [[`max by (component, pod) (process_resident_memory_bytes{${ns}})`, '{{component}} {{pod}}']],
+  `${M.processResidentMemory.name} per pod`,
+  [[`max by (component, pod) (${M.processResidentMemory.name}{${ns}})`, '{{component}} {{pod}}']],
   'bytes',
   0,
 );
 ts(
   'CPU',
-  'process_cpu_seconds_total per pod',
-  [[`sum by (component, pod) (rate(process_cpu_seconds_total{${ns}}[$__rate_interval]))`, '{{component}} {{pod}}']],
+  `${M.processCpu.name} per pod`,
+  [[`sum by (component, pod) (rate(${M.processCpu.name}{${ns}}[$__rate_interval]))`, '{{component}} {{pod}}']],
   'percentunit',
   12,
 );
@@ -195,8 +198,8 @@ const dashboard = {
         label: 'Namespace',
         type: 'query',
         datasource: { type: 'prometheus', uid: '${datasource}' },
-        query: { query: 'label_values(http_requests_total, namespace)', refId: 'namespace' },
-        definition: 'label_values(http_requests_total, namespace)',
+        query: { query: `label_values(${M.httpRequests.name}, namespace)`, refId: 'namespace' },
+        definition: `label_values(${M.httpRequests.name}, namespace)`,
         refresh: 2,
         current: {},
         hide: 0,

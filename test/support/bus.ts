@@ -23,6 +23,68 @@ const MAIN = 'services/all-in-one/dist/main.js';
  * shared ones of .local/stack.env.
  */
 export async function startBus(env: Record<string, string> = {}, servers: StackUrls = sharedServers()): Promise<RunningBus> {
+  const { database, busPort, fullEnv } = await prepareBus(env, servers);
+  let proc = startNodeProcess(MAIN, fullEnv);
+  const busUrl = `http://127.0.0.1:${busPort}`;
+  await waitForAllChecksOk(busUrl, { process: proc });
+  return {
+    busUrl,
+    portalUrl: `http://127.0.0.1:${fullEnv.PORTAL_PORT}`,
+    get process() {
+      return proc;
+    },
+    env: fullEnv,
+    restart: async () => {
+      proc = startNodeProcess(MAIN, fullEnv);
+      await waitForAllChecksOk(busUrl, { process: proc, timeoutMs: 60_000 });
+    },
+    stop: async () => {
+      await proc.stop();
+      await database.drop();
+    },
+  };
+}
+
+/** The bus host's services, each its own process as the chart runs them (no portal, no catalogue). */
+export const STANDALONE_SERVICES = ['auth', 'gateway', 'pull-api', 'delivery'] as const;
+export type StandaloneService = (typeof STANDALONE_SERVICES)[number];
+
+export interface StandaloneBus {
+  /** Each process's own address (its routes, /readyz and /metrics). */
+  urls: Record<StandaloneService, string>;
+  processes: Record<StandaloneService, ServiceProcess>;
+  env: Record<string, string>;
+  stop(): Promise<void>;
+}
+
+/**
+ * The standalone layout (services/<name>/dist/main.js, one process per service, as in Kubernetes) on
+ * a fresh database after the same set-up step as startBus; bench/support.js starts it the same way.
+ */
+export async function startStandaloneBus(env: Record<string, string> = {}, servers: StackUrls = sharedServers()): Promise<StandaloneBus> {
+  const { database, busPort, fullEnv } = await prepareBus(env, servers);
+  const urls = {} as Record<StandaloneService, string>;
+  const processes = {} as Record<StandaloneService, ServiceProcess>;
+  for (const service of STANDALONE_SERVICES) {
+    // auth keeps the bus port: BUS_BASE_URL (the token issuer) names it.
+    const port = service === 'auth' ? busPort : await freePort();
+    urls[service] = `http://127.0.0.1:${port}`;
+    processes[service] = startNodeProcess(`services/${service}/dist/main.js`, { ...fullEnv, PORT: String(port) });
+  }
+  const stop = async () => {
+    await Promise.all(Object.values(processes).map((p) => p.stop()));
+    await database.drop();
+  };
+  try {
+    for (const service of STANDALONE_SERVICES) await waitForAllChecksOk(urls[service], { process: processes[service], timeoutMs: 60_000 });
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+  return { urls, processes, env: fullEnv, stop };
+}
+
+async function prepareBus(env: Record<string, string>, servers: StackUrls) {
   const database = await createTestDatabase('bus_e2e', servers.DATABASE_URL);
   const busPort = await freePort();
   const portalPort = await freePort();
@@ -46,25 +108,7 @@ export async function startBus(env: Record<string, string> = {}, servers: StackU
     ...env,
   };
   await runToCompletion('services/all-in-one/dist/setup.js', fullEnv);
-  let proc = startNodeProcess(MAIN, fullEnv);
-  const busUrl = `http://127.0.0.1:${busPort}`;
-  await waitForAllChecksOk(busUrl, { process: proc });
-  return {
-    busUrl,
-    portalUrl: `http://127.0.0.1:${portalPort}`,
-    get process() {
-      return proc;
-    },
-    env: fullEnv,
-    restart: async () => {
-      proc = startNodeProcess(MAIN, fullEnv);
-      await waitForAllChecksOk(busUrl, { process: proc, timeoutMs: 60_000 });
-    },
-    stop: async () => {
-      await proc.stop();
-      await database.drop();
-    },
-  };
+  return { database, busPort, fullEnv };
 }
 
 function sharedServers(): StackUrls {

@@ -10,6 +10,7 @@ export type { DatabaseOptions, Knex, RawResult } from './database';
 export const DELIVERY_CHANNEL = 'bus_deliveries';
 export { readSkillRegistrations, skillRegistration } from './registrations';
 export type { SkillRegistration, SkillRegistrationRow } from './registrations';
+export { readConnectionWorkspaces } from './connection-workspaces';
 export {
   RETENTION_TABLES,
   RETENTION_WINDOWS,

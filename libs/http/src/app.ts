@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import express, { type Express, type NextFunction, type Request, type RequestHandler, type Response, type Router } from 'express';
 import { Counter, Histogram, type Registry } from 'prom-client';
 import { settleDeferredHostLimits } from '@bus/limits';
-import type { Logger } from '@bus/observability';
+import { METRICS, type Logger } from '@bus/observability';
 import {
   ContentEncodingUnsupportedError,
   DependencyUnavailableError,
@@ -23,6 +23,11 @@ export interface HttpAppOptions {
   logger: Logger;
   /** Served at /metrics. */
   metrics: Registry;
+  /**
+   * False on every port of a process but one: a process has one registry, and a second port serving
+   * it would have Prometheus count every series twice. True when left out.
+   */
+  serveMetrics?: boolean;
   /** Request counters of the process, shared by every app in it (labelled with `name`). */
   requestMetrics: RequestMetrics;
   readiness: readonly ReadinessCheck[];
@@ -74,8 +79,11 @@ export function createHttpApp(opts: HttpAppOptions): HttpApp {
         opts.logger.warn({ request_id: requestId, route }, 'host limits counted after the answer: the route never reached its connection quota');
         late.catch(() => undefined);
       }
-      opts.requestMetrics.observe(opts.name, req.method, route, res.statusCode, seconds);
-      for (const step of timings.recorded()) opts.requestMetrics.observeStep(opts.name, route, step.name, step.ms / 1000);
+      // The service whose route answered (runProcess marks it), so `app` is the same in every layout.
+      const service: unknown = res.locals[SERVICE_LOCAL];
+      const app = typeof service === 'string' ? service : opts.name;
+      opts.requestMetrics.observe(app, req.method, route, res.statusCode, seconds);
+      for (const step of timings.recorded()) opts.requestMetrics.observeStep(app, route, step.name, step.ms / 1000);
       // Method, route pattern, status and time only: no headers, no query, no body (they carry secrets).
       opts.logger.info({ request_id: requestId, method: req.method, route, status: res.statusCode, ms: Math.round(seconds * 1000) }, 'request');
     });
@@ -95,9 +103,11 @@ export function createHttpApp(opts: HttpAppOptions): HttpApp {
     }
     res.status(report.ready ? 200 : 503).json(report);
   });
-  app.get('/metrics', async (_req, res) => {
-    res.type(opts.metrics.contentType).send(await opts.metrics.metrics());
-  });
+  if (opts.serveMetrics ?? true) {
+    app.get('/metrics', async (_req, res) => {
+      res.type(opts.metrics.contentType).send(await opts.metrics.metrics());
+    });
+  }
 
   for (const handler of opts.middleware ?? []) app.use(handler);
   // The host-wide checks (firewall, limits) are a step of their own in Server-Timing.
@@ -175,10 +185,22 @@ function describe(err: unknown): { name: string; message: string; stack?: string
   return { name: 'non-error', message: String(err) };
 }
 
-/** The matched route pattern (bounded label set), never the raw path with its ids. */
+/** Where runProcess notes the service that owns the answering route (the `app` label of its metrics). */
+export const SERVICE_LOCAL = 'busService';
+
+/**
+ * The matched route pattern (bounded label set), never the raw path with its ids. A route of several
+ * paths (RFC 8414's two metadata spellings) is labelled with the one requested when it has no
+ * parameters, else its first.
+ */
 function routeLabel(req: Request): string {
   const pattern: unknown = req.route?.path;
   if (typeof pattern === 'string') return `${req.baseUrl}${pattern}`;
+  if (Array.isArray(pattern)) {
+    const paths = pattern.filter((p): p is string => typeof p === 'string').map((p) => `${req.baseUrl}${p}`);
+    const requested = `${req.baseUrl}${req.path}`;
+    return paths.find((p) => p === requested) ?? paths[0] ?? 'unmatched';
+  }
   return 'unmatched';
 }
 
@@ -191,29 +213,26 @@ export interface RequestMetrics {
 /** Registers the HTTP request metrics once per registry; every app of the process reports into them. */
 export function createRequestMetrics(registry: Registry): RequestMetrics {
   const requests = new Counter({
-    name: 'http_requests_total',
+    ...METRICS.httpRequests,
     help: 'HTTP requests answered, by route pattern and status',
-    labelNames: ['app', 'method', 'route', 'status'],
     registers: [registry],
   });
   const duration = new Histogram({
-    name: 'http_request_duration_seconds',
+    ...METRICS.httpRequestDuration,
     help: 'Time from request start to the response finishing',
-    labelNames: ['app', 'method', 'route'],
     buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 25],
     registers: [registry],
   });
   const steps = new Histogram({
-    name: 'bus_request_step_seconds',
+    ...METRICS.requestStep,
     help: 'Time a request spent in each step of its route (the Server-Timing steps: limits, auth, quota, body, validate, policy, commit; queue on the consumer routes)',
-    labelNames: ['app', 'route', 'step'],
     buckets: [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1, 5],
     registers: [registry],
   });
   return {
     observe: (app, method, route, status, seconds) => {
       requests.inc({ app, method, route, status: String(status) });
-      duration.observe({ app, method, route }, seconds);
+      duration.observe({ app, method, route, status: String(status) }, seconds);
     },
     observeStep: (app, route, step, seconds) => {
       steps.observe({ app, route, step }, seconds);

@@ -1,7 +1,7 @@
-import type { RequestHandler, Router } from 'express';
+import { Router, type RequestHandler } from 'express';
 import type { Registry } from 'prom-client';
 import type { Logger } from '@bus/observability';
-import { createHttpApp, createRequestMetrics } from './app';
+import { createHttpApp, createRequestMetrics, SERVICE_LOCAL } from './app';
 import type { ErrorPage, ErrorRenderer } from './error-bodies';
 import type { ReadinessCheck } from './readiness';
 import { onShutdownSignal, serve, type RunningServer } from './server';
@@ -32,6 +32,8 @@ export interface Listener {
   renderError: ErrorRenderer;
   /** Host-wide request handling before the routers, e.g. the bus host's limits. */
   middleware?: RequestHandler[];
+  /** Whether this port serves the process's /metrics (true when left out); one port of a process does. */
+  serveMetrics?: boolean;
 }
 
 export interface ProcessOptions {
@@ -50,6 +52,24 @@ export interface RunningProcess {
   shutdown(): Promise<void>;
 }
 
+/**
+ * The service's routes, noting the service on each answer they give: the `app` label of the request
+ * metrics is then the service's in the all-in-one process too, where one port serves several.
+ */
+function ownedBy(service: string, router: Router): Router {
+  const owned = Router();
+  owned.use((req, res, next) => {
+    const before: unknown = res.locals[SERVICE_LOCAL];
+    res.locals[SERVICE_LOCAL] = service;
+    router(req, res, (err?: unknown) => {
+      // Not a route of this service: the next router's (or the listener's, for no route at all).
+      if (err === undefined || err === 'route' || err === 'router') res.locals[SERVICE_LOCAL] = before;
+      next(err);
+    });
+  });
+  return owned;
+}
+
 /** Serves every listener, starts every service, and stops all of it in order on shutdown. */
 export async function runProcess(opts: ProcessOptions): Promise<RunningProcess> {
   const servers: RunningServer[] = [];
@@ -59,9 +79,10 @@ export async function runProcess(opts: ProcessOptions): Promise<RunningProcess> 
       name: listener.name,
       logger: opts.logger,
       metrics: opts.metrics,
+      ...(listener.serveMetrics === undefined ? {} : { serveMetrics: listener.serveMetrics }),
       requestMetrics,
       readiness: listener.services.flatMap((s) => s.readiness),
-      routers: listener.services.flatMap((s) => s.routers),
+      routers: listener.services.flatMap((s) => s.routers.map((router) => ownedBy(s.name, router))),
       ...(listener.middleware ? { middleware: listener.middleware } : {}),
       renderError: listener.renderError,
       errorPages: listener.services.flatMap((s) => (s.errorPage ? [s.errorPage] : [])),

@@ -92,11 +92,44 @@ export interface ControlListener {
   stop(): Promise<void>;
   /** True while the consumer is in its group and reading: changes then reach the caches at once. */
   live(): boolean;
+  /** The listener's own consumer group, deleted by `stop`. */
+  readonly groupId: string;
 }
+
+/** Deletes a group no member is in any more; one that never came to exist is not an error. */
+async function deleteGroup(kafka: Kafka, groupId: string): Promise<void> {
+  const admin = kafka.admin();
+  let timer: NodeJS.Timeout | undefined;
+  const work = (async () => {
+    await admin.connect();
+    try {
+      await admin.deleteGroups([groupId]);
+    } catch (err) {
+      const groups = (err as { groups?: Array<{ error?: { type?: string } }> }).groups;
+      if (!groups?.every((g) => g.error?.type === 'GROUP_ID_NOT_FOUND')) throw err;
+    }
+  })();
+  try {
+    await Promise.race([
+      work,
+      new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error('Kafka did not delete the group in time')), GROUP_DELETE_TIMEOUT_MS))),
+    ]);
+  } finally {
+    clearTimeout(timer);
+    await admin.disconnect().catch(() => undefined);
+  }
+}
+
+/** A stop waits at most this long for Kafka to delete the listener's group. */
+const GROUP_DELETE_TIMEOUT_MS = 5_000;
 
 /**
  * Every process instance reads every control event: its consumer group is its own (name, host,
- * pid, random), and it starts at the end of the topic, since its cache starts empty anyway.
+ * pid, random), and it starts at the end of the topic, since its cache starts empty anyway. kafkajs
+ * reads only through a group, and the group's commits let a consumer restarted in the same process
+ * resume where it was; so a stop deletes the group, which no process will read again. A crashed
+ * process's group stays until Kafka expires its offsets; its name (`identity.<component>.…`) tells it
+ * apart, and the lag metric reads delivery's group only.
  */
 export function createControlListener(opts: {
   kafka: Kafka;
@@ -140,6 +173,7 @@ export function createControlListener(opts: {
   };
 
   return {
+    groupId,
     start: async () => {
       let joined: () => void = () => undefined;
       const join = new Promise<void>((resolve) => (joined = resolve));
@@ -153,6 +187,9 @@ export function createControlListener(opts: {
       stopped = true;
       clearTimeout(retry);
       await (reading ? reading.stop() : consumer?.disconnect());
+      await deleteGroup(opts.kafka, groupId).catch((err: unknown) =>
+        opts.logger.warn({ err, groupId }, 'control listener group not deleted; Kafka expires it'),
+      );
     },
     live: () => !stopped && membership?.joined() === true,
   };

@@ -1,4 +1,5 @@
 import { Counter, type Registry } from 'prom-client';
+import { METRICS } from '@bus/observability';
 
 /** What the limiters report (docs/observability.md); `limit` is one of the bounded labels of docs/api.md#limits rows. */
 export interface LimitMetrics {
@@ -10,15 +11,13 @@ export interface LimitMetrics {
 /** Registers the limiter counters once per process registry; every limiter of the process reports here. */
 export function createLimitMetrics(registry: Registry, app: string): LimitMetrics {
   const limited = new Counter({
-    name: 'bus_rate_limited_total',
+    ...METRICS.rateLimited,
     help: '429 answers by rule and limit',
-    labelNames: ['app', 'rule', 'limit'],
     registers: [registry],
   });
   const fallback = new Counter({
-    name: 'bus_rate_limiter_fallback_total',
+    ...METRICS.rateLimiterFallback,
     help: 'Limit decisions taken in process because Redis was unreachable',
-    labelNames: ['app', 'limit'],
     registers: [registry],
   });
   return {

@@ -3,3 +3,5 @@ export type { Logger, LoggerOptions } from './logger';
 export { createMetricsRegistry, Registry } from './metrics';
 export { inSpan, publishTraceContext, startTracing, startTracingFromEnv } from './tracing';
 export type { Tracing } from './tracing';
+export { METRICS } from './metric-names';
+export type { MetricKey } from './metric-names';

@@ -1,4 +1,5 @@
 import { Counter, type Registry } from 'prom-client';
+import { METRICS } from '@bus/observability';
 import type { DeadLetter, DeadLetterResolution, ResolvedDeadLetter } from '@bus/contracts';
 import { DELIVERY_CHANNEL, rawQuery, type Knex, type Row } from '@bus/db';
 import { resolveDeadLetterStatement } from './sql/resolve-dead-letter';
@@ -21,9 +22,8 @@ export interface DeadLetterMetrics {
 export function createDeadLetterMetrics(registry: Registry): DeadLetterMetrics {
   return {
     resolved: new Counter({
-      name: 'bus_dead_letters_resolved_total',
+      ...METRICS.deadLettersResolved,
       help: 'Dead letters an operator redrove or discarded, by resolution',
-      labelNames: ['resolution'],
       registers: [registry],
     }),
   };

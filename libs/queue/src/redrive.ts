@@ -1,6 +1,6 @@
 import { Counter, type Registry } from 'prom-client';
 import type { RedriveResult, RefusalReason } from '@bus/contracts';
-import type { Logger } from '@bus/observability';
+import { METRICS, type Logger } from '@bus/observability';
 import { checkAcceptance, readMessageHeaders } from './acceptance-check';
 import type { DeliveryStore, StoredQuarantinedRecord } from './delivery-store';
 
@@ -20,9 +20,8 @@ export interface RedriveMetrics {
 export function createRedriveMetrics(registry: Registry): RedriveMetrics {
   return {
     redrives: new Counter({
-      name: 'bus_quarantine_redrives_total',
+      ...METRICS.quarantineRedrives,
       help: 'Quarantined records an operator asked to redrive, by outcome (redriven, refused, not_found)',
-      labelNames: ['outcome'],
       registers: [registry],
     }),
   };

@@ -99,6 +99,8 @@ void bootstrap({
           name: 'portal',
           host: config.HOST,
           port: config.PORTAL_PORT,
+          // The bus port serves the process's one registry; both serving it doubled every series.
+          serveMetrics: false,
           renderError: codeBody,
           services: [
             createCatalogueService({ redis, readiness: [redisReady], limitMetrics }),

@@ -15,6 +15,7 @@ import {
 import { KnexIdentityStore, type IdentityStore } from '@bus/identity';
 import { createLimiter, enforce, RateLimitedError, type LimitMetrics, type LimitSpec, type Redis } from '@bus/limits';
 import { Counter, type Registry } from 'prom-client';
+import { METRICS } from '@bus/observability';
 import { audienceFor, authorizationServerMetadata, metadataPaths } from '@bus/tokens';
 import type { Logger } from 'pino';
 import { createTokenIssuer } from './issuer';
@@ -85,9 +86,8 @@ export function createAuthService(deps: AuthServiceDeps): Service & { signingKey
 
   const requests = deps.metrics
     ? new Counter({
-        name: 'bus_token_requests_total',
+        ...METRICS.tokenRequests,
         help: 'Token requests by outcome: issued, or the OAuth error / rate_limited',
-        labelNames: ['outcome'],
         registers: [deps.metrics],
       })
     : undefined;

@@ -3,7 +3,7 @@ import { KafkaJSNonRetriableError } from 'kafkajs';
 import pino from 'pino';
 import { Registry } from 'prom-client';
 import { loadConfig } from '@bus/config';
-import { createDatabase, migrateLatest, retentionConfig, retentionSettings, TenancyFixture, type Knex } from '@bus/db';
+import { createDatabase, migrateLatest, readConnectionWorkspaces, retentionConfig, retentionSettings, TenancyFixture, type Knex } from '@bus/db';
 import { createGroupCommitter, KnexPublishStore, kafkaCommitter } from '@bus/gateway';
 import { createKafka, createProducer, encodeMessageHeaders, ensureTopics, messageKey, type Kafka, type Producer } from '@bus/kafka';
 import { KnexDeliveryStore, replayToConsumer } from '@bus/queue';
@@ -353,7 +353,7 @@ describe('queue gauges and retention on the real Postgres', () => {
       .update({ state: 'leased', visible_at: new Date(Date.now() + 60_000) });
 
     const registry = new Registry();
-    registerQueueGauges({ store: KnexDeliveryStore.create(db), metrics: registry, logger });
+    registerQueueGauges({ store: KnexDeliveryStore.create(db), workspacesOf: (ids) => readConnectionWorkspaces(db, ids), metrics: registry, logger });
     const sweeper = createRetentionSweeper({ db, metrics: registry, logger, settings: retention });
     const before = await registry.getMetricsAsJSON();
     const value = (metrics: typeof before, name: string, consumer: string) =>
@@ -362,6 +362,9 @@ describe('queue gauges and retention on the real Postgres', () => {
     expect(value(before, 'bus_queue_in_flight', consumers[0]!)).toBe(1);
     expect(value(before, 'bus_queue_in_flight', consumers[1]!)).toBe(0);
     expect(value(before, 'bus_queue_oldest_age_seconds', consumers[1]!)).toBeGreaterThan(14 * 86_400);
+    // Each consumer's series names its workspace too, read from its connection.
+    const workspaces = await db('connections').whereIn('id', consumers).pluck('workspace_id');
+    expect(new Set(before.find((m) => m.name === 'bus_queue_depth')?.values.map((v) => v.labels.workspace))).toEqual(new Set(workspaces));
 
     const report = await sweeper.sweep();
     expect(report.tables.deliveries).toEqual({ removed: 2, batches: 1 });

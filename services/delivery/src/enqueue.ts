@@ -2,7 +2,7 @@ import { SpanKind, SpanStatusCode, trace, type Span } from '@opentelemetry/api';
 import type { IHeaders } from 'kafkajs';
 import { Counter, Histogram, type Registry } from 'prom-client';
 import { stringHeaders, type MessageHeaders } from '@bus/kafka';
-import { publishTraceContext, type Logger } from '@bus/observability';
+import { METRICS, publishTraceContext, type Logger } from '@bus/observability';
 import type { RefusalReason } from '@bus/contracts';
 import {
   acceptanceKey,
@@ -86,18 +86,17 @@ interface Candidate {
  */
 export function createBatchEnqueuer(deps: RecordEnqueuerDeps): BatchEnqueuer {
   const quarantined = new Counter({
-    name: 'bus_delivery_quarantined_total',
+    ...METRICS.deliveryQuarantined,
     help: 'Kafka records delivery refused to enqueue (invariant A), by reason',
-    labelNames: ['reason'],
     registers: [deps.metrics],
   });
   const enqueued = new Counter({
-    name: 'bus_delivery_enqueued_total',
+    ...METRICS.deliveryEnqueued,
     help: 'Deliveries created (one per consumer connection and message)',
     registers: [deps.metrics],
   });
   const lag = new Histogram({
-    name: 'bus_delivery_lag_seconds',
+    ...METRICS.deliveryLag,
     help: 'From the gateway accepting a message to its deliveries being committed',
     buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
     registers: [deps.metrics],
@@ -242,6 +241,7 @@ function recordSpan(tracer: ReturnType<typeof trace.getTracer>, record: MessageR
       kind: SpanKind.CONSUMER,
       attributes: {
         'messaging.system': 'kafka',
+        'messaging.operation.name': 'process',
         'messaging.operation.type': 'process',
         'messaging.destination.name': record.topic,
         'messaging.destination.partition.id': String(record.partition),

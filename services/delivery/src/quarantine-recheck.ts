@@ -1,5 +1,5 @@
 import { Counter, type Registry } from 'prom-client';
-import type { Logger } from '@bus/observability';
+import { METRICS, type Logger } from '@bus/observability';
 import { redriveRecord, type DeliveryStore } from '@bus/queue';
 
 export interface QuarantineRecheckDeps {
@@ -36,7 +36,7 @@ export interface QuarantineRecheck {
  */
 export function createQuarantineRecheck(deps: QuarantineRecheckDeps): QuarantineRecheck {
   const redriven = new Counter({
-    name: 'bus_delivery_quarantine_redriven_total',
+    ...METRICS.deliveryQuarantineRedriven,
     help: 'Records quarantined as acceptance.missing that delivery enqueued by itself once their acceptance committed after its wait',
     registers: [deps.metrics],
   });

@@ -1,52 +1,67 @@
 import { Gauge, type Registry } from 'prom-client';
-import type { Logger } from '@bus/observability';
+import { METRICS, type Logger } from '@bus/observability';
 import type { QueueStats } from '@bus/contracts';
 import type { DeliveryStore } from '@bus/queue';
 
 export interface QueueGaugesDeps {
   store: DeliveryStore;
+  /** The workspace of each consumer connection id (libs/db readConnectionWorkspaces). */
+  workspacesOf: (consumerIds: readonly string[]) => Promise<Map<string, string>>;
   metrics: Registry;
   logger: Logger;
   now?: () => Date;
 }
 
 /**
- * The queues' gauges, read from Postgres at each scrape (cached 1 s), per consumer connection: queue
- * depth, messages in flight and the oldest message's age. The queues' retention is the retention
+ * The queues' gauges, read from Postgres at each scrape (cached 1 s), per consumer connection and its
+ * workspace: queue depth, messages in flight and the oldest message's age. A connection never moves
+ * between workspaces, so each one's workspace is read once. The queues' retention is the retention
  * sweep's (retention.ts).
  */
 export function registerQueueGauges(deps: QueueGaugesDeps): void {
   const now = deps.now ?? (() => new Date());
-  let cached: { at: number; stats: Promise<QueueStats[]> } | undefined;
+  const workspaces = new Map<string, string>();
+  const read = async (): Promise<Array<QueueStats & { workspace: string }>> => {
+    const all = await deps.store.queueStats();
+    const unknown = all.map((s) => s.consumerId).filter((id) => !workspaces.has(id));
+    if (unknown.length > 0) for (const [id, workspace] of await deps.workspacesOf(unknown)) workspaces.set(id, workspace);
+    // A connection removed since its deliveries were counted has no workspace left to name.
+    return all.flatMap((s) => {
+      const workspace = workspaces.get(s.consumerId);
+      return workspace === undefined ? [] : [{ ...s, workspace }];
+    });
+  };
+  let cached: { at: number; stats: Promise<Array<QueueStats & { workspace: string }>> } | undefined;
   const stats = () => {
-    if (!cached || Date.now() - cached.at > 1_000) {
-      cached = { at: Date.now(), stats: deps.store.queueStats() };
-    }
+    if (!cached || Date.now() - cached.at > 1_000) cached = { at: Date.now(), stats: read() };
     return cached.stats;
   };
-  const gauge = (name: string, help: string, value: (s: QueueStats) => number) =>
+  const gauge = (
+    metric: (typeof METRICS)['queueDepth' | 'queueInFlight' | 'queueDeadLetters' | 'queueOldestAge'],
+    help: string,
+    value: (s: QueueStats) => number,
+  ) =>
     new Gauge({
-      name,
+      ...metric,
       help,
-      labelNames: ['consumer'],
       registers: [deps.metrics],
       async collect() {
         this.reset();
         try {
-          for (const s of await stats()) this.set({ consumer: s.consumerId }, value(s));
+          for (const s of await stats()) this.set({ workspace: s.workspace, consumer: s.consumerId }, value(s));
         } catch (err) {
           deps.logger.warn({ err }, 'queue metrics could not be read');
         }
       },
     });
-  gauge('bus_queue_depth', 'Un-acked deliveries per consumer connection', (s) => s.depth);
-  gauge('bus_queue_in_flight', 'Deliveries leased and not yet acked, nacked or expired, per consumer connection', (s) => s.inFlight);
+  gauge(METRICS.queueDepth, 'Un-acked deliveries per consumer connection', (s) => s.depth);
+  gauge(METRICS.queueInFlight, 'Deliveries leased and not yet acked, nacked or expired, per consumer connection', (s) => s.inFlight);
   gauge(
-    'bus_queue_dead_letters',
+    METRICS.queueDeadLetters,
     'Open dead letters per consumer connection (each blocks its correlation id until redriven or discarded)',
     (s) => s.deadLetters,
   );
-  gauge('bus_queue_oldest_age_seconds', 'Age of the oldest un-acked delivery per consumer connection', (s) =>
+  gauge(METRICS.queueOldestAge, 'Age of the oldest un-acked delivery per consumer connection', (s) =>
     Math.max(0, (now().getTime() - s.oldestEnqueuedAt.getTime()) / 1000),
   );
 }

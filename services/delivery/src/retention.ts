@@ -1,6 +1,6 @@
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import { oldestRowAt, RETENTION_TABLES, sweepBatch, type Knex, type RetentionEntry, type RetentionSettings } from '@bus/db';
-import type { Logger } from '@bus/observability';
+import { METRICS, type Logger } from '@bus/observability';
 
 export interface RetentionSweeperDeps {
   db: Knex;
@@ -51,22 +51,19 @@ export function createRetentionSweeper(deps: RetentionSweeperDeps): RetentionSwe
     return ms;
   };
   const removed = new Counter({
-    name: 'bus_retention_rows_removed_total',
+    ...METRICS.retentionRowsRemoved,
     help: 'Rows the retention sweep removed, per table',
-    labelNames: ['table'],
     registers: [deps.metrics],
   });
   const duration = new Histogram({
-    name: 'bus_retention_sweep_duration_seconds',
+    ...METRICS.retentionSweepDuration,
     help: 'How long one sweep of one table took (all its batches)',
-    labelNames: ['table'],
     buckets: [0.01, 0.05, 0.1, 0.5, 1, 5, 30, 120, 600],
     registers: [deps.metrics],
   });
   new Gauge({
-    name: 'bus_retention_window_seconds',
+    ...METRICS.retentionWindow,
     help: 'The retention window of each table',
-    labelNames: ['table'],
     registers: [deps.metrics],
     collect() {
       for (const entry of entries) this.set({ table: entry.table }, windowOf(entry) / 1000);
@@ -75,9 +72,8 @@ export function createRetentionSweeper(deps: RetentionSweeperDeps): RetentionSwe
   // When each table's oldest row (that nothing keeps) began to age, as the last sweep read it; null: empty.
   const oldest = new Map<string, Date | null>();
   new Gauge({
-    name: 'bus_retention_oldest_row_age_seconds',
+    ...METRICS.retentionOldestRowAge,
     help: 'Age of the oldest row of each table that its window applies to (0 when none)',
-    labelNames: ['table'],
     registers: [deps.metrics],
     collect() {
       this.reset();

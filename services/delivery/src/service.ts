@@ -1,11 +1,12 @@
 import type { Registry } from 'prom-client';
-import type { Knex, RetentionSettings } from '@bus/db';
+import { readConnectionWorkspaces, type Knex, type RetentionSettings } from '@bus/db';
 import type { ReadinessCheck, Service } from '@bus/http';
 import { createConsumer, MESSAGES_TOPIC, runRecordBatches, trackGroupMembership, type Consumer, type ConsumerRun, type Kafka } from '@bus/kafka';
 import type { Logger } from '@bus/observability';
 import { KnexDeliveryStore } from '@bus/queue';
 import { createBatchEnqueuer } from './enqueue';
 import { createQuarantineRecheck } from './quarantine-recheck';
+import { registerKafkaLag } from './kafka-lag';
 import { registerQueueGauges } from './queue-gauges';
 import { createRetentionSweeper } from './retention';
 
@@ -58,7 +59,7 @@ export interface DeliveryServiceDeps {
  */
 export function createDeliveryService(deps: DeliveryServiceDeps): Service {
   const store = KnexDeliveryStore.create(deps.db);
-  registerQueueGauges({ store, metrics: deps.metrics, logger: deps.logger });
+  registerQueueGauges({ store, workspacesOf: (ids) => readConnectionWorkspaces(deps.db, ids), metrics: deps.metrics, logger: deps.logger });
   const retention = createRetentionSweeper({ db: deps.db, metrics: deps.metrics, logger: deps.logger, settings: deps.retention });
   const recheck = createQuarantineRecheck({ store, metrics: deps.metrics, logger: deps.logger, quarantineRecheckMs: deps.quarantineRecheckMs });
   const handle = createBatchEnqueuer({
@@ -68,6 +69,7 @@ export function createDeliveryService(deps: DeliveryServiceDeps): Service {
     acceptanceWaitMs: deps.acceptanceWaitMs,
   });
   const topic = deps.topic ?? MESSAGES_TOPIC;
+  const kafkaLag = registerKafkaLag({ kafka: deps.kafka, groupId: deps.groupId, topic, metrics: deps.metrics, logger: deps.logger });
   let consumer: Consumer | undefined;
   let batches: ConsumerRun | undefined;
   let membership: { joined(): boolean } | undefined;
@@ -114,7 +116,7 @@ export function createDeliveryService(deps: DeliveryServiceDeps): Service {
     },
     stop: async () => {
       await (batches ? batches.stop() : consumer?.disconnect());
-      await Promise.all([retention.stop(), recheck.stop()]);
+      await Promise.all([retention.stop(), recheck.stop(), kafkaLag.stop()]);
     },
   };
 }

@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import { Histogram, type Registry } from 'prom-client';
+import { METRICS } from '@bus/observability';
 import { bodyDigest } from '@bus/som';
 import { decideBatch, type BatchMember, type MemberDecision } from './batch-decisions';
 import { CommitTimeoutError, deadlineIn, earliest, type Deadline } from './deadline';
@@ -92,7 +93,7 @@ export function createGroupCommitter(deps: GroupCommitDeps): GroupCommitter {
   const maxBatch = deps.maxBatch ?? DEFAULT_MAX_BATCH;
   const now = deps.now ?? (() => new Date());
   const batchSize = new Histogram({
-    name: 'bus_publish_batch_size',
+    ...METRICS.publishBatchSize,
     help: 'Publishes committed together in one transaction and one Kafka produce request (group commit)',
     buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256],
     registers: [deps.metrics],

@@ -1,4 +1,4 @@
-import { context, propagation } from '@opentelemetry/api';
+import { context, propagation, trace } from '@opentelemetry/api';
 import { encodeMessageHeaders, messageKey, MESSAGES_TOPIC, sendAckedBatch, type Producer } from '@bus/kafka';
 import type { CommitToKafka } from './group-commit';
 
@@ -36,4 +36,18 @@ export function currentTraceparent(): string | null {
   const carrier: Record<string, string> = {};
   propagation.inject(context.active(), carrier);
   return carrier.traceparent ?? null;
+}
+
+/**
+ * Marks the publish request's span (HTTP's SERVER span, active here) as the send of a message to
+ * Kafka, by OpenTelemetry's messaging conventions; bounded attributes, never the body.
+ */
+export function markSendSpan(messageId: string, topic: string = MESSAGES_TOPIC): void {
+  trace.getActiveSpan()?.setAttributes({
+    'messaging.system': 'kafka',
+    'messaging.operation.name': 'send',
+    'messaging.operation.type': 'send',
+    'messaging.destination.name': topic,
+    'messaging.message.id': messageId,
+  });
 }

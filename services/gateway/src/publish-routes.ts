@@ -1,5 +1,6 @@
 import type { Router, NextFunction, Request, RequestHandler, Response } from 'express';
 import { Counter, type Registry } from 'prom-client';
+import { METRICS } from '@bus/observability';
 import { createRouter, HttpError, markStep, readBody, requestTimings, type RouteKey } from '@bus/http';
 import type { BearerAuthenticator, ConnectionIdentity } from '@bus/identity';
 import { rulesCatalogue } from '@bus/som';
@@ -52,9 +53,8 @@ export function publishRoutes(deps: PublishRoutesDeps): Router {
   const router = createRouter();
   const producer = deps.authenticator.authenticateBearer({ kind: 'producer' });
   const published = new Counter({
-    name: 'bus_publish_total',
+    ...METRICS.publish,
     help: 'Publish and validate requests by outcome and the rule of the first refusing violation',
-    labelNames: ['mode', 'outcome', 'rule'],
     registers: [deps.metrics],
   });
   // Counts every answer of the route, refusals before the body included; the rule comes from the

@@ -4,6 +4,7 @@ import { unavailableOnFailure as registryRead } from '@bus/identity';
 import { RULES, checkPolicy, contentHash, familyOf, parseJsonBody, type ProducerPermissions, type SomMessage, type SomValidator } from '@bus/som';
 import { decideBatch, workspaceKey, type BatchMember, type MemberDecision } from './batch-decisions';
 import type { GroupCommitter } from './group-commit';
+import { markSendSpan } from './kafka-commit';
 import type { PublishStore } from './publish-store';
 
 /** The producer a publish is for, as authentication established it. */
@@ -154,6 +155,7 @@ async function commit(
   family: string | null,
   timings?: { mark(step: string): void },
 ): Promise<MemberDecision> {
+  markSendSpan(member.message.message_id);
   try {
     return await deps.committer.commit({ ...member, producerConnectionId: publisher.clientId, bytes, family, traceparent: deps.traceparent() });
   } catch (err) {

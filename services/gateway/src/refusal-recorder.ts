@@ -1,4 +1,5 @@
 import { Counter, type Registry } from 'prom-client';
+import { METRICS } from '@bus/observability';
 import type { Logger } from 'pino';
 import type { RateLimitCount, RefusalRecord } from '@bus/db';
 import { boundViolations, type ViolationBounds } from '@bus/contracts';
@@ -69,9 +70,8 @@ export function createRefusalRecorder(deps: RefusalRecorderDeps): RefusalRecorde
   const maxQueuedBytes = deps.maxQueuedBytes ?? 16 * 1024 * 1024;
   const now = deps.now ?? (() => new Date());
   const outcomes = new Counter({
-    name: 'bus_refusals_recorded_total',
+    ...METRICS.refusalsRecorded,
     help: 'Publish and validate refusals handed to the recent-refusals recorder, by what became of them (written; rate_limited: counted only; dropped_full: the queue was full; dropped_write_failed: Postgres refused the batch)',
-    labelNames: ['outcome'],
     registers: [deps.metrics],
   });
 

@@ -1,6 +1,6 @@
 import { trace } from '@opentelemetry/api';
 import { Counter, type Registry } from 'prom-client';
-import { inSpan, publishTraceContext, type Logger } from '@bus/observability';
+import { METRICS, inSpan, publishTraceContext, type Logger } from '@bus/observability';
 import { renderEnvelope, type UnrenderableReason } from './envelope';
 import type { QueueNotifier } from './notifier';
 import type { ConsumerTools } from '@bus/db';
@@ -28,19 +28,17 @@ export interface PullMetrics {
 export function createPullMetrics(registry: Registry): PullMetrics {
   return {
     unrenderable: new Counter({
-      name: 'bus_pull_unrenderable_total',
+      ...METRICS.pullUnrenderable,
       help: 'Messages handed out without an envelope because their stored bytes are not a JSON object (each receive counts), by reason',
-      labelNames: ['reason'],
       registers: [registry],
     }),
     faultsInjected: new Counter({
-      name: 'bus_consumer_faults_injected_total',
+      ...METRICS.consumerFaultsInjected,
       help: "Faults injected into consumer deliveries by the operator's Sandbox settings, by kind (duplicate, delay, early_expiry)",
-      labelNames: ['kind'],
       registers: [registry],
     }),
     deadLettered: new Counter({
-      name: 'bus_dead_letters_moved_total',
+      ...METRICS.deadLettersMoved,
       help: "Messages moved to a consumer's dead-letter list after reaching its receive threshold",
       registers: [registry],
     }),
@@ -73,7 +71,14 @@ export function receive(deps: PullDeps, consumerId: string, opts: ReceiveOptions
   // One span per receive (long poll included), a child of the request's span; each message it hands
   // out links it to that message's publish trace (a link, not a parent: one receive serves many
   // publishes). Bounded attributes: the consumer connection and a count, never bodies or handles.
-  const attributes = { 'messaging.operation.type': 'receive', 'bus.consumer_id': consumerId };
+  // The consumer's queue is the destination: delivery filled it from the Kafka topic.
+  const attributes = {
+    'messaging.system': 'kafka',
+    'messaging.operation.name': 'receive',
+    'messaging.operation.type': 'receive',
+    'messaging.destination.name': consumerId,
+    'bus.consumer_id': consumerId,
+  };
   return trace.getTracer('@bus/pull-api').startActiveSpan('pull receive', { attributes }, (span) =>
     inSpan(span, async () => {
       const messages = await receiveWaiting(deps, consumerId, opts);
