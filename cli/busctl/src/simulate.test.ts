@@ -67,7 +67,7 @@ describe('busctl simulate', () => {
     expect(h.sent.map((m) => m.correlation_id)).not.toEqual(stories.flatMap((story) => story.messages.map((m) => m.correlation_id)));
     expect(h.out.stdout).toMatch(/^Simulating 4 stories, \d+ messages \(seed 42, system_id storyteller\.web\) at most 50 a second to http:\/\/bus\.test/);
     expect(h.out.stdout.match(/^story \d done \(\d\/4 stories\)/gm)).toHaveLength(4);
-    expect(h.out.stdout).toContain(`${h.sent.length} messages of 4 stories: ${h.sent.length} accepted, 0 refused, 0 not sent`);
+    expect(h.out.stdout).toContain(`${h.sent.length} messages of 4 stories: ${h.sent.length} accepted, 0 duplicates, 0 refused, 0 not sent`);
     expect(h.out.stderr).toBe('');
   });
 
@@ -116,7 +116,7 @@ describe('busctl simulate', () => {
     const refusedStory = total.find((m) => !h.sent.some((s) => s.message_id === m.message_id))?.correlation_id;
     expect(h.sent.some((m) => m.correlation_id === refusedStory)).toBe(false);
     const notSent = total.length - h.sent.length - 1;
-    expect(h.out.stdout).toContain(`${total.length} messages of 3 stories: ${h.sent.length} accepted, 1 refused, ${notSent} not sent`);
+    expect(h.out.stdout).toContain(`${total.length} messages of 3 stories: ${h.sent.length} accepted, 0 duplicates, 1 refused, ${notSent} not sent`);
   });
 
   it('refuses to start without what it needs, naming the variable or option (exit 2), sending nothing', async () => {
