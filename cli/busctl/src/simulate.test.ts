@@ -21,8 +21,8 @@ function token(): string {
 const json = (status: number, body: unknown, headers: Record<string, string> = {}) =>
   new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json', ...headers } });
 
-/** Answers the publish of the n-th request (1-based, retries counted) from `answers`, 202 otherwise. */
-function harness(answers: Record<number, () => Response> = {}) {
+/** Answers the publish of the n-th request (1-based, retries counted) from `answers`, 202 otherwise; `down`: no answer at all. */
+function harness(answers: Record<number, () => Response> = {}, { tokenStatus = 200, down = false } = {}) {
   const out = { stdout: '', stderr: '' };
   const sleeps: number[] = [];
   const sent: SomMessage[] = [];
@@ -31,7 +31,11 @@ function harness(answers: Record<number, () => Response> = {}) {
   const io: SimulateIo = {
     fetch: (async (input: string | URL | Request, init?: RequestInit) => {
       const url = new URL(String(input));
-      if (url.pathname === '/v1/oauth/token') return json(200, { access_token: token(), token_type: 'Bearer', expires_in: 3600 });
+      if (down) throw new TypeError('fetch failed', { cause: new Error('connect ECONNREFUSED 127.0.0.1:8080') });
+      if (url.pathname === '/v1/oauth/token')
+        return tokenStatus === 200
+          ? json(200, { access_token: token(), token_type: 'Bearer', expires_in: 3600 })
+          : json(tokenStatus, { error: 'invalid_client', error_description: 'unknown client or wrong secret' });
       expect(url.pathname).toBe('/v1/tenants/wworkspace234/messages');
       const message = JSON.parse(String(init?.body)) as SomMessage;
       requests++;
@@ -141,6 +145,18 @@ describe('busctl simulate', () => {
       expect(h.out.stderr).toMatch(/^busctl: .+\n\nbusctl simulate: /);
     }
     expect(h.sent).toEqual([]);
+  });
+
+  it('exits 1 saying which variables to check when the token route refuses them, or that the bus cannot be reached', async () => {
+    const refused = harness({}, { tokenStatus: 401 });
+    expect(await refused.run(['--stories', '1'])).toBe(1);
+    expect(refused.out.stderr).toMatch(/^busctl: no token for BUS_PRODUCER_CLIENT_ID: token route answered 401 invalid_client/);
+    expect(refused.out.stderr).not.toContain('sbs_secret');
+    const down = harness({}, { down: true });
+    expect(await down.run(['--stories', '1'])).toBe(1);
+    expect(down.out.stderr).toBe(
+      'busctl: cannot reach the bus at http://bus.test: the token route could not be reached (10 attempts) (connect ECONNREFUSED 127.0.0.1:8080)\n',
+    );
   });
 
   it('prints its help', async () => {

@@ -212,7 +212,9 @@ export async function runSimulate(argv: readonly string[], env: Readonly<Record<
       return 1;
     }
     if (err instanceof BusUnreachableError) {
-      io.stderr(`busctl: cannot reach the bus at ${options.busUrl}: ${err.message}\n`);
+      // The network's own reason (connection refused, DNS) is the cause's cause: fetch wraps it.
+      const cause = (err.cause as { cause?: Error; message?: string } | undefined)?.cause ?? (err.cause as Error | undefined);
+      io.stderr(`busctl: cannot reach the bus at ${options.busUrl}: ${err.message}${cause?.message ? ` (${cause.message})` : ''}\n`);
       return 1;
     }
     throw err;
