@@ -5,7 +5,9 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parse as parseCtrf, validate as validateCtrf } from 'ctrf';
 import { parse as parseJunit } from 'junit2json';
+import { BusConsumer, type ReceivedMessage } from '@bus/client';
 import { som } from '@bus/schemas';
+import { generateStories, MESSAGE_TYPES } from '@bus/som';
 import { eventually, REPO_ROOT } from '@bus/testing';
 import { startBus, type RunningBus } from './support/bus';
 import { TenantFixture, type Tenant } from './support/tenants';
@@ -259,6 +261,49 @@ describe('busctl validate against the running bus (a producer connection, the va
     expect(ran.stderr).toMatch(/^busctl: no token for BUS_PRODUCER_CLIENT_ID: token route answered 401 invalid_client/);
     expect(ran.stderr).not.toContain('sbs_wrong');
   }, 30_000);
+});
+
+describe('busctl simulate against the running bus (a producer connection publishes, the consumer of the same app receives)', () => {
+  const SYSTEM_ID = 'storyteller.web';
+  let tenants: TenantFixture;
+  let house: Tenant;
+
+  beforeAll(async () => {
+    tenants = await TenantFixture.create(bus);
+    house = await tenants.tenant({ systemIds: [SYSTEM_ID], messageTypes: [...MESSAGE_TYPES] });
+  }, 60_000);
+  afterAll(async () => {
+    await tenants?.close();
+  });
+
+  it('publishes generated stories, all accepted, and the consumer receives each story in its order', async () => {
+    const env = {
+      BUS_BASE_URL: bus.busUrl,
+      BUS_PRODUCER_CLIENT_ID: house.producer.clientId,
+      BUS_PRODUCER_CLIENT_SECRET: house.producer.clientSecret,
+      BUS_SYSTEM_ID: SYSTEM_ID,
+    };
+    const ran = await busctl(['simulate', '--stories', '5', '--rate', '20', '--seed', '42'], env);
+    // The seed fixes ids and order whatever the clock, so the test knows the stories busctl made.
+    const stories = generateStories({ seed: 42, stories: 5, systemId: SYSTEM_ID, now: new Date() });
+    const total = stories.reduce((n, story) => n + story.messages.length, 0);
+    expect({ code: ran.code, stderr: ran.stderr }).toEqual({ code: 0, stderr: '' });
+    expect(ran.stdout).toContain(`${total} messages of 5 stories: ${total} accepted, 0 duplicates, 0 refused, 0 not sent`);
+
+    const consumer = new BusConsumer({ baseUrl: bus.busUrl, clientId: house.consumer.clientId, clientSecret: house.consumer.clientSecret });
+    const received: ReceivedMessage[] = [];
+    const receiveAndAck = async () => {
+      const got = await consumer.receive({ maxMessages: 10, waitSeconds: 1 });
+      received.push(...got);
+      if (got.length > 0) await consumer.ack(got.map((m) => m.receipt_handle));
+      return received.length;
+    };
+    await eventually(receiveAndAck, (n) => n >= total, { timeoutMs: 20_000, what: `${total} simulated messages received` });
+
+    const inOrder = new Map<string, string[]>();
+    for (const m of received) inOrder.set(m.correlation_id, [...(inOrder.get(m.correlation_id) ?? []), `${m.message_type} ${m.message_id}`]);
+    expect(inOrder).toEqual(new Map(stories.map((story) => [story.correlation_id, story.messages.map((m) => `${m.message_type} ${m.message_id}`)])));
+  }, 60_000);
 });
 
 /** The bus's token route for a client id and secret: 200 while the secret is good. */

@@ -3,6 +3,7 @@ import { parseCommandLine } from './args';
 import type { ApiRequest } from './commands';
 import { portalFrom, type Portal } from './config';
 import { renderApiError, UsageError } from './errors';
+import { runSimulate } from './simulate';
 import { runValidate, type ValidateIo } from './validate';
 
 /** Everything busctl does to the outside world, passed in so the whole run is tested without a server. */
@@ -54,6 +55,8 @@ const succeeded = (answer: Answer): boolean => answer.status >= 200 && answer.st
 export async function run(argv: readonly string[], env: Readonly<Record<string, string | undefined>>, io: Io): Promise<number> {
   // A producer's command: many calls of the bus's validate route with a producer connection, not one admin API call.
   if (argv[0] === 'validate') return runValidate(argv.slice(1), env, io);
+  // Also a producer's: generated stories published through a producer connection.
+  if (argv[0] === 'simulate') return runSimulate(argv.slice(1), env, io);
   const invocation = parseCommandLine(argv, io.now());
   if (invocation.kind === 'help') {
     io.stdout(invocation.text);

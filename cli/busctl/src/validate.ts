@@ -18,7 +18,7 @@ export interface ValidateIo {
 
 export const DEFAULT_BUS_URL = 'http://127.0.0.1:8080';
 /** A 429 is waited out (Retry-After) and sent again this many times at most before the file counts as an error. */
-const MAX_ATTEMPTS = 10;
+export const MAX_ATTEMPTS = 10;
 
 export const VALIDATE_HELP = `busctl validate: check SOM message files through the bus's validate route (a dry run: nothing is
 published or recorded), print a table, write CI reports, exit 1 when any is refused.
@@ -86,18 +86,7 @@ function optionsFrom(argv: readonly string[], env: Readonly<Record<string, strin
   });
   if (values.help) return 'help';
   if (positionals.length === 0) throw new UsageError('name at least one message file or directory');
-  const busUrl = values['bus-url'] ?? (env.BUS_BASE_URL || DEFAULT_BUS_URL);
-  let url: URL;
-  try {
-    url = new URL(busUrl);
-  } catch {
-    throw new UsageError(`${values['bus-url'] === undefined ? 'BUS_BASE_URL' : '--bus-url'} is not a URL: '${busUrl}'`);
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new UsageError(`the bus URL must be http or https, not '${busUrl}'`);
-  const clientId = env.BUS_PRODUCER_CLIENT_ID;
-  if (!clientId) throw new UsageError("BUS_PRODUCER_CLIENT_ID is not set: a producer connection's client id");
-  const clientSecret = env.BUS_PRODUCER_CLIENT_SECRET;
-  if (!clientSecret) throw new UsageError("BUS_PRODUCER_CLIENT_SECRET is not set: the producer connection's client secret");
+  const connection = producerConnection(values['bus-url'], env);
   for (const name of ['junit', 'ctrf'] as const) {
     if (values[name] !== undefined && values[name].trim() === '') throw new UsageError(`--${name} must not be empty`);
   }
@@ -106,11 +95,29 @@ function optionsFrom(argv: readonly string[], env: Readonly<Record<string, strin
     ...(values.junit !== undefined ? { junit: values.junit } : {}),
     ...(values.ctrf !== undefined ? { ctrf: values.ctrf } : {}),
     json: values.json === true,
-    busUrl: url.origin + url.pathname.replace(/\/+$/, ''),
-    clientId,
-    clientSecret,
+    ...connection,
     paths: positionals,
   };
+}
+
+/** The bus and producer credentials of a producer's command (validate, simulate): --bus-url or the environment. */
+export function producerConnection(
+  busUrlOption: string | undefined,
+  env: Readonly<Record<string, string | undefined>>,
+): { busUrl: string; clientId: string; clientSecret: string } {
+  const busUrl = busUrlOption ?? (env.BUS_BASE_URL || DEFAULT_BUS_URL);
+  let url: URL;
+  try {
+    url = new URL(busUrl);
+  } catch {
+    throw new UsageError(`${busUrlOption === undefined ? 'BUS_BASE_URL' : '--bus-url'} is not a URL: '${busUrl}'`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new UsageError(`the bus URL must be http or https, not '${busUrl}'`);
+  const clientId = env.BUS_PRODUCER_CLIENT_ID;
+  if (!clientId) throw new UsageError("BUS_PRODUCER_CLIENT_ID is not set: a producer connection's client id");
+  const clientSecret = env.BUS_PRODUCER_CLIENT_SECRET;
+  if (!clientSecret) throw new UsageError("BUS_PRODUCER_CLIENT_SECRET is not set: the producer connection's client secret");
+  return { busUrl: url.origin + url.pathname.replace(/\/+$/, ''), clientId, clientSecret };
 }
 
 /** The files to send, in order: each argument as given, a directory as its *.json files by name. */
