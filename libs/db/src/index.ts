@@ -11,6 +11,7 @@ export const DELIVERY_CHANNEL = 'bus_deliveries';
 export { readSkillRegistrations, skillRegistration } from './registrations';
 export type { SkillRegistration, SkillRegistrationRow } from './registrations';
 export { readConnectionWorkspaces } from './connection-workspaces';
+export { readConnectionDates } from './connection-dates';
 export {
   RETENTION_TABLES,
   RETENTION_WINDOWS,

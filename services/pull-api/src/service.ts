@@ -1,6 +1,6 @@
 import type { RequestHandler } from 'express';
 import type { ReadinessCheck, Service } from '@bus/http';
-import { readSkillRegistrations, type Knex } from '@bus/db';
+import { readConnectionDates, readSkillRegistrations, type Knex } from '@bus/db';
 import type { BearerAuthenticator } from '@bus/identity';
 import type { Logger, Registry } from '@bus/observability';
 import { createPgQueueNotifier } from './notifier';
@@ -56,7 +56,7 @@ export function createPullApiService(deps: PullApiServiceDeps): Service {
         ...deps.sqs,
         pull,
         stats: async (consumerId) => (await queueCall(() => deliveries.queueStats(consumerId)))[0],
-        queueDates: (consumerId) => queueCall(() => connectionDates(deps.db, consumerId)),
+        queueDates: (consumerId) => queueCall(() => readConnectionDates(deps.db, consumerId)),
       }),
     ],
     errorPage: sqsErrorAnswer,
@@ -66,12 +66,4 @@ export function createPullApiService(deps: PullApiServiceDeps): Service {
     start: () => notifier.start(),
     stop: () => notifier.stop(),
   };
-}
-
-/** A consumer connection's creation and last status change: its SQS queue's CreatedTimestamp and LastModifiedTimestamp. */
-async function connectionDates(db: Knex, consumerId: string): Promise<{ createdAt: Date; modifiedAt: Date } | null> {
-  const row = await db('connections')
-    .where({ id: consumerId })
-    .first<{ created_at: Date; status_changed_at: Date | null } | undefined>('created_at', 'status_changed_at');
-  return row ? { createdAt: row.created_at, modifiedAt: row.status_changed_at ?? row.created_at } : null;
 }
