@@ -1,8 +1,8 @@
 import { parseArgs } from 'node:util';
-import { BusProducer, BusRefusedError, BusUnreachableError, TokenRequestError } from '@bus/client';
+import { BusRefusedError, BusUnreachableError, TokenRequestError } from '@bus/client';
 import { generateStories, interleaveStories, type GeneratedStory, type SomMessage } from '@bus/som';
 import { UsageError } from './errors';
-import { DEFAULT_BUS_URL, MAX_ATTEMPTS, producerConnection, type ValidateIo } from './validate';
+import { DEFAULT_BUS_URL, producerConnection, producerFor, tokenRefusal, type ValidateIo } from './validate';
 
 /** What `busctl simulate` uses of the outside world: the bus, the terminal and the clock. */
 export type SimulateIo = Pick<ValidateIo, 'fetch' | 'stdout' | 'stderr' | 'sleep' | 'now'>;
@@ -157,15 +157,7 @@ export async function runSimulate(argv: readonly string[], env: Readonly<Record<
       `at most ${options.rate} a second to ${options.busUrl}: about ${seconds((order.length - 1) * intervalMs)}.\n`,
   );
 
-  const producer = new BusProducer({
-    baseUrl: options.busUrl,
-    clientId: options.clientId,
-    clientSecret: options.clientSecret,
-    maxAttempts: MAX_ATTEMPTS,
-    fetch: io.fetch,
-    now: () => io.now(),
-    pause: (ms) => io.sleep(ms),
-  });
+  const producer = producerFor(options, io);
   const pacer = new Pacer(io, intervalMs);
   const stopped = new Set<string>();
   const count = { accepted: 0, duplicates: 0, refused: 0, notSent: 0, storiesDone: 0 };
@@ -206,9 +198,7 @@ export async function runSimulate(argv: readonly string[], env: Readonly<Record<
     for (const message of order) await publish(message);
   } catch (err) {
     if (err instanceof TokenRequestError) {
-      io.stderr(
-        `busctl: no token for BUS_PRODUCER_CLIENT_ID: ${err.message}\nCheck BUS_PRODUCER_CLIENT_ID, BUS_PRODUCER_CLIENT_SECRET and the bus URL (${options.busUrl}).\n`,
-      );
+      io.stderr(tokenRefusal(err, options.busUrl));
       return 1;
     }
     if (err instanceof BusUnreachableError) {

@@ -18,7 +18,7 @@ export interface ValidateIo {
 
 export const DEFAULT_BUS_URL = 'http://127.0.0.1:8080';
 /** A 429 is waited out (Retry-After) and sent again this many times at most before the file counts as an error. */
-export const MAX_ATTEMPTS = 10;
+const MAX_ATTEMPTS = 10;
 
 export const VALIDATE_HELP = `busctl validate: check SOM message files through the bus's validate route (a dry run: nothing is
 published or recorded), print a table, write CI reports, exit 1 when any is refused.
@@ -98,6 +98,27 @@ function optionsFrom(argv: readonly string[], env: Readonly<Record<string, strin
     ...connection,
     paths: positionals,
   };
+}
+
+/** The client of a producer's command: a 429 waited out and sent again up to MAX_ATTEMPTS times, on busctl's clock. */
+export function producerFor(
+  connection: { busUrl: string; clientId: string; clientSecret: string },
+  io: Pick<ValidateIo, 'fetch' | 'now' | 'sleep'>,
+): BusProducer {
+  return new BusProducer({
+    baseUrl: connection.busUrl,
+    clientId: connection.clientId,
+    clientSecret: connection.clientSecret,
+    maxAttempts: MAX_ATTEMPTS,
+    fetch: io.fetch,
+    now: () => io.now(),
+    pause: (ms) => io.sleep(ms),
+  });
+}
+
+/** What a producer's command says when the token route refuses its credentials: the whole run's problem. */
+export function tokenRefusal(err: TokenRequestError, busUrl: string): string {
+  return `busctl: no token for BUS_PRODUCER_CLIENT_ID: ${err.message}\nCheck BUS_PRODUCER_CLIENT_ID, BUS_PRODUCER_CLIENT_SECRET and the bus URL (${busUrl}).\n`;
 }
 
 /** The bus and producer credentials of a producer's command (validate, simulate): --bus-url or the environment. */
@@ -284,15 +305,7 @@ export async function runValidate(argv: readonly string[], env: Readonly<Record<
     return 2;
   }
 
-  const producer = new BusProducer({
-    baseUrl: options.busUrl,
-    clientId: options.clientId,
-    clientSecret: options.clientSecret,
-    maxAttempts: MAX_ATTEMPTS,
-    fetch: io.fetch,
-    now: () => io.now(),
-    pause: (ms) => io.sleep(ms),
-  });
+  const producer = producerFor(options, io);
   const stories = options.ordered ? new OrderedStories() : undefined;
   const startedAt = io.now();
   const results: FileResult[] = [];
@@ -303,9 +316,7 @@ export async function runValidate(argv: readonly string[], env: Readonly<Record<
     }
   } catch (err) {
     if (!(err instanceof TokenRequestError)) throw err;
-    io.stderr(
-      `busctl: no token for BUS_PRODUCER_CLIENT_ID: ${err.message}\nCheck BUS_PRODUCER_CLIENT_ID, BUS_PRODUCER_CLIENT_SECRET and the bus URL (${options.busUrl}).\n`,
-    );
+    io.stderr(tokenRefusal(err, options.busUrl));
     return 1;
   }
   const stoppedAt = io.now();
