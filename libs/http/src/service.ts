@@ -1,9 +1,10 @@
-import { Router, type RequestHandler } from 'express';
+import type { RequestHandler, Router } from 'express';
 import type { Registry } from 'prom-client';
 import type { Logger } from '@bus/observability';
 import { createHttpApp, createRequestMetrics, SERVICE_LOCAL } from './app';
 import type { ErrorPage, ErrorRenderer } from './error-bodies';
 import type { ReadinessCheck } from './readiness';
+import { createRouter } from './router';
 import { onShutdownSignal, serve, type RunningServer } from './server';
 
 /**
@@ -57,15 +58,19 @@ export interface RunningProcess {
  * metrics is then the service's in the all-in-one process too, where one port serves several.
  */
 function ownedBy(service: string, router: Router): Router {
-  const owned = Router();
-  owned.use((req, res, next) => {
-    const before: unknown = res.locals[SERVICE_LOCAL];
+  const owned = createRouter();
+  const before = `${SERVICE_LOCAL}Before`;
+  owned.use((_req, res, next) => {
+    res.locals[before] = res.locals[SERVICE_LOCAL];
     res.locals[SERVICE_LOCAL] = service;
-    router(req, res, (err?: unknown) => {
-      // Not a route of this service: the next router's (or the listener's, for no route at all).
-      if (err === undefined || err === 'route' || err === 'router') res.locals[SERVICE_LOCAL] = before;
-      next(err);
-    });
+    next();
+  });
+  // Mounted as a layer of its own, so the 405 check (methods.ts) still sees the service's routes.
+  owned.use(router);
+  // Not a route of this service: the next router's (or the listener's, for no route at all).
+  owned.use((_req, res, next) => {
+    res.locals[SERVICE_LOCAL] = res.locals[before];
+    next();
   });
   return owned;
 }
