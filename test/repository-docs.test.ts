@@ -25,7 +25,7 @@ const ORDINAL =
 const OUTSIDE = [
   { what: 'a document outside the repository', pattern: /\.\.\/shared\b/ },
   { what: "the contract's or design's section numbers", pattern: /\b(spec|DESIGN) ?§|\b[Ss]pec \d+\.\d/ },
-  // An upstream project's issue ("kafkajs issue 1005") is public and stays citable.
+  // An upstream project's issue (kafkajs's, say) is public: its number stays citable.
   { what: 'an issue number of this project', pattern: /(?<!(kafkajs|strimzi|microcks|node|jest)'? )\b[Ii]ssues? #?\d{1,2}\b(?![-\d])/ },
   { what: 'a work session', pattern: new RegExp(`\\b${ORDINAL} session\\b|\\b[Ss]ession \\d+\\b`, 'i') },
 ];

@@ -2,7 +2,7 @@ import { parseArgs } from 'node:util';
 import { BusRefusedError, BusUnreachableError, TokenRequestError } from '@bus/client';
 import { generateStories, interleaveStories, type GeneratedStory, type SomMessage } from '@bus/som';
 import { UsageError } from './errors';
-import { DEFAULT_BUS_URL, producerConnection, producerFor, tokenRefusal, type ValidateIo } from './validate';
+import { DEFAULT_BUS_URL, PRODUCER_ENVIRONMENT_HELP, producerConnection, producerFor, tokenRefusal, type ValidateIo } from './validate';
 
 /** What `busctl simulate` uses of the outside world: the bus, the terminal and the clock. */
 export type SimulateIo = Pick<ValidateIo, 'fetch' | 'stdout' | 'stderr' | 'sleep' | 'now'>;
@@ -40,9 +40,7 @@ Options:
   -h, --help        this help
 
 Environment:
-  BUS_BASE_URL                the bus's base URL; --bus-url overrides it
-  BUS_PRODUCER_CLIENT_ID      a producer connection's client id (the demo's .local/demo.env names these)
-  BUS_PRODUCER_CLIENT_SECRET  its client secret
+${PRODUCER_ENVIRONMENT_HELP}
   BUS_SYSTEM_ID               the system_id the app may publish for; --system-id overrides it
 
 Exit codes: 0 every message accepted; 1 a message refused or the bus not reached; 2 usage error.

@@ -20,6 +20,12 @@ export const DEFAULT_BUS_URL = 'http://127.0.0.1:8080';
 /** A 429 is waited out (Retry-After) and sent again this many times at most before the file counts as an error. */
 const MAX_ATTEMPTS = 10;
 
+/** The environment of a producer's command (validate, simulate), as their help lists it. */
+export const PRODUCER_ENVIRONMENT_HELP = `  BUS_BASE_URL                the bus's base URL; --bus-url overrides it
+  BUS_PRODUCER_CLIENT_ID      a producer connection's client id (the demo's .local/demo.env names these)
+  BUS_PRODUCER_CLIENT_SECRET  its client secret
+`.trimEnd();
+
 export const VALIDATE_HELP = `busctl validate: check SOM message files through the bus's validate route (a dry run: nothing is
 published or recorded), print a table, write CI reports, exit 1 when any is refused.
 
@@ -38,9 +44,7 @@ Options:
   -h, --help         this help
 
 Environment:
-  BUS_BASE_URL                the bus's base URL; --bus-url overrides it
-  BUS_PRODUCER_CLIENT_ID      a producer connection's client id (the demo's .local/demo.env names these)
-  BUS_PRODUCER_CLIENT_SECRET  its client secret
+${PRODUCER_ENVIRONMENT_HELP}
 
 Exit codes: 0 every file accepted; 1 a file refused or not checked; 2 usage error.
 `;
