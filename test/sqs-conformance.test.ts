@@ -126,7 +126,15 @@ function lineDriver(command: string, args: string[], settings: Answer): Driver {
 
 /** The AWS CLI, one process per call, its parameters as --cli-input-json; the error code read from its message. */
 function awsCliDriver(aws: string, endpoint: string, credentials: Credentials): Driver {
-  const env = { ...cleanEnv(), AWS_ACCESS_KEY_ID: credentials.accessKeyId, AWS_SECRET_ACCESS_KEY: credentials.secretAccessKey, AWS_DEFAULT_REGION: REGION };
+  // One attempt, as the other drivers: the CLI's own default retries a throttle or a 5xx out of sight.
+  const env = {
+    ...cleanEnv(),
+    AWS_ACCESS_KEY_ID: credentials.accessKeyId,
+    AWS_SECRET_ACCESS_KEY: credentials.secretAccessKey,
+    AWS_DEFAULT_REGION: REGION,
+    AWS_MAX_ATTEMPTS: '1',
+    AWS_RETRY_MODE: 'standard',
+  };
   const kebab = (name: string) => name.replace(/(?<!^)(?=[A-Z])/g, '-').toLowerCase();
   return {
     call: (operation, params) =>
