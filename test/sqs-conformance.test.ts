@@ -485,9 +485,9 @@ describe('one SQS scenario, every client', () => {
     const { house, reader } = await queueWithRun();
     const json = JSON.stringify({ QueueName: house.consumer.clientId });
     const form = `Action=GetQueueUrl&Version=2012-11-05&QueueName=${house.consumer.clientId}`;
-    const requests = await Promise.all(
-      Array.from({ length: 200 }, async (_, i) => {
-        const query = i % 2 === 1;
+    // A repeated signature is no replay (docs/auth.md): one signed request per protocol, sent many times.
+    const signed = await Promise.all(
+      [false, true].map(async (query) => {
         const body = query ? form : json;
         const headers = await signedHeaders(bus, reader, '/v1/sqs', body, {
           region: REGION,
@@ -499,12 +499,24 @@ describe('one SQS scenario, every client', () => {
         return { query, headers, body };
       }),
     );
-    const answers = await Promise.all(
-      requests.map(async ({ query, headers, body }) => ({ query, answer: await fetchObserved(`${bus.busUrl}/v1/sqs`, { method: 'POST', headers, body }) })),
-    );
+    // Waves of 200 at once until both protocols were throttled (at most 5): a loaded machine that
+    // spreads one wave over seconds still meets the limit in a later one.
+    const answers: Array<{ query: boolean; answer: Awaited<ReturnType<typeof fetchObserved>> }> = [];
+    const started = Date.now();
+    for (let wave = 0; wave < 5 && new Set(answers.filter(({ answer }) => answer.status === 429).map(({ query }) => query)).size < 2; wave++) {
+      answers.push(
+        ...(await Promise.all(
+          Array.from({ length: 200 }, async (_, i) => {
+            const { query, headers, body } = signed[i % 2]!;
+            return { query, answer: await fetchObserved(`${bus.busUrl}/v1/sqs`, { method: 'POST', headers, body }) };
+          }),
+        )),
+      );
+    }
+    const elapsedSeconds = Math.ceil((Date.now() - started) / 1000);
     const throttled = answers.filter(({ answer }) => answer.status === 429);
-    // 50 a second and bursts of 100: at least half of 200 sent at once are refused.
-    expect(throttled.length).toBeGreaterThanOrEqual(50);
+    // 50 a second and bursts of 100: no more got through than the windows the sending touched allow.
+    expect(answers.filter(({ answer }) => answer.status === 200).length).toBeLessThanOrEqual(100 + 50 * (elapsedSeconds + 1));
     expect(answers.every(({ answer }) => answer.status === 200 || answer.status === 429)).toBe(true);
     for (const { query, answer } of throttled) {
       busApi.check('POST', '/v1/sqs', answer);
