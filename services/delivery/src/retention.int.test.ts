@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import pino from 'pino';
 import { Registry } from 'prom-client';
-import { createDatabase, migrateLatest, RETENTION_TABLES, SWEEP_LOCK, sweepStatements, TenancyFixture, type Knex, type RetentionSettings } from '@bus/db';
+import { createDatabase, migrateLatest, SWEEP_LOCK, sweepStatements, TenancyFixture, type Knex } from '@bus/db';
+import { RETENTION_TABLES, type RetentionSettings } from '@bus/queue';
 import { KnexPublishStore } from '@bus/gateway';
 import { createTestDatabase, type TestDatabase } from '@bus/testing';
 import { createRetentionSweeper } from './retention';
