@@ -30,7 +30,5 @@ export { writeRefusals, readRecentRefusals, REFUSALS_KEPT, REFUSALS_PAGE_MAX } f
 export type { RefusalRecord, RateLimitCount, RecentRefusals, RefusalsPage } from './refusals';
 export { TABLE_COLUMNS, ENUM_TYPES } from './tables';
 export type { TableName, Row, Written, EnumValue } from './tables';
-export { TenancyFixture } from './tenancy-fixture';
-export type { TestTenant, TestTenantOptions } from './tenancy-fixture';
 export { consumerToolsOf, consumerToolsColumns, faultsOn, writeConsumerTools, NO_FAULTS } from './consumer-tools';
 export type { ConsumerTools, ConsumerFaults, ConsumerToolsRow, JoinedConsumerToolsRow } from './consumer-tools';
