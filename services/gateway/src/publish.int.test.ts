@@ -21,8 +21,12 @@ import { Registry } from 'prom-client';
 import { CommitTimeoutError } from './deadline';
 import { createGroupCommitter, type CommitToKafka } from './group-commit';
 import { kafkaCommitter } from './kafka-commit';
-import { publishMessage, type PublishDeps, type Publisher } from './publish';
+import { publishMessage as publishDomain, type PublishDeps, type Publisher } from './publish';
+import { publishOverHttp } from './publish-http';
 import { KnexPublishStore } from './publish-store';
+
+/** A publish as the routes answer it: the HTTP status and body, or the HTTP error (publish-http.ts). */
+const publishMessage = (...args: Parameters<typeof publishDomain>) => publishOverHttp(publishDomain(...args));
 
 const logger = pino({ level: 'warn' });
 const topic = `test.publish.${randomBytes(4).toString('hex')}`;
