@@ -709,6 +709,21 @@ describe('the portal in a browser', () => {
     }, 60_000);
   });
 
+  it('signs out of the identity provider too (RP-initiated logout with the ID token as hint): the next sign-in asks for the login again', async () => {
+    const { context, page } = await signIn('viewer');
+    const ending = page.waitForRequest((r) => /\/session\/end\?/.test(r.url()));
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    const asked = new URL((await ending).url());
+    expect([asked.searchParams.has('id_token_hint'), asked.searchParams.get('post_logout_redirect_uri')]).toEqual([true, `${portalUrl}/portal`]);
+    // The provider's own confirmation, then back to the portal, signed out of both.
+    await page.getByRole('button', { name: 'Yes, sign me out' }).click();
+    await page.waitForURL(`${portalUrl}/portal`);
+    expect((await apiCall(page, 'GET', '/api/portal/me', undefined, 'none')).status).toBe(401);
+    await page.getByRole('link', { name: 'Sign in' }).click();
+    await page.locator('input[name="login"]').waitFor();
+    await context.close();
+  }, 60_000);
+
   it("refuses a change without the session's CSRF token", async () => {
     const { context, page } = await signIn('house-admin');
     const refused = await apiCall(page, 'POST', `/api/portal/apps/${DEMO_APP}/connections`, { kind: 'producer' }, 'none');

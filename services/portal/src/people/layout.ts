@@ -3,9 +3,14 @@ import type { Session } from './people-store';
 import type { Grant } from './policy';
 
 const ROLE_NAMES: Record<string, string> = { operator: 'operator', house_admin: 'house admin', vendor: 'vendor', viewer: 'viewer' };
-/** The script and style are the pages' only sources: no inline script, nothing from elsewhere. */
-export const PAGE_POLICY =
-  "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
+/**
+ * The script and style are the pages' only sources: no inline script, nothing from elsewhere. Forms go
+ * to the portal, and (the sign-out's redirect) to the identity provider's origin when sign-in set it.
+ */
+export function pagePolicy(res: Response | undefined): string {
+  const provider = res?.locals.providerOrigin as string | undefined;
+  return `default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; form-action 'self'${provider ? ` ${provider}` : ''}; base-uri 'none'; frame-ancestors 'none'`;
+}
 
 /** What the header names a person's organisations by: their names, looked up once per page (pages.ts). */
 export type OrganisationNames = ReadonlyMap<string, string>;
@@ -14,7 +19,7 @@ export type OrganisationNames = ReadonlyMap<string, string>;
 export function sendPage(res: Response, title: string, session: Session | undefined, body: string, status = 200): void {
   res
     .status(status)
-    .set('Content-Security-Policy', PAGE_POLICY)
+    .set('Content-Security-Policy', pagePolicy(res))
     .type('html')
     .send(layout(title, session, body, res.locals.organisationNames as OrganisationNames | undefined));
 }

@@ -7,7 +7,7 @@ import type { AppWithConnections, PortalData } from './portal-data';
 import type { PeopleStore } from './people-store';
 import { allows, organisationsOf } from './policy';
 import { requireSession, sessionOf } from './sign-in';
-import { esc, layout, PAGE_POLICY, saidRegion, sendPage, timeOf, type OrganisationNames } from './layout';
+import { esc, layout, pagePolicy, saidRegion, sendPage, timeOf, type OrganisationNames } from './layout';
 import { createRouter } from '@bus/http';
 
 const PAGE_PATH = /^\/portal(\/|$)/;
@@ -27,7 +27,7 @@ ${onward}`;
   const locals = req.res?.locals;
   const session = req.res && err.status !== 401 ? sessionOf(req.res) : undefined;
   const html = layout(`Error ${err.status}`, session, body, locals?.organisationNames as OrganisationNames | undefined);
-  return { html, headers: { 'Content-Security-Policy': PAGE_POLICY } };
+  return { html, headers: { 'Content-Security-Policy': pagePolicy(req.res) } };
 };
 
 /**
