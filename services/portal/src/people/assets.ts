@@ -240,6 +240,8 @@ if (polled) {
     const response = await fetch(polled.dataset.poll, { credentials: 'same-origin' });
     if (!response.ok) { say('The progress could not be read (' + response.status + '); refresh the page.'); return; }
     const answer = await response.json();
+    // A replay's scanned records neither replayed nor skipped were left alone (tools-pages.ts, leftAlone).
+    if ('scanned' in answer) answer.left_alone = answer.scanned - answer.replayed - answer.skipped;
     for (const cell of polled.querySelectorAll('[data-field]')) cell.textContent = answer[cell.dataset.field] ?? '';
     if (String(answer[whileField]) === whileValue) setTimeout(poll, Number(polled.dataset.pollMs));
     else say('Finished: ' + answer[whileField] + '.');

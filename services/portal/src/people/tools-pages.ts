@@ -101,15 +101,25 @@ function replayForm(connection: ConnectionView, archiveMs: number): string {
 <form data-api="${api}" data-next="/portal/replays/{replay_id}" data-said-in="said-replay" data-done="Replay started: this page follows it." data-estimate="${api}/estimate" data-confirm="Replay to ${connection.client_id} every archived message of workspace ${connection.workspace_id} published since {since}? About {estimate} messages would be delivered to it again (as many as the archive still keeps)."><label for="replay-since">Replay from</label><input id="replay-since" name="since" type="datetime-local" step="1" required data-expects="the date and time to replay from (your time zone)"><button type="submit">Start replay</button></form>${saidRegion('said-replay')}</section>`;
 }
 
+/**
+ * The scanned records neither replayed nor skipped: their delivery was still live (queued or in flight),
+ * which a replay leaves alone (libs/queue replay.ts), or the consumer stopped being active meanwhile.
+ * Shown so the counts add up; the page's poll works it out the same way (assets.ts).
+ */
+function leftAlone(replay: ReplayView): number {
+  return replay.scanned - replay.replayed - replay.skipped;
+}
+
 function replaySection(replay: ReplayView): string {
   const field = (name: keyof ReplayView, value: string | number | null) => `<td data-field="${name}">${esc(String(value ?? ''))}</td>`;
   return `<h1>Replay <code>${replay.replay_id}</code></h1>
-<p>Of consumer <a href="/portal/connections/${replay.client_id}"><code>${replay.client_id}</code></a>, from ${replay.since}. This page follows it while it runs; <a href="/portal/replays/${replay.replay_id}">refresh</a> if it does not.</p>
+<p>Of consumer <a href="/portal/connections/${replay.client_id}"><code>${replay.client_id}</code></a>, from ${timeOf(replay.since)}. This page follows it while it runs; <a href="/portal/replays/${replay.replay_id}">refresh</a> if it does not. Every scanned message is replayed, skipped or left alone.</p>
 <table data-poll="/api/portal/replays/${replay.replay_id}" data-poll-while="status=running" data-poll-ms="${REPLAY_POLL_MS}"><caption>Progress</caption><tbody>
 <tr><th scope="row">State</th>${field('status', replay.status)}</tr>
 <tr><th scope="row">Scanned</th>${field('scanned', replay.scanned)}</tr>
 <tr><th scope="row">Replayed</th>${field('replayed', replay.replayed)}</tr>
 <tr><th scope="row">Skipped (never accepted)</th>${field('skipped', replay.skipped)}</tr>
+<tr><th scope="row">Left alone (still queued or in flight: never a second live copy)</th><td data-field="left_alone">${leftAlone(replay)}</td></tr>
 <tr><th scope="row">Requested</th>${field('requested_at', replay.requested_at)}</tr>
 <tr><th scope="row">Finished</th>${field('finished_at', replay.finished_at)}</tr>
 <tr><th scope="row">Error</th>${field('error', replay.error)}</tr>
