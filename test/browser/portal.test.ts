@@ -613,6 +613,16 @@ describe('the portal in a browser', () => {
         const two = (n: number) => String(n).padStart(2, '0');
         return `${d.getFullYear()}-${two(d.getMonth() + 1)}-${two(d.getDate())}T${two(d.getHours())}:${two(d.getMinutes())}:${two(d.getSeconds())}`;
       }, publishedAt - 60_000);
+      // A time the archive cannot serve is said beside the field in the API's words, before anything starts.
+      const tomorrow = await page.evaluate(() => {
+        const d = new Date(Date.now() + 86_400_000);
+        const two = (n: number) => String(n).padStart(2, '0');
+        return `${d.getFullYear()}-${two(d.getMonth() + 1)}-${two(d.getDate())}T${two(d.getHours())}:${two(d.getMinutes())}:00`;
+      });
+      await page.getByLabel('Replay from').fill(tomorrow);
+      await page.getByRole('button', { name: 'Start replay' }).click();
+      await page.getByText('Replay from is in the future.').waitFor();
+      expect(await page.getByLabel('Replay from').getAttribute('aria-invalid')).toBe('true');
       await page.getByLabel('Replay from').fill(since);
       // The confirmation says from when and about how many messages (the portal API's estimate).
       const estimate = await apiCall(

@@ -138,26 +138,33 @@ function clearProblems(form) {
 function problemOf(field) {
   return field.dataset.expects ? 'Enter ' + field.dataset.expects + '.' : field.validationMessage || 'Check this value.';
 }
-function markInvalid(fields, form) {
+function markInvalid(fields, form, words) {
   for (const field of fields) {
     field.setAttribute('aria-invalid', 'true');
-    hintOf(field).textContent = problemOf(field);
+    hintOf(field).textContent = words || problemOf(field);
   }
   fields[0].focus();
   tell(form, 'Nothing was sent: correct the highlighted field.', true);
 }
-/** The API's problem names its field once ('body "role_arn" must …'): that field says it in its own words. */
+/**
+ * The API's problem names its field once ('body "role_arn" must …', 'since is in the future'; an item's index, "system_ids.1", names its list): that
+ * field shows it. A problem with the value's form (a pattern, a format) is said in the field's own
+ * words; one in words already (before the archive, in the future) keeps them, under the field's label.
+ */
 function fieldOfProblem(form, message) {
-  const named = /(?:body|query parameter) "([A-Za-z_]+)/.exec(message || '');
+  const named = /^(?:(?:body|query parameter) ")?([A-Za-z_]+)[^ ]* (.*)$/.exec(message || '');
   const field = named && form.querySelector('[name="' + named[1] + '"]:not([type="checkbox"])');
-  return field && field.id ? field : undefined;
+  if (!field || !field.id) return undefined;
+  const label = form.querySelector('label[for="' + field.id + '"]');
+  const aboutForm = /pattern|format|must |which is not/.test(named[2]);
+  return { field, words: aboutForm || !label ? undefined : label.textContent + ' ' + named[2] + '.' };
 }
 function plainWords(message) {
   return String(message || '').replace(/ must match pattern "[^"]*"/g, ' is not in the expected form');
 }
 function showRefusal(form, answer, response) {
-  const field = response.status === 400 && fieldOfProblem(form, answer.message);
-  if (field) { markInvalid([field], form); return; }
+  const named = response.status === 400 && fieldOfProblem(form, answer.message);
+  if (named) { markInvalid([named.field], form, named.words); return; }
   tell(form, 'Refused: ' + plainWords(answer.message || response.statusText) + ' (' + response.status + ')', true);
 }
 
