@@ -23,7 +23,7 @@ const OPEN_PAGES = /^\/portal(\/?$|\/login$|\/callback$|\/assets\/)/;
 const RETURN_PATH = /^\/portal\/(?!\/)[A-Za-z0-9._~!$&'()*+,;=:@%/?-]{0,990}$/;
 
 /** Where the callback sends the person: the page they asked for, when it is one of the portal's. */
-function returnPathOf(value: unknown): string | undefined {
+export function returnPathOf(value: unknown): string | undefined {
   return typeof value === 'string' && RETURN_PATH.test(value) ? value : undefined;
 }
 
