@@ -17,13 +17,16 @@ export const DEMO_PEOPLE = {
 };
 
 const port = Number(process.env.OIDC_PORT ?? 8093);
+const redirectUrl = process.env.OIDC_REDIRECT_URL ?? 'http://127.0.0.1:8090/portal/callback';
 const issuer = `http://127.0.0.1:${port}`;
 const provider = new Provider(issuer, {
   clients: [
     {
       client_id: process.env.OIDC_CLIENT_ID ?? 'bus-portal',
       client_secret: process.env.OIDC_CLIENT_SECRET ?? 'local-portal-client-secret',
-      redirect_uris: [process.env.OIDC_REDIRECT_URL ?? 'http://127.0.0.1:8090/portal/callback'],
+      redirect_uris: [redirectUrl],
+      // The portal's sign-out ends this provider's session too (RP-initiated logout) and returns to the portal.
+      post_logout_redirect_uris: [new URL('/portal', redirectUrl).href],
       grant_types: ['authorization_code'],
       response_types: ['code'],
     },

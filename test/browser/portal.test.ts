@@ -92,18 +92,24 @@ afterAll(async () => {
   provider?.kill('SIGTERM');
 }, 30_000);
 
-/** A fresh browser profile signed in as `login` through the provider's form and consent page. */
-async function signIn(login: string): Promise<{ context: BrowserContext; page: Page }> {
+/**
+ * A fresh browser profile signed in as `login` through the provider's form and consent page: from the
+ * portal's Sign in link, or by opening a deep link signed out (`deepLink`), which the sign-in returns to.
+ */
+async function signIn(login: string, deepLink?: string): Promise<{ context: BrowserContext; page: Page }> {
   const context = await browser.newContext();
   await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: portalUrl });
   const page = await context.newPage();
-  await page.goto(`${portalUrl}/portal`);
-  await page.getByRole('link', { name: 'Sign in' }).click();
+  if (deepLink) await page.goto(`${portalUrl}${deepLink}`);
+  else {
+    await page.goto(`${portalUrl}/portal`);
+    await page.getByRole('link', { name: 'Sign in' }).click();
+  }
   await page.locator('input[name="login"]').fill(login);
   await page.locator('input[name="password"]').fill('any password');
   await page.getByRole('button', { name: 'Sign-in' }).click();
   await page.getByRole('button', { name: 'Continue' }).click();
-  await page.waitForURL(`${portalUrl}/portal`);
+  await page.waitForURL(`${portalUrl}${deepLink ?? '/portal'}`);
   return { context, page };
 }
 
@@ -188,23 +194,62 @@ async function clickReloading(page: Page, control: Locator): Promise<void> {
   await Promise.all([page.waitForEvent('load'), control.click()]);
 }
 
+/**
+ * A destructive change: its control opens the confirmation dialog, which must say `says` (and, where
+ * asked, takes the text to type); Confirm sends it and the page reloads and says `done` beside it.
+ */
+async function confirmChange(page: Page, control: Locator, says: RegExp, done: string, typed?: string): Promise<void> {
+  await control.click();
+  const dialog = page.getByRole('dialog');
+  expect(await dialog.textContent()).toMatch(says);
+  if (typed !== undefined) await dialog.getByLabel(/^Type /).fill(typed);
+  await clickReloading(page, dialog.getByRole('button', { name: 'Confirm' }));
+  await page.getByRole('status').filter({ hasText: done }).waitFor();
+}
+
+/** The navigation's links, in order. */
+async function navigationLinks(page: Page): Promise<string[]> {
+  return page.getByRole('navigation', { name: 'Portal' }).getByRole('link').allTextContents();
+}
+
 describe('the portal in a browser', () => {
   it.each([
-    ['operator', 'Olive Operator'],
-    ['house-admin', 'Hana House-Admin'],
-    ['vendor', 'Vic Vendor'],
-    ['viewer', 'Vera Viewer'],
+    ['operator', 'Olive Operator — operator', ['Organisations', 'Audit log', 'Message trace', 'Skill library']],
+    ['house-admin', 'Hana House-Admin — house admin of Demo house', ['Organisations', 'Audit log', 'Message trace', 'Skill library']],
+    ['vendor', 'Vic Vendor — vendor of Demo vendor', ['Organisations', 'Skill library']],
+    ['viewer', 'Vera Viewer — viewer of Demo house', ['Organisations', 'Message trace', 'Skill library']],
   ])(
-    'signs in the %s through the real OIDC flow, and the page passes axe',
-    async (login, name) => {
+    'signs in the %s through the real OIDC flow; the header names its organisation, the navigation offers only what its role may open, and the page passes axe',
+    async (login, who, links) => {
       const { context, page } = await signIn(login);
-      expect(await page.content()).toContain(name);
+      expect(await page.locator('header .who').textContent()).toBe(who);
+      expect(await navigationLinks(page)).toEqual(links);
       await expectAccessible(page);
       await page.screenshot({ path: path.join(SCREENSHOTS, `organisations-${login}.png`), fullPage: true });
       await context.close();
     },
     60_000,
   );
+
+  it('returns to a deep link opened signed out once signed in, sends / to the portal, and fits the audit log in 1,280 px and every page in 360 px', async () => {
+    const root = await fetch(`${portalUrl}/`, { redirect: 'manual' });
+    expect([root.status, root.headers.get('location')]).toEqual([303, '/portal']);
+    const { context, page } = await signIn('house-admin', `/portal/workspaces/${demoWorkspace}`);
+    await page.getByRole('heading', { name: /^Workspace / }).waitFor();
+    const width = () => page.locator('html').evaluate((html) => html.scrollWidth);
+    await page.setViewportSize({ width: 1280, height: 900 });
+    await page.goto(`${portalUrl}/portal/audit`);
+    const audit = page.getByRole('table', { name: /The newest 100 changes/ });
+    expect([await width(), await audit.evaluate((t) => t.getBoundingClientRect().width <= 1280)]).toEqual([1280, true]);
+    await page.setViewportSize({ width: 360, height: 800 });
+    for (const route of ['/portal', `/portal/workspaces/${demoWorkspace}`, '/portal/audit', '/portal/trace', '/portal/library']) {
+      await page.goto(`${portalUrl}${route}`);
+      expect([route, await width()]).toEqual([route, 360]);
+    }
+    await page.goto(`${portalUrl}/portal/workspaces/${demoWorkspace}`);
+    await page.screenshot({ path: path.join(SCREENSHOTS, 'workspace-360.png'), fullPage: true });
+    await context.close();
+  }, 60_000);
 
   it('lets a house admin create a producer connection, copy its secret once, get a token with it, publish and see the message counted', async () => {
     const { context, page } = await signIn('house-admin');
@@ -224,6 +269,14 @@ describe('the portal in a browser', () => {
     );
     const clientId = await page.locator('#secret-client-id').textContent();
     expect(secret).toMatch(/^sbs_/);
+    await page.getByRole('status').filter({ hasText: 'Created a connection of Demo studio' }).waitFor();
+    // The secret sits whole in a monospace field: nothing of it is clipped.
+    expect(
+      await page.locator('#secret-value').evaluate((e) => ({
+        fits: e.scrollWidth <= e.clientWidth && e.scrollHeight <= e.clientHeight,
+        font: e.ownerDocument.defaultView!.getComputedStyle(e).fontFamily,
+      })),
+    ).toEqual({ fits: true, font: expect.stringContaining('monospace') });
     await page.screenshot({ path: path.join(SCREENSHOTS, 'workspace-secret-shown.png'), fullPage: true, ...NO_SECRETS(page) });
 
     const tokenRes = await tokenRequest(clientId!, secret);
@@ -299,8 +352,35 @@ describe('the portal in a browser', () => {
     // row says removed and the current secret gets no token either.
     await page.goto(`${portalUrl}/portal/workspaces/${demoWorkspace}`);
     expect(await page.getByRole('button', { name: `Remove ${clientId}` }).count()).toBe(0);
-    await clickReloading(page, page.getByRole('button', { name: `Revoke ${clientId}` }));
-    await clickReloading(page, page.getByRole('button', { name: `Remove ${clientId}` }));
+    // The confirmation is a native dialog: from the keyboard, Escape cancels and nothing changes.
+    await page.getByRole('button', { name: `Revoke ${clientId}` }).focus();
+    await page.keyboard.press('Enter');
+    await page.getByRole('dialog').getByText(`Revoke connection ${clientId}?`).waitFor();
+    await expectAccessible(page);
+    await page.keyboard.press('Escape');
+    await page.getByRole('status').filter({ hasText: 'Nothing was changed.' }).waitFor();
+    expect((await tokenRequest(clientId, newSecret)).status).toBe(200);
+    await confirmChange(
+      page,
+      page.getByRole('button', { name: `Revoke ${clientId}` }),
+      /stop working at once/,
+      `Revoked ${clientId}: its secrets no longer work.`,
+    );
+    // Removal asks for the client id typed: anything else keeps the dialog open and says so beside the field.
+    await page.getByRole('button', { name: `Remove ${clientId}` }).click();
+    const dialog = page.getByRole('dialog');
+    await dialog.getByLabel(/^Type /).fill('not the id');
+    await dialog.getByRole('button', { name: 'Confirm' }).click();
+    await dialog.getByText(`Type ${clientId} exactly, or Cancel.`).waitFor();
+    expect(await dialog.getByLabel(/^Type /).getAttribute('aria-invalid')).toBe('true');
+    await dialog.getByRole('button', { name: 'Cancel' }).click();
+    await confirmChange(
+      page,
+      page.getByRole('button', { name: `Remove ${clientId}` }),
+      /for good/,
+      `Removed ${clientId}: its credentials are deleted.`,
+      clientId,
+    );
     await page
       .getByRole('row', { name: new RegExp(clientId) })
       .getByRole('cell', { name: 'removed' })
@@ -316,9 +396,27 @@ describe('the portal in a browser', () => {
     const { context, page } = await signIn('house-admin');
     await page.goto(`${portalUrl}/portal/workspaces/${demoWorkspace}`);
     const vendorApp = appSection(page, 'Demo vendor widget');
-    await vendorApp.getByLabel('System ids').fill('demo.vendor, demo.vendor.beta');
-    await vendorApp.getByLabel('Message types').fill('telling.started telling.ended');
+    // Chosen from the catalogue's message types and the workspace's system ids; emptying both asks first.
+    for (const box of await vendorApp.getByRole('checkbox').all()) await box.uncheck();
     await vendorApp.getByRole('button', { name: 'Save permissions of Demo vendor widget' }).click();
+    await page.getByRole('dialog').getByText('It can then publish nothing').waitFor();
+    await page.getByRole('dialog').getByRole('button', { name: 'Cancel' }).click();
+    // A system id not of the SOM's form: refused beside its field, in words, with the focus on it.
+    await vendorApp.getByLabel('Other system ids').fill('Demo Vendor!');
+    await vendorApp.getByRole('button', { name: 'Save permissions of Demo vendor widget' }).click();
+    const other = vendorApp.getByLabel('Other system ids');
+    await vendorApp.getByText('Enter dotted lowercase names such as storyteller.web, separated by commas.').waitFor();
+    expect([await other.getAttribute('aria-invalid'), await other.evaluate((e) => e === e.ownerDocument.activeElement)]).toEqual(['true', true]);
+    await expectAccessible(page);
+    await vendorApp.getByRole('checkbox', { name: 'demo.vendor', exact: true }).check();
+    await other.fill('demo.vendor.beta');
+    await vendorApp.getByRole('checkbox', { name: 'telling.started', exact: true }).check();
+    await vendorApp.getByRole('checkbox', { name: 'telling.ended', exact: true }).check();
+    await clickReloading(page, vendorApp.getByRole('button', { name: 'Save permissions of Demo vendor widget' }));
+    await page.getByRole('status').filter({ hasText: 'Saved what Demo vendor widget may publish.' }).waitFor();
+    // The portal API refuses a message type the catalogue does not have, in words.
+    const unknown = await apiCall(page, 'PUT', `/api/portal/apps/${VENDOR_APP}/permissions`, { system_ids: ['demo.vendor'], message_types: ['no.such_type'] });
+    expect([unknown.status, (unknown.body as { message: string }).message]).toEqual([400, expect.stringContaining('not a message type of the catalogue')]);
     // The page reloads with the new lists.
     await appSection(page, 'Demo vendor widget')
       .getByText(/^May publish as system ids demo\.vendor, demo\.vendor\.beta; message types telling\.(ended, telling\.started|started, telling\.ended)\.$/)
@@ -392,6 +490,18 @@ describe('the portal in a browser', () => {
     expect(api.status).toBe(404);
     expect(api.headers['content-type']).toMatch(/^application\/json/);
     expect(api.body).toMatchObject({ code: 'admin.not_found' });
+    // A trace of an unknown message id: a not-found page that keeps the navigation.
+    const unknownTrace = await page.goto(`${portalUrl}/portal/trace?workspace=${demoWorkspace}&message_id=${randomUUID()}`);
+    expect(unknownTrace!.status()).toBe(404);
+    await page.getByRole('heading', { name: /^404: / }).waitFor();
+    expect(await navigationLinks(page)).toContain('Message trace');
+    // A message id not of its form: said beside the field, in words, never as a pattern.
+    const malformed = await page.goto(`${portalUrl}/portal/trace?workspace=${demoWorkspace}&message_id=not-a-uuid`);
+    expect(malformed!.status()).toBe(400);
+    const field = page.getByLabel('Message id');
+    expect([await field.getAttribute('aria-invalid'), await field.inputValue()]).toEqual(['true', 'not-a-uuid']);
+    await page.getByText('Enter the message id the producer published: a UUID').waitFor();
+    await expectAccessible(page);
     // A sign-in that this browser did not start: a readable 400 with the way to start again.
     const forged = await page.goto(`${portalUrl}/portal/callback?state=forged&code=forged`);
     expect(forged!.status()).toBe(400);
@@ -503,13 +613,41 @@ describe('the portal in a browser', () => {
         const two = (n: number) => String(n).padStart(2, '0');
         return `${d.getFullYear()}-${two(d.getMonth() + 1)}-${two(d.getDate())}T${two(d.getHours())}:${two(d.getMinutes())}:${two(d.getSeconds())}`;
       }, publishedAt - 60_000);
-      await page.getByLabel('Replay from').fill(since);
+      // A time the archive cannot serve is said beside the field in the API's words, before anything starts.
+      const tomorrow = await page.evaluate(() => {
+        const d = new Date(Date.now() + 86_400_000);
+        const two = (n: number) => String(n).padStart(2, '0');
+        return `${d.getFullYear()}-${two(d.getMonth() + 1)}-${two(d.getDate())}T${two(d.getHours())}:${two(d.getMinutes())}:00`;
+      });
+      await page.getByLabel('Replay from').fill(tomorrow);
       await page.getByRole('button', { name: 'Start replay' }).click();
+      await page.getByText('Replay from is in the future.').waitFor();
+      expect(await page.getByLabel('Replay from').getAttribute('aria-invalid')).toBe('true');
+      await page.getByLabel('Replay from').fill(since);
+      // The confirmation says from when and about how many messages (the portal API's estimate).
+      const estimate = await apiCall(
+        page,
+        'GET',
+        `/api/portal/connections/${consumerId}/replays/estimate?since=${encodeURIComponent(new Date(publishedAt - 60_000).toISOString())}`,
+      );
+      const { messages } = estimate.body as { messages: number };
+      expect(messages).toBeGreaterThanOrEqual(1);
+      await page.getByRole('button', { name: 'Start replay' }).click();
+      const dialog = page.getByRole('dialog');
+      expect(await dialog.textContent()).toMatch(new RegExp(`workspace ${demoWorkspace} published since .+\\? About \\d+ messages`));
+      await dialog.getByRole('button', { name: 'Confirm' }).click();
       await page.waitForURL(/\/portal\/replays\/p[a-z2-7]{12}$/);
+      await page.getByRole('status').filter({ hasText: 'Replay started' }).waitFor();
       const replayId = /(p[a-z2-7]{12})$/.exec(page.url())![1]!;
       // The page follows the replay by itself (its small poll) until it has succeeded.
       await page.locator('[data-field="status"]', { hasText: 'succeeded' }).waitFor({ timeout: 30_000 });
-      expect(Number(await page.locator('[data-field="scanned"]').textContent())).toBeGreaterThanOrEqual(1);
+      const counts = await Promise.all(
+        ['scanned', 'replayed', 'skipped', 'left_alone'].map(async (f) => Number(await page.locator(`[data-field="${f}"]`).textContent())),
+      );
+      // Every scanned message is accounted for: the one still queued for the consumer is left alone.
+      expect(counts[0]).toBeGreaterThanOrEqual(1);
+      expect(counts[3]).toBeGreaterThanOrEqual(1);
+      expect(counts[1]! + counts[2]! + counts[3]!).toBe(counts[0]);
       await expectAccessible(page);
       await page.screenshot({ path: path.join(SCREENSHOTS, 'replay-progress.png'), fullPage: true });
       const replay = await apiCall(page, 'GET', `/api/portal/replays/${replayId}`);
@@ -586,6 +724,21 @@ describe('the portal in a browser', () => {
       await context.close();
     }, 60_000);
   });
+
+  it('signs out of the identity provider too (RP-initiated logout with the ID token as hint): the next sign-in asks for the login again', async () => {
+    const { context, page } = await signIn('viewer');
+    const ending = page.waitForRequest((r) => /\/session\/end\?/.test(r.url()));
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    const asked = new URL((await ending).url());
+    expect([asked.searchParams.has('id_token_hint'), asked.searchParams.get('post_logout_redirect_uri')]).toEqual([true, `${portalUrl}/portal`]);
+    // The provider's own confirmation, then back to the portal, signed out of both.
+    await page.getByRole('button', { name: 'Yes, sign me out' }).click();
+    await page.waitForURL(`${portalUrl}/portal`);
+    expect((await apiCall(page, 'GET', '/api/portal/me', undefined, 'none')).status).toBe(401);
+    await page.getByRole('link', { name: 'Sign in' }).click();
+    await page.locator('input[name="login"]').waitFor();
+    await context.close();
+  }, 60_000);
 
   it("refuses a change without the session's CSRF token", async () => {
     const { context, page } = await signIn('house-admin');
@@ -671,6 +824,12 @@ describe("a connection's AWS principals, identity-provider bindings and skill re
     await openConnectionPage(page, clientId, 'Principals and bindings');
     await expectAccessible(page);
 
+    // The API's refusal of the ARN is said beside the field in words, never as its pattern.
+    await page.getByLabel('IAM role ARN').fill('arn:aws:iam::12:user/me');
+    await page.getByRole('button', { name: 'Register principal' }).click();
+    await page.getByText('Enter an IAM role ARN such as arn:aws:iam::123456789012:role/name.').waitFor();
+    expect(await page.getByLabel('IAM role ARN').getAttribute('aria-invalid')).toBe('true');
+    expect(await page.locator('main').textContent()).not.toMatch(/pattern|\^arn/);
     await page.getByLabel('IAM role ARN').fill(ROLE_ARN);
     await page.getByRole('button', { name: 'Register principal' }).click();
     await page.getByText('Copy the secret access key now: you will not see this again').waitFor();
@@ -719,12 +878,17 @@ describe("a connection's AWS principals, identity-provider bindings and skill re
     expect(await page.content()).not.toContain(challenge);
 
     // Revoke, then remove; each change is in the audit log with the house, and no secret is.
-    await clickReloading(page, page.getByRole('button', { name: `Revoke ${accessKeyId}` }));
+    await confirmChange(
+      page,
+      page.getByRole('button', { name: `Revoke ${accessKeyId}` }),
+      /Requests it signs are refused/,
+      `Revoked AWS principal ${accessKeyId}.`,
+    );
     await page
       .getByRole('row', { name: new RegExp(accessKeyId) })
       .getByRole('cell', { name: 'revoked' })
       .waitFor();
-    await clickReloading(page, page.getByRole('button', { name: `Remove ${accessKeyId}` }));
+    await confirmChange(page, page.getByRole('button', { name: `Remove ${accessKeyId}` }), /for good/, `Removed AWS principal ${accessKeyId}.`, accessKeyId);
     await page.getByRole('cell', { name: 'No AWS principals' }).waitFor();
     const audit = await apiCall(page, 'GET', '/api/portal/audit');
     const actions = (audit.body as { entries: Array<{ action: string; target: string; organisation_id: string | null }> }).entries.filter(
@@ -739,6 +903,7 @@ describe("a connection's AWS principals, identity-provider bindings and skill re
     expect(audit.text).not.toContain(secretAccessKey);
     expect(audit.text).not.toContain(challenge);
     expect(answers()).toEqual([
+      'POST /api/portal/connections/:id/principals 400',
       'POST /api/portal/connections/:id/principals 201',
       'POST /api/portal/connections/:id/principals/:id/challenge 201',
       'POST /api/portal/connections/:id/principals/:id/revoke 200',
@@ -771,7 +936,12 @@ describe("a connection's AWS principals, identity-provider bindings and skill re
     const operatorView = await adminCall('GET', `/api/admin/identity-providers/${provider.id}/bindings`);
     expect(operatorView.bindings).toEqual([expect.objectContaining({ id: binding!.id, connection_id: clientId })]);
 
-    await clickReloading(page, page.getByRole('button', { name: `Remove binding ${binding!.id}` }));
+    await confirmChange(
+      page,
+      page.getByRole('button', { name: `Remove binding ${binding!.id}` }),
+      /no longer act as this connection/,
+      `Removed binding ${binding!.id}.`,
+    );
     await page.getByRole('cell', { name: 'No bindings' }).waitFor();
     expect((await adminCall('GET', `/api/admin/identity-providers/${provider.id}/bindings`)).bindings).toEqual([]);
     expect(answers()).toEqual(['POST /api/portal/connections/:id/bindings 201', 'POST /api/portal/connections/:id/bindings/:id/remove 200']);
@@ -797,7 +967,10 @@ describe("a connection's AWS principals, identity-provider bindings and skill re
     await page.screenshot({ path: path.join(SCREENSHOTS, 'registration-checked.png'), fullPage: true });
     // Saving anyway is refused with the same answer, and nothing is registered.
     await page.getByRole('button', { name: 'Save registrations' }).click();
-    await page.getByText('Refused (422)').waitFor();
+    await page
+      .getByRole('status')
+      .filter({ hasText: /^Refused: .+\(422\)$/ })
+      .waitFor();
     expect(await listed.allTextContents()).toHaveLength(problems.length);
     expect((await apiCall(page, 'GET', `/api/portal/connections/${clientId}/registrations`)).body).toEqual({ registrations: [] });
 
@@ -816,7 +989,12 @@ describe("a connection's AWS principals, identity-provider bindings and skill re
     const [registration] = (
       (await apiCall(page, 'GET', `/api/portal/connections/${clientId}/registrations`)).body as { registrations: Array<{ registration_id: string }> }
     ).registrations;
-    await clickReloading(page, registered.getByRole('button', { name: `Remove ${registration!.registration_id}` }));
+    await confirmChange(
+      page,
+      registered.getByRole('button', { name: `Remove ${registration!.registration_id}` }),
+      /no longer receives for it/,
+      `Removed registration ${registration!.registration_id}`,
+    );
     await page.getByRole('cell', { name: 'No registrations' }).waitFor();
     const audit = await apiCall(page, 'GET', '/api/portal/audit');
     expect((audit.body as { entries: unknown[] }).entries).toEqual(

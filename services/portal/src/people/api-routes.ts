@@ -6,6 +6,7 @@ import { identityCall } from '../admin-routes';
 import type { PeopleStore } from './people-store';
 import type { PortalData } from './portal-data';
 import { organisationsOf, allows } from './policy';
+import { requireKnownPermissions } from './permission-choices';
 import { requireSession } from './sign-in';
 import { createRouter } from '@bus/http';
 
@@ -89,6 +90,7 @@ export function portalApiRoutes(deps: PortalApiDeps): Router {
     const appId = String(req.params.a);
     const target = await deps.data.authoriseOnApp(session, 'app.permissions', appId);
     const permissions = body.permissions(await jsonBody<body.PermissionsBody>(req));
+    requireKnownPermissions(permissions);
     await identityCall(() => deps.admin.setPermissions(appId, permissions));
     await deps.data.audit(req, res, session, {
       action: `app.permissions ${permissions.systemIds.length} system ids, ${permissions.messageTypes.length} message types`,

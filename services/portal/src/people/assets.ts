@@ -1,20 +1,57 @@
 /**
  * The pages' only script and style sheet, served by the portal itself (no CDN; works offline). The
  * script turns each `form[data-api]` into a JSON call of the portal API with the session's CSRF token
- * (POST, or the form's data-method; a `data-list` field is sent as a list of its comma-separated values),
- * shows a new secret once (with a copy button) or what else an answer shows once in a panel (data-once),
- * sends a field's text as the body as it is (data-body, a skills file, filled from an upload by
- * data-file-into) and lists the catalogue's answer (data-checks), goes to the answer's own page where the
- * form names one (data-next) or reloads the page after other changes, and follows a running job
- * (data-poll). Pages work for reading without it; every control is a native form element, so the
+ * (POST, or the form's data-method; `data-list` fields are sent as one list: checked boxes and the
+ * comma-separated values of a text field). Before sending it asks for confirmation where the form says
+ * what will happen (data-confirm, with data-confirm-type: the text to type; data-confirm-empty: only when
+ * every list is empty; data-estimate: a GET whose `messages` fills {estimate}, {since} the form's time),
+ * checks the fields and puts every problem beside its field in the field's own words (data-expects;
+ * the API's problem names the field, never shown as a pattern). It shows a new secret once (with a copy
+ * button) or what else an answer shows once in a panel (data-once), sends a field's text as the body as
+ * it is (data-body, a skills file, filled from an upload by data-file-into) and lists the catalogue's
+ * answer (data-checks), goes to the answer's own page where the form names one (data-next) or reloads
+ * the page after other changes, and says what succeeded (data-done) in the form's live region
+ * (data-said-in), across the reload. It follows a running job (data-poll). Pages work for reading
+ * without it; every control is a native form element (the confirmation a native dialog), so the
  * keyboard reaches all of them.
  */
 export const PORTAL_SCRIPT = `'use strict';
 const csrf = document.querySelector('meta[name="csrf-token"]').content;
 const status = document.getElementById('status');
 const secretPanel = document.getElementById('secret-panel');
+const DONE_KEY = 'portal-done';
 
 function say(text) { status.textContent = text; }
+
+/** A form's outcome goes to its own live region, beside the control (the page's as the fallback). */
+function tell(form, text, failed) {
+  const region = (form.dataset.saidIn && document.getElementById(form.dataset.saidIn)) || status;
+  region.classList.toggle('failed', Boolean(failed));
+  region.textContent = text;
+}
+
+// Times come as UTC instants: shown in the person's time zone with how long ago (the instant stays in the title).
+const relative = new Intl.RelativeTimeFormat(undefined, { numeric: 'auto' });
+function ago(at) {
+  const seconds = Math.round((at - Date.now()) / 1000);
+  for (const [unit, size] of [['day', 86400], ['hour', 3600], ['minute', 60]]) if (Math.abs(seconds) >= size) return relative.format(Math.round(seconds / size), unit);
+  return relative.format(seconds, 'second');
+}
+for (const time of document.querySelectorAll('time[datetime]')) {
+  const at = new Date(time.dateTime);
+  if (Number.isNaN(at.getTime())) continue;
+  time.title = time.dateTime;
+  time.textContent = at.toLocaleString() + ' (' + ago(at.getTime()) + ')';
+}
+
+// A change that reloaded the page says what succeeded once the page is back, in the same place.
+const done = sessionStorage.getItem(DONE_KEY);
+if (done) {
+  sessionStorage.removeItem(DONE_KEY);
+  const { text, region } = JSON.parse(done);
+  const target = (region && document.getElementById(region)) || status;
+  requestAnimationFrame(() => { target.textContent = text; });
+}
 
 function showSecret(answer) {
   document.getElementById('secret-client-id').textContent = answer.client_id;
@@ -29,19 +66,115 @@ function showSecret(answer) {
 
 function jsonOf(form) {
   const body = {};
+  for (const field of form.querySelectorAll('[data-list]')) body[field.name] = [];
   for (const [name, value] of new FormData(form)) {
-    const field = form.elements[name];
-    body[name] = field.type === 'number' ? Number(value) : field.type === 'datetime-local' ? new Date(value).toISOString() : field.hasAttribute('data-list') ? value.split(/[\\s,]+/).filter(Boolean) : value;
+    const field = form.querySelector('[name="' + name + '"]');
+    if (field.hasAttribute('data-list')) body[name].push(...value.split(/[\\s,]+/).filter(Boolean));
+    else body[name] = field.type === 'number' ? Number(value) : field.type === 'datetime-local' ? new Date(value).toISOString() : value;
   }
-  return JSON.stringify(body);
+  for (const name of Object.keys(body)) if (Array.isArray(body[name])) body[name] = [...new Set(body[name])];
+  return body;
 }
+
+/** The one confirmation dialog: resolves true once the person confirms (and typed what was asked). */
+const dialog = document.getElementById('confirm');
+const typed = document.getElementById('confirm-typed');
+function confirmed(text, expected) {
+  document.getElementById('confirm-text').textContent = text;
+  document.getElementById('confirm-typing').hidden = !expected;
+  document.getElementById('confirm-expected').textContent = expected || '';
+  typed.value = '';
+  typed.removeAttribute('aria-invalid');
+  document.getElementById('confirm-typed-error').textContent = '';
+  dialog.returnValue = '';
+  dialog.showModal();
+  (expected ? typed : dialog.querySelector('button[value="cancel"]')).focus();
+  return new Promise((resolve) => dialog.addEventListener('close', () => resolve(dialog.returnValue === 'confirm'), { once: true }));
+}
+document.getElementById('confirm-form').addEventListener('submit', (event) => {
+  const expected = document.getElementById('confirm-expected').textContent;
+  if (event.submitter?.value !== 'confirm' || !expected || typed.value.trim() === expected) return;
+  event.preventDefault();
+  typed.setAttribute('aria-invalid', 'true');
+  document.getElementById('confirm-typed-error').textContent = 'Type ' + expected + ' exactly, or Cancel.';
+  typed.focus();
+});
+
+/** What the confirmation says: the form's text, with the chosen time and the estimate filled in. */
+async function confirmation(form, body) {
+  let text = form.dataset.confirm;
+  if (form.dataset.confirmEmpty) {
+    if (Object.values(body).some((list) => list.length > 0)) return true;
+    text = form.dataset.confirmEmpty;
+  }
+  if (!text) return true;
+  const since = form.querySelector('input[type="datetime-local"]');
+  if (since) text = text.replace('{since}', new Date(since.value).toLocaleString());
+  if (form.dataset.estimate) {
+    const response = await fetch(form.dataset.estimate + '?since=' + encodeURIComponent(body.since), { credentials: 'same-origin' });
+    const answer = await response.json().catch(() => ({}));
+    if (!response.ok) { showRefusal(form, answer, response); return false; }
+    text = text.replace('{estimate}', (answer.more ? 'more than ' : '') + answer.messages);
+  }
+  return confirmed(text, form.dataset.confirmType);
+}
+
+function hintOf(field) {
+  let hint = document.getElementById(field.id + '-error');
+  if (!hint) {
+    hint = document.createElement('span');
+    hint.id = field.id + '-error';
+    hint.className = 'field-error';
+    field.insertAdjacentElement('afterend', hint);
+    field.setAttribute('aria-describedby', ((field.getAttribute('aria-describedby') || '') + ' ' + hint.id).trim());
+  }
+  return hint;
+}
+function clearProblems(form) {
+  for (const field of form.querySelectorAll('[aria-invalid]')) field.removeAttribute('aria-invalid');
+  for (const hint of form.querySelectorAll('.field-error')) hint.textContent = '';
+}
+/** A field's problem in its own words (data-expects), never the schema's pattern. */
+function problemOf(field) {
+  return field.dataset.expects ? 'Enter ' + field.dataset.expects + '.' : field.validationMessage || 'Check this value.';
+}
+function markInvalid(fields, form, words) {
+  for (const field of fields) {
+    field.setAttribute('aria-invalid', 'true');
+    hintOf(field).textContent = words || problemOf(field);
+  }
+  fields[0].focus();
+  tell(form, 'Nothing was sent: correct the highlighted field.', true);
+}
+/**
+ * The API's problem names its field once ('body "role_arn" must …', 'since is in the future'; an item's index, "system_ids.1", names its list): that
+ * field shows it. A problem with the value's form (a pattern, a format) is said in the field's own
+ * words; one in words already (before the archive, in the future) keeps them, under the field's label.
+ */
+function fieldOfProblem(form, message) {
+  const named = /^(?:(?:body|query parameter) ")?([A-Za-z_]+)[^ ]* (.*)$/.exec(message || '');
+  const field = named && form.querySelector('[name="' + named[1] + '"]:not([type="checkbox"])');
+  if (!field || !field.id) return undefined;
+  const label = form.querySelector('label[for="' + field.id + '"]');
+  const aboutForm = /pattern|format|must |which is not/.test(named[2]);
+  return { field, words: aboutForm || !label ? undefined : label.textContent + ' ' + named[2] + '.' };
+}
+function plainWords(message) {
+  return String(message || '').replace(/ must match pattern "[^"]*"/g, ' is not in the expected form');
+}
+function showRefusal(form, answer, response) {
+  const named = response.status === 400 && fieldOfProblem(form, answer.message);
+  if (named) { markInvalid([named.field], form, named.words); return; }
+  tell(form, 'Refused: ' + plainWords(answer.message || response.statusText) + ' (' + response.status + ')', true);
+}
+
 function showOnce(panel, answer) {
   for (const field of panel.querySelectorAll('[data-answer]')) {
     const value = String(answer[field.dataset.answer] ?? '');
     if ('value' in field) field.value = value; else field.textContent = value;
   }
   panel.hidden = false;
-  panel.querySelector('input').focus();
+  panel.querySelector('input, textarea').focus();
 }
 function showCheck(list, answer) {
   list.replaceChildren();
@@ -53,17 +186,23 @@ function showCheck(list, answer) {
     for (const problem of i.problems) item(name + ': ' + problem);
   }
 }
+for (const form of document.querySelectorAll('form[data-api]')) form.noValidate = true;
 document.addEventListener('submit', async (event) => {
   const form = event.target;
   if (!form.matches('form[data-api]')) return;
   event.preventDefault();
+  clearProblems(form);
+  const invalid = [...form.elements].filter((field) => field.willValidate && !field.checkValidity());
+  if (invalid.length > 0) { markInvalid(invalid, form); return; }
   // data-body: the text of the field with that id is the body as it is (a skills file); otherwise the fields as JSON.
   const raw = form.dataset.body ? document.getElementById(form.dataset.body).value : undefined;
-  say('Working…');
+  const body = raw === undefined ? jsonOf(form) : undefined;
+  if (!(await confirmation(form, body))) { tell(form, 'Nothing was changed.'); return; }
+  tell(form, 'Working…');
   const response = await fetch(form.dataset.api, {
     method: form.dataset.method || 'POST',
     headers: { 'Content-Type': raw === undefined ? 'application/json' : 'text/plain', 'X-CSRF-Token': csrf },
-    body: raw ?? jsonOf(form),
+    body: raw ?? JSON.stringify(body),
     credentials: 'same-origin',
   });
   const answer = await response.json().catch(() => ({}));
@@ -71,14 +210,18 @@ document.addEventListener('submit', async (event) => {
   const checks = form.dataset.checks && document.getElementById(form.dataset.checks);
   const checked = answer.answer || (answer.instances && answer);
   if (checks && checked) showCheck(checks, checked);
-  if (!response.ok) { say('Refused (' + response.status + '): ' + (answer.message || response.statusText)); return; }
-  if (answer.client_secret) { say('Done: a new secret was issued.'); showSecret(answer); return; }
+  if (!response.ok) { showRefusal(form, answer, response); return; }
+  if (answer.client_secret) { tell(form, form.dataset.done || 'Done: a new secret was issued.'); showSecret(answer); return; }
   // data-once: the answer holds what is shown once (a secret, a challenge); the page is not reloaded under it.
-  if (form.dataset.once) { say('Done: copy it now.'); showOnce(document.getElementById(form.dataset.once), answer); return; }
-  if (checks && response.status === 200) { say(checked.valid ? 'Checked: no problems.' : 'Checked: the catalogue reports problems; nothing was saved.'); return; }
+  if (form.dataset.once) { tell(form, (form.dataset.done || 'Done.') + ' Copy it now.'); showOnce(document.getElementById(form.dataset.once), answer); return; }
+  if (checks && response.status === 200) { tell(form, checked.valid ? 'Checked: no problems.' : 'Checked: the catalogue reports problems; nothing was saved.', !checked.valid); return; }
   // A form whose answer has its own page (a replay's progress) goes there: data-next names it, {field} from the answer.
-  if (form.dataset.next) { location.assign(form.dataset.next.replace(/\\{(\\w+)\\}/g, (_, key) => encodeURIComponent(answer[key]))); return; }
-  say('Done.');
+  if (form.dataset.next) {
+    sessionStorage.setItem(DONE_KEY, JSON.stringify({ text: form.dataset.done || 'Started.' }));
+    location.assign(form.dataset.next.replace(/\\{(\\w+)\\}/g, (_, key) => encodeURIComponent(answer[key])));
+    return;
+  }
+  sessionStorage.setItem(DONE_KEY, JSON.stringify({ text: form.dataset.done || 'Saved.', region: form.dataset.saidIn }));
   location.reload();
 });
 document.addEventListener('change', async (event) => {
@@ -104,6 +247,8 @@ if (polled) {
     const response = await fetch(polled.dataset.poll, { credentials: 'same-origin' });
     if (!response.ok) { say('The progress could not be read (' + response.status + '); refresh the page.'); return; }
     const answer = await response.json();
+    // A replay's scanned records neither replayed nor skipped were left alone (tools-pages.ts, leftAlone).
+    if ('scanned' in answer) answer.left_alone = answer.scanned - answer.replayed - answer.skipped;
     for (const cell of polled.querySelectorAll('[data-field]')) cell.textContent = answer[cell.dataset.field] ?? '';
     if (String(answer[whileField]) === whileValue) setTimeout(poll, Number(polled.dataset.pollMs));
     else say('Finished: ' + answer[whileField] + '.');
@@ -120,20 +265,36 @@ if (secretPanel) {
 }
 `;
 
+/** The one style sheet: tables wrap their cells to fit the window, and the page fits from 360 px wide. */
 export const PORTAL_STYLE = `
-body { font: 16px/1.5 system-ui, sans-serif; margin: 0; color: #1b1b1b; background: #fff; }
-header, main { padding: 0 1.5rem; }
-header { display: flex; gap: 1rem; align-items: center; border-bottom: 1px solid #767676; }
-header nav { flex: 1; }
-header nav a { margin-right: 1rem; }
+*, *::before, *::after { box-sizing: border-box; }
+body { font: 16px/1.5 system-ui, sans-serif; margin: 0; color: #1b1b1b; background: #fff; overflow-wrap: anywhere; }
+header, main { padding: 0 1rem; max-width: 100%; }
+header { display: flex; flex-wrap: wrap; gap: 0.25rem 1rem; align-items: center; border-bottom: 1px solid #767676; }
+header nav { flex: 1 1 auto; display: flex; flex-wrap: wrap; gap: 0.25rem 1rem; }
+header .who { margin: 0.5rem 0; }
 a { color: #0b57d0; }
-table { border-collapse: collapse; margin: 0.5rem 0 1rem; }
-th, td { border: 1px solid #767676; padding: 0.25rem 0.5rem; text-align: left; }
-form { display: inline-flex; gap: 0.25rem; align-items: center; margin: 0.1rem 0; }
+h1 { font-size: 1.6rem; }
+.table-scroll { max-width: 100%; overflow-x: auto; }
+table { border-collapse: collapse; margin: 0.5rem 0 1rem; max-width: 100%; }
+caption { text-align: left; font-weight: bold; }
+th, td { border: 1px solid #767676; padding: 0.25rem 0.5rem; text-align: left; vertical-align: top; overflow-wrap: anywhere; }
+td form { display: flex; }
+form { display: inline-flex; flex-wrap: wrap; gap: 0.25rem 0.5rem; align-items: center; margin: 0.1rem 0; max-width: 100%; }
+input, select, textarea { font: inherit; max-width: 100%; }
+fieldset { border: 1px solid #767676; margin: 0.25rem 0; min-width: 0; max-width: 100%; }
+fieldset label { margin-right: 0.75rem; white-space: nowrap; }
 button { font: inherit; padding: 0.2rem 0.6rem; }
+button.danger { background: #b3261e; color: #fff; border: 1px solid #8c1d18; }
 :focus-visible { outline: 3px solid #0b57d0; outline-offset: 2px; }
-#secret-panel { border: 2px solid #b3261e; padding: 0.5rem 1rem; margin: 1rem 0; }
-#secret-value { width: 32rem; font-family: monospace; }
-.warning { color: #b3261e; font-weight: bold; }
+#secret-panel, .once { border: 2px solid #b3261e; padding: 0.5rem 1rem; margin: 1rem 0; }
+textarea.secret { display: block; width: 100%; max-width: 48rem; font-family: monospace; word-break: break-all; resize: none; }
+.warning, .failed, .field-error { color: #b3261e; font-weight: bold; }
+.field-error { display: block; font-size: 0.9rem; }
+.said { display: block; color: #146c2e; font-weight: bold; }
+.said.failed { color: #b3261e; }
+[aria-invalid="true"] { border: 2px solid #b3261e; }
+dialog { max-width: min(36rem, calc(100vw - 2rem)); border: 2px solid #1b1b1b; }
+dialog::backdrop { background: rgb(0 0 0 / 40%); }
 code { font-family: monospace; }
 `;

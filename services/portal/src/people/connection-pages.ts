@@ -4,10 +4,10 @@ import type { ConnectionView } from '../admin-store';
 import type { PrincipalOperations } from '../principal-routes';
 import type { BindingOperations, BindingView, ProviderView } from '../provider-routes';
 import type { RegistrationOperations } from '../registrations';
-import { esc, sendPage } from './pages';
+import { esc, saidRegion, sendPage, timeOf } from './layout';
 import type { PortalData } from './portal-data';
 import { allows, type Action } from './policy';
-import { sessionOf } from './sign-in';
+import { requireSession } from './sign-in';
 import { createRouter } from '@bus/http';
 
 export interface ConnectionPagesDeps {
@@ -34,8 +34,7 @@ export function connectionPages(deps: ConnectionPagesDeps): Router {
   const router = createRouter();
   /** The person, the connection and what they may change on it; a 404/403 page when there is none to read. */
   const readable = async (req: Request, res: Response) => {
-    const session = sessionOf(res);
-    if (!session) return undefined;
+    const session = requireSession(res);
     const clientId = String(req.params.c);
     const { connection, target } = await deps.data.authorisedConnection(session, 'connection.read', clientId);
     const may = (action: Action) => allows(session.grants, action, target);
@@ -43,9 +42,7 @@ export function connectionPages(deps: ConnectionPagesDeps): Router {
   };
 
   router.get('/portal/connections/:c/principals', async (req, res) => {
-    const seen = await readable(req, res);
-    if (!seen) return res.redirect(303, '/portal');
-    const { session, connection, may } = seen;
+    const { session, connection, may } = await readable(req, res);
     const [principals, bindings, providers] = await Promise.all([
       deps.principals.list(connection.client_id),
       deps.bindings.ofConnection(connection.client_id),
@@ -59,20 +56,20 @@ ${bindingSection(connection, bindings, providers, may('connection.bindings'))}`;
   });
 
   router.get('/portal/connections/:c/registrations', async (req, res) => {
-    const seen = await readable(req, res);
-    if (!seen) return res.redirect(303, '/portal');
-    const { session, connection, may } = seen;
+    const { session, connection, may } = await readable(req, res);
     const registrations = await deps.registrations.list(connection.client_id);
     const rows = registrations.map((r) => {
+      const label = esc(String(r.instance.instance_label));
       const remove = may('connection.registrations')
-        ? `<form data-api="/api/portal/connections/${connection.client_id}/registrations/${r.registration_id}/remove"><button type="submit">Remove ${r.registration_id}</button></form>`
+        ? `<form data-api="/api/portal/connections/${connection.client_id}/registrations/${r.registration_id}/remove" data-said-in="said-registrations" data-done="Removed registration ${r.registration_id} (${label})." data-confirm="Remove registration ${r.registration_id} of skill instance ${label}? The connection no longer receives for it."><button type="submit">Remove ${r.registration_id}</button></form>`
         : '';
-      return `<tr><td><code>${r.registration_id}</code></td><td>${esc(String(r.instance.instance_label))}</td><td>${esc(String(r.instance.skill_id))}</td><td>${esc(r.library_version)}</td><td>${r.registered_at}</td><td>${remove}</td></tr>`;
+      return `<tr><td><code>${r.registration_id}</code></td><td>${label}</td><td>${esc(String(r.instance.skill_id))}</td><td>${esc(r.library_version)}</td><td>${timeOf(r.registered_at)}</td><td>${remove}</td></tr>`;
     });
     const body = `${heading('Skill registrations', connection)}
-<table><caption>Registered skill instances</caption><thead><tr><th scope="col">Registration</th><th scope="col">Instance label</th><th scope="col">Skill</th><th scope="col">Library version</th><th scope="col">Registered at</th><th scope="col">Actions</th></tr></thead><tbody>
+${may('connection.registrations') ? saidRegion('said-registrations') : ''}
+<div class="table-scroll"><table><caption>Registered skill instances</caption><thead><tr><th scope="col">Registration</th><th scope="col">Instance label</th><th scope="col">Skill</th><th scope="col">Library version</th><th scope="col">Registered at</th><th scope="col">Actions</th></tr></thead><tbody>
 ${rows.join('\n') || '<tr><td colspan="6">No registrations</td></tr>'}
-</tbody></table>
+</tbody></table></div>
 ${connection.kind === 'consumer' && connection.status === 'active' && may('connection.registrations') ? registrationForm(connection) : ''}`;
     sendPage(res, `Skill registrations of ${connection.client_id}`, session, body);
   });
@@ -89,11 +86,11 @@ function principalPanels(connection: ConnectionView): string {
   return `<section id="principal-once" class="once" hidden aria-labelledby="principal-once-heading"><h2 id="principal-once-heading">New AWS principal</h2>
 <p class="warning">Copy the secret access key now: you will not see this again.</p>
 <p><label for="principal-key-id">Access key id</label> <input id="principal-key-id" data-answer="access_key_id" readonly></p>
-<p><label for="principal-secret">Secret access key</label> <input id="principal-secret" data-answer="secret_access_key" readonly>
+<p><label for="principal-secret">Secret access key</label> <textarea id="principal-secret" class="secret" rows="2" data-answer="secret_access_key" readonly spellcheck="false"></textarea>
 <button type="button" data-copy="principal-secret">Copy secret access key</button> <button type="button" data-reload>Done</button></p></section>
 <section id="challenge-once" class="once" hidden aria-labelledby="challenge-once-heading"><h2 id="challenge-once-heading">Challenge for <code data-answer="access_key_id"></code></h2>
 <p class="warning">Copy the challenge now: you will not see this again.</p>
-<p><label for="challenge-value">Challenge</label> <input id="challenge-value" data-answer="challenge" readonly>
+<p><label for="challenge-value">Challenge</label> <textarea id="challenge-value" class="secret" rows="2" data-answer="challenge" readonly spellcheck="false"></textarea>
 <button type="button" data-copy="challenge-value">Copy challenge</button> <button type="button" data-reload>Done</button></p>
 <p>It expires at <span data-answer="expires_at"></span>. The principal signs (SigV4, with its key) <code>POST /v1/tenants/${connection.workspace_id}/principals/verify</code> with body <code>{"challenge": "…"}</code>; its status then reads verified here.</p></section>`;
 }
@@ -104,39 +101,43 @@ function principalSection(connection: ConnectionView, principals: readonly Princ
     const actions = mayChange
       ? [
           p.status === 'pending' && connection.status === 'active'
-            ? `<form data-api="${api}/${p.access_key_id}/challenge" data-once="challenge-once"><button type="submit">Issue challenge for ${p.access_key_id}</button></form>`
+            ? `<form data-api="${api}/${p.access_key_id}/challenge" data-once="challenge-once" data-said-in="said-principals" data-done="Issued a challenge for ${p.access_key_id}."><button type="submit">Issue challenge for ${p.access_key_id}</button></form>`
             : '',
-          p.status !== 'revoked' ? `<form data-api="${api}/${p.access_key_id}/revoke"><button type="submit">Revoke ${p.access_key_id}</button></form>` : '',
-          `<form data-api="${api}/${p.access_key_id}/remove"><button type="submit">Remove ${p.access_key_id}</button></form>`,
+          p.status !== 'revoked'
+            ? `<form data-api="${api}/${p.access_key_id}/revoke" data-said-in="said-principals" data-done="Revoked AWS principal ${p.access_key_id}." data-confirm="Revoke AWS principal ${p.access_key_id} (${esc(p.role_arn)})? Requests it signs are refused from now on, and it cannot be made valid again."><button type="submit">Revoke ${p.access_key_id}</button></form>`
+            : '',
+          `<form data-api="${api}/${p.access_key_id}/remove" data-said-in="said-principals" data-done="Removed AWS principal ${p.access_key_id}." data-confirm="Remove AWS principal ${p.access_key_id} (${esc(p.role_arn)}) for good? Its key is deleted and requests it signs are refused." data-confirm-type="${p.access_key_id}"><button type="submit">Remove ${p.access_key_id}</button></form>`,
         ].join('')
       : '';
-    return `<tr><td><code>${p.access_key_id}</code></td><td><code>${esc(p.role_arn)}</code></td><td>${p.status}</td><td>${p.created_at}</td><td>${p.verified_at ?? ''}</td><td>${actions}</td></tr>`;
+    return `<tr><td><code>${p.access_key_id}</code></td><td><code>${esc(p.role_arn)}</code></td><td>${p.status}</td><td>${timeOf(p.created_at)}</td><td>${timeOf(p.verified_at)}</td><td>${actions}</td></tr>`;
   });
   const register =
     mayChange && connection.status === 'active'
-      ? `<form data-api="${api}" data-once="principal-once"><label for="role-arn">IAM role ARN</label><input id="role-arn" name="role_arn" size="60" required placeholder="arn:aws:iam::123456789012:role/name"><button type="submit">Register principal</button></form>`
+      ? `<form data-api="${api}" data-once="principal-once" data-said-in="said-principals" data-done="Registered an AWS principal."><label for="role-arn">IAM role ARN</label><input id="role-arn" name="role_arn" size="50" required maxlength="2048" placeholder="arn:aws:iam::123456789012:role/name" data-expects="an IAM role ARN such as arn:aws:iam::123456789012:role/name"><button type="submit">Register principal</button></form>`
       : '';
-  return `<section aria-labelledby="principals-heading"><h2 id="principals-heading">AWS principals</h2>
-<table><caption>AWS principals of ${connection.client_id}</caption><thead><tr><th scope="col">Access key id</th><th scope="col">Role ARN</th><th scope="col">Status</th><th scope="col">Registered at</th><th scope="col">Verified at</th><th scope="col">Actions</th></tr></thead><tbody>
+  return `<section aria-labelledby="principals-heading"><h2 id="principals-heading">AWS principals</h2>${mayChange ? saidRegion('said-principals') : ''}
+<div class="table-scroll"><table><caption>AWS principals of ${connection.client_id}</caption><thead><tr><th scope="col">Access key id</th><th scope="col">Role ARN</th><th scope="col">Status</th><th scope="col">Registered at</th><th scope="col">Verified at</th><th scope="col">Actions</th></tr></thead><tbody>
 ${rows.join('\n') || '<tr><td colspan="6">No AWS principals</td></tr>'}
-</tbody></table>${register}</section>`;
+</tbody></table></div>${register}</section>`;
 }
 
 function bindingSection(connection: ConnectionView, bindings: readonly BindingView[], providers: readonly ProviderView[], mayChange: boolean): string {
   const api = `/api/portal/connections/${connection.client_id}/bindings`;
   const rows = bindings.map((b) => {
-    const remove = mayChange ? `<form data-api="${api}/${b.id}/remove"><button type="submit">Remove binding ${b.id}</button></form>` : '';
-    return `<tr><td><code>${b.id}</code></td><td><code>${b.provider_id}</code></td><td><code>${esc(b.client)}</code></td><td>${b.created_at}</td><td>${remove}</td></tr>`;
+    const remove = mayChange
+      ? `<form data-api="${api}/${b.id}/remove" data-said-in="said-bindings" data-done="Removed binding ${b.id}." data-confirm="Remove binding ${b.id}? Tokens whose client claim is ${esc(b.client)} no longer act as this connection."><button type="submit">Remove binding ${b.id}</button></form>`
+      : '';
+    return `<tr><td><code>${b.id}</code></td><td><code>${b.provider_id}</code></td><td><code>${esc(b.client)}</code></td><td>${timeOf(b.created_at)}</td><td>${remove}</td></tr>`;
   });
   const add =
     mayChange && connection.status === 'active' && providers.length > 0
-      ? `<form data-api="${api}"><label for="binding-provider">Identity provider</label><select id="binding-provider" name="provider_id">${providers.map((p) => `<option value="${p.id}">${esc(p.issuer)}</option>`).join('')}</select><label for="binding-client">Client claim value</label><input id="binding-client" name="client" required maxlength="500"><button type="submit">Add binding</button></form>`
+      ? `<form data-api="${api}" data-said-in="said-bindings" data-done="Added the binding."><label for="binding-provider">Identity provider</label><select id="binding-provider" name="provider_id">${providers.map((p) => `<option value="${p.id}">${esc(p.issuer)}</option>`).join('')}</select><label for="binding-client">Client claim value</label><input id="binding-client" name="client" required maxlength="500" data-expects="the value of the provider's client claim in the client's tokens (printable characters, up to 500)"><button type="submit">Add binding</button></form>`
       : '';
   return `<section aria-labelledby="bindings-heading"><h2 id="bindings-heading">Identity-provider bindings</h2>
-<p>Tokens of a registered identity provider whose client claim has the bound value act as this connection. The providers themselves are registered by the operator.</p>
-<table><caption>Bindings to ${connection.client_id}</caption><thead><tr><th scope="col">Binding</th><th scope="col">Provider</th><th scope="col">Client claim value</th><th scope="col">Created at</th><th scope="col">Actions</th></tr></thead><tbody>
+<p>Tokens of a registered identity provider whose client claim has the bound value act as this connection. The providers themselves are registered by the operator.</p>${mayChange ? saidRegion('said-bindings') : ''}
+<div class="table-scroll"><table><caption>Bindings to ${connection.client_id}</caption><thead><tr><th scope="col">Binding</th><th scope="col">Provider</th><th scope="col">Client claim value</th><th scope="col">Created at</th><th scope="col">Actions</th></tr></thead><tbody>
 ${rows.join('\n') || '<tr><td colspan="5">No bindings</td></tr>'}
-</tbody></table>${add}</section>`;
+</tbody></table></div>${add}</section>`;
 }
 
 /** Upload or paste a skills file, check it (the catalogue's answer, nothing saved), then save it. */
@@ -145,8 +146,8 @@ function registrationForm(connection: ConnectionView): string {
   return `<section aria-labelledby="register-heading"><h2 id="register-heading">Register skill instances</h2>
 <p><label for="skills-file">Upload a skills file</label> <input id="skills-file" type="file" accept=".yaml,.yml,.json,text/yaml,application/json" data-file-into="skills-text"></p>
 <p><label for="skills-text">Or paste it (YAML or JSON, as POST /api/skills/validate takes it)</label><br><textarea id="skills-text" rows="14" cols="80" spellcheck="false"></textarea></p>
-<form data-api="${api}/check" data-body="skills-text" data-checks="check-result"><button type="submit">Check</button></form>
-<form data-api="${api}" data-body="skills-text" data-checks="check-result"><button type="submit">Save registrations</button></form>
+<form data-api="${api}/check" data-body="skills-text" data-checks="check-result" data-said-in="said-register"><button type="submit">Check</button></form>
+<form data-api="${api}" data-body="skills-text" data-checks="check-result" data-said-in="said-registrations" data-done="Saved the registrations."><button type="submit">Save registrations</button></form>${saidRegion('said-register')}
 <h3 id="check-heading">What the catalogue reports</h3>
 <ul id="check-result" aria-labelledby="check-heading"></ul></section>`;
 }

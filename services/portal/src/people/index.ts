@@ -63,7 +63,11 @@ export function peopleRouters(deps: PeopleRoutersDeps): Router[] {
   api.use('/api/portal', requests.parameters);
   const tools = new ToolsData({ ...deps.tools, store: deps.store, data, db: deps.db });
   const connectionOperations = { principals: deps.principals, bindings: deps.bindings, registrations: deps.registrations };
+  // The portal's port opens on the portal's pages (the APIs keep their own paths).
+  const root = createRouter();
+  root.get('/', (_req, res) => res.redirect(303, '/portal'));
   return [
+    root,
     loadSession,
     routes,
     portalPages({ data, people }),

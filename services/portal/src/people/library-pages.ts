@@ -1,8 +1,8 @@
 import type { Router } from 'express';
 import type { SkillLibrary } from '@bus/skills';
 import { AdminNotFoundError } from '../errors';
-import { esc, sendPage } from './pages';
-import { sessionOf } from './sign-in';
+import { esc, sendPage } from './layout';
+import { requireSession } from './sign-in';
 import { createRouter } from '@bus/http';
 
 /**
@@ -15,8 +15,7 @@ export function libraryPages(deps: { library: SkillLibrary }): Router {
   const answerOf = (version: string) => deps.library.answer(version) ?? notFound('skill library version', version);
 
   router.get('/portal/library', (_req, res) => {
-    const session = sessionOf(res);
-    if (!session) return res.redirect(303, '/portal');
+    const session = requireSession(res);
     const rows = deps.library.versions.map(
       (v) =>
         `<tr><td><a href="/portal/library/${esc(v.info.version)}">${esc(v.info.version)}</a></td><td>${v.info.status}</td><td>${esc(v.info.suite)}</td><td>${v.skills.length}</td></tr>`,
@@ -34,8 +33,7 @@ ${rows.join('\n')}
   });
 
   router.get('/portal/library/:version', (req, res) => {
-    const session = sessionOf(res);
-    if (!session) return res.redirect(303, '/portal');
+    const session = requireSession(res);
     const answer = answerOf(String(req.params.version));
     const version = answer.library.version;
     const rows = answer.skills.map(
@@ -56,8 +54,7 @@ ${rows.join('\n') || '<tr><td colspan="5">No skills</td></tr>'}
 
   // A skill id is `<group>/<name>`: the rest of the path after /skills/.
   router.get('/portal/library/:version/skills/*skill', (req, res) => {
-    const session = sessionOf(res);
-    if (!session) return res.redirect(303, '/portal');
+    const session = requireSession(res);
     const answer = answerOf(String(req.params.version));
     const skillId = ([] as string[]).concat(req.params.skill ?? []).join('/');
     const skill = answer.skills.find((s) => s.skill_id === skillId) ?? notFound(`skill of library ${answer.library.version}`, skillId);

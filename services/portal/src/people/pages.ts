@@ -1,18 +1,15 @@
-import type { Router, Response } from 'express';
+import type { Router } from 'express';
 import type { ErrorPage } from '@bus/http';
 import { PORTAL_SCRIPT, PORTAL_STYLE } from './assets';
 import { connectionPageLinks } from './connection-pages';
+import { MESSAGE_TYPES } from './permission-choices';
 import type { AppWithConnections, PortalData } from './portal-data';
-import type { PeopleStore, Session } from './people-store';
+import type { PeopleStore } from './people-store';
 import { allows, organisationsOf } from './policy';
-import { sessionOf } from './sign-in';
-import { TOOL_LINKS } from './tool-links';
+import { requireSession, sessionOf } from './sign-in';
+import { esc, layout, pagePolicy, saidRegion, sendPage, timeOf, type OrganisationNames } from './layout';
 import { createRouter } from '@bus/http';
 
-const ROLE_NAMES: Record<string, string> = { operator: 'operator', house_admin: 'house admin', vendor: 'vendor', viewer: 'viewer' };
-/** The script and style are the pages' only sources: no inline script, nothing from elsewhere. */
-const PAGE_POLICY =
-  "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
 const PAGE_PATH = /^\/portal(\/|$)/;
 
 /**
@@ -26,7 +23,11 @@ export const portalErrorPage: ErrorPage = (req, err, requestId) => {
   const body = `<h1>${err.status}: ${esc(err.message)}</h1>
 <p>Code <code>${esc(err.rule)}</code>, request id <code>${esc(requestId)}</code>.</p>
 ${onward}`;
-  return { html: layout(`Error ${err.status}`, undefined, body), headers: { 'Content-Security-Policy': PAGE_POLICY } };
+  // A signed-in person keeps the navigation (a wrong link is not the end of the way).
+  const locals = req.res?.locals;
+  const session = req.res && err.status !== 401 ? sessionOf(req.res) : undefined;
+  const html = layout(`Error ${err.status}`, session, body, locals?.organisationNames as OrganisationNames | undefined);
+  return { html, headers: { 'Content-Security-Policy': pagePolicy(req.res) } };
 };
 
 /**
@@ -44,6 +45,12 @@ export function portalPages(deps: { data: PortalData; people: PeopleStore }): Ro
   });
 
   const page = sendPage;
+  // The header names the person's organisations by name: looked up for every page (a few rows by id).
+  router.use('/portal', async (req, res, next) => {
+    const session = sessionOf(res);
+    if (session && req.method === 'GET' && !req.path.startsWith('/assets/')) res.locals.organisationNames = await deps.data.organisationNames(session);
+    next();
+  });
 
   router.get('/portal', async (_req, res) => {
     const session = sessionOf(res);
@@ -67,41 +74,38 @@ ${o.workspaces.map((w) => `<tr><td><a href="/portal/workspaces/${w.id}">${esc(w.
   });
 
   router.get('/portal/workspaces/:w', async (req, res) => {
-    const session = sessionOf(res);
-    if (!session) return res.redirect(303, '/portal');
+    const session = requireSession(res);
     const { workspace, apps } = await deps.data.workspace(session, String(req.params.w));
+    const choices = { messageTypes: MESSAGE_TYPES, systemIds: apps.flatMap((a) => a.permissions.system_ids) };
     const body = `<h1>Workspace ${esc(workspace.name)} <small><code>${workspace.id}</code></small></h1>
 <p>Tier ${workspace.quota.tier}: ${workspace.quota.per_second} a second, bursts of ${workspace.quota.burst}, ${workspace.quota.per_day} a day per connection.</p>
 ${secretPanel()}
-${apps.map((a) => appSection(a, { create: deps.data.mayOnApp(session, 'connection.create', workspace, a), change: deps.data.mayOnApp(session, 'connection.rotate', workspace, a), permissions: deps.data.mayOnApp(session, 'app.permissions', workspace, a) })).join('\n') || '<p>No apps you can see.</p>'}`;
+${apps.map((a) => appSection(a, { create: deps.data.mayOnApp(session, 'connection.create', workspace, a), change: deps.data.mayOnApp(session, 'connection.rotate', workspace, a), permissions: deps.data.mayOnApp(session, 'app.permissions', workspace, a) }, choices)).join('\n') || '<p>No apps you can see.</p>'}`;
     page(res, `Workspace ${workspace.name}`, session, body);
   });
 
   router.get('/portal/audit', async (_req, res) => {
-    const session = sessionOf(res);
-    if (!session) return res.redirect(303, '/portal');
+    const session = requireSession(res);
     const scope = organisationsOf(session.grants);
     const readable = scope.ids.filter((id) => allows(session.grants, 'audit.read', { organisationId: id }));
+    if (!scope.all && readable.length === 0) {
+      page(res, 'Audit log', session, '<h1>Audit log</h1><p>Your roles read no audit entries: the operator and the house admins read them.</p>');
+      return;
+    }
     const entries = await deps.people.auditEntries({ all: scope.all, organisationIds: readable }, 100);
+    const names = (res.locals.organisationNames ?? new Map()) as OrganisationNames;
+    const organisation = (id: string | null) => (id === null ? '' : names.has(id) ? esc(names.get(id)!) : `<code>${id}</code>`);
     page(
       res,
       'Audit log',
       session,
       `<h1>Audit log</h1>
-<table><caption>The newest 100 changes you may read</caption><thead><tr><th scope="col">When</th><th scope="col">Who</th><th scope="col">What</th><th scope="col">Target</th><th scope="col">Organisation</th><th scope="col">From</th><th scope="col">Status</th></tr></thead><tbody>
-${entries.map((e) => `<tr><td>${e.at}</td><td>${esc(e.actor)}</td><td>${esc(e.action)}</td><td><code>${esc(e.target)}</code></td><td>${e.organisation_id ?? ''}</td><td>${esc(e.source_address)}</td><td>${e.status}</td></tr>`).join('\n') || '<tr><td colspan="7">Nothing yet</td></tr>'}
-</tbody></table>`,
+<div class="table-scroll"><table class="audit"><caption>The newest 100 changes you may read</caption><thead><tr><th scope="col">When</th><th scope="col">Who</th><th scope="col">What</th><th scope="col">Target</th><th scope="col">Organisation</th><th scope="col">From</th><th scope="col">Status</th></tr></thead><tbody>
+${entries.map((e) => `<tr><td>${timeOf(e.at)}</td><td>${esc(e.actor)}</td><td>${esc(e.action)}</td><td><code>${esc(e.target)}</code></td><td>${organisation(e.organisation_id)}</td><td>${esc(e.source_address)}</td><td>${e.status}</td></tr>`).join('\n') || '<tr><td colspan="7">Nothing yet</td></tr>'}
+</tbody></table></div>`,
     );
   });
   return router;
-}
-
-/** A page of the portal in its layout, under the pages' Content-Security-Policy (every page module renders through here). */
-export function sendPage(res: Response, title: string, session: Session | undefined, body: string): void {
-  res
-    .set('Content-Security-Policy', PAGE_POLICY)
-    .type('html')
-    .send(layout(title, session, body));
 }
 
 /** What the person may do to an app, as policy.ts decides: the section offers only those controls. */
@@ -111,64 +115,64 @@ interface AppControls {
   permissions: boolean;
 }
 
-function appSection(app: AppWithConnections, may: AppControls): string {
+/** What an app's permissions are chosen from: the catalogue's message types and the workspace's known system ids. */
+export interface PermissionChoices {
+  messageTypes: readonly string[];
+  systemIds: readonly string[];
+}
+
+function appSection(app: AppWithConnections, may: AppControls, choices: PermissionChoices): string {
   const rows = app.connections.map((c) => {
+    const said = `said-${c.client_id}`;
     const active =
       may.change && c.status === 'active'
-        ? `<form data-api="/api/portal/connections/${c.client_id}/rotate"><label for="overlap-${c.client_id}">Overlap (seconds)</label><input id="overlap-${c.client_id}" name="overlap_seconds" type="number" min="0" max="604800" value="3600"><button type="submit">Rotate ${c.client_id}</button></form>
-<form data-api="/api/portal/connections/${c.client_id}/revoke"><button type="submit">Revoke ${c.client_id}</button></form>`
+        ? `<form data-api="/api/portal/connections/${c.client_id}/rotate" data-said-in="${said}" data-done="Rotated ${c.client_id}: copy its new secret above."><label for="overlap-${c.client_id}">Overlap (seconds)</label><input id="overlap-${c.client_id}" name="overlap_seconds" type="number" min="0" max="604800" value="3600" required data-expects="a number of seconds from 0 to 604800 (7 days)"><button type="submit">Rotate ${c.client_id}</button></form>
+<form data-api="/api/portal/connections/${c.client_id}/revoke" data-said-in="${said}" data-done="Revoked ${c.client_id}: its secrets no longer work." data-confirm="Revoke connection ${c.client_id}? Its current and previous secrets stop working at once, and it cannot be made active again."><button type="submit">Revoke ${c.client_id}</button></form>`
         : '';
     // Removal deletes the credentials for good: offered once the connection is revoked, as a second step.
     const actions =
       may.change && c.status === 'revoked'
-        ? `<form data-api="/api/portal/connections/${c.client_id}/remove"><button type="submit">Remove ${c.client_id}</button></form>`
+        ? `<form data-api="/api/portal/connections/${c.client_id}/remove" data-said-in="${said}" data-done="Removed ${c.client_id}: its credentials are deleted." data-confirm="Remove connection ${c.client_id} for good? Its credentials are deleted and cannot be restored." data-confirm-type="${c.client_id}"><button type="submit">Remove ${c.client_id}</button></form>`
         : active;
-    return `<tr><td><a href="/portal/connections/${c.client_id}"><code>${c.client_id}</code></a>${connectionPageLinks(c)}</td><td>${c.kind}</td><td>${c.status}</td><td>${c.credential_version}</td><td>${actions}</td></tr>`;
+    return `<tr id="connection-${c.client_id}"><td><a href="/portal/connections/${c.client_id}"><code>${c.client_id}</code></a>${connectionPageLinks(c)}</td><td>${c.kind}</td><td>${c.status}</td><td>${c.credential_version}</td><td>${actions}${may.change ? saidRegion(said) : ''}</td></tr>`;
   });
   const create = may.create
-    ? `<form data-api="/api/portal/apps/${app.id}/connections"><label for="kind-${app.id}">New connection of ${esc(app.name)}</label><select id="kind-${app.id}" name="kind"><option value="producer">producer</option><option value="consumer">consumer</option></select><button type="submit">Create connection</button></form>`
+    ? `<form data-api="/api/portal/apps/${app.id}/connections" data-said-in="said-app-${app.id}" data-done="Created a connection of ${esc(app.name)}: copy its secret above."><label for="kind-${app.id}">New connection of ${esc(app.name)}</label><select id="kind-${app.id}" name="kind"><option value="producer">producer</option><option value="consumer">consumer</option></select><button type="submit">Create connection</button></form>${saidRegion(`said-app-${app.id}`)}`
     : '';
   return `<section aria-labelledby="app-${app.id}"><h2 id="app-${app.id}">App ${esc(app.name)} <small><code>${app.id}</code>, owned by <code>${app.organisation_id}</code></small></h2>
 <p>May publish as system ids ${esc(app.permissions.system_ids.join(', ') || 'none')}; message types ${esc(app.permissions.message_types.join(', ') || 'none')}.</p>
-${may.permissions ? permissionsForm(app) : ''}
-<table><caption>Connections of ${esc(app.name)}</caption><thead><tr><th scope="col">Client id</th><th scope="col">Kind</th><th scope="col">Status</th><th scope="col">Credential version</th><th scope="col">Actions</th></tr></thead><tbody>
+${may.permissions ? permissionsForm(app, choices) : ''}
+<div class="table-scroll"><table><caption>Connections of ${esc(app.name)}</caption><thead><tr><th scope="col">Client id</th><th scope="col">Kind</th><th scope="col">Status</th><th scope="col">Credential version</th><th scope="col">Actions</th></tr></thead><tbody>
 ${rows.join('\n') || '<tr><td colspan="5">No connections</td></tr>'}
-</tbody></table>${create}</section>`;
+</tbody></table></div>${create}</section>`;
 }
 
-/** Both lists as text, comma-separated; the script sends them as the lists the API takes. */
-function permissionsForm(app: AppWithConnections): string {
-  const field = (name: 'system_ids' | 'message_types', label: string) =>
-    `<label for="${name}-${app.id}">${label}</label><input id="${name}-${app.id}" name="${name}" data-list size="40" value="${esc(app.permissions[name].join(', '))}">`;
-  return `<form data-api="/api/portal/apps/${app.id}/permissions" data-method="PUT" class="permissions">${field('system_ids', 'System ids')}${field('message_types', 'Message types')}<button type="submit">Save permissions of ${esc(app.name)}</button></form>`;
+/**
+ * The app's permissions as choices: a box per catalogue message type and per known system id, and a
+ * field for system ids the workspace does not know yet (the portal API refuses anything else in plain
+ * words). Emptying both lists asks first: the app could then publish nothing.
+ */
+function permissionsForm(app: AppWithConnections, choices: PermissionChoices): string {
+  const boxes = (name: 'system_ids' | 'message_types', values: readonly string[]) =>
+    values
+      .map((value, i) => {
+        const id = `${name}-${app.id}-${i}`;
+        const checked = app.permissions[name].includes(value) ? ' checked' : '';
+        return `<label for="${id}"><input type="checkbox" id="${id}" name="${name}" value="${esc(value)}" data-list${checked}> <code>${esc(value)}</code></label>`;
+      })
+      .join(' ');
+  const knownSystemIds = [...new Set([...choices.systemIds, ...app.permissions.system_ids])].sort();
+  return `<form data-api="/api/portal/apps/${app.id}/permissions" data-method="PUT" class="permissions" data-said-in="said-permissions-${app.id}" data-done="Saved what ${esc(app.name)} may publish." data-confirm-empty="Allow ${esc(app.name)} no system ids and no message types? It can then publish nothing until they are set again.">
+<fieldset><legend>System ids ${esc(app.name)} may publish as</legend>${boxes('system_ids', knownSystemIds)}
+<label for="system_ids-${app.id}-new">Other system ids</label> <input id="system_ids-${app.id}-new" name="system_ids" data-list size="30" data-expects="dotted lowercase names such as storyteller.web, separated by commas"></fieldset>
+<fieldset><legend>Message types ${esc(app.name)} may publish</legend>${boxes('message_types', choices.messageTypes)}</fieldset>
+<button type="submit">Save permissions of ${esc(app.name)}</button></form>${saidRegion(`said-permissions-${app.id}`)}`;
 }
 
 function secretPanel(): string {
   return `<section id="secret-panel" hidden aria-labelledby="secret-heading"><h2 id="secret-heading">New secret of <code id="secret-client-id"></code></h2>
 <p class="warning">Copy it now: you will not see this again.</p>
-<label for="secret-value">Client secret</label> <input id="secret-value" readonly>
+<label for="secret-value">Client secret</label> <textarea id="secret-value" class="secret" rows="2" readonly spellcheck="false"></textarea>
 <button type="button" id="copy-secret">Copy secret</button> <button type="button" id="secret-done">Done</button>
 <p id="secret-overlap"></p></section>`;
-}
-
-function layout(title: string, session: Session | undefined, body: string): string {
-  const signedIn = session
-    ? `<nav aria-label="Portal"><a href="/portal">Organisations</a><a href="/portal/audit">Audit log</a>${TOOL_LINKS}</nav>
-<p>${esc(session.name)} — ${session.grants.map((g) => (g.role === 'operator' ? 'operator' : `${ROLE_NAMES[g.role]} of ${g.organisationId}`)).join(', ')}</p>
-<form method="post" action="/portal/logout"><input type="hidden" name="csrf_token" value="${session.csrfToken}"><button type="submit">Sign out</button></form>`
-    : '';
-  return `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${esc(title)} — message bus portal</title>
-${session ? `<meta name="csrf-token" content="${session.csrfToken}">` : ''}
-<link rel="stylesheet" href="/portal/assets/portal.css">
-${session ? '<script src="/portal/assets/portal.js" defer></script>' : ''}
-</head><body><header>${signedIn}</header>
-<main><div id="status" role="status" aria-live="polite"></div>
-${body}</main></body></html>`;
-}
-
-/** HTML-escapes text a person or provider chose (names); ids are of a fixed alphabet already. */
-export function esc(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }

@@ -176,6 +176,13 @@ export class PeopleStore {
     return new Map(rows.map((r) => [r.workspace_id, Number(r.count)]));
   }
 
+  /** The workspace's messages accepted at or after `since`, counted up to `cap` (the scan stops there). */
+  async acceptedSince(workspaceId: string, since: Date, cap: number): Promise<number> {
+    const capped = this.db('accepted_messages').where({ workspace_id: workspaceId }).andWhere('accepted_at', '>=', since).select(this.db.raw('1')).limit(cap);
+    const [row] = await this.db.from(capped.as('capped')).count({ count: '*' });
+    return Number(row?.count ?? 0);
+  }
+
   /** The workspaces in which these organisations own apps (what a vendor sees). */
   async workspacesWithAppsOf(organisationIds: readonly string[]): Promise<string[]> {
     if (organisationIds.length === 0) return [];

@@ -23,6 +23,17 @@ export type AppWithConnections = AppView & { connections: ConnectionView[] };
 export class PortalData {
   constructor(private readonly deps: PortalDataDeps) {}
 
+  /** The workspace's messages accepted at or after `since`, counted up to `cap`. */
+  acceptedSince(workspaceId: string, since: Date, cap: number): Promise<number> {
+    return this.deps.people.acceptedSince(workspaceId, since, cap);
+  }
+
+  /** The names of the organisations the person's grants name (the operator's grant names none). */
+  async organisationNames(session: Session): Promise<Map<string, string>> {
+    const found = await Promise.all(organisationsOf(session.grants).ids.map((id) => this.deps.store.organisation(id)));
+    return new Map(found.filter((o): o is OrganisationView => o !== undefined).map((o) => [o.id, o.name]));
+  }
+
   /** The organisations a person has a role in (all for the operator), with the workspaces they may see. */
   async organisations(session: Session): Promise<OrganisationWithWorkspaces[]> {
     const scope = organisationsOf(session.grants);

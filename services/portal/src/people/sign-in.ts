@@ -9,6 +9,32 @@ import { grantsOfClaim } from './policy';
 import { createRouter } from '@bus/http';
 
 const LOGIN_COOKIE = 'bus_portal_login';
+/**
+ * The ID token, kept for sign-out only (the id_token_hint of RP-initiated logout): HttpOnly and sent to
+ * /portal/logout alone. A token too large for a cookie is not kept; the provider then asks who signs out.
+ */
+const ID_TOKEN_COOKIE = 'bus_portal_id_token';
+const ID_TOKEN_MAX_CHARS = 3500;
+/** The page a signed-out person asked for, kept beside the sign-in's state until the callback returns there. */
+const RETURN_COOKIE = 'bus_portal_return';
+/** Pages a signed-out person may open: the sign-in page itself, the sign-in's steps and the assets. */
+const OPEN_PAGES = /^\/portal(\/?$|\/login$|\/callback$|\/assets\/)/;
+/** A page of this portal only (never another origin: no `//`, no backslash), at most 1,000 characters. */
+const RETURN_PATH = /^\/portal\/(?!\/)[A-Za-z0-9._~!$&'()*+,;=:@%/?-]{0,990}$/;
+
+/** Where the callback sends the person: the page they asked for, when it is one of the portal's. */
+export function returnPathOf(value: unknown): string | undefined {
+  return typeof value === 'string' && RETURN_PATH.test(value) ? value : undefined;
+}
+
+/** A cookie's value as res.cookie wrote it (URI-encoded); undefined when it is not. */
+function decodedCookie(value: string | undefined): string | undefined {
+  try {
+    return value === undefined ? undefined : decodeURIComponent(value);
+  } catch {
+    return undefined;
+  }
+}
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 /** The session cookie's name: the __Host- prefix (Secure, path /, no Domain) wherever cookies are Secure. */
@@ -76,6 +102,8 @@ export function signInRoutes(deps: SignInDeps): { routes: Router; loadSession: R
   const providerConfig = discoverer(signIn);
   const sessionCookie = sessionCookieName(signIn);
   const cookieBase = { httpOnly: true, secure: signIn.secureCookies, sameSite: 'lax' as const };
+  const providerOrigin = new URL(signIn.issuer).origin;
+  const signedOutUrl = new URL('/portal', signIn.redirectUrl).href;
 
   const loadSession = createRouter();
   loadSession.use(['/portal', '/api/portal'], async (req: Request, res: Response, next: NextFunction) => {
@@ -83,6 +111,13 @@ export function signInRoutes(deps: SignInDeps): { routes: Router; loadSession: R
     const cookie = cookieOf(req, sessionCookie);
     const session = cookie === undefined ? undefined : await store.touchSession(cookie, signIn.idleTimeoutMs);
     if (session) res.locals.portalSession = session;
+    res.locals.providerOrigin = providerOrigin;
+    // A deep link opened while signed out: sign in first, then back to that page (the callback's cookie).
+    if (!session && req.method === 'GET' && !OPEN_PAGES.test(req.originalUrl.split('?')[0]!) && req.originalUrl.startsWith('/portal/')) {
+      const back = returnPathOf(req.originalUrl);
+      res.redirect(303, back ? `/portal/login?return=${encodeURIComponent(back)}` : '/portal/login');
+      return;
+    }
     if (!SAFE_METHODS.has(req.method)) {
       // Every state-changing request carries the session's CSRF token: a header (the pages' script)
       // or, for the plain sign-out form, a form field. SameSite=Lax is a second line, not the only one.
@@ -94,7 +129,7 @@ export function signInRoutes(deps: SignInDeps): { routes: Router; loadSession: R
   });
 
   const routes = createRouter();
-  routes.get('/portal/login', async (_req, res) => {
+  routes.get('/portal/login', async (req, res) => {
     const config = await providerConfig();
     const state = randomToken();
     const nonce = randomToken();
@@ -110,13 +145,18 @@ export function signInRoutes(deps: SignInDeps): { routes: Router; loadSession: R
     });
     // The state is bound to this browser too: a callback carrying someone else's state is refused.
     res.cookie(LOGIN_COOKIE, state, { ...cookieBase, path: '/portal/callback', maxAge: SIGN_IN_VALIDITY_MS });
+    const back = returnPathOf(req.query.return);
+    if (back) res.cookie(RETURN_COOKIE, back, { ...cookieBase, path: '/portal/callback', maxAge: SIGN_IN_VALIDITY_MS });
+    else res.clearCookie(RETURN_COOKIE, { ...cookieBase, path: '/portal/callback' });
     res.redirect(303, authorization.href);
   });
 
   routes.get('/portal/callback', async (req, res) => {
     const state = typeof req.query.state === 'string' ? req.query.state : '';
     const browserState = cookieOf(req, LOGIN_COOKIE);
+    const back = returnPathOf(decodedCookie(cookieOf(req, RETURN_COOKIE)));
     res.clearCookie(LOGIN_COOKIE, { ...cookieBase, path: '/portal/callback' });
+    res.clearCookie(RETURN_COOKIE, { ...cookieBase, path: '/portal/callback' });
     if (!state || !browserState || !sameToken(state, browserState)) throw new SignInFailedError('this browser did not start this sign-in');
     const pending = await store.takeSignIn(state);
     if (!pending) throw new SignInFailedError('the sign-in expired or was already used');
@@ -124,6 +164,7 @@ export function signInRoutes(deps: SignInDeps): { routes: Router; loadSession: R
     const callbackUrl = new URL(signIn.redirectUrl);
     callbackUrl.search = new URL(req.originalUrl, 'http://portal.invalid').search;
     let claims: Record<string, unknown>;
+    let idToken: string | undefined;
     try {
       const tokens = await oidc.authorizationCodeGrant(config, callbackUrl, {
         pkceCodeVerifier: pending.codeVerifier,
@@ -132,6 +173,7 @@ export function signInRoutes(deps: SignInDeps): { routes: Router; loadSession: R
         idTokenExpected: true,
       });
       const idClaims = tokens.claims()!;
+      idToken = tokens.id_token;
       const userinfo = await oidc.fetchUserInfo(config, tokens.access_token, idClaims.sub);
       claims = { ...userinfo, ...idClaims };
     } catch (err) {
@@ -152,15 +194,27 @@ export function signInRoutes(deps: SignInDeps): { routes: Router; loadSession: R
     const name = typeof claims.name === 'string' ? claims.name : typeof claims.email === 'string' ? claims.email : subject;
     const { cookie } = await store.createSession({ subject, name, grants }, signIn.maxAgeMs);
     res.cookie(sessionCookie, cookie, { ...cookieBase, path: '/', maxAge: signIn.maxAgeMs });
+    if (idToken && idToken.length <= ID_TOKEN_MAX_CHARS)
+      res.cookie(ID_TOKEN_COOKIE, idToken, { ...cookieBase, path: '/portal/logout', maxAge: signIn.maxAgeMs });
     deps.logger.info({ subject, roles: grants.map((g) => g.role) }, 'portal sign-in');
-    res.redirect(303, '/portal');
+    res.redirect(303, back ?? '/portal');
   });
 
   routes.post('/portal/logout', async (req, res) => {
     const cookie = cookieOf(req, sessionCookie);
     if (cookie !== undefined) await store.endSession(cookie);
     res.clearCookie(sessionCookie, { ...cookieBase, path: '/' });
-    res.redirect(303, '/portal');
+    const idToken = cookieOf(req, ID_TOKEN_COOKIE);
+    res.clearCookie(ID_TOKEN_COOKIE, { ...cookieBase, path: '/portal/logout' });
+    // RP-initiated logout: the provider's session ends too, where it advertises end_session_endpoint
+    // (a provider that is down or has none leaves only the portal's session ended).
+    const config = await providerConfig().catch(() => undefined);
+    if (!config?.serverMetadata().end_session_endpoint) return res.redirect(303, '/portal');
+    const ending = oidc.buildEndSessionUrl(config, {
+      post_logout_redirect_uri: signedOutUrl,
+      ...(idToken && idToken.length <= ID_TOKEN_MAX_CHARS ? { id_token_hint: idToken } : {}),
+    });
+    res.redirect(303, ending.href);
   });
 
   return { routes, loadSession };

@@ -5,7 +5,8 @@ import type { MessageTrace } from '@bus/queue';
 import { unavailableUnlessDone } from '@bus/http';
 import type { ReplayBody } from '../admin-requests';
 import type { AdminStore, ConnectionView, ReplayView, WorkspaceView } from '../admin-store';
-import { consumerQueue, startReplay, type QueueView } from '../consumer-queues';
+import { replaySince } from '../admin-requests';
+import { consumerQueue, requireActiveConsumer, startReplay, type QueueView } from '../consumer-queues';
 import { AdminConflictError, AdminNotFoundError, AdminUnavailableError } from '../errors';
 import type { ReplayRunner } from '../replays';
 import { messageTraceOf } from '../trace-routes';
@@ -13,6 +14,17 @@ import { PortalForbiddenError } from './errors';
 import type { PortalData } from './portal-data';
 import type { Session } from './people-store';
 import { allows, type Action, type Target } from './policy';
+
+/** The replay estimate counts this many messages at most (the query stops there). */
+const ESTIMATE_CAP = 100_000;
+
+/** portal.json's ReplayEstimate. */
+export interface ReplayEstimate {
+  client_id: string;
+  since: string;
+  messages: number;
+  more: boolean;
+}
 
 export interface ToolsDataDeps {
   /** Its failures are the 503 admin.unavailable (service.ts wraps it). */
@@ -73,6 +85,18 @@ export class ToolsData {
       status: 202,
     });
     return replay;
+  }
+
+  /**
+   * About how many messages a replay from `since` would deliver again: the workspace's messages accepted
+   * since then, counted up to a cap (what the replay's confirmation says; the archive may keep fewer).
+   */
+  async replayEstimate(session: Session, clientId: string, since: string): Promise<ReplayEstimate> {
+    const { connection } = await this.connection(session, 'connection.replay', clientId);
+    const consumer = requireActiveConsumer(connection);
+    const from = replaySince({ since }, this.now(), this.deps.archiveMs);
+    const counted = await this.deps.data.acceptedSince(consumer.workspace_id, from, ESTIMATE_CAP + 1);
+    return { client_id: clientId, since: from.toISOString(), messages: Math.min(counted, ESTIMATE_CAP), more: counted > ESTIMATE_CAP };
   }
 
   /** A replay of a consumer connection the person may read. */

@@ -3,9 +3,8 @@ import type { RecentRefusals } from '@bus/db';
 import type { MessageTrace } from '@bus/queue';
 import type { ConnectionView, ReplayView } from '../admin-store';
 import type { QueueView } from '../consumer-queues';
-import { AdminRequestInvalidError } from '../errors';
-import { esc, sendPage } from './pages';
-import { sessionOf } from './sign-in';
+import { esc, saidRegion, sendPage, timeOf } from './layout';
+import { requireSession } from './sign-in';
 import type { ToolsData } from './tools-data';
 import { createRouter } from '@bus/http';
 
@@ -23,8 +22,7 @@ export function toolsPages(deps: { tools: ToolsData }): Router {
   const router = createRouter();
 
   router.get('/portal/connections/:c', async (req, res) => {
-    const session = sessionOf(res);
-    if (!session) return res.redirect(303, '/portal');
+    const session = requireSession(res);
     const { connection, target } = await deps.tools.connection(session, 'connection.read', String(req.params.c));
     const heading = `<h1>Connection <code>${connection.client_id}</code> <small>(${connection.kind}, ${connection.status})</small></h1>
 <p>App <code>${connection.app_id}</code> in workspace <a href="/portal/workspaces/${connection.workspace_id}"><code>${connection.workspace_id}</code></a>.</p>`;
@@ -42,39 +40,44 @@ export function toolsPages(deps: { tools: ToolsData }): Router {
   });
 
   router.get('/portal/replays/:p', async (req, res) => {
-    const session = sessionOf(res);
-    if (!session) return res.redirect(303, '/portal');
+    const session = requireSession(res);
     const replay = await deps.tools.replay(session, String(req.params.p));
     sendPage(res, `Replay ${replay.replay_id}`, session, replaySection(replay));
   });
 
   router.get('/portal/trace', async (req, res) => {
-    const session = sessionOf(res);
-    if (!session) return res.redirect(303, '/portal');
+    const session = requireSession(res);
     const asked = traceQuery(req);
     const workspaces = await deps.tools.traceableWorkspaces(session);
-    const options = workspaces
-      .map((w) => `<option value="${w.id}"${w.id === asked?.workspaceId ? ' selected' : ''}>${esc(w.name)} (${w.id})</option>`)
-      .join('');
+    const chosen = asked.workspaceId ?? '';
+    const options = workspaces.map((w) => `<option value="${w.id}"${w.id === chosen ? ' selected' : ''}>${esc(w.name)} (${w.id})</option>`).join('');
+    // A message id not of its form is said beside its field (the person's words kept, focus on it).
+    const problem = asked.problem ? ` aria-invalid="true" aria-describedby="trace-message-id-error" autofocus` : '';
     const form = `<h1>Message trace</h1>
 <p>Where an accepted message is, for each consumer connection of its workspace. No message body is shown.</p>
 <form method="get" action="/portal/trace"><label for="trace-workspace">Workspace</label><select id="trace-workspace" name="workspace">${options}</select>
-<label for="trace-message-id">Message id</label><input id="trace-message-id" name="message_id" size="38" required value="${esc(asked?.messageId ?? '')}">
-<button type="submit">Trace</button></form>`;
-    const result = asked ? traceSection(await deps.tools.trace(session, asked.workspaceId, asked.messageId)) : '';
-    sendPage(res, 'Message trace', session, `${form}\n${result}`);
+<label for="trace-message-id">Message id</label><input id="trace-message-id" name="message_id" size="38" required value="${esc(asked.messageId ?? '')}"${problem}>
+<button type="submit">Trace</button><span class="field-error" id="trace-message-id-error">${asked.problem ?? ''}</span></form>`;
+    const result =
+      asked.workspaceId && asked.messageId && !asked.problem ? traceSection(await deps.tools.trace(session, asked.workspaceId, asked.messageId)) : '';
+    sendPage(res, 'Message trace', session, `${form}\n${result}`, asked.problem ? 400 : 200);
   });
   return router;
 }
 
-/** The trace page's query: none (the empty form), or a workspace and message id of their forms (else 400). */
-function traceQuery(req: Request): { workspaceId: string; messageId: string } | undefined {
+/** The trace page's query: nothing asked (the empty form), a workspace and message id to trace, or what is wrong with them in plain words. */
+function traceQuery(req: Request): { workspaceId?: string; messageId?: string; problem?: string } {
   const { workspace, message_id: messageId } = req.query;
-  if (workspace === undefined && messageId === undefined) return undefined;
-  if (typeof workspace !== 'string' || !WORKSPACE_ID.test(workspace))
-    throw new AdminRequestInvalidError('workspace must be a workspace id (w and 12 characters)');
-  if (typeof messageId !== 'string' || !UUID.test(messageId.trim())) throw new AdminRequestInvalidError('message_id must be the UUID the producer published');
-  return { workspaceId: workspace, messageId: messageId.trim().toLowerCase() };
+  if (workspace === undefined && messageId === undefined) return {};
+  const typed = typeof messageId === 'string' ? messageId.trim().slice(0, 200) : '';
+  if (typeof workspace !== 'string' || !WORKSPACE_ID.test(workspace)) return { messageId: typed, problem: 'Choose a workspace from the list.' };
+  if (!UUID.test(typed))
+    return {
+      workspaceId: workspace,
+      messageId: typed,
+      problem: 'Enter the message id the producer published: a UUID such as 6f1c2a4e-8b7d-4c3a-9e2f-1a2b3c4d5e6f.',
+    };
+  return { workspaceId: workspace, messageId: typed.toLowerCase() };
 }
 
 function queueSection(queue: QueueView): string {
@@ -87,23 +90,37 @@ function queueSection(queue: QueueView): string {
 </tbody></table><p><a href="/portal/connections/${queue.client_id}">Refresh</a></p></section>`;
 }
 
-/** The replay form: the time is the browser's local time, sent as an instant; the server checks it is within the archive. */
+/**
+ * The replay form: the time is the browser's local time, sent as an instant; the server checks it is
+ * within the archive. It asks first, saying from when and about how many messages (the estimate).
+ */
 function replayForm(connection: ConnectionView, archiveMs: number): string {
   const days = Math.round(archiveMs / 86_400_000);
+  const api = `/api/portal/connections/${connection.client_id}/replays`;
   return `<section aria-labelledby="replay-heading"><h2 id="replay-heading">Replay</h2>
 <p>Delivers again every archived message of the workspace published at or after the time you choose (your time zone). The archive keeps ${days} days; a time before it or in the future is refused.</p>
-<form data-api="/api/portal/connections/${connection.client_id}/replays" data-next="/portal/replays/{replay_id}"><label for="replay-since">Replay from</label><input id="replay-since" name="since" type="datetime-local" step="1" required><button type="submit">Start replay</button></form></section>`;
+<form data-api="${api}" data-next="/portal/replays/{replay_id}" data-said-in="said-replay" data-done="Replay started: this page follows it." data-estimate="${api}/estimate" data-confirm="Replay to ${connection.client_id} every archived message of workspace ${connection.workspace_id} published since {since}? About {estimate} messages would be delivered to it again (as many as the archive still keeps)."><label for="replay-since">Replay from</label><input id="replay-since" name="since" type="datetime-local" step="1" required data-expects="the date and time to replay from (your time zone)"><button type="submit">Start replay</button></form>${saidRegion('said-replay')}</section>`;
+}
+
+/**
+ * The scanned records neither replayed nor skipped: their delivery was still live (queued or in flight),
+ * which a replay leaves alone (libs/queue replay.ts), or the consumer stopped being active meanwhile.
+ * Shown so the counts add up; the page's poll works it out the same way (assets.ts).
+ */
+function leftAlone(replay: ReplayView): number {
+  return replay.scanned - replay.replayed - replay.skipped;
 }
 
 function replaySection(replay: ReplayView): string {
   const field = (name: keyof ReplayView, value: string | number | null) => `<td data-field="${name}">${esc(String(value ?? ''))}</td>`;
   return `<h1>Replay <code>${replay.replay_id}</code></h1>
-<p>Of consumer <a href="/portal/connections/${replay.client_id}"><code>${replay.client_id}</code></a>, from ${replay.since}. This page follows it while it runs; <a href="/portal/replays/${replay.replay_id}">refresh</a> if it does not.</p>
+<p>Of consumer <a href="/portal/connections/${replay.client_id}"><code>${replay.client_id}</code></a>, from ${timeOf(replay.since)}. This page follows it while it runs; <a href="/portal/replays/${replay.replay_id}">refresh</a> if it does not. Every scanned message is replayed, skipped or left alone.</p>
 <table data-poll="/api/portal/replays/${replay.replay_id}" data-poll-while="status=running" data-poll-ms="${REPLAY_POLL_MS}"><caption>Progress</caption><tbody>
 <tr><th scope="row">State</th>${field('status', replay.status)}</tr>
 <tr><th scope="row">Scanned</th>${field('scanned', replay.scanned)}</tr>
 <tr><th scope="row">Replayed</th>${field('replayed', replay.replayed)}</tr>
 <tr><th scope="row">Skipped (never accepted)</th>${field('skipped', replay.skipped)}</tr>
+<tr><th scope="row">Left alone (still queued or in flight: never a second live copy)</th><td data-field="left_alone">${leftAlone(replay)}</td></tr>
 <tr><th scope="row">Requested</th>${field('requested_at', replay.requested_at)}</tr>
 <tr><th scope="row">Finished</th>${field('finished_at', replay.finished_at)}</tr>
 <tr><th scope="row">Error</th>${field('error', replay.error)}</tr>
@@ -117,20 +134,20 @@ function traceSection(trace: MessageTrace): string {
   );
   return `<section aria-labelledby="trace-heading"><h2 id="trace-heading">Message <code>${trace.message_id}</code></h2>
 <p>${esc(trace.message_type)}, correlation id <code>${esc(trace.correlation_id)}</code>, published by <code>${trace.producer_connection_id}</code>, accepted ${trace.accepted_at} (partition ${trace.kafka.partition}, offset ${trace.kafka.offset}).</p>
-<table><caption>Delivery to each consumer connection</caption><thead><tr><th scope="col">Consumer</th><th scope="col">Connection</th><th scope="col">State</th><th scope="col">Enqueued</th><th scope="col">Visible at</th><th scope="col">Receives</th><th scope="col">Acked</th><th scope="col">Nacks</th><th scope="col">Dead letter</th></tr></thead><tbody>
+<div class="table-scroll"><table><caption>Delivery to each consumer connection</caption><thead><tr><th scope="col">Consumer</th><th scope="col">Connection</th><th scope="col">State</th><th scope="col">Enqueued</th><th scope="col">Visible at</th><th scope="col">Receives</th><th scope="col">Acked</th><th scope="col">Nacks</th><th scope="col">Dead letter</th></tr></thead><tbody>
 ${rows.join('\n') || '<tr><td colspan="9">The workspace has no consumer connections</td></tr>'}
-</tbody></table></section>`;
+</tbody></table></div></section>`;
 }
 
 function refusalsSection(recent: RecentRefusals): string {
   const rows = recent.refusals.map(
     (r) =>
-      `<tr><td>${r.refused_at}</td><td>${r.mode}</td><td>${r.status}</td><td><code>${esc(r.message_id ?? '')}</code></td><td>${esc(r.message_type ?? '')}</td><td><code>${esc(r.correlation_id ?? '')}</code></td><td>${r.violations.map((v) => `<code>${esc(v.rule)}</code> ${esc(v.message)}`).join('<br>')}</td></tr>`,
+      `<tr><td>${timeOf(r.refused_at)}</td><td>${r.mode}</td><td>${r.status}</td><td><code>${esc(r.message_id ?? '')}</code></td><td>${esc(r.message_type ?? '')}</td><td><code>${esc(r.correlation_id ?? '')}</code></td><td>${r.violations.map((v) => `<code>${esc(v.rule)}</code> ${esc(v.message)}`).join('<br>')}</td></tr>`,
   );
   const limited = recent.rate_limited;
   return `<section aria-labelledby="refusals-heading"><h2 id="refusals-heading">Recent refusals</h2>
 <p>The newest refusals of this connection's publishes and validations (ids and violations only, never a body). Rate-limited: ${limited.rate_limited}, over quota: ${limited.quota_exceeded}${limited.last_refused_at ? `, latest ${limited.last_refused_at}` : ''}.</p>
-<table><caption>Refusals, newest first</caption><thead><tr><th scope="col">When</th><th scope="col">Mode</th><th scope="col">Status</th><th scope="col">Message id</th><th scope="col">Message type</th><th scope="col">Correlation id</th><th scope="col">Violations</th></tr></thead><tbody>
+<div class="table-scroll"><table><caption>Refusals, newest first</caption><thead><tr><th scope="col">When</th><th scope="col">Mode</th><th scope="col">Status</th><th scope="col">Message id</th><th scope="col">Message type</th><th scope="col">Correlation id</th><th scope="col">Violations</th></tr></thead><tbody>
 ${rows.join('\n') || '<tr><td colspan="7">No refusals</td></tr>'}
-</tbody></table><p><a href="/portal/connections/${recent.connection_id}">Refresh</a></p></section>`;
+</tbody></table></div><p><a href="/portal/connections/${recent.connection_id}">Refresh</a></p></section>`;
 }

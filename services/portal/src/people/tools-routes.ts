@@ -21,6 +21,9 @@ export function toolsRoutes(deps: { tools: ToolsData; requests: RequestValidatio
     const readBody = async () => (await deps.requests.jsonBody(req, BODY_BYTES)) as ReplayBody;
     res.status(202).json(await deps.tools.startReplay(req, res, requireSession(res), String(req.params.c), readBody));
   });
+  router.get('/api/portal/connections/:c/replays/estimate', async (req, res) => {
+    res.json(await deps.tools.replayEstimate(requireSession(res), String(req.params.c), String(req.query.since)));
+  });
   router.get('/api/portal/replays/:p', async (req, res) => {
     res.json(await deps.tools.replay(requireSession(res), String(req.params.p)));
   });
