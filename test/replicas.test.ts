@@ -3,6 +3,7 @@ import { som } from '@bus/schemas';
 import { eventually } from '@bus/testing';
 import { startReplica, startStandaloneBus, type ServiceReplica, type StandaloneBus } from './support/bus';
 import { bearerCall } from './support/bus-call';
+import { exampleMessage } from './support/messages';
 import { TenantFixture, type Tenant } from './support/tenants';
 
 /**
@@ -54,16 +55,7 @@ afterAll(async () => {
   await bus?.stop();
 }, 30_000);
 
-function message(type: string, correlationId: string, extra: Record<string, unknown> = {}) {
-  return {
-    ...(som.examples[type] as Record<string, unknown>),
-    message_id: randomUUID(),
-    correlation_id: correlationId,
-    occurred_at: new Date().toISOString(),
-    system_id: SYSTEM_ID,
-    ...extra,
-  };
-}
+const message = (type: string, correlationId: string) => exampleMessage(type, correlationId, SYSTEM_ID);
 
 const publishPath = (workspaceId: string) => `/v1/tenants/${workspaceId}/messages`;
 const consumerPath = (route: string) => `/v1/tenants/${tenant.workspaceId}/consumers/${tenant.consumer.clientId}/${route}`;
