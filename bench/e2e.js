@@ -24,18 +24,7 @@
 
 const { performance } = require('node:perf_hooks');
 const { som } = require('@bus/schemas');
-const {
-  CONNECTION_FACTOR,
-  cpuLine,
-  cpuMeter,
-  httpClient,
-  machine,
-  percentile,
-  provisionWorkspace,
-  startBus,
-  statementTable,
-  storyMessage,
-} = require('./support');
+const { CONNECTION_FACTOR, cpuLine, busClient, cpuMeter, machine, percentile, provisionWorkspace, startBus, statementTable } = require('./support');
 
 const RATE = Number(process.env.BENCH_RATE ?? 200);
 const RUN_SECONDS = Number(process.env.BENCH_SECONDS ?? 60);
@@ -63,45 +52,6 @@ const PHASE_TIMEOUT_MS = 180_000;
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 const now = () => performance.now();
-
-/**
- * The bus calls the bench makes, each stamped with the monotonic time its answer arrived. A call that
- * fails on the network answers status 0 and is counted in `networkErrors`, so one reset connection
- * neither stops the run nor goes unreported.
- */
-function busClient(urls, workspace, producers, consumer) {
-  const consumerBase = `${urls.pullApi}/v1/tenants/${workspace}/consumers/${consumer.clientId}`;
-  const json = (token) => ({ Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' });
-  const client = { networkErrors: 0 };
-  const request = httpClient();
-  const call = async (url, init) => {
-    try {
-      const res = await request(url, init);
-      const text = res.body.toString('utf8');
-      const body = res.headers['content-type']?.includes('json') ? JSON.parse(text) : text;
-      return { status: res.status, body, retryAfter: Number(res.headers['retry-after'] ?? 1) };
-    } catch {
-      client.networkErrors += 1;
-      return { status: 0, body: undefined, retryAfter: 1 };
-    }
-  };
-  client.publish = async (i, correlationId) => {
-    const { messageId, body } = storyMessage(correlationId);
-    const startedAt = now();
-    const res = await call(`${urls.gateway}/v1/tenants/${workspace}/messages`, { method: 'POST', headers: json(producers[i % producers.length].token), body });
-    // Wall-clock too, to compare with the enqueued_at that Postgres stamps (same machine, same clock).
-    return { messageId, status: res.status, retryAfter: res.retryAfter, startedAt, acceptedAt: now(), acceptedWall: Date.now() };
-  };
-  client.receive = async (waitSeconds) => {
-    const res = await call(`${consumerBase}/messages?max_messages=10&wait_seconds=${waitSeconds}`, { headers: json(consumer.token) });
-    return { ...res, at: now(), messages: res.status === 200 ? res.body.messages : [] };
-  };
-  client.ack = async (handles) => {
-    const res = await call(`${consumerBase}/ack`, { method: 'POST', headers: json(consumer.token), body: JSON.stringify({ receipt_handles: handles }) });
-    return { ...res, done: res.status === 200 ? res.body.results.filter((r) => r.status === 'done').length : 0 };
-  };
-  return client;
-}
 
 function stats(values) {
   const sorted = [...values].sort((a, b) => a - b);

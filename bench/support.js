@@ -5,6 +5,7 @@
 const fs = require('node:fs');
 const path = require('node:path');
 const { randomUUID } = require('node:crypto');
+const { performance } = require('node:perf_hooks');
 const { httpClient } = require('./http-client');
 
 /** The local stack's directory: BUS_LOCAL_DIR when set, as deploy/local/stack.sh reads it, else .local. */
@@ -81,7 +82,8 @@ async function measure({ concurrency, warmUpMs, runMs, operation, cpu, recorder,
  * the bus host's own limits widened (BUS_LIMIT_*): the whole API's 200/s would otherwise be what is
  * measured. With `layout: 'standalone'`, the auth, gateway, delivery and pull-api processes instead
  * (services/<name>/dist/main.js, as in Kubernetes), `busUrl` then being auth's (the token issuer).
- * Returns the bus address, `urls` of the token, publish and consumer routes, the processes by name, a
+ * `env` adds or overrides variables of the run. Returns the bus address, `urls` of the token, publish
+ * and consumer routes, the processes by name, their environment (`env`), a
  * Postgres client and `databaseUrl` of the run database, a Kafka producer of the bench's own, an
  * IdentityAdmin to provision with, the run database's statementMeter (`statements`), and stop().
  */
@@ -93,7 +95,7 @@ async function measure({ concurrency, warmUpMs, runMs, operation, cpu, recorder,
  */
 const CONNECTION_FACTOR = Number(process.env.BENCH_CONNECTION_FACTOR ?? 10);
 
-async function startBus(name, { layout = 'all-in-one' } = {}) {
+async function startBus(name, { layout = 'all-in-one', env: extraEnv = {} } = {}) {
   loadStackEnv();
   const pino = require('pino');
   const { createDatabase } = require('@bus/db');
@@ -128,6 +130,7 @@ async function startBus(name, { layout = 'all-in-one' } = {}) {
     BUS_LIMIT_API_BURST: '200000',
     BUS_LIMIT_CONNECTION_FACTOR: String(CONNECTION_FACTOR),
     LOG_LEVEL: 'warn',
+    ...extraEnv,
   };
   const setup = startNodeProcess('services/all-in-one/dist/setup.js', env);
   if ((await setup.exited) !== 0) throw new Error(`setup failed:\n${setup.output()}`);
@@ -211,7 +214,7 @@ async function startBus(name, { layout = 'all-in-one' } = {}) {
     throw err;
   }
   const admin = IdentityAdmin.create({ db, control: createControlPublisher(producer), logger });
-  return { busUrl, urls, bus, processes, db, databaseUrl: database.url, kafka, producer, admin, statements, stop };
+  return { busUrl, urls, bus, processes, env, db, databaseUrl: database.url, kafka, producer, admin, statements, stop };
 }
 
 /**
@@ -490,6 +493,46 @@ function cpuLine(perThousand) {
     .join(', ');
 }
 
+/**
+ * The bus calls the bench makes, each stamped with the monotonic time its answer arrived. A call that
+ * fails on the network answers status 0 and is counted in `networkErrors`, so one reset connection
+ * neither stops the run nor goes unreported.
+ */
+function busClient(urls, workspace, producers, consumer) {
+  const consumerBase = `${urls.pullApi}/v1/tenants/${workspace}/consumers/${consumer.clientId}`;
+  const json = (token) => ({ Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' });
+  const client = { networkErrors: 0 };
+  const now = () => performance.now();
+  const request = httpClient();
+  const call = async (url, init) => {
+    try {
+      const res = await request(url, init);
+      const text = res.body.toString('utf8');
+      const body = res.headers['content-type']?.includes('json') ? JSON.parse(text) : text;
+      return { status: res.status, body, retryAfter: Number(res.headers['retry-after'] ?? 1) };
+    } catch {
+      client.networkErrors += 1;
+      return { status: 0, body: undefined, retryAfter: 1 };
+    }
+  };
+  client.publish = async (i, correlationId) => {
+    const { messageId, body } = storyMessage(correlationId);
+    const startedAt = now();
+    const res = await call(`${urls.gateway}/v1/tenants/${workspace}/messages`, { method: 'POST', headers: json(producers[i % producers.length].token), body });
+    // Wall-clock too, to compare with the enqueued_at that Postgres stamps (same machine, same clock).
+    return { messageId, status: res.status, retryAfter: res.retryAfter, startedAt, acceptedAt: now(), acceptedWall: Date.now() };
+  };
+  client.receive = async (waitSeconds) => {
+    const res = await call(`${consumerBase}/messages?max_messages=10&wait_seconds=${waitSeconds}`, { headers: json(consumer.token) });
+    return { ...res, at: now(), messages: res.status === 200 ? res.body.messages : [] };
+  };
+  client.ack = async (handles) => {
+    const res = await call(`${consumerBase}/ack`, { method: 'POST', headers: json(consumer.token), body: JSON.stringify({ receipt_handles: handles }) });
+    return { ...res, done: res.status === 200 ? res.body.results.filter((r) => r.status === 'done').length : 0 };
+  };
+  return client;
+}
+
 /** The machine line every benchmark prints with its figures. */
 function machine() {
   const os = require('node:os');
@@ -497,6 +540,7 @@ function machine() {
 }
 
 module.exports = {
+  busClient,
   CONNECTION_FACTOR,
   cpuLine,
   cpuMeter,

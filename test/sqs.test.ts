@@ -17,6 +17,7 @@ import { createOpenApiChecker, fetchObserved } from '@bus/testing';
 import { startBus, type RunningBus } from './support/bus';
 import { bearerCall } from './support/bus-call';
 import { deliveryCaughtUp } from './support/delivery';
+import { exampleMessage } from './support/messages';
 import { PrincipalFixture, signedHeaders, type Credentials } from './support/principals';
 import { TenantFixture, type Tenant } from './support/tenants';
 
@@ -78,15 +79,7 @@ function sqs(credentials: Credentials, region = REGION): SQSClient {
   return new SQSClient({ endpoint: `${bus.busUrl}/v1/sqs`, region, credentials, maxAttempts: 1, requestHandler: new CheckedHandler() });
 }
 
-function message(type: string, correlationId: string) {
-  return {
-    ...(som.examples[type] as Record<string, unknown>),
-    message_id: randomUUID(),
-    correlation_id: correlationId,
-    occurred_at: new Date().toISOString(),
-    system_id: SYSTEM_ID,
-  };
-}
+const message = (type: string, correlationId: string) => exampleMessage(type, correlationId, SYSTEM_ID);
 
 async function publishRaw(raw: string): Promise<void> {
   const res = await bearerCall(bus, 'POST', `/v1/tenants/${house.workspaceId}/messages`, producerToken, raw);

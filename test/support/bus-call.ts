@@ -8,7 +8,7 @@ const busApi = createOpenApiChecker(openapi.bus);
  * Calls a bus route with a bearer token (and a JSON body when given: an object is serialised, a
  * string or bytes sent as they are) and checks the answer against the bus's OpenAPI document.
  */
-export async function bearerCall(bus: RunningBus, method: string, path: string, bearer: string, body?: unknown) {
+export async function bearerCall(bus: Pick<RunningBus, 'busUrl'>, method: string, path: string, bearer: string, body?: unknown) {
   const response = await fetchObserved(`${bus.busUrl}${path}`, {
     method,
     headers: { Authorization: `Bearer ${bearer}`, ...(body !== undefined ? { 'Content-Type': 'application/json' } : {}) },

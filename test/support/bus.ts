@@ -84,6 +84,29 @@ export async function startStandaloneBus(env: Record<string, string> = {}, serve
   return { urls, processes, env: fullEnv, stop };
 }
 
+export interface ServiceReplica {
+  url: string;
+  process: ServiceProcess;
+}
+
+/**
+ * One more process of `service` on a running bus's environment (`env` overriding any variable), as
+ * another replica of it would run: its own port, the same database, Redis, Kafka and keys. Resolves
+ * once every check of its /readyz is ok.
+ */
+export async function startReplica(service: StandaloneService, busEnv: Record<string, string>, env: Record<string, string> = {}): Promise<ServiceReplica> {
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const proc = startNodeProcess(`services/${service}/dist/main.js`, { ...busEnv, PORT: String(port), ...env });
+  try {
+    await waitForAllChecksOk(url, { process: proc, timeoutMs: 60_000 });
+  } catch (err) {
+    await proc.stop('SIGKILL');
+    throw err;
+  }
+  return { url, process: proc };
+}
+
 async function prepareBus(env: Record<string, string>, servers: StackUrls) {
   const database = await createTestDatabase('bus_e2e', servers.DATABASE_URL);
   const busPort = await freePort();

@@ -4,6 +4,8 @@ import { createControlPublisher, IdentityAdmin } from '@bus/identity';
 import { createKafka, createProducer, type Producer } from '@bus/kafka';
 import type { RunningBus } from './bus';
 
+type BusAddress = Pick<RunningBus, 'busUrl' | 'env'>;
+
 export interface Tenant {
   organisationId: string;
   workspaceId: string;
@@ -21,10 +23,11 @@ export class TenantFixture {
     readonly db: Knex,
     readonly admin: IdentityAdmin,
     private readonly producer: Producer,
-    private readonly bus: RunningBus,
+    private readonly bus: BusAddress,
   ) {}
 
-  static async create(bus: RunningBus): Promise<TenantFixture> {
+  /** `bus`: where tokens are issued (auth, or the all-in-one) and the environment its processes run with. */
+  static async create(bus: BusAddress): Promise<TenantFixture> {
     const logger = pino({ level: 'warn' });
     const db = createDatabase({ url: bus.env.DATABASE_URL as string, poolMax: 2, applicationName: 'test-tenants' });
     const producer = createProducer(createKafka({ brokers: (bus.env.KAFKA_BROKERS as string).split(','), clientId: 'test-tenants', logger }));

@@ -63,6 +63,9 @@ share.coordinator.state.topic.replication.factor=1
 share.coordinator.state.topic.min.isr=1
 # Tests should not wait 3 s for the first consumer-group rebalance.
 group.initial.rebalance.delay.ms=0
+# Delivery's 3 s session (DELIVERY_SESSION_TIMEOUT) is below Kafka's default floor of 6 s: a killed
+# delivery process's partitions move on within 5 s (docs/operations.md, "Delivery failover").
+group.min.session.timeout.ms=1000
 # The bus creates its topics explicitly; a typo must fail, not create a topic.
 auto.create.topics.enable=false
 EOF

@@ -20,6 +20,12 @@ export interface Service {
   errorPage?: ErrorPage;
   /** Starts background work (Kafka consumers, sweepers) once the process listens. */
   start?(): Promise<void>;
+  /**
+   * Answers what its requests wait for (a long poll) now instead of at the wait's end: called as the
+   * shutdown starts, once the servers refuse new connections, so the drain ends with those answers
+   * rather than cutting their connections at SHUTDOWN_DRAIN_TIMEOUT.
+   */
+  drain?(): void;
   /** Stops background work; called after the HTTP servers drained. */
   stop?(): Promise<void>;
 }
@@ -98,7 +104,9 @@ export async function runProcess(opts: ProcessOptions): Promise<RunningProcess> 
   for (const service of services) await service.start?.();
 
   const shutdown = async () => {
-    await Promise.all(servers.map((s) => s.close(opts.drainTimeoutMs)));
+    const drained = Promise.all(servers.map((s) => s.close(opts.drainTimeoutMs)));
+    for (const service of services) service.drain?.();
+    await drained;
     for (const service of services.reverse()) await service.stop?.();
     await opts.closeClients();
   };

@@ -1,4 +1,5 @@
 import {
+  ConfigResourceTypes,
   Kafka,
   logLevel,
   Partitioners,
@@ -202,7 +203,11 @@ export async function sendAckedBatch(
 
 export interface BatchConsumerOptions {
   groupId: string;
-  /** Upper bound on the wait between heartbeats inside a batch handler. */
+  /**
+   * How long the broker waits for a heartbeat before it gives the member's partitions to the others:
+   * the stall after a member dies without leaving (SIGKILL, a lost node), and the upper bound on the
+   * wait between heartbeats inside a batch handler. 30 s unless given.
+   */
   sessionTimeoutMs?: number;
 }
 
@@ -217,10 +222,36 @@ export function createConsumer(kafka: Kafka, opts: BatchConsumerOptions): Consum
   return kafka.consumer({
     groupId: opts.groupId,
     sessionTimeout: opts.sessionTimeoutMs ?? 30_000,
-    heartbeatInterval: 3_000,
+    // A sixth of the session (3 s at most): a member learns of a rebalance at its next heartbeat, so a
+    // short session's failover is not held up by a long interval, and a few lost heartbeats are survived.
+    heartbeatInterval: Math.min(3_000, Math.floor((opts.sessionTimeoutMs ?? 30_000) / 6)),
     allowAutoTopicCreation: false,
     maxWaitTimeInMs: FETCH_WAIT_MS,
   });
+}
+
+/**
+ * The broker's group.min.session.timeout.ms (the shortest session a member may ask for), or undefined
+ * when the broker does not say (no DescribeConfigs permission, say).
+ */
+export async function groupMinSessionTimeoutMs(kafka: Kafka): Promise<number | undefined> {
+  const admin = kafka.admin();
+  try {
+    await admin.connect();
+    const { brokers } = await admin.describeCluster();
+    const broker = brokers[0];
+    if (!broker) return undefined;
+    const { resources } = await admin.describeConfigs({
+      includeSynonyms: false,
+      resources: [{ type: ConfigResourceTypes.BROKER, name: String(broker.nodeId), configNames: ['group.min.session.timeout.ms'] }],
+    });
+    const value = resources[0]?.configEntries.find((e) => e.configName === 'group.min.session.timeout.ms')?.configValue;
+    return value ? Number(value) : undefined;
+  } catch {
+    return undefined;
+  } finally {
+    await admin.disconnect().catch(() => undefined);
+  }
 }
 
 /**

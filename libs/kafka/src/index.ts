@@ -8,6 +8,7 @@ export {
   createBoundedProducer,
   boundedSendSettings,
   createConsumer,
+  groupMinSessionTimeoutMs,
   trackGroupMembership,
   sendAcked,
   sendAckedBatch,

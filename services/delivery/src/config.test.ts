@@ -1,5 +1,5 @@
 import { loadConfig } from '@bus/config';
-import { defaultDeliveryGroupId, deliveryConfig } from './config';
+import { defaultDeliveryGroupId, deliveryConfig, deliverySessionTimeout } from './config';
 
 describe('delivery config', () => {
   it('defaults the group to one per database, the acceptance wait to 15 s (three publish commit timeouts) and the quarantine re-check to 30 s', () => {
@@ -7,6 +7,7 @@ describe('delivery config', () => {
       DELIVERY_GROUP_ID: undefined,
       DELIVERY_ACCEPTANCE_WAIT: 15_000,
       DELIVERY_QUARANTINE_RECHECK: 30_000,
+      DELIVERY_SESSION_TIMEOUT: undefined,
       IDEMPOTENCY_RETENTION: undefined,
       QUEUE_RETENTION: undefined,
       QUARANTINE_RETENTION: undefined,
@@ -21,5 +22,22 @@ describe('delivery config', () => {
   it('refuses a wait over 60 s and a malformed group id', () => {
     expect(() => loadConfig(deliveryConfig, { DELIVERY_ACCEPTANCE_WAIT: '2m' })).toThrow(/DELIVERY_ACCEPTANCE_WAIT/);
     expect(() => loadConfig(deliveryConfig, { DELIVERY_GROUP_ID: 'a b' })).toThrow(/DELIVERY_GROUP_ID/);
+  });
+
+  it('refuses a session timeout under 1 s or over 5 m', () => {
+    expect(() => loadConfig(deliveryConfig, { DELIVERY_SESSION_TIMEOUT: '500ms' })).toThrow(/DELIVERY_SESSION_TIMEOUT/);
+    expect(() => loadConfig(deliveryConfig, { DELIVERY_SESSION_TIMEOUT: '6m' })).toThrow(/DELIVERY_SESSION_TIMEOUT/);
+  });
+
+  it("asks for a 3 s session unless the broker's floor is higher, and refuses a setting below that floor", () => {
+    expect(deliverySessionTimeout(undefined, 1_000)).toBe(3_000);
+    expect(deliverySessionTimeout(undefined, 6_000)).toBe(6_000);
+    // A broker that does not say is assumed to keep Kafka's default floor.
+    expect(deliverySessionTimeout(undefined, undefined)).toBe(6_000);
+    expect(deliverySessionTimeout(2_000, 1_000)).toBe(2_000);
+    expect(deliverySessionTimeout(2_000, undefined)).toBe(2_000);
+    expect(() => deliverySessionTimeout(3_000, 6_000)).toThrow(
+      /DELIVERY_SESSION_TIMEOUT: must be at least the broker's group.min.session.timeout.ms \(6000ms\), got 3000ms/,
+    );
   });
 });

@@ -1,9 +1,19 @@
 import type { Registry } from 'prom-client';
 import { readConnectionWorkspaces, type Knex } from '@bus/db';
 import type { ReadinessCheck, Service } from '@bus/http';
-import { createConsumer, MESSAGES_TOPIC, runRecordBatches, trackGroupMembership, type Consumer, type ConsumerRun, type Kafka } from '@bus/kafka';
+import {
+  createConsumer,
+  groupMinSessionTimeoutMs,
+  MESSAGES_TOPIC,
+  runRecordBatches,
+  trackGroupMembership,
+  type Consumer,
+  type ConsumerRun,
+  type Kafka,
+} from '@bus/kafka';
 import type { Logger } from '@bus/observability';
 import { KnexDeliveryStore, type RetentionSettings } from '@bus/queue';
+import { deliverySessionTimeout } from './config';
 import { createBatchEnqueuer } from './enqueue';
 import { createQuarantineRecheck } from './quarantine-recheck';
 import { registerKafkaLag } from './kafka-lag';
@@ -44,6 +54,8 @@ export interface DeliveryServiceDeps {
   quarantineRecheckMs: number;
   /** The retention windows and how the sweep runs (docs/operations.md, "Retention"). */
   retention: RetentionSettings;
+  /** DELIVERY_SESSION_TIMEOUT; unset: deliverySessionTimeout's default for the broker. */
+  sessionTimeoutMs?: number | undefined;
   /** The messages topic; tests use their own. */
   topic?: string;
 }
@@ -86,7 +98,9 @@ export function createDeliveryService(deps: DeliveryServiceDeps): Service {
     start: async () => {
       retention.start();
       recheck.start();
-      consumer = createConsumer(deps.kafka, { groupId: deps.groupId });
+      const sessionTimeoutMs = deliverySessionTimeout(deps.sessionTimeoutMs, await groupMinSessionTimeoutMs(deps.kafka));
+      deps.logger.info({ session_timeout_ms: sessionTimeoutMs }, 'delivery consumer session');
+      consumer = createConsumer(deps.kafka, { groupId: deps.groupId, sessionTimeoutMs });
       membership = trackGroupMembership(consumer);
       await consumer.connect();
       // A group without committed offsets reads the topic from its start (invariant B: a record

@@ -12,6 +12,10 @@ export interface QueueNotifier {
   subscribe(consumerId: string, wake: () => void): () => void;
   /** Wakes the waiters of `consumerId` in this process (after a change made here). */
   notifyLocal(consumerId: string): void;
+  /** Wakes every waiter for good: the process is shutting down, so each long poll answers what it reads next. */
+  drain(): void;
+  /** Whether drain was called: a receive then answers without waiting. */
+  readonly draining: boolean;
   start(): Promise<void>;
   stop(): Promise<void>;
 }
@@ -20,6 +24,7 @@ export function createPgQueueNotifier(opts: { url: string; logger: Logger }): Qu
   const waiters = new Map<string, Set<() => void>>();
   let client: Client | undefined;
   let stopped = false;
+  let draining = false;
 
   const wakeAll = (consumerId?: string) => {
     const targets = consumerId === undefined ? [...waiters.values()] : [waiters.get(consumerId) ?? new Set<() => void>()];
@@ -80,6 +85,13 @@ export function createPgQueueNotifier(opts: { url: string; logger: Logger }): Qu
       };
     },
     notifyLocal: (consumerId) => wakeAll(consumerId),
+    drain: () => {
+      draining = true;
+      wakeAll();
+    },
+    get draining() {
+      return draining;
+    },
     start: () => connect(),
     stop: async () => {
       stopped = true;

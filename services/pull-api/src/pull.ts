@@ -65,7 +65,8 @@ export function receiveGate(tools: ConsumerTools | null | undefined): ReceiveGat
  * A receive with long poll: answers as soon as anything is receivable, else waits until a
  * notification for this consumer (delivery's NOTIFY, a nack), the next visible_at of its queue
  * (a nack delay or a lease running out), or the deadline, whichever is first. The subscription is
- * taken before each read, so a NOTIFY between the read and the wait is never lost.
+ * taken before each read, so a NOTIFY between the read and the wait is never lost. Once the process
+ * drains (SIGTERM) it answers what it read without waiting: an empty answer, not a cut connection.
  */
 export function receive(deps: PullDeps, consumerId: string, opts: ReceiveOptions): Promise<LeasedMessage[]> {
   // One span per receive (long poll included), a child of the request's span; each message it hands
@@ -112,7 +113,7 @@ async function receiveWaiting(deps: PullDeps, consumerId: string, opts: ReceiveO
     try {
       if (maxReceives !== null) countDeadLettered(deps, await deps.tools.deadLetterDue(consumerId, maxReceives));
       const { messages, contended } = await deps.store.receive(consumerId, opts.maxMessages, opts.visibilityMs, gate);
-      if (messages.length > 0 || Date.now() >= deadline || opts.signal?.aborted) return messages;
+      if (messages.length > 0 || Date.now() >= deadline || opts.signal?.aborted || deps.notifier.draining) return messages;
       // Another receive held the receivable heads for the moment of its transaction: read again
       // once it is done (it either leased them or rolled back) instead of sleeping until a NOTIFY.
       if (woken || contended) {
@@ -121,7 +122,12 @@ async function receiveWaiting(deps: PullDeps, consumerId: string, opts: ReceiveO
       }
       const next = await deps.store.nextVisibleAt(consumerId, gate);
       const until = Math.min(deadline, next ? next.getTime() + 5 : Number.POSITIVE_INFINITY);
+      // The shutdown test waits for this line before it signals: the poll is parked for certain.
+      deps.logger.debug({ consumer_id: consumerId, wait_ms: until - Date.now() }, 'long poll waiting');
       await waitFor(wokenUp, until - Date.now(), opts.signal);
+      // Woken by the drain: answer now without another read, so nothing is leased that the drain's
+      // cut (SHUTDOWN_DRAIN_TIMEOUT, however short) could keep from its client.
+      if (deps.notifier.draining) return [];
     } finally {
       unsubscribe();
     }

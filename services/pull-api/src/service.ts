@@ -64,6 +64,7 @@ export function createPullApiService(deps: PullApiServiceDeps): Service {
     // waiter meanwhile, and receives still read Postgres.
     readiness: deps.readiness,
     start: () => notifier.start(),
+    drain: () => notifier.drain(),
     stop: () => notifier.stop(),
   };
 }
