@@ -17,6 +17,7 @@ export {
   RETENTION_WINDOWS,
   IDEMPOTENCY_WINDOW,
   QUEUE_WINDOW,
+  REFUSAL_WINDOW,
   BATCH_STATEMENT_TIMEOUT_MS,
   retentionConfig,
   retentionSettings,
@@ -31,6 +32,8 @@ export { readMessageTrace, readStory, STORY_MESSAGES_MAX } from './inspection';
 export type { MessageTrace, DeliveryTrace, DeliveryStateName, InjectedFault, StoryView } from './inspection';
 export { writeRefusals, readRecentRefusals, REFUSALS_KEPT, REFUSALS_PAGE_MAX } from './refusals';
 export type { RefusalRecord, RateLimitCount, RecentRefusals, RefusalsPage } from './refusals';
+export { openTestRun, readTestRun, stopTestRun, readRunRecords, RUN_REPORT_MESSAGES_MAX, RUN_DURATION_MAX_SECONDS } from './test-runs';
+export type { TestRun, RunMessage, RunRecords } from './test-runs';
 export { TABLE_COLUMNS, ENUM_TYPES } from './tables';
 export type { TableName, Row, Written, EnumValue } from './tables';
 export { TenancyFixture } from './tenancy-fixture';

@@ -79,6 +79,13 @@ export const PORTAL_SIGN_IN_WINDOW = {
   minimumMs: DAY_MS,
 } as const satisfies RetentionWindow;
 
+/** Refusals, and the test runs whose reports list them: a tester's look back (docs/testing-tools.md). */
+export const REFUSAL_WINDOW = {
+  variable: 'REFUSAL_RETENTION',
+  defaultMs: 7 * DAY_MS,
+  minimumMs: DAY_MS,
+} as const satisfies RetentionWindow;
+
 /**
  * Every table the bus writes per message or per operator action, in sweep order (deliveries before the
  * messages they hold on to). Configuration tables (organisations … permissions, skill registrations)
@@ -165,8 +172,15 @@ export const RETENTION_TABLES = [
     table: 'refusals',
     what: "publishes the gateway refused, with their violations and ids (no body): a producer's recent refusals",
     why: 'time for a tester to look up why a message was refused (GET /v1/tenants/{t}/refusals, docs/testing-tools.md); the newest 100 per connection are kept within it',
-    window: { variable: 'REFUSAL_RETENTION', defaultMs: 7 * DAY_MS, minimumMs: DAY_MS },
+    window: REFUSAL_WINDOW,
     agesFrom: 't.refused_at',
+  },
+  {
+    table: 'test_runs',
+    what: "a tester's run: a label with a start and an end in a workspace, whose report is read from the refusals, acceptances and deliveries of that window",
+    why: 'as long as the refusals its report lists (docs/testing-tools.md#test-runs); an open run ages from its planned end',
+    window: REFUSAL_WINDOW,
+    agesFrom: 't.ends_at',
   },
   {
     table: 'audit_log',

@@ -24,3 +24,5 @@ export type {
   FaultKind,
 } from './queue-store';
 export { QueueUnavailableError } from './errors';
+export { readRunDeliveries } from './run-deliveries';
+export type { RunConsumer, Span } from './run-deliveries';
