@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -10,8 +9,8 @@ import { som } from '@bus/schemas';
 import { eventually, REPO_ROOT } from '@bus/testing';
 import { startBus, type RunningBus } from './support/bus';
 import { bearerCall } from './support/bus-call';
-import { deliveryCaughtUp } from './support/delivery';
-import { TenantFixture, type Tenant } from './support/tenants';
+import { runCommand, type Ran } from './support/command';
+import { houseAndOther, type TenantFixture, type Tenant } from './support/tenants';
 
 /**
  * Test runs on the compiled all-in-one bus (docs/testing-tools.md#test-runs): a run opened by a
@@ -32,10 +31,7 @@ const tokens = { producer: '', consumer: '', otherProducer: '' };
 
 beforeAll(async () => {
   bus = await startBus();
-  await deliveryCaughtUp(bus);
-  tenants = await TenantFixture.create(bus);
-  house = await tenants.tenant({ systemIds: [SYSTEM_ID], messageTypes: ALL_TYPES });
-  other = await tenants.tenant({ systemIds: [SYSTEM_ID], messageTypes: ALL_TYPES });
+  ({ tenants, house, other } = await houseAndOther(bus, { systemIds: [SYSTEM_ID], messageTypes: ALL_TYPES }));
   tokens.producer = await tenants.token(house.producer);
   tokens.consumer = await tenants.token(house.consumer);
   tokens.otherProducer = await tenants.token(other.producer);
@@ -195,12 +191,6 @@ describe('a test run and its report', () => {
   }, 60_000);
 });
 
-interface Ran {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
 function busctl(args: string[]): Promise<Ran> {
   const env = {
     PATH: process.env.PATH ?? '',
@@ -208,15 +198,7 @@ function busctl(args: string[]): Promise<Ran> {
     BUS_PRODUCER_CLIENT_ID: house.producer.clientId,
     BUS_PRODUCER_CLIENT_SECRET: house.producer.clientSecret,
   };
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BUSCTL, ...args], { env, cwd: REPO_ROOT, timeout: 30_000 });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
-    child.once('error', reject);
-    child.once('close', (code) => resolve({ code, stdout, stderr }));
-  });
+  return runCommand(process.execPath, [BUSCTL, ...args], { env, cwd: REPO_ROOT, timeout: 30_000 });
 }
 
 describe('busctl run', () => {

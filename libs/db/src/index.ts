@@ -33,7 +33,7 @@ export type { MessageTrace, DeliveryTrace, DeliveryStateName, InjectedFault, Sto
 export { writeRefusals, readRecentRefusals, REFUSALS_KEPT, REFUSALS_PAGE_MAX } from './refusals';
 export type { RefusalRecord, RateLimitCount, RecentRefusals, RefusalsPage } from './refusals';
 export { openTestRun, readTestRun, stopTestRun, readRunRecords, RUN_REPORT_MESSAGES_MAX, RUN_DURATION_MAX_SECONDS } from './test-runs';
-export type { TestRun, RunMessage, RunRecords } from './test-runs';
+export type { RunRecords } from './test-runs';
 export { TABLE_COLUMNS, ENUM_TYPES } from './tables';
 export type { TableName, Row, Written, EnumValue } from './tables';
 export { TenancyFixture } from './tenancy-fixture';

@@ -2,24 +2,13 @@ import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import { rawQuery } from './database';
 import type { Row } from './tables';
+// The routes answer the client library's types, bus.json's TestRun and RunMessage.
+import type { RunMessage, TestRun } from '@bus/client';
 
 /** A report lists at most this many messages (the oldest of the run); `truncated` says when there were more. */
 export const RUN_REPORT_MESSAGES_MAX = 500;
 /** A run lasts at most a day: an open run ends by itself then, so nothing is open for ever. */
 export const RUN_DURATION_MAX_SECONDS = 86_400;
-
-/** A run as the routes answer it (bus.json TestRun). */
-export interface TestRun {
-  id: string;
-  label: string;
-  workspace_id: string;
-  opened_by: string;
-  started_at: string;
-  /** The planned end while open, the stop's time once stopped. */
-  ends_at: string;
-  stopped_at: string | null;
-  state: 'open' | 'ended';
-}
 
 function runOf(row: Row<'test_runs'>, now: Date): TestRun {
   return {
@@ -67,21 +56,6 @@ export async function stopTestRun(db: Knex, workspaceId: string, runId: string, 
   return stopped ? runOf(stopped, now) : readTestRun(db, workspaceId, runId, now);
 }
 
-/** One publish or validate of a run: accepted (a publish the bus accepted) or refused (publish or validate). */
-export interface RunMessage {
-  at: string;
-  mode: 'publish' | 'validate';
-  outcome: 'accepted' | 'refused';
-  message_id: string | null;
-  message_type: string | null;
-  correlation_id: string | null;
-  connection_id: string;
-  /** 202 for an accepted publish; the refusal's status otherwise. */
-  status: number;
-  violations: Array<{ source: string; rule: string; message: string; path?: string }>;
-  violations_omitted: number;
-}
-
 /** What the bus recorded in a run's window, before the deliveries are joined in. */
 export interface RunRecords {
   messages: RunMessage[];
@@ -104,7 +78,7 @@ export async function readRunRecords(db: Knex, run: TestRun, now = new Date()): 
   const from = new Date(run.started_at);
   const to = new Date(Math.min(new Date(run.ends_at).getTime(), now.getTime()));
   const window = { workspace: run.workspace_id, from, to, limit: RUN_REPORT_MESSAGES_MAX + 1 };
-  const listed = await rawQuery<RunMessage & { at: Date }>(
+  const listed = await rawQuery<Omit<RunMessage, 'at'> & { at: Date }>(
     db,
     `(SELECT accepted_at AS at, 'publish' AS mode, 'accepted' AS outcome, message_id, message_type, correlation_id,
              producer_connection_id AS connection_id, 202 AS status, '[]'::jsonb AS violations, 0 AS violations_omitted

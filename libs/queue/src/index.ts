@@ -25,4 +25,3 @@ export type {
 } from './queue-store';
 export { QueueUnavailableError } from './errors';
 export { readRunDeliveries } from './run-deliveries';
-export type { RunConsumer, Span } from './run-deliveries';

@@ -1,22 +1,8 @@
+import type { RunReport, Span } from '@bus/client';
 import { rawQuery, type Knex } from '@bus/db';
 import { RUN_DELIVERIES } from './sql/run-deliveries';
 
-/** Median and max of one span over a consumer's copies, in ms; null when no copy got that far. */
-export interface Span {
-  median_ms: number;
-  max_ms: number;
-}
-
-/** One consumer connection's side of a test run (bus.json RunReport consumers). */
-export interface RunConsumer {
-  consumer_id: string;
-  /** Copies of the run's listed accepted messages in its queue. */
-  enqueued: number;
-  received: number;
-  acked: number;
-  publish_to_receive: Span | null;
-  receive_to_ack: Span | null;
-}
+type RunConsumer = RunReport['consumers'][number];
 
 const span = (median: number | null, max: number | null): Span | null =>
   median === null || max === null ? null : { median_ms: Math.round(median), max_ms: Math.round(max) };

@@ -1,6 +1,6 @@
 import type { Router, Request, RequestHandler, Response } from 'express';
-import { runReportFiles, type RunReport } from '@bus/client';
-import { openTestRun, readRunRecords, readTestRun, RUN_DURATION_MAX_SECONDS, RUN_REPORT_MESSAGES_MAX, stopTestRun, type Knex, type TestRun } from '@bus/db';
+import { runReportFiles, type RunReport, type TestRun } from '@bus/client';
+import { openTestRun, readRunRecords, readTestRun, RUN_DURATION_MAX_SECONDS, RUN_REPORT_MESSAGES_MAX, stopTestRun, type Knex } from '@bus/db';
 import { createRouter, RequestInvalidError, ResourceUnknownError, requestValidation, unavailableUnlessDone, validatedQuery } from '@bus/http';
 import type { BearerAuthenticator, BearerIdentity } from '@bus/identity';
 import { readRunDeliveries } from '@bus/queue';
@@ -72,7 +72,7 @@ export function runRoutes(deps: RunRoutesDeps): Router {
         ...records,
         messages_max: RUN_REPORT_MESSAGES_MAX,
         consumers: await readRunDeliveries(deps.db, run.workspace_id, consumers, accepted),
-      } as RunReport;
+      } satisfies RunReport;
     });
     if (format === 'json') {
       res.json(report);
