@@ -65,6 +65,7 @@ function summary(report: RunReport): string {
 /** `busctl run …` (argv after `run`): the exit code. */
 export async function runTestRuns(argv: readonly string[], env: Readonly<Record<string, string | undefined>>, io: Io): Promise<number> {
   let action: () => Promise<number>;
+  let busUrl: string;
   try {
     const { values, positionals } = parseArgs({
       args: [...argv],
@@ -88,6 +89,7 @@ export async function runTestRuns(argv: readonly string[], env: Readonly<Record<
     const [command, runId, ...rest] = positionals;
     if (rest.length > 0) throw new UsageError(`unexpected argument '${rest[0]}'`);
     const connection = producerConnection(values['bus-url'], env);
+    busUrl = connection.busUrl;
     const runs = new BusTestRuns({
       baseUrl: connection.busUrl,
       clientId: connection.clientId,
@@ -126,7 +128,7 @@ export async function runTestRuns(argv: readonly string[], env: Readonly<Record<
   try {
     return await action();
   } catch (err) {
-    if (err instanceof TokenRequestError) io.stderr(tokenRefusal(err, env.BUS_BASE_URL ?? ''));
+    if (err instanceof TokenRequestError) io.stderr(tokenRefusal(err, busUrl));
     else if (err instanceof BusRefusedError) io.stderr(`busctl: the bus refused: ${err.status} ${err.rule}: ${err.violations[0]?.message ?? ''}\n`);
     else if (err instanceof BusUnreachableError) io.stderr(`busctl: cannot reach the bus: ${err.message}\n`);
     else if ((err as NodeJS.ErrnoException).code !== undefined) io.stderr(`busctl: cannot write the report: ${(err as Error).message}\n`);
