@@ -14,7 +14,7 @@ import { execFile, execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { openapi } from '@bus/schemas';
-import { RETENTION_WINDOWS } from '@bus/db';
+import { RETENTION_WINDOWS } from '@bus/queue';
 import { METRICS } from '@bus/observability';
 import { tmpdir } from 'node:os';
 import path from 'node:path';

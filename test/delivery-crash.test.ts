@@ -1,12 +1,13 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import pino from 'pino';
 import { Registry } from 'prom-client';
-import { createDatabase, migrateLatest, TenancyFixture, type Knex } from '@bus/db';
+import { useTestDatabase } from '@bus/fixtures';
+import type { Knex } from '@bus/db';
 import { createGroupCommitter, KnexPublishStore, kafkaCommitter } from '@bus/gateway';
 import { createKafka, createProducer, type Producer } from '@bus/kafka';
 import { som } from '@bus/schemas';
 import { contentHash, type SomMessage } from '@bus/som';
-import { createTestDatabase, eventually, freePort, requireEnv, startNodeProcess, waitForHttp, type ServiceProcess, type TestDatabase } from '@bus/testing';
+import { eventually, freePort, requireEnv, startNodeProcess, waitForHttp, type ServiceProcess } from '@bus/testing';
 
 /**
  * At least once across a killed delivery process: the standalone delivery process is
@@ -22,16 +23,14 @@ const producerId = `c${suffix.slice(0, 10)}p2`;
 const consumerIds = [`c${suffix.slice(0, 10)}a2`, `c${suffix.slice(0, 10)}b2`];
 const MESSAGES = 120;
 
-let testDb: TestDatabase;
+const database = useTestDatabase({ applicationName: 'delivery-crash', poolMax: 10 });
 let db: Knex;
 let producer: Producer;
 const processes: ServiceProcess[] = [];
 
 beforeAll(async () => {
-  testDb = await createTestDatabase('bus_crash');
-  db = createDatabase({ url: testDb.url, poolMax: 10, applicationName: 'delivery-crash' });
-  await migrateLatest(db);
-  await TenancyFixture.create(db).tenant({
+  db = database.db;
+  await database.tenancy.tenant({
     workspaceId,
     connections: [{ id: producerId, kind: 'producer' }, ...consumerIds.map((id) => ({ id, kind: 'consumer' as const }))],
   });
@@ -39,21 +38,19 @@ beforeAll(async () => {
   await producer.connect();
 }, 60_000);
 
-afterAll(async () => {
+database.beforeDrop(async () => {
   await Promise.all(processes.map((p) => p.stop('SIGKILL')));
   await producer?.disconnect();
-  await db?.destroy();
-  await testDb?.drop();
-}, 30_000);
+});
 
 async function startDelivery(): Promise<ServiceProcess> {
   const port = await freePort();
   const proc = startNodeProcess('services/delivery/dist/main.js', {
     HOST: '127.0.0.1',
     PORT: String(port),
-    DATABASE_URL: testDb.url,
+    DATABASE_URL: database.url,
     KAFKA_BROKERS: requireEnv('KAFKA_BROKERS'),
-    DELIVERY_GROUP_ID: `bus.delivery.${testDb.name}`,
+    DELIVERY_GROUP_ID: `bus.delivery.${database.name}`,
     LOG_LEVEL: 'warn',
   });
   processes.push(proc);

@@ -24,10 +24,11 @@ import { TenantFixture, type Tenant } from './support/tenants';
 /**
  * One conformance scenario of the SQS door, run by every client docs/sqs.md names: boto3 (AWS JSON
  * 1.0), botocore 1.29 (the AWS query protocol, form-encoded in, XML out), the AWS CLI v1 (one process
- * per call) and @aws-sdk/client-sqs. The scenario is written once, over a driver per client that makes
- * one SQS call and answers its parsed result or its error code; each step's outcome per client is
- * written to .local/sqs-conformance.json, and the matrix in docs/sqs.md must be exactly those outcomes.
- * No retries anywhere: a refusal shows as the error it is.
+ * per call), @aws-sdk/client-sqs and aws-sdk-go-v2. The scenario is written once, over a driver per
+ * client that makes one SQS call and answers its parsed result or its error code; each step's outcome
+ * per client is written to .local/sqs-conformance.json, and the matrix in docs/sqs.md must be exactly
+ * those outcomes. No retries anywhere: a refusal shows as the error it is. The clients run at once,
+ * each on a queue of its own, so the file takes about as long as its slowest client (the AWS CLI).
  */
 const busApi = createOpenApiChecker(openapi.bus);
 const REGION = 'eu-west-1';
@@ -40,16 +41,16 @@ type Answer = Record<string, unknown>;
 /** One SQS call by its AWS JSON name with AWS JSON parameters: the parsed answer, or the error code the client reports. */
 type Call = (operation: string, params: Answer) => Promise<{ ok: Answer } | { error: string }>;
 interface Driver {
-  /** The wire protocol the client speaks, where it tells (botocore's service model). */
-  protocol?: Promise<string>;
+  /** What a driver process says of its client before the first call: botocore's protocol, the Go SDK's module. */
+  hello?: Promise<Answer>;
   call: Call;
   close(): Promise<void>;
 }
 
-const CLIENTS = ['boto3', 'botocore-query', 'awscli', 'aws-sdk-js'] as const;
+const CLIENTS = ['boto3', 'botocore-query', 'awscli', 'aws-sdk-js', 'aws-sdk-go'] as const;
 type Client = (typeof CLIENTS)[number];
 
-/** Serves SQS calls read as JSON lines on stdin with botocore (boto3's client when boto3 is there), one JSON line out per call. */
+/** Serves SQS calls read as JSON lines on stdin with botocore (boto3's client when boto3 is there), one at a time (lineDriver's framing). */
 const PYTHON_DRIVER = `
 import json, re, sys
 from botocore.config import Config
@@ -75,38 +76,65 @@ for line in sys.stdin:
     except ClientError as err:
         name = type(err).__name__
         out = {'error': name if name != 'ClientError' else err.response['Error']['Code']}
-    print(json.dumps(out), flush=True)
+    print(json.dumps({**out, 'id': request['id']}), flush=True)
 `;
 
-function pythonDriver(python: string, settings: Answer): Driver {
-  const child: ChildProcessWithoutNullStreams = spawn(python, ['-c', PYTHON_DRIVER], { env: cleanEnv(), stdio: 'pipe' });
+/**
+ * A driver process (PYTHON_DRIVER, test/support/sqs-go): the settings as its first line on stdin, then
+ * `{id, operation, params}` a line; it answers a first line of its own (hello), then `{id, ok}`,
+ * `{id, error}` (the client's error code) or `{id, failed}` (no answer of the door) per call, in any order.
+ */
+function lineDriver(command: string, args: string[], settings: Answer): Driver {
+  const child: ChildProcessWithoutNullStreams = spawn(command, args, { env: cleanEnv(), stdio: 'pipe' });
   let stderr = '';
   child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
-  const nextLine = async (): Promise<unknown> => {
-    const line = await lines.next();
-    if (line.done) throw new Error(`the python driver ended: ${stderr}`);
-    return JSON.parse(line.value);
-  };
+  const pending = new Map<number, { resolve: (answer: { ok: Answer } | { error: string }) => void; reject: (err: Error) => void }>();
+  let greet: ((hello: Answer) => void) | undefined;
+  let ended: ((err: Error) => void) | undefined;
+  const hello = new Promise<Answer>((resolve, reject) => ([greet, ended] = [resolve, reject]));
+  const closed = new Promise((resolve) => child.once('close', resolve));
+  createInterface({ input: child.stdout }).on('line', (line) => {
+    const { id, failed, ...answer } = JSON.parse(line) as { id?: number; failed?: string } & Answer;
+    if (id === undefined) return greet!(answer);
+    const waiting = pending.get(id)!;
+    pending.delete(id);
+    if (failed !== undefined) waiting.reject(new Error(failed));
+    else waiting.resolve(answer as { ok: Answer } | { error: string });
+  });
+  child.once('close', (code) => {
+    const err = new Error(`the driver ${path.basename(command)} ended (${code}): ${stderr}`);
+    ended!(err);
+    for (const { reject } of pending.values()) reject(err);
+  });
+  let lastId = 0;
   child.stdin.write(`${JSON.stringify(settings)}\n`);
-  const protocol = nextLine().then((first) => (first as { protocol: string }).protocol);
   return {
-    protocol,
+    hello,
     call: async (operation, params) => {
-      await protocol;
-      child.stdin.write(`${JSON.stringify({ operation, params })}\n`);
-      return (await nextLine()) as { ok: Answer } | { error: string };
+      await hello;
+      const id = ++lastId;
+      const answer = new Promise<{ ok: Answer } | { error: string }>((resolve, reject) => pending.set(id, { resolve, reject }));
+      child.stdin.write(`${JSON.stringify({ id, operation, params })}\n`);
+      return answer;
     },
     close: async () => {
       child.stdin.end();
-      await new Promise((resolve) => child.once('close', resolve));
+      await closed;
     },
   };
 }
 
 /** The AWS CLI, one process per call, its parameters as --cli-input-json; the error code read from its message. */
 function awsCliDriver(aws: string, endpoint: string, credentials: Credentials): Driver {
-  const env = { ...cleanEnv(), AWS_ACCESS_KEY_ID: credentials.accessKeyId, AWS_SECRET_ACCESS_KEY: credentials.secretAccessKey, AWS_DEFAULT_REGION: REGION };
+  // One attempt, as the other drivers: the CLI's own default retries a throttle or a 5xx out of sight.
+  const env = {
+    ...cleanEnv(),
+    AWS_ACCESS_KEY_ID: credentials.accessKeyId,
+    AWS_SECRET_ACCESS_KEY: credentials.secretAccessKey,
+    AWS_DEFAULT_REGION: REGION,
+    AWS_MAX_ATTEMPTS: '1',
+    AWS_RETRY_MODE: 'standard',
+  };
   const kebab = (name: string) => name.replace(/(?<!^)(?=[A-Z])/g, '-').toLowerCase();
   return {
     call: (operation, params) =>
@@ -167,7 +195,9 @@ function expectThat(condition: boolean, what: string): void {
 
 /**
  * The scenario: each step is a row of docs/sqs.md's matrix; its outcome `ok`, the error code the step
- * looks for, or what went wrong. A run of 3 messages of one correlation id waits in the queue.
+ * looks for, or what went wrong. A run of 3 messages of one correlation id waits in the queue. Steps
+ * that neither change the queue nor need another's answer run together: fewer rounds, the same outcomes
+ * (a round of the AWS CLI is a process start).
  */
 async function scenario(call: Call, queueName: string, published: string[]): Promise<Record<string, string>> {
   const outcomes: Record<string, string> = {};
@@ -213,17 +243,25 @@ async function scenario(call: Call, queueName: string, published: string[]): Pro
     expectThat(new Set(urls).size === 1 && urls[0]!.endsWith(`/v1/sqs/${queueName}`), `urls ${urls.join(' ')}`);
     url = urls[0]!;
   });
-  await step('GetQueueAttributes All, 3 identical calls at once', async () => {
-    for (const answer of await thrice(() => ok('GetQueueAttributes', { QueueUrl: url, AttributeNames: ['All'] }))) {
-      const attributes = answer.Attributes as Record<string, string>;
-      expectThat(attributes.QueueArn === `arn:aws:sqs:${REGION}:000000000000:${queueName}`, `QueueArn ${attributes.QueueArn}`);
-      expectThat(attributes.FifoQueue === 'true' && /^\d+$/.test(attributes.CreatedTimestamp ?? ''), 'FifoQueue, CreatedTimestamp');
-    }
-  });
-  await step('GetQueueAttributes QueueArn', async () => {
-    const attributes = (await ok('GetQueueAttributes', { QueueUrl: url, AttributeNames: ['QueueArn'] })).Attributes;
-    expectThat(JSON.stringify(attributes) === JSON.stringify({ QueueArn: `arn:aws:sqs:${REGION}:000000000000:${queueName}` }), JSON.stringify(attributes));
-  });
+  // Nothing here changes the queue: the refusals are of the request, before any message is read.
+  await Promise.all([
+    step('GetQueueAttributes All, 3 identical calls at once', async () => {
+      for (const answer of await thrice(() => ok('GetQueueAttributes', { QueueUrl: url, AttributeNames: ['All'] }))) {
+        const attributes = answer.Attributes as Record<string, string>;
+        expectThat(attributes.QueueArn === `arn:aws:sqs:${REGION}:000000000000:${queueName}`, `QueueArn ${attributes.QueueArn}`);
+        expectThat(attributes.FifoQueue === 'true' && /^\d+$/.test(attributes.CreatedTimestamp ?? ''), 'FifoQueue, CreatedTimestamp');
+      }
+    }),
+    step('GetQueueAttributes QueueArn', async () => {
+      const attributes = (await ok('GetQueueAttributes', { QueueUrl: url, AttributeNames: ['QueueArn'] })).Attributes;
+      expectThat(JSON.stringify(attributes) === JSON.stringify({ QueueArn: `arn:aws:sqs:${REGION}:000000000000:${queueName}` }), JSON.stringify(attributes));
+    }),
+    step('error: ChangeMessageVisibility of a forged handle', () =>
+      errorOf('ChangeMessageVisibility', { QueueUrl: url, ReceiptHandle: 'bm90LWEtaGFuZGxl', VisibilityTimeout: 10 }),
+    ),
+    step('error: ReceiveMessage WaitTimeSeconds 21', () => errorOf('ReceiveMessage', { QueueUrl: url, WaitTimeSeconds: 21 })),
+    step('error: GetQueueUrl of another queue', () => errorOf('GetQueueUrl', { QueueName: `not-${queueName}` })),
+  ]);
   let first: Message[] = [];
   await step('ReceiveMessage long poll, All attributes', async () => {
     first = await receiveRun();
@@ -252,17 +290,15 @@ async function scenario(call: Call, queueName: string, published: string[]): Pro
     const entries = again.slice(1).map((m, i) => ({ Id: `d${i}`, ReceiptHandle: m.ReceiptHandle }));
     batchOk(await ok('DeleteMessageBatch', { QueueUrl: url, Entries: entries }), ['d0', 'd1']);
   });
-  await step('ReceiveMessage long poll on an empty queue', async () => {
-    const started = Date.now();
-    const answer = await ok('ReceiveMessage', { QueueUrl: url, MaxNumberOfMessages: 10, WaitTimeSeconds: 1 });
-    expectThat(((answer.Messages as unknown[] | undefined) ?? []).length === 0 && Date.now() - started >= 900, 'waited, nothing');
-  });
-  await step('error: DeleteMessage of a spent handle', () => errorOf('DeleteMessage', { QueueUrl: url, ReceiptHandle: first[1]!.ReceiptHandle }));
-  await step('error: ChangeMessageVisibility of a forged handle', () =>
-    errorOf('ChangeMessageVisibility', { QueueUrl: url, ReceiptHandle: 'bm90LWEtaGFuZGxl', VisibilityTimeout: 10 }),
-  );
-  await step('error: ReceiveMessage WaitTimeSeconds 21', () => errorOf('ReceiveMessage', { QueueUrl: url, WaitTimeSeconds: 21 }));
-  await step('error: GetQueueUrl of another queue', () => errorOf('GetQueueUrl', { QueueName: `not-${queueName}` }));
+  // The queue is empty and stays so: a refused delete changes nothing.
+  await Promise.all([
+    step('ReceiveMessage long poll on an empty queue', async () => {
+      const started = Date.now();
+      const answer = await ok('ReceiveMessage', { QueueUrl: url, MaxNumberOfMessages: 10, WaitTimeSeconds: 1 });
+      expectThat(((answer.Messages as unknown[] | undefined) ?? []).length === 0 && Date.now() - started >= 900, 'waited, nothing');
+    }),
+    step('error: DeleteMessage of a spent handle', () => errorOf('DeleteMessage', { QueueUrl: url, ReceiptHandle: first[1]!.ReceiptHandle })),
+  ]);
   return outcomes;
 }
 
@@ -284,36 +320,87 @@ function documentedMatrix(): Record<string, Record<string, string>> {
   return Object.fromEntries(body.map(([stepName, ...cells]) => [stepName!, Object.fromEntries(clients.map((c, i) => [c, cells[i]!]))]));
 }
 
+/** A client's installer under deploy/local (a venv, the Go driver's build): what it prints, the path to run. */
+function installed(script: string, ...args: string[]): Promise<string> {
+  return new Promise((resolve, reject) => {
+    execFile('bash', [path.join(REPO_ROOT, 'deploy', 'local', script), ...args], { encoding: 'utf8', timeout: 540_000 }, (err, stdout, stderr) => {
+      // What it says of an install or a build (and its time) shows in the test's output.
+      if (stderr) process.stderr.write(stderr);
+      if (err) reject(err);
+      else resolve(stdout.trim());
+    });
+  });
+}
+
+// Without a Go toolchain the aws-sdk-go client is skipped, and said to be (sqs-clients.sh prints why).
+const GO_TOOLCHAIN = execFileSync('bash', [path.join(REPO_ROOT, 'deploy', 'local', 'sqs-clients.sh'), 'go-toolchain'], {
+  encoding: 'utf8',
+  stdio: ['ignore', 'pipe', 'inherit'],
+}).trim();
+const RUN_CLIENTS = CLIENTS.filter((client) => client !== 'aws-sdk-go' || GO_TOOLCHAIN !== '');
+
 let bus: RunningBus;
 let tenants: TenantFixture;
 let principals: PrincipalFixture;
-let producerToken: string;
-let python: { boto3: string; botocore: string };
-let aws: string;
+let drivers: Record<Client, (reader: Credentials) => Driver>;
+/** Each client's scenario, all started together by the first client's test; each test awaits its own. */
+const runs = new Map<Client, Promise<Record<string, string>>>();
+
+function runOf(client: Client): Promise<Record<string, string>> {
+  if (runs.size === 0)
+    for (const each of RUN_CLIENTS) {
+      const run = (async () => {
+        const { house, reader, published } = await queueWithRun();
+        const driver = drivers[each](reader);
+        try {
+          // botocore 1.29 speaks the query protocol to SQS, boto3 1.44 AWS JSON: the run covers both.
+          if (each === 'botocore-query') expect(await driver.hello).toEqual({ protocol: 'query' });
+          if (each === 'boto3') expect(await driver.hello).toEqual({ protocol: 'json' });
+          if (each === 'aws-sdk-go') expect(await driver.hello).toEqual({ sdk: expect.stringMatching(/^github\.com\/aws\/aws-sdk-go-v2\/service\/sqs@v1\./) });
+          return await scenario(driver.call, house.consumer.clientId, published);
+        } finally {
+          await driver.close();
+        }
+      })();
+      // Awaited by the client's test; a failure is reported there, not as an unhandled rejection.
+      run.catch(() => undefined);
+      runs.set(each, run);
+    }
+  return runs.get(client)!;
+}
 
 beforeAll(async () => {
-  // The venvs install once (later runs reuse them under .local/venvs), then the bus.
-  const venv = ([script, ...args]: string[]) =>
-    execFileSync('bash', [path.join(REPO_ROOT, 'deploy', 'local', script!), ...args], {
-      encoding: 'utf8',
-      stdio: ['ignore', 'pipe', 'inherit'],
-      timeout: 240_000,
-    }).trim();
-  python = { boto3: venv(['boto3.sh']), botocore: venv(['sqs-clients.sh', 'botocore']) };
-  aws = venv(['sqs-clients.sh', 'awscli']);
+  // The venvs install once (later runs reuse them under .local/venvs) and the Go driver builds once
+  // (.local/sqs-go), all at once; then the bus.
+  const [boto3, botocore, aws, go] = await Promise.all([
+    installed('boto3.sh'),
+    installed('sqs-clients.sh', 'botocore'),
+    installed('sqs-clients.sh', 'awscli'),
+    RUN_CLIENTS.includes('aws-sdk-go') ? installed('sqs-clients.sh', 'go') : Promise.resolve(''),
+  ]);
   bus = await startBus({ AWS_SIGV4_REGION: REGION });
   await deliveryCaughtUp(bus);
   tenants = await TenantFixture.create(bus);
   principals = new PrincipalFixture(bus, REGION, ROLE_ARN);
-}, 600_000);
+  // The endpoint as docs/sqs.md gives it; botocore and the AWS CLI post to exactly this path.
+  const endpoint = `${bus.busUrl}/v1/sqs`;
+  drivers = {
+    boto3: (reader) => lineDriver(boto3, ['-c', PYTHON_DRIVER], { endpoint, region: REGION, ...reader }),
+    'botocore-query': (reader) => lineDriver(botocore, ['-c', PYTHON_DRIVER], { endpoint, region: REGION, ...reader }),
+    awscli: (reader) => awsCliDriver(aws, endpoint, reader),
+    'aws-sdk-js': (reader) => sdkDriver(endpoint, reader),
+    'aws-sdk-go': (reader) => lineDriver(go, [], { endpoint, region: REGION, ...reader }),
+  };
+}, 900_000);
 afterAll(async () => {
+  await Promise.allSettled(runs.values());
   await tenants?.close();
   await bus?.stop();
-}, 30_000);
+}, 150_000);
 
 async function queueWithRun(): Promise<{ house: Tenant; reader: Credentials; published: string[] }> {
   const house = await tenants.tenant({ systemIds: [SYSTEM_ID], messageTypes: Object.keys(som.examples) });
-  producerToken = await tenants.token(house.producer);
+  const producerToken = await tenants.token(house.producer);
   const reader = await principals.verified(house.consumer.clientId, house.workspaceId);
   const correlationId = `c-${randomUUID()}`;
   const published: string[] = [];
@@ -338,38 +425,21 @@ async function queueWithRun(): Promise<{ house: Tenant; reader: Credentials; pub
 describe('one SQS scenario, every client', () => {
   const outcomes: Partial<Record<Client, Record<string, string>>> = {};
 
-  it.each(CLIENTS)(
-    '%s runs the scenario',
-    async (client) => {
-      const { house, reader, published } = await queueWithRun();
-      // The endpoint as docs/sqs.md gives it; botocore and the AWS CLI post to exactly this path.
-      const endpoint = `${bus.busUrl}/v1/sqs`;
-      const settings = { endpoint, region: REGION, ...reader };
-      const driver =
-        client === 'boto3'
-          ? pythonDriver(python.boto3, settings)
-          : client === 'botocore-query'
-            ? pythonDriver(python.botocore, settings)
-            : client === 'awscli'
-              ? awsCliDriver(aws, endpoint, reader)
-              : sdkDriver(endpoint, reader);
-      try {
-        // botocore 1.29 speaks the query protocol to SQS, boto3 1.44 AWS JSON: the run covers both.
-        if (client === 'botocore-query') expect(await driver.protocol).toBe('query');
-        if (client === 'boto3') expect(await driver.protocol).toBe('json');
-        outcomes[client] = await scenario(driver.call, house.consumer.clientId, published);
-      } finally {
-        await driver.close();
-      }
-      mkdirSync(path.dirname(RESULTS_FILE), { recursive: true });
-      writeFileSync(RESULTS_FILE, `${JSON.stringify(outcomes, null, 2)}\n`);
-      const documented = documentedMatrix();
-      expect(Object.fromEntries(Object.entries(outcomes[client]).map(([stepName, outcome]) => [stepName, { [client]: outcome }]))).toEqual(
-        Object.fromEntries(Object.entries(documented).map(([stepName, cells]) => [stepName, { [client]: cells[client] }])),
-      );
-    },
-    120_000,
-  );
+  for (const client of CLIENTS) {
+    (RUN_CLIENTS.includes(client) ? it : it.skip)(
+      `${client} runs the scenario`,
+      async () => {
+        outcomes[client] = await runOf(client);
+        mkdirSync(path.dirname(RESULTS_FILE), { recursive: true });
+        writeFileSync(RESULTS_FILE, `${JSON.stringify(outcomes, null, 2)}\n`);
+        const documented = documentedMatrix();
+        expect(Object.fromEntries(Object.entries(outcomes[client]).map(([stepName, outcome]) => [stepName, { [client]: outcome }]))).toEqual(
+          Object.fromEntries(Object.entries(documented).map(([stepName, cells]) => [stepName, { [client]: cells[client] }])),
+        );
+      },
+      180_000,
+    );
+  }
 
   it('answers a query-protocol request in XML, and a refusal as an XML ErrorResponse (bus.json)', async () => {
     const { house, reader } = await queueWithRun();
@@ -415,9 +485,9 @@ describe('one SQS scenario, every client', () => {
     const { house, reader } = await queueWithRun();
     const json = JSON.stringify({ QueueName: house.consumer.clientId });
     const form = `Action=GetQueueUrl&Version=2012-11-05&QueueName=${house.consumer.clientId}`;
-    const requests = await Promise.all(
-      Array.from({ length: 200 }, async (_, i) => {
-        const query = i % 2 === 1;
+    // A repeated signature is no replay (docs/auth.md): one signed request per protocol, sent many times.
+    const signed = await Promise.all(
+      [false, true].map(async (query) => {
         const body = query ? form : json;
         const headers = await signedHeaders(bus, reader, '/v1/sqs', body, {
           region: REGION,
@@ -429,18 +499,33 @@ describe('one SQS scenario, every client', () => {
         return { query, headers, body };
       }),
     );
-    const answers = await Promise.all(
-      requests.map(async ({ query, headers, body }) => ({ query, answer: await fetchObserved(`${bus.busUrl}/v1/sqs`, { method: 'POST', headers, body }) })),
-    );
+    // Waves of 200 at once until both protocols were throttled (at most 5): a loaded machine that
+    // spreads one wave over seconds still meets the limit in a later one.
+    const answers: Array<{ query: boolean; answer: Awaited<ReturnType<typeof fetchObserved>> }> = [];
+    const started = Date.now();
+    for (let wave = 0; wave < 5 && new Set(answers.filter(({ answer }) => answer.status === 429).map(({ query }) => query)).size < 2; wave++) {
+      answers.push(
+        ...(await Promise.all(
+          Array.from({ length: 200 }, async (_, i) => {
+            const { query, headers, body } = signed[i % 2]!;
+            return { query, answer: await fetchObserved(`${bus.busUrl}/v1/sqs`, { method: 'POST', headers, body }) };
+          }),
+        )),
+      );
+    }
+    const elapsedSeconds = Math.ceil((Date.now() - started) / 1000);
     const throttled = answers.filter(({ answer }) => answer.status === 429);
-    // 50 a second and bursts of 100: at least half of 200 sent at once are refused.
-    expect(throttled.length).toBeGreaterThanOrEqual(50);
+    // 50 a second and bursts of 100: no more got through than the windows the sending touched allow.
+    expect(answers.filter(({ answer }) => answer.status === 200).length).toBeLessThanOrEqual(100 + 50 * (elapsedSeconds + 1));
     expect(answers.every(({ answer }) => answer.status === 200 || answer.status === 429)).toBe(true);
     for (const { query, answer } of throttled) {
       busApi.check('POST', '/v1/sqs', answer);
       expect(Number(answer.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
       if (query) expect(answer.body).toEqual(expect.stringContaining('<Type>Sender</Type><Code>RequestThrottled</Code>'));
-      else expect((answer.body as { __type: string }).__type).toBe('com.amazonaws.sqs#RequestThrottled');
+      else {
+        expect((answer.body as { __type: string }).__type).toBe('com.amazonaws.sqs#RequestThrottled');
+        expect(answer.headers.get('x-amzn-query-error')).toBe('RequestThrottled;Sender');
+      }
     }
     expect(new Set(throttled.map(({ query }) => query)).size).toBe(2);
   }, 60_000);

@@ -6,6 +6,8 @@
 # Binaries land in .local/cluster/bin with a stamp of their version; a second run finds them and
 # builds nothing. usage: deploy/cluster/tools.sh            (what the tier needs)
 #                        deploy/cluster/tools.sh skaffold   (skaffold only, for deploy/cluster/skaffold.sh)
+#                        deploy/cluster/tools.sh go-builds  (the Go builds only: no apt, no root; .ci/run
+#                                                            runs it niced beside npm test)
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 # shellcheck source=deploy/cluster/lib.sh
@@ -109,10 +111,10 @@ build_skaffold() {
   cluster_log "skaffold built in $((SECONDS - started)) s"
 }
 
-if [ "${1:-}" = skaffold ]; then
-  build_skaffold
-  exit 0
-fi
+case "${1:-}" in
+  skaffold) build_skaffold; exit 0 ;;
+  go-builds) build_kubernetes; build_coredns; build_skaffold; exit 0 ;;
+esac
 
 install_apt_packages
 build_kubernetes

@@ -63,6 +63,45 @@ export async function portForward(target: string, port: number): Promise<Forward
   };
 }
 
+/** The components production runs replicated (the tier's values give them two replicas, an HPA and a PodDisruptionBudget). */
+export const REPLICATED: Component[] = ['gateway', 'delivery', 'pull-api'];
+
+/** Waits until a component's Deployment has `count` ready replicas (an HPA scales a new Deployment up to its minimum). */
+export async function replicasReady(component: Component, count = 2): Promise<void> {
+  await eventually(
+    () => kubectl('get', 'deployment', resourceName(component), '-o', 'jsonpath={.status.readyReplicas}/{.status.replicas}'),
+    (seen) => seen === `${count}/${count}`,
+    { timeoutMs: 180_000, intervalMs: 1000, what: `${resourceName(component)} at ${count} ready replicas (ready/replicas)` },
+  );
+}
+
+/** A component's pods that are ready and not terminating. */
+export async function readyPodNames(component: Component): Promise<string[]> {
+  const pods = JSON.parse(await kubectl('get', 'pods', '-l', `app.kubernetes.io/component=${component}`, '-o', 'json')) as {
+    items: Array<{ metadata: { name: string; deletionTimestamp?: string }; status: { conditions?: Array<{ type: string; status: string }> } }>;
+  };
+  return pods.items
+    .filter((p) => !p.metadata.deletionTimestamp && p.status.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'))
+    .map((p) => p.metadata.name);
+}
+
+/**
+ * Evicts a pod through the Eviction API, as a node drain does (a plain delete ignores disruption
+ * budgets): 'evicted', or 'refused' when its PodDisruptionBudget allows no disruption now (HTTP 429).
+ */
+export async function evictPod(pod: string): Promise<'evicted' | 'refused'> {
+  const eviction = JSON.stringify({ apiVersion: 'policy/v1', kind: 'Eviction', metadata: { name: pod, namespace: NAMESPACE } });
+  const child = spawn(KUBECTL, ['create', '--raw', `/api/v1/namespaces/${NAMESPACE}/pods/${pod}/eviction`, '-f', '-'], { stdio: ['pipe', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout.on('data', (c: Buffer) => (output += c.toString()));
+  child.stderr.on('data', (c: Buffer) => (output += c.toString()));
+  child.stdin.end(eviction);
+  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+  if (code === 0) return 'evicted';
+  if (/disruption budget|TooManyRequests|429/i.test(output)) return 'refused';
+  throw new Error(`eviction of ${pod} failed (exit ${code}): ${output}`);
+}
+
 /** http://<ClusterIP>:<port> of a component's Service: kube-proxy balances over its ready pods. */
 export async function clusterIpUrl(component: Component): Promise<string> {
   const ip = await kubectl('get', 'service', resourceName(component), '-o', 'jsonpath={.spec.clusterIP}');

@@ -8,6 +8,8 @@ import {
   storyOfEveryType,
   portForward,
   provisionTenant,
+  REPLICATED,
+  replicasReady,
   resourceName,
   token,
   type BusUrls,
@@ -97,6 +99,21 @@ describe('network safety', () => {
     expect((await resolve('deb.debian.org')).trim()).toMatch(/^ERR /);
     expect(await kubectl('exec', `deployment/${resourceName('gateway')}`, '--', 'cat', '/etc/resolv.conf')).toMatch(/^nameserver 10\.96\.0\.10$/m);
   });
+});
+
+describe("production's shape", () => {
+  it.each(REPLICATED)(
+    '%s runs two ready replicas under its HorizontalPodAutoscaler and a PodDisruptionBudget',
+    async (component) => {
+      const name = resourceName(component);
+      const hpa = JSON.parse(await kubectl('get', 'horizontalpodautoscaler', name, '-o', 'json')) as { spec: Record<string, unknown> };
+      expect(hpa.spec).toMatchObject({ minReplicas: 2, scaleTargetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name } });
+      const pdb = JSON.parse(await kubectl('get', 'poddisruptionbudget', name, '-o', 'json')) as { spec: Record<string, unknown> };
+      expect(pdb.spec).toMatchObject({ maxUnavailable: 1 });
+      await replicasReady(component);
+    },
+    200_000,
+  );
 });
 
 describe('the bus through its Services', () => {

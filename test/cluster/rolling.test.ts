@@ -2,13 +2,17 @@ import { spawn } from 'node:child_process';
 import { eventually, requireEnv } from '@bus/testing';
 import {
   COMPONENTS,
+  REPLICATED,
   busCall,
   busFetch,
   checkBusAnswer,
   clusterIpUrl,
+  evictPod,
   kubectl,
   message,
   provisionTenant,
+  readyPodNames,
+  replicasReady,
   resourceName,
   token,
   type BusUrls,
@@ -18,15 +22,18 @@ import {
 } from './cluster';
 
 /**
- * A rolling change without loss: while a producer publishes on several correlation ids and a
+ * A rolling change without loss, at production's shape (gateway, delivery and pull-api at two replicas
+ * with their HPA and PodDisruptionBudget): while a producer publishes on several correlation ids and a
  * consumer receives and acks, the release is upgraded with a configuration change that rolls every
- * Deployment. Clients reach the bus the way in-cluster clients do, through the Services' ClusterIPs
+ * Deployment, then one pod of each replicated component is evicted as a node drain evicts it (its
+ * budget refuses the second at once). Clients reach the bus the way in-cluster clients do, through the Services' ClusterIPs
  * (kube-proxy sends new connections to ready pods only), and behave as correct clients: a publish
  * whose answer was lost is sent again with the same message_id (the bus answers 200 duplicate when it
  * had accepted it), a receive or ack that failed is made again.
  *
  * Asserted: every message the bus accepted is received, none twice unless its ack was lost, and per
- * correlation id in the order it was accepted; every Deployment's pods were replaced.
+ * correlation id in the order it was accepted; every Deployment's pods were replaced; every 5xx on
+ * the way was a 503, the bus's documented retryable answer.
  */
 
 const SYSTEM_ID = 'storyteller.web';
@@ -43,7 +50,8 @@ beforeAll(async () => {
     pullApi: await clusterIpUrl('pull-api'),
     portal: await clusterIpUrl('portal'),
   };
-});
+  for (const component of REPLICATED) await replicasReady(component);
+}, 600_000);
 
 /** Runs `release.sh bus <args>` (helm upgrade --wait) to its end. */
 function upgradeRelease(args: string[]): Promise<void> {
@@ -71,6 +79,7 @@ async function persistently(method: string, base: string, path: string, bearer: 
       attempts += 1;
       const res = await busFetch(base, method, path, bearer, body);
       if (res.status === 429) counters.limited += 1;
+      if (res.status >= 500) counters.serverErrors.set(res.status, (counters.serverErrors.get(res.status) ?? 0) + 1);
       return res;
     },
     (res) => res.status < 500 && res.status !== 429,
@@ -85,6 +94,30 @@ interface Counters {
   retries: number;
   /** 429 answers among them. */
   limited: number;
+  /** 5xx answers among them, by status. */
+  serverErrors: Map<number, number>;
+}
+
+/**
+ * Evicts one ready pod of a replicated component under traffic; the second, evicted at once, is
+ * refused by the budget (maxUnavailable 1) while the first's replacement is not ready. Then waits for
+ * both replicas to be ready again.
+ */
+async function evictOneOfTwo(component: Component): Promise<void> {
+  await replicasReady(component);
+  const [first, second] = await readyPodNames(component);
+  // The disruption controller counts the healthy pods a moment after they are ready: until then it allows no eviction.
+  await eventually(
+    () => evictPod(first!),
+    (outcome) => outcome === 'evicted',
+    {
+      timeoutMs: 60_000,
+      intervalMs: 500,
+      what: `the eviction of ${first} allowed`,
+    },
+  );
+  expect({ component, second: await evictPod(second!) }).toEqual({ component, second: 'refused' });
+  await replicasReady(component);
 }
 
 it('upgrades every Deployment while publishing and receiving, and no accepted message is lost, doubled or reordered', async () => {
@@ -94,7 +127,7 @@ it('upgrades every Deployment while publishing and receiving, and no accepted me
   const before = new Map<Component, string[]>();
   for (const c of Object.keys(COMPONENTS) as Component[]) before.set(c, await podNames(c));
 
-  const counters: Counters = { retries: 0, limited: 0 };
+  const counters: Counters = { retries: 0, limited: 0, serverErrors: new Map() };
   const accepted = new Map<string, string[]>(); // correlation id → message ids in acceptance order
   const receivedOrder = new Map<string, string[]>(); // correlation id → message ids in first-receipt order
   let rolling = true;
@@ -163,6 +196,9 @@ it('upgrades every Deployment while publishing and receiving, and no accepted me
   const current = await kubectl('get', 'configmap', 'message-bus-config', '-o', 'jsonpath={.data.IDENTITY_CACHE_TTL}');
   await upgradeRelease(['--set', `config.identityCacheTtl=${current === '7s' ? '8s' : '7s'}`]);
   const rollSeconds = Math.round((Date.now() - rollStarted) / 1000);
+  const evictionsStarted = Date.now();
+  for (const component of REPLICATED) await evictOneOfTwo(component);
+  const evictionSeconds = Math.round((Date.now() - evictionsStarted) / 1000);
   rolling = false;
   await Promise.all(publishers);
 
@@ -176,8 +212,9 @@ it('upgrades every Deployment while publishing and receiving, and no accepted me
   consuming = false;
   await consumer;
   console.log(
-    `rolling upgrade: ${rollSeconds} s, ${total} messages accepted on ${GROUPS} correlation ids, ${counters.retries} requests sent again (${counters.limited} after a 429), ${ackLost.size} acks lost`,
+    `rolling upgrade: ${rollSeconds} s, evictions: ${evictionSeconds} s, ${total} messages accepted on ${GROUPS} correlation ids, ${counters.retries} requests sent again (${counters.limited} after a 429; 5xx by status: ${JSON.stringify(Object.fromEntries(counters.serverErrors))}), ${ackLost.size} acks lost`,
   );
+  expect([...counters.serverErrors.keys()].filter((status) => status !== 503)).toEqual([]);
 
   for (const [correlationId, ids] of accepted) expect({ correlationId, order: receivedOrder.get(correlationId) ?? [] }).toEqual({ correlationId, order: ids });
   const unexpected = [...receipts.keys()].filter((id) => !allAccepted.has(id));

@@ -62,18 +62,11 @@ pg_check_traversal() {
 }
 
 # Pid of our running postmaster, or return 1. A postmaster.pid whose process is gone (crash,
-# kill -9, reboot) is removed here so the next start does not trip over it.
+# kill -9, reboot) is removed, with the sockets it left, so the next start does not trip over them.
 pg_running_pid() {
-  local pidfile="$PG_DATA/postmaster.pid" mode="${1:-}" pid
-  [[ -f "$pidfile" ]] || return 1
-  pid="$(head -n1 "$pidfile" 2>/dev/null | tr -d '[:space:]')"
-  if pid_is "$pid" "postgres"; then
-    echo "$pid"
-    return 0
-  fi
-  [[ "$mode" == keep ]] && return 1
-  say "removing stale $pidfile (pid ${pid:-?} is no longer a running postgres)"
-  rm -f "$pidfile" "$PG_RUN"/.s.PGSQL.*
+  local mode="${1:-}"
+  live_pid_from_file "$PG_DATA/postmaster.pid" postgres "$mode" && return 0
+  [[ "$mode" == keep ]] || rm -f "$PG_RUN"/.s.PGSQL.*
   return 1
 }
 

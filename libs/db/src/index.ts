@@ -13,30 +13,25 @@ export type { SkillRegistration, SkillRegistrationRow } from './registrations';
 export { readConnectionWorkspaces } from './connection-workspaces';
 export { readConnectionDates } from './connection-dates';
 export {
-  RETENTION_TABLES,
-  RETENTION_WINDOWS,
   IDEMPOTENCY_WINDOW,
   QUEUE_WINDOW,
   REFUSAL_WINDOW,
+  PORTAL_SIGN_IN_WINDOW,
   BATCH_STATEMENT_TIMEOUT_MS,
-  retentionConfig,
-  retentionSettings,
   sweepBatch,
   sweepStatements,
   SWEEP_LOCK,
   deliveryStoryKey,
   oldestRowAt,
 } from './retention';
-export type { RetentionEntry, RetentionWindow, RetentionSettings, RetentionVariable } from './retention';
-export { readMessageTrace, readStory, STORY_MESSAGES_MAX } from './inspection';
-export type { MessageTrace, DeliveryTrace, DeliveryStateName, InjectedFault, StoryView } from './inspection';
+export type { RetentionEntry, RetentionWindow } from './retention';
+export { readStory, STORY_MESSAGES_MAX } from './inspection';
+export type { StoryView } from './inspection';
 export { writeRefusals, readRecentRefusals, REFUSALS_KEPT, REFUSALS_PAGE_MAX } from './refusals';
 export type { RefusalRecord, RateLimitCount, RecentRefusals, RefusalsPage } from './refusals';
 export { openTestRun, readTestRun, stopTestRun, readRunRecords, RUN_REPORT_MESSAGES_MAX, RUN_DURATION_MAX_SECONDS } from './test-runs';
 export type { RunRecords } from './test-runs';
 export { TABLE_COLUMNS, ENUM_TYPES } from './tables';
 export type { TableName, Row, Written, EnumValue } from './tables';
-export { TenancyFixture } from './tenancy-fixture';
-export type { TestTenant, TestTenantOptions } from './tenancy-fixture';
 export { consumerToolsOf, consumerToolsColumns, faultsOn, writeConsumerTools, NO_FAULTS } from './consumer-tools';
 export type { ConsumerTools, ConsumerFaults, ConsumerToolsRow, JoinedConsumerToolsRow } from './consumer-tools';

@@ -3,15 +3,36 @@ import { hashSecret, newClientSecret, newId, type ConnectionKind, type ExternalI
 import type { Logger } from 'pino';
 import type { ConnectionChange, ControlEvent, ControlPublisher, QuotaScope } from './control';
 
-export class ConnectionNotFoundError extends Error {
-  override readonly name = 'ConnectionNotFoundError';
-  constructor(readonly clientId: string) {
-    super(`no connection ${clientId}`);
+/**
+ * What IdentityAdmin refuses, by kind: the caller asked for something that is not there
+ * (`not_found`), that the resource's state does not allow (`conflict`), or that is out of range
+ * (`invalid`). An HTTP edge maps the kind once (services/portal identityCall, docs/errors.md).
+ */
+export abstract class IdentityAdminError extends Error {
+  abstract readonly kind: 'not_found' | 'conflict' | 'invalid';
+}
+
+/** No such row: `what` names its kind for the answer ("no connection c…"). */
+export abstract class IdentityNotFoundError extends IdentityAdminError {
+  readonly kind = 'not_found';
+  constructor(
+    readonly what: string,
+    readonly id: string,
+  ) {
+    super(`no ${what} ${id}`);
   }
 }
 
-export class ConnectionNotActiveError extends Error {
+export class ConnectionNotFoundError extends IdentityNotFoundError {
+  override readonly name = 'ConnectionNotFoundError';
+  constructor(readonly clientId: string) {
+    super('connection', clientId);
+  }
+}
+
+export class ConnectionNotActiveError extends IdentityAdminError {
   override readonly name = 'ConnectionNotActiveError';
+  readonly kind = 'conflict';
   constructor(
     readonly clientId: string,
     readonly status: string,
@@ -20,41 +41,43 @@ export class ConnectionNotActiveError extends Error {
   }
 }
 
-export class AppNotFoundError extends Error {
+export class AppNotFoundError extends IdentityNotFoundError {
   override readonly name = 'AppNotFoundError';
   constructor(readonly appId: string) {
-    super(`no app ${appId}`);
+    super('app', appId);
   }
 }
 
-export class TenancyNotFoundError extends Error {
+export class TenancyNotFoundError extends IdentityNotFoundError {
   override readonly name = 'TenancyNotFoundError';
   constructor(
-    readonly what: QuotaScope,
-    readonly id: string,
+    override readonly what: QuotaScope,
+    id: string,
   ) {
-    super(`no ${what} ${id}`);
+    super(what, id);
   }
 }
 
 /** No such identity provider or binding. */
-export class ProviderNotFoundError extends Error {
+export class ProviderNotFoundError extends IdentityNotFoundError {
   override readonly name = 'ProviderNotFoundError';
   constructor(
-    readonly what: 'identity provider' | 'binding',
-    readonly id: string,
+    override readonly what: 'identity provider' | 'binding',
+    id: string,
   ) {
-    super(`no ${what} ${id}`);
+    super(what, id);
   }
 }
 
 /** The issuer is registered already, or the client is bound already. */
-export class ProviderConflictError extends Error {
+export class ProviderConflictError extends IdentityAdminError {
   override readonly name = 'ProviderConflictError';
+  readonly kind = 'conflict';
 }
 
-export class OverlapWindowError extends Error {
+export class OverlapWindowError extends IdentityAdminError {
   override readonly name = 'OverlapWindowError';
+  readonly kind = 'invalid';
 }
 
 /** The longest overlap an owner may choose for a rotated secret. */

@@ -1,11 +1,12 @@
 import { createHmac, randomBytes, generateKeyPairSync, sign as cryptoSign, type KeyObject } from 'node:crypto';
 import { Router } from 'express';
 import pino from 'pino';
-import { createDatabase, migrateLatest, type Knex } from '@bus/db';
+import { useTestDatabase } from '@bus/fixtures';
+import type { Knex } from '@bus/db';
 import { createHttpApp, createRequestMetrics, serve, violationBody, type RunningServer } from '@bus/http';
 import { createKafka, createProducer, type Kafka, type Producer } from '@bus/kafka';
 import { createMetricsRegistry } from '@bus/observability';
-import { createTestDatabase, eventually, msUntil, requireEnv, type TestDatabase } from '@bus/testing';
+import { eventually, msUntil, requireEnv } from '@bus/testing';
 import {
   audienceFor,
   buildClaims,
@@ -31,7 +32,7 @@ const BASE = 'http://bus.test';
 const audience = audienceFor(BASE);
 const PROPAGATION_GOAL_MS = 2_000;
 
-let testDb: TestDatabase;
+const database = useTestDatabase({ applicationName: 'identity-test', poolMax: 5 });
 let db: Knex;
 let kafka: Kafka;
 let producer: Producer;
@@ -78,9 +79,7 @@ async function startIdentity(name: string): Promise<Identity> {
 }
 
 beforeAll(async () => {
-  testDb = await createTestDatabase();
-  db = createDatabase({ url: testDb.url, poolMax: 5, applicationName: 'identity-test' });
-  await migrateLatest(db);
+  db = database.db;
   kafka = createKafka({ brokers: requireEnv('KAFKA_BROKERS').split(','), clientId: 'identity-test', logger });
   producer = createProducer(kafka);
   await producer.connect();
@@ -122,13 +121,11 @@ beforeAll(async () => {
   server = await serve(app, { host: '127.0.0.1', port: 0, logger });
 }, 120_000);
 
-afterAll(async () => {
+database.beforeDrop(async () => {
   await server?.close(100);
   await Promise.all(identities.map((i) => i.service.stop?.()));
   await producer?.disconnect();
-  await db?.destroy();
-  await testDb?.drop();
-}, 30_000);
+});
 
 async function publish(token: string | undefined, tenant = workspaceId) {
   const res = await fetch(`${server.url}/v1/tenants/${tenant}/messages`, {

@@ -17,6 +17,8 @@ export type { ControlEvent, ControlPublisher, ControlListener, QuotaScope } from
 export {
   IdentityAdmin,
   AppNotFoundError,
+  IdentityAdminError,
+  IdentityNotFoundError,
   ConnectionNotFoundError,
   ConnectionNotActiveError,
   OverlapWindowError,

@@ -1,9 +1,9 @@
-import { createDatabase, migrateLatest, TenancyFixture, type Knex } from '@bus/db';
+import { useTestDatabase } from '@bus/fixtures';
+import type { Knex } from '@bus/db';
 import { CUSTOM_QUOTA_CEILING, QUOTA_TIERS } from '@bus/limits';
-import { createTestDatabase, type TestDatabase } from '@bus/testing';
 import { KnexQuotaStore } from './index';
 
-let testDb: TestDatabase;
+const database = useTestDatabase({ applicationName: 'quota-test', poolMax: 2 });
 let db: Knex;
 
 // A house's workspace with its own consumer, and a vendor's app with a producer in the same workspace.
@@ -13,10 +13,8 @@ let houseConnection: string;
 let vendorConnection: string;
 
 beforeAll(async () => {
-  testDb = await createTestDatabase();
-  db = createDatabase({ url: testDb.url, poolMax: 2, applicationName: 'quota-test' });
-  await migrateLatest(db);
-  const tenancy = TenancyFixture.create(db);
+  db = database.db;
+  const tenancy = database.tenancy;
   const house = await tenancy.tenant({ connections: [{ kind: 'consumer' }] });
   workspace = house.workspaceId;
   houseConnection = house.connectionIds[0]!;
@@ -24,11 +22,6 @@ beforeAll(async () => {
   const vendorApp = await tenancy.app({ workspace_id: workspace, organisation_id: vendor, name: 'Vendor app' });
   vendorConnection = (await tenancy.connection({ app_id: vendorApp.id, kind: 'producer' })).id;
 }, 30_000);
-
-afterAll(async () => {
-  await db?.destroy();
-  await testDb?.drop();
-});
 
 describe('KnexQuotaStore on the real Postgres (docs/api.md#limits tiers)', () => {
   it("gives a house's own connections the workspace's tier and a vendor's connections the vendor's", async () => {

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
-import { createDatabase, migrateLatest, TenancyFixture, type Knex } from '@bus/db';
-import { createTestDatabase, eventually, type TestDatabase } from '@bus/testing';
+import { useTestDatabase } from '@bus/fixtures';
+import type { Knex } from '@bus/db';
+import { eventually } from '@bus/testing';
 import { resolveDeadLetter } from './dead-letters';
 import { KnexDeliveryStore, type MessageToEnqueue } from './delivery-store';
 import { KnexQueueStore, type LeasedMessage } from './queue-store';
@@ -21,24 +22,17 @@ const LONG_MS = 120_000;
 const SHORT_MS = 1;
 const MAX_RECEIVES = 3;
 
-let testDb: TestDatabase;
+const database = useTestDatabase({ applicationName: 'queue-property', poolMax: 6 });
 let db: Knex;
 let deliveries: KnexDeliveryStore;
 let queue: KnexQueueStore;
 let offset = 0;
 
 beforeAll(async () => {
-  testDb = await createTestDatabase();
-  db = createDatabase({ url: testDb.url, poolMax: 6, applicationName: 'queue-property' });
-  await migrateLatest(db);
+  db = database.db;
   deliveries = KnexDeliveryStore.create(db);
   queue = KnexQueueStore.create(db);
 }, 30_000);
-
-afterAll(async () => {
-  await db?.destroy();
-  await testDb?.drop();
-});
 
 type Op =
   | { kind: 'publish'; stories: number[] }
@@ -85,7 +79,7 @@ async function wrongHeads(consumer: string): Promise<unknown[]> {
 }
 
 async function newConsumer(): Promise<{ workspaceId: string; consumer: string }> {
-  const tenant = await TenancyFixture.create(db).tenant({ connections: [{ kind: 'consumer' }] });
+  const tenant = await database.tenancy.tenant({ connections: [{ kind: 'consumer' }] });
   return { workspaceId: tenant.workspaceId, consumer: tenant.connectionIds[0]! };
 }
 

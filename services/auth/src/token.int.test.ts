@@ -2,13 +2,14 @@ import { randomBytes } from 'node:crypto';
 import * as oidc from 'openid-client';
 import { createRemoteJWKSet, decodeJwt, decodeProtectedHeader, jwtVerify } from 'jose';
 import pino from 'pino';
-import { createDatabase, migrateLatest, type Knex } from '@bus/db';
+import { useTestDatabase } from '@bus/fixtures';
+import { createDatabase, type Knex } from '@bus/db';
 import { createHttpApp, createRequestMetrics, serve, violationBody, type RunningServer } from '@bus/http';
 import { createControlPublisher, IdentityAdmin, type IssuedCredential } from '@bus/identity';
 import { createKafka, createProducer, type Producer } from '@bus/kafka';
 import { createRedis, type Redis } from '@bus/limits';
 import { createMetricsRegistry } from '@bus/observability';
-import { createTestDatabase, requireEnv, type TestDatabase } from '@bus/testing';
+import { requireEnv } from '@bus/testing';
 import { PRE_PUBLISH_MS, POST_RETIRE_MS } from '@bus/tokens';
 import { createAuthService, type AuthServiceDeps } from './service';
 
@@ -17,7 +18,7 @@ const DAY = 86_400_000;
 const INTERVAL = 30 * DAY;
 const OPEN = { rate: { points: 100_000, durationSeconds: 1 } };
 
-let testDb: TestDatabase;
+const database = useTestDatabase({ applicationName: 'auth-test', poolMax: 5 });
 let db: Knex;
 let redis: Redis;
 let producer: Producer;
@@ -65,9 +66,7 @@ async function startAuth(overrides: Partial<AuthServiceDeps> = {}) {
 let bus: { url: string; auth: ReturnType<typeof createAuthService> };
 
 beforeAll(async () => {
-  testDb = await createTestDatabase();
-  db = createDatabase({ url: testDb.url, poolMax: 5, applicationName: 'auth-test' });
-  await migrateLatest(db);
+  db = database.db;
   redis = createRedis(requireEnv('REDIS_URL'), logger);
   if (redis.status !== 'ready') await new Promise((resolve) => redis.once('ready', resolve));
   const kafka = createKafka({ brokers: requireEnv('KAFKA_BROKERS').split(','), clientId: 'auth-test', logger });
@@ -82,12 +81,10 @@ beforeAll(async () => {
   await bus.auth.signingKeys.rotate();
 }, 30_000);
 
-afterAll(async () => {
+database.beforeDrop(async () => {
   for (const s of servers) await s.close(100);
   await producer?.disconnect();
   redis?.disconnect();
-  await db?.destroy();
-  await testDb?.drop();
 });
 
 function basic(id: string, secret: string): string {

@@ -1,5 +1,5 @@
 import { duration, optional, str, type ConfigOf } from '@bus/config';
-import { retentionConfig, retentionSettings } from '@bus/db';
+import { retentionConfig, retentionSettings } from '@bus/queue';
 
 /** Delivery's own variables (on top of Postgres and Kafka). */
 export const deliveryConfig = {
@@ -21,7 +21,7 @@ export const deliveryConfig = {
    * so a commit that outlived the wait still reaches its consumers (docs/delivery.md). 0s: off.
    */
   DELIVERY_QUARANTINE_RECHECK: duration({ default: 30_000, max: 3_600_000 }),
-  /** Every table's retention window and the sweep's pace (libs/db retention.ts). */
+  /** Every table's retention window and the sweep's pace (libs/queue retention.ts). */
   ...retentionConfig,
 } as const;
 

@@ -2,14 +2,15 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { KafkaJSNonRetriableError } from 'kafkajs';
 import pino from 'pino';
 import { Registry } from 'prom-client';
+import { useTestDatabase } from '@bus/fixtures';
 import { loadConfig } from '@bus/config';
-import { createDatabase, migrateLatest, readConnectionWorkspaces, retentionConfig, retentionSettings, TenancyFixture, type Knex } from '@bus/db';
+import { readConnectionWorkspaces, type Knex } from '@bus/db';
 import { createGroupCommitter, KnexPublishStore, kafkaCommitter } from '@bus/gateway';
 import { createKafka, createProducer, encodeMessageHeaders, ensureTopics, messageKey, type Kafka, type Producer } from '@bus/kafka';
-import { KnexDeliveryStore, replayToConsumer } from '@bus/queue';
+import { KnexDeliveryStore, replayToConsumer, retentionConfig, retentionSettings } from '@bus/queue';
 import { som } from '@bus/schemas';
 import { bodyDigest, contentHash, type SomMessage } from '@bus/som';
-import { createTestDatabase, eventually, requireEnv, waitForGroupCaughtUp, type TestDatabase } from '@bus/testing';
+import { eventually, requireEnv, waitForGroupCaughtUp } from '@bus/testing';
 import type { Service } from '@bus/http';
 import { createDeliveryService } from './service';
 import { registerQueueGauges } from './queue-gauges';
@@ -24,7 +25,7 @@ const revokedConsumer = 'cdeliverycnc2';
 /** The default windows (queues 14 days, idempotency = a 30-day archive). */
 const retention = retentionSettings({ ...loadConfig(retentionConfig, {}), KAFKA_MESSAGES_RETENTION: 30 * 86_400_000 });
 
-let testDb: TestDatabase;
+const database = useTestDatabase({ applicationName: 'delivery-test', poolMax: 10 });
 let db: Knex;
 let kafka: Kafka;
 let producer: Producer;
@@ -32,10 +33,8 @@ let delivery: Service;
 let metrics: Registry;
 
 beforeAll(async () => {
-  testDb = await createTestDatabase();
-  db = createDatabase({ url: testDb.url, poolMax: 10, applicationName: 'delivery-test' });
-  await migrateLatest(db);
-  await TenancyFixture.create(db).tenant({
+  db = database.db;
+  await database.tenancy.tenant({
     workspaceId,
     appId: publisher.appId,
     connections: [
@@ -72,11 +71,9 @@ async function startDelivery(): Promise<void> {
   await delivery.start?.();
 }
 
-afterAll(async () => {
+database.beforeDrop(async () => {
   await delivery?.stop?.();
   await producer?.disconnect();
-  await db?.destroy();
-  await testDb?.drop();
 });
 
 function started(): SomMessage {

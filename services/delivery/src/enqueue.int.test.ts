@@ -6,12 +6,13 @@
 import { randomUUID } from 'node:crypto';
 import pino from 'pino';
 import type { Registry } from 'prom-client';
-import { createDatabase, migrateLatest, TenancyFixture, type Knex } from '@bus/db';
+import { useTestDatabase } from '@bus/fixtures';
+import type { Knex } from '@bus/db';
 import { encodeMessageHeaders, messageKey } from '@bus/kafka';
 import { createMetricsRegistry } from '@bus/observability';
 import { som } from '@bus/schemas';
 import { contentHash } from '@bus/som';
-import { createTestDatabase, eventually, type TestDatabase } from '@bus/testing';
+import { eventually } from '@bus/testing';
 import { KnexDeliveryStore } from '@bus/queue';
 import { createBatchEnqueuer, type BatchEnqueuer, type MessageRecord } from './enqueue';
 
@@ -19,25 +20,18 @@ const workspaceId = 'wenqueuetest2';
 const producerId = 'cenqueueprod2';
 const consumers = ['cenqueuecona2', 'cenqueueconb2'];
 
-let testDb: TestDatabase;
+const database = useTestDatabase({ applicationName: 'enqueue-test', poolMax: 4 });
 let db: Knex;
 let organisationId: string;
 
 beforeAll(async () => {
-  testDb = await createTestDatabase();
-  db = createDatabase({ url: testDb.url, poolMax: 4, applicationName: 'enqueue-test' });
-  await migrateLatest(db);
-  organisationId = (await TenancyFixture.create(db).organisation()).id;
+  db = database.db;
+  organisationId = (await database.tenancy.organisation()).id;
   await provisionWorkspace(workspaceId, producerId, consumers);
 }, 30_000);
 
-afterAll(async () => {
-  await db?.destroy();
-  await testDb?.drop();
-});
-
 async function provisionWorkspace(id: string, producer: string, consumerIds: string[]): Promise<void> {
-  const tenancy = TenancyFixture.create(db);
+  const tenancy = database.tenancy;
   await tenancy.workspace({ id, organisation_id: organisationId });
   const app = await tenancy.app({ workspace_id: id });
   for (const [connectionId, kind] of [[producer, 'producer'] as const, ...consumerIds.map((c) => [c, 'consumer'] as const)]) {

@@ -5,13 +5,13 @@
  */
 import { randomUUID } from 'node:crypto';
 import pino from 'pino';
-import { createDatabase, migrateLatest, TenancyFixture, type Knex } from '@bus/db';
+import { useTestDatabase } from '@bus/fixtures';
+import type { Knex } from '@bus/db';
 import { KnexPublishStore } from '@bus/gateway';
 import { encodeMessageHeaders } from '@bus/kafka';
 import { createMetricsRegistry } from '@bus/observability';
 import { som } from '@bus/schemas';
 import { bodyDigest, contentHash } from '@bus/som';
-import { createTestDatabase, type TestDatabase } from '@bus/testing';
 import { createRedriveMetrics, KnexDeliveryStore, redriveQuarantined, type RedriveDeps } from '@bus/queue';
 
 const workspaceId = 'wredrivetest2';
@@ -19,28 +19,21 @@ const producerId = 'credriveprod2';
 const consumers = ['credrivecona2', 'credriveconb2'];
 const topic = 'bus.messages.v1';
 
-let testDb: TestDatabase;
+const database = useTestDatabase({ applicationName: 'redrive-test', poolMax: 8 });
 let db: Knex;
 let store: KnexDeliveryStore;
 let deps: RedriveDeps;
 const metrics = createMetricsRegistry({ defaultMetrics: false });
 
 beforeAll(async () => {
-  testDb = await createTestDatabase();
-  db = createDatabase({ url: testDb.url, poolMax: 8, applicationName: 'redrive-test' });
-  await migrateLatest(db);
-  await TenancyFixture.create(db).tenant({
+  db = database.db;
+  await database.tenancy.tenant({
     workspaceId,
     connections: [{ id: producerId, kind: 'producer' }, ...consumers.map((id) => ({ id, kind: 'consumer' as const }))],
   });
   store = KnexDeliveryStore.create(db);
   deps = { store, logger: pino({ level: 'silent' }), metrics: createRedriveMetrics(metrics) };
 }, 30_000);
-
-afterAll(async () => {
-  await db?.destroy();
-  await testDb?.drop();
-});
 
 type Message = Record<string, unknown> & { message_id: string; correlation_id: string };
 

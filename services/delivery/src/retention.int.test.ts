@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import pino from 'pino';
 import { Registry } from 'prom-client';
-import { createDatabase, migrateLatest, RETENTION_TABLES, SWEEP_LOCK, sweepStatements, TenancyFixture, type Knex, type RetentionSettings } from '@bus/db';
+import { useTestDatabase } from '@bus/fixtures';
+import { SWEEP_LOCK, sweepStatements, type Knex } from '@bus/db';
+import { RETENTION_TABLES, type RetentionSettings } from '@bus/queue';
 import { KnexPublishStore } from '@bus/gateway';
-import { createTestDatabase, type TestDatabase } from '@bus/testing';
 import { createRetentionSweeper } from './retention';
 
 const logger = pino({ level: 'silent' });
@@ -27,23 +28,16 @@ const settings: RetentionSettings = {
   batchSize: 10,
 };
 
-let testDb: TestDatabase;
+const database = useTestDatabase({ applicationName: 'retention-test', poolMax: 10 });
 let db: Knex;
 /** The sweeper's clock: tests move it. */
 let clock = Date.parse('2026-03-01T12:00:00Z');
 const now = () => new Date(clock);
 
 beforeAll(async () => {
-  testDb = await createTestDatabase();
-  db = createDatabase({ url: testDb.url, poolMax: 10, applicationName: 'retention-test' });
-  await migrateLatest(db);
-  await TenancyFixture.create(db).tenant({ workspaceId, connections: [{ id: consumerId, kind: 'consumer' }] });
+  db = database.db;
+  await database.tenancy.tenant({ workspaceId, connections: [{ id: consumerId, kind: 'consumer' }] });
 }, 60_000);
-
-afterAll(async () => {
-  await db?.destroy();
-  await testDb?.drop();
-});
 
 beforeEach(async () => {
   for (const entry of RETENTION_TABLES) await db(entry.table).delete();

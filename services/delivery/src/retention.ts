@@ -1,5 +1,6 @@
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
-import { oldestRowAt, RETENTION_TABLES, sweepBatch, type Knex, type RetentionEntry, type RetentionSettings } from '@bus/db';
+import { oldestRowAt, sweepBatch, type Knex, type RetentionEntry } from '@bus/db';
+import { RETENTION_TABLES, type RetentionSettings } from '@bus/queue';
 import { METRICS, type Logger } from '@bus/observability';
 
 export interface RetentionSweeperDeps {

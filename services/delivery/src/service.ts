@@ -1,9 +1,9 @@
 import type { Registry } from 'prom-client';
-import { readConnectionWorkspaces, type Knex, type RetentionSettings } from '@bus/db';
+import { readConnectionWorkspaces, type Knex } from '@bus/db';
 import type { ReadinessCheck, Service } from '@bus/http';
 import { createConsumer, MESSAGES_TOPIC, runRecordBatches, trackGroupMembership, type Consumer, type ConsumerRun, type Kafka } from '@bus/kafka';
 import type { Logger } from '@bus/observability';
-import { KnexDeliveryStore } from '@bus/queue';
+import { KnexDeliveryStore, type RetentionSettings } from '@bus/queue';
 import { createBatchEnqueuer } from './enqueue';
 import { createQuarantineRecheck } from './quarantine-recheck';
 import { registerKafkaLag } from './kafka-lag';

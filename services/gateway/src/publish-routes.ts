@@ -5,6 +5,7 @@ import { createRouter, HttpError, markStep, readBody, requestTimings, type Route
 import type { BearerAuthenticator, ConnectionIdentity } from '@bus/identity';
 import { rulesCatalogue } from '@bus/som';
 import { publishMessage, type PublishDeps, type PublishMode } from './publish';
+import { publishOverHttp } from './publish-http';
 import type { RefusalRecorder } from './refusal-recorder';
 
 /** docs/api.md#som-message: one SOM message of at most 240,000 bytes. */
@@ -77,12 +78,8 @@ export function publishRoutes(deps: PublishRoutesDeps): Router {
     const timings = requestTimings(res);
     const bytes = res.locals.body as Buffer;
     res.locals.publishBody = bytes;
-    const answer = await publishMessage(
-      deps.publish,
-      { clientId: identity.clientId, workspaceId: identity.workspaceId, appId: identity.appId },
-      bytes,
-      mode,
-      timings,
+    const answer = await publishOverHttp(
+      publishMessage(deps.publish, { clientId: identity.clientId, workspaceId: identity.workspaceId, appId: identity.appId }, bytes, mode, timings),
     );
     res.status(answer.status).json(answer.body);
   };

@@ -1,7 +1,8 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { Writable } from 'node:stream';
 import pino from 'pino';
-import { createDatabase, migrateLatest, TenancyFixture, type Knex } from '@bus/db';
+import { useTestDatabase } from '@bus/fixtures';
+import type { Knex } from '@bus/db';
 import {
   createConsumer,
   createKafka,
@@ -15,13 +16,17 @@ import {
 } from '@bus/kafka';
 import { som } from '@bus/schemas';
 import { createSomValidator, EMPTY_STORY_STATE } from '@bus/som';
-import { createTestDatabase, eventually, requireEnv, type TestDatabase } from '@bus/testing';
+import { eventually, requireEnv } from '@bus/testing';
 import { Registry } from 'prom-client';
 import { CommitTimeoutError } from './deadline';
 import { createGroupCommitter, type CommitToKafka } from './group-commit';
 import { kafkaCommitter } from './kafka-commit';
-import { publishMessage, type PublishDeps, type Publisher } from './publish';
+import { publishMessage as publishDomain, type PublishDeps, type Publisher } from './publish';
+import { publishOverHttp } from './publish-http';
 import { KnexPublishStore } from './publish-store';
+
+/** A publish as the routes answer it: the HTTP status and body, or the HTTP error (publish-http.ts). */
+const publishMessage = (...args: Parameters<typeof publishDomain>) => publishOverHttp(publishDomain(...args));
 
 const logger = pino({ level: 'warn' });
 const topic = `test.publish.${randomBytes(4).toString('hex')}`;
@@ -29,7 +34,7 @@ const workspaceId = 'wpublishtest2';
 const publisher: Publisher = { clientId: 'cpublishtest2', workspaceId, appId: 'apublishtest2' };
 const batchPublisher: Publisher = { clientId: 'cpublishbatch', workspaceId: 'wpublishbatch', appId: 'apublishbatch' };
 
-let testDb: TestDatabase;
+const database = useTestDatabase({ applicationName: 'publish-test', poolMax: 10 });
 let db: Knex;
 let kafka: Kafka;
 let producer: Producer;
@@ -55,10 +60,8 @@ function publishDeps(opts: { commitToKafka?: CommitToKafka; commitTimeoutMs?: nu
 }
 
 beforeAll(async () => {
-  testDb = await createTestDatabase();
-  db = createDatabase({ url: testDb.url, poolMax: 10, applicationName: 'publish-test' });
-  await migrateLatest(db);
-  const tenancy = TenancyFixture.create(db);
+  db = database.db;
+  const tenancy = database.tenancy;
   const { organisationId } = await tenancy.tenant({
     workspaceId,
     appId: publisher.appId,
@@ -80,10 +83,8 @@ beforeAll(async () => {
   deps = publishDeps();
 }, 60_000);
 
-afterAll(async () => {
+database.beforeDrop(async () => {
   await producer?.disconnect();
-  await db?.destroy();
-  await testDb?.drop();
 });
 
 /** A valid message of `type` on `correlationId`, from the schema examples, with a fresh message_id. */

@@ -1,7 +1,7 @@
-import { DependencyUnavailableError, HttpError, ViolationsError, type Violation } from '@bus/http';
+import type { Violation } from '@bus/http';
 // A failed registry read is 503 registry.unavailable with the store's error as its cause (logged once).
 import { unavailableOnFailure as registryRead } from '@bus/identity';
-import { RULES, checkPolicy, contentHash, familyOf, parseJsonBody, type ProducerPermissions, type SomMessage, type SomValidator } from '@bus/som';
+import { checkPolicy, contentHash, familyOf, parseJsonBody, type ProducerPermissions, type SomMessage, type SomValidator } from '@bus/som';
 import { decideBatch, workspaceKey, type BatchMember, type MemberDecision } from './batch-decisions';
 import type { GroupCommitter } from './group-commit';
 import { markSendSpan } from './kafka-commit';
@@ -26,27 +26,40 @@ export interface PublishDeps {
 
 export type PublishMode = 'publish' | 'validate';
 
+/** A message the bus took: accepted now, or a resend of one it accepted before (`duplicate`). */
 export interface PublishAnswer {
-  status: 200 | 202;
+  outcome: 'accepted' | 'duplicate';
   body: Record<string, unknown>;
 }
 
-/** 409 idempotency.message_id_reused. */
-export class MessageIdReusedError extends HttpError {
+/** The message broke rules of the catalogue (parse, schema, conformance, policy or sequence). */
+export class MessageRefusedError extends Error {
+  override readonly name = 'MessageRefusedError';
+  constructor(
+    readonly violations: readonly Violation[],
+    /** Violations found beyond `violations`, only counted. */
+    readonly omitted = 0,
+  ) {
+    super(violations[0]?.message ?? 'refused');
+  }
+}
+
+/** The message_id was accepted before with other content. */
+export class MessageIdReusedError extends Error {
   override readonly name = 'MessageIdReusedError';
-  constructor(messageId: string) {
-    super(409, 'idempotency.message_id_reused', `message_id ${messageId} was accepted before with different content`, 'policy');
+  constructor(readonly messageId: string) {
+    super(`message_id ${messageId} was accepted before with different content`);
   }
 }
 
 /**
- * 503 publish.unavailable: Postgres or Kafka failed during the commit, or it ran out of time; nothing
- * was accepted. `cause` is the failure itself, which the error middleware logs.
+ * Postgres or Kafka failed during the commit, or it ran out of time; nothing was accepted, so a retry
+ * is safe. `cause` is the failure itself.
  */
-export class PublishUnavailableError extends DependencyUnavailableError {
-  override readonly name = 'PublishUnavailableError';
+export class CommitFailedError extends Error {
+  override readonly name = 'CommitFailedError';
   constructor(cause: unknown) {
-    super('publish.unavailable', RULES['publish.unavailable'].description, cause);
+    super('the commit to Kafka and Postgres failed', { cause });
   }
 }
 
@@ -84,13 +97,16 @@ export async function publishMessage(
   const decision = mode === 'validate' ? await dryRun(deps.store, member, timings) : await commit(deps, member, publisher, bytes, family, timings);
   switch (decision.kind) {
     case 'accepted':
-      return { status: 202, body: mode === 'validate' ? { ...accepted, dry_run: true } : accepted };
+      return { outcome: 'accepted', body: mode === 'validate' ? { ...accepted, dry_run: true } : accepted };
     case 'duplicate':
-      return { status: 200, body: { accepted: true, duplicate: true, message_id: message.message_id, ...(mode === 'validate' ? { dry_run: true } : {}) } };
+      return {
+        outcome: 'duplicate',
+        body: { accepted: true, duplicate: true, message_id: message.message_id, ...(mode === 'validate' ? { dry_run: true } : {}) },
+      };
     case 'reused':
       throw new MessageIdReusedError(message.message_id);
     case 'refused':
-      throw refused(decision.violations);
+      throw new MessageRefusedError(decision.violations);
   }
 }
 
@@ -106,9 +122,9 @@ const largeBodies = serialLane();
 /** Parse, schema and conformance: what depends on the bytes alone. */
 function checkContent(deps: PublishDeps, bytes: Buffer): { message: SomMessage; hash: string; tolerated: readonly Violation[] } {
   const parsed = parseJsonBody(bytes);
-  if (!parsed.ok) throw refused(parsed.violations);
+  if (!parsed.ok) throw new MessageRefusedError(parsed.violations);
   const validation = deps.validator.validate(parsed.value);
-  if (!validation.ok) throw refused(validation.violations, validation.omitted);
+  if (!validation.ok) throw new MessageRefusedError(validation.violations, validation.omitted);
   return { message: validation.message, hash: contentHash(parsed.value), tolerated: validation.tolerated };
 }
 
@@ -146,7 +162,7 @@ async function dryRun(store: PublishStore, member: BatchMember, timings?: { mark
   return decideBatch([member], priorHashes, storedStates).decisions[0] as MemberDecision;
 }
 
-/** A publish: joins a group commit; its failure (Kafka, Postgres, the deadline) is 503 publish.unavailable. */
+/** A publish: joins a group commit; its failure (Kafka, Postgres, the deadline) is CommitFailedError. */
 async function commit(
   deps: PublishDeps,
   member: BatchMember,
@@ -162,7 +178,7 @@ async function commit(
     // Kafka or Postgres failed or ran out of time: the transaction rolled back, so nothing is accepted
     // and a retry with the same message_id is safe. A record Kafka may hold without its commit is never
     // delivered (delivery enqueues only what accepted_messages confirms: invariant A).
-    throw new PublishUnavailableError(err);
+    throw new CommitFailedError(err);
   } finally {
     timings?.mark('commit');
   }
@@ -176,10 +192,4 @@ function acceptedBody(message: SomMessage, family: string | null, tolerated: rea
     family,
     ...(tolerated.length > 0 ? { tolerated: [...tolerated] } : {}),
   };
-}
-
-/** The status of a refusal is the catalogue's status of its rules (one step's rules share one). */
-function refused(violations: readonly Violation[], omitted = 0): ViolationsError {
-  const status = Math.max(...violations.map((v) => (Object.hasOwn(RULES, v.rule) ? RULES[v.rule as keyof typeof RULES].status : 400)));
-  return new ViolationsError(status, violations, {}, omitted);
 }

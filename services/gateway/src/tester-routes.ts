@@ -1,5 +1,6 @@
 import type { Router, Request, RequestHandler, Response } from 'express';
-import { readMessageTrace, readRecentRefusals, readStory, type Knex } from '@bus/db';
+import { readRecentRefusals, readStory, type Knex } from '@bus/db';
+import { readMessageTrace } from '@bus/queue';
 import {
   createRouter,
   DependencyUnavailableError,

@@ -1,16 +1,7 @@
 import type { Router, Request } from 'express';
 import type { QueueOperations } from '@bus/contracts';
 import { createRouter, HttpError, validatedQuery, type RequestValidation } from '@bus/http';
-import {
-  AppNotFoundError,
-  ConnectionNotActiveError,
-  ConnectionNotFoundError,
-  OverlapWindowError,
-  ProviderConflictError,
-  ProviderNotFoundError,
-  TenancyNotFoundError,
-  type IdentityAdmin,
-} from '@bus/identity';
+import { IdentityAdminError, IdentityNotFoundError, type IdentityAdmin } from '@bus/identity';
 import type { SkillLibrary } from '@bus/skills';
 import * as body from './admin-requests';
 import type { AdminStore, ConnectionView } from './admin-store';
@@ -208,13 +199,8 @@ export async function identityCall<T>(call: () => Promise<T>): Promise<T> {
   try {
     return await call();
   } catch (err) {
-    if (err instanceof AppNotFoundError) throw new AdminNotFoundError('app', err.appId);
-    if (err instanceof ConnectionNotFoundError) throw new AdminNotFoundError('connection', err.clientId);
-    if (err instanceof TenancyNotFoundError) throw new AdminNotFoundError(err.what, err.id);
-    if (err instanceof ConnectionNotActiveError) throw new AdminConflictError(err.message);
-    if (err instanceof OverlapWindowError) throw new AdminRequestInvalidError(err.message);
-    if (err instanceof ProviderNotFoundError) throw new AdminNotFoundError(err.what, err.id);
-    if (err instanceof ProviderConflictError) throw new AdminConflictError(err.message);
+    if (err instanceof IdentityNotFoundError) throw new AdminNotFoundError(err.what, err.id);
+    if (err instanceof IdentityAdminError) throw err.kind === 'conflict' ? new AdminConflictError(err.message) : new AdminRequestInvalidError(err.message);
     // The route's own refusals (a request rule checked inside the call) are its answer already;
     // anything else is IdentityAdmin's Postgres or Kafka failing.
     if (err instanceof HttpError) throw err;

@@ -1,17 +1,15 @@
-import { createDatabase, migrateLatest, TenancyFixture, type Knex } from '@bus/db';
-import { createTestDatabase, type TestDatabase } from '@bus/testing';
+import { useTestDatabase } from '@bus/fixtures';
+import type { Knex } from '@bus/db';
 import { KnexAdminStore, RegistrationLabelTakenError, REPLAY_STALE_MS } from './admin-store';
 
-let testDb: TestDatabase;
+const database = useTestDatabase({ applicationName: 'admin-store-test', poolMax: 4 });
 let db: Knex;
 let store: KnexAdminStore;
 const consumerId = 'cadminstore22';
 
 beforeAll(async () => {
-  testDb = await createTestDatabase();
-  db = createDatabase({ url: testDb.url, poolMax: 4, applicationName: 'admin-store-test' });
-  await migrateLatest(db);
-  const tenancy = TenancyFixture.create(db);
+  db = database.db;
+  const tenancy = database.tenancy;
   await tenancy.organisation({ id: 'oadminstore22' });
   await tenancy.workspace({
     id: 'wadminstore22',
@@ -24,10 +22,6 @@ beforeAll(async () => {
   const app = await tenancy.app({ workspace_id: 'wadminstore22' });
   await tenancy.connection({ id: consumerId, app_id: app.id, kind: 'consumer' });
   store = KnexAdminStore.create(db);
-});
-afterAll(async () => {
-  await db?.destroy();
-  await testDb?.drop();
 });
 
 describe('the admin store on the real Postgres', () => {

@@ -1,5 +1,6 @@
 import type { Router } from 'express';
-import { readMessageTrace, type Knex, type MessageTrace } from '@bus/db';
+import type { Knex } from '@bus/db';
+import { readMessageTrace, type MessageTrace } from '@bus/queue';
 import { createRouter, unavailableUnlessDone } from '@bus/http';
 import { AdminNotFoundError, AdminUnavailableError } from './errors';
 

@@ -1,8 +1,9 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import pino from 'pino';
-import { createDatabase, migrateLatest, TenancyFixture, type Knex } from '@bus/db';
+import { useTestDatabase } from '@bus/fixtures';
+import type { Knex } from '@bus/db';
 import { createMetricsRegistry } from '@bus/observability';
-import { createTestDatabase, seededRandom, type TestDatabase } from '@bus/testing';
+import { seededRandom } from '@bus/testing';
 import { createPgQueueNotifier, type QueueNotifier } from './notifier';
 import { createPullMetrics, receive, settle, type PullDeps } from './pull';
 import { KnexDeliveryStore, KnexQueueStore } from '@bus/queue';
@@ -19,17 +20,15 @@ const GROUPS = 50;
 const workspaceId = 'worderchecks2';
 const consumer = 'corderconsum2';
 
-let testDb: TestDatabase;
+const database = useTestDatabase({ applicationName: 'order-check', poolMax: 10 });
 let db: Knex;
 let notifier: QueueNotifier;
 let deps: PullDeps;
 
 beforeAll(async () => {
-  testDb = await createTestDatabase();
-  db = createDatabase({ url: testDb.url, poolMax: 10, applicationName: 'order-check' });
-  await migrateLatest(db);
-  await TenancyFixture.create(db).tenant({ workspaceId, connections: [{ id: consumer, kind: 'consumer' }] });
-  notifier = createPgQueueNotifier({ url: testDb.url, logger: pino({ level: 'silent' }) });
+  db = database.db;
+  await database.tenancy.tenant({ workspaceId, connections: [{ id: consumer, kind: 'consumer' }] });
+  notifier = createPgQueueNotifier({ url: database.url, logger: pino({ level: 'silent' }) });
   await notifier.start();
   deps = {
     store: KnexQueueStore.create(db),
@@ -41,10 +40,8 @@ beforeAll(async () => {
   };
 }, 30_000);
 
-afterAll(async () => {
+database.beforeDrop(async () => {
   await notifier?.stop();
-  await db?.destroy();
-  await testDb?.drop();
 });
 
 it(`keeps FIFO per correlation id over ${MESSAGES} messages on ${GROUPS} correlation ids with random nacks, delays and lease expiries`, async () => {

@@ -1,8 +1,9 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import pino from 'pino';
-import { createDatabase, migrateLatest, TenancyFixture, type Knex } from '@bus/db';
+import { useTestDatabase } from '@bus/fixtures';
+import type { Knex } from '@bus/db';
 import { createMetricsRegistry } from '@bus/observability';
-import { createTestDatabase, eventually, type TestDatabase } from '@bus/testing';
+import { eventually } from '@bus/testing';
 import { createPgQueueNotifier, type QueueNotifier } from './notifier';
 import { createPullMetrics, messageRecord, receive, settle, type PullDeps } from './pull';
 import { KnexDeliveryStore, KnexQueueStore, type QueueStore } from '@bus/queue';
@@ -11,18 +12,16 @@ import { createReceiptHandles } from './receipt';
 const workspaceId = 'wpullapitest2';
 const [a, b] = ['cpullconsuma2', 'cpullconsumb2'] as const;
 
-let testDb: TestDatabase;
+const database = useTestDatabase({ applicationName: 'pull-test', poolMax: 20 });
 let db: Knex;
 let notifier: QueueNotifier;
 let deps: PullDeps;
 let deliveries: KnexDeliveryStore;
 
 beforeAll(async () => {
-  testDb = await createTestDatabase();
-  db = createDatabase({ url: testDb.url, poolMax: 20, applicationName: 'pull-test' });
-  await migrateLatest(db);
-  await TenancyFixture.create(db).tenant({ workspaceId, connections: [a, b].map((id) => ({ id, kind: 'consumer' as const })) });
-  notifier = createPgQueueNotifier({ url: testDb.url, logger: pino({ level: 'silent' }) });
+  db = database.db;
+  await database.tenancy.tenant({ workspaceId, connections: [a, b].map((id) => ({ id, kind: 'consumer' as const })) });
+  notifier = createPgQueueNotifier({ url: database.url, logger: pino({ level: 'silent' }) });
   await notifier.start();
   deps = {
     store: KnexQueueStore.create(db),
@@ -35,10 +34,8 @@ beforeAll(async () => {
   deliveries = KnexDeliveryStore.create(db);
 }, 30_000);
 
-afterAll(async () => {
+database.beforeDrop(async () => {
   await notifier?.stop();
-  await db?.destroy();
-  await testDb?.drop();
 });
 
 let offset = 0;

@@ -1,4 +1,4 @@
-import { isQueryRequest, parseQueryRequest, queryAnswer, queryError } from './sqs-query';
+import { isQueryRequest, parseQueryRequest, queryAnswer, queryError, queryErrorHeader } from './sqs-query';
 
 const form = (text: string) => Buffer.from(text, 'utf8');
 
@@ -75,5 +75,11 @@ describe('the SQS query protocol codec', () => {
       '<Error><Type>Sender</Type><Code>AWS.SimpleQueueService.NonExistentQueue</Code><Message>gone</Message><Detail/></Error><RequestId>r</RequestId>',
     );
     expect(queryError(503, 'ServiceUnavailable', 'later', 'r')).toContain('<Type>Receiver</Type><Code>ServiceUnavailable</Code>');
+  });
+
+  it('names the query code and the party at fault for an AWS JSON refusal, as SQS does in x-amzn-query-error', () => {
+    expect(queryErrorHeader(400, 'QueueDoesNotExist')).toBe('AWS.SimpleQueueService.NonExistentQueue;Sender');
+    expect(queryErrorHeader(400, 'ReceiptHandleIsInvalid')).toBe('ReceiptHandleIsInvalid;Sender');
+    expect(queryErrorHeader(503, 'ServiceUnavailable')).toBe('ServiceUnavailable;Receiver');
   });
 });

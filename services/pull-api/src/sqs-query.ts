@@ -107,9 +107,8 @@ export function queryAnswer(action: string, answer: Record<string, unknown>, req
  * query protocol spells it (the AWS.SimpleQueueService.* codes botocore maps to its exceptions).
  */
 export function queryError(status: number, code: string, message: string, requestId: string): string {
-  const type = status >= 500 ? 'Receiver' : 'Sender';
   return (
-    `<?xml version="1.0"?><ErrorResponse xmlns="${XMLNS}"><Error><Type>${type}</Type><Code>${text(queryCode(code))}</Code>` +
+    `<?xml version="1.0"?><ErrorResponse xmlns="${XMLNS}"><Error><Type>${faultOf(status)}</Type><Code>${text(queryCode(code))}</Code>` +
     `<Message>${text(message)}</Message><Detail/></Error><RequestId>${text(requestId)}</RequestId></ErrorResponse>`
   );
 }
@@ -125,6 +124,14 @@ const QUERY_CODES: Record<string, string> = {
   UnsupportedOperation: 'AWS.SimpleQueueService.UnsupportedOperation',
 };
 export const queryCode = (code: string): string => QUERY_CODES[code] ?? code;
+const faultOf = (status: number) => (status >= 500 ? 'Receiver' : 'Sender');
+
+/**
+ * An AWS JSON refusal's `x-amzn-query-error` header, `<query code>;<Sender|Receiver>`, as SQS sends it
+ * (its awsQueryCompatible trait): the SDKs on AWS JSON read the query code from it, so code written
+ * against the query protocol's codes (aws-sdk-go-v2's ErrorCode(), the AWS CLI's message) sees them still.
+ */
+export const queryErrorHeader = (status: number, code: string): string => `${queryCode(code)};${faultOf(status)}`;
 
 const metadata = (requestId: string) => `<ResponseMetadata><RequestId>${text(requestId)}</RequestId></ResponseMetadata>`;
 

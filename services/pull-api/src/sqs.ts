@@ -16,7 +16,7 @@ import { acknowledge, receive, release, settle, type HandleResult, type PullDeps
 import { PULL_LIMITS } from './pull-routes';
 import type { LeasedMessage } from '@bus/queue';
 import { invalid, missing, sqsCodeOf, SqsError } from './sqs-error';
-import { isQueryRequest, parseQueryRequest, queryAnswer, queryError, XML_MEDIA_TYPE } from './sqs-query';
+import { isQueryRequest, parseQueryRequest, queryAnswer, queryError, queryErrorHeader, XML_MEDIA_TYPE } from './sqs-query';
 
 /**
  * The SQS-compatible door of the pull API (docs/delivery.md, "SQS-compatible reads"; docs/sqs.md): the
@@ -77,7 +77,11 @@ export const sqsErrorAnswer: ErrorPage = (req, err, requestId) => {
   if (!SQS_PATHS.includes(req.path)) return undefined;
   const headers: Record<string, string> = {};
   if (isQueryRequest(req.header('content-type'))) return { html: queryError(err.status, sqsCodeOf(err), err.message, requestId), headers };
-  return { json: { __type: `${ERROR_NAMESPACE}${sqsCodeOf(err)}`, message: err.message }, headers: { 'Content-Type': AWS_JSON_MEDIA_TYPE } };
+  const code = sqsCodeOf(err);
+  return {
+    json: { __type: `${ERROR_NAMESPACE}${code}`, message: err.message },
+    headers: { 'Content-Type': AWS_JSON_MEDIA_TYPE, 'x-amzn-query-error': queryErrorHeader(err.status, code) },
+  };
 };
 
 export interface SqsRoutesDeps {

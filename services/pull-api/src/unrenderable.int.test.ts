@@ -11,14 +11,15 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { Writable } from 'node:stream';
 import type { NextFunction, Request, Response } from 'express';
-import { createDatabase, migrateLatest, TenancyFixture, type Knex } from '@bus/db';
+import { useTestDatabase } from '@bus/fixtures';
+import type { Knex } from '@bus/db';
 import { KnexDeliveryStore } from '@bus/queue';
 import { createHttpApp, createRequestMetrics, serve, violationBody, type RunningServer } from '@bus/http';
 import { connectionQuota, KnexQuotaStore, type BearerAuthenticator, type BearerIdentity } from '@bus/identity';
 import { createConnectionQuotas, createRedis, type Redis } from '@bus/limits';
 import { createLogger, createMetricsRegistry } from '@bus/observability';
 import { openapi } from '@bus/schemas';
-import { createOpenApiChecker, createTestDatabase, fetchObserved, requireEnv, type TestDatabase } from '@bus/testing';
+import { createOpenApiChecker, fetchObserved, requireEnv } from '@bus/testing';
 import { createPullApiService } from './service';
 
 const workspaceId = 'wpullunrendr2';
@@ -27,7 +28,7 @@ const appId = 'apullunrendr2';
 const consumerId = 'cpullunrendr2';
 const busApi = createOpenApiChecker(openapi.bus);
 
-let testDb: TestDatabase;
+const database = useTestDatabase({ applicationName: 'pull-unrenderable-test', poolMax: 6 });
 let db: Knex;
 let redis: Redis;
 let server: RunningServer;
@@ -76,15 +77,13 @@ function identity(): BearerIdentity {
 }
 
 beforeAll(async () => {
-  testDb = await createTestDatabase();
-  db = createDatabase({ url: testDb.url, poolMax: 6, applicationName: 'pull-unrenderable-test' });
-  await migrateLatest(db);
+  db = database.db;
   redis = createRedis(requireEnv('REDIS_URL'), logger, { keyPrefix: `pull-unrenderable-${randomBytes(4).toString('hex')}` });
-  await TenancyFixture.create(db).tenant({ organisationId, workspaceId, appId, connections: [{ id: consumerId, kind: 'consumer' }] });
+  await database.tenancy.tenant({ organisationId, workspaceId, appId, connections: [{ id: consumerId, kind: 'consumer' }] });
   const service = createPullApiService({
     readiness: [],
     db,
-    databaseUrl: testDb.url,
+    databaseUrl: database.url,
     authenticator: consumerAuthenticator,
     // The real quota (this run's own Redis keys): its RateLimit fields are part of every answer.
     connectionQuota: connectionQuota({ store: KnexQuotaStore.create(db), quotas: createConnectionQuotas(redis) }),
@@ -115,11 +114,9 @@ beforeAll(async () => {
   server = await serve(app, { host: '127.0.0.1', port: 0, logger });
 }, 30_000);
 
-afterAll(async () => {
+database.beforeDrop(async () => {
   await server?.close(1000);
   await stopService?.();
-  await db?.destroy();
-  await testDb?.drop();
   redis?.disconnect();
 });
 

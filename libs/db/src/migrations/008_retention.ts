@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 
 /**
- * The indexes the retention sweeps need (libs/db retention.ts; docs/operations.md, "Retention"), so
+ * The indexes the retention sweeps need (the registry in libs/queue retention.ts; docs/operations.md, "Retention"), so
  * each batch reads a bounded range of one index instead of scanning a table:
  * - story_state by updated_at, and accepted_messages by (workspace, correlation id, accepted_at): a
  *   story's state stays while any of its messages is inside the idempotency window;

@@ -1,8 +1,8 @@
-import { createDatabase, migrateLatest, TenancyFixture, type Knex } from '@bus/db';
-import { createTestDatabase, type TestDatabase } from '@bus/testing';
+import { useTestDatabase } from '@bus/fixtures';
+import type { Knex } from '@bus/db';
 import { PeopleStore, type AuditedCollection } from './people-store';
 
-let testDb: TestDatabase;
+const database = useTestDatabase({ applicationName: 'people-store-test', poolMax: 2 });
 let db: Knex;
 let store: PeopleStore;
 
@@ -11,10 +11,8 @@ const OTHER_HOUSE = 'opeoplestore3';
 const ids = { workspaces: 'wpeoplestore2', apps: '', connections: 'cpeoplestore2', bindings: 'bpeoplestore2' };
 
 beforeAll(async () => {
-  testDb = await createTestDatabase();
-  db = createDatabase({ url: testDb.url, poolMax: 2, applicationName: 'people-store-test' });
-  await migrateLatest(db);
-  const tenancy = TenancyFixture.create(db);
+  db = database.db;
+  const tenancy = database.tenancy;
   await tenancy.organisation({ id: HOUSE });
   await tenancy.organisation({ id: OTHER_HOUSE });
   await tenancy.workspace({ id: ids.workspaces, organisation_id: HOUSE });
@@ -34,10 +32,6 @@ beforeAll(async () => {
   });
   await db('identity_bindings').insert({ id: ids.bindings, provider_id: 'ipeoplestore2', client_value: 'client-1', connection_id: ids.connections });
   store = new PeopleStore(db);
-});
-afterAll(async () => {
-  await db?.destroy();
-  await testDb?.drop();
 });
 
 describe("the people store's owner of an audited target", () => {

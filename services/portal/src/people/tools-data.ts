@@ -1,6 +1,7 @@
 import type { Request, Response } from 'express';
 import type { QueueOperations } from '@bus/contracts';
-import { readRecentRefusals, type Knex, type MessageTrace, type RecentRefusals } from '@bus/db';
+import { readRecentRefusals, type Knex, type RecentRefusals } from '@bus/db';
+import type { MessageTrace } from '@bus/queue';
 import { unavailableUnlessDone } from '@bus/http';
 import type { ReplayBody } from '../admin-requests';
 import type { AdminStore, ConnectionView, ReplayView, WorkspaceView } from '../admin-store';

@@ -1,5 +1,6 @@
 import type { Router, Request } from 'express';
-import type { MessageTrace, RecentRefusals } from '@bus/db';
+import type { RecentRefusals } from '@bus/db';
+import type { MessageTrace } from '@bus/queue';
 import type { ConnectionView, ReplayView } from '../admin-store';
 import type { QueueView } from '../consumer-queues';
 import { AdminRequestInvalidError } from '../errors';

@@ -1,0 +1,123 @@
+import { rawQuery, type Knex, type Row } from '@bus/db';
+import { MESSAGE_TRACE } from './sql/message-trace';
+
+/**
+ * Where an accepted message is, for the tester's tools (docs/testing-tools.md, message trace): its
+ * acceptance and each consumer connection's copy. Both the producer routes (gateway) and the
+ * operator's admin API answer with this record, so the two can never describe a message differently.
+ * It carries no message body.
+ */
+
+/** Where one consumer connection's copy of a message is. */
+export type DeliveryStateName = 'not_enqueued' | 'queued' | 'leased' | 'acked' | 'dead_lettered' | 'discarded';
+
+/** A fault the Sandbox injected into this delivery (docs/testing-tools.md, consumer fault injection). */
+export interface InjectedFault {
+  kind: 'duplicate' | 'delay' | 'early_expiry';
+  at: string;
+  /** The delay added (delay) or the shortened lease's length (early_expiry); null for a duplicate. */
+  detail_ms: number | null;
+}
+
+export interface DeliveryTrace {
+  consumer_id: string;
+  /** The consumer connection's own status (active, revoked, removed). */
+  connection_status: string;
+  /**
+   * not_enqueued: delivery has not enqueued it for this consumer (not caught up yet, or the consumer
+   * came after it); queued: receivable once `visible_at` has passed; leased: handed out, the lease
+   * ends at `visible_at`; acked. A lease that ran out without a new receive counts as queued again.
+   */
+  state: DeliveryStateName;
+  enqueued_at: string | null;
+  /** When it becomes receivable (queued) or when the lease ends (leased); null otherwise. */
+  visible_at: string | null;
+  receive_count: number;
+  acked_at: string | null;
+  nack_count: number;
+  last_nacked_at: string | null;
+  /** When it was last dead-lettered, and what the operator did about it (null while open). */
+  dead_letter: { dead_lettered_at: string; resolution: 'redriven' | 'discarded' | null; resolved_at: string | null } | null;
+  /** The faults injected into it, oldest first. */
+  faults: InjectedFault[];
+}
+
+export interface MessageTrace {
+  message_id: string;
+  message_type: string;
+  correlation_id: string;
+  producer_connection_id: string;
+  accepted_at: string;
+  kafka: { partition: number; offset: string };
+  /** One entry per consumer connection of the workspace, by connection id. */
+  deliveries: DeliveryTrace[];
+}
+
+/** A consumer connection LEFT JOINed with its copy of the message and its latest dead letter: their columns null when there is none. */
+type DeliveryTraceRow = { consumer_id: string; connection_status: string; now: Date } & {
+  [C in 'state' | 'enqueued_at' | 'visible_at' | 'receive_count' | 'acked_at' | 'nack_count' | 'last_nacked_at']: Row<'deliveries'>[C] | null;
+} & { [C in 'dead_lettered_at' | 'resolution' | 'resolved_at']: Row<'dead_letters'>[C] | null };
+
+const iso = (at: Date | null): string | null => (at === null ? null : at.toISOString());
+
+/** The trace of an accepted message of `workspaceId`, or undefined when the workspace accepted no such message_id. */
+export async function readMessageTrace(db: Knex, workspaceId: string, messageId: string): Promise<MessageTrace | undefined> {
+  const accepted = await db('accepted_messages')
+    .where({ workspace_id: workspaceId, message_id: messageId })
+    .first('message_id', 'message_type', 'correlation_id', 'producer_connection_id', 'accepted_at', 'kafka_partition', 'kafka_offset');
+  if (!accepted) return undefined;
+  const { rows } = await rawQuery<DeliveryTraceRow>(db, MESSAGE_TRACE, [messageId, workspaceId]);
+  const faults = await db('consumer_fault_events')
+    .where({ message_id: messageId })
+    .whereIn(
+      'consumer_id',
+      rows.map((r) => r.consumer_id),
+    )
+    .orderBy('id')
+    .select('consumer_id', 'kind', 'injected_at', 'detail_ms');
+  return {
+    message_id: accepted.message_id,
+    message_type: accepted.message_type,
+    correlation_id: accepted.correlation_id,
+    producer_connection_id: accepted.producer_connection_id,
+    accepted_at: accepted.accepted_at.toISOString(),
+    kafka: { partition: accepted.kafka_partition, offset: String(accepted.kafka_offset) },
+    deliveries: rows.map((row) =>
+      deliveryTrace(
+        row,
+        faults.filter((f) => f.consumer_id === row.consumer_id).map((f) => ({ kind: f.kind, at: f.injected_at.toISOString(), detail_ms: f.detail_ms })),
+      ),
+    ),
+  };
+}
+
+function deliveryTrace(row: DeliveryTraceRow, faults: InjectedFault[]): DeliveryTrace {
+  const leaseRanOut = row.state === 'leased' && row.visible_at !== null && row.visible_at <= row.now;
+  const deadLetter =
+    row.dead_lettered_at === null
+      ? null
+      : { dead_lettered_at: row.dead_lettered_at.toISOString(), resolution: row.resolution, resolved_at: iso(row.resolved_at) };
+  const state: DeliveryStateName =
+    row.state === null
+      ? 'not_enqueued'
+      : deadLetter && deadLetter.resolution === null
+        ? 'dead_lettered'
+        : deadLetter?.resolution === 'discarded'
+          ? 'discarded'
+          : leaseRanOut
+            ? 'queued'
+            : row.state;
+  return {
+    consumer_id: row.consumer_id,
+    connection_status: row.connection_status,
+    state,
+    enqueued_at: iso(row.enqueued_at),
+    visible_at: state === 'queued' || state === 'leased' ? iso(row.visible_at) : null,
+    receive_count: row.receive_count ?? 0,
+    acked_at: iso(row.acked_at),
+    nack_count: row.nack_count ?? 0,
+    last_nacked_at: iso(row.last_nacked_at),
+    dead_letter: deadLetter,
+    faults,
+  };
+}
