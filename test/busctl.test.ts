@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -10,18 +9,13 @@ import { som } from '@bus/schemas';
 import { generateStories, MESSAGE_TYPES } from '@bus/som';
 import { eventually, REPO_ROOT } from '@bus/testing';
 import { startBus, type RunningBus } from './support/bus';
+import { runCommand, type Ran } from './support/command';
 import { TenantFixture, type Tenant } from './support/tenants';
 
 const BUSCTL = path.join(REPO_ROOT, 'cli/busctl/dist/main.js');
 const FIXTURES = path.join(REPO_ROOT, 'test/fixtures/busctl');
 // The catalogue's own problem string for the typo in skills-invalid.yaml (services/catalogue tests).
 const LOCALE_PROBLEM = 'values.locale_path: "story.langauge" is not a path of SOM 1.0 story.context';
-
-interface Ran {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
 
 let bus: RunningBus;
 let operatorEnv: Record<string, string>;
@@ -40,16 +34,7 @@ afterAll(async () => {
 
 /** The compiled CLI as an operator runs it: its own process, configured by environment only. */
 function busctl(args: string[], env: Record<string, string> = operatorEnv): Promise<Ran> {
-  return new Promise((resolve, reject) => {
-    // Killed rather than left to the test's timeout, so a hang still shows what busctl printed.
-    const child = spawn(process.execPath, [BUSCTL, ...args], { env: { PATH: process.env.PATH ?? '', ...env }, cwd: REPO_ROOT, timeout: 30_000 });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
-    child.once('error', reject);
-    child.once('close', (code) => resolve({ code, stdout, stderr }));
-  });
+  return runCommand(process.execPath, [BUSCTL, ...args], { env: { PATH: process.env.PATH ?? '', ...env }, cwd: REPO_ROOT, timeout: 30_000 });
 }
 
 /** busctl … --json, expecting exit 0: the API's body. */

@@ -184,6 +184,11 @@ const OWNER: Record<string, string> = {
   'GET /v1/tenants/{t}/messages/{message_id}': 'gateway',
   'GET /v1/tenants/{t}/refusals': 'gateway',
   'GET /v1/tenants/{t}/stories/{correlation_id}': 'gateway',
+  // Test runs (either kind of connection), served beside the tester routes.
+  'POST /v1/tenants/{t}/runs': 'gateway',
+  'GET /v1/tenants/{t}/runs/{run_id}': 'gateway',
+  'POST /v1/tenants/{t}/runs/{run_id}/stop': 'gateway',
+  'GET /v1/tenants/{t}/runs/{run_id}/report': 'gateway',
   'POST /v1/jwt/messages': 'gateway',
   'POST /v1/messages': 'gateway',
   'GET /api/skills/library': 'catalogue',

@@ -11,14 +11,9 @@ import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { eventually, freePort, REPO_ROOT } from '@bus/testing';
+import { runCommand, type Ran } from '../support/command';
 
 const START_TIMEOUT_MS = 240_000;
-
-interface Ran {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
 
 let checkout: string;
 let env: Record<string, string>;
@@ -41,15 +36,7 @@ function checkoutWithOwnLocal(): string {
 
 /** A command in the checkout, as the user types it there. */
 function run(command: string, args: string[]): Promise<Ran> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { cwd: checkout, env, timeout: START_TIMEOUT_MS });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
-    child.once('error', reject);
-    child.once('close', (code) => resolve({ code, stdout, stderr }));
-  });
+  return runCommand(command, args, { cwd: checkout, env, timeout: START_TIMEOUT_MS });
 }
 
 /** `npm run up > <log> 2>&1`: stdout and stderr on one file, in a process group of its own. */

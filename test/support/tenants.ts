@@ -3,6 +3,7 @@ import { createDatabase, type Knex } from '@bus/db';
 import { createControlPublisher, IdentityAdmin } from '@bus/identity';
 import { createKafka, createProducer, type Producer } from '@bus/kafka';
 import type { RunningBus } from './bus';
+import { deliveryCaughtUp } from './delivery';
 
 type BusAddress = Pick<RunningBus, 'busUrl' | 'env'>;
 
@@ -62,4 +63,17 @@ export class TenantFixture {
     await this.producer.disconnect();
     await this.db.destroy();
   }
+}
+
+/**
+ * Two workspaces whose apps may publish `permissions` on a running bus whose delivery has caught up:
+ * the one under test and another, whose tokens a test's refusals use.
+ */
+export async function houseAndOther(
+  bus: RunningBus,
+  permissions: { systemIds: string[]; messageTypes: string[] },
+): Promise<{ tenants: TenantFixture; house: Tenant; other: Tenant }> {
+  await deliveryCaughtUp(bus);
+  const tenants = await TenantFixture.create(bus);
+  return { tenants, house: await tenants.tenant(permissions), other: await tenants.tenant(permissions) };
 }

@@ -39,6 +39,7 @@ export function topHelp(): string {
     "A producer's commands (a producer connection's credentials; `busctl validate --help`, `busctl simulate --help`):",
     '  busctl validate <file|dir>...  check SOM message files, print a table, write JUnit/CTRF reports',
     '  busctl simulate                publish generated valid SOM stories at a set pace, for consumer teams',
+    '  busctl run start|stop|report   test runs and their conformance reports (JSON, JUnit, CTRF)',
     '',
     'Global options:',
     ...optionLines(GLOBAL_OPTIONS),

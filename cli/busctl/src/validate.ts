@@ -1,5 +1,15 @@
 import { parseArgs } from 'node:util';
-import { BusProducer, BusRefusedError, ctrfJson, junitXml, TokenRequestError, type ReportCase, type TestReport, type Violation } from '@bus/client';
+import {
+  BusProducer,
+  BusRefusedError,
+  ctrfJson,
+  junitXml,
+  TokenRequestError,
+  violationLine,
+  type ReportCase,
+  type TestReport,
+  type Violation,
+} from '@bus/client';
 import { applySequence, type SomMessage, type StoryState } from '@bus/som';
 import { UsageError } from './errors';
 
@@ -242,8 +252,6 @@ async function check(producer: BusProducer, io: ValidateIo, file: string): Promi
     };
   }
 }
-
-const violationLine = (v: Violation): string => `${v.rule}${v.path ? ` ${v.path}` : ''}: ${v.message}`;
 
 function table(results: readonly FileResult[]): string {
   const rows = results.map((r) => {

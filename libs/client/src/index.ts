@@ -7,5 +7,7 @@ export type { ClientOptions } from './token';
 export { BusRefusedError, BusUnreachableError, TokenRequestError } from './errors';
 export type { Violation } from './errors';
 export { retryAfterSeconds } from './wait';
-export { CTRF_SPEC_VERSION, ctrfJson, junitXml } from './reports';
+export { CTRF_SPEC_VERSION, ctrfJson, junitXml, violationLine } from './reports';
+export { BusTestRuns, runReportFiles, runTestReport } from './runs';
+export type { TestRun, RunMessage, RunReport, Span } from './runs';
 export type { CaseOutcome, ReportCase, TestReport } from './reports';

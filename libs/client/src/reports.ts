@@ -28,6 +28,9 @@ export interface TestReport {
   cases: readonly ReportCase[];
 }
 
+/** A violation as a report's detail line: `rule path: message`. */
+export const violationLine = (v: { rule: string; message: string; path?: string }): string => `${v.rule}${v.path ? ` ${v.path}` : ''}: ${v.message}`;
+
 /** CTRF's version of its format that ctrfJson writes. */
 export const CTRF_SPEC_VERSION = '0.0.0';
 

@@ -15,6 +15,7 @@ export { readConnectionDates } from './connection-dates';
 export {
   IDEMPOTENCY_WINDOW,
   QUEUE_WINDOW,
+  REFUSAL_WINDOW,
   PORTAL_SIGN_IN_WINDOW,
   BATCH_STATEMENT_TIMEOUT_MS,
   sweepBatch,
@@ -28,6 +29,8 @@ export { readStory, STORY_MESSAGES_MAX } from './inspection';
 export type { StoryView } from './inspection';
 export { writeRefusals, readRecentRefusals, REFUSALS_KEPT, REFUSALS_PAGE_MAX } from './refusals';
 export type { RefusalRecord, RateLimitCount, RecentRefusals, RefusalsPage } from './refusals';
+export { openTestRun, readTestRun, stopTestRun, readRunRecords, RUN_REPORT_MESSAGES_MAX, RUN_DURATION_MAX_SECONDS } from './test-runs';
+export type { RunRecords } from './test-runs';
 export { TABLE_COLUMNS, ENUM_TYPES } from './tables';
 export type { TableName, Row, Written, EnumValue } from './tables';
 export { consumerToolsOf, consumerToolsColumns, faultsOn, writeConsumerTools, NO_FAULTS } from './consumer-tools';

@@ -26,6 +26,7 @@ const TABLES = [
   'signing_keys',
   'skill_registrations',
   'story_state',
+  'test_runs',
   'workspaces',
 ];
 const ALL = [
@@ -50,6 +51,7 @@ const ALL = [
   '019_refusal_violations_omitted',
   '020_delivery_heads',
   '021_drop_pending_by_age',
+  '022_test_runs',
 ];
 
 let testDb: TestDatabase;

@@ -78,6 +78,13 @@ export const PORTAL_SIGN_IN_WINDOW = {
   minimumMs: DAY_MS,
 } as const satisfies RetentionWindow;
 
+/** Refusals, and the test runs whose reports list them: a tester's look back (docs/testing-tools.md). */
+export const REFUSAL_WINDOW = {
+  variable: 'REFUSAL_RETENTION',
+  defaultMs: 7 * DAY_MS,
+  minimumMs: DAY_MS,
+} as const satisfies RetentionWindow;
+
 /**
  * The sweep's lock: one advisory lock (the two-key form, a key space apart from the gateway's one-key
  * locks) that every batch takes without waiting, so one instance sweeps at a time and the others

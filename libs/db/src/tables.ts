@@ -101,6 +101,8 @@ export const TABLE_COLUMNS = {
     nack_count: 'int4',
     last_nacked_at: 'timestamptz?',
     is_head: 'bool',
+    // 022_test_runs
+    first_received_at: 'timestamptz?',
   },
   quarantined_records: {
     id: 'int8',
@@ -230,6 +232,16 @@ export const TABLE_COLUMNS = {
     source_address: 'text',
     request_id: 'text?',
     status: 'int4',
+  },
+  // 022_test_runs
+  test_runs: {
+    id: 'text',
+    workspace_id: 'text',
+    label: 'text',
+    opened_by: 'text',
+    started_at: 'timestamptz',
+    ends_at: 'timestamptz',
+    stopped_at: 'timestamptz?',
   },
 } as const satisfies Record<string, Record<string, ColumnSpec>>;
 

@@ -78,10 +78,10 @@ export class RequestInvalidError extends HttpError {
   }
 }
 
-/** 404 for a resource a route names that the caller's workspace does not have (message.unknown, story.unknown). */
+/** 404 for a resource a route names that the caller's workspace does not have (message.unknown, story.unknown, run.unknown). */
 export class ResourceUnknownError extends HttpError {
   override readonly name = 'ResourceUnknownError';
-  constructor(rule: 'message.unknown' | 'story.unknown', message: string) {
+  constructor(rule: 'message.unknown' | 'story.unknown' | 'run.unknown', message: string) {
     super(404, rule, message);
   }
 }

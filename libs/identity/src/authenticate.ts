@@ -86,10 +86,10 @@ export interface BearerAuthenticatorDeps {
 }
 
 export interface BearerAuthenticator {
-  /** Authenticates an Authorization header value for a route needing `kind` (and tenant {t}, if any). */
-  authenticate(authorization: string | undefined, need: { kind: ConnectionKind; tenant?: string }): Promise<BearerIdentity>;
+  /** Authenticates an Authorization header value for a route needing `kind` (either when undefined; and tenant {t}, if any). */
+  authenticate(authorization: string | undefined, need: { kind?: ConnectionKind; tenant?: string }): Promise<BearerIdentity>;
   /** Express middleware: docs/api.md#authentication rules 1–4, reading the path's {t} when the route has one. */
-  authenticateBearer(opts: { kind: ConnectionKind }): RequestHandler;
+  authenticateBearer(opts: { kind?: ConnectionKind }): RequestHandler;
 }
 
 /** The bus tokens an authenticator has verified and still holds. */
@@ -154,7 +154,10 @@ export function createBearerAuthenticator(deps: BearerAuthenticatorDeps): Bearer
       ({ kind }) =>
       async (req: Request, res: Response, next: NextFunction) => {
         const t = (req.params as Record<string, string | undefined>).t;
-        res.locals.identity = await authenticate(req.header('authorization'), { kind, ...(t !== undefined ? { tenant: t } : {}) });
+        res.locals.identity = await authenticate(req.header('authorization'), {
+          ...(kind !== undefined ? { kind } : {}),
+          ...(t !== undefined ? { tenant: t } : {}),
+        });
         next();
       },
   };

@@ -28,3 +28,4 @@ export { readMessageTrace } from './message-trace';
 export type { MessageTrace, DeliveryTrace, DeliveryStateName, InjectedFault } from './message-trace';
 export { RETENTION_TABLES, RETENTION_WINDOWS, retentionConfig, retentionSettings } from './retention';
 export type { RetentionSettings, RetentionVariable } from './retention';
+export { readRunDeliveries } from './run-deliveries';

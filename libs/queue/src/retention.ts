@@ -1,5 +1,5 @@
 import { duration, int, optional, type ConfigOf, type VarReader } from '@bus/config';
-import { deliveryStoryKey, IDEMPOTENCY_WINDOW, PORTAL_SIGN_IN_WINDOW, QUEUE_WINDOW, type RetentionEntry, type RetentionWindow } from '@bus/db';
+import { deliveryStoryKey, IDEMPOTENCY_WINDOW, PORTAL_SIGN_IN_WINDOW, QUEUE_WINDOW, REFUSAL_WINDOW, type RetentionEntry, type RetentionWindow } from '@bus/db';
 import { RETENTION_MESSAGE_KEPT } from './sql/retention-message-kept';
 import { RETENTION_PROMOTE_HEAD } from './sql/retention-promote-head';
 
@@ -80,8 +80,15 @@ export const RETENTION_TABLES = [
     table: 'refusals',
     what: "publishes the gateway refused, with their violations and ids (no body): a producer's recent refusals",
     why: 'time for a tester to look up why a message was refused (GET /v1/tenants/{t}/refusals, docs/testing-tools.md); the newest 100 per connection are kept within it',
-    window: { variable: 'REFUSAL_RETENTION', defaultMs: 7 * DAY_MS, minimumMs: DAY_MS },
+    window: REFUSAL_WINDOW,
     agesFrom: 't.refused_at',
+  },
+  {
+    table: 'test_runs',
+    what: "a tester's run: a label with a start and an end in a workspace, whose report is read from the refusals, acceptances and deliveries of that window",
+    why: 'as long as the refusals its report lists (docs/testing-tools.md#test-runs); an open run ages from its planned end',
+    window: REFUSAL_WINDOW,
+    agesFrom: 't.ends_at',
   },
   {
     table: 'audit_log',

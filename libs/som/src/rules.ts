@@ -167,6 +167,7 @@ export const RULES = {
     404,
     'GET /v1/tenants/{t}/stories/{correlation_id}: the workspace holds no story state and no accepted message for this correlation id.',
   ),
+  'run.unknown': refusing('policy', 404, 'GET or POST /v1/tenants/{t}/runs/{run_id}…: the workspace has no test run with this id (or it is past retention).'),
   'request.blocked': refusing('policy', FORBIDDEN, 'The firewall refused the request as an attack pattern; it does not judge SOM content.'),
   'idempotency.message_id_reused': refusing('policy', CONFLICT, 'The message_id was accepted before with different content.'),
   'message.too_large': refusing('conformance', 413, 'The body is over 240,000 bytes.'),

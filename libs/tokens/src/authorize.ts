@@ -16,8 +16,8 @@ export interface ConnectionState {
 }
 
 export interface BearerRequirement {
-  /** The kind of connection the route serves: producer (publish, validate) or consumer (pull API). */
-  kind: ConnectionKind;
+  /** The kind of connection the route serves: producer (publish, validate) or consumer (pull API); undefined: either (test runs). */
+  kind?: ConnectionKind;
   /** The path's {t}, when the route has one. */
   tenant?: string;
 }

@@ -104,6 +104,16 @@ async function rowsAged(age: number, n: number): Promise<void> {
       violations: '[]',
       refused_at: at,
     });
+    // An ended run: stopped at `at`.
+    await db('test_runs').insert({
+      id: randomUUID(),
+      workspace_id: workspaceId,
+      label: 'run',
+      opened_by: consumerId,
+      started_at: new Date(at.getTime() - 60_000),
+      ends_at: at,
+      stopped_at: at,
+    });
     await db('audit_log').insert({
       at,
       actor_kind: 'operator_basic',
@@ -174,6 +184,7 @@ describe('the retention sweep on the real Postgres, with a controlled clock', ()
       quarantined_records: 7 * 86_400,
       replay_jobs: 30 * 86_400,
       refusals: 7 * 86_400,
+      test_runs: 7 * 86_400,
       consumer_fault_events: 14 * 86_400,
       dead_letters: 14 * 86_400,
       audit_log: 30 * 86_400,
@@ -196,6 +207,7 @@ describe('the retention sweep on the real Postgres, with a controlled clock', ()
       story_state: { removed: 25 },
       quarantined_records: { removed: 25 },
       refusals: { removed: 25 },
+      test_runs: { removed: 25 },
       deliveries: { removed: 0 },
       replay_jobs: { removed: 0 },
     });
@@ -207,6 +219,7 @@ describe('the retention sweep on the real Postgres, with a controlled clock', ()
       quarantined_records: 0,
       replay_jobs: 25,
       refusals: 0,
+      test_runs: 0,
       consumer_fault_events: 25,
       dead_letters: 25,
       audit_log: 25,

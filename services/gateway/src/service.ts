@@ -16,6 +16,7 @@ import { KnexPublishStore } from './publish-store';
 import { publishRoutes, type PublishRoutesDeps } from './publish-routes';
 import { createRefusalRecorder } from './refusal-recorder';
 import { signedRoutes, type SignedRoutes } from './signed-routes';
+import { runRoutes } from './run-routes';
 import { testerRoutes } from './tester-routes';
 import { managedAppAuth } from './managed-auth';
 import type { ManagedApp } from './managed-apps';
@@ -45,6 +46,7 @@ export function createGatewayService(deps: GatewayServiceDeps): Service {
       publishRoutes({ ...deps, refusals, signedSteps: deps.signed.publishSteps, managedSignedSteps: deps.signed.managedSteps }),
       deps.signed.verifyRouter,
       testerRoutes({ authenticator: deps.authenticator, connectionQuota: deps.connectionQuota, db: deps.db }),
+      runRoutes({ authenticator: deps.authenticator, connectionQuota: deps.connectionQuota, db: deps.db }),
     ],
     readiness: deps.readiness,
     start: async () => refusals.start(),

@@ -20,6 +20,7 @@ import * as dropDuplicateStoryIndex from './018_drop_duplicate_story_index';
 import * as refusalViolationsOmitted from './019_refusal_violations_omitted';
 import * as deliveryHeads from './020_delivery_heads';
 import * as dropPendingByAge from './021_drop_pending_by_age';
+import * as testRuns from './022_test_runs';
 
 interface NamedMigration {
   name: string;
@@ -53,6 +54,7 @@ const MIGRATIONS: readonly NamedMigration[] = [
   { name: '019_refusal_violations_omitted', migration: refusalViolationsOmitted },
   { name: '020_delivery_heads', migration: deliveryHeads },
   { name: '021_drop_pending_by_age', migration: dropPendingByAge },
+  { name: '022_test_runs', migration: testRuns },
 ];
 
 export const migrationSource: Knex.MigrationSource<NamedMigration> = {

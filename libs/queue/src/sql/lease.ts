@@ -19,7 +19,7 @@ import { statement, type Statement } from './statement';
  * row becomes the head). The runs are dealt to the `callers` receives
  * head by head, each answer filled up to `max` and the next starting at the next head, so a run is
  * never split between two answers. With nothing leased, one row of NULLs says whether heads were
- * found (contended).
+ * found (contended). The first receive's time stays on the row for a test run's publish→receive.
  */
 export function leaseStatement(gate: ReceiveGate | undefined): Statement {
   const gated = gateConditions(gate);
@@ -96,7 +96,8 @@ export function leaseStatement(gate: ReceiveGate | undefined): Statement {
        leased AS (
          UPDATE deliveries d
             SET state = 'leased', visible_at = now() + (:visibilityMs * interval '1 millisecond'),
-                lease_generation = d.lease_generation + 1, receive_count = d.receive_count + 1
+                lease_generation = d.lease_generation + 1, receive_count = d.receive_count + 1,
+                first_received_at = coalesce(d.first_received_at, now())
            FROM messages m
           WHERE d.id IN (SELECT id FROM take) AND m.workspace_id = d.workspace_id AND m.message_id = d.message_id
          RETURNING d.id, d.lease_generation, d.message_id, d.correlation_id, d.receive_count, m.message_type, m.published_at, m.body, m.traceparent

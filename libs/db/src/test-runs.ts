@@ -1,0 +1,132 @@
+import { randomUUID } from 'node:crypto';
+import type { Knex } from 'knex';
+import { rawQuery } from './database';
+import type { Row } from './tables';
+// The routes answer the client library's types, bus.json's TestRun and RunMessage.
+import type { RunMessage, TestRun } from '@bus/client';
+
+/** A report lists at most this many messages (the oldest of the run); `truncated` says when there were more. */
+export const RUN_REPORT_MESSAGES_MAX = 500;
+/** A run lasts at most a day: an open run ends by itself then, so nothing is open for ever. */
+export const RUN_DURATION_MAX_SECONDS = 86_400;
+
+function runOf(row: Row<'test_runs'>, now: Date): TestRun {
+  return {
+    id: row.id,
+    label: row.label,
+    workspace_id: row.workspace_id,
+    opened_by: row.opened_by,
+    started_at: row.started_at.toISOString(),
+    ends_at: row.ends_at.toISOString(),
+    stopped_at: row.stopped_at?.toISOString() ?? null,
+    state: row.ends_at > now ? 'open' : 'ended',
+  };
+}
+
+export async function openTestRun(
+  db: Knex,
+  run: { workspaceId: string; label: string; openedBy: string; durationSeconds: number },
+  now = new Date(),
+): Promise<TestRun> {
+  const row = {
+    id: randomUUID(),
+    workspace_id: run.workspaceId,
+    label: run.label,
+    opened_by: run.openedBy,
+    started_at: now,
+    ends_at: new Date(now.getTime() + Math.min(run.durationSeconds, RUN_DURATION_MAX_SECONDS) * 1000),
+    stopped_at: null,
+  };
+  await db('test_runs').insert(row);
+  return runOf(row, now);
+}
+
+export async function readTestRun(db: Knex, workspaceId: string, runId: string, now = new Date()): Promise<TestRun | null> {
+  const row = await db('test_runs').where({ id: runId, workspace_id: workspaceId }).first();
+  return row ? runOf(row, now) : null;
+}
+
+/** Ends an open run now; a run already ended is answered as it is (a stop is safe to resend). Null for no such run. */
+export async function stopTestRun(db: Knex, workspaceId: string, runId: string, now = new Date()): Promise<TestRun | null> {
+  const [stopped] = await db('test_runs')
+    .where({ id: runId, workspace_id: workspaceId })
+    .andWhere('ends_at', '>', now)
+    .update({ ends_at: now, stopped_at: now })
+    .returning('*');
+  return stopped ? runOf(stopped, now) : readTestRun(db, workspaceId, runId, now);
+}
+
+/** What the bus recorded in a run's window, before the deliveries are joined in. */
+export interface RunRecords {
+  messages: RunMessage[];
+  truncated: boolean;
+  by_message_type: Array<{ message_type: string; accepted: number; refused: number }>;
+  by_rule: Array<{ rule: string; refusals: number }>;
+  totals: { accepted: number; refused: number };
+  /** The run's accepted messages listed, for the consumers' side of the report. */
+  accepted: Array<{ messageId: string; acceptedAt: Date }>;
+  /** The workspace's consumer connections. */
+  consumers: string[];
+}
+
+/**
+ * The workspace's acceptances and refusals from the run's start to its end (or now, while it is open):
+ * the oldest RUN_REPORT_MESSAGES_MAX listed, the counts over all of them. Duplicates (200) and rate-limit
+ * refusals (429) are not recorded one by one, so they are not listed.
+ */
+export async function readRunRecords(db: Knex, run: TestRun, now = new Date()): Promise<RunRecords> {
+  const from = new Date(run.started_at);
+  const to = new Date(Math.min(new Date(run.ends_at).getTime(), now.getTime()));
+  const window = { workspace: run.workspace_id, from, to, limit: RUN_REPORT_MESSAGES_MAX + 1 };
+  const listed = await rawQuery<Omit<RunMessage, 'at'> & { at: Date }>(
+    db,
+    `(SELECT accepted_at AS at, 'publish' AS mode, 'accepted' AS outcome, message_id, message_type, correlation_id,
+             producer_connection_id AS connection_id, 202 AS status, '[]'::jsonb AS violations, 0 AS violations_omitted
+        FROM accepted_messages
+       WHERE workspace_id = :workspace AND accepted_at >= :from AND accepted_at < :to
+       ORDER BY accepted_at LIMIT :limit)
+     UNION ALL
+     (SELECT refused_at, mode, 'refused', message_id, message_type, correlation_id, connection_id, status, violations, violations_omitted
+        FROM refusals
+       WHERE workspace_id = :workspace AND refused_at >= :from AND refused_at < :to
+       ORDER BY refused_at LIMIT :limit)
+     ORDER BY at LIMIT :limit`,
+    window,
+  );
+  const byType = await rawQuery<{ message_type: string; accepted: number; refused: number }>(
+    db,
+    `SELECT message_type, sum(accepted)::int AS accepted, sum(refused)::int AS refused FROM (
+       SELECT message_type, 1 AS accepted, 0 AS refused FROM accepted_messages
+        WHERE workspace_id = :workspace AND accepted_at >= :from AND accepted_at < :to
+       UNION ALL
+       SELECT coalesce(message_type, 'unknown'), 0, 1 FROM refusals
+        WHERE workspace_id = :workspace AND refused_at >= :from AND refused_at < :to
+     ) m GROUP BY message_type ORDER BY message_type`,
+    window,
+  );
+  // A refusal counts once per rule it broke (of the violations stored with it).
+  const byRule = await rawQuery<{ rule: string; refusals: number }>(
+    db,
+    `SELECT v.rule, count(DISTINCT r.id)::int AS refusals
+       FROM refusals r CROSS JOIN LATERAL jsonb_to_recordset(r.violations) AS v(rule text)
+      WHERE r.workspace_id = :workspace AND r.refused_at >= :from AND r.refused_at < :to
+      GROUP BY v.rule ORDER BY refusals DESC, v.rule`,
+    window,
+  );
+  const consumers = await db('connections').where({ workspace_id: run.workspace_id, kind: 'consumer' }).orderBy('id').pluck('id');
+  const rows = listed.rows.slice(0, RUN_REPORT_MESSAGES_MAX);
+  const messages = rows.map((r) => ({ ...r, at: r.at.toISOString() }));
+  const by_message_type = byType.rows;
+  return {
+    messages,
+    truncated: listed.rows.length > RUN_REPORT_MESSAGES_MAX,
+    by_message_type,
+    by_rule: byRule.rows,
+    totals: {
+      accepted: by_message_type.reduce((sum, t) => sum + t.accepted, 0),
+      refused: by_message_type.reduce((sum, t) => sum + t.refused, 0),
+    },
+    accepted: rows.filter((r) => r.outcome === 'accepted').map((r) => ({ messageId: r.message_id as string, acceptedAt: r.at })),
+    consumers,
+  };
+}
