@@ -24,3 +24,5 @@ export type {
   FaultKind,
 } from './queue-store';
 export { QueueUnavailableError } from './errors';
+export { storyExportLines, STORY_EXPORT_LIMITS } from './story-export';
+export type { StoryExportLine } from './story-export';
