@@ -1,5 +1,15 @@
 import { parseArgs } from 'node:util';
-import { BusProducer, BusRefusedError, ctrfJson, junitXml, TokenRequestError, type ReportCase, type TestReport, type Violation } from '@bus/client';
+import {
+  BusProducer,
+  BusRefusedError,
+  BusUnreachableError,
+  ctrfJson,
+  junitXml,
+  TokenRequestError,
+  type ReportCase,
+  type TestReport,
+  type Violation,
+} from '@bus/client';
 import { applySequence, type SomMessage, type StoryState } from '@bus/som';
 import { UsageError } from './errors';
 
@@ -123,6 +133,18 @@ export function producerFor(
 /** What a producer's command says when the token route refuses its credentials: the whole run's problem. */
 export function tokenRefusal(err: TokenRequestError, busUrl: string): string {
   return `busctl: no token for BUS_PRODUCER_CLIENT_ID: ${err.message}\nCheck BUS_PRODUCER_CLIENT_ID, BUS_PRODUCER_CLIENT_SECRET and the bus URL (${busUrl}).\n`;
+}
+
+/**
+ * What a producer's command prints when the whole run fails: its credentials refused, or the bus out of
+ * reach (the network's own reason, connection refused or DNS, is the cause's cause: fetch wraps it).
+ * Undefined for any other error.
+ */
+export function runFailure(err: unknown, busUrl: string): string | undefined {
+  if (err instanceof TokenRequestError) return tokenRefusal(err, busUrl);
+  if (!(err instanceof BusUnreachableError)) return undefined;
+  const cause = (err.cause as { cause?: Error; message?: string } | undefined)?.cause ?? (err.cause as Error | undefined);
+  return `busctl: cannot reach the bus at ${busUrl}: ${err.message}${cause?.message ? ` (${cause.message})` : ''}\n`;
 }
 
 /** The bus and producer credentials of a producer's command (validate, simulate): --bus-url or the environment. */
