@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import { BusRefusedError } from '@bus/client';
 import { generateStories, interleaveStories, type GeneratedStory, type SomMessage } from '@bus/som';
-import { UsageError } from './errors';
+import { isUsageError, UsageError } from './errors';
 import { DEFAULT_BUS_URL, PRODUCER_ENVIRONMENT_HELP, producerConnection, producerFor, runFailure, type ValidateIo } from './validate';
 
 /** What `busctl simulate` uses of the outside world: the bus, the terminal and the clock. */
@@ -142,7 +142,7 @@ export async function runSimulate(argv: readonly string[], env: Readonly<Record<
       ...(options.messageTypes === undefined ? {} : { messageTypes: options.messageTypes }),
     });
   } catch (err) {
-    if (!(err instanceof UsageError) && !(err instanceof RangeError) && !(err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) throw err;
+    if (!isUsageError(err) && !(err instanceof RangeError)) throw err;
     io.stderr(`busctl: ${(err as Error).message}\n\n${SIMULATE_HELP}`);
     return 2;
   }

@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 import { BusRefusedError } from '@bus/client';
-import { UsageError } from './errors';
+import { isUsageError, UsageError } from './errors';
 import { printable } from './render';
 import { DEFAULT_BUS_URL, PRODUCER_ENVIRONMENT_HELP, producerConnection, producerFor, runFailure, type ValidateIo } from './validate';
 
@@ -59,7 +59,7 @@ export async function runStory(argv: readonly string[], env: Readonly<Record<str
     }
     options = parsed;
   } catch (err) {
-    if (!(err instanceof UsageError) && !(err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) throw err;
+    if (!isUsageError(err)) throw err;
     io.stderr(`busctl: ${(err as Error).message}\n\n${STORY_HELP}`);
     return 2;
   }

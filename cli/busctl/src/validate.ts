@@ -11,7 +11,7 @@ import {
   type Violation,
 } from '@bus/client';
 import { applySequence, type SomMessage, type StoryState } from '@bus/som';
-import { UsageError } from './errors';
+import { isUsageError, UsageError } from './errors';
 
 /** The file system and clock `busctl validate` uses, passed in so it is tested without disks or servers. */
 export interface ValidateIo {
@@ -326,7 +326,7 @@ export async function runValidate(argv: readonly string[], env: Readonly<Record<
     files = await filesOf(io, options.paths);
     if (files.length === 0) throw new UsageError(`no *.json file in ${options.paths.join(', ')}`);
   } catch (err) {
-    if (!(err instanceof UsageError) && !(err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) throw err;
+    if (!isUsageError(err)) throw err;
     io.stderr(`busctl: ${(err as Error).message}\n\n${VALIDATE_HELP}`);
     return 2;
   }

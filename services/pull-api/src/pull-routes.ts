@@ -35,16 +35,6 @@ export interface PullRoutesDeps {
   connectionDates(consumerId: string): Promise<{ createdAt: Date; modifiedAt: Date } | null>;
 }
 
-/** #/components/schemas/ConsumerState of bus.json. */
-export interface ConsumerState {
-  consumer_id: string;
-  workspace_id: string;
-  /** Always active: a connection that is not gets 403 producer.not_registered before the route. */
-  status: 'active';
-  created_at: string | null;
-  queue: { depth: number; visible: number; in_flight: number; delayed: number; dead_letters: number; oldest_age_seconds: number | null };
-}
-
 /**
  * GET … (the consumer's state), GET …/messages (long poll), POST …/ack, POST …/nack, GET …/skills under
  * /v1/tenants/{t}/consumers/{c}, with consumer bearer tokens: a producer token is 403
@@ -88,7 +78,8 @@ export function pullRoutes(deps: PullRoutesDeps): Router {
     const identity = res.locals.identity as BearerIdentity;
     const [stats, dates] = await Promise.all([deps.stats(consumerId), deps.connectionDates(consumerId)]);
     requestTimings(res).mark('queue');
-    const state: ConsumerState = {
+    // bus.json's ConsumerState; status is always active: another connection is refused before the route.
+    res.json({
       consumer_id: consumerId,
       workspace_id: identity.workspaceId,
       status: 'active',
@@ -101,8 +92,7 @@ export function pullRoutes(deps: PullRoutesDeps): Router {
         dead_letters: stats?.deadLetters ?? 0,
         oldest_age_seconds: stats ? Math.max(0, (Date.now() - stats.oldestEnqueuedAt.getTime()) / 1000) : null,
       },
-    };
-    res.json(state);
+    });
   });
 
   router.get(`${base}/messages`, ...guards, async (req: Request, res: Response) => {
