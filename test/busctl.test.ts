@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parse as parseCtrf, validate as validateCtrf } from 'ctrf';
 import { parse as parseJunit } from 'junit2json';
-import { BusConsumer, type ReceivedMessage } from '@bus/client';
+import { BusConsumer, BusProducer, type ReceivedMessage } from '@bus/client';
 import { som } from '@bus/schemas';
 import { generateStories, MESSAGE_TYPES } from '@bus/som';
 import { eventually, REPO_ROOT } from '@bus/testing';
@@ -162,7 +162,7 @@ describe('busctl against the running bus (compiled all-in-one and CLI)', () => {
   }, 30_000);
 });
 
-describe('busctl validate against the running bus (a producer connection, the validate route)', () => {
+describe('busctl validate and story export against the running bus (a producer connection: the validate and export routes)', () => {
   let tenants: TenantFixture;
   let house: Tenant;
   let producerEnv: Record<string, string>;
@@ -246,6 +246,38 @@ describe('busctl validate against the running bus (a producer connection, the va
     expect(ran.stderr).toMatch(/^busctl: no token for BUS_PRODUCER_CLIENT_ID: token route answered 401 invalid_client/);
     expect(ran.stderr).not.toContain('sbs_wrong');
   }, 30_000);
+
+  it("writes what a story exchanged to --out: the bytes published, the consumer's receive and ack", async () => {
+    const correlationId = `story-${randomUUID()}`;
+    const bytes = JSON.stringify({ ...(som.examples['telling.started'] as object), message_id: randomUUID(), correlation_id: correlationId }, null, 2);
+    expect((await new BusProducer({ baseUrl: bus.busUrl, ...house.producer }).publish(bytes)).status).toBe(202);
+    const consumer = new BusConsumer({ baseUrl: bus.busUrl, ...house.consumer });
+    const [got] = await eventually(
+      () => consumer.receive({ waitSeconds: 5 }),
+      (ms) => ms.length > 0,
+      { timeoutMs: 30_000, what: 'the published message' },
+    );
+    await consumer.ack([got!.receipt_handle]);
+
+    const out = path.join(mkdtempSync(path.join(tmpdir(), 'busctl-story-')), 'story.ndjson');
+    const ran = await busctl(['story', 'export', correlationId, '--out', out], producerEnv);
+    expect({ code: ran.code, stderr: ran.stderr }).toEqual({ code: 0, stderr: '' });
+    expect(ran.stdout).toMatch(new RegExp(`^story ${correlationId}: 1 messages, 1 deliveries, \\d+ bytes to ${out}\\n$`));
+    const lines = readFileSync(out, 'utf8')
+      .trimEnd()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(lines.map((l) => l.type)).toEqual(['story', 'message', 'delivery', 'end']);
+    expect(lines[1]).toMatchObject({ body: bytes, stored: true });
+    expect(lines[2]).toMatchObject({ consumer_id: house.consumer.clientId, receive_count: 1, acked: true });
+  }, 60_000);
+
+  it('exits 1 with the rule for a correlation id the workspace never saw', async () => {
+    const ran = await busctl(['story', 'export', `never-${randomUUID()}`], producerEnv);
+    expect(ran.code).toBe(1);
+    expect(ran.stderr).toMatch(/^busctl: the bus refused \(404 story\.unknown: /);
+    expect(ran.stdout).toBe('');
+  });
 });
 
 describe('busctl simulate against the running bus (a producer connection publishes, the consumer of the same app receives)', () => {

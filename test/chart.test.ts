@@ -175,8 +175,9 @@ const OWNER: Record<string, string> = {
   'POST /v1/tenants/{t}/consumers/{c}/ack': 'pull-api',
   'POST /v1/tenants/{t}/consumers/{c}/nack': 'pull-api',
   'GET /v1/tenants/{t}/consumers/{c}/skills': 'pull-api',
-  // The consumer's peek.
+  // The consumer's peek and readiness.
   'GET /v1/tenants/{t}/consumers/{c}/peek': 'pull-api',
+  'GET /v1/tenants/{t}/consumers/{c}': 'pull-api',
   // The consumer's SQS door.
   'POST /v1/sqs': 'pull-api',
   'POST /v1/sqs/': 'pull-api',
@@ -189,6 +190,7 @@ const OWNER: Record<string, string> = {
   'GET /v1/tenants/{t}/runs/{run_id}': 'gateway',
   'POST /v1/tenants/{t}/runs/{run_id}/stop': 'gateway',
   'GET /v1/tenants/{t}/runs/{run_id}/report': 'gateway',
+  'GET /v1/tenants/{t}/stories/{correlation_id}/export': 'gateway',
   'POST /v1/jwt/messages': 'gateway',
   'POST /v1/messages': 'gateway',
   'GET /api/skills/library': 'catalogue',

@@ -7,19 +7,17 @@
  * statuses, the bodies, the received envelopes, busctl's output. A command that breaks, or prints
  * something else than the README promises, fails this test.
  */
-import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { GetQueueAttributesCommand, GetQueueUrlCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { som } from '@bus/schemas';
-import { REPO_ROOT, startNodeProcess } from '@bus/testing';
+import { REPO_ROOT } from '@bus/testing';
 import { startBus, type RunningBus } from './support/bus';
 import { deliveryCaughtUp } from './support/delivery';
+import { runInShell, walkthroughBlocks, walkthroughCheckout, walkthroughFailure, type Walkthrough } from './support/walkthrough';
 
 /** The whole walk-through's bound: its long polls wait up to 20 s each when something is missing. */
 const WALKTHROUGH_TIMEOUT_MS = 150_000;
-const SECTION_MARK = '@@walkthrough@@ ';
 const BLOCKS = ['demo', 'token', 'story', 'publish', 'receive', 'busctl', 'aws'];
 
 interface Envelope {
@@ -37,49 +35,6 @@ interface Received {
   envelope: Envelope;
 }
 
-/** The marked blocks of the README, in order. */
-function walkthroughBlocks(readme: string): Array<{ name: string; commands: string }> {
-  return [...readme.matchAll(/^<!-- walkthrough: ([a-z-]+) -->\n```sh\n([\s\S]*?)^```$/gm)].map((m) => ({ name: m[1] as string, commands: m[2] as string }));
-}
-
-/** A checkout beside the real one: every top-level entry linked, except `.local/`, which is its own. */
-function checkoutWithOwnLocal(): string {
-  const dir = mkdtempSync(path.join(tmpdir(), 'bus-readme-'));
-  for (const entry of readdirSync(REPO_ROOT)) {
-    if (entry !== '.local' && entry !== '.git') symlinkSync(path.join(REPO_ROOT, entry), path.join(dir, entry));
-  }
-  mkdirSync(path.join(dir, '.local'));
-  return dir;
-}
-
-/** Runs the blocks in one bash in `cwd`, with the environment of a new terminal; stdout split per block. */
-function runInShell(
-  cwd: string,
-  blocks: Array<{ name: string; commands: string }>,
-): Promise<{ code: number | null; sections: Record<string, string>; stderr: string }> {
-  const script = ['set -euo pipefail', ...blocks.flatMap((b) => [`printf '\\n${SECTION_MARK}%s\\n' '${b.name}'`, b.commands])].join('\n');
-  return new Promise((resolve, reject) => {
-    const child = spawn('bash', ['-c', script], {
-      cwd,
-      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? cwd },
-      timeout: WALKTHROUGH_TIMEOUT_MS,
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
-    child.once('error', reject);
-    child.once('close', (code) => {
-      const sections: Record<string, string> = {};
-      for (const part of stdout.split(`\n${SECTION_MARK}`).slice(1)) {
-        const newline = part.indexOf('\n');
-        sections[part.slice(0, newline)] = part.slice(newline + 1);
-      }
-      resolve({ code, sections, stderr });
-    });
-  });
-}
-
 /** A line `curl -w ' %{http_code}\n'` printed: the JSON body, then the status. */
 function answer(line: string): { status: number; body: Record<string, unknown> } {
   const cut = line.lastIndexOf(' ');
@@ -92,34 +47,18 @@ let bus: RunningBus;
 let checkout: string;
 let startOutput: string;
 let demoEnv: Record<string, string>;
-let ran: { code: number | null; sections: Record<string, string>; stderr: string };
+let ran: Walkthrough;
 let story: Envelope[];
 
 beforeAll(async () => {
   bus = await startBus();
-  checkout = checkoutWithOwnLocal();
-  // What `npm run up` writes into .local/ for its bus: the demo tenant (seed.js) and busctl's variables.
-  const seed = startNodeProcess('services/all-in-one/dist/seed.js', {
-    ...bus.env,
-    PORTAL_URL: bus.portalUrl,
-    BUS_DEMO_ENV_FILE: path.join(checkout, '.local/demo.env'),
-  });
-  if ((await seed.exited) !== 0) throw new Error(`seed.js failed:\n${seed.output()}`);
-  startOutput = `${bus.process.output()}${seed.output()}`;
-  demoEnv = Object.fromEntries(
-    readFileSync(path.join(checkout, '.local/demo.env'), 'utf8')
-      .split('\n')
-      .filter((l) => /^[A-Z_]+=/.test(l))
-      .map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]),
-  );
-  writeFileSync(
-    path.join(checkout, '.local/operator.env'),
-    `BUSCTL_URL=${bus.portalUrl}\nBUSCTL_CLIENT_ID=${bus.env.OPERATOR_CLIENT_ID}\nBUSCTL_CLIENT_SECRET=${bus.env.OPERATOR_CLIENT_SECRET}\n`,
-    { mode: 0o600 },
-  );
+  const prepared = await walkthroughCheckout(bus);
+  checkout = prepared.checkout;
+  startOutput = prepared.startOutput;
+  demoEnv = prepared.demoEnv;
   // Delivery first reads the shared topic's history; the walk-through's long polls wait 20 s at most.
   await deliveryCaughtUp(bus);
-  ran = await runInShell(checkout, walkthroughBlocks(readFileSync(path.join(REPO_ROOT, 'README.md'), 'utf8')));
+  ran = await runInShell(checkout, walkthroughBlocks(readFileSync(path.join(REPO_ROOT, 'README.md'), 'utf8')), WALKTHROUGH_TIMEOUT_MS);
   // Read even when a block failed, so the first test reports the shell's exit and stderr.
   const storyFile = path.join(checkout, '.local/story.ndjson');
   story = existsSync(storyFile) ? linesOf(readFileSync(storyFile, 'utf8')).map((l) => JSON.parse(l) as Envelope) : [];
@@ -133,12 +72,8 @@ afterAll(async () => {
 describe("the README's quick start, run in a shell against a bus of its own", () => {
   it('has the walk-through blocks, and every command in them succeeds', () => {
     expect(walkthroughBlocks(readFileSync(path.join(REPO_ROOT, 'README.md'), 'utf8')).map((b) => b.name)).toEqual(BLOCKS);
-    const failedIn = Object.keys(ran.sections).at(-1) ?? '(none)';
-    if (ran.code !== 0) {
-      throw new Error(
-        `the walk-through's shell exited with ${ran.code} in block "${failedIn}"\n--- its stdout:\n${ran.sections[failedIn] ?? ''}\n--- stderr:\n${ran.stderr}`,
-      );
-    }
+    const failure = walkthroughFailure(ran);
+    if (failure) throw failure;
     expect(Object.keys(ran.sections)).toEqual(BLOCKS);
   });
 

@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import { COMMANDS, GROUPS, type Command, type Input, type OptionSpec, type Plan } from './commands';
 import { DEFAULT_URL } from './config';
-import { UsageError } from './errors';
+import { isUsageError, UsageError } from './errors';
 
 const GLOBAL_OPTIONS: Readonly<Record<string, OptionSpec>> = {
   json: { type: 'boolean', help: "print the API's JSON body as it is (pretty)" },
@@ -36,10 +36,11 @@ export function topHelp(): string {
     'Groups:',
     ...Object.entries(GROUPS).map(([group, summary]) => `  ${group.padEnd(width)}  ${summary}`),
     '',
-    "A producer's commands (a producer connection's credentials; `busctl validate --help`, `busctl simulate --help`):",
+    "A producer's commands (a producer connection's credentials; `busctl validate --help`, `busctl simulate --help`, `busctl story --help`):",
     '  busctl validate <file|dir>...  check SOM message files, print a table, write JUnit/CTRF reports',
     '  busctl simulate                publish generated valid SOM stories at a set pace, for consumer teams',
     '  busctl run start|stop|report   test runs and their conformance reports (JSON, JUnit, CTRF)',
+    '  busctl story export <corr_id>  what a story exchanged (bytes, deliveries, acks) as NDJSON, for evidence',
     '',
     'Global options:',
     ...optionLines(GLOBAL_OPTIONS),
@@ -160,8 +161,7 @@ export function parseCommandLine(argv: readonly string[], now: Date): Invocation
     const plan = command.plan(inputFrom(command, values, rest, now));
     return { kind: 'run', plan, json: values.json === true, url: typeof values.url === 'string' ? values.url : undefined };
   } catch (err) {
-    if (err instanceof UsageError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS'))
-      return { kind: 'usage', message: (err as Error).message, help };
+    if (isUsageError(err)) return { kind: 'usage', message: (err as Error).message, help };
     throw err;
   }
 }

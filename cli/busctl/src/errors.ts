@@ -6,6 +6,11 @@ export class UsageError extends Error {
   override readonly name = 'UsageError';
 }
 
+/** A UsageError, or node:util parseArgs refusing the command line (an unknown option, a missing value). */
+export function isUsageError(err: unknown): boolean {
+  return err instanceof UsageError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS') === true;
+}
+
 function isErrorBody(body: unknown): body is ApiErrorBody {
   return typeof body === 'object' && body !== null && typeof (body as ApiErrorBody).code === 'string' && typeof (body as ApiErrorBody).message === 'string';
 }

@@ -5,6 +5,7 @@ import { portalFrom, type Portal } from './config';
 import { renderApiError, UsageError } from './errors';
 import { runSimulate } from './simulate';
 import { runTestRuns } from './test-runs';
+import { runStory } from './story';
 import { runValidate, type ValidateIo } from './validate';
 
 /** Everything busctl does to the outside world, passed in so the whole run is tested without a server. */
@@ -60,6 +61,8 @@ export async function run(argv: readonly string[], env: Readonly<Record<string, 
   if (argv[0] === 'simulate') return runSimulate(argv.slice(1), env, io);
   // A tester's: test runs and their reports, with a connection of the workspace.
   if (argv[0] === 'run') return runTestRuns(argv.slice(1), env, io);
+  // And the export of what a story exchanged, read with a producer connection.
+  if (argv[0] === 'story') return runStory(argv.slice(1), env, io);
   const invocation = parseCommandLine(argv, io.now());
   if (invocation.kind === 'help') {
     io.stdout(invocation.text);

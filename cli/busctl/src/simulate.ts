@@ -1,8 +1,8 @@
 import { parseArgs } from 'node:util';
-import { BusRefusedError, BusUnreachableError, TokenRequestError } from '@bus/client';
+import { BusRefusedError } from '@bus/client';
 import { generateStories, interleaveStories, type GeneratedStory, type SomMessage } from '@bus/som';
-import { UsageError } from './errors';
-import { DEFAULT_BUS_URL, PRODUCER_ENVIRONMENT_HELP, producerConnection, producerFor, tokenRefusal, type ValidateIo } from './validate';
+import { isUsageError, UsageError } from './errors';
+import { DEFAULT_BUS_URL, PRODUCER_ENVIRONMENT_HELP, producerConnection, producerFor, runFailure, type ValidateIo } from './validate';
 
 /** What `busctl simulate` uses of the outside world: the bus, the terminal and the clock. */
 export type SimulateIo = Pick<ValidateIo, 'fetch' | 'stdout' | 'stderr' | 'sleep' | 'now'>;
@@ -142,7 +142,7 @@ export async function runSimulate(argv: readonly string[], env: Readonly<Record<
       ...(options.messageTypes === undefined ? {} : { messageTypes: options.messageTypes }),
     });
   } catch (err) {
-    if (!(err instanceof UsageError) && !(err instanceof RangeError) && !(err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) throw err;
+    if (!isUsageError(err) && !(err instanceof RangeError)) throw err;
     io.stderr(`busctl: ${(err as Error).message}\n\n${SIMULATE_HELP}`);
     return 2;
   }
@@ -195,17 +195,10 @@ export async function runSimulate(argv: readonly string[], env: Readonly<Record<
   try {
     for (const message of order) await publish(message);
   } catch (err) {
-    if (err instanceof TokenRequestError) {
-      io.stderr(tokenRefusal(err, options.busUrl));
-      return 1;
-    }
-    if (err instanceof BusUnreachableError) {
-      // The network's own reason (connection refused, DNS) is the cause's cause: fetch wraps it.
-      const cause = (err.cause as { cause?: Error; message?: string } | undefined)?.cause ?? (err.cause as Error | undefined);
-      io.stderr(`busctl: cannot reach the bus at ${options.busUrl}: ${err.message}${cause?.message ? ` (${cause.message})` : ''}\n`);
-      return 1;
-    }
-    throw err;
+    const failure = runFailure(err, options.busUrl);
+    if (failure === undefined) throw err;
+    io.stderr(failure);
+    return 1;
   }
   io.stdout(
     `${order.length} messages of ${stories.length} stories: ${count.accepted} accepted, ${count.duplicates} duplicates, ${count.refused} refused, ` +

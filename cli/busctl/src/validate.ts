@@ -2,6 +2,7 @@ import { parseArgs } from 'node:util';
 import {
   BusProducer,
   BusRefusedError,
+  BusUnreachableError,
   ctrfJson,
   junitXml,
   TokenRequestError,
@@ -11,7 +12,7 @@ import {
   type Violation,
 } from '@bus/client';
 import { applySequence, type SomMessage, type StoryState } from '@bus/som';
-import { UsageError } from './errors';
+import { isUsageError, UsageError } from './errors';
 
 /** The file system and clock `busctl validate` uses, passed in so it is tested without disks or servers. */
 export interface ValidateIo {
@@ -133,6 +134,18 @@ export function producerFor(
 /** What a producer's command says when the token route refuses its credentials: the whole run's problem. */
 export function tokenRefusal(err: TokenRequestError, busUrl: string): string {
   return `busctl: no token for BUS_PRODUCER_CLIENT_ID: ${err.message}\nCheck BUS_PRODUCER_CLIENT_ID, BUS_PRODUCER_CLIENT_SECRET and the bus URL (${busUrl}).\n`;
+}
+
+/**
+ * What a producer's command prints when the whole run fails: its credentials refused, or the bus out of
+ * reach (the network's own reason, connection refused or DNS, is the cause's cause: fetch wraps it).
+ * Undefined for any other error.
+ */
+export function runFailure(err: unknown, busUrl: string): string | undefined {
+  if (err instanceof TokenRequestError) return tokenRefusal(err, busUrl);
+  if (!(err instanceof BusUnreachableError)) return undefined;
+  const cause = (err.cause as { cause?: Error; message?: string } | undefined)?.cause ?? (err.cause as Error | undefined);
+  return `busctl: cannot reach the bus at ${busUrl}: ${err.message}${cause?.message ? ` (${cause.message})` : ''}\n`;
 }
 
 /** The bus and producer credentials of a producer's command (validate, simulate): --bus-url or the environment. */
@@ -312,7 +325,7 @@ export async function runValidate(argv: readonly string[], env: Readonly<Record<
     files = await filesOf(io, options.paths);
     if (files.length === 0) throw new UsageError(`no *.json file in ${options.paths.join(', ')}`);
   } catch (err) {
-    if (!(err instanceof UsageError) && !(err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) throw err;
+    if (!isUsageError(err)) throw err;
     io.stderr(`busctl: ${(err as Error).message}\n\n${VALIDATE_HELP}`);
     return 2;
   }

@@ -134,3 +134,59 @@ describe('BusConsumer.run', () => {
     expect(errors).toEqual([{ stage: 'settle' }]);
   });
 });
+
+describe('BusConsumer.ready', () => {
+  const READY = `GET ${BASE}`;
+  const state = {
+    consumer_id: 'cconsumer2345',
+    workspace_id: 'wworkspace234',
+    status: 'active',
+    created_at: '2026-11-22T06:00:00.000Z',
+    queue: { depth: 0, visible: 0, in_flight: 0, delayed: 0, dead_letters: 0, oldest_age_seconds: null },
+  };
+  const unavailable: Responder = () => json(503, { accepted: false, violations: [{ source: 'policy', rule: 'queue.unavailable', message: 'retry' }] });
+  const refusedWith =
+    (status: number, rule: string): Responder =>
+    () =>
+      json(status, { accepted: false, violations: [{ source: 'policy', rule, message: rule }] });
+
+  it("resolves with the consumer's state once its route answers 200, after a 503 and a refused connection", async () => {
+    let refusedOnce = false;
+    const { bus } = consumer({ [READY]: [unavailable, () => json(200, state)] });
+    const flaky = (async (input: string | URL | Request, init?: RequestInit) => {
+      if (!refusedOnce && String(input).endsWith(BASE)) {
+        refusedOnce = true;
+        throw new TypeError('fetch failed', { cause: Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }) });
+      }
+      return bus.fetch(input, init);
+    }) as typeof fetch;
+    const ready = new BusConsumer({
+      baseUrl: 'http://bus.test',
+      clientId: 'cconsumer2345',
+      clientSecret: 'sbs_secret',
+      fetch: flaky,
+      pause: async () => undefined,
+    });
+    await expect(ready.ready()).resolves.toEqual(state);
+    expect(bus.calls(READY)).toBe(2);
+  });
+
+  it('gives up after maxAttempts when the bus stays unavailable', async () => {
+    const { c, bus } = consumer({ [READY]: unavailable }, { maxAttempts: 3 });
+    await expect(c.ready()).rejects.toThrow(BusRefusedError);
+    expect(bus.calls(READY)).toBe(3);
+  });
+
+  it.each([
+    [401, 'producer.unauthenticated'],
+    [403, 'consumer.mismatch'],
+    [404, 'route.not_found'],
+  ])('throws a %i at once, naming its rule', async (status, rule) => {
+    const { c, bus } = consumer({ [READY]: refusedWith(status, rule) });
+    const error = await c.ready().catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(BusRefusedError);
+    expect(error).toMatchObject({ status, rule, message: expect.stringContaining(`${status} ${rule}`) });
+    // A 401 gets one new token first (a rotation may have ended the old one); the others are not retried.
+    expect(bus.calls(READY)).toBe(status === 401 ? 2 : 1);
+  });
+});

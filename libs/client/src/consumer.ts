@@ -26,6 +26,15 @@ export interface SettleResult {
   code?: string;
 }
 
+/** The consumer's state and queue (bus.json ConsumerState), as its readiness route answers it. */
+export interface ConsumerState {
+  consumer_id: string;
+  workspace_id: string;
+  status: 'active';
+  created_at: string | null;
+  queue: { depth: number; visible: number; in_flight: number; delayed: number; dead_letters: number; oldest_age_seconds: number | null };
+}
+
 export interface ConsumerOptions extends ClientOptions {
   /** Messages per receive, 1 to 10 (default 10). */
   maxMessages?: number;
@@ -60,6 +69,17 @@ export class BusConsumer {
 
   constructor(private readonly options: ConsumerOptions) {
     this.tokens = new TokenSource(options);
+  }
+
+  /**
+   * Resolves with the consumer's state once the bus answers its readiness route
+   * (GET /v1/tenants/{t}/consumers/{c}) with 200: from then on every message published is delivered to
+   * it. A 503, a 429 and no answer at all (the bus still starting) are retried within maxAttempts and
+   * maxRetryDelayMs; a 401 (after one new token), 403 (another consumer's id, a producer's
+   * credentials) or 404 (a bus without the route) throws BusRefusedError at once, naming the rule.
+   */
+  async ready(): Promise<ConsumerState> {
+    return (await busRequest<ConsumerState>(this.tokens, this.options, { method: 'GET', path: this.base() })).body;
   }
 
   /** One receive: up to maxMessages, waiting up to waitSeconds for the first. */

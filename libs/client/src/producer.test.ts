@@ -139,3 +139,29 @@ describe('the token', () => {
     expect(error).toMatchObject({ status: 401, error: 'invalid_client' });
   });
 });
+
+describe('BusProducer.exportStory', () => {
+  const EXPORT = 'GET /v1/tenants/wworkspace234/stories/story-1/export';
+  const ndjson = (lines: unknown[]) => () =>
+    new Response(lines.map((l) => `${JSON.stringify(l)}\n`).join(''), { status: 200, headers: { 'content-type': 'application/x-ndjson' } });
+  const story = { type: 'story', correlation_id: 'story-1', state: null, state_updated_at: null, exported_at: '2026-11-22T06:00:00.000Z' };
+  const end = { type: 'end', messages: 0, deliveries: 0, bytes: 120, truncated: false };
+
+  it('answers the NDJSON as sent and its lines, complete when the last is end', async () => {
+    const { p } = producer({ [EXPORT]: ndjson([story, end]) });
+    const exported = await p.exportStory('story-1');
+    expect(exported.lines).toEqual([story, end]);
+    expect(exported.ndjson).toBe(`${JSON.stringify(story)}\n${JSON.stringify(end)}\n`);
+    expect(exported.complete).toBe(true);
+  });
+
+  it('tells an answer cut off before its end line', async () => {
+    const { p } = producer({ [EXPORT]: ndjson([story]) });
+    expect((await p.exportStory('story-1')).complete).toBe(false);
+  });
+
+  it('throws the 404 of an unknown correlation id', async () => {
+    const { p } = producer({ [EXPORT]: refused(404, 'story.unknown') });
+    await expect(p.exportStory('story-1')).rejects.toMatchObject({ status: 404, rule: 'story.unknown' });
+  });
+});

@@ -72,10 +72,21 @@ export interface StoryView {
   truncated: boolean;
 }
 
+/** One line of a story export (bus.json StoryExportLine; docs/testing-tools.md#story-export), told apart by `type`. */
+export type StoryExportLine = { type: 'story' | 'message' | 'delivery' | 'truncated' | 'end' } & Record<string, unknown>;
+
+export interface StoryExport {
+  /** The answer as the bus sent it, to be saved as it is (an .ndjson file). */
+  ndjson: string;
+  lines: StoryExportLine[];
+  /** The last line is `end`: nothing was cut off on the way (a `truncated` line may still say the export's bounds left messages out). */
+  complete: boolean;
+}
+
 /**
  * A producer connection: publish and validate SOM messages (docs/api.md#publish-and-validate) with a cached, renewed token
  * and safe retries; a refusal is thrown as BusRefusedError with the bus's violations. Also the
- * producer's tester routes: trace a message, the recent refusals, a story (docs/testing-tools.md).
+ * producer's tester routes: trace a message, the recent refusals, a story and its export (docs/testing-tools.md).
  */
 export class BusProducer {
   private readonly tokens: TokenSource;
@@ -110,6 +121,16 @@ export class BusProducer {
   /** The story state and accepted messages of a correlation id. */
   async story(correlationId: string): Promise<StoryView> {
     return (await busRequest<StoryView>(this.tokens, this.options, { method: 'GET', path: `/stories/${encodeURIComponent(correlationId)}` })).body;
+  }
+
+  /** What a story exchanged: its messages with their exact bytes and every consumer connection's copies, as NDJSON. */
+  async exportStory(correlationId: string): Promise<StoryExport> {
+    const answer = await busRequest<unknown>(this.tokens, this.options, { method: 'GET', path: `/stories/${encodeURIComponent(correlationId)}/export` });
+    const lines = answer.text
+      .split('\n')
+      .filter((line) => line !== '')
+      .map((line) => JSON.parse(line) as StoryExportLine);
+    return { ndjson: answer.text, lines, complete: lines.at(-1)?.type === 'end' };
   }
 
   private async send(path: '/messages' | '/validate', message: Publishable): Promise<PublishResult> {

@@ -5,6 +5,8 @@ import { pause as realPause, retryAfterSeconds } from './wait';
 export interface BusAnswer<T> {
   status: number;
   body: T;
+  /** The answer as sent: what a non-JSON answer (the story export's NDJSON) is read from. */
+  text: string;
   headers: Headers;
   /** Requests made, the retries included. */
   attempts: number;
@@ -55,7 +57,7 @@ export async function busRequest<T>(tokens: TokenSource, options: ClientOptions,
     }
     const text = await res.text();
     const body = parseJson(text);
-    if (res.status < 300) return { status: res.status, body: body as T, headers: res.headers, attempts: attempt };
+    if (res.status < 300) return { status: res.status, body: body as T, text, headers: res.headers, attempts: attempt };
 
     if (res.status === 401 && !renewedToken) {
       renewedToken = true;

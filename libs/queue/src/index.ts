@@ -29,3 +29,5 @@ export type { MessageTrace, DeliveryTrace, DeliveryStateName, InjectedFault } fr
 export { RETENTION_TABLES, RETENTION_WINDOWS, retentionConfig, retentionSettings } from './retention';
 export type { RetentionSettings, RetentionVariable } from './retention';
 export { readRunDeliveries } from './run-deliveries';
+export { storyExportLines, STORY_EXPORT_LIMITS } from './story-export';
+export type { StoryExportLine } from './story-export';

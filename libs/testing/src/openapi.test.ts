@@ -47,6 +47,12 @@ describe('createOpenApiChecker', () => {
     expect(() => checker.check(method, target, response)).toThrow(message);
   });
 
+  it('checks one item of a streamed answer against a component schema', () => {
+    expect(() => checker.checkSchema('Thing', { id: '1' })).not.toThrow();
+    expect(() => checker.checkSchema('Thing', { id: 1 })).toThrow(/Thing: .*must be string/);
+    expect(() => checker.checkSchema('Nothing', {})).toThrow(/no such schema/);
+  });
+
   it('refuses a document that is not OpenAPI 3.1', () => {
     expect(() => createOpenApiChecker({ ...document, openapi: '3.0.3' })).toThrow(/OpenAPI 3.1/);
   });

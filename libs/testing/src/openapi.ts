@@ -22,6 +22,8 @@ export interface ObservedResponse {
 export interface OpenApiChecker {
   /** Throws an error naming the operation and what does not match; returns when the response conforms. */
   check(method: string, url: string, response: ObservedResponse): void;
+  /** Throws unless `value` matches #/components/schemas/`name`: one item of a streamed answer (an NDJSON line). */
+  checkSchema(name: string, value: unknown): void;
 }
 
 const METHODS = new Set(['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace']);
@@ -40,6 +42,11 @@ export function createOpenApiChecker(document: OpenApiDocument): OpenApiChecker 
   const routes = Object.keys(document.paths).map((template) => ({ template, pattern: templatePattern(template) }));
 
   return {
+    checkSchema(name, value) {
+      const validate = ajv.getSchema(`${DOC_ID}#/components/schemas/${escapePointer(name)}`);
+      if (!validate) throw new Error(`#/components/schemas/${name}: no such schema`);
+      if (!validate(value)) throw new Error(`${name}: ${ajv.errorsText(validate.errors)}\nvalue: ${JSON.stringify(value)}`);
+    },
     check(method, url, response) {
       const path = new URL(url, 'http://host').pathname;
       const route = routes.find((r) => r.pattern.test(path));

@@ -1,3 +1,4 @@
+import { once } from 'node:events';
 import type { Router, Request, RequestHandler, Response } from 'express';
 import { readRecentRefusals, readStory, type Knex } from '@bus/db';
 import { readMessageTrace } from '@bus/queue';
@@ -12,6 +13,7 @@ import {
 } from '@bus/http';
 import type { BearerAuthenticator, BearerIdentity } from '@bus/identity';
 import { canonicalUuid, RULES } from '@bus/som';
+import { storyExportLines } from '@bus/queue';
 import { openapi } from '@bus/schemas';
 
 /** 503 records.unavailable: Postgres failed while a tester route read; `cause` is its error, which the error middleware logs. */
@@ -35,8 +37,9 @@ export interface TesterRoutesDeps {
  * another workspace's 403 tenant.mismatch) and quota:
  * - GET /v1/tenants/{t}/messages/{message_id}: where an accepted message is, per consumer connection;
  * - GET /v1/tenants/{t}/refusals: the calling connection's recent refusals;
- * - GET /v1/tenants/{t}/stories/{correlation_id}: the story state and accepted messages of a correlation id.
- * None carries a message body.
+ * - GET /v1/tenants/{t}/stories/{correlation_id}: the story state and accepted messages of a correlation id;
+ * - GET /v1/tenants/{t}/stories/{correlation_id}/export: the same with the messages' bytes and every consumer's
+ *   copy, as NDJSON: the one tester route that carries bodies, those the workspace's producers published.
  */
 export function testerRoutes(deps: TesterRoutesDeps): Router {
   const router = createRouter();
@@ -59,11 +62,26 @@ export function testerRoutes(deps: TesterRoutesDeps): Router {
     res.json(await read(() => readRecentRefusals(deps.db, (res.locals.identity as BearerIdentity).clientId, query)));
   });
 
-  router.get('/v1/tenants/:t/stories/:correlation_id', ...guards, async (req: Request, res: Response) => {
+  const storyOf = async (req: Request, res: Response) => {
     const correlationId = String(req.params.correlation_id);
     const story = await read(() => readStory(deps.db, workspaceOf(res), correlationId));
     if (!story) throw new ResourceUnknownError('story.unknown', `The workspace holds nothing for correlation id ${correlationId}`);
-    res.json(story);
+    return story;
+  };
+
+  router.get('/v1/tenants/:t/stories/:correlation_id', ...guards, async (req: Request, res: Response) => {
+    res.json(await storyOf(req, res));
+  });
+
+  // Streamed a line at a time, waiting for the client to drain, so an export holds one page of bodies in memory.
+  // A read failing after the first line ends the connection without the `end` line (docs/testing-tools.md#story-export).
+  router.get('/v1/tenants/:t/stories/:correlation_id/export', ...guards, async (req: Request, res: Response) => {
+    const story = await storyOf(req, res);
+    res.status(200).type('application/x-ndjson');
+    for await (const line of storyExportLines(deps.db, workspaceOf(res), story, new Date(), read)) {
+      if (!res.write(line)) await once(res, 'drain');
+    }
+    res.end();
   });
   return router;
 }

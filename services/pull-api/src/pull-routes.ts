@@ -1,4 +1,5 @@
 import type { Router, NextFunction, Request, RequestHandler, Response } from 'express';
+import type { QueueStats } from '@bus/contracts';
 import type { SkillRegistration } from '@bus/db';
 import { createRouter, markStep, requestTimings, requestValidation, RequestInvalidError, validatedQuery, type RouteKey } from '@bus/http';
 import type { BearerAuthenticator, BearerIdentity } from '@bus/identity';
@@ -28,10 +29,14 @@ export interface PullRoutesDeps {
   pull: PullDeps;
   /** The skill registrations the portal bound to a consumer connection. */
   registrations(consumerId: string): Promise<SkillRegistration[]>;
+  /** The consumer's queue counts: delivery's queue stats, the ones the admin API shows (undefined: nothing un-acked). */
+  stats(consumerId: string): Promise<QueueStats | undefined>;
+  /** The connection's creation (and last status change); null for no such connection. */
+  connectionDates(consumerId: string): Promise<{ createdAt: Date; modifiedAt: Date } | null>;
 }
 
 /**
- * GET …/messages (long poll), POST …/ack, POST …/nack, GET …/skills under
+ * GET … (the consumer's state), GET …/messages (long poll), POST …/ack, POST …/nack, GET …/skills under
  * /v1/tenants/{t}/consumers/{c}, with consumer bearer tokens: a producer token is 403
  * producer.not_registered, {t} other than the token's workspace 403 tenant.mismatch (both from
  * authenticateBearer), {c} other than the token's own connection 403 consumer.mismatch. Then the
@@ -44,6 +49,7 @@ const CONSUMER_PATH = '/v1/tenants/:t/consumers/:c';
  * of a request for one of them can be counted in the quota's Redis call (libs/identity hostLimitsWithQuota).
  */
 export const CONSUMER_QUOTA_ROUTES: readonly RouteKey[] = [
+  { method: 'GET', path: CONSUMER_PATH },
   { method: 'GET', path: `${CONSUMER_PATH}/messages` },
   { method: 'GET', path: `${CONSUMER_PATH}/peek` },
   { method: 'POST', path: `${CONSUMER_PATH}/ack` },
@@ -64,6 +70,30 @@ export function pullRoutes(deps: PullRoutesDeps): Router {
   // Server-Timing steps (docs/delivery.md, "Server-Timing of the consumer routes"): auth, quota and
   // validate here; each route adds body (ack, nack) and queue (its Postgres work, a long poll's wait included).
   const guards = [consumer, ownConsumer, markStep('auth'), deps.connectionQuota, markStep('quota'), requests.parameters, markStep('validate')];
+
+  // Readiness (docs/testing-tools.md#consumer-readiness): the queue exists from the connection's creation, so
+  // a 200 here means a message published from now on is delivered to this consumer.
+  router.get(base, ...guards, async (req: Request, res: Response) => {
+    const consumerId = String(req.params.c);
+    const identity = res.locals.identity as BearerIdentity;
+    const [stats, dates] = await Promise.all([deps.stats(consumerId), deps.connectionDates(consumerId)]);
+    requestTimings(res).mark('queue');
+    // bus.json's ConsumerState; status is always active: another connection is refused before the route.
+    res.json({
+      consumer_id: consumerId,
+      workspace_id: identity.workspaceId,
+      status: 'active',
+      created_at: dates ? dates.createdAt.toISOString() : null,
+      queue: {
+        depth: stats?.depth ?? 0,
+        visible: stats?.visible ?? 0,
+        in_flight: stats?.inFlight ?? 0,
+        delayed: stats?.delayed ?? 0,
+        dead_letters: stats?.deadLetters ?? 0,
+        oldest_age_seconds: stats ? Math.max(0, (Date.now() - stats.oldestEnqueuedAt.getTime()) / 1000) : null,
+      },
+    });
+  });
 
   router.get(`${base}/messages`, ...guards, async (req: Request, res: Response) => {
     const consumerId = String(req.params.c);

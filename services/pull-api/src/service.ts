@@ -29,7 +29,7 @@ export interface PullApiServiceDeps {
   sqs: Omit<SqsRoutesDeps, 'pull' | 'stats' | 'queueDates'>;
 }
 
-/** Consumer routes: receive (long poll), ack, nack, skills (docs/api.md#pull-records, #routes; docs/delivery.md), and their SQS door. */
+/** Consumer routes: state, receive (long poll), ack, nack, skills (docs/api.md#pull-records, #routes; docs/delivery.md), and their SQS door. */
 export function createPullApiService(deps: PullApiServiceDeps): Service {
   const notifier = createPgQueueNotifier({ url: deps.databaseUrl, logger: deps.logger });
   const store = KnexQueueStore.create(deps.db);
@@ -43,6 +43,8 @@ export function createPullApiService(deps: PullApiServiceDeps): Service {
     logger: deps.logger,
     metrics: createPullMetrics(deps.metrics),
   };
+  const stats = async (consumerId: string) => (await queueCall(() => deliveries.queueStats(consumerId)))[0];
+  const queueDates = (consumerId: string) => queueCall(() => readConnectionDates(deps.db, consumerId));
   return {
     name: 'pull-api',
     routers: [
@@ -51,12 +53,14 @@ export function createPullApiService(deps: PullApiServiceDeps): Service {
         connectionQuota: deps.connectionQuota,
         pull,
         registrations: (consumerId) => queueCall(() => readSkillRegistrations(deps.db, consumerId)),
+        stats,
+        connectionDates: queueDates,
       }),
       sqsRoutes({
         ...deps.sqs,
         pull,
-        stats: async (consumerId) => (await queueCall(() => deliveries.queueStats(consumerId)))[0],
-        queueDates: (consumerId) => queueCall(() => readConnectionDates(deps.db, consumerId)),
+        stats,
+        queueDates,
       }),
     ],
     errorPage: sqsErrorAnswer,
