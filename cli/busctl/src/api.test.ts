@@ -2,8 +2,8 @@ import path from 'node:path';
 import ts from 'typescript';
 import { openapi } from '@bus/schemas';
 
-// busctl declares the admin API's bodies by hand (it imports no bus package): this compares those
-// types with schemas/openapi/admin.json, so the CLI and the portal cannot drift apart unnoticed.
+// busctl declares the admin API's bodies by hand, or takes them from the client library: this compares
+// those types with schemas/openapi/admin.json, so the CLI and the portal cannot drift apart unnoticed.
 
 /** busctl's view type → the document's schema(s) it reads; two when one type reads both answers. */
 const VIEWS: Record<string, string[]> = {
@@ -166,13 +166,19 @@ function objectAccepts(shape: Shape, schemas: Schema[], at: string): string[] {
 
 describe("busctl's view types against the admin OpenAPI document", () => {
   const file = path.join(__dirname, 'api.ts');
-  const program = ts.createProgram([file], { strict: true, noEmit: true, types: [] });
+  const program = ts.createProgram([file], { strict: true, noEmit: true, types: [], moduleResolution: ts.ModuleResolutionKind.Node10 });
   const checker = program.getTypeChecker();
   const source = program.getSourceFile(file);
   if (!source) throw new Error(`cannot read ${file}`);
-  const declared = new Map(
-    source.statements.filter(ts.isInterfaceDeclaration).map((declaration) => [declaration.name.text, checker.getTypeAtLocation(declaration.name)]),
-  );
+  // Its own interfaces, and the types it re-exports from the client library (declared there once).
+  const reexported = source.statements
+    .filter(ts.isExportDeclaration)
+    .flatMap((declaration) => (declaration.exportClause && ts.isNamedExports(declaration.exportClause) ? [...declaration.exportClause.elements] : []))
+    .map((element) => [element.name.text, checker.getDeclaredTypeOfSymbol(checker.getAliasedSymbol(checker.getSymbolAtLocation(element.name)!))] as const);
+  const declared = new Map([
+    ...source.statements.filter(ts.isInterfaceDeclaration).map((declaration) => [declaration.name.text, checker.getTypeAtLocation(declaration.name)] as const),
+    ...reexported,
+  ]);
 
   it('covers every body type busctl declares', () => {
     expect([...declared.keys()].sort()).toEqual(Object.keys(VIEWS).sort());

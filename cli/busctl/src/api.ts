@@ -198,30 +198,8 @@ export interface RedriveAnswer {
   next_after: string | null;
 }
 
-/** GET /workspaces/{w}/messages/{message_id}: admin.json MessageTrace. */
-export interface MessageTrace {
-  message_id: string;
-  message_type: string;
-  correlation_id: string;
-  producer_connection_id: string;
-  accepted_at: string;
-  kafka: { partition: number; offset: string };
-  deliveries: Array<{
-    consumer_id: string;
-    connection_status: string;
-    state: 'not_enqueued' | 'queued' | 'leased' | 'acked' | 'dead_lettered' | 'discarded';
-    enqueued_at: string | null;
-    visible_at: string | null;
-    receive_count: number;
-    acked_at: string | null;
-    nack_count: number;
-    last_nacked_at: string | null;
-    /** Its latest dead-lettering and what the operator did about it; null when it never was. */
-    dead_letter: { dead_lettered_at: string; resolution: 'redriven' | 'discarded' | null; resolved_at: string | null } | null;
-    /** Faults the Sandbox injected into this delivery, oldest first. */
-    faults: Array<{ kind: 'duplicate' | 'delay' | 'early_expiry'; at: string; detail_ms: number | null }>;
-  }>;
-}
+/** GET /workspaces/{w}/messages/{message_id}: admin.json MessageTrace, declared once by the client library. */
+export type { MessageTrace } from '@bus/client';
 
 export interface ApiErrorBody {
   code: string;

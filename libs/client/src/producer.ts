@@ -22,17 +22,39 @@ export interface PublishResult {
 /** A SOM message: an object (serialised once, so every retry sends the same bytes) or the exact bytes to send. */
 export type Publishable = Record<string, unknown> | string | Uint8Array;
 
+/** Where one consumer connection's copy of a message is. */
+export type DeliveryStateName = 'not_enqueued' | 'queued' | 'leased' | 'acked' | 'dead_lettered' | 'discarded';
+
+/** A fault the Sandbox injected into a delivery (docs/testing-tools.md, consumer fault injection). */
+export interface InjectedFault {
+  kind: 'duplicate' | 'delay' | 'early_expiry';
+  at: string;
+  /** The delay added (delay) or the shortened lease's length (early_expiry); null for a duplicate. */
+  detail_ms: number | null;
+}
+
 /** One consumer connection's copy of a message in a trace (GET /v1/tenants/{t}/messages/{message_id}). */
 export interface DeliveryTrace {
   consumer_id: string;
+  /** The consumer connection's own status (active, revoked, removed). */
   connection_status: string;
-  state: 'not_enqueued' | 'queued' | 'leased' | 'acked';
+  /**
+   * not_enqueued: delivery has not enqueued it for this consumer (not caught up yet, or the consumer
+   * came after it); queued: receivable once `visible_at` has passed; leased: handed out, the lease
+   * ends at `visible_at`; acked. A lease that ran out without a new receive counts as queued again.
+   */
+  state: DeliveryStateName;
   enqueued_at: string | null;
+  /** When it becomes receivable (queued) or when the lease ends (leased); null otherwise. */
   visible_at: string | null;
   receive_count: number;
   acked_at: string | null;
   nack_count: number;
   last_nacked_at: string | null;
+  /** When it was last dead-lettered, and what the operator did about it (null while open). */
+  dead_letter: { dead_lettered_at: string; resolution: 'redriven' | 'discarded' | null; resolved_at: string | null } | null;
+  /** The faults injected into it, oldest first. */
+  faults: InjectedFault[];
 }
 
 export interface MessageTrace {

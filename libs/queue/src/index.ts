@@ -25,7 +25,7 @@ export type {
 } from './queue-store';
 export { QueueUnavailableError } from './errors';
 export { readMessageTrace } from './message-trace';
-export type { MessageTrace, DeliveryTrace, DeliveryStateName, InjectedFault } from './message-trace';
+export type { MessageTrace } from '@bus/client';
 export { RETENTION_TABLES, RETENTION_WINDOWS, retentionConfig, retentionSettings } from './retention';
 export type { RetentionSettings, RetentionVariable } from './retention';
 export { readRunDeliveries } from './run-deliveries';

@@ -1,3 +1,4 @@
+import type { DeliveryStateName, DeliveryTrace, InjectedFault, MessageTrace } from '@bus/client';
 import { rawQuery, type Knex, type Row } from '@bus/db';
 import { MESSAGE_TRACE } from './sql/message-trace';
 
@@ -5,53 +6,9 @@ import { MESSAGE_TRACE } from './sql/message-trace';
  * Where an accepted message is, for the tester's tools (docs/testing-tools.md, message trace): its
  * acceptance and each consumer connection's copy. Both the producer routes (gateway) and the
  * operator's admin API answer with this record, so the two can never describe a message differently.
- * It carries no message body.
+ * It carries no message body. Its shape is the client library's (one declaration for the routes and
+ * their callers).
  */
-
-/** Where one consumer connection's copy of a message is. */
-export type DeliveryStateName = 'not_enqueued' | 'queued' | 'leased' | 'acked' | 'dead_lettered' | 'discarded';
-
-/** A fault the Sandbox injected into this delivery (docs/testing-tools.md, consumer fault injection). */
-export interface InjectedFault {
-  kind: 'duplicate' | 'delay' | 'early_expiry';
-  at: string;
-  /** The delay added (delay) or the shortened lease's length (early_expiry); null for a duplicate. */
-  detail_ms: number | null;
-}
-
-export interface DeliveryTrace {
-  consumer_id: string;
-  /** The consumer connection's own status (active, revoked, removed). */
-  connection_status: string;
-  /**
-   * not_enqueued: delivery has not enqueued it for this consumer (not caught up yet, or the consumer
-   * came after it); queued: receivable once `visible_at` has passed; leased: handed out, the lease
-   * ends at `visible_at`; acked. A lease that ran out without a new receive counts as queued again.
-   */
-  state: DeliveryStateName;
-  enqueued_at: string | null;
-  /** When it becomes receivable (queued) or when the lease ends (leased); null otherwise. */
-  visible_at: string | null;
-  receive_count: number;
-  acked_at: string | null;
-  nack_count: number;
-  last_nacked_at: string | null;
-  /** When it was last dead-lettered, and what the operator did about it (null while open). */
-  dead_letter: { dead_lettered_at: string; resolution: 'redriven' | 'discarded' | null; resolved_at: string | null } | null;
-  /** The faults injected into it, oldest first. */
-  faults: InjectedFault[];
-}
-
-export interface MessageTrace {
-  message_id: string;
-  message_type: string;
-  correlation_id: string;
-  producer_connection_id: string;
-  accepted_at: string;
-  kafka: { partition: number; offset: string };
-  /** One entry per consumer connection of the workspace, by connection id. */
-  deliveries: DeliveryTrace[];
-}
 
 /** A consumer connection LEFT JOINed with its copy of the message and its latest dead letter: their columns null when there is none. */
 type DeliveryTraceRow = { consumer_id: string; connection_status: string; now: Date } & {
