@@ -5,13 +5,12 @@ import { processClients } from '@bus/composition';
 import { bootstrap, codeBody, requestFirewall, violationBody } from '@bus/http';
 import { busLimitSettings, busRequestLimits, connectionQuotasOf, createLimitMetrics } from '@bus/limits';
 import { connectionQuota, createIdentity, hostLimitsWithQuota, identityConfig } from '@bus/identity';
-import { authConfig, authDepsOf, createAuthService } from '@bus/auth';
+import { authConfig, authServiceOf } from '@bus/auth';
 import { gatewayConfig, gatewayServiceOf, managedAppsOf, PUBLISH_QUOTA_ROUTES } from '@bus/gateway';
 import { deliveryConfig, deliveryServiceOf } from '@bus/delivery';
 import { CONSUMER_QUOTA_ROUTES, pullApiConfig, pullApiServiceOf } from '@bus/pull-api';
 import { createCatalogueService } from '@bus/catalogue';
-import { createPortalService, portalConfig, portalDepsOf } from '@bus/portal';
-import { queueOperations } from '@bus/queue';
+import { portalConfig, portalServiceOf } from '@bus/portal';
 
 /**
  * Every service in one process, as `npm run up` runs the bus locally: the bus routes (auth, gateway,
@@ -67,7 +66,7 @@ void bootstrap({
           port: config.BUS_PORT,
           renderError: violationBody,
           services: [
-            createAuthService({ ...authDepsOf({ db, redis, logger, metrics, limitMetrics }, config), readiness: [postgres, redisReady] }),
+            authServiceOf({ db, redis, logger, metrics, limitMetrics, ready: { postgres, redis: redisReady } }, config),
             gatewayServiceOf(
               {
                 db,
@@ -98,11 +97,7 @@ void bootstrap({
           renderError: codeBody,
           services: [
             createCatalogueService({ redis, readiness: [redisReady], limitMetrics }),
-            createPortalService({
-              ...portalDepsOf({ db, redis, producer, logger, queues: queueOperations({ db, kafka, logger, metrics }) }, config),
-              readiness: [postgres, redisReady, kafkaReady],
-              limitMetrics,
-            }),
+            portalServiceOf({ db, redis, kafka, producer, logger, metrics, limitMetrics, ready: { postgres, redis: redisReady, kafka: kafkaReady } }, config),
           ],
         },
       ],
