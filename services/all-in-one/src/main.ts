@@ -5,13 +5,12 @@ import { processClients } from '@bus/composition';
 import { bootstrap, codeBody, requestFirewall, violationBody } from '@bus/http';
 import { busLimitSettings, busRequestLimits, connectionQuotasOf, createLimitMetrics } from '@bus/limits';
 import { connectionQuota, createIdentity, hostLimitsWithQuota, identityConfig } from '@bus/identity';
-import { authConfig, authDepsOf, createAuthService } from '@bus/auth';
-import { createGatewayService, gatewayConfig, managedAppAuthOf, managedAppsOf, PUBLISH_QUOTA_ROUTES, publishDepsOf, signedRoutesOf } from '@bus/gateway';
-import { createDeliveryService, deliveryConfig, deliverySettings } from '@bus/delivery';
-import { CONSUMER_QUOTA_ROUTES, createPullApiService, pullApiConfig, pullApiDepsOf } from '@bus/pull-api';
+import { authConfig, authServiceOf } from '@bus/auth';
+import { gatewayConfig, gatewayServiceOf, managedAppsOf, PUBLISH_QUOTA_ROUTES } from '@bus/gateway';
+import { deliveryConfig, deliveryServiceOf } from '@bus/delivery';
+import { CONSUMER_QUOTA_ROUTES, pullApiConfig, pullApiServiceOf } from '@bus/pull-api';
 import { createCatalogueService } from '@bus/catalogue';
-import { createPortalService, portalConfig, portalDepsOf } from '@bus/portal';
-import { queueOperations } from '@bus/queue';
+import { portalConfig, portalServiceOf } from '@bus/portal';
 
 /**
  * Every service in one process, as `npm run up` runs the bus locally: the bus routes (auth, gateway,
@@ -54,14 +53,7 @@ void bootstrap({
     const identity = createIdentity({ db, kafka, logger, baseUrl: config.BUS_BASE_URL, cacheTtlMs: config.IDENTITY_CACHE_TTL, name: 'all-in-one' });
     // One connection-quota check for the bus listener, mounted by publish and the consumer routes alike.
     const quota = connectionQuota({ store: identity.quotas, quotas: connectionQuotasOf(redis, config, logger, limitMetrics) });
-    const delivery = createDeliveryService({
-      readiness: [postgres, kafkaReady],
-      db,
-      kafka,
-      logger,
-      metrics,
-      ...deliverySettings(config),
-    });
+    const delivery = deliveryServiceOf({ db, kafka, logger, metrics, ready: { postgres, kafka: kafkaReady } }, config);
     return {
       listeners: [
         {
@@ -74,25 +66,26 @@ void bootstrap({
           port: config.BUS_PORT,
           renderError: violationBody,
           services: [
-            createAuthService({ ...authDepsOf({ db, redis, logger, metrics, limitMetrics }, config), readiness: [postgres, redisReady] }),
-            createGatewayService({
-              readiness: [postgres, redisReady, kafkaReady, identity.controlReadiness],
-              authenticator: identity,
-              connectionQuota: quota,
-              db,
-              logger,
-              metrics,
-              publish: publishDepsOf({ db, producer, logger, metrics, identity }, config),
-              managedAppAuth: managedAppAuthOf(managedApps, identity),
-              signed: signedRoutesOf({ db, redis, identity, limitMetrics, managedApps }, config),
-            }),
-            createPullApiService({
-              ...pullApiDepsOf(
-                { db, redis, connections: identity.connections, logger, metrics, limitMetrics, authenticator: identity, connectionQuota: quota },
-                { ...config, RECEIPT_HANDLE_KEY: config.RECEIPT_HANDLE_KEY ?? randomBytes(32) },
-              ),
-              readiness: [postgres, redisReady, identity.controlReadiness],
-            }),
+            authServiceOf({ db, redis, logger, metrics, limitMetrics, ready: { postgres, redis: redisReady } }, config),
+            gatewayServiceOf(
+              {
+                db,
+                redis,
+                producer,
+                identity,
+                logger,
+                metrics,
+                limitMetrics,
+                connectionQuota: quota,
+                managedApps,
+                ready: { postgres, redis: redisReady, kafka: kafkaReady },
+              },
+              config,
+            ),
+            pullApiServiceOf(
+              { db, redis, identity, logger, metrics, limitMetrics, connectionQuota: quota, ready: { postgres, redis: redisReady } },
+              { ...config, RECEIPT_HANDLE_KEY: config.RECEIPT_HANDLE_KEY ?? randomBytes(32) },
+            ),
           ],
         },
         {
@@ -104,11 +97,7 @@ void bootstrap({
           renderError: codeBody,
           services: [
             createCatalogueService({ redis, readiness: [redisReady], limitMetrics }),
-            createPortalService({
-              ...portalDepsOf({ db, redis, producer, logger, queues: queueOperations({ db, kafka, logger, metrics }) }, config),
-              readiness: [postgres, redisReady, kafkaReady],
-              limitMetrics,
-            }),
+            portalServiceOf({ db, redis, kafka, producer, logger, metrics, limitMetrics, ready: { postgres, redis: redisReady, kafka: kafkaReady } }, config),
           ],
         },
       ],

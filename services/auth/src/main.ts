@@ -3,8 +3,8 @@ import { busLimitsConfig, databaseConfig, redisConfig, servicePort } from '@bus/
 import { processClients } from '@bus/composition';
 import { bootstrap, requestFirewall, violationBody } from '@bus/http';
 import { busLimitSettings, busRequestLimits, createLimitMetrics } from '@bus/limits';
-import { authConfig, authDepsOf } from './config';
-import { createAuthService } from './service';
+import { authConfig } from './config';
+import { authServiceOf } from './service';
 
 void bootstrap({
   name: 'auth',
@@ -16,10 +16,10 @@ void bootstrap({
     const postgres = clients.postgres();
     const redis = clients.redis();
     const limitMetrics = createLimitMetrics(metrics, 'auth');
-    const auth = createAuthService({
-      ...authDepsOf({ db: postgres.client, redis: redis.client, logger, metrics, limitMetrics }, config),
-      readiness: [postgres.ready, redis.ready],
-    });
+    const auth = authServiceOf(
+      { db: postgres.client, redis: redis.client, logger, metrics, limitMetrics, ready: { postgres: postgres.ready, redis: redis.ready } },
+      config,
+    );
     const middleware = [requestFirewall(), busRequestLimits(redis.client, busLimitSettings(config), limitMetrics)];
     return { listeners: [{ name: 'auth', host: config.HOST, port: config.PORT, services: [auth], renderError: violationBody, middleware }] };
   },

@@ -20,6 +20,7 @@ import { audienceFor, authorizationServerMetadata, metadataPaths } from '@bus/to
 import type { Logger } from 'pino';
 import { createTokenIssuer } from './issuer';
 import { SigningKeys } from './signing-keys';
+import { authDepsOf } from './config';
 import { basicClientId, InvalidClientError, InvalidRequestError, isFormContentType, NO_STORE, parseTokenRequest } from './token-request';
 
 /** docs/api.md#limits, token rows. Windows are fixed; "bursts of 40" at 20/s is 20 extra per 10 s (libs/limits). */
@@ -162,4 +163,13 @@ async function readFormBody(req: Request): Promise<string> {
     if (err instanceof MessageTooLargeError) throw new InvalidRequestError(`The body is over ${TOKEN_BODY_LIMIT} bytes`);
     throw err;
   }
+}
+
+/** The token service on a process's shared clients, as its own main and the all-in-one run it. */
+export function authServiceOf(
+  clients: Parameters<typeof authDepsOf>[0] & { ready: { postgres: ReadinessCheck; redis: ReadinessCheck } },
+  config: Parameters<typeof authDepsOf>[1],
+): Service {
+  const { ready, ...shared } = clients;
+  return createAuthService({ ...authDepsOf(shared, config), readiness: [ready.postgres, ready.redis] });
 }

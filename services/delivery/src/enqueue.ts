@@ -85,153 +85,214 @@ interface Candidate {
  * span, a child of its publish.
  */
 export function createBatchEnqueuer(deps: RecordEnqueuerDeps): BatchEnqueuer {
-  const quarantined = new Counter({
-    ...METRICS.deliveryQuarantined,
-    help: 'Kafka records delivery refused to enqueue (invariant A), by reason',
-    registers: [deps.metrics],
-  });
-  const enqueued = new Counter({
-    ...METRICS.deliveryEnqueued,
-    help: 'Deliveries created (one per consumer connection and message)',
-    registers: [deps.metrics],
-  });
-  const lag = new Histogram({
-    ...METRICS.deliveryLag,
-    help: 'From the gateway accepting a message to its deliveries being committed',
-    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
-    registers: [deps.metrics],
-  });
-  const recheckMs = deps.recheckMs ?? 4;
-  const workspaces = workspaceCache(deps.store, deps.unknownWorkspaceTtlMs ?? UNKNOWN_WORKSPACE_TTL_MS);
-  const tracer = trace.getTracer('@bus/delivery');
+  const shared: EnqueuerShared = {
+    deps,
+    quarantined: new Counter({
+      ...METRICS.deliveryQuarantined,
+      help: 'Kafka records delivery refused to enqueue (invariant A), by reason',
+      registers: [deps.metrics],
+    }),
+    enqueued: new Counter({
+      ...METRICS.deliveryEnqueued,
+      help: 'Deliveries created (one per consumer connection and message)',
+      registers: [deps.metrics],
+    }),
+    lag: new Histogram({
+      ...METRICS.deliveryLag,
+      help: 'From the gateway accepting a message to its deliveries being committed',
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
+      registers: [deps.metrics],
+    }),
+    recheckMs: deps.recheckMs ?? 4,
+    workspaces: workspaceCache(deps.store, deps.unknownWorkspaceTtlMs ?? UNKNOWN_WORKSPACE_TTL_MS),
+    tracer: trace.getTracer('@bus/delivery'),
+  };
+  return async (records, heartbeat) => new BatchEnqueue(shared, records).run(heartbeat);
+}
 
-  return async (records, heartbeat) => {
-    const outcomes: EnqueueOutcome[] = [];
-    // One span per record, a child of the publish that produced it (the traceparent header), so a
-    // trace runs publish → enqueue. Bounded attributes: never the body or the other headers.
-    const spans: Span[] = [];
-    const headersOf = records.map((record) => readMessageHeaders(record.headers));
-    records.forEach((record, i) => spans.push(recordSpan(tracer, record, headersOf[i] ?? null)));
-    const decide = (index: number, outcome: EnqueueOutcome, reason?: RefusalReason | 'workspace.unknown') => {
-      outcomes[index] = outcome;
-      const span = spans[index];
-      if (reason !== undefined) span?.setAttribute('bus.quarantine.reason', reason);
-      span?.setAttribute('bus.delivery.outcome', outcome);
-      span?.end();
-    };
+/** What every batch of one enqueuer shares: its dependencies, metrics, workspace cache and tracer. */
+interface EnqueuerShared {
+  deps: RecordEnqueuerDeps;
+  quarantined: Counter;
+  enqueued: Counter;
+  lag: Histogram;
+  recheckMs: number;
+  workspaces: ReturnType<typeof workspaceCache>;
+  tracer: ReturnType<typeof trace.getTracer>;
+}
+
+/** Decisions made but not written yet: written together in one transaction by `flush`. */
+interface Pending {
+  enqueue: Array<{ index: number; message: MessageToEnqueue }>;
+  quarantine: Array<{ index: number; reason: RefusalReason; row: QuarantinedRecord }>;
+}
+
+/** One Kafka batch on its way through createBatchEnqueuer: each record's outcome, span and acceptance. */
+class BatchEnqueue {
+  private readonly outcomes: EnqueueOutcome[] = [];
+  private readonly headersOf: Array<MessageHeaders | null>;
+  /**
+   * One span per record, a child of the publish that produced it (the traceparent header), so a
+   * trace runs publish → enqueue. Bounded attributes: never the body or the other headers.
+   */
+  private readonly spans: Span[];
+  private pending: Pending = { enqueue: [], quarantine: [] };
+  private readonly acceptances = new Map<string, Acceptance>();
+
+  constructor(
+    private readonly shared: EnqueuerShared,
+    private readonly records: readonly MessageRecord[],
+  ) {
+    this.headersOf = records.map((record) => readMessageHeaders(record.headers));
+    this.spans = records.map((record, i) => recordSpan(shared.tracer, record, this.headersOf[i] ?? null));
+  }
+
+  async run(heartbeat?: () => Promise<void>): Promise<EnqueueOutcome[]> {
     try {
-      const pending: {
-        enqueue: Array<{ index: number; message: MessageToEnqueue }>;
-        quarantine: Array<{ index: number; reason: RefusalReason; row: QuarantinedRecord }>;
-      } = {
-        enqueue: [],
-        quarantine: [],
-      };
-      const refuse = (index: number, record: MessageRecord, headers: MessageHeaders | null, reason: RefusalReason) => {
-        pending.quarantine.push({ index, reason, row: quarantineRow(record, headers, reason) });
-      };
-      // Written in one transaction; the outcomes (metrics, logs, spans) count once it committed.
-      const flush = async () => {
-        if (pending.enqueue.length + pending.quarantine.length === 0) return;
-        const batch = { enqueue: pending.enqueue.map((e) => e.message), quarantine: pending.quarantine.map((q) => q.row) };
-        const written = { enqueue: pending.enqueue, quarantine: pending.quarantine };
-        pending.enqueue = [];
-        pending.quarantine = [];
-        enqueued.inc(await deps.store.write(batch));
-        for (const { index, message } of written.enqueue) {
-          // publishedAt is the gateway's acceptance time.
-          lag.observe(Math.max(0, (Date.now() - message.publishedAt.getTime()) / 1000));
-          decide(index, 'enqueued');
-        }
-        for (const { index, reason, row } of written.quarantine) {
-          quarantined.inc({ reason });
-          deps.logger.warn(
-            { topic: row.topic, partition: row.partition, offset: row.offset, workspace_id: row.workspaceId, message_id: row.messageId, reason },
-            'delivery quarantined a Kafka record (invariant A)',
-          );
-          decide(index, 'quarantined', reason);
-        }
-      };
-
-      const readable: Array<{ index: number; record: MessageRecord; headers: MessageHeaders }> = [];
-      records.forEach((record, index) => {
-        const headers = headersOf[index] ?? null;
-        if (headers === null) refuse(index, record, null, 'headers.unreadable');
-        else readable.push({ index, record, headers });
-      });
-      const known = await workspaces.known(readable.map((r) => r.headers.workspace_id));
-      let undecided: Candidate[] = [];
-      for (const { index, record, headers } of readable) {
-        if (!known.has(headers.workspace_id)) {
-          // Another environment's (or a dropped test database's) record on a shared topic: no commit can
-          // ever make it acceptable here. Counted, not stored, so a shared topic's history costs nothing.
-          quarantined.inc({ reason: 'workspace.unknown' });
-          decide(index, 'quarantined', 'workspace.unknown');
-          continue;
-        }
-        if (record.value === null) {
-          refuse(index, record, headers, 'value.missing');
-          continue;
-        }
-        const orderKey = record.key?.toString('utf8') ?? acceptanceKey({ workspaceId: headers.workspace_id, messageId: headers.message_id });
-        undecided.push({ index, record, headers, value: new RecordValue(record.value), orderKey });
-      }
-
-      const acceptances = new Map<string, Acceptance>();
-      const lookUp = async (of: readonly Candidate[]) => {
-        const found = await deps.store.acceptances(of.map((c) => ({ workspaceId: c.headers.workspace_id, messageId: c.headers.message_id })));
-        for (const [key, acceptance] of found) acceptances.set(key, acceptance);
-      };
-      const acceptanceOf = (c: Candidate) => acceptances.get(acceptanceKey({ workspaceId: c.headers.workspace_id, messageId: c.headers.message_id })) ?? null;
-      const deadline = Date.now() + deps.acceptanceWaitMs;
-      let pause = recheckMs;
-      await lookUp(undecided);
-      for (let round = 0; ; round += 1) {
-        const expired = Date.now() >= deadline;
-        // A value that is not JSON can never be accepted: refused at a re-check, not after the whole
-        // wait. Only a record still without an acceptance to vouch for its bytes is parsed for this,
-        // and not while its gateway commit may just be behind its Kafka ack: its digest then settles
-        // it at a re-check without a parse (parsing at the first look took 14 % of delivery's busy
-        // time at 64 publishes in flight, at the first re-check a sixth of what it allocated).
-        if (round >= PARSE_FROM_ROUND || expired) {
-          undecided = undecided.filter((c) => {
-            if (acceptanceOf(c) !== null || c.value.contentHash() !== null) return true;
-            refuse(c.index, c.record, c.headers, 'value.unreadable');
-            return false;
-          });
-        }
-        const waiting = new Set<string>();
-        const still: Candidate[] = [];
-        for (const c of undecided) {
-          const acceptance = acceptanceOf(c);
-          if (waiting.has(c.orderKey) || (acceptance === null && !expired)) {
-            waiting.add(c.orderKey);
-            still.push(c);
-            continue;
-          }
-          const check = judgeAcceptance({ headers: c.headers, partition: c.record.partition, offset: c.record.offset }, c.value, acceptance);
-          if (check.accepted) pending.enqueue.push({ index: c.index, message: check.message });
-          else refuse(c.index, c.record, c.headers, check.reason);
-        }
-        await flush();
-        undecided = still;
-        if (undecided.length === 0) break;
-        await new Promise((resolve) => setTimeout(resolve, Math.min(pause, Math.max(0, deadline - Date.now()))));
-        pause = Math.min(pause * 2, LONGEST_RECHECK_MS);
-        await heartbeat?.();
-        await lookUp(undecided.filter((c) => acceptanceOf(c) === null));
-      }
-      return outcomes;
+      await this.decideWhenAccepted(await this.candidates(), heartbeat);
+      return this.outcomes;
     } catch (err) {
-      for (const [index, span] of spans.entries()) {
-        if (outcomes[index] !== undefined) continue;
-        span.recordException(err as Error);
-        span.setStatus({ code: SpanStatusCode.ERROR });
-        span.end();
-      }
+      this.failUndecidedSpans(err);
       throw err;
     }
-  };
+  }
+
+  /**
+   * The records that wait for their acceptance: unreadable headers and missing values are refused,
+   * and records of a workspace this database does not have are only counted.
+   */
+  private async candidates(): Promise<Candidate[]> {
+    const readable: Array<{ index: number; record: MessageRecord; headers: MessageHeaders }> = [];
+    this.records.forEach((record, index) => {
+      const headers = this.headersOf[index] ?? null;
+      if (headers === null) this.refuse(index, record, null, 'headers.unreadable');
+      else readable.push({ index, record, headers });
+    });
+    const known = await this.shared.workspaces.known(readable.map((r) => r.headers.workspace_id));
+    const candidates: Candidate[] = [];
+    for (const { index, record, headers } of readable) {
+      if (!known.has(headers.workspace_id)) {
+        // Another environment's (or a dropped test database's) record on a shared topic: no commit can
+        // ever make it acceptable here. Counted, not stored, so a shared topic's history costs nothing.
+        this.shared.quarantined.inc({ reason: 'workspace.unknown' });
+        this.decide(index, 'quarantined', 'workspace.unknown');
+        continue;
+      }
+      if (record.value === null) {
+        this.refuse(index, record, headers, 'value.missing');
+        continue;
+      }
+      const orderKey = record.key?.toString('utf8') ?? acceptanceKey({ workspaceId: headers.workspace_id, messageId: headers.message_id });
+      candidates.push({ index, record, headers, value: new RecordValue(record.value), orderKey });
+    }
+    return candidates;
+  }
+
+  /** Looks acceptances up, and again for those still missing with a growing pause, until each record is decided or the wait is over. */
+  private async decideWhenAccepted(candidates: Candidate[], heartbeat?: () => Promise<void>): Promise<void> {
+    const deadline = Date.now() + this.shared.deps.acceptanceWaitMs;
+    let pause = this.shared.recheckMs;
+    let undecided = candidates;
+    await this.lookUp(undecided);
+    for (let round = 0; ; round += 1) {
+      const expired = Date.now() >= deadline;
+      // A value that is not JSON can never be accepted: refused at a re-check, not after the whole
+      // wait. Only a record still without an acceptance to vouch for its bytes is parsed for this,
+      // and not while its gateway commit may just be behind its Kafka ack: its digest then settles
+      // it at a re-check without a parse (parsing at the first look took 14 % of delivery's busy
+      // time at 64 publishes in flight, at the first re-check a sixth of what it allocated).
+      if (round >= PARSE_FROM_ROUND || expired) undecided = this.refuseUnparsable(undecided);
+      undecided = this.judgeAcceptedOrExpired(undecided, expired);
+      await this.flush();
+      if (undecided.length === 0) return;
+      await new Promise((resolve) => setTimeout(resolve, Math.min(pause, Math.max(0, deadline - Date.now()))));
+      pause = Math.min(pause * 2, LONGEST_RECHECK_MS);
+      await heartbeat?.();
+      await this.lookUp(undecided.filter((c) => this.acceptanceOf(c) === null));
+    }
+  }
+
+  /** Refuses the records without an acceptance whose value is not JSON; returns the others. */
+  private refuseUnparsable(undecided: readonly Candidate[]): Candidate[] {
+    return undecided.filter((c) => {
+      if (this.acceptanceOf(c) !== null || c.value.contentHash() !== null) return true;
+      this.refuse(c.index, c.record, c.headers, 'value.unreadable');
+      return false;
+    });
+  }
+
+  /**
+   * Judges each record that has its acceptance (every one once `expired`) and is not held back by an
+   * earlier record of its key; returns those still waiting.
+   */
+  private judgeAcceptedOrExpired(undecided: readonly Candidate[], expired: boolean): Candidate[] {
+    const waiting = new Set<string>();
+    const still: Candidate[] = [];
+    for (const c of undecided) {
+      const acceptance = this.acceptanceOf(c);
+      if (waiting.has(c.orderKey) || (acceptance === null && !expired)) {
+        waiting.add(c.orderKey);
+        still.push(c);
+        continue;
+      }
+      const check = judgeAcceptance({ headers: c.headers, partition: c.record.partition, offset: c.record.offset }, c.value, acceptance);
+      if (check.accepted) this.pending.enqueue.push({ index: c.index, message: check.message });
+      else this.refuse(c.index, c.record, c.headers, check.reason);
+    }
+    return still;
+  }
+
+  private async lookUp(of: readonly Candidate[]): Promise<void> {
+    const found = await this.shared.deps.store.acceptances(of.map((c) => ({ workspaceId: c.headers.workspace_id, messageId: c.headers.message_id })));
+    for (const [key, acceptance] of found) this.acceptances.set(key, acceptance);
+  }
+
+  private acceptanceOf(c: Candidate): Acceptance | null {
+    return this.acceptances.get(acceptanceKey({ workspaceId: c.headers.workspace_id, messageId: c.headers.message_id })) ?? null;
+  }
+
+  private refuse(index: number, record: MessageRecord, headers: MessageHeaders | null, reason: RefusalReason): void {
+    this.pending.quarantine.push({ index, reason, row: quarantineRow(record, headers, reason) });
+  }
+
+  /** Writes the pending decisions in one transaction; the outcomes (metrics, logs, spans) count once it committed. */
+  private async flush(): Promise<void> {
+    if (this.pending.enqueue.length + this.pending.quarantine.length === 0) return;
+    const written = this.pending;
+    this.pending = { enqueue: [], quarantine: [] };
+    const batch = { enqueue: written.enqueue.map((e) => e.message), quarantine: written.quarantine.map((q) => q.row) };
+    this.shared.enqueued.inc(await this.shared.deps.store.write(batch));
+    for (const { index, message } of written.enqueue) {
+      // publishedAt is the gateway's acceptance time.
+      this.shared.lag.observe(Math.max(0, (Date.now() - message.publishedAt.getTime()) / 1000));
+      this.decide(index, 'enqueued');
+    }
+    for (const { index, reason, row } of written.quarantine) {
+      this.shared.quarantined.inc({ reason });
+      this.shared.deps.logger.warn(
+        { topic: row.topic, partition: row.partition, offset: row.offset, workspace_id: row.workspaceId, message_id: row.messageId, reason },
+        'delivery quarantined a Kafka record (invariant A)',
+      );
+      this.decide(index, 'quarantined', reason);
+    }
+  }
+
+  private decide(index: number, outcome: EnqueueOutcome, reason?: RefusalReason | 'workspace.unknown'): void {
+    this.outcomes[index] = outcome;
+    const span = this.spans[index];
+    if (reason !== undefined) span?.setAttribute('bus.quarantine.reason', reason);
+    span?.setAttribute('bus.delivery.outcome', outcome);
+    span?.end();
+  }
+
+  private failUndecidedSpans(err: unknown): void {
+    for (const [index, span] of this.spans.entries()) {
+      if (this.outcomes[index] !== undefined) continue;
+      span.recordException(err as Error);
+      span.setStatus({ code: SpanStatusCode.ERROR });
+      span.end();
+    }
+  }
 }
 
 function recordSpan(tracer: ReturnType<typeof trace.getTracer>, record: MessageRecord, headers: MessageHeaders | null): Span {

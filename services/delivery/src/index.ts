@@ -1,5 +1,4 @@
-export { createDeliveryService } from './service';
-export type { DeliveryServiceDeps } from './service';
+export { deliveryServiceOf } from './service';
 export { registerQueueGauges } from './queue-gauges';
 export type { QueueGaugesDeps } from './queue-gauges';
 export { createRetentionSweeper } from './retention';
@@ -8,4 +7,4 @@ export { createBatchEnqueuer } from './enqueue';
 export type { BatchEnqueuer, MessageRecord, EnqueueOutcome, RecordEnqueuerDeps } from './enqueue';
 export { createQuarantineRecheck } from './quarantine-recheck';
 export type { QuarantineRecheck, QuarantineRecheckDeps } from './quarantine-recheck';
-export { deliveryConfig, defaultDeliveryGroupId, deliverySettings } from './config';
+export { deliveryConfig, defaultDeliveryGroupId } from './config';

@@ -2,8 +2,8 @@ import { tracing } from './instrument';
 import { databaseConfig, kafkaConfig, servicePort } from '@bus/config';
 import { processClients } from '@bus/composition';
 import { bootstrap, violationBody } from '@bus/http';
-import { deliveryConfig, deliverySettings } from './config';
-import { createDeliveryService } from './service';
+import { deliveryConfig } from './config';
+import { deliveryServiceOf } from './service';
 
 void bootstrap({
   name: 'delivery',
@@ -14,14 +14,10 @@ void bootstrap({
     const clients = processClients(ctx, 'delivery');
     const postgres = clients.postgres();
     const kafka = clients.kafka();
-    const delivery = createDeliveryService({
-      readiness: [postgres.ready, kafka.ready],
-      db: postgres.client,
-      kafka: kafka.client,
-      logger,
-      metrics,
-      ...deliverySettings(config),
-    });
+    const delivery = deliveryServiceOf(
+      { db: postgres.client, kafka: kafka.client, logger, metrics, ready: { postgres: postgres.ready, kafka: kafka.ready } },
+      config,
+    );
     // Delivery has no API; its port serves the operational routes (/healthz, /readyz, /metrics).
     return { listeners: [{ name: 'delivery', host: config.HOST, port: config.PORT, services: [delivery], renderError: violationBody }] };
   },

@@ -13,7 +13,7 @@ import {
 } from '@bus/kafka';
 import type { Logger } from '@bus/observability';
 import { KnexDeliveryStore, type RetentionSettings } from '@bus/queue';
-import { deliverySessionTimeout } from './config';
+import { deliverySessionTimeout, deliverySettings } from './config';
 import { createBatchEnqueuer } from './enqueue';
 import { createQuarantineRecheck } from './quarantine-recheck';
 import { registerKafkaLag } from './kafka-lag';
@@ -133,4 +133,13 @@ export function createDeliveryService(deps: DeliveryServiceDeps): Service {
       await Promise.all([retention.stop(), recheck.stop(), kafkaLag.stop()]);
     },
   };
+}
+
+/** Delivery on a process's shared clients, as its own main and the all-in-one run it. */
+export function deliveryServiceOf(
+  clients: { db: Knex; kafka: Kafka; logger: Logger; metrics: Registry; ready: { postgres: ReadinessCheck; kafka: ReadinessCheck } },
+  config: Parameters<typeof deliverySettings>[0],
+): Service {
+  const { db, kafka, logger, metrics, ready } = clients;
+  return createDeliveryService({ readiness: [ready.postgres, ready.kafka], db, kafka, logger, metrics, ...deliverySettings(config) });
 }

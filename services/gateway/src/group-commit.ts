@@ -53,17 +53,6 @@ export interface GroupCommitDeps {
   now?: () => Date;
 }
 
-export interface GroupCommitter {
-  /**
-   * Commits one publish together with whatever else is waiting: resolves with its decision once its
-   * batch committed (accepted: after both the Kafka ack and the Postgres commit), or rejects with the
-   * batch's failure (Kafka, Postgres or the deadline) — then nothing of the batch was accepted — or
-   * with CommitTimeoutError when its deadline passed before a batch took it. Called once the publish
-   * was authenticated, read and validated, so its deadline runs from (nearly) its arrival.
-   */
-  commit(publish: PublishToCommit): Promise<MemberDecision>;
-}
-
 interface Waiting {
   publish: PublishToCommit;
   /** commitTimeoutMs from the call to `commit`. */
@@ -89,73 +78,91 @@ const DEFAULT_MAX_BATCH = 256;
  * deadline of its members, so none of them is answered late, and the batch never sends to Kafka or
  * commits after any of them was answered 503.
  */
-export function createGroupCommitter(deps: GroupCommitDeps): GroupCommitter {
-  const maxBatch = deps.maxBatch ?? DEFAULT_MAX_BATCH;
-  const now = deps.now ?? (() => new Date());
-  const batchSize = new Histogram({
-    ...METRICS.publishBatchSize,
-    help: 'Publishes committed together in one transaction and one Kafka produce request (group commit)',
-    buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256],
-    registers: [deps.metrics],
-  });
-  const queue: Waiting[] = [];
-  let committing = false;
+export class GroupCommitter {
+  private readonly maxBatch: number;
+  private readonly now: () => Date;
+  private readonly batchSize: Histogram;
+  private readonly queue: Waiting[] = [];
+  private committing = false;
 
-  const outOfTime = (w: Waiting): void => w.reject(new CommitTimeoutError(deps.commitTimeoutMs, 'the batch ahead of it'));
+  constructor(private readonly deps: GroupCommitDeps) {
+    this.maxBatch = deps.maxBatch ?? DEFAULT_MAX_BATCH;
+    this.now = deps.now ?? (() => new Date());
+    this.batchSize = new Histogram({
+      ...METRICS.publishBatchSize,
+      help: 'Publishes committed together in one transaction and one Kafka produce request (group commit)',
+      buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256],
+      registers: [deps.metrics],
+    });
+  }
+
+  /**
+   * Commits one publish together with whatever else is waiting: resolves with its decision once its
+   * batch committed (accepted: after both the Kafka ack and the Postgres commit), or rejects with the
+   * batch's failure (Kafka, Postgres or the deadline) — then nothing of the batch was accepted — or
+   * with CommitTimeoutError when its deadline passed before a batch took it. Called once the publish
+   * was authenticated, read and validated, so its deadline runs from (nearly) its arrival.
+   */
+  commit(publish: PublishToCommit): Promise<MemberDecision> {
+    return new Promise<MemberDecision>((resolve, reject) => {
+      const waiting: Waiting = { publish, deadline: deadlineIn(this.deps.commitTimeoutMs), resolve, reject };
+      this.queue.push(waiting);
+      if (!this.committing) void this.drain();
+      else waiting.expiry = setTimeout(() => this.giveUpWaiting(waiting), waiting.deadline.remainingMs());
+    });
+  }
+
+  private outOfTime(w: Waiting): void {
+    w.reject(new CommitTimeoutError(this.deps.commitTimeoutMs, 'the batch ahead of it'));
+  }
 
   /** The expiry timer of a queued publish: it leaves the queue (once a batch took it, the batch answers it). */
-  const giveUpWaiting = (w: Waiting): void => {
-    const at = queue.indexOf(w);
+  private giveUpWaiting(w: Waiting): void {
+    const at = this.queue.indexOf(w);
     if (at < 0) return;
-    queue.splice(at, 1);
-    outOfTime(w);
-  };
+    this.queue.splice(at, 1);
+    this.outOfTime(w);
+  }
 
   /** The next batch: up to maxBatch of the queue, in arrival order, those already out of time answered instead. */
-  const nextBatch = (): Waiting[] => {
+  private nextBatch(): Waiting[] {
     const batch: Waiting[] = [];
-    for (const w of queue.splice(0, maxBatch)) {
+    for (const w of this.queue.splice(0, this.maxBatch)) {
       clearTimeout(w.expiry);
       // Its expiry timer is due but has not run yet: as a member it would leave the batch no time at all.
-      if (w.deadline.remainingMs() === 0) outOfTime(w);
+      if (w.deadline.remainingMs() === 0) this.outOfTime(w);
       else batch.push(w);
     }
     return batch;
-  };
+  }
 
-  const runBatch = async (batch: Waiting[]): Promise<void> => {
-    batchSize.observe(batch.length);
+  private async runBatch(batch: Waiting[]): Promise<void> {
+    this.batchSize.observe(batch.length);
     try {
       const decisions = await commitBatch(
-        deps,
+        this.deps,
         batch.map((w) => w.publish),
         earliest(batch.map((w) => w.deadline)),
-        now,
+        this.now,
       );
       batch.forEach((w, i) => w.resolve(decisions[i] as MemberDecision));
     } catch (err) {
       for (const w of batch) w.reject(err);
     }
-  };
+  }
 
-  const drain = async (): Promise<void> => {
-    committing = true;
-    while (queue.length > 0) {
-      const batch = nextBatch();
-      if (batch.length > 0) await runBatch(batch);
+  private async drain(): Promise<void> {
+    this.committing = true;
+    while (this.queue.length > 0) {
+      const batch = this.nextBatch();
+      if (batch.length > 0) await this.runBatch(batch);
     }
-    committing = false;
-  };
+    this.committing = false;
+  }
+}
 
-  return {
-    commit: (publish) =>
-      new Promise<MemberDecision>((resolve, reject) => {
-        const waiting: Waiting = { publish, deadline: deadlineIn(deps.commitTimeoutMs), resolve, reject };
-        queue.push(waiting);
-        if (!committing) void drain();
-        else waiting.expiry = setTimeout(() => giveUpWaiting(waiting), waiting.deadline.remainingMs());
-      }),
-  };
+export function createGroupCommitter(deps: GroupCommitDeps): GroupCommitter {
+  return new GroupCommitter(deps);
 }
 
 /**

@@ -1,5 +1,4 @@
-export { createGatewayService, publishDepsOf, signedRoutesOf, managedAppAuthOf } from './service';
-export type { GatewayServiceDeps } from './service';
+export { gatewayServiceOf } from './service';
 export { KnexPublishStore } from './publish-store';
 export type { PublishStore } from './publish-store';
 export { kafkaCommitter } from './kafka-commit';

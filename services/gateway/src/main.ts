@@ -6,7 +6,7 @@ import { connectionQuota, createIdentity, hostLimitsWithQuota, identityConfig } 
 import { busLimitSettings, busRequestLimits, connectionQuotasOf, createLimitMetrics } from '@bus/limits';
 import { gatewayConfig } from './config';
 import { PUBLISH_QUOTA_ROUTES } from './publish-routes';
-import { createGatewayService, managedAppAuthOf, publishDepsOf, signedRoutesOf } from './service';
+import { gatewayServiceOf } from './service';
 import { managedAppsOf } from './managed-apps';
 
 void bootstrap({
@@ -28,17 +28,21 @@ void bootstrap({
 
     const limitMetrics = createLimitMetrics(metrics, 'gateway');
     const identity = createIdentity({ db, kafka: kafka.client, logger, baseUrl: config.BUS_BASE_URL, cacheTtlMs: config.IDENTITY_CACHE_TTL, name: 'gateway' });
-    const gateway = createGatewayService({
-      readiness: [postgres.ready, redis.ready, kafka.ready, identity.controlReadiness],
-      authenticator: identity,
-      db,
-      logger,
-      connectionQuota: connectionQuota({ store: identity.quotas, quotas: connectionQuotasOf(redis.client, config, logger, limitMetrics) }),
-      metrics,
-      publish: publishDepsOf({ db, producer, logger, metrics, identity }, config),
-      managedAppAuth: managedAppAuthOf(managedApps, identity),
-      signed: signedRoutesOf({ db, redis: redis.client, identity, limitMetrics, managedApps }, config),
-    });
+    const gateway = gatewayServiceOf(
+      {
+        db,
+        redis: redis.client,
+        producer,
+        identity,
+        logger,
+        metrics,
+        limitMetrics,
+        connectionQuota: connectionQuota({ store: identity.quotas, quotas: connectionQuotasOf(redis.client, config, logger, limitMetrics) }),
+        managedApps,
+        ready: { postgres: postgres.ready, redis: redis.ready, kafka: kafka.ready },
+      },
+      config,
+    );
     const middleware = [
       requestFirewall(),
       busRequestLimits(redis.client, busLimitSettings(config), limitMetrics, hostLimitsWithQuota(identity, PUBLISH_QUOTA_ROUTES)),

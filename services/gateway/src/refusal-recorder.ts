@@ -64,101 +64,123 @@ const STORED_VIOLATION_BOUNDS: ViolationBounds = { maxCount: 5, maxChars: 200, m
 const MAX_COUNTED_CONNECTIONS = 10_000;
 
 export function createRefusalRecorder(deps: RefusalRecorderDeps): RefusalRecorder {
-  const intervalMs = deps.intervalMs ?? 1_000;
-  const batchSize = deps.batchSize ?? 200;
-  const maxQueued = deps.maxQueued ?? 1_000;
-  const maxQueuedBytes = deps.maxQueuedBytes ?? 16 * 1024 * 1024;
-  const now = deps.now ?? (() => new Date());
-  const outcomes = new Counter({
-    ...METRICS.refusalsRecorded,
-    help: 'Publish and validate refusals handed to the recent-refusals recorder, by what became of them (written; rate_limited: counted only; dropped_full: the queue was full; dropped_write_failed: Postgres refused the batch)',
-    registers: [deps.metrics],
-  });
+  return new QueuedRefusals(deps);
+}
 
-  let queue: Queued[] = [];
-  let queuedBytes = 0;
-  let counts = new Map<string, RateLimitCount>();
-  let writing: Promise<void> | null = null;
-  let timer: NodeJS.Timeout | null = null;
+class QueuedRefusals implements RefusalRecorder {
+  private readonly intervalMs: number;
+  private readonly batchSize: number;
+  private readonly maxQueued: number;
+  private readonly maxQueuedBytes: number;
+  private readonly now: () => Date;
+  private readonly outcomes: Counter;
+  private queue: Queued[] = [];
+  private queuedBytes = 0;
+  private counts = new Map<string, RateLimitCount>();
+  private writing: Promise<void> | null = null;
+  private timer: NodeJS.Timeout | null = null;
 
-  const count = (identity: ConnectionIdentity, rule: string, at: Date) => {
-    const entry = counts.get(identity.clientId);
-    if (!entry && counts.size >= MAX_COUNTED_CONNECTIONS) {
-      outcomes.inc({ outcome: 'dropped_full' });
+  constructor(private readonly deps: RefusalRecorderDeps) {
+    this.intervalMs = deps.intervalMs ?? 1_000;
+    this.batchSize = deps.batchSize ?? 200;
+    this.maxQueued = deps.maxQueued ?? 1_000;
+    this.maxQueuedBytes = deps.maxQueuedBytes ?? 16 * 1024 * 1024;
+    this.now = deps.now ?? (() => new Date());
+    this.outcomes = new Counter({
+      ...METRICS.refusalsRecorded,
+      help: 'Publish and validate refusals handed to the recent-refusals recorder, by what became of them (written; rate_limited: counted only; dropped_full: the queue was full; dropped_write_failed: Postgres refused the batch)',
+      registers: [deps.metrics],
+    });
+  }
+
+  refused({ identity, mode, body, error }: RefusalEvent): void {
+    try {
+      if (!identity || identity.kind !== 'producer') return;
+      const refusal = error instanceof HttpError ? error : new InternalError();
+      if (refusal.status === 429) this.countRateLimited(identity, refusal.rule, this.now());
+      else this.enqueue(identity, mode, body, refusal);
+    } catch (err) {
+      // Never the publish's problem: the answer goes out whatever happens here.
+      this.outcomes.inc({ outcome: 'dropped_full' });
+      this.deps.logger.warn({ err }, 'a refusal could not be queued for the recent-refusals list');
+    }
+  }
+
+  flush(): Promise<void> {
+    // One write at a time; a flush asked for meanwhile waits for it and then writes what queued since.
+    const previous = this.writing ?? Promise.resolve();
+    const next = previous.then(() => this.writeQueued());
+    this.writing = next.finally(() => {
+      if (this.writing === next) this.writing = null;
+    });
+    return next;
+  }
+
+  start(): void {
+    this.timer ??= setInterval(() => void this.flush(), this.intervalMs);
+    this.timer.unref();
+  }
+
+  async stop(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    await this.flush();
+  }
+
+  /** A 429 is only counted per connection: a flood of them must not crowd the refusals list. */
+  private countRateLimited(identity: ConnectionIdentity, rule: string, at: Date): void {
+    const entry = this.counts.get(identity.clientId);
+    if (!entry && this.counts.size >= MAX_COUNTED_CONNECTIONS) {
+      this.outcomes.inc({ outcome: 'dropped_full' });
       return;
     }
     const next = entry ?? { connectionId: identity.clientId, rateLimited: 0, quotaExceeded: 0, lastRefusedAt: at };
     if (rule === 'quota.exceeded') next.quotaExceeded += 1;
     else next.rateLimited += 1;
     next.lastRefusedAt = at;
-    counts.set(identity.clientId, next);
-    outcomes.inc({ outcome: 'rate_limited' });
-  };
+    this.counts.set(identity.clientId, next);
+    this.outcomes.inc({ outcome: 'rate_limited' });
+  }
 
-  const writeBatch = async (): Promise<void> => {
-    while (queue.length > 0 || counts.size > 0) {
-      const batch = queue.slice(0, batchSize);
-      queue = queue.slice(batch.length);
-      queuedBytes -= batch.reduce((sum, q) => sum + (q.body?.length ?? 0), 0);
-      const batchCounts = [...counts.values()];
-      counts = new Map();
+  /** Queues a refusal to be written, unless the queue is full; a full batch is written at once. */
+  private enqueue(identity: ConnectionIdentity, mode: PublishMode, body: Buffer | undefined, refusal: HttpError): void {
+    const size = body?.length ?? 0;
+    if (this.queue.length >= this.maxQueued || this.queuedBytes + size > this.maxQueuedBytes) {
+      this.outcomes.inc({ outcome: 'dropped_full' });
+      return;
+    }
+    const { violations, omitted } = boundViolations(refusal.violations(), STORED_VIOLATION_BOUNDS);
+    this.queue.push({
+      identity,
+      mode,
+      body,
+      status: refusal.status,
+      violations,
+      violationsOmitted: omitted + refusal.omittedViolations(),
+      refusedAt: this.now(),
+    });
+    this.queuedBytes += size;
+    if (this.queue.length >= this.batchSize) void this.flush();
+  }
+
+  /** Writes the queue and the counts in batches until both are empty, or drops the batch a write failed on. */
+  private async writeQueued(): Promise<void> {
+    while (this.queue.length > 0 || this.counts.size > 0) {
+      const batch = this.queue.slice(0, this.batchSize);
+      this.queue = this.queue.slice(batch.length);
+      this.queuedBytes -= batch.reduce((sum, q) => sum + (q.body?.length ?? 0), 0);
+      const batchCounts = [...this.counts.values()];
+      this.counts = new Map();
       try {
-        await deps.write(await recordsOf(batch), batchCounts);
-        outcomes.inc({ outcome: 'written' }, batch.length);
+        await this.deps.write(await recordsOf(batch), batchCounts);
+        this.outcomes.inc({ outcome: 'written' }, batch.length);
       } catch (err) {
-        outcomes.inc({ outcome: 'dropped_write_failed' }, batch.length);
-        deps.logger.warn({ err, refusals: batch.length, connections: batchCounts.length }, 'recent refusals could not be written; this batch is dropped');
+        this.outcomes.inc({ outcome: 'dropped_write_failed' }, batch.length);
+        this.deps.logger.warn({ err, refusals: batch.length, connections: batchCounts.length }, 'recent refusals could not be written; this batch is dropped');
         return;
       }
     }
-  };
-
-  const flush = (): Promise<void> => {
-    // One write at a time; a flush asked for meanwhile waits for it and then writes what queued since.
-    const previous = writing ?? Promise.resolve();
-    const next = previous.then(writeBatch);
-    writing = next.finally(() => {
-      if (writing === next) writing = null;
-    });
-    return next;
-  };
-
-  return {
-    refused({ identity, mode, body, error }) {
-      try {
-        if (!identity || identity.kind !== 'producer') return;
-        const refusal = error instanceof HttpError ? error : new InternalError();
-        const at = now();
-        if (refusal.status === 429) {
-          count(identity, refusal.rule, at);
-          return;
-        }
-        const size = body?.length ?? 0;
-        if (queue.length >= maxQueued || queuedBytes + size > maxQueuedBytes) {
-          outcomes.inc({ outcome: 'dropped_full' });
-          return;
-        }
-        const { violations, omitted } = boundViolations(refusal.violations(), STORED_VIOLATION_BOUNDS);
-        queue.push({ identity, mode, body, status: refusal.status, violations, violationsOmitted: omitted + refusal.omittedViolations(), refusedAt: at });
-        queuedBytes += size;
-        if (queue.length >= batchSize) void flush();
-      } catch (err) {
-        // Never the publish's problem: the answer goes out whatever happens here.
-        outcomes.inc({ outcome: 'dropped_full' });
-        deps.logger.warn({ err }, 'a refusal could not be queued for the recent-refusals list');
-      }
-    },
-    flush,
-    start() {
-      timer ??= setInterval(() => void flush(), intervalMs);
-      timer.unref();
-    },
-    async stop() {
-      if (timer) clearInterval(timer);
-      timer = null;
-      await flush();
-    },
-  };
+  }
 }
 
 /**

@@ -22,7 +22,7 @@ import { managedAppAuth } from './managed-auth';
 import type { ManagedApp } from './managed-apps';
 import type { RequestHandler } from 'express';
 
-export interface GatewayServiceDeps extends Omit<PublishRoutesDeps, 'refusals' | 'signedSteps' | 'managedSignedSteps'> {
+interface GatewayServiceDeps extends Omit<PublishRoutesDeps, 'refusals' | 'signedSteps' | 'managedSignedSteps'> {
   /** The AWS-signed routes (signedRoutesOf). */
   signed: SignedRoutes;
   /** Postgres (idempotency, story state), Redis (quotas) and Kafka (bus.messages.v1) readiness. */
@@ -37,7 +37,7 @@ export interface GatewayServiceDeps extends Omit<PublishRoutesDeps, 'refusals' |
  * Publish and validate routes (docs/api.md#resources, #publish-and-validate, #errors), the bus health route, and the producer's
  * tester routes (message trace, recent refusals, story view; docs/testing-tools.md).
  */
-export function createGatewayService(deps: GatewayServiceDeps): Service {
+function createGatewayService(deps: GatewayServiceDeps): Service {
   const refusals = createRefusalRecorder({ write: (records, counts) => writeRefusals(deps.db, records, counts), logger: deps.logger, metrics: deps.metrics });
   return {
     name: 'gateway',
@@ -56,16 +56,51 @@ export function createGatewayService(deps: GatewayServiceDeps): Service {
 }
 
 /**
+ * The gateway on a process's shared clients, as its own main and the all-in-one run it: `ready` are
+ * the Postgres (idempotency, story state), Redis (quotas) and Kafka (bus.messages.v1) checks, the
+ * identity's control topic is added to them.
+ */
+export function gatewayServiceOf(
+  clients: {
+    db: Knex;
+    redis: Redis;
+    /** Gives up within PUBLISH_COMMIT_TIMEOUT (the composition's boundedProducer). */
+    producer: Producer;
+    identity: Identity;
+    logger: Logger;
+    metrics: Registry;
+    limitMetrics: LimitMetrics;
+    connectionQuota: RequestHandler;
+    managedApps: readonly ManagedApp[];
+    ready: { postgres: ReadinessCheck; redis: ReadinessCheck; kafka: ReadinessCheck };
+  },
+  config: ConfigOf<typeof gatewayConfig>,
+): Service {
+  const { db, redis, producer, identity, logger, metrics, limitMetrics, managedApps, ready } = clients;
+  return createGatewayService({
+    readiness: [ready.postgres, ready.redis, ready.kafka, identity.controlReadiness],
+    authenticator: identity,
+    db,
+    logger,
+    connectionQuota: clients.connectionQuota,
+    metrics,
+    publish: publishDepsOf({ db, producer, logger, metrics, identity }, config),
+    managedAppAuth: managedAppAuthOf(managedApps, identity),
+    signed: signedRoutesOf({ db, redis, identity, limitMetrics, managedApps }, config),
+  });
+}
+
+/**
  * POST /v1/jwt/messages's authentication: the managed apps (managedAppsOf, read first thing at
  * start-up so a bad entry stops the process before it connects anywhere) with the identity's verifier
  * and connection cache.
  */
-export function managedAppAuthOf(apps: readonly ManagedApp[], identity: Pick<Identity, 'externalTokens' | 'connections'>): RequestHandler {
+function managedAppAuthOf(apps: readonly ManagedApp[], identity: Pick<Identity, 'externalTokens' | 'connections'>): RequestHandler {
   return managedAppAuth({ apps, verifier: identity.externalTokens, connections: identity.connections });
 }
 
 /** The publish pipeline on the real stores: Postgres for the records, Kafka (acks=all) for the messages. */
-export function publishDepsOf(
+function publishDepsOf(
   clients: { db: Knex; producer: Producer; logger: Logger; metrics: Registry; identity: Pick<Identity, 'cache'> },
   config: ConfigOf<typeof gatewayConfig>,
 ): PublishDeps {
@@ -94,7 +129,7 @@ export function publishDepsOf(
 /**
  * The AWS-signed routes on the real stores: principals in Postgres, the shared limit in Redis; the managed apps' keys from MANAGED_APPS_FILE (managedAppsOf).
  */
-export function signedRoutesOf(
+function signedRoutesOf(
   clients: { db: Knex; redis: Redis; identity: Pick<Identity, 'connections'>; limitMetrics?: LimitMetrics; managedApps: readonly ManagedApp[] },
   config: ConfigOf<typeof sigv4Config>,
 ): SignedRoutes {

@@ -4,7 +4,7 @@ import { createRouter, HttpError, validatedQuery, type RequestValidation } from 
 import { IdentityAdminError, IdentityNotFoundError, type IdentityAdmin } from '@bus/identity';
 import type { SkillLibrary } from '@bus/skills';
 import * as body from './admin-requests';
-import type { AdminStore, ConnectionView } from './admin-store';
+import type { AdminStore, AppView, ConnectionView, OrganisationView, WorkspaceView } from './admin-store';
 import { AdminConflictError, AdminNotFoundError, AdminRequestInvalidError, AdminUnavailableError } from './errors';
 import type { ReplayRunner } from './replays';
 import { consumerQueue, requireActiveConsumer, startReplay } from './consumer-queues';
@@ -37,147 +37,188 @@ const BODY_BYTES = 64 * 1024;
  * two of them carry a client secret.
  */
 export function adminRoutes(deps: AdminRoutesDeps): Router {
-  const now = deps.now ?? (() => new Date());
-  const jsonBody = async <T>(req: Request): Promise<T> => (await deps.requests.jsonBody(req, BODY_BYTES)) as T;
   const router = createRouter();
   router.use('/api/admin', (_req, res, next) => {
     res.set('Cache-Control', 'no-store');
     next();
   });
+  const ctx = adminContext(deps);
+  organisationRoutes(router, ctx);
+  workspaceRoutes(router, ctx);
+  appRoutes(router, ctx);
+  connectionRoutes(router, ctx);
+  registrationRoutes(router, ctx);
+  queueAndReplayRoutes(router, ctx);
+  return router;
+}
 
-  const organisationOf = async (id: string) => (await deps.store.organisation(id)) ?? notFound('organisation', id);
-  const workspaceOf = async (id: string) => (await deps.store.workspace(id)) ?? notFound('workspace', id);
-  const appOf = async (id: string) => (await deps.store.app(id)) ?? notFound('app', id);
+/** What the admin routes share: the request body reader, and each resource read by id (404 when absent). */
+interface AdminContext {
+  deps: AdminRoutesDeps;
+  now: () => Date;
+  jsonBody<T>(req: Request): Promise<T>;
+  organisationOf(id: string): Promise<OrganisationView>;
+  workspaceOf(id: string): Promise<WorkspaceView>;
+  appOf(id: string): Promise<AppView>;
+  connectionOf(id: string): Promise<ConnectionView>;
+  activeConsumer(id: string): Promise<ConnectionView>;
+  registrations: ReturnType<typeof registrationOperations>;
+}
+
+function adminContext(deps: AdminRoutesDeps): AdminContext {
   const connectionOf = async (id: string) => (await deps.store.connection(id)) ?? notFound('connection', id);
-  const activeConsumer = async (id: string): Promise<ConnectionView> => requireActiveConsumer(await connectionOf(id));
-  const registrations = registrationOperations({ store: deps.store, library: deps.library });
+  return {
+    deps,
+    now: deps.now ?? (() => new Date()),
+    jsonBody: async <T>(req: Request): Promise<T> => (await deps.requests.jsonBody(req, BODY_BYTES)) as T,
+    organisationOf: async (id) => (await deps.store.organisation(id)) ?? notFound('organisation', id),
+    workspaceOf: async (id) => (await deps.store.workspace(id)) ?? notFound('workspace', id),
+    appOf: async (id) => (await deps.store.app(id)) ?? notFound('app', id),
+    connectionOf,
+    activeConsumer: async (id) => requireActiveConsumer(await connectionOf(id)),
+    registrations: registrationOperations({ store: deps.store, library: deps.library }),
+  };
+}
 
+function organisationRoutes(router: Router, ctx: AdminContext): void {
   router.get('/api/admin/organisations', async (_req, res) => {
-    res.json({ organisations: await deps.store.organisations() });
+    res.json({ organisations: await ctx.deps.store.organisations() });
   });
   router.post('/api/admin/organisations', async (req, res) => {
-    const b = await jsonBody<body.OrganisationCreate>(req);
+    const b = await ctx.jsonBody<body.OrganisationCreate>(req);
     const id = await identityCall(() =>
-      deps.admin.createOrganisation({
+      ctx.deps.admin.createOrganisation({
         name: b.name,
         kind: b.kind,
         ...(b.quota === undefined ? {} : { quota: body.quotaSetting(b.quota) }),
       }),
     );
-    res.status(201).json(await organisationOf(id));
+    res.status(201).json(await ctx.organisationOf(id));
   });
   router.get('/api/admin/organisations/:o', async (req, res) => {
-    res.json(await organisationOf(param(req, 'o')));
+    res.json(await ctx.organisationOf(param(req, 'o')));
   });
   router.put('/api/admin/organisations/:o/quota', async (req, res) => {
-    const quota = body.quotaSetting(await jsonBody<body.QuotaBody>(req), 'body');
-    await identityCall(() => deps.admin.setQuota('organisation', param(req, 'o'), quota));
-    res.json(await organisationOf(param(req, 'o')));
+    const quota = body.quotaSetting(await ctx.jsonBody<body.QuotaBody>(req), 'body');
+    await identityCall(() => ctx.deps.admin.setQuota('organisation', param(req, 'o'), quota));
+    res.json(await ctx.organisationOf(param(req, 'o')));
   });
+}
 
+function workspaceRoutes(router: Router, ctx: AdminContext): void {
   router.get('/api/admin/workspaces', async (req, res) => {
-    res.json({ workspaces: await deps.store.workspaces({ organisationId: queryText(req, 'organisation_id') }) });
+    res.json({ workspaces: await ctx.deps.store.workspaces({ organisationId: queryText(req, 'organisation_id') }) });
   });
   router.post('/api/admin/workspaces', async (req, res) => {
-    const b = await jsonBody<body.WorkspaceCreate>(req);
+    const b = await ctx.jsonBody<body.WorkspaceCreate>(req);
     const id = await identityCall(() =>
-      deps.admin.createWorkspace({
+      ctx.deps.admin.createWorkspace({
         organisationId: b.organisation_id,
         name: b.name,
         ...(b.quota === undefined ? {} : { quota: body.quotaSetting(b.quota) }),
       }),
     );
-    res.status(201).json(await workspaceOf(id));
+    res.status(201).json(await ctx.workspaceOf(id));
   });
   router.get('/api/admin/workspaces/:w', async (req, res) => {
-    res.json(await workspaceOf(param(req, 'w')));
+    res.json(await ctx.workspaceOf(param(req, 'w')));
   });
   router.put('/api/admin/workspaces/:w/quota', async (req, res) => {
-    const quota = body.quotaSetting(await jsonBody<body.QuotaBody>(req), 'body');
-    await identityCall(() => deps.admin.setQuota('workspace', param(req, 'w'), quota));
-    res.json(await workspaceOf(param(req, 'w')));
+    const quota = body.quotaSetting(await ctx.jsonBody<body.QuotaBody>(req), 'body');
+    await identityCall(() => ctx.deps.admin.setQuota('workspace', param(req, 'w'), quota));
+    res.json(await ctx.workspaceOf(param(req, 'w')));
   });
+}
 
+function appRoutes(router: Router, ctx: AdminContext): void {
   router.get('/api/admin/apps', async (req, res) => {
-    res.json({ apps: await deps.store.apps({ workspaceId: queryText(req, 'workspace_id') }) });
+    res.json({ apps: await ctx.deps.store.apps({ workspaceId: queryText(req, 'workspace_id') }) });
   });
   router.post('/api/admin/apps', async (req, res) => {
-    const b = await jsonBody<body.AppCreate>(req);
+    const b = await ctx.jsonBody<body.AppCreate>(req);
     const id = await identityCall(() =>
-      deps.admin.createApp({ workspaceId: b.workspace_id, name: b.name, ...(b.organisation_id ? { organisationId: b.organisation_id } : {}) }),
+      ctx.deps.admin.createApp({ workspaceId: b.workspace_id, name: b.name, ...(b.organisation_id ? { organisationId: b.organisation_id } : {}) }),
     );
-    res.status(201).json(await appOf(id));
+    res.status(201).json(await ctx.appOf(id));
   });
   router.get('/api/admin/apps/:a', async (req, res) => {
-    res.json(await appOf(param(req, 'a')));
+    res.json(await ctx.appOf(param(req, 'a')));
   });
   router.put('/api/admin/apps/:a/permissions', async (req, res) => {
-    const permissions = body.permissions(await jsonBody<body.PermissionsBody>(req));
-    await identityCall(() => deps.admin.setPermissions(param(req, 'a'), permissions));
-    res.json(await appOf(param(req, 'a')));
+    const permissions = body.permissions(await ctx.jsonBody<body.PermissionsBody>(req));
+    await identityCall(() => ctx.deps.admin.setPermissions(param(req, 'a'), permissions));
+    res.json(await ctx.appOf(param(req, 'a')));
   });
+}
 
+/** Producer and consumer connections: create, read, remove, revoke, and rotate a credential. */
+function connectionRoutes(router: Router, ctx: AdminContext): void {
   router.get('/api/admin/connections', async (req, res) => {
-    res.json({ connections: await deps.store.connections({ workspaceId: queryText(req, 'workspace_id'), appId: queryText(req, 'app_id') }) });
+    res.json({ connections: await ctx.deps.store.connections({ workspaceId: queryText(req, 'workspace_id'), appId: queryText(req, 'app_id') }) });
   });
   router.post('/api/admin/connections', async (req, res) => {
-    const b = await jsonBody<body.ConnectionCreate>(req);
-    const issued = await identityCall(() => deps.admin.createConnection({ appId: b.app_id, kind: b.kind }));
+    const b = await ctx.jsonBody<body.ConnectionCreate>(req);
+    const issued = await identityCall(() => ctx.deps.admin.createConnection({ appId: b.app_id, kind: b.kind }));
     res.status(201).json({
       client_id: issued.clientId,
       client_secret: issued.clientSecret,
       credential_version: issued.credentialVersion,
-      connection: await connectionOf(issued.clientId),
+      connection: await ctx.connectionOf(issued.clientId),
     });
   });
   router.get('/api/admin/connections/:c', async (req, res) => {
-    res.json(await connectionOf(param(req, 'c')));
+    res.json(await ctx.connectionOf(param(req, 'c')));
   });
   router.delete('/api/admin/connections/:c', async (req, res) => {
-    await identityCall(() => deps.admin.removeConnection(param(req, 'c')));
+    await identityCall(() => ctx.deps.admin.removeConnection(param(req, 'c')));
     res.status(204).end();
   });
   router.post('/api/admin/connections/:c/revoke', async (req, res) => {
     const clientId = param(req, 'c');
-    const connection = await connectionOf(clientId);
+    const connection = await ctx.connectionOf(clientId);
     if (connection.status === 'removed') throw new AdminConflictError(`Connection ${clientId} is removed`);
-    if (connection.status === 'active') await identityCall(() => deps.admin.revokeConnection(clientId));
-    res.json(await connectionOf(clientId));
+    if (connection.status === 'active') await identityCall(() => ctx.deps.admin.revokeConnection(clientId));
+    res.json(await ctx.connectionOf(clientId));
   });
   router.post('/api/admin/connections/:c/rotate', async (req, res) => {
-    const overlap = (await jsonBody<body.RotationBody>(req)).overlap_seconds;
-    const issued = await identityCall(() => deps.admin.rotateCredential(param(req, 'c'), { overlapSeconds: overlap }));
+    const overlap = (await ctx.jsonBody<body.RotationBody>(req)).overlap_seconds;
+    const issued = await identityCall(() => ctx.deps.admin.rotateCredential(param(req, 'c'), { overlapSeconds: overlap }));
     res.json({
       client_id: issued.clientId,
       client_secret: issued.clientSecret,
       credential_version: issued.credentialVersion,
       previous_secret_usable_until: issued.previousUsableUntil.toISOString(),
-      connection: await connectionOf(issued.clientId),
+      connection: await ctx.connectionOf(issued.clientId),
     });
   });
+}
 
+/** A consumer connection's skill registrations. */
+function registrationRoutes(router: Router, ctx: AdminContext): void {
   router.get('/api/admin/connections/:c/registrations', async (req, res) => {
-    res.json({ registrations: await registrations.list(param(req, 'c')) });
+    res.json({ registrations: await ctx.registrations.list(param(req, 'c')) });
   });
   router.post('/api/admin/connections/:c/registrations', async (req, res) => {
-    res.status(201).json({ registrations: await registrations.register(param(req, 'c'), req) });
+    res.status(201).json({ registrations: await ctx.registrations.register(param(req, 'c'), req) });
   });
   router.delete('/api/admin/connections/:c/registrations/:r', async (req, res) => {
-    await registrations.remove(param(req, 'c'), param(req, 'r'));
+    await ctx.registrations.remove(param(req, 'c'), param(req, 'r'));
     res.status(204).end();
   });
+}
 
+/** A consumer connection's queue stats, and its replays. */
+function queueAndReplayRoutes(router: Router, ctx: AdminContext): void {
   router.get('/api/admin/connections/:c/queue', async (req, res) => {
-    res.json(await consumerQueue(deps.queues, await connectionOf(param(req, 'c')), now()));
+    res.json(await consumerQueue(ctx.deps.queues, await ctx.connectionOf(param(req, 'c')), ctx.now()));
   });
   router.post('/api/admin/connections/:c/replays', async (req, res) => {
-    const connection = await activeConsumer(param(req, 'c'));
-    res.status(202).json(await startReplay(deps, connection, await jsonBody<body.ReplayBody>(req), now()));
+    const connection = await ctx.activeConsumer(param(req, 'c'));
+    res.status(202).json(await startReplay(ctx.deps, connection, await ctx.jsonBody<body.ReplayBody>(req), ctx.now()));
   });
   router.get('/api/admin/replays/:p', async (req, res) => {
-    res.json((await deps.store.replay(param(req, 'p'))) ?? notFound('replay', param(req, 'p')));
+    res.json((await ctx.deps.store.replay(param(req, 'p'))) ?? notFound('replay', param(req, 'p')));
   });
-  return router;
 }
 
 function param(req: Request, name: string): string {

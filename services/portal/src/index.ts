@@ -1,4 +1,4 @@
-export { createPortalService } from './service';
+export { portalServiceOf } from './service';
 export type { PortalServiceDeps, PortalService } from './service';
-export { portalConfig, portalDepsOf } from './config';
+export { portalConfig } from './config';
 export { PeopleStore } from './people';

@@ -1,11 +1,10 @@
 import { tracing } from './instrument';
 import { databaseConfig, kafkaConfig, redisConfig, servicePort } from '@bus/config';
 import { processClients } from '@bus/composition';
-import { queueOperations } from '@bus/queue';
 import { bootstrap, codeBody } from '@bus/http';
 import { createLimitMetrics } from '@bus/limits';
-import { portalConfig, portalDepsOf } from './config';
-import { createPortalService } from './service';
+import { portalConfig } from './config';
+import { portalServiceOf } from './service';
 
 void bootstrap({
   name: 'portal',
@@ -18,12 +17,19 @@ void bootstrap({
     const redis = clients.redis();
     const kafka = clients.kafka();
     const producer = await clients.producer();
-    const db = postgres.client;
-    const portal = createPortalService({
-      ...portalDepsOf({ db, redis: redis.client, producer, logger, queues: queueOperations({ db, kafka: kafka.client, logger, metrics }) }, config),
-      readiness: [postgres.ready, redis.ready, kafka.ready],
-      limitMetrics: createLimitMetrics(metrics, 'portal'),
-    });
+    const portal = portalServiceOf(
+      {
+        db: postgres.client,
+        redis: redis.client,
+        kafka: kafka.client,
+        producer,
+        logger,
+        metrics,
+        limitMetrics: createLimitMetrics(metrics, 'portal'),
+        ready: { postgres: postgres.ready, redis: redis.ready, kafka: kafka.ready },
+      },
+      config,
+    );
     return { listeners: [{ name: 'portal', host: config.HOST, port: config.PORT, services: [portal], renderError: codeBody }] };
   },
 });

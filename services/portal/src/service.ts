@@ -16,6 +16,10 @@ import type { Logger } from '@bus/observability';
 import { openapi } from '@bus/schemas';
 import { loadSkillLibrary, type SkillLibrary } from '@bus/skills';
 import { adminRoutes } from './admin-routes';
+import { portalDepsOf } from './config';
+import { queueOperations } from '@bus/queue';
+import type { Kafka, Producer } from '@bus/kafka';
+import type { Registry } from 'prom-client';
 import { KnexAdminStore } from './admin-store';
 import { operatorAuth, type OperatorCredentials } from './operator-auth';
 import { AdminRequestInvalidError, AdminUnavailableError } from './errors';
@@ -130,4 +134,26 @@ export function createPortalService(deps: PortalServiceDeps): PortalService {
     readiness: deps.readiness,
     replays,
   };
+}
+
+/** The portal on a process's shared clients, as its own main and the all-in-one run it. */
+export function portalServiceOf(
+  clients: {
+    db: Knex;
+    redis: Redis;
+    kafka: Kafka;
+    producer: Producer;
+    logger: Logger;
+    metrics: Registry;
+    limitMetrics: LimitMetrics;
+    ready: { postgres: ReadinessCheck; redis: ReadinessCheck; kafka: ReadinessCheck };
+  },
+  config: Parameters<typeof portalDepsOf>[1],
+): PortalService {
+  const { db, redis, kafka, producer, logger, metrics, limitMetrics, ready } = clients;
+  return createPortalService({
+    ...portalDepsOf({ db, redis, producer, logger, queues: queueOperations({ db, kafka, logger, metrics }) }, config),
+    readiness: [ready.postgres, ready.redis, ready.kafka],
+    limitMetrics,
+  });
 }

@@ -1,6 +1,5 @@
-export { createPullApiService } from './service';
-export type { PullApiServiceDeps } from './service';
-export { pullApiConfig, pullApiDepsOf } from './config';
+export { pullApiServiceOf } from './service';
+export { pullApiConfig } from './config';
 export { KnexQueueStore } from '@bus/queue';
 export type { QueueStore, LeasedMessage, LeaseRef, SettleOutcome, ReceiveResult } from '@bus/queue';
 export { createReceiptHandles } from './receipt';

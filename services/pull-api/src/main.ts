@@ -4,9 +4,9 @@ import { processClients } from '@bus/composition';
 import { bootstrap, requestFirewall, violationBody } from '@bus/http';
 import { connectionQuota, createIdentity, hostLimitsWithQuota, identityConfig } from '@bus/identity';
 import { busLimitSettings, busRequestLimits, connectionQuotasOf, createLimitMetrics } from '@bus/limits';
-import { pullApiConfig, pullApiDepsOf } from './config';
+import { pullApiConfig } from './config';
 import { CONSUMER_QUOTA_ROUTES } from './pull-routes';
-import { createPullApiService } from './service';
+import { pullApiServiceOf } from './service';
 
 void bootstrap({
   name: 'pull-api',
@@ -25,13 +25,10 @@ void bootstrap({
     const limitMetrics = createLimitMetrics(metrics, 'pull-api');
     const identity = createIdentity({ db, kafka, logger, baseUrl: config.BUS_BASE_URL, cacheTtlMs: config.IDENTITY_CACHE_TTL, name: 'pull-api' });
     const quota = connectionQuota({ store: identity.quotas, quotas: connectionQuotasOf(redis.client, config, logger, limitMetrics) });
-    const pullApi = createPullApiService({
-      ...pullApiDepsOf(
-        { db, redis: redis.client, connections: identity.connections, logger, metrics, limitMetrics, authenticator: identity, connectionQuota: quota },
-        config,
-      ),
-      readiness: [postgres.ready, redis.ready, identity.controlReadiness],
-    });
+    const pullApi = pullApiServiceOf(
+      { db, redis: redis.client, identity, logger, metrics, limitMetrics, connectionQuota: quota, ready: { postgres: postgres.ready, redis: redis.ready } },
+      config,
+    );
     const middleware = [
       requestFirewall(),
       busRequestLimits(redis.client, busLimitSettings(config), limitMetrics, hostLimitsWithQuota(identity, CONSUMER_QUOTA_ROUTES)),

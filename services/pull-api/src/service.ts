@@ -1,7 +1,9 @@
 import type { RequestHandler } from 'express';
 import type { ReadinessCheck, Service } from '@bus/http';
 import { readConnectionDates, readSkillRegistrations, type Knex } from '@bus/db';
-import type { BearerAuthenticator } from '@bus/identity';
+import type { BearerAuthenticator, Identity } from '@bus/identity';
+import type { LimitMetrics, Redis } from '@bus/limits';
+import { pullApiDepsOf } from './config';
 import type { Logger, Registry } from '@bus/observability';
 import { createPgQueueNotifier } from './notifier';
 import { createPullMetrics, type PullDeps } from './pull';
@@ -71,4 +73,28 @@ export function createPullApiService(deps: PullApiServiceDeps): Service {
     drain: () => notifier.drain(),
     stop: () => notifier.stop(),
   };
+}
+
+/**
+ * The pull API on a process's shared clients, as its own main and the all-in-one run it: `ready` are
+ * the Postgres and Redis checks, the identity's control topic is added to them.
+ */
+export function pullApiServiceOf(
+  clients: {
+    db: Knex;
+    redis: Redis;
+    identity: Identity;
+    logger: Logger;
+    metrics: Registry;
+    limitMetrics: LimitMetrics;
+    connectionQuota: RequestHandler;
+    ready: { postgres: ReadinessCheck; redis: ReadinessCheck };
+  },
+  config: Parameters<typeof pullApiDepsOf>[1],
+): Service {
+  const { db, redis, identity, logger, metrics, limitMetrics, connectionQuota, ready } = clients;
+  return createPullApiService({
+    ...pullApiDepsOf({ db, redis, connections: identity.connections, logger, metrics, limitMetrics, authenticator: identity, connectionQuota }, config),
+    readiness: [ready.postgres, ready.redis, identity.controlReadiness],
+  });
 }
