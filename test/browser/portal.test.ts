@@ -387,6 +387,20 @@ describe('the portal in a browser', () => {
       .getByRole('cell', { name: 'removed' })
       .waitFor();
     expect((await tokenRequest(clientId, newSecret)).status).toBe(401);
+    // Removed connections are hidden unless asked for; the text search finds one by its id.
+    await page.goto(`${portalUrl}/portal/workspaces/${demoWorkspace}`);
+    expect(await page.getByRole('row', { name: new RegExp(clientId) }).count()).toBe(0);
+    await page.getByLabel('Find connections').fill(clientId);
+    await page.getByLabel('Show removed connections').check();
+    await clickReloading(page, page.getByRole('button', { name: 'Filter' }));
+    expect(await page.locator('#connection-count').textContent()).toMatch(/^Showing 1 of \d+ connections\.$/);
+    expect(
+      await page
+        .getByRole('row', { name: new RegExp(clientId) })
+        .getByRole('cell', { name: 'removed' })
+        .count(),
+    ).toBe(1);
+    await expectAccessible(page);
     const audit = await apiCall(page, 'GET', '/api/portal/audit');
     const actions = (audit.body as { entries: Array<{ action: string; target: string }> }).entries.filter((e) => e.target === clientId).map((e) => e.action);
     expect(actions).toEqual(expect.arrayContaining(['connection.revoke', 'connection.remove']));
