@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
+import { BusConsumer } from '@bus/client';
 import { chromium, type Browser, type BrowserContext, type Locator, type Page } from 'playwright-core';
 import { openapi, som } from '@bus/schemas';
 import { loadSkillLibrary } from '@bus/skills';
@@ -386,6 +387,20 @@ describe('the portal in a browser', () => {
       .getByRole('cell', { name: 'removed' })
       .waitFor();
     expect((await tokenRequest(clientId, newSecret)).status).toBe(401);
+    // Removed connections are hidden unless asked for; the text search finds one by its id.
+    await page.goto(`${portalUrl}/portal/workspaces/${demoWorkspace}`);
+    expect(await page.getByRole('row', { name: new RegExp(clientId) }).count()).toBe(0);
+    await page.getByLabel('Find connections').fill(clientId);
+    await page.getByLabel('Show removed connections').check();
+    await clickReloading(page, page.getByRole('button', { name: 'Filter' }));
+    expect(await page.locator('#connection-count').textContent()).toMatch(/^Showing 1 of \d+ connections\.$/);
+    expect(
+      await page
+        .getByRole('row', { name: new RegExp(clientId) })
+        .getByRole('cell', { name: 'removed' })
+        .count(),
+    ).toBe(1);
+    await expectAccessible(page);
     const audit = await apiCall(page, 'GET', '/api/portal/audit');
     const actions = (audit.body as { entries: Array<{ action: string; target: string }> }).entries.filter((e) => e.target === clientId).map((e) => e.action);
     expect(actions).toEqual(expect.arrayContaining(['connection.revoke', 'connection.remove']));
@@ -704,6 +719,104 @@ describe('the portal in a browser', () => {
       expect(refused.body).toMatchObject({ code: 'portal.forbidden' });
       await context.close();
     }, 60_000);
+
+    it("lets a house admin redrive and discard a consumer's dead letters, each asked first; a viewer sees them without controls and is refused with 403", async () => {
+      const { context, page } = await signIn('house-admin');
+      const consumer = (await adminCall('POST', '/api/admin/connections', { app_id: DEMO_APP, kind: 'consumer' })) as unknown as {
+        client_id: string;
+        client_secret: string;
+      };
+      await adminCall('PUT', `/api/admin/connections/${consumer.client_id}/dead-letter-policy`, { max_receives: 1 });
+      const reader = new BusConsumer({ baseUrl: bus.busUrl, clientId: consumer.client_id, clientSecret: consumer.client_secret });
+      await reader.ready();
+      const producer = await demoProducerToken(page);
+      const messageIds = [randomUUID(), randomUUID()];
+      for (const messageId of messageIds)
+        expect(
+          await publish(producer.token, {
+            ...(som.examples['story.context'] as Record<string, unknown>),
+            system_id: 'demo.studio',
+            message_id: messageId,
+            correlation_id: randomUUID(),
+            occurred_at: new Date().toISOString(),
+          }),
+        ).toBe(202);
+      // Received once (the threshold) and nacked: each is dead-lettered instead of handed out again.
+      await eventually(
+        async () => (await apiCall(page, 'GET', `/api/portal/connections/${consumer.client_id}/queue`)).body as { depth: number },
+        (q) => q.depth === 2,
+        { what: 'both messages queued' },
+      );
+      const received = await reader.receive({ maxMessages: 10, waitSeconds: 1 });
+      expect(received).toHaveLength(2);
+      await reader.nack(received.map((m) => m.receipt_handle));
+      type Letters = { dead_letters: Array<{ id: string; message_id: string }> };
+      const letters = await eventually(
+        async () => {
+          await reader.receive({ maxMessages: 10, waitSeconds: 0 });
+          return (await apiCall(page, 'GET', `/api/portal/connections/${consumer.client_id}/dead-letters`)).body as Letters;
+        },
+        (l) => l.dead_letters.length === 2,
+        { what: 'both messages dead-lettered' },
+      );
+      expect(letters.dead_letters.map((d) => d.message_id).sort()).toEqual([...messageIds].sort());
+      const [first, second] = letters.dead_letters as [{ id: string; message_id: string }, { id: string; message_id: string }];
+
+      await page.goto(`${portalUrl}/portal/connections/${consumer.client_id}`);
+      const row = page.getByRole('row', { name: new RegExp(first.message_id) });
+      expect(await row.getByRole('link', { name: first.message_id }).getAttribute('href')).toBe(
+        `/portal/trace?workspace=${demoWorkspace}&message_id=${first.message_id}`,
+      );
+      await expectAccessible(page);
+      await page.screenshot({ path: path.join(SCREENSHOTS, 'dead-letters.png'), fullPage: true });
+      await confirmChange(
+        page,
+        page.getByRole('button', { name: `Redrive ${first.id}` }),
+        new RegExp(`Redrive dead letter ${first.id} \\(message ${first.message_id}\\)\\?`),
+        `Redrove dead letter ${first.id}: it is queued again.`,
+      );
+      expect(await page.getByRole('row', { name: new RegExp(first.message_id) }).count()).toBe(0);
+      await confirmChange(
+        page,
+        page.getByRole('button', { name: `Discard ${second.id}` }),
+        new RegExp(`Discard dead letter ${second.id} \\(message ${second.message_id}\\)\\? .* never receives it`),
+        `Discarded dead letter ${second.id}.`,
+      );
+      await page.getByRole('cell', { name: 'No dead letters' }).waitFor();
+      // The redriven message is the consumer's again; the discarded one is gone.
+      const again = await reader.receive({ maxMessages: 10, waitSeconds: 1 });
+      expect(again.map((m) => m.message_id)).toEqual([first.message_id]);
+      const audit = (await apiCall(page, 'GET', '/api/portal/audit')).body as { entries: Array<{ action: string; target: string }> };
+      expect(audit.entries).toEqual(
+        expect.arrayContaining([
+          expect.objectContaining({ action: `dead_letter.redrive ${first.id} (message ${first.message_id})`, target: consumer.client_id }),
+          expect.objectContaining({ action: `dead_letter.discard ${second.id} (message ${second.message_id})`, target: consumer.client_id }),
+        ]),
+      );
+      // Resolved once: the same dead letter again, or an id that names none, is 404.
+      for (const id of [first.id, '9684948080111671057'])
+        expect((await apiCall(page, 'POST', `/api/portal/connections/${consumer.client_id}/dead-letters/${id}/discard`)).status).toBe(404);
+      await context.close();
+
+      // A viewer lists them but gets no control, and the server refuses the change.
+      await reader.nack(again.map((m) => m.receipt_handle));
+      const viewer = await signIn('viewer');
+      const open = await eventually(
+        async () => {
+          await reader.receive({ maxMessages: 10, waitSeconds: 0 });
+          return (await apiCall(viewer.page, 'GET', `/api/portal/connections/${consumer.client_id}/dead-letters`)).body as Letters;
+        },
+        (l) => l.dead_letters.length === 1,
+        { what: 'the redriven message dead-lettered again' },
+      );
+      await viewer.page.goto(`${portalUrl}/portal/connections/${consumer.client_id}`);
+      await viewer.page.getByRole('row', { name: new RegExp(first.message_id) }).waitFor();
+      expect(await viewer.page.getByRole('button', { name: /^(Redrive|Discard) / }).count()).toBe(0);
+      const refused = await apiCall(viewer.page, 'POST', `/api/portal/connections/${consumer.client_id}/dead-letters/${open.dead_letters[0]!.id}/redrive`);
+      expect(refused.status).toBe(403);
+      expect(refused.body).toMatchObject({ code: 'portal.forbidden' });
+      await viewer.context.close();
+    }, 90_000);
 
     it("shows the skill library's versions, the skills of a version and a known skill's fields", async () => {
       const library = loadSkillLibrary();

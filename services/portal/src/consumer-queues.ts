@@ -1,7 +1,7 @@
-import type { QueueOperations } from '@bus/contracts';
+import type { DeadLetterResolution, QueueOperations, ResolvedDeadLetter } from '@bus/contracts';
 import * as body from './admin-requests';
 import type { ConnectionView, ReplayView } from './admin-store';
-import { AdminConflictError } from './errors';
+import { AdminConflictError, AdminNotFoundError } from './errors';
 import type { ReplayRunner } from './replays';
 
 /** A consumer connection's queue as the admin API and the portal API answer it (QueueStats in admin.json and portal.json). */
@@ -50,4 +50,24 @@ export async function startReplay(
   const consumer = requireActiveConsumer(connection);
   const since = body.replaySince(request, now, deps.archiveMs);
   return deps.replays.start({ workspaceId: consumer.workspace_id, consumerId: consumer.client_id, since });
+}
+
+const MAX_BIGINT = 9_223_372_036_854_775_807n;
+
+/**
+ * Redrives or discards one open dead letter of a consumer connection (404 admin.not_found for none):
+ * the operator's route and the portal's both resolve through here.
+ */
+export async function resolveOpenDeadLetter(
+  queues: Pick<QueueOperations, 'resolveDeadLetter'>,
+  connection: ConnectionView,
+  id: string,
+  resolution: DeadLetterResolution,
+): Promise<ResolvedDeadLetter> {
+  const what = `open dead letter of connection ${connection.client_id}`;
+  // Ids are Postgres bigints: a longer number names no dead letter (and must not reach Postgres as one).
+  if (!/^[1-9][0-9]{0,18}$/.test(id) || BigInt(id) > MAX_BIGINT) throw new AdminNotFoundError(what, id);
+  const resolved = await queues.resolveDeadLetter(connection.client_id, id, resolution);
+  if (!resolved) throw new AdminNotFoundError(what, id);
+  return resolved;
 }

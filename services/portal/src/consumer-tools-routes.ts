@@ -3,6 +3,7 @@ import type { DeadLetterResolution, QueueOperations } from '@bus/contracts';
 import type { RequestValidation } from '@bus/http';
 import type { IdentityAdmin } from '@bus/identity';
 import { identityCall } from './admin-routes';
+import { resolveOpenDeadLetter } from './consumer-queues';
 import type { AdminStore, ConnectionView } from './admin-store';
 import { AdminConflictError, AdminNotFoundError } from './errors';
 import { createRouter } from '@bus/http';
@@ -75,19 +76,13 @@ export function consumerToolsRoutes(deps: ConsumerToolsRoutesDeps): Router {
 
   const resolve = (resolution: DeadLetterResolution) => async (req: Request, res: Response) => {
     const connection = await consumer(req, { active: false });
-    const id = String(req.params.d);
-    // Ids are Postgres bigints: a longer number names no dead letter (and must not reach Postgres as one).
-    if (!/^[1-9][0-9]{0,18}$/.test(id) || BigInt(id) > MAX_BIGINT) notFound(`open dead letter of connection ${connection.client_id}`, id);
-    const resolved =
-      (await deps.queues.resolveDeadLetter(connection.client_id, id, resolution)) ?? notFound(`open dead letter of connection ${connection.client_id}`, id);
+    const resolved = await resolveOpenDeadLetter(deps.queues, connection, String(req.params.d), resolution);
     res.json(resolved);
   };
   router.post('/api/admin/connections/:c/dead-letters/:d/redrive', resolve('redriven'));
   router.post('/api/admin/connections/:c/dead-letters/:d/discard', resolve('discarded'));
   return router;
 }
-
-const MAX_BIGINT = 9_223_372_036_854_775_807n;
 
 function notFound(what: string, id: string): never {
   throw new AdminNotFoundError(what, id);

@@ -74,4 +74,10 @@ describe('the portal (people) OpenAPI document', () => {
     for (const name of ['QueueStats', 'ReplayCreate', 'Replay', 'MessageTrace', 'DeliveryTrace']) expect([name, portal[name]]).toEqual([name, admin[name]]);
     for (const name of ['RecentRefusals', 'Refusal', 'Violation']) expect([name, portal[name]]).toEqual([name, bus[name]]);
   });
+
+  it("describes the portal's dead letters exactly as the admin API answers them (one code path)", () => {
+    const admin = (openapi.admin as unknown as Components).components.schemas;
+    const portal = (openapi.portal as unknown as Components).components.schemas;
+    for (const name of ['DeadLetter', 'DeadLetterList', 'ResolvedDeadLetter']) expect(portal[name]).toEqual(admin[name]);
+  });
 });

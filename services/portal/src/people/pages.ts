@@ -76,11 +76,13 @@ ${o.workspaces.map((w) => `<tr><td><a href="/portal/workspaces/${w.id}">${esc(w.
   router.get('/portal/workspaces/:w', async (req, res) => {
     const session = requireSession(res);
     const { workspace, apps } = await deps.data.workspace(session, String(req.params.w));
+    const filter = connectionFilter(req.query);
     const choices = { messageTypes: MESSAGE_TYPES, systemIds: apps.flatMap((a) => a.permissions.system_ids) };
     const body = `<h1>Workspace ${esc(workspace.name)} <small><code>${workspace.id}</code></small></h1>
 <p>Tier ${workspace.quota.tier}: ${workspace.quota.per_second} a second, bursts of ${workspace.quota.burst}, ${workspace.quota.per_day} a day per connection.</p>
 ${secretPanel()}
-${apps.map((a) => appSection(a, { create: deps.data.mayOnApp(session, 'connection.create', workspace, a), change: deps.data.mayOnApp(session, 'connection.rotate', workspace, a), permissions: deps.data.mayOnApp(session, 'app.permissions', workspace, a) }, choices)).join('\n') || '<p>No apps you can see.</p>'}`;
+${filterForm(workspace.id, filter, apps)}
+${apps.map((a) => appSection(a, filter, { create: deps.data.mayOnApp(session, 'connection.create', workspace, a), change: deps.data.mayOnApp(session, 'connection.rotate', workspace, a), permissions: deps.data.mayOnApp(session, 'app.permissions', workspace, a) }, choices)).join('\n') || '<p>No apps you can see.</p>'}`;
     page(res, `Workspace ${workspace.name}`, session, body);
   });
 
@@ -121,29 +123,58 @@ export interface PermissionChoices {
   systemIds: readonly string[];
 }
 
-function appSection(app: AppWithConnections, may: AppControls, choices: PermissionChoices): string {
-  const rows = app.connections.map((c) => {
-    const said = `said-${c.client_id}`;
-    const active =
-      may.change && c.status === 'active'
-        ? `<form data-api="/api/portal/connections/${c.client_id}/rotate" data-said-in="${said}" data-done="Rotated ${c.client_id}: copy its new secret above."><label for="overlap-${c.client_id}">Overlap (seconds)</label><input id="overlap-${c.client_id}" name="overlap_seconds" type="number" min="0" max="604800" value="3600" required data-expects="a number of seconds from 0 to 604800 (7 days)"><button type="submit">Rotate ${c.client_id}</button></form>
+/** The workspace page's connection filter: removed connections hidden unless asked for, and a text to find. */
+interface ConnectionFilter {
+  text: string;
+  removed: boolean;
+}
+
+function connectionFilter(query: Record<string, unknown>): ConnectionFilter {
+  const text = typeof query.q === 'string' ? query.q.trim().slice(0, 100) : '';
+  return { text, removed: query.removed === '1' };
+}
+
+/** Whether a connection is listed: the text is found, case-insensitive, in its id, kind, status or its app's name or id. */
+function listed(app: AppWithConnections, c: AppWithConnections['connections'][number], filter: ConnectionFilter): boolean {
+  if (c.status === 'removed' && !filter.removed) return false;
+  const needle = filter.text.toLowerCase();
+  return needle === '' || [c.client_id, c.kind, c.status, app.name, app.id].some((field) => field.toLowerCase().includes(needle));
+}
+
+/** A plain GET form, so the filter works without the script and its result can be linked to. */
+function filterForm(workspaceId: string, filter: ConnectionFilter, apps: readonly AppWithConnections[]): string {
+  const all = apps.reduce((n, a) => n + a.connections.length, 0);
+  const shown = apps.reduce((n, a) => n + a.connections.filter((c) => listed(a, c, filter)).length, 0);
+  return `<form method="get" action="/portal/workspaces/${workspaceId}" role="search" aria-label="Connections"><label for="connection-search">Find connections</label> <input id="connection-search" name="q" type="search" size="30" maxlength="100" value="${esc(filter.text)}">
+<label for="connection-removed"><input id="connection-removed" name="removed" type="checkbox" value="1"${filter.removed ? ' checked' : ''}> Show removed connections</label> <button type="submit">Filter</button></form>
+<p id="connection-count">Showing ${shown} of ${all} connections${filter.removed ? '' : ' (removed ones hidden)'}.</p>`;
+}
+
+function appSection(app: AppWithConnections, filter: ConnectionFilter, may: AppControls, choices: PermissionChoices): string {
+  const rows = app.connections
+    .filter((c) => listed(app, c, filter))
+    .map((c) => {
+      const said = `said-${c.client_id}`;
+      const active =
+        may.change && c.status === 'active'
+          ? `<form data-api="/api/portal/connections/${c.client_id}/rotate" data-said-in="${said}" data-done="Rotated ${c.client_id}: copy its new secret above."><label for="overlap-${c.client_id}">Overlap (seconds)</label><input id="overlap-${c.client_id}" name="overlap_seconds" type="number" min="0" max="604800" value="3600" required data-expects="a number of seconds from 0 to 604800 (7 days)"><button type="submit">Rotate ${c.client_id}</button></form>
 <form data-api="/api/portal/connections/${c.client_id}/revoke" data-said-in="${said}" data-done="Revoked ${c.client_id}: its secrets no longer work." data-confirm="Revoke connection ${c.client_id}? Its current and previous secrets stop working at once, and it cannot be made active again."><button type="submit">Revoke ${c.client_id}</button></form>`
-        : '';
-    // Removal deletes the credentials for good: offered once the connection is revoked, as a second step.
-    const actions =
-      may.change && c.status === 'revoked'
-        ? `<form data-api="/api/portal/connections/${c.client_id}/remove" data-said-in="${said}" data-done="Removed ${c.client_id}: its credentials are deleted." data-confirm="Remove connection ${c.client_id} for good? Its credentials are deleted and cannot be restored." data-confirm-type="${c.client_id}"><button type="submit">Remove ${c.client_id}</button></form>`
-        : active;
-    return `<tr id="connection-${c.client_id}"><td><a href="/portal/connections/${c.client_id}"><code>${c.client_id}</code></a>${connectionPageLinks(c)}</td><td>${c.kind}</td><td>${c.status}</td><td>${c.credential_version}</td><td>${actions}${may.change ? saidRegion(said) : ''}</td></tr>`;
-  });
+          : '';
+      // Removal deletes the credentials for good: offered once the connection is revoked, as a second step.
+      const actions =
+        may.change && c.status === 'revoked'
+          ? `<form data-api="/api/portal/connections/${c.client_id}/remove" data-next="/portal/workspaces/${app.workspace_id}?removed=1#connection-${c.client_id}" data-done="Removed ${c.client_id}: its credentials are deleted." data-confirm="Remove connection ${c.client_id} for good? Its credentials are deleted and cannot be restored." data-confirm-type="${c.client_id}"><button type="submit">Remove ${c.client_id}</button></form>`
+          : active;
+      return `<tr id="connection-${c.client_id}"><td><a href="/portal/connections/${c.client_id}"><code>${c.client_id}</code></a>${connectionPageLinks(c)}</td><td>${c.kind}</td><td>${c.status}</td><td>${c.credential_version}</td><td>${timeOf(c.created_at)}</td><td>${actions}${may.change ? saidRegion(said) : ''}</td></tr>`;
+    });
   const create = may.create
     ? `<form data-api="/api/portal/apps/${app.id}/connections" data-said-in="said-app-${app.id}" data-done="Created a connection of ${esc(app.name)}: copy its secret above."><label for="kind-${app.id}">New connection of ${esc(app.name)}</label><select id="kind-${app.id}" name="kind"><option value="producer">producer</option><option value="consumer">consumer</option></select><button type="submit">Create connection</button></form>${saidRegion(`said-app-${app.id}`)}`
     : '';
   return `<section aria-labelledby="app-${app.id}"><h2 id="app-${app.id}">App ${esc(app.name)} <small><code>${app.id}</code>, owned by <code>${app.organisation_id}</code></small></h2>
 <p>May publish as system ids ${esc(app.permissions.system_ids.join(', ') || 'none')}; message types ${esc(app.permissions.message_types.join(', ') || 'none')}.</p>
 ${may.permissions ? permissionsForm(app, choices) : ''}
-<div class="table-scroll"><table><caption>Connections of ${esc(app.name)}</caption><thead><tr><th scope="col">Client id</th><th scope="col">Kind</th><th scope="col">Status</th><th scope="col">Credential version</th><th scope="col">Actions</th></tr></thead><tbody>
-${rows.join('\n') || '<tr><td colspan="5">No connections</td></tr>'}
+<div class="table-scroll"><table><caption>Connections of ${esc(app.name)}</caption><thead><tr><th scope="col">Client id</th><th scope="col">Kind</th><th scope="col">Status</th><th scope="col">Credential version</th><th scope="col">Created</th><th scope="col">Actions</th></tr></thead><tbody>
+${rows.join('\n') || `<tr><td colspan="6">${app.connections.length === 0 ? 'No connections' : 'No connections match the filter'}</td></tr>`}
 </tbody></table></div>${create}</section>`;
 }
 

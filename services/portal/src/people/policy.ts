@@ -32,6 +32,11 @@ export const ACTIONS = [
   'connection.registrations',
   /** Replay a consumer connection from the archive (its queue stats and replays' progress are connection.read). */
   'connection.replay',
+  /**
+   * Redrive or discard a consumer connection's dead letter: the house's call (operator, house admin),
+   * not its vendor's; listing them is connection.read.
+   */
+  'connection.dead_letters',
   /** Trace any accepted message of a workspace: it lists every consumer connection of the workspace. */
   'message.trace',
 ] as const;

@@ -1,12 +1,12 @@
 import type { Request, Response } from 'express';
-import type { QueueOperations } from '@bus/contracts';
+import type { DeadLetter, DeadLetterResolution, QueueOperations, ResolvedDeadLetter } from '@bus/contracts';
 import { readRecentRefusals, type Knex, type RecentRefusals } from '@bus/db';
 import type { MessageTrace } from '@bus/queue';
 import { unavailableUnlessDone } from '@bus/http';
 import type { ReplayBody } from '../admin-requests';
 import type { AdminStore, ConnectionView, ReplayView, WorkspaceView } from '../admin-store';
 import { replaySince } from '../admin-requests';
-import { consumerQueue, requireActiveConsumer, startReplay, type QueueView } from '../consumer-queues';
+import { consumerQueue, requireActiveConsumer, resolveOpenDeadLetter, startReplay, type QueueView } from '../consumer-queues';
 import { AdminConflictError, AdminNotFoundError, AdminUnavailableError } from '../errors';
 import type { ReplayRunner } from '../replays';
 import { messageTraceOf } from '../trace-routes';
@@ -30,8 +30,8 @@ export interface ToolsDataDeps {
   /** Its failures are the 503 admin.unavailable (service.ts wraps it). */
   store: AdminStore;
   data: PortalData;
-  /** Delivery's queue stats (wrapped like the store). */
-  queues: Pick<QueueOperations, 'stats'>;
+  /** Delivery's queue stats and dead letters (wrapped like the store). */
+  queues: Pick<QueueOperations, 'stats' | 'deadLetters' | 'resolveDeadLetter'>;
   replays: ReplayRunner;
   /** The environment's replay archive (KAFKA_MESSAGES_RETENTION). */
   archiveMs: number;
@@ -69,6 +69,35 @@ export class ToolsData {
   async queue(session: Session, clientId: string): Promise<QueueView> {
     const { connection } = await this.connection(session, 'connection.read', clientId);
     return consumerQueue(this.deps.queues, connection, this.now());
+  }
+
+  /** A consumer connection's open dead letters, oldest first (the list is bounded: `truncated`). */
+  async deadLetters(session: Session, clientId: string): Promise<{ client_id: string; dead_letters: DeadLetter[]; truncated: boolean }> {
+    const { connection } = await this.connection(session, 'connection.read', clientId);
+    if (connection.kind !== 'consumer') throw new AdminConflictError(`Connection ${clientId} is a producer; it has no dead letters`);
+    return { client_id: clientId, ...(await this.deps.queues.deadLetters(clientId)) };
+  }
+
+  /** Redrives or discards one open dead letter of the consumer, audited with the connection's organisation. */
+  async resolveDeadLetter(
+    req: Request,
+    res: Response,
+    session: Session,
+    clientId: string,
+    deadLetterId: string,
+    resolution: DeadLetterResolution,
+  ): Promise<ResolvedDeadLetter> {
+    const { connection, target } = await this.connection(session, 'connection.dead_letters', clientId);
+    if (connection.kind !== 'consumer') throw new AdminConflictError(`Connection ${clientId} is a producer; it has no dead letters`);
+    const resolved = await resolveOpenDeadLetter(this.deps.queues, connection, deadLetterId, resolution);
+    const verb = resolution === 'redriven' ? 'redrive' : 'discard';
+    await this.deps.data.audit(req, res, session, {
+      action: `dead_letter.${verb} ${resolved.id} (message ${resolved.message_id})`,
+      target: clientId,
+      organisationId: target.organisationId,
+      status: 200,
+    });
+    return resolved;
   }
 
   /**

@@ -1,4 +1,5 @@
 import type { Router, Request } from 'express';
+import type { DeadLetter } from '@bus/contracts';
 import type { RecentRefusals } from '@bus/db';
 import type { MessageTrace } from '@bus/queue';
 import type { ConnectionView, ReplayView } from '../admin-store';
@@ -31,12 +32,12 @@ export function toolsPages(deps: { tools: ToolsData }): Router {
       return;
     }
     const replay = deps.tools.may(session, 'connection.replay', target) && connection.status === 'active' ? replayForm(connection, deps.tools.archiveMs) : '';
-    sendPage(
-      res,
-      `Connection ${connection.client_id}`,
-      session,
-      `${heading}\n${queueSection(await deps.tools.queue(session, connection.client_id))}\n${replay}`,
-    );
+    const [queue, deadLetters] = await Promise.all([deps.tools.queue(session, connection.client_id), deps.tools.deadLetters(session, connection.client_id)]);
+    const letters = deadLetterSection(connection, deadLetters, {
+      resolve: deps.tools.may(session, 'connection.dead_letters', target),
+      trace: deps.tools.may(session, 'message.trace', { organisationId: target.organisationId }),
+    });
+    sendPage(res, `Connection ${connection.client_id}`, session, `${heading}\n${queueSection(queue)}\n${letters}\n${replay}`);
   });
 
   router.get('/portal/replays/:p', async (req, res) => {
@@ -88,6 +89,34 @@ function queueSection(queue: QueueView): string {
 <tr><th scope="row">Dead letters</th><td>${queue.dead_letters}</td></tr>
 <tr><th scope="row">Oldest age</th><td>${queue.oldest_age_seconds === null ? 'nothing waiting' : `${Math.round(queue.oldest_age_seconds)} s`}</td></tr>
 </tbody></table><p><a href="/portal/connections/${queue.client_id}">Refresh</a></p></section>`;
+}
+
+/**
+ * A consumer's open dead letters, each with a link to its trace for whoever may trace, and redrive and
+ * discard (each asked first) for whoever may resolve them; the portal API refuses the others anyway.
+ */
+function deadLetterSection(
+  connection: ConnectionView,
+  listed: { dead_letters: readonly DeadLetter[]; truncated: boolean },
+  may: { resolve: boolean; trace: boolean },
+): string {
+  const api = `/api/portal/connections/${connection.client_id}/dead-letters`;
+  const rows = listed.dead_letters.map((d) => {
+    const message = may.trace
+      ? `<a href="/portal/trace?workspace=${connection.workspace_id}&amp;message_id=${d.message_id}"><code>${d.message_id}</code></a>`
+      : `<code>${d.message_id}</code>`;
+    const actions = may.resolve
+      ? `<form data-api="${api}/${d.id}/redrive" data-said-in="said-dead-letters" data-done="Redrove dead letter ${d.id}: it is queued again." data-confirm="Redrive dead letter ${d.id} (message ${d.message_id})? It is queued again for ${connection.client_id}, ahead of the rest of its correlation id."><button type="submit">Redrive ${d.id}</button></form>
+<form data-api="${api}/${d.id}/discard" data-said-in="said-dead-letters" data-done="Discarded dead letter ${d.id}." data-confirm="Discard dead letter ${d.id} (message ${d.message_id})? ${connection.client_id} never receives it, and the rest of its correlation id flows again."><button type="submit">Discard ${d.id}</button></form>`
+      : '';
+    return `<tr><td><code>${d.id}</code></td><td>${message}</td><td><code>${esc(d.correlation_id)}</code></td><td>${d.receive_count}</td><td>${timeOf(d.dead_lettered_at)}</td><td>${actions}</td></tr>`;
+  });
+  const more = listed.truncated ? '<p>Only the oldest are listed; resolve these to see the rest.</p>' : '';
+  return `<section aria-labelledby="dead-letters-heading"><h2 id="dead-letters-heading">Dead letters</h2>
+<p>Messages received as many times as the connection's dead-letter threshold allows without an ack. Each holds back the rest of its correlation id until it is redriven or discarded.</p>${may.resolve ? saidRegion('said-dead-letters') : ''}
+<div class="table-scroll"><table><caption>Open dead letters of ${connection.client_id}, oldest first</caption><thead><tr><th scope="col">Dead letter</th><th scope="col">Message id</th><th scope="col">Correlation id</th><th scope="col">Receives</th><th scope="col">Dead-lettered at</th><th scope="col">Actions</th></tr></thead><tbody>
+${rows.join('\n') || '<tr><td colspan="6">No dead letters</td></tr>'}
+</tbody></table></div>${more}</section>`;
 }
 
 /**

@@ -9,7 +9,7 @@ const BODY_BYTES = 4 * 1024;
 
 /**
  * The portal API's consumer and testing tools (schemas/openapi/portal.json; docs/portal.md): a consumer
- * connection's queue stats, its replays and their progress, a message's trace and a producer's recent
+ * connection's queue stats and dead letters (redrive, discard), its replays and their progress, a message's trace and a producer's recent
  * refusals. Behind the session and CSRF checks (sign-in.ts) and the document's parameter checks.
  */
 export function toolsRoutes(deps: { tools: ToolsData; requests: RequestValidation }): Router {
@@ -17,6 +17,16 @@ export function toolsRoutes(deps: { tools: ToolsData; requests: RequestValidatio
   router.get('/api/portal/connections/:c/queue', async (req, res) => {
     res.json(await deps.tools.queue(requireSession(res), String(req.params.c)));
   });
+  router.get('/api/portal/connections/:c/dead-letters', async (req, res) => {
+    res.json(await deps.tools.deadLetters(requireSession(res), String(req.params.c)));
+  });
+  for (const [verb, resolution] of [
+    ['redrive', 'redriven'],
+    ['discard', 'discarded'],
+  ] as const)
+    router.post(`/api/portal/connections/:c/dead-letters/:d/${verb}`, async (req, res) => {
+      res.json(await deps.tools.resolveDeadLetter(req, res, requireSession(res), String(req.params.c), String(req.params.d), resolution));
+    });
   router.post('/api/portal/connections/:c/replays', async (req, res) => {
     const readBody = async () => (await deps.requests.jsonBody(req, BODY_BYTES)) as ReplayBody;
     res.status(202).json(await deps.tools.startReplay(req, res, requireSession(res), String(req.params.c), readBody));
