@@ -155,8 +155,16 @@ describe('story export', () => {
     expect(story).toMatchObject({ correlation_id: correlationId, state: expect.any(Object) });
     expect(first).toMatchObject({ message_id: started.message_id, message_type: 'telling.started', body: startedBytes, stored: true });
     expect(second).toMatchObject({ message_id: exposed.message_id, body: JSON.stringify(exposed) });
-    expect(houseCopy(started.message_id)).toMatchObject({ state: 'acked', acked: true, receive_count: 1, acked_at: expect.any(String) });
-    expect(houseCopy(exposed.message_id)).toMatchObject({ acked: false, acked_at: null, receive_count: expect.any(Number) });
+    const firstCopy = houseCopy(started.message_id)!;
+    expect(firstCopy).toMatchObject({ state: 'acked', acked: true, receive_count: 1, acked_at: expect.any(String), first_received_at: expect.any(String) });
+    // Received after it was enqueued and before it was acked.
+    const at = (field: string) => Date.parse(String(firstCopy[field]));
+    expect(at('first_received_at')).toBeGreaterThanOrEqual(at('enqueued_at'));
+    expect(at('first_received_at')).toBeLessThanOrEqual(at('acked_at'));
+    const secondCopy = houseCopy(exposed.message_id)!;
+    expect(secondCopy).toMatchObject({ acked: false, acked_at: null, receive_count: expect.any(Number) });
+    // A copy never handed out has no first receive.
+    expect(secondCopy.first_received_at === null).toBe(secondCopy.receive_count === 0);
     expect(end).toEqual({
       type: 'end',
       messages: 2,

@@ -133,6 +133,47 @@ describe('a test run and its report', () => {
     expect((await reportOf(run.id)).totals).toEqual({ accepted: 2, refused: 3 });
   }, 120_000);
 
+  it('lists the validates accepted while it is open, and none from before or after it', async () => {
+    const producer = new BusProducer({ baseUrl: bus.busUrl, ...house.producer });
+    await producer.validate(message());
+    const runs = new BusTestRuns({ baseUrl: bus.busUrl, ...house.producer });
+    const run = await runs.start('validates');
+    const inside = message();
+    await producer.validate(inside);
+    const firstListed = (runId: string) =>
+      eventually(
+        () => runs.report(runId),
+        (r) => r.messages.length > 0,
+        { timeoutMs: 20_000, what: 'a validate recorded' },
+      );
+    const listed = await firstListed(run.id);
+    await runs.stop(run.id);
+    await producer.validate(message());
+
+    // A later run's own validate is written after the one before it would have been.
+    const later = await runs.start('validates, later');
+    const next = message();
+    await producer.validate(next);
+    const laterReport = await firstListed(later.id);
+    await runs.stop(later.id);
+
+    expect(listed.messages).toEqual([
+      expect.objectContaining({
+        mode: 'validate',
+        outcome: 'accepted',
+        status: 202,
+        message_id: inside.message_id,
+        correlation_id: inside.correlation_id,
+        violations: [],
+      }),
+    ]);
+    expect(listed.totals).toEqual({ accepted: 1, refused: 0 });
+    expect((await runs.report(run.id)).messages.map((m) => m.message_id)).toEqual([inside.message_id]);
+    expect(laterReport.messages.map((m) => m.message_id)).toEqual([next.message_id]);
+    // A validate is delivered to no one, so the consumers' side counts none.
+    expect(listed.consumers.every((c) => c.enqueued === 0)).toBe(true);
+  }, 60_000);
+
   it('serves the report as JUnit XML and CTRF JSON: a test case per message, a failure carrying its violations', async () => {
     const runs = new BusTestRuns({ baseUrl: bus.busUrl, ...house.consumer });
     const run = await runs.start('formats');

@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { writeRunValidations, type AcceptedValidate } from './test-runs';
 
 /** The newest refusals kept per producer connection; older ones are trimmed as new ones are written. */
 export const REFUSALS_KEPT = 100;
@@ -28,10 +29,16 @@ export interface RateLimitCount {
 
 /**
  * Writes a batch in one transaction: the refusals, then the trim of each connection written to down
- * to its newest REFUSALS_KEPT, then the rate-limit counters.
+ * to its newest REFUSALS_KEPT, then the rate-limit counters, then the validates accepted during a run.
  */
-export async function writeRefusals(db: Knex, refusals: readonly RefusalRecord[], counts: readonly RateLimitCount[]): Promise<void> {
+export async function writeRefusals(
+  db: Knex,
+  refusals: readonly RefusalRecord[],
+  counts: readonly RateLimitCount[],
+  validates: readonly AcceptedValidate[] = [],
+): Promise<void> {
   await db.transaction(async (trx) => {
+    await writeRunValidations(trx, validates);
     if (refusals.length > 0) {
       await trx('refusals').insert(
         refusals.map((r) => ({

@@ -242,6 +242,18 @@ export const TABLE_COLUMNS = {
     started_at: 'timestamptz',
     ends_at: 'timestamptz',
     stopped_at: 'timestamptz?',
+    // 023_run_validations
+    validations_omitted: 'int4',
+  },
+  // 023_run_validations
+  run_validations: {
+    id: 'int8',
+    run_id: 'text',
+    connection_id: 'text',
+    message_id: 'text?',
+    message_type: 'text?',
+    correlation_id: 'text?',
+    validated_at: 'timestamptz',
   },
 } as const satisfies Record<string, Record<string, ColumnSpec>>;
 

@@ -36,6 +36,7 @@ export async function openTestRun(
     started_at: now,
     ends_at: new Date(now.getTime() + Math.min(run.durationSeconds, RUN_DURATION_MAX_SECONDS) * 1000),
     stopped_at: null,
+    validations_omitted: 0,
   };
   await db('test_runs').insert(row);
   return runOf(row, now);
@@ -56,6 +57,61 @@ export async function stopTestRun(db: Knex, workspaceId: string, runId: string, 
   return stopped ? runOf(stopped, now) : readTestRun(db, workspaceId, runId, now);
 }
 
+/** A validate the gateway accepted while a run of its workspace was open: its identifying fields, never the body. */
+export interface AcceptedValidate {
+  workspaceId: string;
+  connectionId: string;
+  messageId: string | null;
+  messageType: string | null;
+  correlationId: string | null;
+  validatedAt: Date;
+}
+
+/**
+ * Stores each validate under the runs of its workspace open at its time, the first
+ * RUN_REPORT_MESSAGES_MAX per run (what a report lists); the rest only count in validations_omitted.
+ * One statement, whatever the batch holds.
+ */
+export async function writeRunValidations(db: Knex, validates: readonly AcceptedValidate[]): Promise<void> {
+  if (validates.length === 0) return;
+  const rows = validates.map((v, ord) => ({
+    ord,
+    workspace_id: v.workspaceId,
+    connection_id: v.connectionId,
+    message_id: v.messageId,
+    message_type: v.messageType,
+    correlation_id: v.correlationId,
+    validated_at: v.validatedAt.toISOString(),
+  }));
+  await db.raw(
+    `WITH v AS (
+       SELECT * FROM jsonb_to_recordset(:rows::jsonb) AS v(ord int, workspace_id text, connection_id text, message_id text,
+                                                          message_type text, correlation_id text, validated_at timestamptz)
+     ), m AS (
+       SELECT r.id AS run_id, v.*,
+              row_number() OVER (PARTITION BY r.id ORDER BY v.ord) + (SELECT count(*) FROM run_validations s WHERE s.run_id = r.id) AS n
+         FROM v JOIN test_runs r ON r.workspace_id = v.workspace_id AND r.started_at <= v.validated_at AND r.ends_at > v.validated_at
+     ), kept AS (
+       INSERT INTO run_validations (run_id, connection_id, message_id, message_type, correlation_id, validated_at)
+       SELECT run_id, connection_id, message_id, message_type, correlation_id, validated_at FROM m WHERE n <= :max
+     )
+     UPDATE test_runs t SET validations_omitted = t.validations_omitted + o.omitted
+       FROM (SELECT run_id, count(*)::int AS omitted FROM m WHERE n > :max GROUP BY run_id) o
+      WHERE t.id = o.run_id`,
+    { rows: JSON.stringify(rows), max: RUN_REPORT_MESSAGES_MAX },
+  );
+}
+
+/** The ids and windows of a workspace's runs open now (the gateway caches them briefly). */
+export async function readOpenRuns(db: Knex, workspaceId: string, now = new Date()): Promise<Array<{ id: string; endsAt: Date }>> {
+  const rows = await db('test_runs')
+    .where({ workspace_id: workspaceId })
+    .andWhere('started_at', '<=', now)
+    .andWhere('ends_at', '>', now)
+    .select('id', 'ends_at');
+  return rows.map((r: { id: string; ends_at: Date }) => ({ id: r.id, endsAt: r.ends_at }));
+}
+
 /** What the bus recorded in a run's window, before the deliveries are joined in. */
 export interface RunRecords {
   messages: RunMessage[];
@@ -72,12 +128,13 @@ export interface RunRecords {
 /**
  * The workspace's acceptances and refusals from the run's start to its end (or now, while it is open):
  * the oldest RUN_REPORT_MESSAGES_MAX listed, the counts over all of them. Duplicates (200) and rate-limit
- * refusals (429) are not recorded one by one, so they are not listed.
+ * refusals (429) are not recorded one by one, so they are not listed. Accepted validates are the run's
+ * own (run_validations): beyond RUN_REPORT_MESSAGES_MAX of them the report says it is truncated.
  */
 export async function readRunRecords(db: Knex, run: TestRun, now = new Date()): Promise<RunRecords> {
   const from = new Date(run.started_at);
   const to = new Date(Math.min(new Date(run.ends_at).getTime(), now.getTime()));
-  const window = { workspace: run.workspace_id, from, to, limit: RUN_REPORT_MESSAGES_MAX + 1 };
+  const window = { workspace: run.workspace_id, run: run.id, from, to, limit: RUN_REPORT_MESSAGES_MAX + 1 };
   const listed = await rawQuery<Omit<RunMessage, 'at'> & { at: Date }>(
     db,
     `(SELECT accepted_at AS at, 'publish' AS mode, 'accepted' AS outcome, message_id, message_type, correlation_id,
@@ -90,6 +147,11 @@ export async function readRunRecords(db: Knex, run: TestRun, now = new Date()): 
         FROM refusals
        WHERE workspace_id = :workspace AND refused_at >= :from AND refused_at < :to
        ORDER BY refused_at LIMIT :limit)
+     UNION ALL
+     (SELECT validated_at, 'validate', 'accepted', message_id, message_type, correlation_id, connection_id, 202, '[]'::jsonb, 0
+        FROM run_validations
+       WHERE run_id = :run AND validated_at < :to
+       ORDER BY validated_at LIMIT :limit)
      ORDER BY at LIMIT :limit`,
     window,
   );
@@ -101,6 +163,9 @@ export async function readRunRecords(db: Knex, run: TestRun, now = new Date()): 
        UNION ALL
        SELECT coalesce(message_type, 'unknown'), 0, 1 FROM refusals
         WHERE workspace_id = :workspace AND refused_at >= :from AND refused_at < :to
+       UNION ALL
+       SELECT coalesce(message_type, 'unknown'), 1, 0 FROM run_validations
+        WHERE run_id = :run AND validated_at < :to
      ) m GROUP BY message_type ORDER BY message_type`,
     window,
   );
@@ -113,20 +178,21 @@ export async function readRunRecords(db: Knex, run: TestRun, now = new Date()): 
       GROUP BY v.rule ORDER BY refusals DESC, v.rule`,
     window,
   );
+  const omitted = await db('test_runs').where({ id: run.id }).first('validations_omitted');
   const consumers = await db('connections').where({ workspace_id: run.workspace_id, kind: 'consumer' }).orderBy('id').pluck('id');
   const rows = listed.rows.slice(0, RUN_REPORT_MESSAGES_MAX);
   const messages = rows.map((r) => ({ ...r, at: r.at.toISOString() }));
   const by_message_type = byType.rows;
   return {
     messages,
-    truncated: listed.rows.length > RUN_REPORT_MESSAGES_MAX,
+    truncated: listed.rows.length > RUN_REPORT_MESSAGES_MAX || (omitted?.validations_omitted ?? 0) > 0,
     by_message_type,
     by_rule: byRule.rows,
     totals: {
       accepted: by_message_type.reduce((sum, t) => sum + t.accepted, 0),
       refused: by_message_type.reduce((sum, t) => sum + t.refused, 0),
     },
-    accepted: rows.filter((r) => r.outcome === 'accepted').map((r) => ({ messageId: r.message_id as string, acceptedAt: r.at })),
+    accepted: rows.filter((r) => r.mode === 'publish' && r.outcome === 'accepted').map((r) => ({ messageId: r.message_id as string, acceptedAt: r.at })),
     consumers,
   };
 }

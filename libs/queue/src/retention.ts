@@ -84,6 +84,13 @@ export const RETENTION_TABLES = [
     agesFrom: 't.refused_at',
   },
   {
+    table: 'run_validations',
+    what: 'validates accepted during a test run (ids and type, no body), the first 500 of each run',
+    why: "as long as the run's other records (docs/testing-tools.md#test-runs); swept before their run, whose removal would take them with it",
+    window: REFUSAL_WINDOW,
+    agesFrom: 't.validated_at',
+  },
+  {
     table: 'test_runs',
     what: "a tester's run: a label with a start and an end in a workspace, whose report is read from the refusals, acceptances and deliveries of that window",
     why: 'as long as the refusals its report lists (docs/testing-tools.md#test-runs); an open run ages from its planned end',

@@ -65,6 +65,7 @@ describe('storyExportLines', () => {
         visible_at: new Date(0),
         dead_lettered: false,
         receive_count: 1,
+        first_received_at: new Date(1),
         acked_at: new Date(1),
         nack_count: 0,
         last_nacked_at: null,
@@ -77,6 +78,7 @@ describe('storyExportLines', () => {
         visible_at: null,
         dead_lettered: true,
         receive_count: 3,
+        first_received_at: new Date(0),
         acked_at: null,
         nack_count: 0,
         last_nacked_at: null,
@@ -97,6 +99,7 @@ describe('storyExportLines', () => {
       'end',
     ]);
     expect(lines.at(-1)).toMatchObject({ messages: 2, deliveries: 4 });
+    expect(lines[2]).toMatchObject({ receive_count: 1, first_received_at: new Date(1).toISOString() });
   });
 
   it('stops before a line would pass the byte bound, with a truncated line and the end line inside it', async () => {

@@ -45,6 +45,8 @@ export interface StoryExportDelivery {
   visible_at: string | null;
   dead_lettered: boolean;
   receive_count: number;
+  /** The first receive that handed the copy out; null until one did. */
+  first_received_at: string | null;
   acked: boolean;
   acked_at: string | null;
   nack_count: number;
@@ -68,7 +70,10 @@ export interface StoryExportEnd {
 
 export type StoryExportLine = StoryExportHeader | StoryExportMessage | StoryExportDelivery | StoryExportTruncated | StoryExportEnd;
 
-type DeliveryRow = Pick<Row<'deliveries'>, 'consumer_id' | 'message_id' | 'enqueued_at' | 'receive_count' | 'acked_at' | 'nack_count' | 'last_nacked_at'> & {
+type DeliveryRow = Pick<
+  Row<'deliveries'>,
+  'consumer_id' | 'message_id' | 'enqueued_at' | 'receive_count' | 'first_received_at' | 'acked_at' | 'nack_count' | 'last_nacked_at'
+> & {
   state: string;
   visible_at: Date | null;
   dead_lettered: boolean;
@@ -97,6 +102,7 @@ function deliveryLine(r: DeliveryRow): StoryExportDelivery {
     visible_at: iso(r.visible_at),
     dead_lettered: r.dead_lettered,
     receive_count: r.receive_count,
+    first_received_at: iso(r.first_received_at),
     acked: r.acked_at !== null,
     acked_at: iso(r.acked_at),
     nack_count: r.nack_count,

@@ -104,9 +104,10 @@ async function rowsAged(age: number, n: number): Promise<void> {
       violations: '[]',
       refused_at: at,
     });
-    // An ended run: stopped at `at`.
+    // An ended run: stopped at `at`, with a validate accepted at its end.
+    const runId = randomUUID();
     await db('test_runs').insert({
-      id: randomUUID(),
+      id: runId,
       workspace_id: workspaceId,
       label: 'run',
       opened_by: consumerId,
@@ -114,6 +115,7 @@ async function rowsAged(age: number, n: number): Promise<void> {
       ends_at: at,
       stopped_at: at,
     });
+    await db('run_validations').insert({ run_id: runId, connection_id: consumerId, message_id: messageId, validated_at: at });
     await db('audit_log').insert({
       at,
       actor_kind: 'operator_basic',
@@ -185,6 +187,7 @@ describe('the retention sweep on the real Postgres, with a controlled clock', ()
       replay_jobs: 30 * 86_400,
       refusals: 7 * 86_400,
       test_runs: 7 * 86_400,
+      run_validations: 7 * 86_400,
       consumer_fault_events: 14 * 86_400,
       dead_letters: 14 * 86_400,
       audit_log: 30 * 86_400,
@@ -207,6 +210,7 @@ describe('the retention sweep on the real Postgres, with a controlled clock', ()
       story_state: { removed: 25 },
       quarantined_records: { removed: 25 },
       refusals: { removed: 25 },
+      run_validations: { removed: 25 },
       test_runs: { removed: 25 },
       deliveries: { removed: 0 },
       replay_jobs: { removed: 0 },
@@ -219,6 +223,7 @@ describe('the retention sweep on the real Postgres, with a controlled clock', ()
       quarantined_records: 0,
       replay_jobs: 25,
       refusals: 0,
+      run_validations: 0,
       test_runs: 0,
       consumer_fault_events: 25,
       dead_letters: 25,

@@ -30,8 +30,8 @@ export interface PublishRoutesDeps {
   publish: PublishDeps;
   /** The process registry: bus_publish_total{mode,outcome,rule} is counted there. */
   metrics: Registry;
-  /** Recent refusals: told of every refusal answer; it queues and returns at once. */
-  refusals: Pick<RefusalRecorder, 'refused'>;
+  /** Recent refusals: told of every refusal answer and accepted validate; it queues and returns at once. */
+  refusals: Pick<RefusalRecorder, 'refused' | 'validated'>;
   /**
    * The AWS-signed twins /iam/messages and /iam/validate (signed-routes.ts): signature, the signed
    * routes' shared limit, then the body in res.locals.body and the caller in res.locals.identity.
@@ -82,6 +82,8 @@ export function publishRoutes(deps: PublishRoutesDeps): Router {
       publishMessage(deps.publish, { clientId: identity.clientId, workspaceId: identity.workspaceId, appId: identity.appId }, bytes, mode, timings),
     );
     res.status(answer.status).json(answer.body);
+    // A test run's report lists accepted validates, which store nothing otherwise (docs/testing-tools.md#test-runs).
+    if (mode === 'validate' && answer.status === 202) deps.refusals.validated({ identity, body: bytes });
   };
 
   const bearer = [producer, markStep('auth'), deps.connectionQuota, markStep('quota'), readMessage, markStep('body')];

@@ -1,9 +1,10 @@
 import pino from 'pino';
-import type { RateLimitCount, RefusalRecord } from '@bus/db';
+import type { AcceptedValidate, RateLimitCount, RefusalRecord } from '@bus/db';
 import { MessageTooLargeError, ViolationsError } from '@bus/http';
 import type { BearerIdentity } from '@bus/identity';
 import { QuotaExceededError, RateLimitedError } from '@bus/limits';
 import { createMetricsRegistry, type Registry } from '@bus/observability';
+import { eventually } from '@bus/testing';
 import { createRefusalRecorder, identifyingFields, type RefusalRecorderDeps } from './refusal-recorder';
 
 const producer = { clientId: 'cproducer2345', kind: 'producer', workspaceId: 'wworkspace234', appId: 'a1' } as BearerIdentity;
@@ -11,12 +12,13 @@ const schemaRefusal = () => new ViolationsError(400, [{ source: 'schema', rule: 
 const body = (fields: Record<string, unknown>) => Buffer.from(JSON.stringify({ ...fields, payload: { secret: 'the body' } }));
 
 function recorder(overrides: Partial<RefusalRecorderDeps> = {}) {
-  const written: Array<{ refusals: readonly RefusalRecord[]; counts: readonly RateLimitCount[] }> = [];
+  const written: Array<{ refusals: readonly RefusalRecord[]; counts: readonly RateLimitCount[]; validates: readonly AcceptedValidate[] }> = [];
   const metrics = createMetricsRegistry({ defaultMetrics: false });
   const r = createRefusalRecorder({
-    write: async (refusals, counts) => {
-      written.push({ refusals, counts });
+    write: async (refusals, counts, validates) => {
+      written.push({ refusals, counts, validates });
     },
+    openRunAt: async () => false,
     logger: pino({ level: 'silent' }),
     metrics,
     now: () => new Date('2026-11-22T06:00:00.000Z'),
@@ -117,9 +119,9 @@ describe('the recent-refusals recorder', () => {
     const { r, written, metrics } = recorder({
       maxQueued: 2,
       batchSize: 10,
-      write: async (refusals, counts) => {
+      write: async (refusals, counts, validates) => {
         await gate;
-        written.push({ refusals, counts });
+        written.push({ refusals, counts, validates });
       },
     });
     for (let i = 0; i < 5; i++) r.refused({ identity: producer, mode: 'publish', body: undefined, error: schemaRefusal() });
@@ -162,6 +164,45 @@ describe('the recent-refusals recorder', () => {
     for (let i = 0; i < 4; i++) r.refused({ identity: producer, mode: 'publish', body: undefined, error: schemaRefusal() });
     await r.stop();
     expect(written.map((w) => w.refusals.length)).toEqual([3, 1]);
+  });
+});
+
+describe('accepted validates for test runs', () => {
+  it("queues a validate only while its workspace has a run open, with the body's fields and never the body", async () => {
+    const open = new Set<string>();
+    const { r, written } = recorder({ openRunAt: async (workspaceId) => open.has(workspaceId) });
+    r.validated({ identity: producer, body: body({ message_id: 'm-before' }) });
+    open.add(producer.workspaceId);
+    r.validated({ identity: producer, body: body({ message_id: 'm-1', message_type: 'telling.started', correlation_id: 'c-1' }) });
+    await eventually(
+      async () => (await r.flush(), written.flatMap((w) => w.validates)),
+      (v) => v.length > 0,
+      { what: 'the validate queued' },
+    );
+    expect(written.flatMap((w) => w.validates)).toEqual([
+      {
+        workspaceId: 'wworkspace234',
+        connectionId: 'cproducer2345',
+        messageId: 'm-1',
+        messageType: 'telling.started',
+        correlationId: 'c-1',
+        validatedAt: new Date('2026-11-22T06:00:00.000Z'),
+      },
+    ]);
+    expect(written.flatMap((w) => w.refusals)).toEqual([]);
+    expect(JSON.stringify(written)).not.toContain('the body');
+  });
+
+  it('records nothing and counts it when the open runs cannot be read', async () => {
+    const { r, written, metrics } = recorder({ openRunAt: async () => Promise.reject(new Error('postgres down')) });
+    r.validated({ identity: producer, body: body({ message_id: 'm-1' }) });
+    await eventually(
+      () => outcome(metrics, 'dropped_write_failed'),
+      (n) => n === 1,
+      { what: 'the failed read counted' },
+    );
+    await r.flush();
+    expect(written).toEqual([]);
   });
 });
 

@@ -1,7 +1,7 @@
 import { Counter, type Registry } from 'prom-client';
 import { METRICS } from '@bus/observability';
 import type { Logger } from 'pino';
-import type { RateLimitCount, RefusalRecord } from '@bus/db';
+import type { AcceptedValidate, RateLimitCount, RefusalRecord } from '@bus/db';
 import { boundViolations, type ViolationBounds } from '@bus/contracts';
 import { HttpError, InternalError } from '@bus/http';
 import type { ConnectionIdentity } from '@bus/identity';
@@ -18,14 +18,17 @@ export interface RefusalEvent {
 }
 
 /**
- * Recent refusals: the gateway's publish routes hand every refusal answer to `refused`,
- * which only queues it. A timer writes what queued in batches (libs/db writeRefusals), off the
- * request path; the queue is bounded, and a refusal that finds it full is dropped and counted, so a
+ * Recent refusals, and validates accepted during a test run (docs/testing-tools.md#test-runs): the
+ * gateway's publish routes hand every refusal answer to `refused` and every accepted validate to
+ * `validated`, which only queue them (a validate only while its workspace has a run open). A timer
+ * writes what queued in batches (libs/db writeRefusals), off the request path; the queue is bounded, and a refusal that finds it full is dropped and counted, so a
  * flood of refusals or a slow Postgres never holds up or fails a publish.
  */
 export interface RefusalRecorder {
   /** Queues the refusal; returns at once and never throws. */
   refused(event: RefusalEvent): void;
+  /** Queues an accepted validate if a run of its workspace is open; returns at once and never throws. */
+  validated(event: { identity: ConnectionIdentity; body: Buffer }): void;
   /** Writes what is queued now; resolves when written (or the write failed, which is logged and counted). */
   flush(): Promise<void>;
   start(): void;
@@ -34,7 +37,9 @@ export interface RefusalRecorder {
 }
 
 export interface RefusalRecorderDeps {
-  write(refusals: readonly RefusalRecord[], counts: readonly RateLimitCount[]): Promise<void>;
+  write(refusals: readonly RefusalRecord[], counts: readonly RateLimitCount[], validates: readonly AcceptedValidate[]): Promise<void>;
+  /** Whether a run of the workspace is open at the time (cached: open-runs.ts). */
+  openRunAt(workspaceId: string, at: Date): Promise<boolean>;
   logger: Logger;
   metrics: Registry;
   /** How often queued refusals are written (default 1 s); a batch of `batchSize` is written at once. */
@@ -47,6 +52,8 @@ export interface RefusalRecorderDeps {
 }
 
 interface Queued {
+  /** An accepted validate (written under its runs) rather than a refusal. */
+  accepted: boolean;
   identity: ConnectionIdentity;
   mode: PublishMode;
   body: Buffer | undefined;
@@ -97,13 +104,39 @@ class QueuedRefusals implements RefusalRecorder {
     try {
       if (!identity || identity.kind !== 'producer') return;
       const refusal = error instanceof HttpError ? error : new InternalError();
-      if (refusal.status === 429) this.countRateLimited(identity, refusal.rule, this.now());
-      else this.enqueue(identity, mode, body, refusal);
+      if (refusal.status === 429) {
+        this.countRateLimited(identity, refusal.rule, this.now());
+        return;
+      }
+      const { violations, omitted } = boundViolations(refusal.violations(), STORED_VIOLATION_BOUNDS);
+      this.enqueue({
+        accepted: false,
+        identity,
+        mode,
+        body,
+        status: refusal.status,
+        violations,
+        violationsOmitted: omitted + refusal.omittedViolations(),
+        refusedAt: this.now(),
+      });
     } catch (err) {
       // Never the publish's problem: the answer goes out whatever happens here.
       this.outcomes.inc({ outcome: 'dropped_full' });
       this.deps.logger.warn({ err }, 'a refusal could not be queued for the recent-refusals list');
     }
+  }
+
+  validated({ identity, body }: { identity: ConnectionIdentity; body: Buffer }): void {
+    const at = this.now();
+    this.deps.openRunAt(identity.workspaceId, at).then(
+      (open) => {
+        if (open) this.enqueue({ accepted: true, identity, mode: 'validate', body, status: 202, violations: [], violationsOmitted: 0, refusedAt: at });
+      },
+      (err: unknown) => {
+        this.outcomes.inc({ outcome: 'dropped_write_failed' });
+        this.deps.logger.warn({ err }, "a workspace's open test runs could not be read; an accepted validate is not recorded");
+      },
+    );
   }
 
   flush(): Promise<void> {
@@ -142,23 +175,14 @@ class QueuedRefusals implements RefusalRecorder {
     this.outcomes.inc({ outcome: 'rate_limited' });
   }
 
-  /** Queues a refusal to be written, unless the queue is full; a full batch is written at once. */
-  private enqueue(identity: ConnectionIdentity, mode: PublishMode, body: Buffer | undefined, refusal: HttpError): void {
-    const size = body?.length ?? 0;
+  /** Queues one record to be written, unless the queue is full; a full batch is written at once. */
+  private enqueue(q: Queued): void {
+    const size = q.body?.length ?? 0;
     if (this.queue.length >= this.maxQueued || this.queuedBytes + size > this.maxQueuedBytes) {
       this.outcomes.inc({ outcome: 'dropped_full' });
       return;
     }
-    const { violations, omitted } = boundViolations(refusal.violations(), STORED_VIOLATION_BOUNDS);
-    this.queue.push({
-      identity,
-      mode,
-      body,
-      status: refusal.status,
-      violations,
-      violationsOmitted: omitted + refusal.omittedViolations(),
-      refusedAt: this.now(),
-    });
+    this.queue.push(q);
     this.queuedBytes += size;
     if (this.queue.length >= this.batchSize) void this.flush();
   }
@@ -172,7 +196,18 @@ class QueuedRefusals implements RefusalRecorder {
       const batchCounts = [...this.counts.values()];
       this.counts = new Map();
       try {
-        await this.deps.write(await recordsOf(batch), batchCounts);
+        const refusals = await recordsOf(
+          batch.filter((q) => !q.accepted),
+          recordOf,
+        );
+        await this.deps.write(
+          refusals,
+          batchCounts,
+          await recordsOf(
+            batch.filter((q) => q.accepted),
+            acceptedOf,
+          ),
+        );
         this.outcomes.inc({ outcome: 'written' }, batch.length);
       } catch (err) {
         this.outcomes.inc({ outcome: 'dropped_write_failed' }, batch.length);
@@ -184,28 +219,40 @@ class QueuedRefusals implements RefusalRecorder {
 }
 
 /**
- * The records of a batch, one per turn of the event loop: reading a refused body's fields parses it
+ * The records of a batch, one per turn of the event loop: reading a body's fields parses it
  * (~13 ms for 230 KB), and a batch of large bodies in one turn would hold every request meanwhile.
  */
-async function recordsOf(batch: readonly Queued[]): Promise<RefusalRecord[]> {
-  const records: RefusalRecord[] = [];
+async function recordsOf<T>(batch: readonly Queued[], of: (q: Queued) => T): Promise<T[]> {
+  const records: T[] = [];
   for (const q of batch) {
-    records.push(recordOf(q));
+    records.push(of(q));
     await new Promise<void>((resolve) => setImmediate(resolve));
   }
   return records;
 }
 
-/** The record written for a queued refusal: the message's identifying fields read from the body, never the body. */
-function recordOf(q: Queued): RefusalRecord {
+/** Who sent it and the message's identifying fields read from the body, never the body. */
+function sentOf(q: Queued): Pick<RefusalRecord, 'workspaceId' | 'connectionId' | 'messageId' | 'messageType' | 'correlationId'> {
   const fields = identifyingFields(q.body);
   return {
     workspaceId: q.identity.workspaceId,
     connectionId: q.identity.clientId,
-    mode: q.mode,
     messageId: fields.message_id,
     messageType: fields.message_type,
     correlationId: fields.correlation_id,
+  };
+}
+
+/** The record written for an accepted validate. */
+function acceptedOf(q: Queued): AcceptedValidate {
+  return { ...sentOf(q), validatedAt: q.refusedAt };
+}
+
+/** The record written for a queued refusal: the message's identifying fields read from the body, never the body. */
+function recordOf(q: Queued): RefusalRecord {
+  return {
+    ...sentOf(q),
+    mode: q.mode,
     status: q.status,
     // A path or message can quote the sender's keys, and Postgres refuses a NUL in text and in jsonb.
     violations: q.violations.map((v) => ({

@@ -6,11 +6,14 @@ import type { BearerAuthenticator, BearerIdentity } from '@bus/identity';
 import { readRunDeliveries } from '@bus/queue';
 import { openapi } from '@bus/schemas';
 import { RecordsUnavailableError } from './tester-routes';
+import type { OpenRuns } from './open-runs';
 
 export interface RunRoutesDeps {
   authenticator: BearerAuthenticator;
   connectionQuota: RequestHandler;
   db: Knex;
+  /** Told when a run opens or stops, so this gateway's validates see it at once. */
+  openRuns: Pick<OpenRuns, 'forget'>;
 }
 
 /** A run's opening body is a label and a duration: well under this. */
@@ -45,6 +48,7 @@ export function runRoutes(deps: RunRoutesDeps): Router {
         durationSeconds: body.duration_seconds ?? RUN_DURATION_MAX_SECONDS,
       }),
     );
+    deps.openRuns.forget(identity.workspaceId);
     res.status(201).json(run);
   });
 
@@ -55,6 +59,7 @@ export function runRoutes(deps: RunRoutesDeps): Router {
 
   router.post('/v1/tenants/:t/runs/:run_id/stop', ...guards, async (req: Request, res: Response) => {
     const runId = String(req.params.run_id);
+    deps.openRuns.forget(identityOf(res).workspaceId);
     res.json(known(await read(() => stopTestRun(deps.db, identityOf(res).workspaceId, runId)), runId));
   });
 

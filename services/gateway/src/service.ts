@@ -15,6 +15,7 @@ import type { PublishDeps } from './publish';
 import { KnexPublishStore } from './publish-store';
 import { publishRoutes, type PublishRoutesDeps } from './publish-routes';
 import { createRefusalRecorder } from './refusal-recorder';
+import { openRunsOf } from './open-runs';
 import { signedRoutes, type SignedRoutes } from './signed-routes';
 import { runRoutes } from './run-routes';
 import { testerRoutes } from './tester-routes';
@@ -38,7 +39,13 @@ interface GatewayServiceDeps extends Omit<PublishRoutesDeps, 'refusals' | 'signe
  * tester routes (message trace, recent refusals, story view; docs/testing-tools.md).
  */
 function createGatewayService(deps: GatewayServiceDeps): Service {
-  const refusals = createRefusalRecorder({ write: (records, counts) => writeRefusals(deps.db, records, counts), logger: deps.logger, metrics: deps.metrics });
+  const openRuns = openRunsOf(deps.db);
+  const refusals = createRefusalRecorder({
+    write: (records, counts, validates) => writeRefusals(deps.db, records, counts, validates),
+    openRunAt: (workspaceId, at) => openRuns.openAt(workspaceId, at),
+    logger: deps.logger,
+    metrics: deps.metrics,
+  });
   return {
     name: 'gateway',
     routers: [
@@ -46,7 +53,7 @@ function createGatewayService(deps: GatewayServiceDeps): Service {
       publishRoutes({ ...deps, refusals, signedSteps: deps.signed.publishSteps, managedSignedSteps: deps.signed.managedSteps }),
       deps.signed.verifyRouter,
       testerRoutes({ authenticator: deps.authenticator, connectionQuota: deps.connectionQuota, db: deps.db }),
-      runRoutes({ authenticator: deps.authenticator, connectionQuota: deps.connectionQuota, db: deps.db }),
+      runRoutes({ authenticator: deps.authenticator, connectionQuota: deps.connectionQuota, db: deps.db, openRuns }),
     ],
     readiness: deps.readiness,
     start: async () => refusals.start(),

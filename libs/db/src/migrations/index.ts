@@ -21,6 +21,7 @@ import * as refusalViolationsOmitted from './019_refusal_violations_omitted';
 import * as deliveryHeads from './020_delivery_heads';
 import * as dropPendingByAge from './021_drop_pending_by_age';
 import * as testRuns from './022_test_runs';
+import * as runValidations from './023_run_validations';
 
 interface NamedMigration {
   name: string;
@@ -55,6 +56,7 @@ const MIGRATIONS: readonly NamedMigration[] = [
   { name: '020_delivery_heads', migration: deliveryHeads },
   { name: '021_drop_pending_by_age', migration: dropPendingByAge },
   { name: '022_test_runs', migration: testRuns },
+  { name: '023_run_validations', migration: runValidations },
 ];
 
 export const migrationSource: Knex.MigrationSource<NamedMigration> = {
