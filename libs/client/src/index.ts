@@ -1,5 +1,16 @@
 export { BusProducer } from './producer';
-export type { PublishResult, Publishable, MessageTrace, DeliveryTrace, DeliveryStateName, InjectedFault, RecentRefusals, StoryView, StoryExport, StoryExportLine } from './producer';
+export type {
+  PublishResult,
+  Publishable,
+  MessageTrace,
+  DeliveryTrace,
+  DeliveryStateName,
+  InjectedFault,
+  RecentRefusals,
+  StoryView,
+  StoryExport,
+  StoryExportLine,
+} from './producer';
 export { BusConsumer } from './consumer';
 export type { ConsumerOptions, ConsumerState, MessageHandler, ReceivedMessage, SettleResult } from './consumer';
 export { TokenSource } from './token';
