@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the small OpenTelemetry Collector of deploy/local/otelcol (OTLP receiver, file exporter) into
 # .local/otelcol/bin and prints the binary's path. The stamp is a hash of its Go sources, go.mod and
-# go.sum: a second run with the same sources builds nothing. Cold: ~3.3 min of CPU, ~125 MB of modules
+# go.sum: a second run with the same sources builds nothing. Cold: ~3 min of CPU, 122 MB of module zips
 # (docs/observability.md, "A real Collector"). Exits 77 naming why when there is no Go toolchain;
 # `--check` only answers that question, building nothing.
 set -euo pipefail
