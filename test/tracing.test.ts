@@ -1,8 +1,14 @@
+import { execFile, spawnSync } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { createInterface } from 'node:readline';
+import { promisify } from 'node:util';
 import { openapi, som } from '@bus/schemas';
-import { createOpenApiChecker, eventually, fetchObserved, freePort, requireEnv, startNodeProcess, waitForHttp } from '@bus/testing';
+import { REPO_ROOT, createOpenApiChecker, eventually, fetchObserved, freePort, requireEnv, startNodeProcess, startProcess, waitForHttp } from '@bus/testing';
 import { startBus } from './support/bus';
 import { deliveryCaughtUp } from './support/delivery';
 import { TenantFixture } from './support/tenants';
@@ -241,6 +247,104 @@ describe('a trace from publish through Kafka to delivery and receive (docs/obser
     for (const span of spans) {
       const exported = JSON.stringify(span);
       for (const secret of [...secrets, message.correlation_id, message.occurred_at as string]) expect(exported).not.toContain(secret);
+    }
+  }, 150_000);
+});
+
+const OTELCOL_SH = path.join(REPO_ROOT, 'deploy/local/otelcol.sh');
+const goCheck = spawnSync('bash', [OTELCOL_SH, '--check'], { encoding: 'utf8' });
+if (goCheck.status !== 0) {
+  console.warn(`SKIPPED: the trace through a real OpenTelemetry Collector, which needs Go to build: ${goCheck.stderr.trim()}`);
+}
+
+/**
+ * The spans of one trace in what the Collector's file exporter wrote (a line of OTLP JSON per batch),
+ * read line by line: the file also holds a span per record of the shared topic's history.
+ */
+async function spansOfTrace(file: string, traceId: string): Promise<ExportedSpan[]> {
+  const spans: ExportedSpan[] = [];
+  for await (const line of createInterface({ input: createReadStream(file), crlfDelay: Infinity })) {
+    if (line.trim() === '') continue;
+    spans.push(...exportedSpans([{ path: '/v1/traces', body: line }]).filter((s) => s.traceId === traceId));
+  }
+  return spans;
+}
+
+(goCheck.status === 0 ? describe : describe.skip)('the publish span through a real OpenTelemetry Collector (docs/observability.md)', () => {
+  let collectorBinary = '';
+  // deploy/local/otelcol.sh builds once (minutes cold) and then answers from its stamp at once.
+  beforeAll(async () => {
+    collectorBinary = (await promisify(execFile)('nice', ['-n', '10', 'bash', OTELCOL_SH], { maxBuffer: 1 << 20 })).stdout.trim();
+  }, 20 * 60_000);
+
+  it("arrives over OTLP/HTTP at the Collector's receiver with the producer's parent and the messaging attributes", async () => {
+    await mkdir(path.join(REPO_ROOT, '.local'), { recursive: true });
+    const dir = await mkdtemp(path.join(REPO_ROOT, '.local', 'otelcol-test-'));
+    const port = await freePort();
+    const spansFile = path.join(dir, 'spans.jsonl');
+    const config = {
+      receivers: { otlp: { protocols: { http: { endpoint: `127.0.0.1:${port}` } } } },
+      exporters: { file: { path: spansFile } },
+      // No metrics server of its own: its default port would collide with other runs.
+      service: { telemetry: { metrics: { level: 'none' } }, pipelines: { traces: { receivers: ['otlp'], exporters: ['file'] } } },
+    };
+    // JSON is YAML: the Collector reads it as its configuration file.
+    await writeFile(path.join(dir, 'config.yaml'), JSON.stringify(config));
+    const collector = startProcess('bus-otelcol', collectorBinary, ['--config', `file:${path.join(dir, 'config.yaml')}`], {});
+    const traceId = hex(16);
+    const producerSpanId = hex(8);
+    const message = {
+      ...(som.examples['telling.started'] as Record<string, unknown>),
+      message_id: randomUUID(),
+      correlation_id: `c-${randomUUID()}`,
+      occurred_at: new Date().toISOString(),
+    };
+    let tenants: TenantFixture | undefined;
+    try {
+      // The receiver answers a GET of its traces path with 405 once it listens.
+      await waitForHttp(`http://127.0.0.1:${port}/v1/traces`, { status: 405, process: collector });
+      const bus = await startBus({ OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${port}` });
+      try {
+        // A delivery group still reading the shared topic's history exports a span per record, and the
+        // SDK's bounded queue may drop the publish span among them.
+        await deliveryCaughtUp(bus);
+        tenants = await TenantFixture.create(bus);
+        const tenant = await tenants.tenant({ systemIds: ['storyteller.web'], messageTypes: ['telling.started'] });
+        const producerToken = await tenants.token(tenant.producer);
+        const published = await fetch(`${bus.busUrl}/v1/tenants/${tenant.workspaceId}/messages`, {
+          method: 'POST',
+          headers: { Authorization: `Bearer ${producerToken}`, 'Content-Type': 'application/json', traceparent: `00-${traceId}-${producerSpanId}-01` },
+          body: JSON.stringify(message),
+        });
+        expect(published.status).toBe(202);
+      } finally {
+        await tenants?.close();
+        // SIGTERM: the bus flushes its last batch of spans to the Collector before it exits.
+        await bus.stop();
+      }
+    } finally {
+      // SIGTERM: the Collector drains its pipeline into the file before it exits.
+      expect(await collector.stop('SIGTERM')).toBe(0);
+    }
+    try {
+      const publish = (await spansOfTrace(spansFile, traceId)).find((s) => s.kind === SPAN_KIND_SERVER);
+      expect(publish).toMatchObject({ traceId, parentSpanId: producerSpanId });
+      expect(
+        Object.fromEntries(
+          ['messaging.system', 'messaging.operation.name', 'messaging.operation.type', 'messaging.destination.name', 'messaging.message.id'].map((key) => [
+            key,
+            attribute(publish!, key),
+          ]),
+        ),
+      ).toEqual({
+        'messaging.system': 'kafka',
+        'messaging.operation.name': 'send',
+        'messaging.operation.type': 'send',
+        'messaging.destination.name': 'bus.messages.v1',
+        'messaging.message.id': message.message_id,
+      });
+    } finally {
+      await rm(dir, { recursive: true, force: true });
     }
   }, 150_000);
 });

@@ -1,7 +1,7 @@
 export { requireEnv } from './env';
 export { createTestDatabase, withClient } from './database';
 export type { TestDatabase } from './database';
-export { BUS_NODE_FLAGS, freePort, startNodeProcess, waitForHttp, waitForAllChecksOk, REPO_ROOT } from './process';
+export { BUS_NODE_FLAGS, freePort, startNodeProcess, startProcess, waitForHttp, waitForAllChecksOk, REPO_ROOT } from './process';
 export type { ServiceProcess } from './process';
 export { createOpenApiChecker, fetchObserved } from './openapi';
 export type { OpenApiChecker, OpenApiDocument, ObservedResponse } from './openapi';

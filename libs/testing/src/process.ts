@@ -55,15 +55,17 @@ export const BUS_NODE_FLAGS: Readonly<Record<string, readonly string[]>> = {
  * Node flags and the given environment on top of a minimal one. `npm test` builds before it runs jest.
  */
 export function startNodeProcess(entry: string, env: Record<string, string>, args: string[] = []): ServiceProcess {
-  const child = spawn(process.execPath, [...(BUS_NODE_FLAGS[entry] ?? []), ...args, path.join(REPO_ROOT, entry)], {
-    env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'info', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  return startProcess(entry, process.execPath, [...(BUS_NODE_FLAGS[entry] ?? []), ...args, path.join(REPO_ROOT, entry)], { LOG_LEVEL: 'info', ...env });
+}
+
+/** Starts any executable (e.g. a built OpenTelemetry Collector) with the given environment on top of PATH; `name` names it in reports. */
+export function startProcess(name: string, command: string, args: string[], env: Record<string, string>): ServiceProcess {
+  const child = spawn(command, args, { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   child.stdout?.on('data', (d: Buffer) => (output += d.toString('utf8')));
   child.stderr?.on('data', (d: Buffer) => (output += d.toString('utf8')));
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  startedProcesses().add({ name: entry, output: () => output });
+  startedProcesses().add({ name, output: () => output });
   return {
     child,
     output: () => output,
