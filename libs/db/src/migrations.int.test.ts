@@ -54,6 +54,8 @@ const ALL = [
   '022_test_runs',
 ];
 
+// By hand rather than @bus/fixtures' useTestDatabase: the migrations themselves are under test (up
+// from an empty database, down, up again).
 let testDb: TestDatabase;
 let db: Knex;
 

@@ -2,6 +2,8 @@ import { createTestDatabase, type TestDatabase } from '@bus/testing';
 import { createDatabase, migrateLatest, rawQuery, type Knex } from './index';
 import { ENUM_TYPES, TABLE_COLUMNS } from './tables';
 
+// By hand rather than @bus/fixtures' useTestDatabase: libs/db is below the fixture (which is built on
+// it), and this file checks what migrateLatest makes.
 let testDb: TestDatabase;
 let db: Knex;
 
