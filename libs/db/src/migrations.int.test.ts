@@ -23,6 +23,7 @@ const TABLES = [
   'refusal_counters',
   'refusals',
   'replay_jobs',
+  'run_validations',
   'signing_keys',
   'skill_registrations',
   'story_state',
@@ -52,6 +53,7 @@ const ALL = [
   '020_delivery_heads',
   '021_drop_pending_by_age',
   '022_test_runs',
+  '023_run_validations',
 ];
 
 // By hand rather than @bus/fixtures' useTestDatabase: the migrations themselves are under test (up
