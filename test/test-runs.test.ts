@@ -221,7 +221,9 @@ describe('a test run and its report', () => {
     expect([unknown.status, rule(unknown)]).toEqual([404, 'run.unknown']);
     const none = await bearerCall(bus, 'GET', runsPath(`/${run.id}`), '');
     expect(none.status).toBe(401);
-    for (const body of [{}, { label: '' }, { label: 'x', duration_seconds: 86_401 }, { label: 'x', extra: 1 }]) {
+    // A label is one line of text: Postgres cannot store a NUL, and a control character has no place in a report.
+    const labels = ['', '   ', 'nul\u0000inside', 'two\nlines', 'c1\u0085control'];
+    for (const body of [{}, ...labels.map((label) => ({ label })), { label: 'x', duration_seconds: 86_401 }, { label: 'x', extra: 1 }]) {
       const bad = await bearerCall(bus, 'POST', runsPath(), tokens.producer, body);
       expect([bad.status, rule(bad)]).toEqual([400, 'request.invalid']);
     }
