@@ -17,6 +17,8 @@ describe("a failed test's report", () => {
       testEnvironment: '<rootDir>/test/support/environment.js',
       transform: { '^.+\\.ts$': ['@swc/jest', { jsc: { parser: { syntax: 'typescript' }, target: 'es2023' }, module: { type: 'commonjs' } }] },
       moduleNameMapper: { '^@bus/testing$': '<rootDir>/libs/testing/src/index.ts' },
+      // As jest.config.js: .local/ holds copies of the packages (the cluster tier's image layers).
+      modulePathIgnorePatterns: ['<rootDir>/.local/'],
     };
     const run = spawnSync(process.execPath, [path.join(REPO_ROOT, 'node_modules/jest/bin/jest.js'), '--config', JSON.stringify(config), '--json', '--ci'], {
       cwd: REPO_ROOT,
