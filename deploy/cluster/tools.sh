@@ -111,12 +111,22 @@ build_skaffold() {
   cluster_log "skaffold built in $((SECONDS - started)) s"
 }
 
+# Once the binaries are built, their Go caches and module copies (~8 GB after all three) serve only a
+# rebuild of a new version, which downloads again: a checkout keeps the binaries alone.
+trim_go_caches() {
+  [ -d "$GOCACHE" ] || [ -d "$GOMODCACHE" ] || [ -d "$CLUSTER_CACHE/go/src" ] || return 0
+  cluster_go clean -cache -modcache
+  rm -rf "$CLUSTER_CACHE/go/src"
+  cluster_log "Go build caches removed (the binaries stay in $CLUSTER_BIN)"
+}
+
 case "${1:-}" in
-  skaffold) build_skaffold; exit 0 ;;
-  go-builds) build_kubernetes; build_coredns; build_skaffold; exit 0 ;;
+  skaffold) build_skaffold; trim_go_caches; exit 0 ;;
+  go-builds) build_kubernetes; build_coredns; build_skaffold; trim_go_caches; exit 0 ;;
 esac
 
 install_apt_packages
 build_kubernetes
 build_coredns
+trim_go_caches
 ensure_chart_tools

@@ -28,5 +28,7 @@ if [ ! -x "$bin" ] || [ "$(cat "$bin.stamp" 2> /dev/null)" != "$stamp" ]; then
   )
   mv "$bin.new" "$bin"
   echo "$stamp" > "$bin.stamp"
+  # The caches (~1 GB) serve only a rebuild, which downloads again.
+  GOCACHE="$PWD/$out/gocache" GOMODCACHE="$PWD/$out/gomodcache" go clean -cache -modcache
 fi
 echo "$PWD/$bin"
