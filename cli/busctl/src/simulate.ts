@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
-import { BusRefusedError } from '@bus/client';
-import { generateStories, interleaveStories, type GeneratedStory, type SomMessage } from '@bus/som';
+import { publishStories, type SimulationCounts } from '@bus/client';
+import { generateStories, interleaveStories, type GeneratedStory } from '@bus/som';
 import { isUsageError, UsageError } from './errors';
 import { DEFAULT_BUS_URL, PRODUCER_ENVIRONMENT_HELP, producerConnection, producerFor, runFailure, type ValidateIo } from './validate';
 
@@ -99,27 +99,6 @@ function optionsFrom(argv: readonly string[], env: Readonly<Record<string, strin
   };
 }
 
-/**
- * At most one message per interval. No credit builds up: after a long wait (a 429's Retry-After, a
- * slow answer) the next message goes at once and the ones after it keep the interval, so a pause
- * is never followed by a burst that would earn the next 429.
- */
-class Pacer {
-  private nextAt: number | undefined;
-
-  constructor(
-    private readonly io: SimulateIo,
-    private readonly intervalMs: number,
-  ) {}
-
-  async wait(): Promise<void> {
-    const now = this.io.now().getTime();
-    const at = Math.max(this.nextAt ?? now, now);
-    if (at > now) await this.io.sleep(at - now);
-    this.nextAt = at + this.intervalMs;
-  }
-}
-
 const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
 
 /** `busctl simulate …` (argv after `simulate`): the exit code. */
@@ -148,52 +127,36 @@ export async function runSimulate(argv: readonly string[], env: Readonly<Record<
   }
 
   const order = interleaveStories(stories, options.seed);
-  const storyOf = new Map(stories.map((story, i) => [story.correlation_id, { number: i + 1, left: story.messages.length }]));
   const intervalMs = 1000 / options.rate;
   io.stdout(
     `Simulating ${stories.length} stories, ${order.length} messages (seed ${options.seed}, system_id ${options.systemId}) ` +
       `at most ${options.rate} a second to ${options.busUrl}: about ${seconds((order.length - 1) * intervalMs)}.\n`,
   );
 
-  const producer = producerFor(options, io);
-  const pacer = new Pacer(io, intervalMs);
-  const stopped = new Set<string>();
-  const count = { accepted: 0, duplicates: 0, refused: 0, notSent: 0, storiesDone: 0 };
-  const publish = async (message: SomMessage): Promise<void> => {
-    const story = storyOf.get(message.correlation_id) as { number: number; left: number };
-    story.left--;
-    // After a refusal the rest of the story would only meet the sequence rules' refusals.
-    if (stopped.has(message.correlation_id)) {
-      count.notSent++;
-    } else {
-      await pacer.wait();
-      try {
-        // 200 duplicate: a resend after a lost answer, or this seed published before with the same clock.
-        if ((await producer.publish(JSON.stringify(message))).duplicate) count.duplicates++;
-        else count.accepted++;
-      } catch (err) {
-        if (!(err instanceof BusRefusedError)) throw err;
-        count.refused++;
-        stopped.add(message.correlation_id);
-        const first = err.violations[0];
-        io.stdout(
-          `refused ${err.status} ${first ? `${first.rule}${first.path ? ` ${first.path}` : ''}: ${first.message}` : ''} ` +
-            `(${message.message_type} ${message.message_id} of story ${story.number}, ${message.correlation_id}); the rest of that story is not sent\n`,
-        );
-      }
-    }
-    if (story.left === 0) {
-      count.storiesDone++;
-      io.stdout(
-        `story ${story.number} done (${count.storiesDone}/${stories.length} stories): ${count.accepted + count.duplicates + count.refused}/${order.length} messages sent, ` +
-          `${count.refused} refused\n`,
-      );
-    }
-  };
-
   const publishingFrom = io.now().getTime();
+  let count: SimulationCounts;
   try {
-    for (const message of order) await publish(message);
+    count = await publishStories(producerFor(options, io), stories, order, {
+      rate: options.rate,
+      sleep: (ms) => io.sleep(ms),
+      now: () => io.now(),
+      onEvent: (event) => {
+        if (event.kind === 'refused') {
+          const { error, message } = event;
+          const first = error.violations[0];
+          io.stdout(
+            `refused ${error.status} ${first ? `${first.rule}${first.path ? ` ${first.path}` : ''}: ${first.message}` : ''} ` +
+              `(${message.message_type} ${message.message_id} of story ${event.story}, ${message.correlation_id}); the rest of that story is not sent\n`,
+          );
+          return;
+        }
+        const { counts } = event;
+        io.stdout(
+          `story ${event.story} done (${counts.storiesDone}/${stories.length} stories): ${counts.accepted + counts.duplicates + counts.refused}/${order.length} messages sent, ` +
+            `${counts.refused} refused\n`,
+        );
+      },
+    });
   } catch (err) {
     const failure = runFailure(err, options.busUrl);
     if (failure === undefined) throw err;

@@ -19,6 +19,8 @@ export { BusRefusedError, BusUnreachableError, TokenRequestError } from './error
 export type { Violation } from './errors';
 export { retryAfterSeconds } from './wait';
 export { CTRF_SPEC_VERSION, ctrfJson, junitXml, violationLine } from './reports';
+export { publishStories } from './simulation';
 export { BusTestRuns, runReportFiles, runTestReport } from './runs';
 export type { TestRun, RunMessage, RunReport, Span } from './runs';
 export type { CaseOutcome, ReportCase, TestReport } from './reports';
+export type { SimulationCounts, SimulationEvent, SimulationOptions, StoryMessage } from './simulation';
