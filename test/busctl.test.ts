@@ -10,6 +10,7 @@ import { generateStories, MESSAGE_TYPES } from '@bus/som';
 import { eventually, REPO_ROOT } from '@bus/testing';
 import { startBus, type RunningBus } from './support/bus';
 import { runCommand, type Ran } from './support/command';
+import { junitSchemaErrors } from './support/junit-schema';
 import { TenantFixture, type Tenant } from './support/tenants';
 
 const BUSCTL = path.join(REPO_ROOT, 'cli/busctl/dist/main.js');
@@ -189,7 +190,7 @@ describe('busctl validate and story export against the running bus (a producer c
     return folder;
   }
 
-  it("checks a corpus, exits 1 on a refusal, and writes reports that the formats' own parsers read", async () => {
+  it("checks a corpus, exits 1 on a refusal, and writes reports that the formats' own parsers read and their schemas accept", async () => {
     const corpus = story('corpus', ['story.context', 'telling.started']);
     writeFileSync(path.join(corpus, '03-broken.json'), JSON.stringify({ ...(som.examples['story.context'] as object), message_id: 'not-a-uuid' }));
     const junitFile = path.join(dir, 'junit.xml');
@@ -208,6 +209,7 @@ describe('busctl validate and story export against the running bus (a producer c
       testsuite: Array<{ name: string; testcase: Array<{ name: string; failure?: Array<{ message: string; inner: string }> }> }>;
     };
     expect(junit).toMatchObject({ tests: 3, failures: 1 });
+    expect(await junitSchemaErrors(readFileSync(junitFile, 'utf8'))).toEqual([]);
     const failed = junit.testsuite.flatMap((s) => s.testcase).find((c) => c.failure !== undefined);
     expect(failed?.name).toBe(path.join(corpus, '03-broken.json'));
     expect(failed?.failure?.[0]).toMatchObject({ message: '400 schema.format', inner: expect.stringContaining('schema.format /message_id') });

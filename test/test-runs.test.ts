@@ -4,19 +4,20 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { validate as validateCtrf } from 'ctrf';
 import { parse as parseJunit } from 'junit2json';
-import { BusProducer, BusTestRuns, type RunReport, type TestRun } from '@bus/client';
+import { BusProducer, BusTestRuns, junitXml, type RunReport, type TestRun } from '@bus/client';
 import { som } from '@bus/schemas';
 import { eventually, REPO_ROOT } from '@bus/testing';
 import { startBus, type RunningBus } from './support/bus';
 import { bearerCall } from './support/bus-call';
 import { runCommand, type Ran } from './support/command';
+import { junitSchemaErrors } from './support/junit-schema';
 import { houseAndOther, type TenantFixture, type Tenant } from './support/tenants';
 
 /**
  * Test runs on the compiled all-in-one bus (docs/testing-tools.md#test-runs): a run opened by a
  * producer and stopped by a consumer of the workspace; its report lists the window's accepted and
  * refused publishes and refused validates, counts refusals per rule, shows a consumer's receive and
- * ack; the JUnit and CTRF forms parse and validate; busctl run drives the same routes; anyone outside
+ * ack; the JUnit and CTRF forms parse and validate against their schemas; busctl run drives the same routes; anyone outside
  * the workspace is refused.
  */
 const SYSTEM_ID = 'storyteller.web';
@@ -190,6 +191,7 @@ describe('a test run and its report', () => {
 
     const junit = await bearerCall(bus, 'GET', `${runsPath(`/${run.id}/report`)}?format=junit`, tokens.consumer);
     expect(junit.headers.get('content-type')).toMatch(/^application\/xml/);
+    expect(await junitSchemaErrors(junit.body as string)).toEqual([]);
     const parsed = (await parseJunit(junit.body as string)) as {
       tests: number;
       failures: number;
@@ -206,6 +208,28 @@ describe('a test run and its report', () => {
     expect(validateCtrf(ctrf.body)).toMatchObject({ valid: true, errors: [] });
     expect(ctrf.body).toMatchObject({ results: { summary: { tests: 2, passed: 1, failed: 1 } } });
   }, 60_000);
+
+  it("writes JUnit that Jenkins' schema accepts whatever a violation quotes: markup, quotes, control characters, lone surrogates", async () => {
+    const xml = junitXml({
+      tool: 'run <"label">',
+      startedAt: new Date('2026-11-29T06:00:00.000Z'),
+      stoppedAt: new Date('2026-11-29T06:21:40.250Z'),
+      cases: [
+        { name: 'publish a', suite: 'story.context', durationMs: 1_234_567, outcome: 'passed' },
+        {
+          name: "b 'quoted'",
+          suite: 'story.context',
+          durationMs: 8,
+          outcome: 'failed',
+          message: '400 schema.type',
+          details: 'schema.type /x: "<\u0001\uD800>" & ]]>',
+        },
+        { name: 'c', suite: 'unknown & <odd>', durationMs: 0, outcome: 'error', message: 'the bus could not be reached\u0000' },
+      ],
+    });
+    expect(await junitSchemaErrors(xml)).toEqual([]);
+    expect(await parseJunit(xml)).toMatchObject({ tests: 3, failures: 1, errors: 1 });
+  });
 
   it('refuses a caller outside the workspace, an unknown run and a bad body', async () => {
     const run = (await bearerCall(bus, 'POST', runsPath(), tokens.producer, { label: 'mine', duration_seconds: 60 })).body as TestRun;
@@ -272,6 +296,7 @@ describe('busctl run', () => {
     expect(refused.stdout).toContain('1 accepted, 1 refused');
     expect((JSON.parse(readFileSync(files.json, 'utf8')) as RunReport).run).toMatchObject({ id: runId, state: 'ended' });
     expect(await parseJunit(readFileSync(files.junit, 'utf8'))).toMatchObject({ tests: 2, failures: 1 });
+    expect(await junitSchemaErrors(readFileSync(files.junit, 'utf8'))).toEqual([]);
     expect(validateCtrf(JSON.parse(readFileSync(files.ctrf, 'utf8')))).toMatchObject({ valid: true });
 
     const usage = await busctl(['run', 'start']);

@@ -63,7 +63,8 @@ export function junitXml(report: TestReport): string {
       `  <testsuite name="${xml(suite)}" tests="${cases.length}" failures="${count(cases, 'failed')}" errors="${count(cases, 'error')}" skipped="0" time="${seconds(suiteMs)}" timestamp="${report.startedAt.toISOString().slice(0, 19)}">`,
     );
     for (const c of cases) {
-      const open = `    <testcase name="${xml(c.name)}" classname="${xml(suite)}" time="${seconds(c.durationMs)}"${c.file ? ` file="${xml(c.file)}"` : ''}`;
+      // No `file` attribute: Jenkins' schema (junit-10.xsd) has none on a testcase; the name carries the file.
+      const open = `    <testcase name="${xml(c.name)}" classname="${xml(suite)}" time="${seconds(c.durationMs)}"`;
       if (c.outcome === 'passed') {
         lines.push(`${open}/>`);
         continue;
