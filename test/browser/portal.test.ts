@@ -706,7 +706,75 @@ describe('the portal in a browser', () => {
       await context.close();
     }, 60_000);
 
-    it("lets a viewer see a consumer's queue but not start a replay: no control, and the server answers 403", async () => {
+    it("lets a house admin run a simulated producer from a producer's page: a wrong secret is said beside its field, every planned message is accepted and reaches the consumer", async () => {
+      const { context, page } = await signIn('house-admin');
+      const consumerId = await newConnection(page, 'consumer');
+      const created = await apiCall(page, 'POST', `/api/portal/apps/${DEMO_APP}/connections`, { kind: 'producer' });
+      const { client_id: producerId, client_secret: secret } = created.body as { client_id: string; client_secret: string };
+      await page.goto(`${portalUrl}/portal/connections/${producerId}`);
+      const form = page.locator('section', { has: page.getByRole('heading', { name: 'Simulated producer' }) });
+      await form.getByLabel('Stories').fill('3');
+      await form.getByLabel('Messages a second, at most').fill('20');
+      expect(await form.getByLabel('System id').inputValue()).toBe('demo.studio');
+      await expectAccessible(page);
+      const start = async (typedSecret: string) => {
+        await form.getByLabel('Secret').fill(typedSecret);
+        await form.getByRole('button', { name: 'Start simulation' }).click();
+        const dialog = page.getByRole('dialog');
+        expect(await dialog.textContent()).toContain(`Publish generated stories into workspace ${demoWorkspace} through ${producerId}?`);
+        await dialog.getByRole('button', { name: 'Confirm' }).click();
+      };
+      // A wrong secret is refused before anything starts, in words beside its field.
+      await start('sbs_not-the-secret');
+      await form.getByText("Secret is not this connection's current secret").waitFor();
+      expect(await form.getByLabel('Secret').getAttribute('aria-invalid')).toBe('true');
+
+      await start(secret);
+      await page.waitForURL(/\/portal\/simulations\/[0-9a-f-]{36}$/);
+      await page.getByRole('status').filter({ hasText: 'Simulation started' }).waitFor();
+      const simulationId = /([0-9a-f-]{36})$/.exec(page.url())![1]!;
+      // The page follows the run by itself until it has succeeded; the counts add up.
+      await page.locator('[data-field="status"]', { hasText: 'succeeded' }).waitFor({ timeout: 60_000 });
+      const count = async (field: string) => Number(await page.locator(`[data-field="${field}"]`).textContent());
+      const planned = await count('messages');
+      expect(planned).toBeGreaterThanOrEqual(3);
+      expect([await count('accepted'), await count('refused'), await count('not_sent'), await count('stories_done')]).toEqual([planned, 0, 0, 3]);
+      await expectAccessible(page);
+      await page.screenshot({ path: path.join(SCREENSHOTS, 'simulation-progress.png'), fullPage: true });
+      const simulation = await apiCall(page, 'GET', `/api/portal/simulations/${simulationId}`);
+      expect(simulation.body).toMatchObject({
+        simulation_id: simulationId,
+        client_id: producerId,
+        status: 'succeeded',
+        accepted: planned,
+        first_refusal: null,
+      });
+      // Published through the bus like any producer's messages: the workspace's new consumer has them all.
+      await eventually(
+        async () => (await apiCall(page, 'GET', `/api/portal/connections/${consumerId}/queue`)).body as { depth: number },
+        (queue) => queue.depth === planned,
+        { what: 'every simulated message queued for the consumer' },
+      );
+      // Audited with what was asked, never the secret; a consumer connection and a system id the app may not use are refused.
+      const audit = await apiCall(page, 'GET', '/api/portal/audit');
+      expect((audit.body as { entries: Array<{ action: string; target: string }> }).entries).toContainEqual(
+        expect.objectContaining({ action: expect.stringContaining(`connection.simulate ${simulationId}: 3 stories, ${planned} messages`), target: producerId }),
+      );
+      expect(audit.text).not.toContain(secret);
+      const body = { stories: 1, rate: 5, seed: 1, system_id: 'demo.studio', client_secret: secret };
+      expect(await apiCall(page, 'POST', `/api/portal/connections/${consumerId}/simulations`, body)).toMatchObject({
+        status: 409,
+        body: { code: 'admin.conflict' },
+      });
+      const otherSystem = await apiCall(page, 'POST', `/api/portal/connections/${producerId}/simulations`, { ...body, system_id: 'demo.elsewhere' });
+      expect(otherSystem).toMatchObject({
+        status: 400,
+        body: { code: 'admin.request_invalid', message: expect.stringContaining('body "system_id" is not one the app may publish for') },
+      });
+      await context.close();
+    }, 90_000);
+
+    it("lets a viewer see a consumer's queue but not start a replay or a simulated producer: no control, and the server answers 403", async () => {
       const { context, page } = await signIn('viewer');
       const consumer = (await adminCall('POST', '/api/admin/connections', { app_id: DEMO_APP, kind: 'consumer' })) as unknown as { client_id: string };
       await page.goto(`${portalUrl}/portal/connections/${consumer.client_id}`);
@@ -717,6 +785,19 @@ describe('the portal in a browser', () => {
       });
       expect(refused.status).toBe(403);
       expect(refused.body).toMatchObject({ code: 'portal.forbidden' });
+      // Nor may a viewer run a simulated producer: no form on a producer's page, and 403 from the server.
+      const producer = (await adminCall('POST', '/api/admin/connections', { app_id: DEMO_APP, kind: 'producer' })) as unknown as { client_id: string };
+      await page.goto(`${portalUrl}/portal/connections/${producer.client_id}`);
+      await page.getByRole('heading', { name: 'Recent refusals' }).waitFor();
+      expect(await page.getByRole('button', { name: 'Start simulation' }).count()).toBe(0);
+      const simulate = await apiCall(page, 'POST', `/api/portal/connections/${producer.client_id}/simulations`, {
+        stories: 1,
+        rate: 5,
+        seed: 1,
+        system_id: 'demo.studio',
+        client_secret: 'sbs_whatever',
+      });
+      expect(simulate).toMatchObject({ status: 403, body: { code: 'portal.forbidden' } });
       await context.close();
     }, 60_000);
 

@@ -4,7 +4,7 @@
  * from an empty story state; the same seed gives the same messages; every type shows up.
  */
 import fc from 'fast-check';
-import { generateStories, interleaveStories, type GeneratedStory } from './generate';
+import { generatableTypes, generateStories, interleaveStories, type GeneratedStory } from './generate';
 import { checkPolicy } from './policy';
 import { MESSAGE_TYPES } from './schema-set';
 import { applySequence, type StoryState } from './sequence';
@@ -89,6 +89,23 @@ describe('generateStories', () => {
       'link.withdrawn cannot be sent without link.committed',
     );
     expect(() => generateStories({ seed: 7, stories: 1, systemId: 'Not A System', now: TEST_NOW })).toThrow(/is not a SOM system_id/);
+  });
+
+  it('narrows what an app may publish to what stories can carry: a machine without its first message is left out', () => {
+    expect(generatableTypes(['link.withdrawn', 'telling.started', 'telling.ended', 'no.such_type', 'Telling.Started']).sort()).toEqual([
+      'telling.ended',
+      'telling.started',
+    ]);
+    expect(generatableTypes(['link.gate_changed'])).toEqual([]);
+    expect(generatableTypes(MESSAGE_TYPES)).toEqual(MESSAGE_TYPES);
+    const stories = generateStories({
+      seed: 3,
+      stories: 5,
+      systemId: SYSTEM_ID,
+      now: TEST_NOW,
+      messageTypes: generatableTypes(['link.committed', 'link.withdrawn', 'story.context']),
+    });
+    expect(stories.flatMap(problemsOf)).toEqual([]);
   });
 
   it('interleaves stories keeping the order within each, the same way for the same seed', () => {

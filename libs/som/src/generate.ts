@@ -84,6 +84,15 @@ const NEEDS: Readonly<Record<string, string>> = {
   'link.withdrawn': 'link.committed',
 };
 
+/**
+ * The types among `permitted` that generated stories can carry: known SOM types whose machine's first
+ * message (telling.started for telling.exposed, say) is permitted too. What an app may publish can be
+ * narrower than a story needs; these are what remains publishable.
+ */
+export function generatableTypes(permitted: readonly string[]): string[] {
+  return MESSAGE_TYPES.filter((type) => permitted.includes(type) && (NEEDS[type] === undefined || permitted.includes(NEEDS[type])));
+}
+
 /** Generates `stories` valid stories; each, published in order from an empty story state, is accepted. */
 export function generateStories(options: GenerateOptions): GeneratedStory[] {
   const { seed, stories, systemId, now } = options;

@@ -13,5 +13,5 @@ export { checkPolicy } from './policy';
 export type { ProducerPermissions } from './policy';
 export { applySequence, familyOf, parseStoryState, EMPTY_STORY_STATE, STORY_STATE_VERSION, StoryStateError, SequenceInputError } from './sequence';
 export type { Family, GateState, LinkState, SequenceOutcome, StoryState, TellingState } from './sequence';
-export { generateStories, interleaveStories } from './generate';
+export { generatableTypes, generateStories, interleaveStories } from './generate';
 export type { GenerateOptions, GeneratedStory } from './generate';

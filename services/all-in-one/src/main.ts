@@ -97,7 +97,11 @@ void bootstrap({
           renderError: codeBody,
           services: [
             createCatalogueService({ redis, readiness: [redisReady], limitMetrics }),
-            portalServiceOf({ db, redis, kafka, producer, logger, metrics, limitMetrics, ready: { postgres, redis: redisReady, kafka: kafkaReady } }, config),
+            portalServiceOf(
+              { db, redis, kafka, producer, logger, metrics, limitMetrics, ready: { postgres, redis: redisReady, kafka: kafkaReady } },
+              // The simulated producer publishes through this process's own bus listener unless told otherwise.
+              { ...config, PORTAL_SIMULATOR_BUS_URL: config.PORTAL_SIMULATOR_BUS_URL ?? `http://${ownAddress(config.HOST)}:${config.BUS_PORT}` },
+            ),
           ],
         },
       ],
@@ -105,3 +109,9 @@ void bootstrap({
     };
   },
 });
+
+/** An address of this host that reaches a listener bound to `host`: a wildcard bind is reached on loopback. */
+function ownAddress(host: string): string {
+  if (host === '0.0.0.0' || host === '::' || host === '') return '127.0.0.1';
+  return host.includes(':') ? `[${host}]` : host;
+}

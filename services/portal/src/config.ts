@@ -1,4 +1,4 @@
-import { int, oneOf, str, type ConfigOf } from '@bus/config';
+import { int, oneOf, optional, str, url, type ConfigOf } from '@bus/config';
 import type { QueueOperations } from '@bus/contracts';
 import type { Knex } from '@bus/db';
 import { createControlPublisher, encryptionKeyConfig, identityProviderConfig } from '@bus/identity';
@@ -22,6 +22,13 @@ export const portalConfig = {
   ...peopleConfig,
   /** Which hosted environment this is: consumer fault injection is refused outside a Sandbox (docs/testing-tools.md). */
   BUS_ENVIRONMENT: oneOf(['sandbox', 'preview'], { default: 'sandbox' }),
+  /**
+   * The bus's publish routes (the gateway) as the portal reaches them, for the simulated producer of a
+   * producer connection's page (docs/portal.md#simulated-producer); unset turns the simulator off.
+   */
+  PORTAL_SIMULATOR_BUS_URL: optional(url({ protocols: ['http:', 'https:'] })),
+  /** The bus's token route (the auth service) as the portal reaches it, when it is not at PORTAL_SIMULATOR_BUS_URL. */
+  PORTAL_SIMULATOR_AUTH_URL: optional(url({ protocols: ['http:', 'https:'] })),
 } as const;
 
 /**
@@ -46,5 +53,8 @@ export function portalDepsOf(
     encryptionKey: config.SIGNING_KEY_ENCRYPTION_KEY,
     signIn: peopleSignInOf(config),
     environment: config.BUS_ENVIRONMENT,
+    ...(config.PORTAL_SIMULATOR_BUS_URL === undefined
+      ? {}
+      : { simulator: { gatewayUrl: config.PORTAL_SIMULATOR_BUS_URL, authUrl: config.PORTAL_SIMULATOR_AUTH_URL ?? config.PORTAL_SIMULATOR_BUS_URL } }),
   };
 }

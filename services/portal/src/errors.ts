@@ -59,3 +59,11 @@ export class AdminUnavailableError extends DependencyUnavailableError {
     );
   }
 }
+
+/** 503 admin.unavailable: the simulated producer could not reach the bus's token route (its cause is logged); retry. */
+export class SimulatorUnavailableError extends DependencyUnavailableError {
+  override readonly name = 'SimulatorUnavailableError';
+  constructor(cause: unknown) {
+    super('admin.unavailable', "The bus's token route could not be reached from the portal; nothing was started. Retry shortly", cause);
+  }
+}

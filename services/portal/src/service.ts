@@ -28,6 +28,7 @@ import { principalOperations, principalRoutes } from './principal-routes';
 import { registrationOperations } from './registrations';
 import { quarantineRoutes } from './quarantine-routes';
 import { createReplayRunner, type ReplayRunner } from './replays';
+import { SimulationRunner, type SimulatorBus } from './simulations';
 import { traceRoutes } from './trace-routes';
 import { adminAudit } from './admin-audit';
 import { peopleRouters, PeopleStore, portalErrorPage, type PeopleSignIn } from './people';
@@ -58,11 +59,20 @@ export interface PortalServiceDeps {
   allowHttpLoopbackJwks: boolean;
   /** Sign-in for people (PORTAL_OIDC_*); undefined leaves the portal's pages and /api/portal off. */
   signIn?: PeopleSignIn;
+  /** Where the simulated producer reaches the bus (PORTAL_SIMULATOR_*); undefined turns it off. */
+  simulator?: SimulatorBus;
 }
 
 export interface PortalService extends Service {
   /** The replays this process runs (tests wait on it). */
   replays: ReplayRunner;
+}
+
+/** Why a producer's page offers no simulated producer, or the runner that gives it one. */
+function simulatorOf(deps: PortalServiceDeps): SimulationRunner | string {
+  if (deps.environment !== 'sandbox') return `A simulated producer is a Sandbox tool; this bus is ${deps.environment} (BUS_ENVIRONMENT)`;
+  if (!deps.simulator) return 'The simulated producer is off on this deployment (PORTAL_SIMULATOR_BUS_URL is not set)';
+  return new SimulationRunner({ redis: deps.redis, logger: deps.logger, bus: deps.simulator });
 }
 
 /** The operator's admin API under /api/admin on the portal host (docs/admin.md). */
@@ -123,7 +133,7 @@ export function createPortalService(deps: PortalServiceDeps): PortalService {
         store,
         logger: deps.logger,
         signIn: deps.signIn,
-        tools: { queues, replays, archiveMs: deps.archiveMs },
+        tools: { queues, replays, archiveMs: deps.archiveMs, simulations: simulatorOf(deps) },
         library,
         principals,
         bindings: bindingOperations({ db: deps.db, admin }),

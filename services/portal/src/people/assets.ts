@@ -249,6 +249,9 @@ if (polled) {
     const answer = await response.json();
     // A replay's scanned records neither replayed nor skipped were left alone (tools-pages.ts, leftAlone).
     if ('scanned' in answer) answer.left_alone = answer.scanned - answer.replayed - answer.skipped;
+    // A simulation's first refusal reads as the page wrote it (tools-pages.ts, simulationSection).
+    const refusal = answer.first_refusal;
+    if (refusal) answer.first_refusal = refusal.status + ' ' + refusal.violation + ' (' + refusal.message_type + ' ' + refusal.message_id + ')';
     for (const cell of polled.querySelectorAll('[data-field]')) cell.textContent = answer[cell.dataset.field] ?? '';
     if (String(answer[whileField]) === whileValue) setTimeout(poll, Number(polled.dataset.pollMs));
     else say('Finished: ' + answer[whileField] + '.');

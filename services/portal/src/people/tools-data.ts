@@ -7,8 +7,9 @@ import type { ReplayBody } from '../admin-requests';
 import type { AdminStore, ConnectionView, ReplayView, WorkspaceView } from '../admin-store';
 import { replaySince } from '../admin-requests';
 import { consumerQueue, requireActiveConsumer, resolveOpenDeadLetter, startReplay, type QueueView } from '../consumer-queues';
-import { AdminConflictError, AdminNotFoundError, AdminUnavailableError } from '../errors';
+import { AdminConflictError, AdminNotFoundError, AdminRequestInvalidError, AdminUnavailableError } from '../errors';
 import type { ReplayRunner } from '../replays';
+import type { SimulationRequest, SimulationRunner, SimulationView } from '../simulations';
 import { messageTraceOf } from '../trace-routes';
 import { PortalForbiddenError } from './errors';
 import type { PortalData } from './portal-data';
@@ -35,6 +36,8 @@ export interface ToolsDataDeps {
   replays: ReplayRunner;
   /** The environment's replay archive (KAFKA_MESSAGES_RETENTION). */
   archiveMs: number;
+  /** The simulated producer, or why this deployment has none (words for the 409 and the page). */
+  simulations: SimulationRunner | string;
   db: Knex;
   now?: () => Date;
 }
@@ -126,6 +129,53 @@ export class ToolsData {
     const from = replaySince({ since }, this.now(), this.deps.archiveMs);
     const counted = await this.deps.data.acceptedSince(consumer.workspace_id, from, ESTIMATE_CAP + 1);
     return { client_id: clientId, since: from.toISOString(), messages: Math.min(counted, ESTIMATE_CAP), more: counted > ESTIMATE_CAP };
+  }
+
+  /** Why this deployment offers no simulated producer; undefined when it does. */
+  get simulatorOff(): string | undefined {
+    return typeof this.deps.simulations === 'string' ? this.deps.simulations : undefined;
+  }
+
+  /** The system ids a producer connection's app may publish for (the simulation form's choice). */
+  async publishableSystemIds(connection: ConnectionView): Promise<string[]> {
+    return (await this.deps.store.app(connection.app_id))?.permissions.system_ids ?? [];
+  }
+
+  /**
+   * Starts a simulated producer on an active producer connection of a Sandbox, audited with the
+   * connection's organisation (never the secret). The body is read once the person is authorised.
+   */
+  async startSimulation(req: Request, res: Response, session: Session, clientId: string, readBody: () => Promise<SimulationRequest>): Promise<SimulationView> {
+    const { connection, target } = await this.connection(session, 'connection.simulate', clientId);
+    const runner = this.deps.simulations;
+    if (typeof runner === 'string') throw new AdminConflictError(runner);
+    if (connection.kind !== 'producer')
+      throw new AdminConflictError(`Connection ${clientId} is a consumer; a simulated producer publishes through a producer connection`);
+    if (connection.status !== 'active') throw new AdminConflictError(`Connection ${clientId} is ${connection.status}; only an active connection can publish`);
+    const body = await readBody();
+    const app = await this.deps.store.app(connection.app_id);
+    const systemIds = app?.permissions.system_ids ?? [];
+    if (!systemIds.includes(body.system_id))
+      throw new AdminRequestInvalidError(
+        `body "system_id" is not one the app may publish for (${systemIds.join(', ') || 'none yet: set its permissions first'})`,
+      );
+    const started = await runner.start({ clientId, messageTypes: app?.permissions.message_types ?? [] }, body);
+    await this.deps.data.audit(req, res, session, {
+      action: `connection.simulate ${started.simulation_id}: ${started.stories} stories, ${started.messages} messages at ${started.rate}/s, seed ${started.seed}`,
+      target: clientId,
+      organisationId: target.organisationId,
+      status: 202,
+    });
+    return started;
+  }
+
+  /** A simulated producer's progress, for whoever may read its connection. */
+  async simulation(session: Session, simulationId: string): Promise<SimulationView> {
+    const runner = this.deps.simulations;
+    const view = typeof runner === 'string' ? undefined : await runner.view(simulationId);
+    if (!view) throw new AdminNotFoundError('simulation', simulationId);
+    await this.connection(session, 'connection.read', view.client_id);
+    return view;
   }
 
   /** A replay of a consumer connection the person may read. */

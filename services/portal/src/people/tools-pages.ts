@@ -1,9 +1,11 @@
+import { randomInt } from 'node:crypto';
 import type { Router, Request } from 'express';
 import type { DeadLetter } from '@bus/contracts';
 import type { RecentRefusals } from '@bus/db';
 import type { MessageTrace } from '@bus/queue';
 import type { ConnectionView, ReplayView } from '../admin-store';
 import type { QueueView } from '../consumer-queues';
+import { SIMULATION_LIMITS, SIMULATION_SEED_RANGE, type SimulationView } from '../simulations';
 import { esc, saidRegion, sendPage, timeOf } from './layout';
 import { requireSession } from './sign-in';
 import type { ToolsData } from './tools-data';
@@ -11,7 +13,7 @@ import { createRouter } from '@bus/http';
 
 const WORKSPACE_ID = /^w[a-z2-7]{12}$/;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-/** How often the replay page's script asks for the replay's progress while it runs. */
+/** How often the replay and simulation pages' script asks for the progress while it runs. */
 const REPLAY_POLL_MS = 1000;
 
 /**
@@ -28,7 +30,16 @@ export function toolsPages(deps: { tools: ToolsData }): Router {
     const heading = `<h1>Connection <code>${connection.client_id}</code> <small>(${connection.kind}, ${connection.status})</small></h1>
 <p>App <code>${connection.app_id}</code> in workspace <a href="/portal/workspaces/${connection.workspace_id}"><code>${connection.workspace_id}</code></a>.</p>`;
     if (connection.kind === 'producer') {
-      sendPage(res, `Connection ${connection.client_id}`, session, `${heading}\n${refusalsSection(await deps.tools.refusals(session, connection.client_id))}`);
+      const simulate =
+        deps.tools.may(session, 'connection.simulate', target) && connection.status === 'active'
+          ? simulateSection(connection, deps.tools.simulatorOff ?? (await deps.tools.publishableSystemIds(connection)))
+          : '';
+      sendPage(
+        res,
+        `Connection ${connection.client_id}`,
+        session,
+        `${heading}\n${refusalsSection(await deps.tools.refusals(session, connection.client_id))}\n${simulate}`,
+      );
       return;
     }
     const replay = deps.tools.may(session, 'connection.replay', target) && connection.status === 'active' ? replayForm(connection, deps.tools.archiveMs) : '';
@@ -44,6 +55,12 @@ export function toolsPages(deps: { tools: ToolsData }): Router {
     const session = requireSession(res);
     const replay = await deps.tools.replay(session, String(req.params.p));
     sendPage(res, `Replay ${replay.replay_id}`, session, replaySection(replay));
+  });
+
+  router.get('/portal/simulations/:s', async (req, res) => {
+    const session = requireSession(res);
+    const simulation = await deps.tools.simulation(session, String(req.params.s));
+    sendPage(res, `Simulation ${simulation.simulation_id}`, session, simulationSection(simulation));
   });
 
   router.get('/portal/trace', async (req, res) => {
@@ -129,6 +146,49 @@ function replayForm(connection: ConnectionView, archiveMs: number): string {
   return `<section aria-labelledby="replay-heading"><h2 id="replay-heading">Replay</h2>
 <p>Delivers again every archived message of the workspace published at or after the time you choose (your time zone). The archive keeps ${days} days; a time before it or in the future is refused.</p>
 <form data-api="${api}" data-next="/portal/replays/{replay_id}" data-said-in="said-replay" data-done="Replay started: this page follows it." data-estimate="${api}/estimate" data-confirm="Replay to ${connection.client_id} every archived message of workspace ${connection.workspace_id} published since {since}? About {estimate} messages would be delivered to it again (as many as the archive still keeps)."><label for="replay-since">Replay from</label><input id="replay-since" name="since" type="datetime-local" step="1" required data-expects="the date and time to replay from (your time zone)"><button type="submit">Start replay</button></form>${saidRegion('said-replay')}</section>`;
+}
+
+/**
+ * The simulated producer's form (docs/portal.md#simulated-producer): the seed comes filled in, so a run
+ * can be repeated on purpose; the secret goes to the bus's token route only. `offOrSystemIds` is why
+ * this deployment has none, or the system ids the app may publish for.
+ */
+function simulateSection(connection: ConnectionView, offOrSystemIds: string | readonly string[]): string {
+  const heading = '<h2 id="simulate-heading">Simulated producer</h2>';
+  const intro = `<p>Publishes generated SOM stories through this connection, as a stand-in for the real producer, so a consumer team gets valid traffic to receive. Each message passes every check of the bus like any other, and counts against the connection's limits.</p>`;
+  if (typeof offOrSystemIds === 'string') return `<section aria-labelledby="simulate-heading">${heading}${intro}<p>${esc(offOrSystemIds)}.</p></section>`;
+  if (offOrSystemIds.length === 0)
+    return `<section aria-labelledby="simulate-heading">${heading}${intro}<p>The app may publish for no system id yet: set what it may publish on its workspace page first.</p></section>`;
+  const options = offOrSystemIds.map((id) => `<option>${esc(id)}</option>`).join('');
+  const seed = randomInt(0, SIMULATION_SEED_RANGE);
+  const { storiesMax, ratePerSecondMax } = SIMULATION_LIMITS;
+  return `<section aria-labelledby="simulate-heading">${heading}${intro}
+<form data-api="/api/portal/connections/${connection.client_id}/simulations" data-next="/portal/simulations/{simulation_id}" data-said-in="said-simulate" data-done="Simulation started: this page follows it." data-confirm="Publish generated stories into workspace ${connection.workspace_id} through ${connection.client_id}? Every consumer connection of the workspace receives them.">
+<label for="simulate-stories">Stories</label><input id="simulate-stories" name="stories" type="number" min="1" max="${storiesMax}" step="1" value="5" required data-expects="a whole number of stories from 1 to ${storiesMax}">
+<label for="simulate-rate">Messages a second, at most</label><input id="simulate-rate" name="rate" type="number" min="0.1" max="${ratePerSecondMax}" step="0.1" value="5" required data-expects="a pace above 0, at most ${ratePerSecondMax} a second">
+<label for="simulate-seed">Seed</label><input id="simulate-seed" name="seed" type="number" min="0" max="${SIMULATION_SEED_RANGE - 1}" step="1" value="${seed}" required data-expects="a whole number from 0 to ${SIMULATION_SEED_RANGE - 1}: the same seed gives the same messages">
+<label for="simulate-system-id">System id</label><select id="simulate-system-id" name="system_id">${options}</select>
+<label for="simulate-secret">Secret</label><input id="simulate-secret" name="client_secret" type="password" autocomplete="off" required data-expects="the connection's current secret (sbs_…), used for its token only">
+<button type="submit">Start simulation</button></form>${saidRegion('said-simulate')}</section>`;
+}
+
+function simulationSection(simulation: SimulationView): string {
+  const field = (name: keyof SimulationView, value: string | number | null) => `<td data-field="${name}">${esc(String(value ?? ''))}</td>`;
+  const refusal = simulation.first_refusal;
+  return `<h1>Simulation <code>${simulation.simulation_id}</code></h1>
+<p>Of producer <a href="/portal/connections/${simulation.client_id}"><code>${simulation.client_id}</code></a>: ${simulation.stories} stories as system id <code>${esc(simulation.system_id)}</code>, seed ${simulation.seed}, at most ${simulation.rate} messages a second, started ${timeOf(simulation.started_at)}. This page follows it while it runs; <a href="/portal/simulations/${simulation.simulation_id}">refresh</a> if it does not. Every planned message is accepted, a duplicate, refused or not sent.</p>
+<table data-poll="/api/portal/simulations/${simulation.simulation_id}" data-poll-while="status=running" data-poll-ms="${REPLAY_POLL_MS}"><caption>Progress</caption><tbody>
+<tr><th scope="row">State</th>${field('status', simulation.status)}</tr>
+<tr><th scope="row">Messages planned</th>${field('messages', simulation.messages)}</tr>
+<tr><th scope="row">Accepted</th>${field('accepted', simulation.accepted)}</tr>
+<tr><th scope="row">Duplicates (the seed was published before)</th>${field('duplicates', simulation.duplicates)}</tr>
+<tr><th scope="row">Refused</th>${field('refused', simulation.refused)}</tr>
+<tr><th scope="row">Not sent (the rest of a refused story)</th>${field('not_sent', simulation.not_sent)}</tr>
+<tr><th scope="row">Stories done</th>${field('stories_done', simulation.stories_done)}</tr>
+<tr><th scope="row">First refusal</th><td data-field="first_refusal">${refusal ? esc(`${refusal.status} ${refusal.violation} (${refusal.message_type} ${refusal.message_id})`) : ''}</td></tr>
+<tr><th scope="row">Finished</th>${field('finished_at', simulation.finished_at)}</tr>
+<tr><th scope="row">Error</th>${field('error', simulation.error)}</tr>
+</tbody></table>`;
 }
 
 /**

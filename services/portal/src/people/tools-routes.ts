@@ -1,6 +1,7 @@
 import type { Router } from 'express';
 import type { RequestValidation } from '@bus/http';
 import type { ReplayBody } from '../admin-requests';
+import type { SimulationRequest } from '../simulations';
 import { requireSession } from './sign-in';
 import type { ToolsData } from './tools-data';
 import { createRouter } from '@bus/http';
@@ -9,8 +10,8 @@ const BODY_BYTES = 4 * 1024;
 
 /**
  * The portal API's consumer and testing tools (schemas/openapi/portal.json; docs/portal.md): a consumer
- * connection's queue stats and dead letters (redrive, discard), its replays and their progress, a message's trace and a producer's recent
- * refusals. Behind the session and CSRF checks (sign-in.ts) and the document's parameter checks.
+ * connection's queue stats and dead letters (redrive, discard), its replays and their progress, a message's trace, a producer's recent
+ * refusals and its simulated producer. Behind the session and CSRF checks (sign-in.ts) and the document's parameter checks.
  */
 export function toolsRoutes(deps: { tools: ToolsData; requests: RequestValidation }): Router {
   const router = createRouter();
@@ -36,6 +37,13 @@ export function toolsRoutes(deps: { tools: ToolsData; requests: RequestValidatio
   });
   router.get('/api/portal/replays/:p', async (req, res) => {
     res.json(await deps.tools.replay(requireSession(res), String(req.params.p)));
+  });
+  router.post('/api/portal/connections/:c/simulations', async (req, res) => {
+    const readBody = async () => (await deps.requests.jsonBody(req, BODY_BYTES)) as SimulationRequest;
+    res.status(202).json(await deps.tools.startSimulation(req, res, requireSession(res), String(req.params.c), readBody));
+  });
+  router.get('/api/portal/simulations/:s', async (req, res) => {
+    res.json(await deps.tools.simulation(requireSession(res), String(req.params.s)));
   });
   router.get('/api/portal/workspaces/:w/messages/:message_id', async (req, res) => {
     res.json(await deps.tools.trace(requireSession(res), String(req.params.w), String(req.params.message_id)));
