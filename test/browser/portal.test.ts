@@ -774,6 +774,67 @@ describe('the portal in a browser', () => {
       await context.close();
     }, 90_000);
 
+    it('validates a pasted message as its producer would send it, each violation at its path, and publishes it for whoever may; a viewer only validates', async () => {
+      const { context, page } = await signIn('house-admin');
+      const consumerId = await newConnection(page, 'consumer');
+      const created = await apiCall(page, 'POST', `/api/portal/apps/${DEMO_APP}/connections`, { kind: 'producer' });
+      const { client_id: producerId, client_secret: secret } = created.body as { client_id: string; client_secret: string };
+      const message = {
+        ...(som.examples['story.context'] as Record<string, unknown>),
+        system_id: 'demo.studio',
+        message_id: randomUUID(),
+        correlation_id: randomUUID(),
+        occurred_at: new Date().toISOString(),
+      };
+      await page.goto(`${portalUrl}/portal/connections/${producerId}`);
+      const section = page.locator('section', { has: page.getByRole('heading', { name: 'Test message' }) });
+      const send = async (text: string) => {
+        await section.getByLabel('Message (JSON)').fill(text);
+        await section.getByLabel('Secret').fill(secret);
+        await section.getByRole('button', { name: 'Send test message' }).click();
+      };
+      // Refused: each violation at its path in the message.
+      await send(JSON.stringify({ ...message, message_id: 'not-a-uuid' }, null, 2));
+      await section.getByText(/^Refused \(400\): \d+ violation/).waitFor();
+      expect(await section.getByRole('listitem').allTextContents()).toContainEqual(expect.stringMatching(/^\/message_id schema\.format: /));
+      await expectAccessible(page);
+      // Validated: a dry run; nothing reaches the consumer.
+      await send(JSON.stringify(message));
+      await section.getByText(`Validated: accepted (202), message id ${message.message_id}.`).waitFor();
+      expect(((await apiCall(page, 'GET', `/api/portal/connections/${consumerId}/queue`)).body as { depth: number }).depth).toBe(0);
+      // Published through the connection: the consumer has it, and the audit log says so.
+      await section.getByLabel('Publish it through this connection').check();
+      await send(JSON.stringify(message));
+      await section.getByText(`Published: accepted (202), message id ${message.message_id}.`).waitFor();
+      await eventually(
+        async () => (await apiCall(page, 'GET', `/api/portal/connections/${consumerId}/queue`)).body as { depth: number },
+        (queue) => queue.depth === 1,
+        { what: 'the published test message queued for the consumer' },
+      );
+      const audit = await apiCall(page, 'GET', '/api/portal/audit');
+      expect((audit.body as { entries: Array<{ action: string }> }).entries).toContainEqual(
+        expect.objectContaining({ action: `connection.test_message accepted ${message.message_id} (202)`, target: producerId }),
+      );
+      expect(audit.text).not.toContain(secret);
+      await context.close();
+
+      // A viewer validates (its API answer checked against portal.json) but has no publish choice, and the server refuses one.
+      const viewer = await signIn('viewer');
+      await viewer.page.goto(`${portalUrl}/portal/connections/${producerId}`);
+      await viewer.page.getByRole('heading', { name: 'Test message' }).waitFor();
+      expect(await viewer.page.getByLabel('Publish it through this connection').count()).toBe(0);
+      const body = { mode: 'validate', message: JSON.stringify({ ...message, message_id: randomUUID() }), client_secret: secret };
+      expect(await apiCall(viewer.page, 'POST', `/api/portal/connections/${producerId}/test-messages`, body)).toMatchObject({
+        status: 200,
+        body: { mode: 'validate', outcome: 'accepted', status: 202 },
+      });
+      expect(await apiCall(viewer.page, 'POST', `/api/portal/connections/${producerId}/test-messages`, { ...body, mode: 'publish' })).toMatchObject({
+        status: 403,
+        body: { code: 'portal.forbidden' },
+      });
+      await viewer.context.close();
+    }, 90_000);
+
     it("lets a viewer see a consumer's queue but not start a replay or a simulated producer: no control, and the server answers 403", async () => {
       const { context, page } = await signIn('viewer');
       const consumer = (await adminCall('POST', '/api/admin/connections', { app_id: DEMO_APP, kind: 'consumer' })) as unknown as { client_id: string };

@@ -100,7 +100,7 @@ void bootstrap({
             portalServiceOf(
               { db, redis, kafka, producer, logger, metrics, limitMetrics, ready: { postgres, redis: redisReady, kafka: kafkaReady } },
               // The simulated producer publishes through this process's own bus listener unless told otherwise.
-              { ...config, PORTAL_SIMULATOR_BUS_URL: config.PORTAL_SIMULATOR_BUS_URL ?? `http://${ownAddress(config.HOST)}:${config.BUS_PORT}` },
+              { ...config, PORTAL_BUS_URL: config.PORTAL_BUS_URL ?? `http://${ownAddress(config.HOST)}:${config.BUS_PORT}` },
             ),
           ],
         },

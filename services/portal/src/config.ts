@@ -23,12 +23,13 @@ export const portalConfig = {
   /** Which hosted environment this is: consumer fault injection is refused outside a Sandbox (docs/testing-tools.md). */
   BUS_ENVIRONMENT: oneOf(['sandbox', 'preview'], { default: 'sandbox' }),
   /**
-   * The bus's publish routes (the gateway) as the portal reaches them, for the simulated producer of a
-   * producer connection's page (docs/portal.md#simulated-producer); unset turns the simulator off.
+   * The bus's publish routes (the gateway) as the portal reaches them, for publishing from a producer
+   * connection's page: the simulated producer and a test message (docs/portal.md#publishing-from-a-producers-page);
+   * unset turns both off.
    */
-  PORTAL_SIMULATOR_BUS_URL: optional(url({ protocols: ['http:', 'https:'] })),
-  /** The bus's token route (the auth service) as the portal reaches it, when it is not at PORTAL_SIMULATOR_BUS_URL. */
-  PORTAL_SIMULATOR_AUTH_URL: optional(url({ protocols: ['http:', 'https:'] })),
+  PORTAL_BUS_URL: optional(url({ protocols: ['http:', 'https:'] })),
+  /** The bus's token route (the auth service) as the portal reaches it, when it is not at PORTAL_BUS_URL. */
+  PORTAL_BUS_AUTH_URL: optional(url({ protocols: ['http:', 'https:'] })),
 } as const;
 
 /**
@@ -53,8 +54,8 @@ export function portalDepsOf(
     encryptionKey: config.SIGNING_KEY_ENCRYPTION_KEY,
     signIn: peopleSignInOf(config),
     environment: config.BUS_ENVIRONMENT,
-    ...(config.PORTAL_SIMULATOR_BUS_URL === undefined
+    ...(config.PORTAL_BUS_URL === undefined
       ? {}
-      : { simulator: { gatewayUrl: config.PORTAL_SIMULATOR_BUS_URL, authUrl: config.PORTAL_SIMULATOR_AUTH_URL ?? config.PORTAL_SIMULATOR_BUS_URL } }),
+      : { bus: { gatewayUrl: config.PORTAL_BUS_URL, authUrl: config.PORTAL_BUS_AUTH_URL ?? config.PORTAL_BUS_URL } }),
   };
 }

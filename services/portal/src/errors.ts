@@ -60,10 +60,10 @@ export class AdminUnavailableError extends DependencyUnavailableError {
   }
 }
 
-/** 503 admin.unavailable: the simulated producer could not reach the bus's token route (its cause is logged); retry. */
-export class SimulatorUnavailableError extends DependencyUnavailableError {
-  override readonly name = 'SimulatorUnavailableError';
+/** 503 admin.unavailable: the portal could not reach the bus to publish as a producer (its cause is logged); retry. */
+export class PortalBusUnavailableError extends DependencyUnavailableError {
+  override readonly name = 'PortalBusUnavailableError';
   constructor(cause: unknown) {
-    super('admin.unavailable', "The bus's token route could not be reached from the portal; nothing was started. Retry shortly", cause);
+    super('admin.unavailable', 'The bus could not be reached from the portal (PORTAL_BUS_URL); nothing was sent. Retry shortly', cause);
   }
 }

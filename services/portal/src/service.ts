@@ -28,7 +28,8 @@ import { principalOperations, principalRoutes } from './principal-routes';
 import { registrationOperations } from './registrations';
 import { quarantineRoutes } from './quarantine-routes';
 import { createReplayRunner, type ReplayRunner } from './replays';
-import { SimulationRunner, type SimulatorBus } from './simulations';
+import { ProducerAccess, type PortalBus } from './producer-access';
+import { SimulationRunner } from './simulations';
 import { traceRoutes } from './trace-routes';
 import { adminAudit } from './admin-audit';
 import { peopleRouters, PeopleStore, portalErrorPage, type PeopleSignIn } from './people';
@@ -59,8 +60,8 @@ export interface PortalServiceDeps {
   allowHttpLoopbackJwks: boolean;
   /** Sign-in for people (PORTAL_OIDC_*); undefined leaves the portal's pages and /api/portal off. */
   signIn?: PeopleSignIn;
-  /** Where the simulated producer reaches the bus (PORTAL_SIMULATOR_*); undefined turns it off. */
-  simulator?: SimulatorBus;
+  /** Where the portal reaches the bus to publish from a producer's page (PORTAL_BUS_URL, PORTAL_BUS_AUTH_URL); undefined turns that off. */
+  bus?: PortalBus;
 }
 
 export interface PortalService extends Service {
@@ -68,11 +69,16 @@ export interface PortalService extends Service {
   replays: ReplayRunner;
 }
 
-/** Why a producer's page offers no simulated producer, or the runner that gives it one. */
-function simulatorOf(deps: PortalServiceDeps): SimulationRunner | string {
-  if (deps.environment !== 'sandbox') return `A simulated producer is a Sandbox tool; this bus is ${deps.environment} (BUS_ENVIRONMENT)`;
-  if (!deps.simulator) return 'The simulated producer is off on this deployment (PORTAL_SIMULATOR_BUS_URL is not set)';
-  return new SimulationRunner({ redis: deps.redis, logger: deps.logger, bus: deps.simulator });
+/** Publishing from a producer's page (a test message, the simulated producer), or why each is off: words for the 409 and the page. */
+function publishingOf(deps: PortalServiceDeps): { access: ProducerAccess | string; simulations: SimulationRunner | string } {
+  if (!deps.bus) {
+    const off = 'Publishing from the portal is off on this deployment (PORTAL_BUS_URL is not set)';
+    return { access: off, simulations: off };
+  }
+  const access = new ProducerAccess(deps.bus);
+  if (deps.environment !== 'sandbox')
+    return { access, simulations: `A simulated producer is a Sandbox tool; this bus is ${deps.environment} (BUS_ENVIRONMENT)` };
+  return { access, simulations: new SimulationRunner({ redis: deps.redis, logger: deps.logger, access }) };
 }
 
 /** The operator's admin API under /api/admin on the portal host (docs/admin.md). */
@@ -133,7 +139,7 @@ export function createPortalService(deps: PortalServiceDeps): PortalService {
         store,
         logger: deps.logger,
         signIn: deps.signIn,
-        tools: { queues, replays, archiveMs: deps.archiveMs, simulations: simulatorOf(deps) },
+        tools: { queues, replays, archiveMs: deps.archiveMs, ...publishingOf(deps) },
         library,
         principals,
         bindings: bindingOperations({ db: deps.db, admin }),

@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { BusProducer, BusUnreachableError, publishStories, TokenRequestError, TokenSource, violationLine, type SimulationCounts } from '@bus/client';
+import { BusUnreachableError, publishStories, TokenRequestError, violationLine, type SimulationCounts } from '@bus/client';
 import type { Redis } from '@bus/limits';
 import type { Logger } from '@bus/observability';
 import { generatableTypes, generateStories, interleaveStories } from '@bus/som';
-import { AdminConflictError, AdminRequestInvalidError, SimulatorUnavailableError } from './errors';
+import { AdminConflictError, AdminRequestInvalidError } from './errors';
+import type { ProducerAccess } from './producer-access';
 
 /** The most stories and the fastest pace one simulation from the portal may ask for (busctl simulate goes further). */
 export const SIMULATION_LIMITS = { storiesMax: 50, ratePerSecondMax: 20 } as const;
@@ -48,16 +49,11 @@ export interface SimulationView {
   finished_at: string | null;
 }
 
-/** Where the simulator reaches the bus: its token route and its publish route (one address in the all-in-one). */
-export interface SimulatorBus {
-  authUrl: string;
-  gatewayUrl: string;
-}
-
 export interface SimulationRunnerDeps {
   redis: Redis;
   logger: Logger;
-  bus: SimulatorBus;
+  /** Publishes as the connection, with the secret the person typed. */
+  access: ProducerAccess;
   now?: () => Date;
   sleep?: (ms: number) => Promise<void>;
 }
@@ -100,8 +96,7 @@ export class SimulationRunner {
       throw err;
     }
     const order = interleaveStories(stories, req.seed);
-    const options = { baseUrl: this.deps.bus.gatewayUrl, clientId, clientSecret: req.client_secret, fetch: this.routedFetch(), maxAttempts: 3 };
-    await this.checkSecret(new TokenSource(options));
+    const producer = await this.deps.access.producer(clientId, req.client_secret);
 
     const id = randomUUID();
     const claimed = await this.deps.redis.set(runningKey(clientId), id, 'PX', 6 * HEARTBEAT_MS, 'NX');
@@ -138,7 +133,7 @@ export class SimulationRunner {
       );
     }, HEARTBEAT_MS);
     heartbeat.unref();
-    const work = publishStories(new BusProducer(options), stories, order, {
+    const work = publishStories(producer, stories, order, {
       rate: req.rate,
       sleep: this.sleep,
       now: this.now,
@@ -187,27 +182,6 @@ export class SimulationRunner {
   /** Waits for this process's simulations (tests and shutdown). */
   async idle(): Promise<void> {
     await Promise.all([...this.running]);
-  }
-
-  private async checkSecret(tokens: TokenSource): Promise<void> {
-    try {
-      await tokens.get();
-    } catch (err) {
-      if (err instanceof TokenRequestError && err.status === 401)
-        throw new AdminRequestInvalidError(`body "client_secret" is not this connection's current secret: the bus's token route refused it (${err.error})`);
-      if (err instanceof TokenRequestError) throw new AdminConflictError(`The bus refused the connection a token: ${err.message}`);
-      if (err instanceof BusUnreachableError) throw new SimulatorUnavailableError(err);
-      throw err;
-    }
-  }
-
-  /** The token route goes to the auth service, the rest to the gateway (separate services in Kubernetes). */
-  private routedFetch(): typeof fetch {
-    const { authUrl } = this.deps.bus;
-    return (input, init) => {
-      const url = new URL(input instanceof Request ? input.url : String(input));
-      return fetch(url.pathname.startsWith('/v1/oauth/') ? new URL(url.pathname + url.search, authUrl) : url, init);
-    };
   }
 }
 

@@ -176,6 +176,23 @@ function showOnce(panel, answer) {
   panel.hidden = false;
   panel.querySelector('input, textarea').focus();
 }
+function showResult(box, answer) {
+  box.replaceChildren();
+  const line = (tag, text) => box.appendChild(document.createElement(tag)).textContent = text;
+  const verb = answer.mode === 'publish' ? 'Published' : 'Validated';
+  if (answer.outcome === 'refused') line('p', 'Refused (' + answer.status + '): ' + answer.violations.length + ' violation(s), each at its path in the message.');
+  else line('p', verb + ': ' + answer.outcome + ' (' + answer.status + '), message id ' + answer.message_id + '.');
+  for (const [title, list] of [['Violations', answer.violations], ['Tolerated', answer.tolerated]]) {
+    if (list.length === 0) continue;
+    line('h3', title);
+    const items = box.appendChild(document.createElement('ul'));
+    for (const v of list) {
+      const item = items.appendChild(document.createElement('li'));
+      item.appendChild(document.createElement('code')).textContent = v.path || '(the whole message)';
+      item.appendChild(document.createTextNode(' ' + v.rule + ': ' + v.message));
+    }
+  }
+}
 function showCheck(list, answer) {
   list.replaceChildren();
   const item = (text) => list.appendChild(document.createElement('li')).textContent = text;
@@ -211,6 +228,8 @@ document.addEventListener('submit', async (event) => {
   const checked = answer.answer || (answer.instances && answer);
   if (checks && checked) showCheck(checks, checked);
   if (!response.ok) { showRefusal(form, answer, response); return; }
+  // data-result: the answer is shown there (a test message's: the bus's verdict, each violation at its path).
+  if (form.dataset.result) { showResult(document.getElementById(form.dataset.result), answer); tell(form, 'The bus answered ' + answer.status + ': ' + answer.outcome + '.', answer.outcome === 'refused'); return; }
   if (answer.client_secret) { tell(form, form.dataset.done || 'Done: a new secret was issued.'); showSecret(answer); return; }
   // data-once: the answer holds what is shown once (a secret, a challenge); the page is not reloaded under it.
   if (form.dataset.once) { tell(form, (form.dataset.done || 'Done.') + ' Copy it now.'); showOnce(document.getElementById(form.dataset.once), answer); return; }

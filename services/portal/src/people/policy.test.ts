@@ -14,7 +14,7 @@ const WRITES: readonly Action[] = [
   'connection.bindings',
   'connection.registrations',
   'connection.replay',
-  'connection.simulate',
+  'connection.publish',
 ];
 const APP_SCOPED: readonly Action[] = ['app.read', 'connection.read', ...WRITES];
 
@@ -84,9 +84,9 @@ describe('allows (role × action × organisation)', () => {
     expect(allows([GRANTS.vendor], 'connection.replay', TARGETS["vendor's app in the house"])).toBe(true);
     expect(allows([GRANTS.vendor], 'connection.replay', TARGETS["other vendor's app in the house"])).toBe(false);
     expect(allows([GRANTS.viewer], 'connection.replay', TARGETS["house's own app"])).toBe(false);
-    expect(allows([GRANTS.vendor], 'connection.simulate', TARGETS["vendor's app in the house"])).toBe(true);
-    expect(allows([GRANTS.vendor], 'connection.simulate', TARGETS["house's own app"])).toBe(false);
-    expect(allows([GRANTS.viewer], 'connection.simulate', TARGETS["house's own app"])).toBe(false);
+    expect(allows([GRANTS.vendor], 'connection.publish', TARGETS["vendor's app in the house"])).toBe(true);
+    expect(allows([GRANTS.vendor], 'connection.publish', TARGETS["house's own app"])).toBe(false);
+    expect(allows([GRANTS.viewer], 'connection.publish', TARGETS["house's own app"])).toBe(false);
   });
 
   it("lets the operator and the house's admin redrive or discard a dead letter, neither a vendor on its own app nor a viewer", () => {

@@ -37,8 +37,8 @@ export const ACTIONS = [
    * not its vendor's; listing them is connection.read.
    */
   'connection.dead_letters',
-  /** Run a simulated producer on a producer connection (Sandbox only): publishes through it, so the app's owner may. */
-  'connection.simulate',
+  /** Publish through a producer connection from its page (a test message, the simulated producer): the app's owner may. */
+  'connection.publish',
   /** Trace any accepted message of a workspace: it lists every consumer connection of the workspace. */
   'message.trace',
 ] as const;
@@ -64,7 +64,7 @@ const APP_ACTIONS: ReadonlySet<Action> = new Set([
   'connection.bindings',
   'connection.registrations',
   'connection.replay',
-  'connection.simulate',
+  'connection.publish',
 ]);
 
 /** Whether any of the grants allows the action on the target. */

@@ -1,4 +1,5 @@
 import type { Request, Response } from 'express';
+import { BusRefusedError, BusUnreachableError, type BusProducer, type Violation } from '@bus/client';
 import type { DeadLetter, DeadLetterResolution, QueueOperations, ResolvedDeadLetter } from '@bus/contracts';
 import { readRecentRefusals, type Knex, type RecentRefusals } from '@bus/db';
 import type { MessageTrace } from '@bus/queue';
@@ -7,7 +8,8 @@ import type { ReplayBody } from '../admin-requests';
 import type { AdminStore, ConnectionView, ReplayView, WorkspaceView } from '../admin-store';
 import { replaySince } from '../admin-requests';
 import { consumerQueue, requireActiveConsumer, resolveOpenDeadLetter, startReplay, type QueueView } from '../consumer-queues';
-import { AdminConflictError, AdminNotFoundError, AdminRequestInvalidError, AdminUnavailableError } from '../errors';
+import { AdminConflictError, AdminNotFoundError, AdminRequestInvalidError, AdminUnavailableError, PortalBusUnavailableError } from '../errors';
+import type { ProducerAccess } from '../producer-access';
 import type { ReplayRunner } from '../replays';
 import type { SimulationRequest, SimulationRunner, SimulationView } from '../simulations';
 import { messageTraceOf } from '../trace-routes';
@@ -15,6 +17,43 @@ import { PortalForbiddenError } from './errors';
 import type { PortalData } from './portal-data';
 import type { Session } from './people-store';
 import { allows, type Action, type Target } from './policy';
+
+/** portal.json's TestMessageCreate. */
+export interface TestMessageRequest {
+  mode: 'validate' | 'publish';
+  /** The message as pasted: the bus judges its bytes. */
+  message: string;
+  client_secret: string;
+}
+
+/** portal.json's TestMessageResult: the bus's answer to the message. */
+export interface TestMessageResult {
+  mode: 'validate' | 'publish';
+  outcome: 'accepted' | 'duplicate' | 'refused';
+  status: number;
+  message_id: string | null;
+  violations: Violation[];
+  tolerated: Violation[];
+}
+
+async function sentAs(producer: BusProducer, body: TestMessageRequest): Promise<TestMessageResult> {
+  try {
+    const answer = body.mode === 'publish' ? await producer.publish(body.message) : await producer.validate(body.message);
+    return {
+      mode: body.mode,
+      outcome: answer.duplicate ? 'duplicate' : 'accepted',
+      status: answer.status,
+      message_id: answer.message_id,
+      violations: [],
+      tolerated: answer.tolerated.slice(0, 100),
+    };
+  } catch (err) {
+    if (err instanceof BusRefusedError)
+      return { mode: body.mode, outcome: 'refused', status: err.status, message_id: null, violations: err.violations.slice(0, 100), tolerated: [] };
+    if (err instanceof BusUnreachableError) throw new PortalBusUnavailableError(err);
+    throw err;
+  }
+}
 
 /** The replay estimate counts this many messages at most (the query stops there). */
 const ESTIMATE_CAP = 100_000;
@@ -36,7 +75,9 @@ export interface ToolsDataDeps {
   replays: ReplayRunner;
   /** The environment's replay archive (KAFKA_MESSAGES_RETENTION). */
   archiveMs: number;
-  /** The simulated producer, or why this deployment has none (words for the 409 and the page). */
+  /** Publishing as a producer connection from its page, or why this deployment does not (words for the 409 and the page). */
+  access: ProducerAccess | string;
+  /** The simulated producer, or why this deployment has none. */
   simulations: SimulationRunner | string;
   db: Knex;
   now?: () => Date;
@@ -146,7 +187,7 @@ export class ToolsData {
    * connection's organisation (never the secret). The body is read once the person is authorised.
    */
   async startSimulation(req: Request, res: Response, session: Session, clientId: string, readBody: () => Promise<SimulationRequest>): Promise<SimulationView> {
-    const { connection, target } = await this.connection(session, 'connection.simulate', clientId);
+    const { connection, target } = await this.connection(session, 'connection.publish', clientId);
     const runner = this.deps.simulations;
     if (typeof runner === 'string') throw new AdminConflictError(runner);
     if (connection.kind !== 'producer')
@@ -167,6 +208,39 @@ export class ToolsData {
       status: 202,
     });
     return started;
+  }
+
+  /** Why this deployment cannot publish from a producer's page; undefined when it can. */
+  get publishingOff(): string | undefined {
+    return typeof this.deps.access === 'string' ? this.deps.access : undefined;
+  }
+
+  /**
+   * A pasted message sent as the producer connection, with the secret the person typed: validated (a
+   * dry run with the workspace's rules; whoever reads the connection) or published (whoever may
+   * publish through it; audited). The bus's refusal is the result, its violations at their paths.
+   */
+  async testMessage(req: Request, res: Response, session: Session, clientId: string, readBody: () => Promise<TestMessageRequest>): Promise<TestMessageResult> {
+    const { connection, target } = await this.connection(session, 'connection.read', clientId);
+    const access = this.deps.access;
+    if (typeof access === 'string') throw new AdminConflictError(access);
+    if (connection.kind !== 'producer')
+      throw new AdminConflictError(`Connection ${clientId} is a consumer; test messages are sent through a producer connection`);
+    const body = await readBody();
+    if (body.mode === 'publish' && !this.may(session, 'connection.publish', target)) throw new PortalForbiddenError('connection.publish');
+    if (connection.status !== 'active')
+      throw new AdminConflictError(`Connection ${clientId} is ${connection.status}; only an active connection can publish or validate`);
+    // One attempt: a 429 is the answer to show, not one to wait out behind a person's click.
+    const producer = await access.producer(clientId, body.client_secret, { maxAttempts: 1 });
+    const result = await sentAs(producer, body);
+    if (body.mode === 'publish')
+      await this.deps.data.audit(req, res, session, {
+        action: `connection.test_message ${result.outcome}${result.message_id === null ? '' : ` ${result.message_id}`} (${result.status})`,
+        target: clientId,
+        organisationId: target.organisationId,
+        status: 200,
+      });
+    return result;
   }
 
   /** A simulated producer's progress, for whoever may read its connection. */

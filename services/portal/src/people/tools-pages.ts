@@ -30,16 +30,11 @@ export function toolsPages(deps: { tools: ToolsData }): Router {
     const heading = `<h1>Connection <code>${connection.client_id}</code> <small>(${connection.kind}, ${connection.status})</small></h1>
 <p>App <code>${connection.app_id}</code> in workspace <a href="/portal/workspaces/${connection.workspace_id}"><code>${connection.workspace_id}</code></a>.</p>`;
     if (connection.kind === 'producer') {
-      const simulate =
-        deps.tools.may(session, 'connection.simulate', target) && connection.status === 'active'
-          ? simulateSection(connection, deps.tools.simulatorOff ?? (await deps.tools.publishableSystemIds(connection)))
-          : '';
-      sendPage(
-        res,
-        `Connection ${connection.client_id}`,
-        session,
-        `${heading}\n${refusalsSection(await deps.tools.refusals(session, connection.client_id))}\n${simulate}`,
-      );
+      const mayPublish = deps.tools.may(session, 'connection.publish', target) && connection.status === 'active';
+      const test = connection.status === 'active' ? testMessageSection(connection, deps.tools.publishingOff ?? { publish: mayPublish }) : '';
+      const simulate = mayPublish ? simulateSection(connection, deps.tools.simulatorOff ?? (await deps.tools.publishableSystemIds(connection))) : '';
+      const refusals = refusalsSection(await deps.tools.refusals(session, connection.client_id));
+      sendPage(res, `Connection ${connection.client_id}`, session, `${heading}\n${test}\n${refusals}\n${simulate}`);
       return;
     }
     const replay = deps.tools.may(session, 'connection.replay', target) && connection.status === 'active' ? replayForm(connection, deps.tools.archiveMs) : '';
@@ -146,6 +141,26 @@ function replayForm(connection: ConnectionView, archiveMs: number): string {
   return `<section aria-labelledby="replay-heading"><h2 id="replay-heading">Replay</h2>
 <p>Delivers again every archived message of the workspace published at or after the time you choose (your time zone). The archive keeps ${days} days; a time before it or in the future is refused.</p>
 <form data-api="${api}" data-next="/portal/replays/{replay_id}" data-said-in="said-replay" data-done="Replay started: this page follows it." data-estimate="${api}/estimate" data-confirm="Replay to ${connection.client_id} every archived message of workspace ${connection.workspace_id} published since {since}? About {estimate} messages would be delivered to it again (as many as the archive still keeps)."><label for="replay-since">Replay from</label><input id="replay-since" name="since" type="datetime-local" step="1" required data-expects="the date and time to replay from (your time zone)"><button type="submit">Start replay</button></form>${saidRegion('said-replay')}</section>`;
+}
+
+/**
+ * A pasted message validated (a dry run) or, for whoever may publish through the connection,
+ * published; the answer is shown below the form, each violation at its path (assets.ts, showResult).
+ */
+function testMessageSection(connection: ConnectionView, offOrMay: string | { publish: boolean }): string {
+  const heading = '<h2 id="test-message-heading">Test message</h2>';
+  if (typeof offOrMay === 'string') return `<section aria-labelledby="test-message-heading">${heading}<p>${esc(offOrMay)}.</p></section>`;
+  const publish = offOrMay.publish
+    ? '<input id="test-mode-publish" name="mode" type="radio" value="publish"><label for="test-mode-publish">Publish it through this connection</label>'
+    : '';
+  return `<section aria-labelledby="test-message-heading">${heading}
+<p>Checks a message as this connection would send it: validate is a dry run with the workspace's rules (schema, conformance, the story's sequence, what the app may publish), nothing published or recorded${offOrMay.publish ? '; publish sends it to every consumer connection of the workspace' : ''}. The secret is used for the connection's token only.</p>
+<form data-api="/api/portal/connections/${connection.client_id}/test-messages" data-result="test-message-result" data-said-in="said-test-message">
+<label for="test-message">Message (JSON)</label><textarea id="test-message" name="message" rows="10" cols="80" maxlength="240000" spellcheck="false" required data-expects="the message as JSON, as the producer would publish it"></textarea>
+<fieldset><legend>What to do</legend><input id="test-mode-validate" name="mode" type="radio" value="validate" checked><label for="test-mode-validate">Validate (dry run)</label>${publish}</fieldset>
+<label for="test-secret">Secret</label><input id="test-secret" name="client_secret" type="password" autocomplete="off" required data-expects="the connection's current secret (sbs_…), used for its token only">
+<button type="submit">Send test message</button></form>${saidRegion('said-test-message')}
+<div id="test-message-result" aria-live="polite"></div></section>`;
 }
 
 /**

@@ -3,15 +3,17 @@ import type { RequestValidation } from '@bus/http';
 import type { ReplayBody } from '../admin-requests';
 import type { SimulationRequest } from '../simulations';
 import { requireSession } from './sign-in';
-import type { ToolsData } from './tools-data';
+import type { TestMessageRequest, ToolsData } from './tools-data';
 import { createRouter } from '@bus/http';
 
 const BODY_BYTES = 4 * 1024;
+/** A test message is at most the bus's 240,000 bytes; as a JSON string its escapes may double it. */
+const TEST_MESSAGE_BODY_BYTES = 512 * 1024;
 
 /**
  * The portal API's consumer and testing tools (schemas/openapi/portal.json; docs/portal.md): a consumer
  * connection's queue stats and dead letters (redrive, discard), its replays and their progress, a message's trace, a producer's recent
- * refusals and its simulated producer. Behind the session and CSRF checks (sign-in.ts) and the document's parameter checks.
+ * refusals, a test message and the simulated producer. Behind the session and CSRF checks (sign-in.ts) and the document's parameter checks.
  */
 export function toolsRoutes(deps: { tools: ToolsData; requests: RequestValidation }): Router {
   const router = createRouter();
@@ -41,6 +43,10 @@ export function toolsRoutes(deps: { tools: ToolsData; requests: RequestValidatio
   router.post('/api/portal/connections/:c/simulations', async (req, res) => {
     const readBody = async () => (await deps.requests.jsonBody(req, BODY_BYTES)) as SimulationRequest;
     res.status(202).json(await deps.tools.startSimulation(req, res, requireSession(res), String(req.params.c), readBody));
+  });
+  router.post('/api/portal/connections/:c/test-messages', async (req, res) => {
+    const readBody = async () => (await deps.requests.jsonBody(req, TEST_MESSAGE_BODY_BYTES)) as TestMessageRequest;
+    res.json(await deps.tools.testMessage(req, res, requireSession(res), String(req.params.c), readBody));
   });
   router.get('/api/portal/simulations/:s', async (req, res) => {
     res.json(await deps.tools.simulation(requireSession(res), String(req.params.s)));
