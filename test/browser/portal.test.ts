@@ -862,7 +862,7 @@ describe('the portal in a browser', () => {
       await context.close();
     }, 60_000);
 
-    it("lets a house admin redrive and discard a consumer's dead letters, each asked first; a viewer sees them without controls and is refused with 403", async () => {
+    it("lets a house admin browse a consumer's waiting and in-flight messages, and redrive and discard its dead letters, each asked first; a viewer sees them without controls and is refused with 403", async () => {
       const { context, page } = await signIn('house-admin');
       const consumer = (await adminCall('POST', '/api/admin/connections', { app_id: DEMO_APP, kind: 'consumer' })) as unknown as {
         client_id: string;
@@ -889,8 +889,32 @@ describe('the portal in a browser', () => {
         (q) => q.depth === 2,
         { what: 'both messages queued' },
       );
+      // The message browser: both wait, in receive order, each shown as a receive hands it out; looking leases nothing.
+      type Browse = { waiting: Array<{ message_id: string; lease_ends_at: string | null }>; in_flight: Array<{ message_id: string; lease_ends_at: string }> };
+      const browsed = (await apiCall(page, 'GET', `/api/portal/connections/${consumer.client_id}/messages`)).body as Browse;
+      expect(browsed.waiting.map((m) => m.message_id)).toEqual(messageIds);
+      expect(browsed.in_flight).toEqual([]);
+      await page.goto(`${portalUrl}/portal/connections/${consumer.client_id}`);
+      const waiting = page.getByRole('table', { name: 'Waiting, in receive order' });
+      const waitingRow = waiting.getByRole('row', { name: new RegExp(messageIds[0]!) });
+      await waitingRow.getByText(/^Message \(\d+ bytes\)$/).click();
+      expect(await waitingRow.locator('pre').textContent()).toContain(`"message_id": "${messageIds[0]}"`);
+      await expectAccessible(page);
+      await page.screenshot({ path: path.join(SCREENSHOTS, 'consumer-messages.png'), fullPage: true });
       const received = await reader.receive({ maxMessages: 10, waitSeconds: 1 });
       expect(received).toHaveLength(2);
+      // Received: both are in flight until their leases end, and nothing waits.
+      const leased = (await apiCall(page, 'GET', `/api/portal/connections/${consumer.client_id}/messages`)).body as Browse;
+      expect(leased.waiting).toEqual([]);
+      expect(leased.in_flight.map((m) => m.message_id)).toEqual(messageIds);
+      expect(leased.in_flight.every((m) => Date.parse(m.lease_ends_at) > Date.now())).toBe(true);
+      await page.reload();
+      expect(
+        await page
+          .getByRole('table', { name: 'In flight (leased)' })
+          .getByRole('row', { name: new RegExp(messageIds[1]!) })
+          .count(),
+      ).toBe(1);
       await reader.nack(received.map((m) => m.receipt_handle));
       type Letters = { dead_letters: Array<{ id: string; message_id: string }> };
       const letters = await eventually(
@@ -917,7 +941,19 @@ describe('the portal in a browser', () => {
         new RegExp(`Redrive dead letter ${first.id} \\(message ${first.message_id}\\)\\?`),
         `Redrove dead letter ${first.id}: it is queued again.`,
       );
-      expect(await page.getByRole('row', { name: new RegExp(first.message_id) }).count()).toBe(0);
+      // Redriven: out of the dead letters, waiting again (the message browser lists it for the next receive).
+      expect(
+        await page
+          .getByRole('table', { name: /Open dead letters/ })
+          .getByRole('row', { name: new RegExp(first.message_id) })
+          .count(),
+      ).toBe(0);
+      expect(
+        await page
+          .getByRole('table', { name: 'Waiting, in receive order' })
+          .getByRole('row', { name: new RegExp(first.message_id) })
+          .count(),
+      ).toBe(1);
       await confirmChange(
         page,
         page.getByRole('button', { name: `Discard ${second.id}` }),

@@ -3,6 +3,9 @@ export type { BoundedViolations, Violation, ViolationBounds, ViolationSource } f
 export { HttpError } from './http-error';
 export { REFUSAL_REASONS } from './queues';
 export type {
+  BrowsedMessage,
+  BrowseGate,
+  QueueBrowse,
   DeadLetter,
   DeadLetterResolution,
   QueueOperations,

@@ -73,6 +73,35 @@ export interface ResolvedDeadLetter extends DeadLetter {
   resolved_at: string;
 }
 
+/** One message of a consumer's queue as the message browser shows it (portal.json BrowsedMessage). */
+export interface BrowsedMessage {
+  message_id: string;
+  message_type: string;
+  correlation_id: string;
+  published_at: string;
+  receive_count: number;
+  /** In flight: when its lease ends (it is receivable again then, unless acked). */
+  lease_ends_at: string | null;
+  /** The stored message as a receive hands it out, pretty-printed when it is JSON, cut at BROWSE_PREVIEW_CHARS. */
+  body_preview: string;
+  body_bytes: number;
+}
+
+/** What a consumer's queue holds now: what a receive would take next, in order, and what is leased. */
+export interface QueueBrowse {
+  waiting: BrowsedMessage[];
+  in_flight: BrowsedMessage[];
+  /** More are waiting, or in flight, than listed. */
+  waiting_truncated: boolean;
+  in_flight_truncated: boolean;
+}
+
+/** What the message browser holds back from a consumer's receive, as its testing settings say (libs/queue ReceiveGate). */
+export interface BrowseGate {
+  receiveLimit: number | null;
+  delayMs: number;
+}
+
 export interface QueueOperations {
   replay(req: ReplayRequest): Promise<ReplayResult>;
   /** Undefined when the consumer has nothing un-acked. */
@@ -81,6 +110,8 @@ export interface QueueOperations {
   redrive(ids: readonly string[]): Promise<RedriveResult[]>;
   /** The consumer's open dead letters, oldest first. */
   deadLetters(consumerId: string): Promise<{ dead_letters: DeadLetter[]; truncated: boolean }>;
+  /** Up to `max` messages waiting (in receive order, under the consumer's gate) and up to `max` in flight; nothing changed. */
+  browse(consumerId: string, max: number, gate?: BrowseGate): Promise<QueueBrowse>;
   /** Redrives or discards one open dead letter; undefined when the consumer has no such open one. */
   resolveDeadLetter(consumerId: string, id: string, resolution: DeadLetterResolution): Promise<ResolvedDeadLetter | undefined>;
 }

@@ -20,6 +20,7 @@ export type {
   ReceiveResult,
   ReceiveGate,
   PeekedMessage,
+  InFlightMessage,
   PeekFilter,
   FaultKind,
 } from './queue-store';

@@ -5,6 +5,7 @@ import { storiesOfDeliveriesLock } from './story-lock';
 import { ackStatement } from './sql/ack';
 import { DEAD_LETTER_DUE } from './sql/dead-letter-due';
 import { EXTEND } from './sql/extend';
+import { IN_FLIGHT } from './sql/in-flight';
 import { gateBindings } from './sql/gate';
 import { leaseStatement } from './sql/lease';
 import { nextVisibleStatement } from './sql/next-visible';
@@ -59,6 +60,9 @@ export interface ReceiveGate {
 /** One receivable message as peek shows it: no lease, no receipt handle. */
 export type PeekedMessage = Omit<LeasedMessage, 'generation' | 'traceparent'>;
 
+/** One leased message as the message browser shows it: no receipt handle. */
+export type InFlightMessage = PeekedMessage & { leaseEndsAt: Date };
+
 export interface PeekFilter {
   messageType?: string;
   correlationId?: string;
@@ -96,6 +100,8 @@ export interface ConsumerToolsStore {
    * correlation id; leases and receive counts untouched.
    */
   peek(consumerId: string, max: number, filter: PeekFilter, gate?: ReceiveGate): Promise<PeekedMessage[]>;
+  /** Up to `max` of the consumer's leased messages, each with when its lease ends; nothing changed. */
+  inFlight(consumerId: string, max: number): Promise<InFlightMessage[]>;
   /**
    * Moves every receivable head received `maxReceives` times or more to the dead-letter list: it stays
    * its correlation id's un-acked head, never visible, so the messages after it wait. Resolves with
@@ -286,6 +292,13 @@ export class KnexQueueStore implements QueueStore, ConsumerToolsStore {
 
   peek(consumerId: string, max: number, filter: PeekFilter, gate?: ReceiveGate): Promise<PeekedMessage[]> {
     return queueCall(() => this.peekReceivable(consumerId, max, filter, gate));
+  }
+
+  inFlight(consumerId: string, max: number): Promise<InFlightMessage[]> {
+    return queueCall(async () => {
+      const { rows } = await rawQuery<MessageRow & { lease_ends_at: Date }>(this.db, IN_FLIGHT.text, { consumerId, max });
+      return rows.map((r) => ({ ...peekedMessage(r), leaseEndsAt: r.lease_ends_at }));
+    });
   }
 
   deadLetterDue(consumerId: string, maxReceives: number): Promise<number> {

@@ -302,6 +302,7 @@ table { border-collapse: collapse; margin: 0.5rem 0 1rem; max-width: 100%; }
 caption { text-align: left; font-weight: bold; }
 th, td { border: 1px solid #767676; padding: 0.25rem 0.5rem; text-align: left; vertical-align: top; overflow-wrap: anywhere; }
 td form { display: flex; }
+td pre { white-space: pre-wrap; overflow-wrap: anywhere; max-width: 36rem; max-height: 24rem; overflow: auto; margin: 0.25rem 0; }
 form { display: inline-flex; flex-wrap: wrap; gap: 0.25rem 0.5rem; align-items: center; margin: 0.1rem 0; max-width: 100%; }
 input, select, textarea { font: inherit; max-width: 100%; }
 fieldset { border: 1px solid #767676; margin: 0.25rem 0; min-width: 0; max-width: 100%; }

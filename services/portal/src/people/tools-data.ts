@@ -1,6 +1,6 @@
 import type { Request, Response } from 'express';
 import { BusRefusedError, BusUnreachableError, type BusProducer, type Violation } from '@bus/client';
-import type { DeadLetter, DeadLetterResolution, QueueOperations, ResolvedDeadLetter } from '@bus/contracts';
+import type { DeadLetter, DeadLetterResolution, QueueBrowse, QueueOperations, ResolvedDeadLetter } from '@bus/contracts';
 import { readRecentRefusals, type Knex, type RecentRefusals } from '@bus/db';
 import type { MessageTrace } from '@bus/queue';
 import { unavailableUnlessDone } from '@bus/http';
@@ -55,6 +55,9 @@ async function sentAs(producer: BusProducer, body: TestMessageRequest): Promise<
   }
 }
 
+/** The message browser lists this many waiting and this many in flight at most. */
+const BROWSE_MAX = 20;
+
 /** The replay estimate counts this many messages at most (the query stops there). */
 const ESTIMATE_CAP = 100_000;
 
@@ -71,7 +74,7 @@ export interface ToolsDataDeps {
   store: AdminStore;
   data: PortalData;
   /** Delivery's queue stats and dead letters (wrapped like the store). */
-  queues: Pick<QueueOperations, 'stats' | 'deadLetters' | 'resolveDeadLetter'>;
+  queues: Pick<QueueOperations, 'stats' | 'deadLetters' | 'resolveDeadLetter' | 'browse'>;
   replays: ReplayRunner;
   /** The environment's replay archive (KAFKA_MESSAGES_RETENTION). */
   archiveMs: number;
@@ -113,6 +116,18 @@ export class ToolsData {
   async queue(session: Session, clientId: string): Promise<QueueView> {
     const { connection } = await this.connection(session, 'connection.read', clientId);
     return consumerQueue(this.deps.queues, connection, this.now());
+  }
+
+  /**
+   * The message browser: what a consumer connection's receive would take next, in order, and what it
+   * holds leased, each message previewed as a receive hands it out (bounded: BROWSE_MAX of each).
+   */
+  async messages(session: Session, clientId: string): Promise<{ client_id: string } & QueueBrowse> {
+    const { connection } = await this.connection(session, 'connection.read', clientId);
+    if (connection.kind !== 'consumer') throw new AdminConflictError(`Connection ${clientId} is a producer; it has no queue`);
+    const tools = connection.consumer_tools;
+    const gate = tools ? { receiveLimit: tools.max_receives, delayMs: tools.faults.delay_ms } : undefined;
+    return { client_id: clientId, ...(await this.deps.queues.browse(clientId, BROWSE_MAX, gate)) };
   }
 
   /** A consumer connection's open dead letters, oldest first (the list is bounded: `truncated`). */

@@ -1,6 +1,6 @@
 import { randomInt } from 'node:crypto';
 import type { Router, Request } from 'express';
-import type { DeadLetter } from '@bus/contracts';
+import type { BrowsedMessage, DeadLetter, QueueBrowse } from '@bus/contracts';
 import type { RecentRefusals } from '@bus/db';
 import type { MessageTrace } from '@bus/queue';
 import type { ConnectionView, ReplayView } from '../admin-store';
@@ -38,12 +38,17 @@ export function toolsPages(deps: { tools: ToolsData }): Router {
       return;
     }
     const replay = deps.tools.may(session, 'connection.replay', target) && connection.status === 'active' ? replayForm(connection, deps.tools.archiveMs) : '';
-    const [queue, deadLetters] = await Promise.all([deps.tools.queue(session, connection.client_id), deps.tools.deadLetters(session, connection.client_id)]);
+    const [queue, messages, deadLetters] = await Promise.all([
+      deps.tools.queue(session, connection.client_id),
+      deps.tools.messages(session, connection.client_id),
+      deps.tools.deadLetters(session, connection.client_id),
+    ]);
+    const browser = messagesSection(connection, messages, deps.tools.may(session, 'message.trace', { organisationId: target.organisationId }));
     const letters = deadLetterSection(connection, deadLetters, {
       resolve: deps.tools.may(session, 'connection.dead_letters', target),
       trace: deps.tools.may(session, 'message.trace', { organisationId: target.organisationId }),
     });
-    sendPage(res, `Connection ${connection.client_id}`, session, `${heading}\n${queueSection(queue)}\n${letters}\n${replay}`);
+    sendPage(res, `Connection ${connection.client_id}`, session, `${heading}\n${queueSection(queue)}\n${browser}\n${letters}\n${replay}`);
   });
 
   router.get('/portal/replays/:p', async (req, res) => {
@@ -101,6 +106,32 @@ function queueSection(queue: QueueView): string {
 <tr><th scope="row">Dead letters</th><td>${queue.dead_letters}</td></tr>
 <tr><th scope="row">Oldest age</th><td>${queue.oldest_age_seconds === null ? 'nothing waiting' : `${Math.round(queue.oldest_age_seconds)} s`}</td></tr>
 </tbody></table><p><a href="/portal/connections/${queue.client_id}">Refresh</a></p></section>`;
+}
+
+/**
+ * The message browser: what the consumer's next receive would take, in order, and what it holds
+ * leased, each message as a receive hands it out (a preview, in a disclosure) with a link to its trace
+ * for whoever may trace.
+ */
+function messagesSection(connection: ConnectionView, browse: QueueBrowse, trace: boolean): string {
+  const table = (caption: string, listed: readonly BrowsedMessage[], truncated: boolean, inFlight: boolean) => {
+    const rows = listed.map((m) => {
+      const id = trace
+        ? `<a href="/portal/trace?workspace=${connection.workspace_id}&amp;message_id=${m.message_id}"><code>${m.message_id}</code></a>`
+        : `<code>${m.message_id}</code>`;
+      const lease = inFlight ? `<td>${m.lease_ends_at ? timeOf(m.lease_ends_at) : ''}</td>` : '';
+      return `<tr><td>${id}</td><td>${esc(m.message_type)}</td><td><code>${esc(m.correlation_id)}</code></td><td>${m.receive_count}</td><td>${timeOf(m.published_at)}</td>${lease}<td><details><summary>Message (${m.body_bytes} bytes)</summary><pre tabindex="0">${esc(m.body_preview)}</pre></details></td></tr>`;
+    });
+    const columns = ['Message id', 'Type', 'Correlation id', 'Receives', 'Published', ...(inFlight ? ['Lease ends'] : []), 'As received'];
+    const more = truncated ? `<p>Only the first ${listed.length} are listed.</p>` : '';
+    return `<div class="table-scroll"><table><caption>${caption}</caption><thead><tr>${columns.map((c) => `<th scope="col">${c}</th>`).join('')}</tr></thead><tbody>
+${rows.join('\n') || `<tr><td colspan="${columns.length}">None</td></tr>`}
+</tbody></table></div>${more}`;
+  };
+  return `<section aria-labelledby="messages-heading"><h2 id="messages-heading">Messages</h2>
+<p>What ${connection.client_id}'s next receive would take, in the order it would take them (the oldest message of each correlation id, with the rest of its story behind it), and what it holds leased. Looking changes nothing: no lease, no receive count.</p>
+${table('Waiting, in receive order', browse.waiting, browse.waiting_truncated, false)}
+${table('In flight (leased)', browse.in_flight, browse.in_flight_truncated, true)}</section>`;
 }
 
 /**

@@ -12,13 +12,16 @@ const TEST_MESSAGE_BODY_BYTES = 512 * 1024;
 
 /**
  * The portal API's consumer and testing tools (schemas/openapi/portal.json; docs/portal.md): a consumer
- * connection's queue stats and dead letters (redrive, discard), its replays and their progress, a message's trace, a producer's recent
+ * connection's queue stats, its messages (waiting, in flight) and dead letters (redrive, discard), its replays and their progress, a message's trace, a producer's recent
  * refusals, a test message and the simulated producer. Behind the session and CSRF checks (sign-in.ts) and the document's parameter checks.
  */
 export function toolsRoutes(deps: { tools: ToolsData; requests: RequestValidation }): Router {
   const router = createRouter();
   router.get('/api/portal/connections/:c/queue', async (req, res) => {
     res.json(await deps.tools.queue(requireSession(res), String(req.params.c)));
+  });
+  router.get('/api/portal/connections/:c/messages', async (req, res) => {
+    res.json(await deps.tools.messages(requireSession(res), String(req.params.c)));
   });
   router.get('/api/portal/connections/:c/dead-letters', async (req, res) => {
     res.json(await deps.tools.deadLetters(requireSession(res), String(req.params.c)));
