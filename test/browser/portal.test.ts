@@ -562,10 +562,16 @@ describe('the portal in a browser', () => {
   }, 60_000);
 
   describe('consumer and testing tools, and the skill library (docs/portal.md)', () => {
-    /** A producer's token for the demo app (issued through the portal API as the house admin signed in on `page`). */
-    async function demoProducerToken(page: Page): Promise<{ clientId: string; token: string }> {
+    /** A new producer connection of the demo app and its secret (created through the portal API as the person signed in on `page`). */
+    async function demoProducer(page: Page): Promise<{ clientId: string; secret: string }> {
       const created = await apiCall(page, 'POST', `/api/portal/apps/${DEMO_APP}/connections`, { kind: 'producer' });
       const { client_id: clientId, client_secret: secret } = created.body as { client_id: string; client_secret: string };
+      return { clientId, secret };
+    }
+
+    /** A producer's token for the demo app. */
+    async function demoProducerToken(page: Page): Promise<{ clientId: string; token: string }> {
+      const { clientId, secret } = await demoProducer(page);
       return { clientId, token: ((await (await tokenRequest(clientId, secret)).json()) as { access_token: string }).access_token };
     }
 
@@ -709,8 +715,7 @@ describe('the portal in a browser', () => {
     it("lets a house admin run a simulated producer from a producer's page: a wrong secret is said beside its field, every planned message is accepted and reaches the consumer", async () => {
       const { context, page } = await signIn('house-admin');
       const consumerId = await newConnection(page, 'consumer');
-      const created = await apiCall(page, 'POST', `/api/portal/apps/${DEMO_APP}/connections`, { kind: 'producer' });
-      const { client_id: producerId, client_secret: secret } = created.body as { client_id: string; client_secret: string };
+      const { clientId: producerId, secret } = await demoProducer(page);
       await page.goto(`${portalUrl}/portal/connections/${producerId}`);
       const form = page.locator('section', { has: page.getByRole('heading', { name: 'Simulated producer' }) });
       await form.getByLabel('Stories').fill('3');
@@ -777,8 +782,7 @@ describe('the portal in a browser', () => {
     it('validates a pasted message as its producer would send it, each violation at its path, and publishes it for whoever may; a viewer only validates', async () => {
       const { context, page } = await signIn('house-admin');
       const consumerId = await newConnection(page, 'consumer');
-      const created = await apiCall(page, 'POST', `/api/portal/apps/${DEMO_APP}/connections`, { kind: 'producer' });
-      const { client_id: producerId, client_secret: secret } = created.body as { client_id: string; client_secret: string };
+      const { clientId: producerId, secret } = await demoProducer(page);
       const message = {
         ...(som.examples['story.context'] as Record<string, unknown>),
         system_id: 'demo.studio',
