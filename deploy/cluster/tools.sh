@@ -114,7 +114,8 @@ build_skaffold() {
 # Once the binaries are built, their Go caches and module copies (~8 GB after all three) serve only a
 # rebuild of a new version, which downloads again: a checkout keeps the binaries alone.
 trim_go_caches() {
-  [ -d "$GOCACHE" ] || [ -d "$GOMODCACHE" ] || [ -d "$CLUSTER_CACHE/go/src" ] || return 0
+  # `go clean -cache` leaves a README in the build cache: only directories mean there is something to trim.
+  [ -n "$(find "$GOCACHE" "$GOMODCACHE" "$CLUSTER_CACHE/go/src" -mindepth 1 -type d -print -quit 2> /dev/null)" ] || return 0
   cluster_go clean -cache -modcache
   rm -rf "$CLUSTER_CACHE/go/src"
   cluster_log "Go build caches removed (the binaries stay in $CLUSTER_BIN)"
