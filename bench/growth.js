@@ -33,9 +33,9 @@ const BATCH = 1_000;
 
 async function main() {
   loadStackEnv();
-  const { createDatabase, migrateLatest, TenancyFixture } = require('@bus/db');
-  const { KnexDeliveryStore } = require('@bus/queue');
-  const { KnexQueueStore } = require('@bus/pull-api');
+  const { createDatabase, migrateLatest } = require('@bus/db');
+  const { TenancyFixture } = require('@bus/fixtures');
+  const { KnexDeliveryStore, KnexQueueStore } = require('@bus/queue');
   const { createTestDatabase } = require('@bus/testing');
 
   const started = Date.now();

@@ -12,7 +12,7 @@
 // the messages of the longest window.
 'use strict';
 
-const { RETENTION_TABLES } = require('@bus/db');
+const { RETENTION_TABLES } = require('@bus/queue');
 const { machine, provisionWorkspace, startBus, storyMessage } = require('./support');
 
 const MESSAGES = Number(process.env.BENCH_MESSAGES ?? 2000);
