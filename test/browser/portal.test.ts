@@ -326,8 +326,9 @@ describe('the portal in a browser', () => {
     await page.getByRole('button', { name: `Rotate ${clientId}` }).click();
     await page.getByText('you will not see this again').waitFor();
     const newSecret = await page.locator('#secret-value').inputValue();
-    const overlap = (await page.locator('#secret-overlap').textContent()) ?? '';
-    const usableUntil = new Date(/keeps working until (\S+)\.$/.exec(overlap)![1]!).getTime();
+    // Said in the person's time zone with how long it has left; the instant itself is the time element's.
+    expect(await page.locator('#secret-overlap').textContent()).toMatch(/^The previous secret keeps working until .+ \(in \d+ seconds?\)\.$/);
+    const usableUntil = new Date((await page.locator('#secret-overlap time').getAttribute('datetime'))!).getTime();
     expect(usableUntil - Date.now()).toBeGreaterThan(0);
     expect(usableUntil - Date.now()).toBeLessThanOrEqual(4_000);
     await page.screenshot({ path: path.join(SCREENSHOTS, 'workspace-rotated.png'), fullPage: true, ...NO_SECRETS(page) });
@@ -746,6 +747,7 @@ describe('the portal in a browser', () => {
       expect([await count('accepted'), await count('refused'), await count('not_sent'), await count('stories_done')]).toEqual([planned, 0, 0, 3]);
       await expectAccessible(page);
       await page.screenshot({ path: path.join(SCREENSHOTS, 'simulation-progress.png'), fullPage: true });
+      expect(await page.locator('[data-field="finished_at"] time').getAttribute('datetime')).toMatch(/^\d{4}-\d{2}-\d{2}T/);
       const simulation = await apiCall(page, 'GET', `/api/portal/simulations/${simulationId}`);
       expect(simulation.body).toMatchObject({
         simulation_id: simulationId,

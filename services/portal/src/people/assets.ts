@@ -37,12 +37,22 @@ function ago(at) {
   for (const [unit, size] of [['day', 86400], ['hour', 3600], ['minute', 60]]) if (Math.abs(seconds) >= size) return relative.format(Math.round(seconds / size), unit);
   return relative.format(seconds, 'second');
 }
-for (const time of document.querySelectorAll('time[datetime]')) {
+function showTime(time) {
   const at = new Date(time.dateTime);
-  if (Number.isNaN(at.getTime())) continue;
+  if (Number.isNaN(at.getTime())) return;
   time.title = time.dateTime;
   time.textContent = at.toLocaleString() + ' (' + ago(at.getTime()) + ')';
 }
+// Puts a <time> of the instant in the element (nothing when there is none), shown as the page's other times are.
+function setTime(element, iso) {
+  element.replaceChildren();
+  if (!iso) return;
+  const time = element.appendChild(document.createElement('time'));
+  time.dateTime = iso;
+  time.textContent = iso;
+  showTime(time);
+}
+for (const time of document.querySelectorAll('time[datetime]')) showTime(time);
 
 // A change that reloaded the page says what succeeded once the page is back, in the same place.
 const done = sessionStorage.getItem(DONE_KEY);
@@ -57,9 +67,12 @@ function showSecret(answer) {
   document.getElementById('secret-client-id').textContent = answer.client_id;
   document.getElementById('secret-value').value = answer.client_secret;
   const until = document.getElementById('secret-overlap');
-  until.textContent = answer.previous_secret_usable_until
-    ? 'The previous secret keeps working until ' + answer.previous_secret_usable_until + '.'
-    : '';
+  until.replaceChildren();
+  if (answer.previous_secret_usable_until) {
+    until.append('The previous secret keeps working until ');
+    setTime(until.appendChild(document.createElement('span')), answer.previous_secret_usable_until);
+    until.append('.');
+  }
   secretPanel.hidden = false;
   document.getElementById('secret-value').focus();
 }
@@ -271,7 +284,11 @@ if (polled) {
     // A simulation's first refusal reads as the page wrote it (tools-pages.ts, simulationSection).
     const refusal = answer.first_refusal;
     if (refusal) answer.first_refusal = refusal.status + ' ' + refusal.violation + ' (' + refusal.message_type + ' ' + refusal.message_id + ')';
-    for (const cell of polled.querySelectorAll('[data-field]')) cell.textContent = answer[cell.dataset.field] ?? '';
+    // A data-time cell holds an instant, shown in the person's time zone as the page first showed it.
+    for (const cell of polled.querySelectorAll('[data-field]')) {
+      if ('time' in cell.dataset) setTime(cell, answer[cell.dataset.field]);
+      else cell.textContent = answer[cell.dataset.field] ?? '';
+    }
     if (String(answer[whileField]) === whileValue) setTimeout(poll, Number(polled.dataset.pollMs));
     else say('Finished: ' + answer[whileField] + '.');
   };

@@ -232,7 +232,7 @@ function simulationSection(simulation: SimulationView): string {
 <tr><th scope="row">Not sent (the rest of a refused story)</th>${field('not_sent', simulation.not_sent)}</tr>
 <tr><th scope="row">Stories done</th>${field('stories_done', simulation.stories_done)}</tr>
 <tr><th scope="row">First refusal</th><td data-field="first_refusal">${refusal ? esc(`${refusal.status} ${refusal.violation} (${refusal.message_type} ${refusal.message_id})`) : ''}</td></tr>
-<tr><th scope="row">Finished</th>${field('finished_at', simulation.finished_at)}</tr>
+<tr><th scope="row">Finished</th>${timeField('finished_at', simulation.finished_at)}</tr>
 <tr><th scope="row">Error</th>${field('error', simulation.error)}</tr>
 </tbody></table>`;
 }
@@ -256,10 +256,15 @@ function replaySection(replay: ReplayView): string {
 <tr><th scope="row">Replayed</th>${field('replayed', replay.replayed)}</tr>
 <tr><th scope="row">Skipped (never accepted)</th>${field('skipped', replay.skipped)}</tr>
 <tr><th scope="row">Left alone (still queued or in flight: never a second live copy)</th><td data-field="left_alone">${leftAlone(replay)}</td></tr>
-<tr><th scope="row">Requested</th>${field('requested_at', replay.requested_at)}</tr>
-<tr><th scope="row">Finished</th>${field('finished_at', replay.finished_at)}</tr>
+<tr><th scope="row">Requested</th>${timeField('requested_at', replay.requested_at)}</tr>
+<tr><th scope="row">Finished</th>${timeField('finished_at', replay.finished_at)}</tr>
 <tr><th scope="row">Error</th>${field('error', replay.error)}</tr>
 </tbody></table>`;
+}
+
+/** A progress cell holding an instant: the page's script keeps it in the person's time zone as the poll updates it. */
+function timeField(name: string, at: string | null): string {
+  return `<td data-field="${name}" data-time>${timeOf(at)}</td>`;
 }
 
 function traceSection(trace: MessageTrace): string {
