@@ -9,7 +9,7 @@
 // each, then N open correlation ids of one message each. The store's receive (max 10, the pull API's
 // lease statement) is timed, each answer nacked back at once so the queue stays the same: it leases the
 // 20 working ids' oldest heads, never the held story and never the N newer ids. For N in
-// BENCH_GROWTH_IDS (0, 1,000, 10,000, 30,000) it prints receive p50 and p99, the ratio of each to N = 0
+// BENCH_GROWTH_IDS (0, 1,000, 10,000, 100,000) it prints receive p50 and p99, the ratio of each to N = 0
 // measured in the same run (the baseline), the lease statement's shared buffers per call
 // (pg_stat_statements: work, not time, so it compares on a busy machine), and CPU ms per 1,000 messages
 // received of Postgres (every backend of the shared server: other clients' work counts too) and of this
@@ -19,7 +19,7 @@
 const { randomUUID } = require('node:crypto');
 const { cpuLine, cpuMeter, loadStackEnv, machine, percentile, statementMeter } = require('./support');
 
-const OPEN_IDS = (process.env.BENCH_GROWTH_IDS ?? '0,1000,10000,30000').split(',').map(Number);
+const OPEN_IDS = (process.env.BENCH_GROWTH_IDS ?? '0,1000,10000,100000').split(',').map(Number);
 const ACKED = Number(process.env.BENCH_GROWTH_ACKED ?? 20_000);
 const HELD_RUN = 200;
 const WORKING_IDS = 20;
