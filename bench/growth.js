@@ -13,7 +13,8 @@
 // measured in the same run (the baseline), the lease statement's shared buffers per call
 // (pg_stat_statements: work, not time, so it compares on a busy machine), and CPU ms per 1,000 messages
 // received of Postgres (every backend of the shared server: other clients' work counts too) and of this
-// process.
+// process. Then the backlog: a second consumer's queue grown to each size in BENCH_GROWTH_BACKLOG (10,000,
+// 100,000, 1,000,000; empty skips it), receive + ack p50 and p99 and their ratio to the first size.
 'use strict';
 
 const { randomUUID } = require('node:crypto');
@@ -30,6 +31,8 @@ const MIN_RECEIVES = 20;
 const MAX_RECEIVES = 400;
 const DEADLINE_MS = 900_000;
 const BATCH = 1_000;
+const BACKLOG = (process.env.BENCH_GROWTH_BACKLOG ?? '10000,100000,1000000').split(',').filter(Boolean).map(Number);
+const BACKLOG_RUN = 10;
 
 async function main() {
   loadStackEnv();
@@ -50,10 +53,10 @@ async function main() {
     const deliveries = KnexDeliveryStore.create(db);
     const queue = KnexQueueStore.create(db);
     let offset = 0;
-    const enqueue = async (correlationIds) => {
+    const enqueue = async (correlationIds, into = workspaceId) => {
       for (let at = 0; at < correlationIds.length; at += BATCH) {
         const enqueueBatch = correlationIds.slice(at, at + BATCH).map((correlationId) => ({
-          workspaceId,
+          workspaceId: into,
           messageId: randomUUID(),
           body: Buffer.from(JSON.stringify({ correlation_id: correlationId, padding: 'x'.repeat(200) })),
           messageType: 'story.context',
@@ -140,6 +143,53 @@ async function main() {
           r.buffers === null ? 'n/a' : r.buffers.toFixed(0)
         } | ${cpuLine(r.cpuPerThousand)} |`,
       );
+    }
+
+    // The backlog: another workspace's consumer whose queue grows to each size in BENCH_GROWTH_BACKLOG,
+    // stories of BACKLOG_RUN messages each; a receive (max 10) and the ack of what it got are timed together.
+    const backlog = [];
+    const backlogConsumer = 'cbenchbacklog';
+    await TenancyFixture.create(db).tenant({ workspaceId: 'wbenchbacklog', connections: [{ id: backlogConsumer, kind: 'consumer' }] });
+    let queued = 0;
+    for (const n of BACKLOG) {
+      if (Date.now() - started > DEADLINE_MS) break;
+      await enqueue(
+        Array.from({ length: n - queued }, (_, i) => `b-${Math.floor((queued + i) / BACKLOG_RUN)}`),
+        'wbenchbacklog',
+      );
+      queued = n;
+      await db.raw('ANALYZE deliveries');
+      const cycle = async () => {
+        const t0 = process.hrtime.bigint();
+        const { messages } = await queue.receive(backlogConsumer, MAX, 30_000);
+        if (messages.length !== MAX) throw new Error(`a receive of a ${n}-message backlog leased ${messages.length}`);
+        await queue.ack(
+          backlogConsumer,
+          messages.map((m) => ({ deliveryId: m.deliveryId, generation: m.generation })),
+        );
+        return Number(process.hrtime.bigint() - t0) / 1e6;
+      };
+      for (let i = 0; i < WARM_UP; i++) await cycle();
+      const latencies = [];
+      const until = Date.now() + RUN_MS;
+      while ((Date.now() < until || latencies.length < MIN_RECEIVES) && latencies.length < MAX_RECEIVES) latencies.push(await cycle());
+      // What the cycles acked is put back, so the next size starts from its own count.
+      await enqueue(
+        Array.from({ length: (latencies.length + WARM_UP) * MAX }, (_, i) => `b-refill-${n}-${Math.floor(i / BACKLOG_RUN)}`),
+        'wbenchbacklog',
+      );
+      latencies.sort((a, b) => a - b);
+      backlog.push({ n, cycles: latencies.length, p50: percentile(latencies, 50), p99: percentile(latencies, 99) });
+    }
+    if (backlog.length > 0) {
+      const [first] = backlog;
+      console.log(`backlog: one consumer's queue of N un-acked messages, stories of ${BACKLOG_RUN}; receive (max ${MAX}) + ack of what it got, timed together`);
+      console.log('| backlog N | cycles | p50 ms | p99 ms | p50 / first | p99 / first |');
+      console.log('|---|---|---|---|---|---|');
+      for (const r of backlog)
+        console.log(
+          `| ${r.n.toLocaleString('en')} | ${r.cycles} | ${r.p50.toFixed(2)} | ${r.p99.toFixed(2)} | ${(r.p50 / first.p50).toFixed(2)} | ${(r.p99 / first.p99).toFixed(2)} |`,
+        );
     }
   } finally {
     await db.destroy();
