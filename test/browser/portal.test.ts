@@ -812,6 +812,7 @@ describe('the portal in a browser', () => {
       await section.getByLabel('Publish it through this connection').check();
       await send(JSON.stringify(message));
       await section.getByText(`Published: accepted (202), message id ${message.message_id}.`).waitFor();
+      await page.screenshot({ path: path.join(SCREENSHOTS, 'producer-test-message.png'), fullPage: true });
       await eventually(
         async () => (await apiCall(page, 'GET', `/api/portal/connections/${consumerId}/queue`)).body as { depth: number },
         (queue) => queue.depth === 1,
