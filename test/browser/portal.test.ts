@@ -490,6 +490,20 @@ describe('the portal in a browser', () => {
     expect(await page.content()).toContain(`/api/admin/connections/${clientId}/revoke`);
     await expectAccessible(page);
     await page.screenshot({ path: path.join(SCREENSHOTS, 'audit.png'), fullPage: true });
+    // Finding entries: who, what or target containing the text, whatever its case; % and _ are taken literally.
+    const found = (await apiCall(page, 'GET', `/api/portal/audit?q=${clientId.toUpperCase()}`)).body as {
+      entries: Array<{ actor: string; action: string; target: string }>;
+    };
+    expect(found.entries.length).toBeGreaterThanOrEqual(2);
+    expect(found.entries.every((e) => [e.actor, e.action, e.target].some((field) => field.includes(clientId)))).toBe(true);
+    expect((await apiCall(page, 'GET', '/api/portal/audit?q=%25_%25')).body).toEqual({ entries: [] });
+    expect(await apiCall(page, 'GET', '/api/portal/audit?q=a%00b')).toMatchObject({ status: 400, body: { code: 'admin.request_invalid' } });
+    await page.goto(`${portalUrl}/portal/audit?q=${encodeURIComponent(`${clientId}\u0000`)}`);
+    expect(await page.getByLabel('Find (who, what or target contains)').inputValue()).toBe(clientId);
+    await page.getByLabel('Find (who, what or target contains)').fill(clientId);
+    await clickReloading(page, page.getByRole('button', { name: 'Find' }));
+    const table = page.getByRole('table', { name: `The newest 100 changes you may read whose who, what or target contains “${clientId}”` });
+    expect(await table.locator('tbody tr').count()).toBe(found.entries.length);
     await context.close();
   }, 60_000);
 

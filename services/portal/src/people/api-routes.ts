@@ -119,11 +119,12 @@ export function portalApiRoutes(deps: PortalApiDeps): Router {
     res.json({ client_id: clientId, status: 'removed' });
   });
 
-  router.get('/api/portal/audit', async (_req, res) => {
+  router.get('/api/portal/audit', async (req, res) => {
     const session = requireSession(res);
     const scope = organisationsOf(session.grants);
     const readable = scope.ids.filter((id) => allows(session.grants, 'audit.read', { organisationId: id }));
-    res.json({ entries: await deps.people.auditEntries({ all: scope.all, organisationIds: readable }, AUDIT_PAGE) });
+    const search = typeof req.query.q === 'string' ? req.query.q.trim() : undefined;
+    res.json({ entries: await deps.people.auditEntries({ all: scope.all, organisationIds: readable }, AUDIT_PAGE, search) });
   });
 
   return router;

@@ -86,7 +86,7 @@ ${apps.map((a) => appSection(a, filter, { create: deps.data.mayOnApp(session, 'c
     page(res, `Workspace ${workspace.name}`, session, body);
   });
 
-  router.get('/portal/audit', async (_req, res) => {
+  router.get('/portal/audit', async (req, res) => {
     const session = requireSession(res);
     const scope = organisationsOf(session.grants);
     const readable = scope.ids.filter((id) => allows(session.grants, 'audit.read', { organisationId: id }));
@@ -94,7 +94,10 @@ ${apps.map((a) => appSection(a, filter, { create: deps.data.mayOnApp(session, 'c
       page(res, 'Audit log', session, '<h1>Audit log</h1><p>Your roles read no audit entries: the operator and the house admins read them.</p>');
       return;
     }
-    const entries = await deps.people.auditEntries({ all: scope.all, organisationIds: readable }, 100);
+    // What to find, as the workspace page's connection filter: at most 100 characters, kept as typed.
+    // Control characters go: Postgres cannot compare a NUL, and no entry holds one.
+    const search = typeof req.query.q === 'string' ? withoutControls(req.query.q).trim().slice(0, 100) : '';
+    const entries = await deps.people.auditEntries({ all: scope.all, organisationIds: readable }, 100, search || undefined);
     const names = (res.locals.organisationNames ?? new Map()) as OrganisationNames;
     const organisation = (id: string | null) => (id === null ? '' : names.has(id) ? esc(names.get(id)!) : `<code>${id}</code>`);
     page(
@@ -102,8 +105,9 @@ ${apps.map((a) => appSection(a, filter, { create: deps.data.mayOnApp(session, 'c
       'Audit log',
       session,
       `<h1>Audit log</h1>
-<div class="table-scroll"><table class="audit"><caption>The newest 100 changes you may read</caption><thead><tr><th scope="col">When</th><th scope="col">Who</th><th scope="col">What</th><th scope="col">Target</th><th scope="col">Organisation</th><th scope="col">From</th><th scope="col">Status</th></tr></thead><tbody>
-${entries.map((e) => `<tr><td>${timeOf(e.at)}</td><td>${esc(e.actor)}</td><td>${esc(e.action)}</td><td><code>${esc(e.target)}</code></td><td>${organisation(e.organisation_id)}</td><td>${esc(e.source_address)}</td><td>${e.status}</td></tr>`).join('\n') || '<tr><td colspan="7">Nothing yet</td></tr>'}
+<form method="get" action="/portal/audit"><label for="audit-q">Find (who, what or target contains)</label><input id="audit-q" name="q" maxlength="100" value="${esc(search)}"><button type="submit">Find</button>${search ? ' <a href="/portal/audit">Show all</a>' : ''}</form>
+<div class="table-scroll"><table class="audit"><caption>The newest 100 changes you may read${search ? ` whose who, what or target contains “${esc(search)}”` : ''}</caption><thead><tr><th scope="col">When</th><th scope="col">Who</th><th scope="col">What</th><th scope="col">Target</th><th scope="col">Organisation</th><th scope="col">From</th><th scope="col">Status</th></tr></thead><tbody>
+${entries.map((e) => `<tr><td>${timeOf(e.at)}</td><td>${esc(e.actor)}</td><td>${esc(e.action)}</td><td><code>${esc(e.target)}</code></td><td>${organisation(e.organisation_id)}</td><td>${esc(e.source_address)}</td><td>${e.status}</td></tr>`).join('\n') || `<tr><td colspan="7">${search ? 'Nothing matches' : 'Nothing yet'}</td></tr>`}
 </tbody></table></div>`,
     );
   });
@@ -206,4 +210,11 @@ function secretPanel(): string {
 <label for="secret-value">Client secret</label> <textarea id="secret-value" class="secret" rows="2" readonly spellcheck="false"></textarea>
 <button type="button" id="copy-secret">Copy secret</button> <button type="button" id="secret-done">Done</button>
 <p id="secret-overlap"></p></section>`;
+}
+
+// eslint-disable-next-line no-control-regex
+const CONTROLS = /[\u0000-\u001f\u007f]/g;
+
+function withoutControls(text: string): string {
+  return text.replace(CONTROLS, '');
 }

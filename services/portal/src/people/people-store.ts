@@ -156,10 +156,17 @@ export class PeopleStore {
     return row?.organisation_id ?? null;
   }
 
-  /** The newest entries, of the given organisations only unless `all` (the operator). */
-  async auditEntries(scope: { all: boolean; organisationIds: string[] }, limit: number): Promise<AuditView[]> {
+  /**
+   * The newest entries, of the given organisations only unless `all` (the operator); with `search`, only
+   * those whose actor, action or target contains it (case-insensitive, taken literally).
+   */
+  async auditEntries(scope: { all: boolean; organisationIds: string[] }, limit: number, search?: string): Promise<AuditView[]> {
     const query = this.db('audit_log').orderBy('id', 'desc').limit(limit);
     if (!scope.all) query.whereIn('organisation_id', scope.organisationIds);
+    if (search) {
+      const pattern = `%${search.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+      query.whereRaw('(actor ILIKE ? OR action ILIKE ? OR target ILIKE ?)', [pattern, pattern, pattern]);
+    }
     const rows = await query.select('id', 'at', 'actor_kind', 'actor', 'action', 'target', 'organisation_id', 'source_address', 'status');
     return rows.map((r) => ({ ...r, at: r.at.toISOString() }));
   }
