@@ -113,8 +113,12 @@ export interface StoryExport {
 export class BusProducer {
   private readonly tokens: TokenSource;
 
-  constructor(private readonly options: ClientOptions) {
-    this.tokens = new TokenSource(options);
+  /** `tokens`: a token source of these options already in use (its token is reused), else a new one. */
+  constructor(
+    private readonly options: ClientOptions,
+    tokens?: TokenSource,
+  ) {
+    this.tokens = tokens ?? new TokenSource(options);
   }
 
   publish(message: Publishable): Promise<PublishResult> {

@@ -23,8 +23,10 @@ export class ProducerAccess {
    */
   async producer(clientId: string, clientSecret: string, patience: Pick<ClientOptions, 'maxAttempts'> = { maxAttempts: 3 }): Promise<BusProducer> {
     const options: ClientOptions = { baseUrl: this.bus.gatewayUrl, clientId, clientSecret, fetch: this.routedFetch(), ...patience };
+    // The token the check fetches is the one the producer then publishes with: one token request.
+    const tokens = new TokenSource(options);
     try {
-      await new TokenSource(options).get();
+      await tokens.get();
     } catch (err) {
       if (err instanceof TokenRequestError && err.status === 401)
         throw new AdminRequestInvalidError(`body "client_secret" is not this connection's current secret: the bus's token route refused it (${err.error})`);
@@ -32,7 +34,7 @@ export class ProducerAccess {
       if (err instanceof BusUnreachableError) throw new PortalBusUnavailableError(err);
       throw err;
     }
-    return new BusProducer(options);
+    return new BusProducer(options, tokens);
   }
 
   /** The token route goes to the auth service, the rest to the gateway (separate services in Kubernetes). */
