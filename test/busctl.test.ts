@@ -295,14 +295,16 @@ describe('busctl simulate against the running bus (a producer connection publish
     await tenants?.close();
   });
 
+  /** What busctl simulate reads of a tenant's producer connection. */
+  const producerEnv = (tenant: Tenant) => ({
+    BUS_BASE_URL: bus.busUrl,
+    BUS_PRODUCER_CLIENT_ID: tenant.producer.clientId,
+    BUS_PRODUCER_CLIENT_SECRET: tenant.producer.clientSecret,
+    BUS_SYSTEM_ID: SYSTEM_ID,
+  });
+
   it('publishes generated stories, all accepted, and the consumer receives each story in its order', async () => {
-    const env = {
-      BUS_BASE_URL: bus.busUrl,
-      BUS_PRODUCER_CLIENT_ID: house.producer.clientId,
-      BUS_PRODUCER_CLIENT_SECRET: house.producer.clientSecret,
-      BUS_SYSTEM_ID: SYSTEM_ID,
-    };
-    const ran = await busctl(['simulate', '--stories', '5', '--rate', '20', '--seed', '42'], env);
+    const ran = await busctl(['simulate', '--stories', '5', '--rate', '20', '--seed', '42'], producerEnv(house));
     // The seed fixes ids and order whatever the clock, so the test knows the stories busctl made.
     const stories = generateStories({ seed: 42, stories: 5, systemId: SYSTEM_ID, now: new Date() });
     const total = stories.reduce((n, story) => n + story.messages.length, 0);
@@ -327,13 +329,7 @@ describe('busctl simulate against the running bus (a producer connection publish
   it('keeps to a tier slower than the pace asked: every message accepted, each 429 waited out as Retry-After says, no storm of them', async () => {
     const slow = await tenants.tenant({ systemIds: [SYSTEM_ID], messageTypes: [...MESSAGE_TYPES] });
     await ok(['tier', 'set', '--workspace', slow.workspaceId, 'custom', '--per-second', '5', '--burst', '5', '--per-day', '100000']);
-    const env = {
-      BUS_BASE_URL: bus.busUrl,
-      BUS_PRODUCER_CLIENT_ID: slow.producer.clientId,
-      BUS_PRODUCER_CLIENT_SECRET: slow.producer.clientSecret,
-      BUS_SYSTEM_ID: SYSTEM_ID,
-    };
-    const ran = await busctl(['simulate', '--stories', '3', '--rate', '20', '--seed', '7'], env);
+    const ran = await busctl(['simulate', '--stories', '3', '--rate', '20', '--seed', '7'], producerEnv(slow));
     const total = generateStories({ seed: 7, stories: 3, systemId: SYSTEM_ID, now: new Date() }).reduce((n, story) => n + story.messages.length, 0);
     expect({ code: ran.code, stderr: ran.stderr }).toEqual({ code: 0, stderr: '' });
     expect(ran.stdout).toContain(`${total} messages of 3 stories: ${total} accepted, 0 duplicates, 0 refused, 0 not sent`);
