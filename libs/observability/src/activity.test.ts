@@ -1,4 +1,5 @@
 import { createActivityRecorder, MAX_RULES_PER_CELL, ACTIVITY_OTHER_RULE, type ActivityRow } from './activity';
+import { eventually } from '@bus/testing';
 import { createLogger } from './logger';
 import { createMetricsRegistry } from './metrics';
 
@@ -123,6 +124,29 @@ describe('the activity recorder', () => {
     expect(seen.map((rows) => rows[0]!.published)).toEqual([1, 2]);
   });
 
+  it('writes on its timer, again and again', async () => {
+    const written: ActivityRow[][] = [];
+    const activity = createActivityRecorder({
+      write: async (rows) => void written.push([...rows]),
+      logger: createLogger({ service: 'test', level: 'warn' }),
+      metrics: createMetricsRegistry({ defaultMetrics: false }),
+      intervalMs: 5,
+    });
+    activity.start();
+    try {
+      for (const round of [1, 2, 3]) {
+        activity.published('p1');
+        await eventually(
+          async () => written.length,
+          (n) => n === round,
+          { what: `write ${round}` },
+        );
+      }
+    } finally {
+      await activity.stop();
+    }
+  });
+
   it('writes what is still counted when stopped', async () => {
     const { activity, written } = recorder();
     activity.start();
@@ -130,4 +154,16 @@ describe('the activity recorder', () => {
     await activity.stop();
     expect(written).toEqual([[expect.objectContaining({ connectionId: 'c1', acked: 3 })]]);
   });
+});
+
+it('shares its counter with the other recorders of the process (the all-in-one runs three)', async () => {
+  const metrics = createMetricsRegistry({ defaultMetrics: false });
+  const logger = createLogger({ service: 'test', level: 'warn' });
+  const recorders = [0, 1].map(() => createActivityRecorder({ write: async () => undefined, logger, metrics }));
+  for (const r of recorders) {
+    r.published('p1');
+    await r.flush();
+  }
+  const values = (await metrics.getSingleMetric('bus_activity_flushes_total')!.get()).values;
+  expect(values).toEqual([expect.objectContaining({ labels: { outcome: 'written' }, value: 2 })]);
 });

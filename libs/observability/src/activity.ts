@@ -88,11 +88,14 @@ class MinuteCounts implements ActivityRecorder {
   constructor(private readonly deps: ActivityRecorderDeps) {
     this.maxCells = deps.maxCells ?? 10_000;
     this.now = deps.now ?? Date.now;
-    this.outcomes = new Counter({
-      ...METRICS.activityFlushes,
-      help: 'Flushes of the per-minute activity counts (portal charts), by outcome (written; failed: the store refused the write, its counts dropped; skipped: the previous write was still running); dropped_full counts connection-minutes dropped because the bound was reached',
-      registers: [deps.metrics],
-    });
+    // Each service of a process has its recorder (the all-in-one runs three): they share the counter.
+    this.outcomes =
+      (deps.metrics.getSingleMetric(METRICS.activityFlushes.name) as Counter | undefined) ??
+      new Counter({
+        ...METRICS.activityFlushes,
+        help: 'Flushes of the per-minute activity counts (portal charts), by outcome (written; failed: the store refused the write, its counts dropped; skipped: the previous write was still running); dropped_full counts connection-minutes dropped because the bound was reached',
+        registers: [deps.metrics],
+      });
   }
 
   published(connectionId: string): void {
@@ -131,10 +134,12 @@ class MinuteCounts implements ActivityRecorder {
   flush(): Promise<void> {
     // One write at a time: a flush while one runs waits for it, then writes what was counted since.
     const previous = this.writing ?? Promise.resolve();
-    const next = previous.then(() => this.write());
-    this.writing = next.finally(() => {
-      if (this.writing === next) this.writing = null;
-    });
+    const next: Promise<void> = previous
+      .then(() => this.write())
+      .finally(() => {
+        if (this.writing === next) this.writing = null;
+      });
+    this.writing = next;
     return next;
   }
 
