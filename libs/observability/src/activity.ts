@@ -1,6 +1,7 @@
 import { Counter, type Registry } from 'prom-client';
 import type { Logger } from './logger';
 import { METRICS } from './metric-names';
+import { SerialWrites } from './serial-writes';
 
 /** The per-minute activity of one connection in one minute, as handed to the store at a flush. */
 export interface ActivityRow {
@@ -82,7 +83,7 @@ class MinuteCounts implements ActivityRecorder {
   private readonly maxCells: number;
   private readonly now: () => number;
   private readonly outcomes: Counter;
-  private writing: Promise<void> | null = null;
+  private readonly writes = new SerialWrites();
   private timer: NodeJS.Timeout | null = null;
 
   constructor(private readonly deps: ActivityRecorderDeps) {
@@ -132,21 +133,13 @@ class MinuteCounts implements ActivityRecorder {
   }
 
   flush(): Promise<void> {
-    // One write at a time: a flush while one runs waits for it, then writes what was counted since.
-    const previous = this.writing ?? Promise.resolve();
-    const next: Promise<void> = previous
-      .then(() => this.write())
-      .finally(() => {
-        if (this.writing === next) this.writing = null;
-      });
-    this.writing = next;
-    return next;
+    return this.writes.run(() => this.write());
   }
 
   start(): void {
     this.timer ??= setInterval(() => {
       // A write still running (a slow store) is not queued behind: the counts go on adding up meanwhile.
-      if (this.writing) this.outcomes.inc({ outcome: 'skipped' });
+      if (this.writes.busy) this.outcomes.inc({ outcome: 'skipped' });
       else void this.flush();
     }, this.deps.intervalMs ?? ACTIVITY_FLUSH_MS);
     this.timer.unref();

@@ -7,3 +7,4 @@ export { METRICS } from './metric-names';
 export type { MetricKey } from './metric-names';
 export { ACTIVITY_FLUSH_MS, ACTIVITY_OTHER_RULE, MAX_RULES_PER_CELL, createActivityRecorder } from './activity';
 export type { ActivityRecorder, ActivityRecorderDeps, ActivityRow } from './activity';
+export { SerialWrites } from './serial-writes';
