@@ -32,9 +32,12 @@ const connection: Connection = {
   organisation_id: 'oabcdefghijkl',
   kind: 'producer',
   status: 'active',
+  name: 'Story publisher',
+  description: '',
   credential_version: 2,
   created_at: '2026-11-22T05:00:00.000Z',
   status_changed_at: null,
+  last_used_at: null,
   consumer_tools: null,
 };
 

@@ -54,6 +54,7 @@ const ALL = [
   '021_drop_pending_by_age',
   '022_test_runs',
   '023_run_validations',
+  '024_connection_names',
 ];
 
 // By hand rather than @bus/fixtures' useTestDatabase: the migrations themselves are under test (up
