@@ -171,6 +171,26 @@ describe('tenancy constraints', () => {
     });
   });
 
+  it('gives connections an empty name and description and no last use, and bounds the texts whatever writes them (migration 024)', async () => {
+    expect(await db('connections').where({ id: 'cabcdefghijk2' }).first('name', 'description', 'last_used_at')).toEqual({
+      name: '',
+      description: '',
+      last_used_at: null,
+    });
+    const row = db('connections').where({ id: 'cabcdefghijk2' });
+    await row.clone().update({ name: 'n'.repeat(100), description: `${'d'.repeat(250)}\n${'d'.repeat(249)}` });
+    for (const bad of [
+      { name: 'n'.repeat(101) },
+      { name: 'two\nlines' },
+      { name: 'tab\there' },
+      { description: 'd'.repeat(501) },
+      { description: 'tab\there' },
+      { description: 'c1\u0085' },
+    ]) {
+      await expect(row.clone().update(bad)).rejects.toThrow(/connections_(name|description)_text/);
+    }
+  });
+
   it('keeps one credential row per version and refuses an unknown permission kind', async () => {
     await db('credentials').insert({ connection_id: 'cabcdefghijk2', version: 1, secret_hash: 'h1' });
     await expect(db('credentials').insert({ connection_id: 'cabcdefghijk2', version: 1, secret_hash: 'h2' })).rejects.toThrow(/duplicate key/);

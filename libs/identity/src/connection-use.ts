@@ -8,7 +8,8 @@ import type { Logger } from 'pino';
  * request that used the connection never waits for it, and never fails by it (a failure is logged).
  */
 export interface ConnectionUse {
-  used(connectionId: string): void;
+  /** Settles once written or skipped, and never rejects: a request goes on without awaiting it. */
+  used(connectionId: string): Promise<void>;
 }
 
 /** last_used_at's precision (docs/api.md#connections-and-credentials). */
@@ -39,13 +40,16 @@ export function createConnectionUse(deps: ConnectionUseDeps): ConnectionUse {
     used(connectionId) {
       const at = now();
       const written = writtenAt.get(connectionId);
-      if (written !== undefined && at - written < LAST_USED_PRECISION_MS) return;
+      if (written !== undefined && at - written < LAST_USED_PRECISION_MS) return Promise.resolve();
       if (written === undefined && writtenAt.size >= REMEMBERED_MAX) forgetOld(at);
       writtenAt.set(connectionId, at);
-      preparedQuery(deps.db, 'identity.connection_used', TOUCH, { id: connectionId }).catch((err: unknown) => {
-        // Tried again on the next use after a minute; the use itself went on.
-        deps.logger.warn({ err, connection_id: connectionId }, 'last_used_at of the connection not recorded');
-      });
+      return preparedQuery(deps.db, 'identity.connection_used', TOUCH, { id: connectionId }).then(
+        () => undefined,
+        (err: unknown) => {
+          // Tried again on the next use after a minute; the use itself went on.
+          deps.logger.warn({ err, connection_id: connectionId }, 'last_used_at of the connection not recorded');
+        },
+      );
     },
   };
 }

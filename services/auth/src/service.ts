@@ -111,7 +111,7 @@ export function createAuthService(deps: AuthServiceDeps): Service & { signingKey
     const request = parseTokenRequest(authorization, body);
     if (!request.credentials) throw new InvalidClientError(true);
     res.json(await issue(request.credentials));
-    connectionUse.used(request.credentials.clientId);
+    void connectionUse.used(request.credentials.clientId);
   };
 
   const router = createRouter();

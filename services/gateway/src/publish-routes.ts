@@ -77,7 +77,7 @@ export function publishRoutes(deps: PublishRoutesDeps): Router {
   };
   const handle = (mode: PublishMode) => async (_req: Request, res: Response) => {
     const identity = res.locals.identity as ConnectionIdentity;
-    deps.connectionUse.used(identity.clientId);
+    void deps.connectionUse.used(identity.clientId);
     const timings = requestTimings(res);
     const bytes = res.locals.body as Buffer;
     res.locals.publishBody = bytes;

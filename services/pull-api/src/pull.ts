@@ -72,7 +72,7 @@ export function receiveGate(tools: ConsumerTools | null | undefined): ReceiveGat
  * drains (SIGTERM) it answers what it read without waiting: an empty answer, not a cut connection.
  */
 export function receive(deps: PullDeps, consumerId: string, opts: ReceiveOptions): Promise<LeasedMessage[]> {
-  deps.connectionUse.used(consumerId);
+  void deps.connectionUse.used(consumerId);
   // One span per receive (long poll included), a child of the request's span; each message it hands
   // out links it to that message's publish trace (a link, not a parent: one receive serves many
   // publishes). Bounded attributes: the consumer connection and a count, never bodies or handles.
