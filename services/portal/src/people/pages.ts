@@ -193,10 +193,9 @@ function lastUsed(c: ConnectionView): string {
 }
 
 function createConnectionForm(app: AppWithConnections): string {
-  return `<form data-api="/api/portal/apps/${app.id}/connections" data-said-in="said-app-${app.id}" data-done="Created a connection of ${esc(app.name)}: copy its secret above."><fieldset><legend>New connection of ${esc(app.name)}</legend>
-<label for="kind-${app.id}">Kind</label><select id="kind-${app.id}" name="kind"><option value="producer">producer</option><option value="consumer">consumer</option></select>
+  return `<form data-api="/api/portal/apps/${app.id}/connections" class="connection-create" data-said-in="said-app-${app.id}" data-done="Created a connection of ${esc(app.name)}: copy its secret above."><label for="kind-${app.id}">New connection of ${esc(app.name)}</label><select id="kind-${app.id}" name="kind"><option value="producer">producer</option><option value="consumer">consumer</option></select>
 ${connectionDetailsFields(`new-${app.id}`, { name: '', description: '' })}
-<button type="submit">Create connection</button></fieldset></form>${saidRegion(`said-app-${app.id}`)}`;
+<button type="submit">Create connection</button></form>${saidRegion(`said-app-${app.id}`)}`;
 }
 
 /**

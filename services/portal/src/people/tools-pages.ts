@@ -188,8 +188,8 @@ function testMessageSection(connection: ConnectionView, offOrMay: string | { pub
     : '';
   return `<section aria-labelledby="test-message-heading">${heading}
 <p>Checks a message as this connection would send it: validate is a dry run with the workspace's rules (schema, conformance, the story's sequence, what the app may publish), nothing published or recorded${offOrMay.publish ? '; publish sends it to every consumer connection of the workspace' : ''}. The secret is used for the connection's token only.</p>
-<form data-api="/api/portal/connections/${connection.client_id}/test-messages" data-result="test-message-result" data-said-in="said-test-message">
-<label for="test-message">Message (JSON)</label><textarea id="test-message" name="message" rows="10" cols="80" maxlength="240000" spellcheck="false" required data-expects="the message as JSON, as the producer would publish it"></textarea>
+<form class="wide" data-api="/api/portal/connections/${connection.client_id}/test-messages" data-result="test-message-result" data-said-in="said-test-message">
+<label for="test-message">Message (JSON)</label><textarea id="test-message" class="code" name="message" rows="10" cols="80" maxlength="240000" spellcheck="false" required data-expects="the message as JSON, as the producer would publish it"></textarea>
 <fieldset><legend>What to do</legend><input id="test-mode-validate" name="mode" type="radio" value="validate" checked><label for="test-mode-validate">Validate (dry run)</label>${publish}</fieldset>
 <label for="test-secret">Secret</label><input id="test-secret" name="client_secret" type="password" autocomplete="off" required data-expects="the connection's current secret (sbs_…), used for its token only">
 <button type="submit">Send test message</button></form>${saidRegion('said-test-message')}
