@@ -595,7 +595,6 @@ describe('replay and queue stats', () => {
   it("replays what the consumer acked, in order, and reports the queue's depth", async () => {
     const t = await house();
     const producer = await created<Issued>('/api/admin/connections', { app_id: t.appId, kind: 'producer' });
-    const other = await created<Issued>('/api/admin/connections', { app_id: t.appId, kind: 'producer' });
     const consumer = await created<Issued>('/api/admin/connections', { app_id: t.appId, kind: 'consumer' });
     const producerToken = await token(producer.client_id, producer.client_secret);
     const consumerToken = await token(consumer.client_id, consumer.client_secret);

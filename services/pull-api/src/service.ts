@@ -97,7 +97,20 @@ export function pullApiServiceOf(
 ): Service {
   const { db, redis, identity, logger, metrics, limitMetrics, connectionQuota, ready } = clients;
   return createPullApiService({
-    ...pullApiDepsOf({ db, redis, connections: identity.connections, logger, metrics, limitMetrics, authenticator: identity, connectionQuota, connectionUse: identity.connectionUse }, config),
+    ...pullApiDepsOf(
+      {
+        db,
+        redis,
+        connections: identity.connections,
+        logger,
+        metrics,
+        limitMetrics,
+        authenticator: identity,
+        connectionQuota,
+        connectionUse: identity.connectionUse,
+      },
+      config,
+    ),
     readiness: [ready.postgres, ready.redis, identity.controlReadiness],
   });
 }
