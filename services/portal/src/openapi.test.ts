@@ -67,12 +67,28 @@ describe('the portal (people) OpenAPI document', () => {
     }
   });
 
-  it("answers a consumer's queue, its replays and a message trace exactly as the admin API does, and refusals as the producer's own route", () => {
+  it("answers a consumer's queue, its replays and a message trace exactly as the admin API does, and refusals as the producer's own route with the workspace and each refusal's story", () => {
     const portal = (openapi.portal as unknown as Components).components.schemas;
     const admin = (openapi.admin as unknown as Components).components.schemas;
     const bus = (openapi.bus as unknown as Components).components.schemas;
     for (const name of ['QueueStats', 'ReplayCreate', 'Replay', 'MessageTrace', 'DeliveryTrace']) expect([name, portal[name]]).toEqual([name, admin[name]]);
-    for (const name of ['RecentRefusals', 'Refusal', 'Violation']) expect([name, portal[name]]).toEqual([name, bus[name]]);
+    expect(portal.Violation).toEqual(bus.Violation);
+    // The portal adds the workspace and each refusal's story (its newest accepted message) to the producer's answer.
+    for (const [name, added] of [
+      ['RecentRefusals', 'workspace_id'],
+      ['Refusal', 'story_message_id'],
+    ] as const) {
+      const { [added]: _added, ...shared } = (portal[name] as { properties: Record<string, unknown> }).properties;
+      expect([name, { ...portal[name], properties: shared, required: (portal[name] as { required: string[] }).required.filter((r) => r !== added) }]).toEqual([
+        name,
+        {
+          ...bus[name],
+          ...(name === 'RecentRefusals'
+            ? { properties: { ...(bus[name] as { properties: Record<string, unknown> }).properties, refusals: shared.refusals } }
+            : {}),
+        },
+      ]);
+    }
   });
 
   it("describes the portal's dead letters exactly as the admin API answers them (one code path)", () => {
