@@ -12,7 +12,7 @@ export abstract class IdentityAdminError extends Error {
   abstract readonly kind: 'not_found' | 'conflict' | 'invalid';
 }
 
-/** What people call a connection (docs/admin.md#connections): a name of one line, a description; empty when not given. */
+/** What people call a connection (docs/api.md#connections-and-credentials): a name of one line, a description; empty when not given. */
 export interface ConnectionAbout {
   name?: string;
   description?: string;

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 
 /**
- * A connection's name and description (what people call it; docs/admin.md#connections) and when it
+ * A connection's name and description (what people call it; docs/api.md#connections-and-credentials) and when it
  * was last used (a token, a publish or a receive), to the minute: the services write last_used_at
  * at most once a minute per connection and process, so it is never a write per request. Existing
  * connections have neither name nor description (empty), and no last use until their next one.
