@@ -45,6 +45,10 @@ export const TABLE_COLUMNS = {
     credential_version: 'int4',
     created_at: 'timestamptz',
     status_changed_at: 'timestamptz?',
+    // 024_connection_names
+    name: 'text',
+    description: 'text',
+    last_used_at: 'timestamptz?',
   },
   credentials: { connection_id: 'text', version: 'int4', secret_hash: 'text', created_at: 'timestamptz', usable_until: 'timestamptz?' },
   permissions: { app_id: 'text', kind: 'permission_kind', value: 'text', created_at: 'timestamptz' },

@@ -2,7 +2,7 @@ import type { Router, NextFunction, Request, RequestHandler, Response } from 'ex
 import { Counter, type Registry } from 'prom-client';
 import { METRICS, type ActivityRecorder } from '@bus/observability';
 import { createRouter, HttpError, markStep, readBody, requestTimings, type RouteKey } from '@bus/http';
-import type { BearerAuthenticator, ConnectionIdentity } from '@bus/identity';
+import type { BearerAuthenticator, ConnectionIdentity, ConnectionUse } from '@bus/identity';
 import { rulesCatalogue } from '@bus/som';
 import { publishMessage, type PublishDeps, type PublishMode } from './publish';
 import { publishOverHttp } from './publish-http';
@@ -43,6 +43,8 @@ export interface PublishRoutesDeps {
   managedSignedSteps: RequestHandler[];
   /** Authenticates POST /v1/jwt/messages: an operator-managed app's token (managed-auth.ts). */
   managedAppAuth: RequestHandler;
+  /** The caller's connection was used: its last_used_at (to the minute, never a write per request). */
+  connectionUse: ConnectionUse;
 }
 
 /**
@@ -83,6 +85,7 @@ export function publishRoutes(deps: PublishRoutesDeps): Router {
   };
   const handle = (mode: PublishMode) => async (_req: Request, res: Response) => {
     const identity = res.locals.identity as ConnectionIdentity;
+    void deps.connectionUse.used(identity.clientId);
     const timings = requestTimings(res);
     const bytes = res.locals.body as Buffer;
     res.locals.publishBody = bytes;

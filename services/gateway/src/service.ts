@@ -99,6 +99,7 @@ export function gatewayServiceOf(
     metrics,
     publish: publishDepsOf({ db, producer, logger, metrics, identity }, config),
     managedAppAuth: managedAppAuthOf(managedApps, identity),
+    connectionUse: identity.connectionUse,
     signed: signedRoutesOf({ db, redis, identity, limitMetrics, managedApps }, config),
   });
 }

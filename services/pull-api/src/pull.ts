@@ -4,6 +4,7 @@ import { METRICS, inSpan, publishTraceContext, type ActivityRecorder, type Logge
 import { renderEnvelope, type UnrenderableReason } from './envelope';
 import type { QueueNotifier } from './notifier';
 import type { ConsumerTools } from '@bus/db';
+import type { ConnectionUse } from '@bus/identity';
 import type { ConsumerToolsStore, FaultKind, LeasedMessage, PeekedMessage, QueueStore, ReceiveGate } from '@bus/queue';
 import type { ReceiptHandles } from './receipt';
 
@@ -18,6 +19,8 @@ export interface PullDeps {
   metrics: PullMetrics;
   /** The portal's per-minute activity: each ack done, counted in memory (absent where nothing charts it). */
   activity?: Pick<ActivityRecorder, 'acked'>;
+  /** A receive uses its connection: last_used_at (to the minute, never a write per request). */
+  connectionUse: ConnectionUse;
 }
 
 export interface PullMetrics {
@@ -71,6 +74,7 @@ export function receiveGate(tools: ConsumerTools | null | undefined): ReceiveGat
  * drains (SIGTERM) it answers what it read without waiting: an empty answer, not a cut connection.
  */
 export function receive(deps: PullDeps, consumerId: string, opts: ReceiveOptions): Promise<LeasedMessage[]> {
+  void deps.connectionUse.used(consumerId);
   // One span per receive (long poll included), a child of the request's span; each message it hands
   // out links it to that message's publish trace (a link, not a parent: one receive serves many
   // publishes). Bounded attributes: the consumer connection and a count, never bodies or handles.

@@ -1,7 +1,7 @@
 import type { RequestHandler } from 'express';
 import type { ReadinessCheck, Service } from '@bus/http';
 import { readConnectionDates, readSkillRegistrations, writeActivity, type Knex } from '@bus/db';
-import type { BearerAuthenticator, Identity } from '@bus/identity';
+import type { BearerAuthenticator, ConnectionUse, Identity } from '@bus/identity';
 import type { LimitMetrics, Redis } from '@bus/limits';
 import { pullApiDepsOf } from './config';
 import { createActivityRecorder, type Logger, type Registry } from '@bus/observability';
@@ -22,6 +22,8 @@ export interface PullApiServiceDeps {
   authenticator: BearerAuthenticator;
   /** The per-connection quota of docs/api.md#limits (libs/identity connectionQuota). */
   connectionQuota: RequestHandler;
+  /** A receive's use of its connection (libs/identity connectionUse). */
+  connectionUse: ConnectionUse;
   /** HMAC key of the receipt handles (RECEIPT_HANDLE_KEY); all pull-api processes share it. */
   receiptHandleKey: Buffer;
   logger: Logger;
@@ -46,6 +48,7 @@ export function createPullApiService(deps: PullApiServiceDeps): Service {
     logger: deps.logger,
     metrics: createPullMetrics(deps.metrics),
     activity,
+    connectionUse: deps.connectionUse,
   };
   const stats = async (consumerId: string) => (await queueCall(() => deliveries.queueStats(consumerId)))[0];
   const queueDates = (consumerId: string) => queueCall(() => readConnectionDates(deps.db, consumerId));
@@ -102,7 +105,20 @@ export function pullApiServiceOf(
 ): Service {
   const { db, redis, identity, logger, metrics, limitMetrics, connectionQuota, ready } = clients;
   return createPullApiService({
-    ...pullApiDepsOf({ db, redis, connections: identity.connections, logger, metrics, limitMetrics, authenticator: identity, connectionQuota }, config),
+    ...pullApiDepsOf(
+      {
+        db,
+        redis,
+        connections: identity.connections,
+        logger,
+        metrics,
+        limitMetrics,
+        authenticator: identity,
+        connectionQuota,
+        connectionUse: identity.connectionUse,
+      },
+      config,
+    ),
     readiness: [ready.postgres, ready.redis, identity.controlReadiness],
   });
 }

@@ -65,8 +65,8 @@ export function portalApiRoutes(deps: PortalApiDeps): Router {
     const session = requireSession(res);
     const appId = String(req.params.a);
     const target = await deps.data.authoriseOnApp(session, 'connection.create', appId);
-    const { kind } = await jsonBody<{ kind: 'producer' | 'consumer' }>(req);
-    const issued = await identityCall(() => deps.admin.createConnection({ appId, kind }));
+    const { kind, ...about } = await jsonBody<{ kind: 'producer' | 'consumer' } & body.ConnectionAboutBody>(req);
+    const issued = await identityCall(() => deps.admin.createConnection({ appId, kind, ...body.connectionAbout(about) }));
     await deps.data.audit(req, res, session, {
       action: `connection.create ${kind}`,
       target: issued.clientId,
@@ -74,6 +74,22 @@ export function portalApiRoutes(deps: PortalApiDeps): Router {
       status: 201,
     });
     res.status(201).json({ client_id: issued.clientId, client_secret: issued.clientSecret, credential_version: issued.credentialVersion });
+  });
+
+  router.put('/api/portal/connections/:c/details', async (req, res) => {
+    const session = requireSession(res);
+    const clientId = String(req.params.c);
+    const target = await deps.data.authoriseOnConnection(session, 'connection.describe', clientId);
+    const about = body.connectionAbout(await jsonBody<body.ConnectionAboutBody>(req));
+    await identityCall(() => deps.admin.describeConnection(clientId, about));
+    // The audit keeps the name (one bounded line), not the description.
+    await deps.data.audit(req, res, session, {
+      action: `connection.describe name=${JSON.stringify(about.name)}`,
+      target: clientId,
+      organisationId: target.organisationId,
+      status: 200,
+    });
+    res.json((await deps.data.authorisedConnection(session, 'connection.read', clientId)).connection);
   });
 
   router.post('/api/portal/connections/:c/rotate', async (req, res) => {

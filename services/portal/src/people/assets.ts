@@ -439,6 +439,8 @@ button.danger { background: #b3261e; color: #fff; border: 1px solid #8c1d18; }
 :focus-visible { outline: 3px solid #0b57d0; outline-offset: 2px; }
 #secret-panel, .once { border: 2px solid #b3261e; padding: 0.5rem 1rem; margin: 1rem 0; }
 textarea.secret { display: block; width: 100%; max-width: 48rem; font-family: monospace; word-break: break-all; resize: none; }
+form.wide { display: flex; }
+textarea.code { flex: 1 1 100%; box-sizing: border-box; width: 100%; min-height: 12rem; font-family: monospace; white-space: pre-wrap; overflow-wrap: anywhere; overflow-y: auto; resize: vertical; }
 .warning, .failed, .field-error { color: #b3261e; font-weight: bold; }
 .field-error { display: block; font-size: 0.9rem; }
 .said { display: block; color: #146c2e; font-weight: bold; }

@@ -24,6 +24,30 @@ export function connectionPageLinks(connection: ConnectionView): string {
   return `<br><a href="${base}/principals">Principals and bindings</a>${registrations}`;
 }
 
+/** The name and description fields of a connection's forms (create, edit); `key` keeps their ids apart on a page. */
+export function connectionDetailsFields(key: string, current: Pick<ConnectionView, 'name' | 'description'>): string {
+  return `<label for="name-${key}">Name</label><input id="name-${key}" name="name" maxlength="100" size="30" value="${esc(current.name)}" data-expects="a name of one line, at most 100 characters (optional)">
+<label for="description-${key}">Description</label><textarea id="description-${key}" name="description" maxlength="500" rows="2" cols="40" data-expects="a description of at most 500 characters, without tabs (optional)">${esc(current.description)}</textarea>`;
+}
+
+/**
+ * A connection's name, description, creation and last use, with the form that changes the name and
+ * description for whoever may (the script reloads the page and says it was saved; a refused value is
+ * said beside its field).
+ */
+export function connectionAboutSection(connection: ConnectionView, mayDescribe: boolean): string {
+  const described = connection.description ? `<p class="description">${esc(connection.description)}</p>` : '';
+  const used = connection.last_used_at ? timeOf(connection.last_used_at) : 'never';
+  const form = mayDescribe
+    ? `<form data-api="/api/portal/connections/${connection.client_id}/details" data-method="PUT" data-said-in="said-details" data-done="Saved the name and description of ${connection.client_id}."><fieldset><legend>Name and description</legend>
+${connectionDetailsFields(connection.client_id, connection)}
+<button type="submit">Save name and description</button></fieldset></form>${saidRegion('said-details')}`
+    : '';
+  return `<section aria-labelledby="about-heading"><h2 id="about-heading">${connection.name ? esc(connection.name) : 'No name yet'}</h2>${described}
+<p>Created ${timeOf(connection.created_at)}; last used ${used} (a token, a publish or a receive; to the minute).</p>
+${form}</section>`;
+}
+
 /**
  * A connection's pages (docs/portal.md): its AWS principals and identity-provider bindings, and a
  * consumer's skill registrations. Read from the admin API's own operations, shown to whoever may read

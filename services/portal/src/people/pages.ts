@@ -2,8 +2,9 @@ import type { Router } from 'express';
 import type { ErrorPage } from '@bus/http';
 import { PORTAL_SCRIPT, PORTAL_STYLE } from './assets';
 import { activitySection } from './activity-charts';
-import { connectionPageLinks } from './connection-pages';
+import { connectionDetailsFields, connectionPageLinks } from './connection-pages';
 import { MESSAGE_TYPES } from './permission-choices';
+import type { ConnectionView } from '../admin-store';
 import type { AppWithConnections, PortalData } from './portal-data';
 import type { PeopleStore } from './people-store';
 import { allows, organisationsOf } from './policy';
@@ -140,11 +141,11 @@ function connectionFilter(query: Record<string, unknown>): ConnectionFilter {
   return { text, removed: query.removed === '1' };
 }
 
-/** Whether a connection is listed: the text is found, case-insensitive, in its id, kind, status or its app's name or id. */
+/** Whether a connection is listed: the text is found, case-insensitive, in its id, name, description, kind, status or its app's name or id. */
 function listed(app: AppWithConnections, c: AppWithConnections['connections'][number], filter: ConnectionFilter): boolean {
   if (c.status === 'removed' && !filter.removed) return false;
   const needle = filter.text.toLowerCase();
-  return needle === '' || [c.client_id, c.kind, c.status, app.name, app.id].some((field) => field.toLowerCase().includes(needle));
+  return needle === '' || [c.client_id, c.name, c.description, c.kind, c.status, app.name, app.id].some((field) => field.toLowerCase().includes(needle));
 }
 
 /** A plain GET form, so the filter works without the script and its result can be linked to. */
@@ -171,17 +172,32 @@ function appSection(app: AppWithConnections, filter: ConnectionFilter, may: AppC
         may.change && c.status === 'revoked'
           ? `<form data-api="/api/portal/connections/${c.client_id}/remove" data-next="/portal/workspaces/${app.workspace_id}?removed=1#connection-${c.client_id}" data-done="Removed ${c.client_id}: its credentials are deleted." data-confirm="Remove connection ${c.client_id} for good? Its credentials are deleted and cannot be restored." data-confirm-type="${c.client_id}"><button type="submit">Remove ${c.client_id}</button></form>`
           : active;
-      return `<tr id="connection-${c.client_id}"><td><a href="/portal/connections/${c.client_id}"><code>${c.client_id}</code></a>${connectionPageLinks(c)}</td><td>${c.kind}</td><td>${c.status}</td><td>${c.credential_version}</td><td>${timeOf(c.created_at)}</td><td>${actions}${may.change ? saidRegion(said) : ''}</td></tr>`;
+      return `<tr id="connection-${c.client_id}"><td>${connectionLabel(c)}${connectionPageLinks(c)}</td><td>${c.kind}</td><td>${c.status}</td><td>${c.credential_version}</td><td>${timeOf(c.created_at)}</td><td>${lastUsed(c)}</td><td>${actions}${may.change ? saidRegion(said) : ''}</td></tr>`;
     });
-  const create = may.create
-    ? `<form data-api="/api/portal/apps/${app.id}/connections" data-said-in="said-app-${app.id}" data-done="Created a connection of ${esc(app.name)}: copy its secret above."><label for="kind-${app.id}">New connection of ${esc(app.name)}</label><select id="kind-${app.id}" name="kind"><option value="producer">producer</option><option value="consumer">consumer</option></select><button type="submit">Create connection</button></form>${saidRegion(`said-app-${app.id}`)}`
-    : '';
+  const create = may.create ? createConnectionForm(app) : '';
   return `<section aria-labelledby="app-${app.id}"><h2 id="app-${app.id}">App ${esc(app.name)} <small><code>${app.id}</code>, owned by <code>${app.organisation_id}</code></small></h2>
 <p>May publish as system ids ${esc(app.permissions.system_ids.join(', ') || 'none')}; message types ${esc(app.permissions.message_types.join(', ') || 'none')}.</p>
 ${may.permissions ? permissionsForm(app, choices) : ''}
-<div class="table-scroll"><table><caption>Connections of ${esc(app.name)}</caption><thead><tr><th scope="col">Client id</th><th scope="col">Kind</th><th scope="col">Status</th><th scope="col">Credential version</th><th scope="col">Created</th><th scope="col">Actions</th></tr></thead><tbody>
-${rows.join('\n') || `<tr><td colspan="6">${app.connections.length === 0 ? 'No connections' : 'No connections match the filter'}</td></tr>`}
+<div class="table-scroll"><table><caption>Connections of ${esc(app.name)}</caption><thead><tr><th scope="col">Connection</th><th scope="col">Kind</th><th scope="col">Status</th><th scope="col">Credential version</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col">Actions</th></tr></thead><tbody>
+${rows.join('\n') || `<tr><td colspan="7">${app.connections.length === 0 ? 'No connections' : 'No connections match the filter'}</td></tr>`}
 </tbody></table></div>${create}</section>`;
+}
+
+/** A connection by its name, else its client id, linking to its page; a named one shows the id too. */
+function connectionLabel(c: ConnectionView): string {
+  const id = `<code>${c.client_id}</code>`;
+  return c.name ? `<a href="/portal/connections/${c.client_id}">${esc(c.name)}</a> ${id}` : `<a href="/portal/connections/${c.client_id}">${id}</a>`;
+}
+
+/** When the connection was last used (to the minute), or that it never was. */
+function lastUsed(c: ConnectionView): string {
+  return c.last_used_at ? timeOf(c.last_used_at) : 'never';
+}
+
+function createConnectionForm(app: AppWithConnections): string {
+  return `<form data-api="/api/portal/apps/${app.id}/connections" class="connection-create" data-said-in="said-app-${app.id}" data-done="Created a connection of ${esc(app.name)}: copy its secret above."><label for="kind-${app.id}">New connection of ${esc(app.name)}</label><select id="kind-${app.id}" name="kind"><option value="producer">producer</option><option value="consumer">consumer</option></select>
+${connectionDetailsFields(`new-${app.id}`, { name: '', description: '' })}
+<button type="submit">Create connection</button></form>${saidRegion(`said-app-${app.id}`)}`;
 }
 
 /**

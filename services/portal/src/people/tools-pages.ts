@@ -1,18 +1,21 @@
 import { randomInt } from 'node:crypto';
 import type { Router, Request } from 'express';
 import type { BrowsedMessage, DeadLetter, QueueBrowse } from '@bus/contracts';
-import type { RecentRefusals } from '@bus/db';
 import type { MessageTrace } from '@bus/queue';
 import type { ConnectionView, ReplayView } from '../admin-store';
 import type { QueueView } from '../consumer-queues';
 import { SIMULATION_LIMITS, SIMULATION_SEED_RANGE, type SimulationView } from '../simulations';
 import { activitySection } from './activity-charts';
+import { connectionAboutSection } from './connection-pages';
 import { esc, saidRegion, sendPage, timeOf } from './layout';
 import { requireSession } from './sign-in';
-import type { ToolsData } from './tools-data';
+import type { PortalRefusals, RefusalsFilter, ToolsData } from './tools-data';
 import { createRouter } from '@bus/http';
 
 const WORKSPACE_ID = /^w[a-z2-7]{12}$/;
+const RULE_ID = /^[A-Za-z0-9_.-]{1,100}$/;
+// eslint-disable-next-line no-control-regex
+const CONTROLS = /[\u0000-\u001f\u007f-\u009f]/g;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** How often the replay and simulation pages' script asks for the progress while it runs. */
 const REPLAY_POLL_MS = 1000;
@@ -30,12 +33,14 @@ export function toolsPages(deps: { tools: ToolsData }): Router {
     const { connection, target } = await deps.tools.connection(session, 'connection.read', String(req.params.c));
     const heading = `<h1>Connection <code>${connection.client_id}</code> <small>(${connection.kind}, ${connection.status})</small></h1>
 <p>App <code>${connection.app_id}</code> in workspace <a href="/portal/workspaces/${connection.workspace_id}"><code>${connection.workspace_id}</code></a>.</p>
+${connectionAboutSection(connection, deps.tools.may(session, 'connection.describe', target))}
 ${activitySection({ api: `/api/portal/connections/${connection.client_id}/activity`, of: 'this connection', queue: connection.kind === 'consumer', refusals: connection.kind === 'producer' })}`;
     if (connection.kind === 'producer') {
       const mayPublish = deps.tools.may(session, 'connection.publish', target) && connection.status === 'active';
       const test = connection.status === 'active' ? testMessageSection(connection, deps.tools.publishingOff ?? { publish: mayPublish }) : '';
       const simulate = mayPublish ? simulateSection(connection, deps.tools.simulatorOff ?? (await deps.tools.publishableSystemIds(connection))) : '';
-      const refusals = refusalsSection(await deps.tools.refusals(session, connection.client_id));
+      const asked = refusalsFilterOf(req.query);
+      const refusals = refusalsSection(await deps.tools.refusals(session, connection.client_id, asked.filter), asked);
       sendPage(res, `Connection ${connection.client_id}`, session, `${heading}\n${test}\n${refusals}\n${simulate}`);
       return;
     }
@@ -188,8 +193,8 @@ function testMessageSection(connection: ConnectionView, offOrMay: string | { pub
     : '';
   return `<section aria-labelledby="test-message-heading">${heading}
 <p>Checks a message as this connection would send it: validate is a dry run with the workspace's rules (schema, conformance, the story's sequence, what the app may publish), nothing published or recorded${offOrMay.publish ? '; publish sends it to every consumer connection of the workspace' : ''}. The secret is used for the connection's token only.</p>
-<form data-api="/api/portal/connections/${connection.client_id}/test-messages" data-result="test-message-result" data-said-in="said-test-message">
-<label for="test-message">Message (JSON)</label><textarea id="test-message" name="message" rows="10" cols="80" maxlength="240000" spellcheck="false" required data-expects="the message as JSON, as the producer would publish it"></textarea>
+<form class="wide" data-api="/api/portal/connections/${connection.client_id}/test-messages" data-result="test-message-result" data-said-in="said-test-message">
+<label for="test-message">Message (JSON)</label><textarea id="test-message" class="code" name="message" rows="10" cols="80" maxlength="240000" spellcheck="false" required data-expects="the message as JSON, as the producer would publish it"></textarea>
 <fieldset><legend>What to do</legend><input id="test-mode-validate" name="mode" type="radio" value="validate" checked><label for="test-mode-validate">Validate (dry run)</label>${publish}</fieldset>
 <label for="test-secret">Secret</label><input id="test-secret" name="client_secret" type="password" autocomplete="off" required data-expects="the connection's current secret (sbs_…), used for its token only">
 <button type="submit">Send test message</button></form>${saidRegion('said-test-message')}
@@ -281,15 +286,38 @@ ${rows.join('\n') || '<tr><td colspan="9">The workspace has no consumer connecti
 </tbody></table></div></section>`;
 }
 
-function refusalsSection(recent: RecentRefusals): string {
+/** The refusals filter as the page reads it: a rule id of its form and a text, each dropped (and said) when it cannot be one. */
+function refusalsFilterOf(query: Record<string, unknown>): { filter: RefusalsFilter; typed: { rule: string; q: string }; problem?: string } {
+  const typed = {
+    rule: typeof query.rule === 'string' ? query.rule.trim().slice(0, 100) : '',
+    q: typeof query.q === 'string' ? query.q.trim().slice(0, 200) : '',
+  };
+  // Control characters go, as the audit log's search drops them: no stored id holds one.
+  const text = typed.q.replace(CONTROLS, '');
+  const ruleOk = typed.rule === '' || RULE_ID.test(typed.rule);
+  const filter = { ...(typed.rule && ruleOk ? { rule: typed.rule } : {}), ...(text ? { text } : {}) };
+  return ruleOk ? { filter, typed } : { filter, typed, problem: 'Enter a rule id such as schema.required: letters, digits, dots, dashes and underscores.' };
+}
+
+function refusalsSection(recent: PortalRefusals, asked: ReturnType<typeof refusalsFilterOf>): string {
+  const story = (r: PortalRefusals['refusals'][number]) =>
+    r.story_message_id
+      ? ` <a href="/portal/trace?workspace=${recent.workspace_id}&amp;message_id=${encodeURIComponent(r.story_message_id)}">Trace of its story</a>`
+      : '';
   const rows = recent.refusals.map(
     (r) =>
-      `<tr><td>${timeOf(r.refused_at)}</td><td>${r.mode}</td><td>${r.status}</td><td><code>${esc(r.message_id ?? '')}</code></td><td>${esc(r.message_type ?? '')}</td><td><code>${esc(r.correlation_id ?? '')}</code></td><td>${r.violations.map((v) => `<code>${esc(v.rule)}</code> ${esc(v.message)}`).join('<br>')}</td></tr>`,
+      `<tr><td>${timeOf(r.refused_at)}</td><td>${r.mode}</td><td>${r.status}</td><td><code>${esc(r.message_id ?? '')}</code></td><td>${esc(r.message_type ?? '')}</td><td><code>${esc(r.correlation_id ?? '')}</code>${story(r)}</td><td>${r.violations.map((v) => `<code>${esc(v.rule)}</code> ${esc(v.message)}`).join('<br>')}</td></tr>`,
   );
   const limited = recent.rate_limited;
+  const filtered = asked.filter.rule !== undefined || asked.filter.text !== undefined;
+  const invalid = asked.problem ? ' aria-invalid="true" aria-describedby="refusals-rule-error"' : '';
+  const form = `<form method="get" action="/portal/connections/${recent.connection_id}#refusals-heading" role="search" aria-label="Refusals"><label for="refusals-rule">Rule</label><input id="refusals-rule" name="rule" size="28" maxlength="100" value="${esc(asked.typed.rule)}"${invalid}><span class="field-error" id="refusals-rule-error">${asked.problem ?? ''}</span>
+<label for="refusals-q">Message or correlation id contains</label><input id="refusals-q" name="q" type="search" size="28" maxlength="200" value="${esc(asked.typed.q)}"><button type="submit">Filter refusals</button>${filtered ? ` <a href="/portal/connections/${recent.connection_id}#refusals-heading">Show all</a>` : ''}</form>`;
   return `<section aria-labelledby="refusals-heading"><h2 id="refusals-heading">Recent refusals</h2>
-<p>The newest refusals of this connection's publishes and validations (ids and violations only, never a body). Rate-limited: ${limited.rate_limited}, over quota: ${limited.quota_exceeded}${limited.last_refused_at ? `, latest ${limited.last_refused_at}` : ''}.</p>
-<div class="table-scroll"><table><caption>Refusals, newest first</caption><thead><tr><th scope="col">When</th><th scope="col">Mode</th><th scope="col">Status</th><th scope="col">Message id</th><th scope="col">Message type</th><th scope="col">Correlation id</th><th scope="col">Violations</th></tr></thead><tbody>
-${rows.join('\n') || '<tr><td colspan="7">No refusals</td></tr>'}
+<p>The newest refusals of this connection's publishes and validations (ids and violations only, never a body). Rate-limited: ${limited.rate_limited}, over quota: ${limited.quota_exceeded}${limited.last_refused_at ? `, latest ${timeOf(limited.last_refused_at)}` : ''}.</p>
+<p>A refused message was never accepted, so it has no trace of its own; where its story (its correlation id) has accepted messages, “Trace of its story” shows where the newest of them went.</p>
+${form}
+<div class="table-scroll"><table><caption>Refusals${filtered ? ' matching the filter' : ''}, newest first</caption><thead><tr><th scope="col">When</th><th scope="col">Mode</th><th scope="col">Status</th><th scope="col">Message id</th><th scope="col">Message type</th><th scope="col">Correlation id</th><th scope="col">Violations</th></tr></thead><tbody>
+${rows.join('\n') || `<tr><td colspan="7">${filtered ? 'No refusals match the filter' : 'No refusals'}</td></tr>`}
 </tbody></table></div><p><a href="/portal/connections/${recent.connection_id}">Refresh</a></p></section>`;
 }
