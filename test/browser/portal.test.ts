@@ -709,6 +709,98 @@ describe('the portal in a browser', () => {
       await context.close();
     }, 90_000);
 
+    it('charts real traffic per minute on the connection and workspace pages, each chart drawn with its numbers in a table, for a house admin', async () => {
+      const { context, page } = await signIn('house-admin');
+      const created = await apiCall(page, 'POST', `/api/portal/apps/${DEMO_APP}/connections`, { kind: 'consumer' });
+      const consumer = created.body as { client_id: string; client_secret: string };
+      const consumerToken = ((await (await tokenRequest(consumer.client_id, consumer.client_secret)).json()) as { access_token: string }).access_token;
+      const producer = await demoProducerToken(page);
+      const story = () => ({
+        ...(som.examples['story.context'] as Record<string, unknown>),
+        system_id: 'demo.studio',
+        message_id: randomUUID(),
+        correlation_id: randomUUID(),
+        occurred_at: new Date().toISOString(),
+      });
+      expect([await publish(producer.token, story()), await publish(producer.token, story())]).toEqual([202, 202]);
+      const refused = await fetch(`${bus.busUrl}/v1/tenants/${demoWorkspace}/messages`, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${producer.token}`, 'Content-Type': 'application/json' },
+        body: JSON.stringify({ ...story(), system_id: 'not.this.app' }),
+      });
+      expect(refused.status).toBe(403);
+      const rule = ((await refused.json()) as { violations: Array<{ rule: string }> }).violations[0]!.rule;
+
+      // The new consumer receives both and acks one.
+      const queuePath = `${bus.busUrl}/v1/tenants/${demoWorkspace}/consumers/${consumer.client_id}`;
+      const handles: string[] = [];
+      await eventually(
+        async () => {
+          const res = await fetch(`${queuePath}/messages?wait_seconds=5&max_messages=10`, { headers: { Authorization: `Bearer ${consumerToken}` } });
+          handles.push(...((await res.json()) as { messages: Array<{ receipt_handle: string }> }).messages.map((m) => m.receipt_handle));
+          return handles.length;
+        },
+        (n) => n >= 2,
+        { what: 'both messages received by the new consumer' },
+      );
+      const ack = await fetch(`${queuePath}/ack`, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${consumerToken}`, 'Content-Type': 'application/json' },
+        body: JSON.stringify({ receipt_handles: [handles[0]] }),
+      });
+      expect(ack.status).toBe(200);
+
+      /** The figure of one chart once its script drew it: the canvas's size and its text alternative. */
+      const chart = async (name: string) => {
+        const figure = page.getByRole('figure', { name }).and(page.locator('[data-drawn="true"]'));
+        await figure.waitFor();
+        const box = await figure.locator('canvas').boundingBox();
+        const details = figure.locator('details');
+        if (!(await details.evaluate((d) => (d as unknown as { open: boolean }).open))) await details.getByText(/^The numbers of /).click();
+        return { size: [box?.width ?? 0, box?.height ?? 0], summary: await figure.locator('.chart-summary').textContent(), table: figure.getByRole('table') };
+      };
+      const counted = async (route: string, name: string, expected: RegExp) =>
+        eventually(
+          async () => {
+            await page.goto(`${portalUrl}${route}`);
+            return (await chart(name)).summary ?? '';
+          },
+          (summary) => expected.test(summary),
+          { timeoutMs: 30_000, what: `${route}: ${name} saying ${expected}` },
+        );
+
+      await counted(`/portal/connections/${consumer.client_id}`, 'Messages per minute', /: 0 published, 2 delivered, 1 acked\.$/);
+      const messages = await chart('Messages per minute');
+      expect(messages.size.every((n) => n > 0)).toBe(true);
+      // The table lists the minutes with activity: their delivered and acked add up to the summary's.
+      const rows = await messages.table
+        .locator('tbody tr')
+        .evaluateAll((trs) => trs.map((tr) => [...tr.querySelectorAll('td')].slice(1).map((td) => Number(td.textContent))));
+      expect(rows.reduce((sum, [p, d, a]) => [sum[0]! + p!, sum[1]! + d!, sum[2]! + a!], [0, 0, 0])).toEqual([0, 2, 1]);
+      const queue = await chart('Queue depth and oldest message');
+      expect(queue.size.every((n) => n > 0)).toBe(true);
+      expect(await page.getByRole('figure', { name: 'Refusals by rule' }).count()).toBe(0);
+      await expectAccessible(page);
+      await page.screenshot({ path: path.join(SCREENSHOTS, 'connection-activity.png'), fullPage: true });
+
+      await counted(`/portal/connections/${producer.clientId}`, 'Refusals by rule', new RegExp(`refusals by rule: ${rule.replaceAll('.', '\\.')} 1\\.$`));
+      const refusals = await chart('Refusals by rule');
+      expect(refusals.size.every((n) => n > 0)).toBe(true);
+      expect(await refusals.table.getByRole('columnheader').allTextContents()).toEqual(['Minute', rule]);
+      expect((await chart('Messages per minute')).summary).toMatch(/: 2 published, 0 delivered, 0 acked\.$/);
+      await expectAccessible(page);
+
+      // The workspace's charts add up every connection of it, this producer's refusal among them.
+      await counted(`/portal/workspaces/${demoWorkspace}`, 'Refusals by rule', new RegExp(`${rule.replaceAll('.', '\\.')} [1-9]`));
+      for (const name of ['Messages per minute', 'Queue depth and oldest message', 'Refusals by rule']) {
+        expect((await chart(name)).size.every((n) => n > 0)).toBe(true);
+      }
+      expect((await chart('Messages per minute')).summary).toMatch(/: [1-9]\d* published, [1-9]\d* delivered, [1-9]\d* acked\.$/);
+      await expectAccessible(page);
+      await page.screenshot({ path: path.join(SCREENSHOTS, 'workspace-activity.png'), fullPage: true });
+      await context.close();
+    }, 120_000);
+
     it("shows a producer connection's recent refusals without the refused body", async () => {
       const { context, page } = await signIn('house-admin');
       const producer = await demoProducerToken(page);
@@ -1188,9 +1280,12 @@ describe("a connection's AWS principals, identity-provider bindings and skill re
       const response = await route.fetch();
       const path = new URL(route.request().url()).pathname;
       const method = route.request().method();
+      // The activity charts' read is every workspace page's, not a change under test: checked, not listed.
+      const listed = !(method === 'GET' && path.endsWith('/activity'));
       try {
         portalApi.check(method, path, { status: response.status(), headers: response.headers(), body: (await response.json()) as unknown });
-        seen.push(`${method} ${path.replace(/\/(connections|principals|bindings|registrations)\/(?!check$)[A-Za-z0-9]+/g, '/$1/:id')} ${response.status()}`);
+        if (listed)
+          seen.push(`${method} ${path.replace(/\/(connections|principals|bindings|registrations)\/(?!check$)[A-Za-z0-9]+/g, '/$1/:id')} ${response.status()}`);
       } catch (err) {
         seen.push(`off portal.json: ${method} ${path} ${response.status()}: ${String(err)}`);
       }

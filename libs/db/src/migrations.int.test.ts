@@ -3,6 +3,7 @@ import { createDatabase, migrateDownAll, migrateLatest, type Knex } from './inde
 
 const TABLES = [
   'accepted_messages',
+  'activity_minutes',
   'apps',
   'audit_log',
   'aws_principals',
@@ -54,6 +55,7 @@ const ALL = [
   '021_drop_pending_by_age',
   '022_test_runs',
   '023_run_validations',
+  '025_activity_minutes',
 ];
 
 // By hand rather than @bus/fixtures' useTestDatabase: the migrations themselves are under test (up

@@ -255,6 +255,18 @@ export const TABLE_COLUMNS = {
     correlation_id: 'text?',
     validated_at: 'timestamptz',
   },
+  // 025_activity_minutes
+  activity_minutes: {
+    connection_id: 'text',
+    minute: 'timestamptz',
+    workspace_id: 'text',
+    published: 'int8',
+    refused: 'jsonb',
+    delivered: 'int8',
+    acked: 'int8',
+    queue_depth: 'int8?',
+    oldest_age_seconds: 'float8?',
+  },
 } as const satisfies Record<string, Record<string, ColumnSpec>>;
 
 export type TableName = keyof typeof TABLE_COLUMNS;

@@ -1,6 +1,6 @@
 import { trace } from '@opentelemetry/api';
 import { Counter, type Registry } from 'prom-client';
-import { METRICS, inSpan, publishTraceContext, type Logger } from '@bus/observability';
+import { METRICS, inSpan, publishTraceContext, type ActivityRecorder, type Logger } from '@bus/observability';
 import { renderEnvelope, type UnrenderableReason } from './envelope';
 import type { QueueNotifier } from './notifier';
 import type { ConsumerTools } from '@bus/db';
@@ -16,6 +16,8 @@ export interface PullDeps {
   /** Where a message handed out without its envelope is reported (ids and reason, never the body). */
   logger: Logger;
   metrics: PullMetrics;
+  /** The portal's per-minute activity: each ack done, counted in memory (absent where nothing charts it). */
+  activity?: Pick<ActivityRecorder, 'acked'>;
 }
 
 export interface PullMetrics {
@@ -263,8 +265,15 @@ export type HandleResult =
   { receipt_handle: string; status: 'done' } | { receipt_handle: string; status: 'failed'; code: 'receipt_handle.invalid' | 'receipt_handle.stale' };
 
 /** Acks a batch (under the Sandbox's duplicate rate when the connection has one), per handle. */
-export function acknowledge(deps: PullDeps, consumerId: string, receiptHandles: string[], tools: ConsumerTools | null | undefined): Promise<HandleResult[]> {
-  return settle(deps, consumerId, receiptHandles, (leases) => ackWithFaults(deps, consumerId, leases, tools));
+export async function acknowledge(
+  deps: PullDeps,
+  consumerId: string,
+  receiptHandles: string[],
+  tools: ConsumerTools | null | undefined,
+): Promise<HandleResult[]> {
+  const results = await settle(deps, consumerId, receiptHandles, (leases) => ackWithFaults(deps, consumerId, leases, tools));
+  deps.activity?.acked(consumerId, results.filter((r) => r.status === 'done').length);
+  return results;
 }
 
 /** Nacks a batch: each current lease released after `delayMs`, then this process's long polls of the consumer woken. */

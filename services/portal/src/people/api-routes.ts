@@ -8,7 +8,7 @@ import type { PortalData } from './portal-data';
 import { organisationsOf, allows } from './policy';
 import { requireKnownPermissions } from './permission-choices';
 import { requireSession } from './sign-in';
-import { createRouter } from '@bus/http';
+import { createRouter, validatedQuery } from '@bus/http';
 
 export interface PortalApiDeps {
   admin: IdentityAdmin;
@@ -48,6 +48,17 @@ export function portalApiRoutes(deps: PortalApiDeps): Router {
 
   router.get('/api/portal/workspaces/:w', async (req, res) => {
     res.json(await deps.data.workspace(requireSession(res), String(req.params.w)));
+  });
+
+  // The charts' data (docs/portal.md#activity-charts); portal.json bounds `minutes` (default 60).
+  router.get('/api/portal/workspaces/:w/activity', async (req, res) => {
+    const { minutes } = validatedQuery(req) as { minutes: number };
+    res.json(await deps.data.workspaceActivity(requireSession(res), String(req.params.w), minutes));
+  });
+
+  router.get('/api/portal/connections/:c/activity', async (req, res) => {
+    const { minutes } = validatedQuery(req) as { minutes: number };
+    res.json(await deps.data.connectionActivity(requireSession(res), String(req.params.c), minutes));
   });
 
   router.post('/api/portal/apps/:a/connections', async (req, res) => {

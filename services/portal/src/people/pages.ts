@@ -1,6 +1,7 @@
 import type { Router } from 'express';
 import type { ErrorPage } from '@bus/http';
 import { PORTAL_SCRIPT, PORTAL_STYLE } from './assets';
+import { activitySection } from './activity-charts';
 import { connectionPageLinks } from './connection-pages';
 import { MESSAGE_TYPES } from './permission-choices';
 import type { AppWithConnections, PortalData } from './portal-data';
@@ -81,6 +82,7 @@ ${o.workspaces.map((w) => `<tr><td><a href="/portal/workspaces/${w.id}">${esc(w.
     const body = `<h1>Workspace ${esc(workspace.name)} <small><code>${workspace.id}</code></small></h1>
 <p>Tier ${workspace.quota.tier}: ${workspace.quota.per_second} a second, bursts of ${workspace.quota.burst}, ${workspace.quota.per_day} a day per connection.</p>
 ${secretPanel()}
+${deps.data.mayReadWorkspaceActivity(session, workspace) ? activitySection({ api: `/api/portal/workspaces/${workspace.id}/activity`, of: 'this workspace', queue: true, refusals: true }) : ''}
 ${filterForm(workspace.id, filter, apps)}
 ${apps.map((a) => appSection(a, filter, { create: deps.data.mayOnApp(session, 'connection.create', workspace, a), change: deps.data.mayOnApp(session, 'connection.rotate', workspace, a), permissions: deps.data.mayOnApp(session, 'app.permissions', workspace, a) }, choices)).join('\n') || '<p>No apps you can see.</p>'}`;
     page(res, `Workspace ${workspace.name}`, session, body);

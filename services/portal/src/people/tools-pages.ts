@@ -6,6 +6,7 @@ import type { MessageTrace } from '@bus/queue';
 import type { ConnectionView, ReplayView } from '../admin-store';
 import type { QueueView } from '../consumer-queues';
 import { SIMULATION_LIMITS, SIMULATION_SEED_RANGE, type SimulationView } from '../simulations';
+import { activitySection } from './activity-charts';
 import { esc, saidRegion, sendPage, timeOf } from './layout';
 import { requireSession } from './sign-in';
 import type { ToolsData } from './tools-data';
@@ -28,7 +29,8 @@ export function toolsPages(deps: { tools: ToolsData }): Router {
     const session = requireSession(res);
     const { connection, target } = await deps.tools.connection(session, 'connection.read', String(req.params.c));
     const heading = `<h1>Connection <code>${connection.client_id}</code> <small>(${connection.kind}, ${connection.status})</small></h1>
-<p>App <code>${connection.app_id}</code> in workspace <a href="/portal/workspaces/${connection.workspace_id}"><code>${connection.workspace_id}</code></a>.</p>`;
+<p>App <code>${connection.app_id}</code> in workspace <a href="/portal/workspaces/${connection.workspace_id}"><code>${connection.workspace_id}</code></a>.</p>
+${activitySection({ api: `/api/portal/connections/${connection.client_id}/activity`, of: 'this connection', queue: connection.kind === 'consumer', refusals: connection.kind === 'producer' })}`;
     if (connection.kind === 'producer') {
       const mayPublish = deps.tools.may(session, 'connection.publish', target) && connection.status === 'active';
       const test = connection.status === 'active' ? testMessageSection(connection, deps.tools.publishingOff ?? { publish: mayPublish }) : '';
