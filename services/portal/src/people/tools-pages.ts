@@ -50,7 +50,8 @@ ${activitySection({ api: `/api/portal/connections/${connection.client_id}/activi
       deps.tools.messages(session, connection.client_id),
       deps.tools.deadLetters(session, connection.client_id),
     ]);
-    const browser = messagesSection(connection, messages, deps.tools.may(session, 'message.trace', { organisationId: target.organisationId }));
+    const purge = deps.tools.may(session, 'connection.purge', target) ? purgeForm(queue) : '';
+    const browser = messagesSection(connection, messages, deps.tools.may(session, 'message.trace', { organisationId: target.organisationId }), purge);
     const letters = deadLetterSection(connection, deadLetters, {
       resolve: deps.tools.may(session, 'connection.dead_letters', target),
       trace: deps.tools.may(session, 'message.trace', { organisationId: target.organisationId }),
@@ -120,7 +121,7 @@ function queueSection(queue: QueueView): string {
  * leased, each message as a receive hands it out (a preview, in a disclosure) with a link to its trace
  * for whoever may trace.
  */
-function messagesSection(connection: ConnectionView, browse: QueueBrowse, trace: boolean): string {
+function messagesSection(connection: ConnectionView, browse: QueueBrowse, trace: boolean, controls: string): string {
   const table = (caption: string, listed: readonly BrowsedMessage[], truncated: boolean, inFlight: boolean) => {
     const rows = listed.map((m) => {
       const id = trace
@@ -138,7 +139,18 @@ ${rows.join('\n') || `<tr><td colspan="${columns.length}">None</td></tr>`}
   return `<section aria-labelledby="messages-heading"><h2 id="messages-heading">Messages</h2>
 <p>What ${connection.client_id}'s next receive would take, in the order it would take them (the oldest message of each correlation id, with the rest of its story behind it), and what it holds leased. Looking changes nothing: no lease, no receive count.</p>
 ${table('Waiting, in receive order', browse.waiting, browse.waiting_truncated, false)}
-${table('In flight (leased)', browse.in_flight, browse.in_flight_truncated, true)}</section>`;
+${table('In flight (leased)', browse.in_flight, browse.in_flight_truncated, true)}${controls}</section>`;
+}
+
+/**
+ * Purge, for whoever may: asked first with what it removes (the queue's counts as the page shows them)
+ * and what it keeps, the client id typed to confirm; the page then reloads, saying how many went.
+ */
+function purgeForm(queue: QueueView): string {
+  const waiting = Math.max(0, queue.depth - queue.in_flight - queue.dead_letters);
+  const letters = queue.dead_letters === 1 ? '1 dead letter stays' : `${queue.dead_letters} dead letters stay`;
+  return `
+<form data-api="/api/portal/connections/${queue.client_id}/purge" data-said-in="said-purge" data-done="Purged the queue of ${queue.client_id}: {purged} messages removed." data-confirm="Purge the queue of ${queue.client_id}? This removes ${waiting} waiting and ${queue.in_flight} in-flight messages of ${queue.client_id} (as counted when this page was shown; anything that arrived since goes too); receipt handles of removed messages no longer work. Dead letters stay (${letters}). Messages published afterwards are received as usual." data-confirm-type="${queue.client_id}"><button type="submit" class="danger">Purge queue</button></form>${saidRegion('said-purge')}`;
 }
 
 /**
