@@ -320,6 +320,9 @@ describe('purge (admin API)', () => {
     );
     expect(ack.status).toBe(200);
     expect(JSON.stringify(ack.body)).toContain('receipt_handle.stale');
+    // The trace says purged, not acked: the consumer never acked them.
+    for (const id of [w1, w2, d2]) expect(await traceOf(id, c.clientId)).toMatchObject({ state: 'purged' });
+    expect(await traceOf(d1, c.clientId)).toMatchObject({ state: 'dead_lettered' });
 
     // Published afterwards: the purged story flows again, in order.
     const w3 = await publish(w);
@@ -328,6 +331,7 @@ describe('purge (admin API)', () => {
     const after = await c.client.receive({ maxMessages: 10, waitSeconds: 2 });
     expect(ids(after)).toEqual([w3, w4]);
     await c.client.ack(after.map((m) => m.receipt_handle));
+    expect(await traceOf(w3, c.clientId)).toMatchObject({ state: 'acked' });
 
     const audited = await eventually(
       () =>

@@ -23,7 +23,7 @@ export interface PublishResult {
 export type Publishable = Record<string, unknown> | string | Uint8Array;
 
 /** Where one consumer connection's copy of a message is. */
-export type DeliveryStateName = 'not_enqueued' | 'queued' | 'leased' | 'acked' | 'dead_lettered' | 'discarded';
+export type DeliveryStateName = 'not_enqueued' | 'queued' | 'leased' | 'acked' | 'purged' | 'dead_lettered' | 'discarded';
 
 /** A fault the Sandbox injected into a delivery (docs/testing-tools.md, consumer fault injection). */
 export interface InjectedFault {

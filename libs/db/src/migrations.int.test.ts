@@ -57,6 +57,7 @@ const ALL = [
   '023_run_validations',
   '024_connection_names',
   '025_activity_minutes',
+  '026_delivery_purged_at',
 ];
 
 // By hand rather than @bus/fixtures' useTestDatabase: the migrations themselves are under test (up

@@ -107,6 +107,8 @@ export const TABLE_COLUMNS = {
     is_head: 'bool',
     // 022_test_runs
     first_received_at: 'timestamptz?',
+    // 026_delivery_purged_at
+    purged_at: 'timestamptz?',
   },
   quarantined_records: {
     id: 'int8',

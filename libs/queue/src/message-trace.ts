@@ -12,7 +12,7 @@ import { MESSAGE_TRACE } from './sql/message-trace';
 
 /** A consumer connection LEFT JOINed with its copy of the message and its latest dead letter: their columns null when there is none. */
 type DeliveryTraceRow = { consumer_id: string; connection_status: string; now: Date } & {
-  [C in 'state' | 'enqueued_at' | 'visible_at' | 'receive_count' | 'acked_at' | 'nack_count' | 'last_nacked_at']: Row<'deliveries'>[C] | null;
+  [C in 'state' | 'enqueued_at' | 'visible_at' | 'receive_count' | 'acked_at' | 'purged_at' | 'nack_count' | 'last_nacked_at']: Row<'deliveries'>[C] | null;
 } & { [C in 'dead_lettered_at' | 'resolution' | 'resolved_at']: Row<'dead_letters'>[C] | null };
 
 const iso = (at: Date | null): string | null => (at === null ? null : at.toISOString());
@@ -61,9 +61,11 @@ function deliveryTrace(row: DeliveryTraceRow, faults: InjectedFault[]): Delivery
         ? 'dead_lettered'
         : deadLetter?.resolution === 'discarded'
           ? 'discarded'
-          : leaseRanOut
-            ? 'queued'
-            : row.state;
+          : row.purged_at !== null
+            ? 'purged'
+            : leaseRanOut
+              ? 'queued'
+              : row.state;
   return {
     consumer_id: row.consumer_id,
     connection_status: row.connection_status,

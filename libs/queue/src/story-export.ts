@@ -38,7 +38,7 @@ export interface StoryExportDelivery {
   type: 'delivery';
   consumer_id: string;
   message_id: string;
-  /** As stored: queued, leased (until visible_at) or acked. */
+  /** As stored: queued, leased (until visible_at) or acked; purged when a purge settled it (not acked by the consumer). */
   state: string;
   enqueued_at: string;
   /** When it becomes receivable (queued) or its lease ends (leased); null for a dead letter. */
@@ -103,7 +103,7 @@ function deliveryLine(r: DeliveryRow): StoryExportDelivery {
     dead_lettered: r.dead_lettered,
     receive_count: r.receive_count,
     first_received_at: iso(r.first_received_at),
-    acked: r.acked_at !== null,
+    acked: r.acked_at !== null && r.state !== 'purged',
     acked_at: iso(r.acked_at),
     nack_count: r.nack_count,
     last_nacked_at: iso(r.last_nacked_at),

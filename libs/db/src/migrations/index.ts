@@ -24,6 +24,7 @@ import * as testRuns from './022_test_runs';
 import * as runValidations from './023_run_validations';
 import * as connectionNames from './024_connection_names';
 import * as activityMinutes from './025_activity_minutes';
+import * as deliveryPurgedAt from './026_delivery_purged_at';
 
 interface NamedMigration {
   name: string;
@@ -61,6 +62,7 @@ const MIGRATIONS: readonly NamedMigration[] = [
   { name: '023_run_validations', migration: runValidations },
   { name: '024_connection_names', migration: connectionNames },
   { name: '025_activity_minutes', migration: activityMinutes },
+  { name: '026_delivery_purged_at', migration: deliveryPurgedAt },
 ];
 
 export const migrationSource: Knex.MigrationSource<NamedMigration> = {

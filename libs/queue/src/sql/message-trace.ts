@@ -7,7 +7,7 @@
 export const MESSAGE_TRACE = `SELECT c.id AS consumer_id, c.status::text AS connection_status, d.state::text AS state, d.enqueued_at,
               -- a dead letter's 'infinity' is no time; its state says what it is
               CASE WHEN isfinite(d.visible_at) THEN d.visible_at END AS visible_at,
-              d.receive_count, d.acked_at, d.nack_count, d.last_nacked_at, l.dead_lettered_at, l.resolution, l.resolved_at, now() AS now
+              d.receive_count, d.acked_at, d.purged_at, d.nack_count, d.last_nacked_at, l.dead_lettered_at, l.resolution, l.resolved_at, now() AS now
          FROM connections c
          LEFT JOIN deliveries d ON d.consumer_id = c.id AND d.message_id = ?
          LEFT JOIN LATERAL (

@@ -22,7 +22,7 @@ export const PURGE = statement(
           ORDER BY id FOR UPDATE
        ),
        purged AS (
-         UPDATE deliveries d SET state = 'acked', acked_at = now(), is_head = false, lease_generation = d.lease_generation + 1
+         UPDATE deliveries d SET state = 'acked', acked_at = now(), purged_at = now(), is_head = false, lease_generation = d.lease_generation + 1
            FROM doomed WHERE d.id = doomed.id
          RETURNING d.id
        ),

@@ -8,6 +8,6 @@ export const REPLAY = `INSERT INTO deliveries (consumer_id, workspace_id, messag
          SELECT c.id, ?, ?, ? FROM connections c
           WHERE c.id = ? AND c.workspace_id = ? AND c.kind = 'consumer' AND c.status = 'active'
          ON CONFLICT (consumer_id, message_id) DO UPDATE
-           SET state = 'queued', visible_at = now(), acked_at = NULL, lease_generation = deliveries.lease_generation + 1
+           SET state = 'queued', visible_at = now(), acked_at = NULL, purged_at = NULL, lease_generation = deliveries.lease_generation + 1
            WHERE deliveries.state = 'acked'
          RETURNING consumer_id`;

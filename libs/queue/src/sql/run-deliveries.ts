@@ -9,12 +9,14 @@
 export const RUN_DELIVERIES = `
   WITH run AS (SELECT * FROM unnest(?::text[], ?::timestamptz[]) AS r(message_id, accepted_at)),
        copies AS (
-         SELECT d.consumer_id, d.first_received_at, d.acked_at,
+         SELECT d.consumer_id, d.first_received_at, a.acked_at,
                 (extract(epoch FROM d.first_received_at - r.accepted_at) * 1000)::float8 AS to_receive_ms,
-                (extract(epoch FROM d.acked_at - d.first_received_at) * 1000)::float8 AS to_ack_ms
+                (extract(epoch FROM a.acked_at - d.first_received_at) * 1000)::float8 AS to_ack_ms
            FROM unnest(?::text[]) AS c(id)
            JOIN deliveries d ON d.consumer_id = c.id
            JOIN run r ON r.message_id = d.message_id
+           -- a copy a purge settled was not acked by its consumer
+           CROSS JOIN LATERAL (SELECT CASE WHEN d.purged_at IS NULL THEN d.acked_at END AS acked_at) a
           WHERE d.workspace_id = ?
        )
   SELECT consumer_id, count(*)::int AS enqueued, count(first_received_at)::int AS received, count(acked_at)::int AS acked,

@@ -2,10 +2,10 @@
  * Every consumer connection's copy of some messages of a workspace, for a story export
  * (story-export.ts): the connections by their workspace, each copy by deliveries_consumer_message_unique,
  * in the order of the consumer and then of enqueue. first_received_at is the lease statement's: the
- * first receive that handed the copy out. A dead letter's 'infinity' is no time: `dead_lettered`
+ * first receive that handed the copy out. A copy a purge settled is `purged`, not acked. A dead letter's 'infinity' is no time: `dead_lettered`
  * says what it is.
  */
-export const STORY_EXPORT_DELIVERIES = `SELECT d.consumer_id, d.message_id, d.state::text AS state, d.enqueued_at,
+export const STORY_EXPORT_DELIVERIES = `SELECT d.consumer_id, d.message_id, CASE WHEN d.purged_at IS NULL THEN d.state::text ELSE 'purged' END AS state, d.enqueued_at,
               CASE WHEN isfinite(d.visible_at) THEN d.visible_at END AS visible_at, d.visible_at = 'infinity' AS dead_lettered,
               d.receive_count, d.first_received_at, d.acked_at, d.nack_count, d.last_nacked_at
          FROM connections c
