@@ -141,6 +141,7 @@ export function createHttpApp(opts: HttpAppOptions): HttpApp {
     res.status(httpError.status).set(httpError.headers);
     const page = opts.errorPages?.map((render) => render(req, httpError, requestId)).find((p) => p !== undefined);
     if (page && 'html' in page) res.set(page.headers).type('html').send(page.html);
+    else if (page && 'xml' in page) res.set(page.headers).type('text/xml').send(page.xml);
     else if (page) res.set(page.headers).json(page.json);
     else res.json(renderError(httpError, requestId, opts.renderError));
   };

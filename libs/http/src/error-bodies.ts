@@ -22,14 +22,15 @@ export const codeBody: ErrorRenderer = (err, requestId) => ({ ...err.details(), 
 /**
  * The error answer of routes that answer in a format of their own, with the headers it needs: an HTML
  * page for a route people open in a browser (the portal's pages, with their Content-Security-Policy),
- * or a JSON body of another protocol (the SQS door's AWS JSON 1.0, its Content-Type in `headers`);
- * undefined for any other route, which keeps the host's JSON body. A service names it (Service.errorPage).
+ * an XML document of another protocol (the SQS door's query protocol), or a JSON body of another
+ * protocol (the SQS door's AWS JSON 1.0, its Content-Type in `headers`); undefined for any other
+ * route, which keeps the host's JSON body. A service names it (Service.errorPage).
  */
 export type ErrorPage = (
   req: Request,
   err: HttpError,
   requestId: string,
-) => ({ html: string; headers: Record<string, string> } | { json: unknown; headers: Record<string, string> }) | undefined;
+) => (({ html: string } | { xml: string } | { json: unknown }) & { headers: Record<string, string> }) | undefined;
 
 /** The one place an error becomes a body: RFC 6749 for OAuthError, the host's shape otherwise. */
 export function renderError(err: HttpError, requestId: string, hostRenderer: ErrorRenderer): unknown {

@@ -1,6 +1,7 @@
 import { Writable } from 'node:stream';
 import pino from 'pino';
-import { createKafka, createProducer } from './clients';
+import type { Kafka } from 'kafkajs';
+import { createKafka, createProducer, groupMinSessionTimeoutMs } from './clients';
 
 /** A pino logger at debug level whose lines land in `lines`, parsed. */
 function capturingLogger(): { logger: pino.Logger; lines: Array<{ level: number; msg: string }> } {
@@ -35,6 +36,23 @@ describe('kafkajs log lines in the bus log', () => {
       [DEBUG, 'Response GroupCoordinator(key: 10, version: 2)'],
       [ERROR, 'Response Produce(key: 0, version: 7)'],
       [ERROR, '[Consumer] Crash: KafkaJSNumberOfRetriesExceeded: The group coordinator is not available'],
+    ]);
+  });
+});
+
+describe("the broker's shortest session", () => {
+  it('is unknown when the broker cannot be asked, and the cause is logged as a warning', async () => {
+    const { logger, lines } = capturingLogger();
+    const refusing = {
+      admin: () => ({
+        connect: () => Promise.reject(new Error('Not authorized to access cluster')),
+        disconnect: () => Promise.resolve(),
+      }),
+    } as unknown as Kafka;
+    await expect(groupMinSessionTimeoutMs(refusing, logger)).resolves.toBeUndefined();
+    const warnings = lines.filter((l) => l.level === WARN) as Array<{ msg: string; err?: { message: string } }>;
+    expect(warnings.map((w) => [w.msg, w.err?.message])).toEqual([
+      ["the broker's group.min.session.timeout.ms could not be read; assuming Kafka's default", 'Not authorized to access cluster'],
     ]);
   });
 });

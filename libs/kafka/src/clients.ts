@@ -232,9 +232,10 @@ export function createConsumer(kafka: Kafka, opts: BatchConsumerOptions): Consum
 
 /**
  * The broker's group.min.session.timeout.ms (the shortest session a member may ask for), or undefined
- * when the broker does not say (no DescribeConfigs permission, say).
+ * when the broker does not say (no DescribeConfigs permission, say): the caller then assumes Kafka's
+ * default, and the cause is logged so an operator can tell a refusal from an outage.
  */
-export async function groupMinSessionTimeoutMs(kafka: Kafka): Promise<number | undefined> {
+export async function groupMinSessionTimeoutMs(kafka: Kafka, logger: Logger): Promise<number | undefined> {
   const admin = kafka.admin();
   try {
     await admin.connect();
@@ -247,7 +248,8 @@ export async function groupMinSessionTimeoutMs(kafka: Kafka): Promise<number | u
     });
     const value = resources[0]?.configEntries.find((e) => e.configName === 'group.min.session.timeout.ms')?.configValue;
     return value ? Number(value) : undefined;
-  } catch {
+  } catch (err) {
+    logger.warn({ err }, "the broker's group.min.session.timeout.ms could not be read; assuming Kafka's default");
     return undefined;
   } finally {
     await admin.disconnect().catch(() => undefined);

@@ -98,7 +98,7 @@ export function createDeliveryService(deps: DeliveryServiceDeps): Service {
     start: async () => {
       retention.start();
       recheck.start();
-      const sessionTimeoutMs = deliverySessionTimeout(deps.sessionTimeoutMs, await groupMinSessionTimeoutMs(deps.kafka));
+      const sessionTimeoutMs = deliverySessionTimeout(deps.sessionTimeoutMs, await groupMinSessionTimeoutMs(deps.kafka, deps.logger));
       deps.logger.info({ session_timeout_ms: sessionTimeoutMs }, 'delivery consumer session');
       consumer = createConsumer(deps.kafka, { groupId: deps.groupId, sessionTimeoutMs });
       membership = trackGroupMembership(consumer);

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { Router, NextFunction, Request, RequestHandler, Response } from 'express';
 import { ijsonProblemText, parseIJson, type QueueOperations } from '@bus/contracts';
 import type { ConsumerTools } from '@bus/db';
-import { createRouter, HttpError, type ErrorPage } from '@bus/http';
+import { createRouter, type ErrorPage } from '@bus/http';
 import {
   createSigV4Verifier,
   SignatureRefusedError,
@@ -70,13 +70,13 @@ export { SqsError } from './sqs-error';
  * Every error answer on the door's path in the request's protocol, the status kept: the door's own
  * SqsErrors, and the host's and the shared steps' refusals under the nearest SQS code (429
  * RequestThrottled, 503 ServiceUnavailable, ...), so an SDK always reads a code. AWS JSON 1.0
- * `{ "__type", "message" }`; a query-protocol request (form-encoded) gets AWS's XML ErrorResponse,
- * served as text/html where the host answers (the door's own refusals are text/xml, see sqsRoutes).
+ * `{ "__type", "message" }`; a query-protocol request (form-encoded) gets AWS's XML ErrorResponse as
+ * text/xml, as the door's own refusals (sqsRoutes).
  */
 export const sqsErrorAnswer: ErrorPage = (req, err, requestId) => {
   if (!SQS_PATHS.includes(req.path)) return undefined;
   const headers: Record<string, string> = {};
-  if (isQueryRequest(req.header('content-type'))) return { html: queryError(err.status, sqsCodeOf(err), err.message, requestId), headers };
+  if (isQueryRequest(req.header('content-type'))) return { xml: queryError(err.status, sqsCodeOf(err), err.message, requestId), headers };
   const code = sqsCodeOf(err);
   return {
     json: { __type: `${ERROR_NAMESPACE}${code}`, message: err.message },
@@ -178,18 +178,6 @@ export function sqsRoutes(deps: SqsRoutesDeps): Router {
     next(
       err.refusal.reason === 'missing' ? new SqsError(401, 'MissingAuthenticationToken', err.message) : new SqsError(403, 'SignatureDoesNotMatch', err.message),
     );
-  });
-  // The door's refusals of a query-protocol request in its XML, as text/xml (the host's error page can
-  // only send HTML or JSON); the host's failures (5xx) go on to it, which logs them.
-  router.use(SQS_PATHS, (err: unknown, req: Request, res: Response, next: NextFunction) => {
-    if (!(err instanceof HttpError) || err.status >= 500 || !isQueryRequest(req.header('content-type')) || res.headersSent) return next(err);
-    // Refused before its body was read (signature, limit): close, so the body is never read, as the host does.
-    if (res.locals.body === undefined) res.setHeader('Connection', 'close');
-    res
-      .status(err.status)
-      .set(err.headers)
-      .type(XML_MEDIA_TYPE)
-      .send(queryError(err.status, sqsCodeOf(err), err.message, String(res.locals.requestId)));
   });
   return router;
 }
