@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { createDatabase, type Knex } from '@bus/db';
 import { openapi, som } from '@bus/schemas';
 import { createOpenApiChecker, eventually, fetchObserved, msUntil } from '@bus/testing';
 import { startBus, type RunningBus } from './support/bus';
@@ -24,6 +25,7 @@ interface Connection {
   kind: string;
   status: string;
   credential_version: number;
+  created_at: string;
 }
 interface Issued {
   client_id: string;
@@ -340,6 +342,123 @@ describe('tenancy and the credential lifecycle, through the bus', () => {
       organisations: expect.arrayContaining([expect.objectContaining({ id: t.organisationId })]),
     });
   });
+});
+
+describe('connection names and last use', () => {
+  let db: Knex;
+  beforeAll(() => {
+    db = createDatabase({ url: bus.env.DATABASE_URL!, poolMax: 2, applicationName: 'admin-e2e' });
+  });
+  afterAll(async () => {
+    await db?.destroy();
+  });
+  const lastUsed = async (clientId: string) => (await db('connections').where({ id: clientId }).first('last_used_at'))?.last_used_at ?? null;
+  const forget = (clientId: string) => db('connections').where({ id: clientId }).update({ last_used_at: null });
+
+  it('takes a name and a description at creation and by PUT …/details, and shows them with created_at and last_used_at', async () => {
+    const t = await house();
+    const issued = await created<Issued>('/api/admin/connections', {
+      app_id: t.appId,
+      kind: 'producer',
+      name: 'Studio publisher',
+      description: 'Publishes\nthe web tellings',
+    });
+    expect(issued.connection).toMatchObject({
+      name: 'Studio publisher',
+      description: 'Publishes\nthe web tellings',
+      last_used_at: null,
+      created_at: expect.any(String),
+    });
+    const renamed = await admin('PUT', `/api/admin/connections/${issued.client_id}/details`, { name: 'Web publisher' });
+    expect(renamed.status).toBe(200);
+    // The body replaces both: the description left out is emptied.
+    expect(renamed.body).toMatchObject({ client_id: issued.client_id, name: 'Web publisher', description: '' });
+    expect((await admin('GET', `/api/admin/connections/${issued.client_id}`)).body).toMatchObject({ name: 'Web publisher', description: '' });
+    const plain = await created<Issued>('/api/admin/connections', { app_id: t.appId, kind: 'consumer' });
+    expect(plain.connection).toMatchObject({ name: '', description: '' });
+    expect((await admin('PUT', '/api/admin/connections/caaaaaaaaaaaa/details', { name: 'x' })).status).toBe(404);
+  });
+
+  it.each([
+    ['a name with a newline', { name: 'two\nlines' }, 'body "name" must be one line of text without control characters (no tab, newline or NUL)'],
+    ['a name with a NUL', { name: 'nul\u0000' }, 'body "name" must be one line of text without control characters (no tab, newline or NUL)'],
+    ['a name over 100 characters', { name: 'n'.repeat(101) }, 'body "name" must NOT have more than 100 characters'],
+    [
+      'a description with a tab',
+      { description: 'tab\there' },
+      'body "description" must be text without control characters other than newlines (no tab or NUL)',
+    ],
+    ['a description over 500 characters', { description: 'd'.repeat(501) }, 'body "description" must NOT have more than 500 characters'],
+  ])('refuses %s with a 400 naming the field in words, at creation and by PUT', async (_what, about, message) => {
+    const t = await house();
+    const refused = await admin('POST', '/api/admin/connections', { app_id: t.appId, kind: 'producer', ...about });
+    expect(refused.status).toBe(400);
+    expect(refused.body).toMatchObject({ code: 'admin.request_invalid', message });
+    expect((await admin('GET', `/api/admin/connections?app_id=${t.appId}`)).body).toEqual({ connections: [] });
+    const issued = await created<Issued>('/api/admin/connections', { app_id: t.appId, kind: 'producer', name: 'Kept' });
+    const put = await admin('PUT', `/api/admin/connections/${issued.client_id}/details`, about);
+    expect(put.status).toBe(400);
+    expect(put.body).toMatchObject({ code: 'admin.request_invalid', message });
+    expect((await admin('GET', `/api/admin/connections/${issued.client_id}`)).body).toMatchObject({ name: 'Kept' });
+  });
+
+  it('records a token, a publish and a receive in last_used_at, once a minute per connection and process rather than on every request', async () => {
+    const t = await house();
+    const connection = (kind: string) => created<Issued>('/api/admin/connections', { app_id: t.appId, kind });
+    const [producer, other, consumer, otherConsumer] = [
+      await connection('producer'),
+      await connection('producer'),
+      await connection('consumer'),
+      await connection('consumer'),
+    ];
+    expect(await lastUsed(producer.client_id)).toBeNull();
+    const recorded = (c: Issued, what: string) =>
+      eventually(
+        () => lastUsed(c.client_id),
+        (at) => at !== null,
+        { what },
+      );
+    // The token route writes it, after its answer.
+    const bearer = await token(producer.client_id, producer.client_secret);
+    const first = await recorded(producer, "the token's use recorded");
+    expect(first!.getTime()).toBeGreaterThanOrEqual(Date.parse(producer.connection.created_at));
+    expect((await admin('GET', `/api/admin/connections/${producer.client_id}`)).body).toMatchObject({ last_used_at: first!.toISOString() });
+    /** A token of the connection, its use by the token route already recorded and then forgotten. */
+    const tokenForgotten = async (c: Issued) => {
+      const issued = await token(c.client_id, c.client_secret);
+      await recorded(c, `${c.client_id}'s token recorded`);
+      await forget(c.client_id);
+      return issued;
+    };
+    const [otherBearer, consumerBearer, otherConsumerBearer] = [
+      await tokenForgotten(other),
+      await tokenForgotten(consumer),
+      await tokenForgotten(otherConsumer),
+    ];
+
+    // The gateway writes it for a publish: forgotten here, it comes back with the next publish…
+    await forget(producer.client_id);
+    expect((await publish(t.workspaceId, bearer)).status).toBe(202);
+    await recorded(producer, "the publish's use recorded");
+    // …and not with the ones after it within the minute: no write per request. Another connection's
+    // first publish, recorded after them, shows they had their turn.
+    await forget(producer.client_id);
+    for (let i = 0; i < 3; i += 1) expect((await publish(t.workspaceId, bearer)).status).toBe(202);
+    expect((await publish(t.workspaceId, otherBearer)).status).toBe(202);
+    await recorded(other, "the other producer's publish recorded");
+    expect(await lastUsed(producer.client_id)).toBeNull();
+
+    // The same for a receive.
+    const receive = (c: Issued, bearerToken: string) =>
+      busCall('GET', `/v1/tenants/${t.workspaceId}/consumers/${c.client_id}/messages?wait_seconds=0`, bearerToken);
+    expect((await receive(consumer, consumerBearer)).status).toBe(200);
+    await recorded(consumer, "the receive's use recorded");
+    await forget(consumer.client_id);
+    for (let i = 0; i < 3; i += 1) expect((await receive(consumer, consumerBearer)).status).toBe(200);
+    expect((await receive(otherConsumer, otherConsumerBearer)).status).toBe(200);
+    await recorded(otherConsumer, "the other consumer's receive recorded");
+    expect(await lastUsed(consumer.client_id)).toBeNull();
+  }, 30_000);
 });
 
 describe('refusals', () => {

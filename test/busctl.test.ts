@@ -73,7 +73,7 @@ describe('busctl against the running bus (compiled all-in-one and CLI)', () => {
     expect(await ok(['permission', 'show', '--app', appId])).toBe(permissions);
 
     // The secret comes once, in the --json body; the note saying so goes to stderr.
-    const created = await busctl(['connection', 'create', '--app', appId, '--kind', 'consumer', '--json']);
+    const created = await busctl(['connection', 'create', '--app', appId, '--kind', 'consumer', '--name', 'Reader', '--json']);
     expect(created.code).toBe(0);
     expect(created.stderr).toMatch(/only time the client secret is shown/);
     const issued = JSON.parse(created.stdout) as { client_id: string; client_secret: string; credential_version: number };
@@ -81,8 +81,12 @@ describe('busctl against the running bus (compiled all-in-one and CLI)', () => {
     const consumer = issued.client_id;
     expect(await tokenStatus(consumer, issued.client_secret)).toBe(200);
     const listed = await ok(['connection', 'list', '--app', appId]);
-    expect(listed).toMatch(new RegExp(`^${consumer} +consumer +active +${appId} +${workspace.id} +1 `, 'm'));
+    // Its name, and when it was created and last used (the token's use may be written a moment after its answer).
+    expect(listed).toMatch(new RegExp(`^${consumer} +Reader +consumer +active +${appId} +${workspace.id} +\\d{4}-\\S+ +(\\d{4}-\\S+|-)$`, 'm'));
     expect(listed).not.toContain(issued.client_secret);
+    const described = await ok(['connection', 'describe', consumer, '--name', 'Web reader', '--description', 'Reads the web tellings']);
+    expect(described).toMatch(/^name +Web reader$/m);
+    expect(described).toMatch(/^description +Reads the web tellings$/m);
 
     const tier = await ok(['tier', 'set', '--workspace', workspace.id, 'custom', '--per-second', '50', '--burst', '100', '--per-day', '200000']);
     expect(tier).toMatch(/^quota +custom \(50\/s, bursts of 100, 200,000\/day\)$/m);

@@ -5,7 +5,7 @@
 # copied from there.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-PAGES=(organisations-house-admin workspace-secret-shown consumer-messages producer-test-message simulation-progress message-trace audit)
+PAGES=(organisations-house-admin workspace-secret-shown workspace-activity consumer-messages producer-test-message simulation-progress message-trace audit)
 rm -f .local/browser/*.png
 bash deploy/local/run-tests.sh --selectProjects browser -- test/browser/portal.test.ts
 mkdir -p docs/screenshots

@@ -317,6 +317,99 @@ describe('the portal in a browser', () => {
     await context.close();
   }, 90_000);
 
+  it('names a connection as it is created, lists it by name with when it was created and last used, finds it by its description, and edits it on its page', async () => {
+    const { context, page } = await signIn('house-admin');
+    await page.goto(`${portalUrl}/portal/workspaces/${demoWorkspace}`);
+    const create = appSection(page, 'Demo studio').locator('form.connection-create');
+    const name = `Web publisher ${randomUUID().slice(0, 8)}`;
+    const description = `Publishes the web tellings ${randomUUID().slice(0, 8)}`;
+    await create.getByLabel(/New connection of/).selectOption('producer');
+    // A name that is not one line is said beside its field, in words; nothing is created.
+    await create.getByLabel('Name').fill('Tab\there');
+    await create.getByRole('button', { name: 'Create connection' }).click();
+    await create.locator('#name-new-ademostudio22[aria-invalid="true"]').waitFor();
+    expect(await create.locator('#name-new-ademostudio22-error').textContent()).toBe('Enter a name of one line, at most 100 characters (optional).');
+    await create.getByLabel('Name').fill(name);
+    await create.getByLabel('Description').fill(description);
+    await create.getByRole('button', { name: 'Create connection' }).click();
+    await page.getByText('you will not see this again').waitFor();
+    const clientId = (await page.locator('#secret-client-id').textContent())!;
+    const secret = await page.locator('#secret-value').inputValue();
+    await clickReloading(page, page.getByRole('button', { name: 'Done' }));
+
+    // Listed by its name (the client id beside it), created now and never used yet.
+    const row = page.locator(`#connection-${clientId}`);
+    expect(await row.getByRole('link', { name }).getAttribute('href')).toBe(`/portal/connections/${clientId}`);
+    const cells = row.getByRole('cell');
+    expect(await cells.nth(4).locator('time').getAttribute('datetime')).toMatch(/^\d{4}-\d\d-\d\dT/);
+    expect(await cells.nth(4).textContent()).toMatch(/\(.*(now|second|minute).*\)/);
+    expect(await cells.nth(5).textContent()).toBe('never');
+    // A token uses it: the page shows when, in the person's time zone with how long ago.
+    expect((await tokenRequest(clientId, secret)).status).toBe(200);
+    const used = await eventually(
+      async () => {
+        await page.goto(`${portalUrl}/portal/workspaces/${demoWorkspace}`);
+        return page
+          .locator(`#connection-${clientId}`)
+          .getByRole('cell')
+          .nth(5)
+          .locator('time')
+          .getAttribute('datetime', { timeout: 1_000 })
+          .catch(() => null);
+      },
+      (at) => at !== null,
+      { what: 'the last use shown', timeoutMs: 15_000 },
+    );
+    expect(Date.now() - Date.parse(used!)).toBeLessThan(60_000);
+    // The connection search finds it by its description.
+    await page.getByLabel('Find connections').fill(description.slice(-8).toUpperCase());
+    await Promise.all([page.waitForURL(/q=/), page.getByRole('button', { name: 'Filter' }).click()]);
+    expect(await page.locator('#connection-count').textContent()).toMatch(/^Showing 1 of \d+ connections/);
+    await page.locator(`#connection-${clientId}`).waitFor();
+    await page.screenshot({ path: path.join(SCREENSHOTS, 'workspace-connection-names.png'), fullPage: true });
+
+    // Its page shows and edits them: saved, said, and shown after the reload.
+    await page.goto(`${portalUrl}/portal/connections/${clientId}`);
+    expect(await page.getByRole('heading', { name, level: 2 }).count()).toBe(1);
+    const edit = page.locator('form', { has: page.getByRole('button', { name: 'Save name and description' }) });
+    await edit.getByLabel('Description').fill('Too\ttabbed');
+    await edit.getByRole('button', { name: 'Save name and description' }).click();
+    await edit.locator(`#description-${clientId}[aria-invalid="true"]`).waitFor();
+    expect(await edit.locator(`#description-${clientId}-error`).textContent()).toBe('Enter a description of at most 500 characters, without tabs (optional).');
+    await edit.getByLabel('Description').fill('Reads nothing\nand publishes the web tellings');
+    await clickReloading(page, edit.getByRole('button', { name: 'Save name and description' }));
+    await page
+      .getByRole('status')
+      .filter({ hasText: `Saved the name and description of ${clientId}.` })
+      .waitFor();
+    expect(await page.locator('p.description').textContent()).toBe('Reads nothing\nand publishes the web tellings');
+    await expectAccessible(page);
+
+    // The portal API refuses a value out of bounds with the documented 400, naming the field in words.
+    const refused = await apiCall(page, 'PUT', `/api/portal/connections/${clientId}/details`, { name: 'two\nlines' });
+    expect(refused.status).toBe(400);
+    expect(refused.body).toMatchObject({
+      code: 'admin.request_invalid',
+      message: 'body "name" must be one line of text without control characters (no tab, newline or NUL)',
+    });
+    const tooLong = await apiCall(page, 'POST', `/api/portal/apps/${DEMO_APP}/connections`, { kind: 'consumer', description: 'd'.repeat(501) });
+    expect(tooLong.status).toBe(400);
+    expect(tooLong.body).toMatchObject({ message: 'body "description" must NOT have more than 500 characters' });
+    const workspace = await apiCall(page, 'GET', `/api/portal/workspaces/${demoWorkspace}`);
+    const listed = (workspace.body as { apps: Array<{ connections: Array<Record<string, unknown>> }> }).apps.flatMap((a) => a.connections);
+    expect(listed.find((c) => c.client_id === clientId)).toMatchObject({
+      name,
+      description: 'Reads nothing\nand publishes the web tellings',
+      last_used_at: used,
+    });
+    // A viewer may read it but not rename it.
+    const viewer = await signIn('viewer', `/portal/connections/${clientId}`);
+    expect(await viewer.page.getByRole('button', { name: 'Save name and description' }).count()).toBe(0);
+    expect((await apiCall(viewer.page, 'PUT', `/api/portal/connections/${clientId}/details`, { name: 'Mine' })).status).toBe(403);
+    await viewer.context.close();
+    await context.close();
+  }, 90_000);
+
   it('rotates a secret with an overlap: the page says until when the previous one works, and it stops after that', async () => {
     const { context, page } = await signIn('house-admin');
     const created = await apiCall(page, 'POST', `/api/portal/apps/${DEMO_APP}/connections`, { kind: 'producer' });
@@ -709,6 +802,98 @@ describe('the portal in a browser', () => {
       await context.close();
     }, 90_000);
 
+    it('charts real traffic per minute on the connection and workspace pages, each chart drawn with its numbers in a table, for a house admin', async () => {
+      const { context, page } = await signIn('house-admin');
+      const created = await apiCall(page, 'POST', `/api/portal/apps/${DEMO_APP}/connections`, { kind: 'consumer' });
+      const consumer = created.body as { client_id: string; client_secret: string };
+      const consumerToken = ((await (await tokenRequest(consumer.client_id, consumer.client_secret)).json()) as { access_token: string }).access_token;
+      const producer = await demoProducerToken(page);
+      const story = () => ({
+        ...(som.examples['story.context'] as Record<string, unknown>),
+        system_id: 'demo.studio',
+        message_id: randomUUID(),
+        correlation_id: randomUUID(),
+        occurred_at: new Date().toISOString(),
+      });
+      expect([await publish(producer.token, story()), await publish(producer.token, story())]).toEqual([202, 202]);
+      const refused = await fetch(`${bus.busUrl}/v1/tenants/${demoWorkspace}/messages`, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${producer.token}`, 'Content-Type': 'application/json' },
+        body: JSON.stringify({ ...story(), system_id: 'not.this.app' }),
+      });
+      expect(refused.status).toBe(403);
+      const rule = ((await refused.json()) as { violations: Array<{ rule: string }> }).violations[0]!.rule;
+
+      // The new consumer receives both and acks one.
+      const queuePath = `${bus.busUrl}/v1/tenants/${demoWorkspace}/consumers/${consumer.client_id}`;
+      const handles: string[] = [];
+      await eventually(
+        async () => {
+          const res = await fetch(`${queuePath}/messages?wait_seconds=5&max_messages=10`, { headers: { Authorization: `Bearer ${consumerToken}` } });
+          handles.push(...((await res.json()) as { messages: Array<{ receipt_handle: string }> }).messages.map((m) => m.receipt_handle));
+          return handles.length;
+        },
+        (n) => n >= 2,
+        { what: 'both messages received by the new consumer' },
+      );
+      const ack = await fetch(`${queuePath}/ack`, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${consumerToken}`, 'Content-Type': 'application/json' },
+        body: JSON.stringify({ receipt_handles: [handles[0]] }),
+      });
+      expect(ack.status).toBe(200);
+
+      /** The figure of one chart once its script drew it: the canvas's size and its text alternative. */
+      const chart = async (name: string) => {
+        const figure = page.getByRole('figure', { name }).and(page.locator('[data-drawn="true"]'));
+        await figure.waitFor();
+        const box = await figure.locator('canvas').boundingBox();
+        const details = figure.locator('details');
+        if (!(await details.evaluate((d) => (d as unknown as { open: boolean }).open))) await details.getByText(/^The numbers of /).click();
+        return { size: [box?.width ?? 0, box?.height ?? 0], summary: await figure.locator('.chart-summary').textContent(), table: figure.getByRole('table') };
+      };
+      const counted = async (route: string, name: string, expected: RegExp) =>
+        eventually(
+          async () => {
+            await page.goto(`${portalUrl}${route}`);
+            return (await chart(name)).summary ?? '';
+          },
+          (summary) => expected.test(summary),
+          { timeoutMs: 30_000, what: `${route}: ${name} saying ${expected}` },
+        );
+
+      await counted(`/portal/connections/${consumer.client_id}`, 'Messages per minute', /: 0 published, 2 delivered, 1 acked\.$/);
+      const messages = await chart('Messages per minute');
+      expect(messages.size.every((n) => n > 0)).toBe(true);
+      // The table lists the minutes with activity: their delivered and acked add up to the summary's.
+      const rows = await messages.table
+        .locator('tbody tr')
+        .evaluateAll((trs) => trs.map((tr) => [...tr.querySelectorAll('td')].slice(1).map((td) => Number(td.textContent))));
+      expect(rows.reduce((sum, [p, d, a]) => [sum[0]! + p!, sum[1]! + d!, sum[2]! + a!], [0, 0, 0])).toEqual([0, 2, 1]);
+      const queue = await chart('Queue depth and oldest message');
+      expect(queue.size.every((n) => n > 0)).toBe(true);
+      expect(await page.getByRole('figure', { name: 'Refusals by rule' }).count()).toBe(0);
+      await expectAccessible(page);
+      await page.screenshot({ path: path.join(SCREENSHOTS, 'connection-activity.png'), fullPage: true });
+
+      await counted(`/portal/connections/${producer.clientId}`, 'Refusals by rule', new RegExp(`refusals by rule: ${rule.replaceAll('.', '\\.')} 1\\.$`));
+      const refusals = await chart('Refusals by rule');
+      expect(refusals.size.every((n) => n > 0)).toBe(true);
+      expect(await refusals.table.getByRole('columnheader').allTextContents()).toEqual(['Minute', rule]);
+      expect((await chart('Messages per minute')).summary).toMatch(/: 2 published, 0 delivered, 0 acked\.$/);
+      await expectAccessible(page);
+
+      // The workspace's charts add up every connection of it, this producer's refusal among them.
+      await counted(`/portal/workspaces/${demoWorkspace}`, 'Refusals by rule', new RegExp(`${rule.replaceAll('.', '\\.')} [1-9]`));
+      for (const name of ['Messages per minute', 'Queue depth and oldest message', 'Refusals by rule']) {
+        expect((await chart(name)).size.every((n) => n > 0)).toBe(true);
+      }
+      expect((await chart('Messages per minute')).summary).toMatch(/: [1-9]\d* published, [1-9]\d* delivered, [1-9]\d* acked\.$/);
+      await expectAccessible(page);
+      await page.screenshot({ path: path.join(SCREENSHOTS, 'workspace-activity.png'), fullPage: true });
+      await context.close();
+    }, 120_000);
+
     it("shows a producer connection's recent refusals without the refused body", async () => {
       const { context, page } = await signIn('house-admin');
       const producer = await demoProducerToken(page);
@@ -724,6 +909,80 @@ describe('the portal in a browser', () => {
       expect(await page.getByRole('row', { name: new RegExp(refusedId) }).count()).toBe(1);
       expect(await page.content()).not.toContain(secretText);
       await expectAccessible(page);
+      await context.close();
+    }, 60_000);
+
+    it("filters a producer's refusals by rule and by id, and links a refusal to its story's trace (a refused message has none of its own)", async () => {
+      const { context, page } = await signIn('house-admin');
+      const producer = await demoProducerToken(page);
+      const story = `story-${randomUUID()}`;
+      const base = {
+        ...(som.examples['story.context'] as Record<string, unknown>),
+        system_id: 'demo.studio',
+        correlation_id: story,
+        occurred_at: new Date().toISOString(),
+      };
+      const acceptedId = randomUUID();
+      expect(await publish(producer.token, { ...base, message_id: acceptedId })).toBe(202);
+      // Refused in the same story (no occurred_at: the schema), and in another (a system id the app may not use: policy).
+      const { occurred_at: _dropped, ...incomplete } = base;
+      const schemaRefusedId = randomUUID();
+      expect(await publish(producer.token, { ...incomplete, message_id: schemaRefusedId })).toBe(400);
+      const policyRefusedId = randomUUID();
+      expect(await publish(producer.token, { ...base, message_id: policyRefusedId, correlation_id: `other-${randomUUID()}`, system_id: 'not.this.app' })).toBe(
+        403,
+      );
+      const route = `/api/portal/connections/${producer.clientId}/refusals`;
+      type Listed = { workspace_id: string; refusals: Array<{ message_id: string; story_message_id: string | null; violations: Array<{ rule: string }> }> };
+      const all = await eventually(
+        async () => (await apiCall(page, 'GET', route)).body as Listed,
+        (recent) => recent.refusals.length === 2,
+        { what: 'both refusals recorded' },
+      );
+      const schemaRefusal = all.refusals.find((r) => r.message_id === schemaRefusedId)!;
+      const schemaRule = schemaRefusal.violations[0]!.rule;
+      expect(schemaRule).toMatch(/^schema\./);
+      // The refused message of the story names the story's accepted message; the other story has none.
+      expect(schemaRefusal.story_message_id).toBe(acceptedId);
+      expect(all.refusals.find((r) => r.message_id === policyRefusedId)!.story_message_id).toBeNull();
+
+      const ids = async (query: string) => ((await apiCall(page, 'GET', `${route}?${query}`)).body as Listed).refusals.map((r) => r.message_id);
+      expect(await ids(`rule=${schemaRule}`)).toEqual([schemaRefusedId]);
+      expect(await ids('rule=policy.system_id_not_allowed')).toEqual([policyRefusedId]);
+      expect(await ids(`q=${story.slice(0, 20).toUpperCase()}`)).toEqual([schemaRefusedId]);
+      expect(await ids(`q=${policyRefusedId.slice(-12)}`)).toEqual([policyRefusedId]);
+      // A control character or a rule not of a rule id's form: the documented 400, in words.
+      const control = await apiCall(page, 'GET', `${route}?q=a%01b`);
+      expect(control.status).toBe(400);
+      expect(control.body).toMatchObject({ code: 'admin.request_invalid', message: 'query parameter "q" must be text without control characters' });
+      const badRule = await apiCall(page, 'GET', `${route}?rule=not%20a%20rule`);
+      expect(badRule.status).toBe(400);
+      expect(badRule.body).toMatchObject({ message: expect.stringContaining('query parameter "rule" must be a rule id such as schema.required') });
+
+      // The page: filter by rule, then follow the refusal to its story's trace.
+      await page.goto(`${portalUrl}/portal/connections/${producer.clientId}`);
+      expect(await page.getByRole('row', { name: new RegExp(policyRefusedId) }).count()).toBe(1);
+      await page.getByLabel('Rule').fill(schemaRule);
+      await Promise.all([page.waitForURL(/rule=/), page.getByRole('button', { name: 'Filter refusals' }).click()]);
+      expect(await page.getByRole('row', { name: new RegExp(policyRefusedId) }).count()).toBe(0);
+      const refused = page.getByRole('row', { name: new RegExp(schemaRefusedId) });
+      expect(await refused.locator('time').first().textContent()).toMatch(/\(.*\)$/);
+      await expectAccessible(page);
+      await Promise.all([page.waitForURL(/\/portal\/trace\?/), refused.getByRole('link', { name: 'Trace of its story' }).click()]);
+      expect(new URL(page.url()).searchParams.get('message_id')).toBe(acceptedId);
+      await page.getByRole('heading', { name: `Message ${acceptedId}` }).waitFor();
+      expect(await page.content()).toContain(story);
+
+      // The test message field: monospace, as wide as the page, and a long line wraps rather than clip.
+      await page.goto(`${portalUrl}/portal/connections/${producer.clientId}`);
+      await page.locator('#test-message').fill(JSON.stringify({ ...base, note: 'x'.repeat(400) }));
+      expect(
+        await page.locator('#test-message').evaluate((e) => ({
+          fits: e.scrollWidth <= e.clientWidth,
+          font: e.ownerDocument.defaultView!.getComputedStyle(e).fontFamily,
+          wide: e.getBoundingClientRect().width >= e.closest('section')!.getBoundingClientRect().width - 2,
+        })),
+      ).toEqual({ fits: true, font: expect.stringContaining('monospace'), wide: true });
       await context.close();
     }, 60_000);
 
@@ -1108,9 +1367,12 @@ describe("a connection's AWS principals, identity-provider bindings and skill re
       const response = await route.fetch();
       const path = new URL(route.request().url()).pathname;
       const method = route.request().method();
+      // The activity charts' read is every workspace page's, not a change under test: checked, not listed.
+      const listed = !(method === 'GET' && path.endsWith('/activity'));
       try {
         portalApi.check(method, path, { status: response.status(), headers: response.headers(), body: (await response.json()) as unknown });
-        seen.push(`${method} ${path.replace(/\/(connections|principals|bindings|registrations)\/(?!check$)[A-Za-z0-9]+/g, '/$1/:id')} ${response.status()}`);
+        if (listed)
+          seen.push(`${method} ${path.replace(/\/(connections|principals|bindings|registrations)\/(?!check$)[A-Za-z0-9]+/g, '/$1/:id')} ${response.status()}`);
       } catch (err) {
         seen.push(`off portal.json: ${method} ${path} ${response.status()}: ${String(err)}`);
       }

@@ -42,10 +42,13 @@ export interface Connection {
   workspace_id: string;
   organisation_id: string;
   kind: string;
+  name: string;
+  description: string;
   status: string;
   credential_version: number;
   created_at: string;
   status_changed_at: string | null;
+  last_used_at: string | null;
   /** A consumer's testing settings (docs/testing-tools.md); null when none is on. */
   consumer_tools: ConsumerTools | null;
 }

@@ -158,6 +158,10 @@ function tierQuota(input: Input): { quota?: { tier: string } } {
 
 const consumerOption: OptionSpec = { type: 'string', value: '<c>', help: 'the consumer connection (client id)' };
 const connectionOption: OptionSpec = { type: 'string', value: '<c>', help: 'the connection (client id)' };
+const CONNECTION_DETAILS_OPTIONS: Record<string, OptionSpec> = {
+  name: { type: 'string', value: '<name>', help: 'what people call the connection: one line, at most 100 characters' },
+  description: { type: 'string', value: '<text>', help: 'what the connection is for: at most 500 characters' },
+};
 
 /** `principal <verb> --connection <c> <access_key_id>`: one call on one principal of a connection. */
 function principalCommand(
@@ -319,17 +323,22 @@ export const COMMANDS: readonly Command[] = [
   {
     path: ['connection', 'create'],
     summary: 'issue a connection (a client id and secret) for an app; the secret is shown once',
-    usage: '--app <a> --kind producer|consumer',
+    usage: '--app <a> --kind producer|consumer [--name <name>] [--description <text>]',
     options: {
       app: { type: 'string', value: '<a>', help: 'the app' },
       kind: { type: 'string', value: 'producer|consumer', help: 'a producer publishes; a consumer reads its queue' },
+      ...CONNECTION_DETAILS_OPTIONS,
     },
     positionals: [],
     plan: (input) => ({
       request: {
         method: 'POST',
         path: '/connections',
-        json: { app_id: input.need('app'), kind: choice(input, 'kind', ['producer', 'consumer'], input.need('kind')) },
+        json: {
+          app_id: input.need('app'),
+          kind: choice(input, 'kind', ['producer', 'consumer'], input.need('kind')),
+          ...given({ name: input.string('name'), description: input.string('description') }),
+        },
       },
       render: (body) => renderIssued(body as IssuedCredential),
       note: SECRET_NOTE,
@@ -345,6 +354,21 @@ export const COMMANDS: readonly Command[] = [
     connectionView,
   ),
   showCommand('connection', '<c>', 'connections', connectionView, 'show one connection'),
+  {
+    path: ['connection', 'describe'],
+    summary: "replace a connection's name and description (one left out is emptied)",
+    usage: '<c> [--name <name>] [--description <text>]',
+    options: CONNECTION_DETAILS_OPTIONS,
+    positionals: ['<c>'],
+    plan: (input) => ({
+      request: {
+        method: 'PUT',
+        path: `/connections/${id(input.positional(0))}/details`,
+        json: given({ name: input.string('name'), description: input.string('description') }),
+      },
+      render: (body) => fields(connectionView.fields, body as Connection),
+    }),
+  },
   {
     path: ['connection', 'remove'],
     summary: 'remove a connection for good (its credential stops working)',

@@ -32,9 +32,12 @@ const connection: Connection = {
   organisation_id: 'oabcdefghijkl',
   kind: 'producer',
   status: 'active',
+  name: 'Story publisher',
+  description: '',
   credential_version: 2,
   created_at: '2026-11-22T05:00:00.000Z',
   status_changed_at: null,
+  last_used_at: null,
   consumer_tools: null,
 };
 
@@ -51,7 +54,7 @@ describe('table', () => {
   });
 
   it('prints the header alone for an empty list', () => {
-    expect(listTable(connectionView, [])).toBe('CLIENT_ID  KIND  STATUS  APP_ID  WORKSPACE_ID  CREDENTIAL_VERSION  CREATED_AT\n');
+    expect(listTable(connectionView, [])).toBe('CLIENT_ID  NAME  KIND  STATUS  APP_ID  WORKSPACE_ID  CREATED_AT  LAST_USED_AT\n');
   });
 
   it('keeps a row on one line and the terminal untouched whatever a name holds', () => {
@@ -71,6 +74,8 @@ describe('fields', () => {
     expect(fields(connectionView.fields, connection)).toBe(
       [
         'client_id           cabcdefghijkl',
+        'name                Story publisher',
+        'description         -',
         'kind                producer',
         'status              active',
         'app_id              aabcdefghijkl',
@@ -79,6 +84,7 @@ describe('fields', () => {
         'credential_version  2',
         'created_at          2026-11-22T05:00:00.000Z',
         'status_changed_at   -',
+        'last_used_at        -',
         'consumer_tools      -',
         '',
       ].join('\n'),

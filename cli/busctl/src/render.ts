@@ -124,6 +124,8 @@ export const permissionFields: readonly Column<App>[] = [
 export const connectionView: View<Connection> = {
   fields: [
     ['client_id', (c) => c.client_id],
+    ['name', (c) => c.name],
+    ['description', (c) => c.description],
     ['kind', (c) => c.kind],
     ['status', (c) => c.status],
     ['app_id', (c) => c.app_id],
@@ -132,9 +134,10 @@ export const connectionView: View<Connection> = {
     ['credential_version', (c) => c.credential_version],
     ['created_at', (c) => c.created_at],
     ['status_changed_at', (c) => c.status_changed_at],
+    ['last_used_at', (c) => c.last_used_at],
     ['consumer_tools', (c) => formatConsumerTools(c.consumer_tools)],
   ],
-  listed: ['client_id', 'kind', 'status', 'app_id', 'workspace_id', 'credential_version', 'created_at'],
+  listed: ['client_id', 'name', 'kind', 'status', 'app_id', 'workspace_id', 'created_at', 'last_used_at'],
 };
 
 /** A consumer's testing settings on one line; null (none on) prints as '-'. */

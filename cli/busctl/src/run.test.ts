@@ -91,9 +91,12 @@ const CONNECTION = {
   organisation_id: 'oabcdefghijkl',
   kind: 'producer',
   status: 'active',
+  name: 'Studio publisher',
+  description: '',
   credential_version: 1,
   created_at: '2026-11-22T06:00:00.000Z',
   status_changed_at: null,
+  last_used_at: null,
   consumer_tools: null,
 };
 const ISSUED = { client_id: 'cabcdefghijkl', client_secret: 'sbs_issued', credential_version: 1, connection: CONNECTION };
@@ -181,6 +184,17 @@ describe('run', () => {
     expect(await h.run(['connection', 'create', '--app', 'a1', '--kind', 'producer', '--json'])).toBe(0);
     expect(JSON.parse(h.out.stdout)).toEqual(ISSUED);
     expect(h.out.stderr).toBe(`${SECRET_NOTE}\n`);
+  });
+
+  it("sends a connection's name and description at creation and replaces them with connection describe", async () => {
+    const h = harness([json(201, ISSUED), json(200, { ...CONNECTION, name: 'Web publisher', description: 'The web tellings' })]);
+    expect(await h.run(['connection', 'create', '--app', 'a1', '--kind', 'producer', '--name', 'Studio publisher'])).toBe(0);
+    expect(JSON.parse(String(h.sent[0]!.body))).toEqual({ app_id: 'a1', kind: 'producer', name: 'Studio publisher' });
+    expect(h.out.stdout).toContain('name                Studio publisher\n');
+    expect(await h.run(['connection', 'describe', 'cabcdefghijkl', '--name', 'Web publisher', '--description', 'The web tellings'])).toBe(0);
+    expect(h.sent[1]).toMatchObject({ method: 'PUT', url: expect.stringMatching(/\/api\/admin\/connections\/cabcdefghijkl\/details$/) });
+    expect(JSON.parse(String(h.sent[1]!.body))).toEqual({ name: 'Web publisher', description: 'The web tellings' });
+    expect(h.out.stdout).toContain('description         The web tellings\n');
   });
 
   it('exits 1 on a refusal with the code and message, or the error body on stdout with --json', async () => {

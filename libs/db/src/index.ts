@@ -27,7 +27,7 @@ export {
 export type { RetentionEntry, RetentionWindow } from './retention';
 export { readStory, STORY_MESSAGES_MAX } from './inspection';
 export type { StoryView } from './inspection';
-export { writeRefusals, readRecentRefusals, REFUSALS_KEPT, REFUSALS_PAGE_MAX } from './refusals';
+export { writeRefusals, readRecentRefusals, readStoryHeads, REFUSALS_KEPT, REFUSALS_PAGE_MAX } from './refusals';
 export type { RefusalRecord, RateLimitCount, RecentRefusals, RefusalsPage } from './refusals';
 export { openTestRun, readTestRun, stopTestRun, readRunRecords, readOpenRuns, RUN_REPORT_MESSAGES_MAX, RUN_DURATION_MAX_SECONDS } from './test-runs';
 export type { RunRecords, AcceptedValidate } from './test-runs';
@@ -35,3 +35,5 @@ export { TABLE_COLUMNS, ENUM_TYPES } from './tables';
 export type { TableName, Row, Written, EnumValue } from './tables';
 export { consumerToolsOf, consumerToolsColumns, faultsOn, writeConsumerTools, NO_FAULTS } from './consumer-tools';
 export type { ConsumerTools, ConsumerFaults, ConsumerToolsRow, JoinedConsumerToolsRow } from './consumer-tools';
+export { writeActivity, readActivity, ACTIVITY_WINDOW_MINUTES } from './activity';
+export type { Activity, ActivityPoint, ActivityMinuteCounts } from './activity';

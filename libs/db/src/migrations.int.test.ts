@@ -3,6 +3,7 @@ import { createDatabase, migrateDownAll, migrateLatest, type Knex } from './inde
 
 const TABLES = [
   'accepted_messages',
+  'activity_minutes',
   'apps',
   'audit_log',
   'aws_principals',
@@ -54,6 +55,8 @@ const ALL = [
   '021_drop_pending_by_age',
   '022_test_runs',
   '023_run_validations',
+  '024_connection_names',
+  '025_activity_minutes',
 ];
 
 // By hand rather than @bus/fixtures' useTestDatabase: the migrations themselves are under test (up
@@ -168,6 +171,26 @@ describe('tenancy constraints', () => {
       status: 'active',
       credential_version: 1,
     });
+  });
+
+  it('gives connections an empty name and description and no last use, and bounds the texts whatever writes them (migration 024)', async () => {
+    expect(await db('connections').where({ id: 'cabcdefghijk2' }).first('name', 'description', 'last_used_at')).toEqual({
+      name: '',
+      description: '',
+      last_used_at: null,
+    });
+    const row = db('connections').where({ id: 'cabcdefghijk2' });
+    await row.clone().update({ name: 'n'.repeat(100), description: `${'d'.repeat(250)}\n${'d'.repeat(249)}` });
+    for (const bad of [
+      { name: 'n'.repeat(101) },
+      { name: 'two\nlines' },
+      { name: 'tab\there' },
+      { description: 'd'.repeat(501) },
+      { description: 'tab\there' },
+      { description: 'c1\u0085' },
+    ]) {
+      await expect(row.clone().update(bad)).rejects.toThrow(/connections_(name|description)_text/);
+    }
   });
 
   it('keeps one credential row per version and refuses an unknown permission kind', async () => {

@@ -100,6 +100,10 @@ export interface RefusalsPage {
   limit: number;
   /** Only refusals older than this id (a previous page's next_before). */
   before?: number;
+  /** Only refusals with a violation of this rule id. */
+  rule?: string;
+  /** Only refusals whose message id or correlation id contains this text (case-insensitive). */
+  text?: string;
 }
 
 /** A page holds at most this many refusals, and stops early rather than pass REFUSALS_PAGE_BYTES of JSON. */
@@ -107,7 +111,8 @@ export const REFUSALS_PAGE_MAX = 50;
 const REFUSALS_PAGE_BYTES = 56 * 1024;
 
 /**
- * A page of the connection's newest refusals (newest first) and its rate-limit counters. Each stored
+ * A page of the connection's newest refusals (newest first; those of a rule, or whose ids contain a
+ * text, when asked) and its rate-limit counters. Each stored
  * refusal is small (a few violations, short fields), and a page stops before its JSON would pass
  * REFUSALS_PAGE_BYTES, so the answer stays under 64 KB whatever the refused bodies were.
  */
@@ -115,6 +120,11 @@ export async function readRecentRefusals(db: Knex, connectionId: string, page: R
   const limit = Math.min(Math.max(1, page.limit), REFUSALS_PAGE_MAX);
   const query = db('refusals').where({ connection_id: connectionId });
   if (page.before !== undefined) query.andWhere('id', '<', page.before);
+  if (page.rule !== undefined) query.andWhereRaw('violations @> ?::jsonb', [JSON.stringify([{ rule: page.rule }])]);
+  // strpos rather than LIKE: the text's % and _ are literal. A connection keeps REFUSALS_KEPT rows, so the scan is short.
+  if (page.text !== undefined) {
+    query.andWhereRaw('(strpos(lower(message_id), lower(?)) > 0 OR strpos(lower(correlation_id), lower(?)) > 0)', [page.text, page.text]);
+  }
   const rows = await query
     .orderBy('id', 'desc')
     .limit(limit + 1)
@@ -153,4 +163,20 @@ export async function readRecentRefusals(db: Knex, connectionId: string, page: R
       last_refused_at: counter ? counter.last_refused_at.toISOString() : null,
     },
   };
+}
+
+/**
+ * The newest accepted message of each of these correlation ids in the workspace (by accepted_at): a
+ * refused message has no trace, but its story's accepted messages do. Read through accepted_messages'
+ * story index; ids with no accepted message are absent from the answer.
+ */
+export async function readStoryHeads(db: Knex, workspaceId: string, correlationIds: readonly string[]): Promise<Map<string, string>> {
+  if (correlationIds.length === 0) return new Map();
+  const rows = await db('accepted_messages')
+    .distinctOn('correlation_id')
+    .where({ workspace_id: workspaceId })
+    .whereIn('correlation_id', [...new Set(correlationIds)])
+    .orderBy([{ column: 'correlation_id' }, { column: 'accepted_at', order: 'desc' }])
+    .select('correlation_id', 'message_id');
+  return new Map(rows.map((r) => [r.correlation_id, r.message_id]));
 }

@@ -12,6 +12,7 @@ import { TABLE_COLUMNS } from './tables';
  */
 const STORE_MODULES = [
   'libs/identity/src/admin.ts',
+  'libs/identity/src/connection-use.ts',
   'libs/identity/src/principals.ts',
   'libs/identity/src/providers.ts',
   'libs/identity/src/quota.ts',

@@ -45,6 +45,10 @@ export const TABLE_COLUMNS = {
     credential_version: 'int4',
     created_at: 'timestamptz',
     status_changed_at: 'timestamptz?',
+    // 024_connection_names
+    name: 'text',
+    description: 'text',
+    last_used_at: 'timestamptz?',
   },
   credentials: { connection_id: 'text', version: 'int4', secret_hash: 'text', created_at: 'timestamptz', usable_until: 'timestamptz?' },
   permissions: { app_id: 'text', kind: 'permission_kind', value: 'text', created_at: 'timestamptz' },
@@ -254,6 +258,18 @@ export const TABLE_COLUMNS = {
     message_type: 'text?',
     correlation_id: 'text?',
     validated_at: 'timestamptz',
+  },
+  // 025_activity_minutes
+  activity_minutes: {
+    connection_id: 'text',
+    minute: 'timestamptz',
+    workspace_id: 'text',
+    published: 'int8',
+    refused: 'jsonb',
+    delivered: 'int8',
+    acked: 'int8',
+    queue_depth: 'int8?',
+    oldest_age_seconds: 'float8?',
   },
 } as const satisfies Record<string, Record<string, ColumnSpec>>;
 

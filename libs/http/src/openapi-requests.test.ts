@@ -17,6 +17,7 @@ const document = {
         parameters: [
           { name: 'limit', in: 'query', required: false, schema: { type: 'integer', minimum: 1, maximum: 10, default: 5 } },
           { name: 'verbose', in: 'query', schema: { type: 'boolean' } },
+          { name: 'word', in: 'query', schema: { type: 'string', pattern: '^[a-z]+$', 'x-pattern-message': 'must be lowercase letters' } },
         ],
         responses: {},
       },
@@ -65,6 +66,8 @@ describe('compileOpenApiRequests (pure)', () => {
     ['verbose=yes', '/things/t001', 'query parameter "verbose" must be boolean'],
     ['limit=1&limit=2', '/things/t001', 'query parameter "limit" is given more than once'],
     ['lmit=1', '/things/t001', 'unknown query parameter "lmit"'],
+    // A pattern the document words (x-pattern-message) is said in those words, never as the pattern.
+    ['word=Caps', '/things/t001', 'query parameter "word" must be lowercase letters'],
   ])('refuses ?%s on %s naming the parameter', (query, path, problem) => {
     expect(parameters(path, query)).toEqual({ ok: false, problem });
   });

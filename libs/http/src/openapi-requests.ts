@@ -58,7 +58,8 @@ export function compileOpenApiRequests(document: OpenApiRequestDocument): OpenAp
   if (!/^3\.1\./.test(document.openapi)) throw new Error(`expected an OpenAPI 3.1 document, got ${document.openapi}`);
   // allErrors: a refusal can name every field at fault, not only the first. Formats in full mode:
   // a date-time is a real calendar date (2026-02-30 is refused), not only the right shape.
-  const ajv = new Ajv2020({ strict: false, allErrors: true, useDefaults: true });
+  // verbose: a pattern's error carries its schema, whose x-pattern-message (when given) says the rule in words.
+  const ajv = new Ajv2020({ strict: false, allErrors: true, useDefaults: true, verbose: true });
   addFormats(ajv, { mode: 'full' });
   ajv.addSchema({ ...document, $id: DOC_ID });
 
@@ -187,7 +188,8 @@ function describe(where: string, errors: ErrorObject[] | null | undefined): stri
       // The branch errors say what is wrong; "must match exactly one schema" adds nothing.
       continue;
     } else {
-      problems.add(`${where}${field ? ` ${quoted(field)}` : ''} ${error.message ?? 'is invalid'}`);
+      const words = error.keyword === 'pattern' ? (error.parentSchema as { 'x-pattern-message'?: unknown } | undefined)?.['x-pattern-message'] : undefined;
+      problems.add(`${where}${field ? ` ${quoted(field)}` : ''} ${typeof words === 'string' ? words : (error.message ?? 'is invalid')}`);
     }
   }
   return [...problems].slice(0, 3).join('; ') || `${where} is invalid`;

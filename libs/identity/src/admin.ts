@@ -12,6 +12,12 @@ export abstract class IdentityAdminError extends Error {
   abstract readonly kind: 'not_found' | 'conflict' | 'invalid';
 }
 
+/** What people call a connection (docs/api.md#connections-and-credentials): a name of one line, a description; empty when not given. */
+export interface ConnectionAbout {
+  name?: string;
+  description?: string;
+}
+
 /** No such row: `what` names its kind for the answer ("no connection c…"). */
 export abstract class IdentityNotFoundError extends IdentityAdminError {
   readonly kind = 'not_found';
@@ -180,7 +186,7 @@ export class IdentityAdmin {
   }
 
   /** A new connection of the app with credential version 1; the secret is returned once. */
-  async createConnection(input: { appId: string; kind: ConnectionKind }): Promise<IssuedCredential> {
+  async createConnection(input: { appId: string; kind: ConnectionKind } & ConnectionAbout): Promise<IssuedCredential> {
     const clientId = newId('c');
     const clientSecret = newClientSecret();
     const now = this.now();
@@ -195,11 +201,22 @@ export class IdentityAdmin {
         status: 'active',
         credential_version: 1,
         created_at: now,
+        name: input.name ?? '',
+        description: input.description ?? '',
       });
       await trx('credentials').insert({ connection_id: clientId, version: 1, secret_hash: hashSecret(clientSecret), created_at: now });
     });
     await this.announceConnection(clientId, 'created');
     return { clientId, clientSecret, credentialVersion: 1 };
+  }
+
+  /**
+   * Replaces what people call the connection (both parts). Nothing that authenticates reads them, so
+   * no control event follows. A revoked or removed connection can still be renamed: it is still listed.
+   */
+  async describeConnection(clientId: string, about: Required<ConnectionAbout>): Promise<void> {
+    const changed = await this.deps.db('connections').where({ id: clientId }).update({ name: about.name, description: about.description });
+    if (changed === 0) throw new ConnectionNotFoundError(clientId);
   }
 
   /**

@@ -8,6 +8,7 @@ import { ConnectionCache, KeySetCache, ReadThroughCache } from './cache';
 import { createControlListener, type ControlEvent } from './control';
 import { KnexQuotaStore, type QuotaStore } from './quota';
 import { KnexIdentityStore, type IdentityStore } from './store';
+import { createConnectionUse, type ConnectionUse } from './connection-use';
 import { bindingKey, createBoundClients, ExternalTokenVerifier, KnexProviderStore, parseBindingKey } from './providers';
 
 export interface IdentityDeps {
@@ -33,6 +34,8 @@ export interface Identity extends BearerAuthenticator, VerifiedBearerTokens {
   quotas: QuotaStore;
   /** External providers' tokens are verified with it; operator-managed apps share it (one fetch per JWKS URL). */
   externalTokens: ExternalTokenVerifier;
+  /** Records a publish's or a receive's use of its connection (last_used_at, to the minute; never a write per request). */
+  connectionUse: ConnectionUse;
   /**
    * A cache of this process's own (the gateway's permissions, say) that the control topic drops
    * entries of, with IDENTITY_CACHE_TTL as the backstop: `stale` names what an event changes.
@@ -112,6 +115,7 @@ export function createIdentity(deps: IdentityDeps): Identity {
     keys,
     quotas: { quota: (clientId) => quotas.get(clientId) },
     externalTokens,
+    connectionUse: createConnectionUse({ db: deps.db, logger: deps.logger }),
     cache,
     service: { name: 'identity', routers: [], readiness: [], start: () => listener.start(), stop: () => listener.stop() },
     controlReadiness: {

@@ -27,8 +27,10 @@ export {
   TenancyNotFoundError,
   MAX_OVERLAP_SECONDS,
 } from './admin';
-export type { IdentityAdminDeps, IssuedCredential, QuotaSetting } from './admin';
+export type { ConnectionAbout, IdentityAdminDeps, IssuedCredential, QuotaSetting } from './admin';
 export { createIdentity } from './identity';
+export { createConnectionUse, LAST_USED_PRECISION_MS } from './connection-use';
+export type { ConnectionUse, ConnectionUseDeps } from './connection-use';
 export type { Identity, IdentityDeps, StaleKeys } from './identity';
 export { identityConfig, busBaseUrlConfig, identityProviderConfig, encryptionKeyConfig, sigv4Config } from './config';
 export { KnexQuotaStore, connectionQuota, hostLimitsWithQuota, quotaOfColumns } from './quota';

@@ -16,6 +16,7 @@ export const METRICS = {
   publishBatchSize: { name: 'bus_publish_batch_size', type: 'histogram', labelNames: [] },
   publish: { name: 'bus_publish_total', type: 'counter', labelNames: ['mode', 'outcome', 'rule'] },
   refusalsRecorded: { name: 'bus_refusals_recorded_total', type: 'counter', labelNames: ['outcome'] },
+  activityFlushes: { name: 'bus_activity_flushes_total', type: 'counter', labelNames: ['outcome'] },
   tokenRequests: { name: 'bus_token_requests_total', type: 'counter', labelNames: ['outcome'] },
   rateLimited: { name: 'bus_rate_limited_total', type: 'counter', labelNames: ['app', 'rule', 'limit'] },
   rateLimiterFallback: { name: 'bus_rate_limiter_fallback_total', type: 'counter', labelNames: ['app', 'limit'] },

@@ -92,9 +92,9 @@ export interface DeliveryStore {
    * Atomically: stores each message once (one multi-row insert), one delivery per active
    * consumer connection of its workspace (one multi-row insert, idempotent on (consumer, message_id),
    * ids in the order of `enqueue`), one NOTIFY per consumer that got a new row, and the quarantined
-   * records. Resolves with the number of deliveries created.
+   * records. Resolves with the consumer connection of each delivery created (one id per delivery).
    */
-  write(batch: BatchWrite): Promise<number>;
+  write(batch: BatchWrite): Promise<string[]>;
   /** write() of one message: resolves with the consumers that got a new delivery. */
   enqueue(message: MessageToEnqueue): Promise<string[]>;
   quarantine(record: QuarantinedRecord): Promise<void>;
@@ -163,15 +163,15 @@ export class KnexDeliveryStore implements DeliveryStore {
     return new Map(rows.map((r) => [acceptanceKey({ workspaceId: r.workspace_id, messageId: r.message_id }), acceptanceOf(r)]));
   }
 
-  async write(batch: BatchWrite): Promise<number> {
-    if (batch.enqueue.length === 0 && batch.quarantine.length === 0) return 0;
+  async write(batch: BatchWrite): Promise<string[]> {
+    if (batch.enqueue.length === 0 && batch.quarantine.length === 0) return [];
     // A transaction even without quarantines: the enqueue holds its stories' locks (story-lock.ts) to
     // its COMMIT, and decides each new delivery's head marker in a statement after they were granted.
     return this.db.transaction(async (trx) => {
       const created = await enqueueIn(trx, batch.enqueue);
       if (batch.quarantine.length > 0)
         await trx('quarantined_records').insert(batch.quarantine.map(quarantineRow)).onConflict(['topic', 'kafka_partition', 'kafka_offset']).ignore();
-      return created.length;
+      return created;
     });
   }
 

@@ -12,7 +12,7 @@ import {
   type ReadinessCheck,
   type Service,
 } from '@bus/http';
-import { KnexIdentityStore, type IdentityStore } from '@bus/identity';
+import { createConnectionUse, KnexIdentityStore, type IdentityStore } from '@bus/identity';
 import { createLimiter, enforce, RateLimitedError, type LimitMetrics, type LimitSpec, type Redis } from '@bus/limits';
 import { Counter, type Registry } from 'prom-client';
 import { METRICS } from '@bus/observability';
@@ -78,6 +78,7 @@ export function createAuthService(deps: AuthServiceDeps): Service & { signingKey
     logger: deps.logger,
     now,
   });
+  const connectionUse = createConnectionUse({ db: deps.db, logger: deps.logger });
   const issue = createTokenIssuer({ store: deps.store ?? KnexIdentityStore.create(deps.db), keys: signingKeys, audience, logger: deps.logger, now });
   const limits = { ...TOKEN_LIMITS, ...deps.limits };
   const prefix = deps.limitPrefix ?? 'token';
@@ -110,6 +111,7 @@ export function createAuthService(deps: AuthServiceDeps): Service & { signingKey
     const request = parseTokenRequest(authorization, body);
     if (!request.credentials) throw new InvalidClientError(true);
     res.json(await issue(request.credentials));
+    void connectionUse.used(request.credentials.clientId);
   };
 
   const router = createRouter();

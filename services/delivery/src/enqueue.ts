@@ -2,7 +2,7 @@ import { SpanKind, SpanStatusCode, trace, type Span } from '@opentelemetry/api';
 import type { IHeaders } from 'kafkajs';
 import { Counter, Histogram, type Registry } from 'prom-client';
 import { stringHeaders, type MessageHeaders } from '@bus/kafka';
-import { METRICS, publishTraceContext, type Logger } from '@bus/observability';
+import { METRICS, publishTraceContext, type ActivityRecorder, type Logger } from '@bus/observability';
 import type { RefusalReason } from '@bus/contracts';
 import {
   acceptanceKey,
@@ -32,6 +32,8 @@ export interface RecordEnqueuerDeps {
   metrics: Registry;
   /** How long to wait for the gateway's commit of a record's acceptance before quarantining it. */
   acceptanceWaitMs: number;
+  /** The portal's per-minute activity: each delivery created, counted in memory (absent in tests that do not look). */
+  activity?: Pick<ActivityRecorder, 'delivered'>;
   /**
    * First re-check interval; doubles up to 500 ms. Short, because the usual case is the gateway's
    * commit a few milliseconds behind its Kafka ack (delivery often reads before it lands), and the
@@ -261,7 +263,9 @@ class BatchEnqueue {
     const written = this.pending;
     this.pending = { enqueue: [], quarantine: [] };
     const batch = { enqueue: written.enqueue.map((e) => e.message), quarantine: written.quarantine.map((q) => q.row) };
-    this.shared.enqueued.inc(await this.shared.deps.store.write(batch));
+    const created = await this.shared.deps.store.write(batch);
+    this.shared.enqueued.inc(created.length);
+    this.shared.deps.activity?.delivered(created);
     for (const { index, message } of written.enqueue) {
       // publishedAt is the gateway's acceptance time.
       this.shared.lag.observe(Math.max(0, (Date.now() - message.publishedAt.getTime()) / 1000));

@@ -12,14 +12,21 @@ export interface QueueGaugesDeps {
   now?: () => Date;
 }
 
+/** The queues' depth and oldest age now (the gauges' cached read): the activity charts' samples. */
+export interface QueueSampler {
+  /** Every consumer connection with an un-acked delivery; an empty queue has no row. */
+  sample(): Promise<Array<{ consumerId: string; depth: number; oldestAgeSeconds: number }>>;
+}
+
 /**
  * The queues' gauges, read from Postgres at each scrape (cached 1 s), per consumer connection and its
  * workspace: queue depth, messages in flight and the oldest message's age. A connection never moves
  * between workspaces, so each one's workspace is read once. The queues' retention is the retention
  * sweep's (retention.ts).
  */
-export function registerQueueGauges(deps: QueueGaugesDeps): void {
+export function registerQueueGauges(deps: QueueGaugesDeps): QueueSampler {
   const now = deps.now ?? (() => new Date());
+  const oldestAge = (s: QueueStats) => Math.max(0, (now().getTime() - s.oldestEnqueuedAt.getTime()) / 1000);
   const workspaces = new Map<string, string>();
   const read = async (): Promise<Array<QueueStats & { workspace: string }>> => {
     const all = await deps.store.queueStats();
@@ -61,7 +68,8 @@ export function registerQueueGauges(deps: QueueGaugesDeps): void {
     'Open dead letters per consumer connection (each blocks its correlation id until redriven or discarded)',
     (s) => s.deadLetters,
   );
-  gauge(METRICS.queueOldestAge, 'Age of the oldest un-acked delivery per consumer connection', (s) =>
-    Math.max(0, (now().getTime() - s.oldestEnqueuedAt.getTime()) / 1000),
-  );
+  gauge(METRICS.queueOldestAge, 'Age of the oldest un-acked delivery per consumer connection', oldestAge);
+  return {
+    sample: async () => (await stats()).map((s) => ({ consumerId: s.consumerId, depth: s.depth, oldestAgeSeconds: oldestAge(s) })),
+  };
 }

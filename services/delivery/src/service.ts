@@ -1,5 +1,5 @@
 import type { Registry } from 'prom-client';
-import { readConnectionWorkspaces, type Knex } from '@bus/db';
+import { readConnectionWorkspaces, writeActivity, type Knex } from '@bus/db';
 import type { ReadinessCheck, Service } from '@bus/http';
 import {
   createConsumer,
@@ -11,7 +11,7 @@ import {
   type ConsumerRun,
   type Kafka,
 } from '@bus/kafka';
-import type { Logger } from '@bus/observability';
+import { createActivityRecorder, type Logger } from '@bus/observability';
 import { KnexDeliveryStore, type RetentionSettings } from '@bus/queue';
 import { deliverySessionTimeout, deliverySettings } from './config';
 import { createBatchEnqueuer } from './enqueue';
@@ -38,6 +38,8 @@ const RECORDS_PER_BATCH = 200;
  * partition; enqueueing is idempotent, so a replay costs time, not copies. A stop commits at once.
  */
 const OFFSETS_COMMITTED_EVERY_MS = 1_000;
+/** How often the queues' depth and oldest age are sampled for the activity charts (a minute keeps its last sample). */
+const QUEUE_SAMPLE_MS = 15_000;
 
 export interface DeliveryServiceDeps {
   /** Postgres (queues) and Kafka (bus.messages.v1) readiness. */
@@ -71,7 +73,16 @@ export interface DeliveryServiceDeps {
  */
 export function createDeliveryService(deps: DeliveryServiceDeps): Service {
   const store = KnexDeliveryStore.create(deps.db);
-  registerQueueGauges({ store, workspacesOf: (ids) => readConnectionWorkspaces(deps.db, ids), metrics: deps.metrics, logger: deps.logger });
+  const queues = registerQueueGauges({ store, workspacesOf: (ids) => readConnectionWorkspaces(deps.db, ids), metrics: deps.metrics, logger: deps.logger });
+  const activity = createActivityRecorder({ write: (rows) => writeActivity(deps.db, rows), logger: deps.logger, metrics: deps.metrics });
+  const sampleQueues = async () => {
+    try {
+      for (const q of await queues.sample()) activity.queueSample(q.consumerId, q.depth, q.oldestAgeSeconds);
+    } catch (err) {
+      deps.logger.warn({ err }, 'queue depths could not be sampled for the activity charts');
+    }
+  };
+  let sampling: NodeJS.Timeout | undefined;
   const retention = createRetentionSweeper({ db: deps.db, metrics: deps.metrics, logger: deps.logger, settings: deps.retention });
   const recheck = createQuarantineRecheck({ store, metrics: deps.metrics, logger: deps.logger, quarantineRecheckMs: deps.quarantineRecheckMs });
   const handle = createBatchEnqueuer({
@@ -79,6 +90,7 @@ export function createDeliveryService(deps: DeliveryServiceDeps): Service {
     logger: deps.logger,
     metrics: deps.metrics,
     acceptanceWaitMs: deps.acceptanceWaitMs,
+    activity,
   });
   const topic = deps.topic ?? MESSAGES_TOPIC;
   const kafkaLag = registerKafkaLag({ kafka: deps.kafka, groupId: deps.groupId, topic, metrics: deps.metrics, logger: deps.logger });
@@ -98,6 +110,10 @@ export function createDeliveryService(deps: DeliveryServiceDeps): Service {
     start: async () => {
       retention.start();
       recheck.start();
+      activity.start();
+      void sampleQueues();
+      sampling = setInterval(() => void sampleQueues(), QUEUE_SAMPLE_MS);
+      sampling.unref();
       const sessionTimeoutMs = deliverySessionTimeout(deps.sessionTimeoutMs, await groupMinSessionTimeoutMs(deps.kafka, deps.logger));
       deps.logger.info({ session_timeout_ms: sessionTimeoutMs }, 'delivery consumer session');
       consumer = createConsumer(deps.kafka, { groupId: deps.groupId, sessionTimeoutMs });
@@ -130,7 +146,8 @@ export function createDeliveryService(deps: DeliveryServiceDeps): Service {
     },
     stop: async () => {
       await (batches ? batches.stop() : consumer?.disconnect());
-      await Promise.all([retention.stop(), recheck.stop(), kafkaLag.stop()]);
+      clearInterval(sampling);
+      await Promise.all([retention.stop(), recheck.stop(), kafkaLag.stop(), activity.stop()]);
     },
   };
 }

@@ -1,8 +1,8 @@
 import type { Router, NextFunction, Request, RequestHandler, Response } from 'express';
 import { Counter, type Registry } from 'prom-client';
-import { METRICS } from '@bus/observability';
+import { METRICS, type ActivityRecorder } from '@bus/observability';
 import { createRouter, HttpError, markStep, readBody, requestTimings, type RouteKey } from '@bus/http';
-import type { BearerAuthenticator, ConnectionIdentity } from '@bus/identity';
+import type { BearerAuthenticator, ConnectionIdentity, ConnectionUse } from '@bus/identity';
 import { rulesCatalogue } from '@bus/som';
 import { publishMessage, type PublishDeps, type PublishMode } from './publish';
 import { publishOverHttp } from './publish-http';
@@ -32,6 +32,8 @@ export interface PublishRoutesDeps {
   metrics: Registry;
   /** Recent refusals: told of every refusal answer and accepted validate; it queues and returns at once. */
   refusals: Pick<RefusalRecorder, 'refused' | 'validated'>;
+  /** The portal's per-minute activity: each accepted publish and each publish refusal of a known producer, counted in memory. */
+  activity: Pick<ActivityRecorder, 'published' | 'refused'>;
   /**
    * The AWS-signed twins /iam/messages and /iam/validate (signed-routes.ts): signature, the signed
    * routes' shared limit, then the body in res.locals.body and the caller in res.locals.identity.
@@ -41,6 +43,8 @@ export interface PublishRoutesDeps {
   managedSignedSteps: RequestHandler[];
   /** Authenticates POST /v1/jwt/messages: an operator-managed app's token (managed-auth.ts). */
   managedAppAuth: RequestHandler;
+  /** The caller's connection was used: its last_used_at (to the minute, never a write per request). */
+  connectionUse: ConnectionUse;
 }
 
 /**
@@ -64,7 +68,13 @@ export function publishRoutes(deps: PublishRoutesDeps): Router {
     res.on('finish', () => {
       const status = res.statusCode;
       const outcome = status === 202 ? 'accepted' : status === 200 ? 'duplicate' : status < 500 ? 'refused' : 'error';
-      published.inc({ mode, outcome, rule: (res.locals.refusedRule as string | undefined) ?? 'none' });
+      const rule = (res.locals.refusedRule as string | undefined) ?? 'none';
+      published.inc({ mode, outcome, rule });
+      const identity = res.locals.identity as ConnectionIdentity | undefined;
+      if (mode === 'publish' && identity) {
+        if (outcome === 'accepted') deps.activity.published(identity.clientId);
+        else if (outcome === 'refused') deps.activity.refused(identity.clientId, rule);
+      }
     });
     next();
   };
@@ -75,6 +85,7 @@ export function publishRoutes(deps: PublishRoutesDeps): Router {
   };
   const handle = (mode: PublishMode) => async (_req: Request, res: Response) => {
     const identity = res.locals.identity as ConnectionIdentity;
+    void deps.connectionUse.used(identity.clientId);
     const timings = requestTimings(res);
     const bytes = res.locals.body as Buffer;
     res.locals.publishBody = bytes;

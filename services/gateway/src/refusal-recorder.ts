@@ -1,5 +1,5 @@
 import { Counter, type Registry } from 'prom-client';
-import { METRICS } from '@bus/observability';
+import { METRICS, SerialWrites } from '@bus/observability';
 import type { Logger } from 'pino';
 import type { AcceptedValidate, RateLimitCount, RefusalRecord } from '@bus/db';
 import { boundViolations, type ViolationBounds } from '@bus/contracts';
@@ -84,7 +84,7 @@ class QueuedRefusals implements RefusalRecorder {
   private queue: Queued[] = [];
   private queuedBytes = 0;
   private counts = new Map<string, RateLimitCount>();
-  private writing: Promise<void> | null = null;
+  private readonly writes = new SerialWrites();
   private timer: NodeJS.Timeout | null = null;
 
   constructor(private readonly deps: RefusalRecorderDeps) {
@@ -140,13 +140,7 @@ class QueuedRefusals implements RefusalRecorder {
   }
 
   flush(): Promise<void> {
-    // One write at a time; a flush asked for meanwhile waits for it and then writes what queued since.
-    const previous = this.writing ?? Promise.resolve();
-    const next = previous.then(() => this.writeQueued());
-    this.writing = next.finally(() => {
-      if (this.writing === next) this.writing = null;
-    });
-    return next;
+    return this.writes.run(() => this.writeQueued());
   }
 
   start(): void {

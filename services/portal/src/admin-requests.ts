@@ -1,4 +1,4 @@
-import type { QuotaSetting } from '@bus/identity';
+import type { ConnectionAbout, QuotaSetting } from '@bus/identity';
 import { AdminRequestInvalidError } from './errors';
 
 /**
@@ -35,8 +35,14 @@ export interface AppCreate {
   name: string;
 }
 
+/** #/components/schemas/ConnectionAbout */
+export interface ConnectionAboutBody {
+  name?: string;
+  description?: string;
+}
+
 /** #/components/schemas/ConnectionCreate */
-export interface ConnectionCreate {
+export interface ConnectionCreate extends ConnectionAboutBody {
   app_id: string;
   kind: 'producer' | 'consumer';
 }
@@ -64,6 +70,11 @@ export function quotaSetting(quota: QuotaBody, field = 'quota'): QuotaSetting {
     throw new AdminRequestInvalidError(`${field}.burst must be at least ${field}.per_second (${quota.per_second}): bursts of fewer than the rate never happen`);
   }
   return { tier: 'custom', perSecond: quota.per_second, burst: quota.burst, perDay: quota.per_day };
+}
+
+/** A connection's name and description as given (the schema bounds them); an absent one is empty. */
+export function connectionAbout(b: ConnectionAboutBody): Required<ConnectionAbout> {
+  return { name: b.name ?? '', description: b.description ?? '' };
 }
 
 /** Both lists replace the app's; a missing list is empty, repeats are dropped. */

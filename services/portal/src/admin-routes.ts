@@ -151,14 +151,14 @@ function appRoutes(router: Router, ctx: AdminContext): void {
   });
 }
 
-/** Producer and consumer connections: create, read, remove, revoke, and rotate a credential. */
+/** Producer and consumer connections: create, read, rename or describe, remove, revoke, and rotate a credential. */
 function connectionRoutes(router: Router, ctx: AdminContext): void {
   router.get('/api/admin/connections', async (req, res) => {
     res.json({ connections: await ctx.deps.store.connections({ workspaceId: queryText(req, 'workspace_id'), appId: queryText(req, 'app_id') }) });
   });
   router.post('/api/admin/connections', async (req, res) => {
     const b = await ctx.jsonBody<body.ConnectionCreate>(req);
-    const issued = await identityCall(() => ctx.deps.admin.createConnection({ appId: b.app_id, kind: b.kind }));
+    const issued = await identityCall(() => ctx.deps.admin.createConnection({ appId: b.app_id, kind: b.kind, ...body.connectionAbout(b) }));
     res.status(201).json({
       client_id: issued.clientId,
       client_secret: issued.clientSecret,
@@ -167,6 +167,11 @@ function connectionRoutes(router: Router, ctx: AdminContext): void {
     });
   });
   router.get('/api/admin/connections/:c', async (req, res) => {
+    res.json(await ctx.connectionOf(param(req, 'c')));
+  });
+  router.put('/api/admin/connections/:c/details', async (req, res) => {
+    const about = body.connectionAbout(await ctx.jsonBody<body.ConnectionAboutBody>(req));
+    await identityCall(() => ctx.deps.admin.describeConnection(param(req, 'c'), about));
     res.json(await ctx.connectionOf(param(req, 'c')));
   });
   router.delete('/api/admin/connections/:c', async (req, res) => {

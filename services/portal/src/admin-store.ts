@@ -56,9 +56,14 @@ export interface ConnectionView {
   organisation_id: string;
   kind: EnumValue<'connection_kind'>;
   status: EnumValue<'connection_status'>;
+  /** What people call it; empty when it has no name (the pages show the client id instead). */
+  name: string;
+  description: string;
   credential_version: number;
   created_at: string;
   status_changed_at: string | null;
+  /** Its last token, publish or receive, to the minute; null when never used. */
+  last_used_at: string | null;
   /** A consumer connection's testing settings (docs/testing-tools.md); null when none is on. */
   consumer_tools: ConsumerToolsView | null;
 }
@@ -305,6 +310,9 @@ export class KnexAdminStore implements AdminStore {
         'c.credential_version',
         'c.created_at',
         'c.status_changed_at',
+        'c.name',
+        'c.description',
+        'c.last_used_at',
         ...consumerToolsColumns('t'),
       );
   }
@@ -358,9 +366,12 @@ function connectionView(r: ConnectionRow): ConnectionView {
     organisation_id: r.organisation_id,
     kind: r.kind,
     status: r.status,
+    name: r.name,
+    description: r.description,
     credential_version: r.credential_version,
     created_at: r.created_at.toISOString(),
     status_changed_at: r.status_changed_at?.toISOString() ?? null,
+    last_used_at: r.last_used_at?.toISOString() ?? null,
     consumer_tools: consumerToolsView(consumerToolsOf(r)),
   };
 }

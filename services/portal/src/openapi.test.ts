@@ -67,12 +67,23 @@ describe('the portal (people) OpenAPI document', () => {
     }
   });
 
-  it("answers a consumer's queue, its replays and a message trace exactly as the admin API does, and refusals as the producer's own route", () => {
+  it("answers a consumer's queue, its replays and a message trace exactly as the admin API does, and refusals as the producer's own route with the workspace and each refusal's story", () => {
     const portal = (openapi.portal as unknown as Components).components.schemas;
     const admin = (openapi.admin as unknown as Components).components.schemas;
     const bus = (openapi.bus as unknown as Components).components.schemas;
     for (const name of ['QueueStats', 'ReplayCreate', 'Replay', 'MessageTrace', 'DeliveryTrace']) expect([name, portal[name]]).toEqual([name, admin[name]]);
-    for (const name of ['RecentRefusals', 'Refusal', 'Violation']) expect([name, portal[name]]).toEqual([name, bus[name]]);
+    expect(portal.Violation).toEqual(bus.Violation);
+    // The portal adds the workspace and each refusal's story (its newest accepted message) to the producer's answer.
+    type ObjectSchema = { properties: Record<string, unknown>; required: string[] };
+    const without = (schema: unknown, added: string, also: Record<string, unknown> = {}) => {
+      const { properties, required } = schema as ObjectSchema;
+      const { [added]: _added, ...shared } = properties;
+      return { ...(schema as ObjectSchema), properties: { ...shared, ...also }, required: required.filter((r) => r !== added) };
+    };
+    expect(without(portal.Refusal, 'story_message_id')).toEqual(bus.Refusal);
+    // Its list says how many it holds (the portal's page); the rest is the producer's route's.
+    const refusals = (portal.RecentRefusals as ObjectSchema).properties.refusals;
+    expect(without(portal.RecentRefusals, 'workspace_id')).toEqual(without(bus.RecentRefusals, '', { refusals }));
   });
 
   it("describes the portal's dead letters exactly as the admin API answers them (one code path)", () => {

@@ -18,7 +18,7 @@ export const pullApiConfig = {
  * composition root (the pull API's main and the all-in-one), which add readiness.
  */
 export function pullApiDepsOf(
-  clients: Pick<PullApiServiceDeps, 'authenticator' | 'connectionQuota'> & {
+  clients: Pick<PullApiServiceDeps, 'authenticator' | 'connectionQuota' | 'connectionUse'> & {
     db: Knex;
     redis: Redis;
     connections: Pick<ConnectionCache, 'get'>;

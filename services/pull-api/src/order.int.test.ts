@@ -1,5 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import pino from 'pino';
+import { createConnectionUse } from '@bus/identity';
 import { useTestDatabase } from '@bus/fixtures';
 import type { Knex } from '@bus/db';
 import { createMetricsRegistry } from '@bus/observability';
@@ -37,6 +38,7 @@ beforeAll(async () => {
     handles: createReceiptHandles(randomBytes(32)),
     logger: pino({ level: 'silent' }),
     metrics: createPullMetrics(createMetricsRegistry({ defaultMetrics: false })),
+    connectionUse: createConnectionUse({ db, logger: pino({ level: 'silent' }) }),
   };
 }, 30_000);
 

@@ -1,9 +1,10 @@
 import { trace } from '@opentelemetry/api';
 import { Counter, type Registry } from 'prom-client';
-import { METRICS, inSpan, publishTraceContext, type Logger } from '@bus/observability';
+import { METRICS, inSpan, publishTraceContext, type ActivityRecorder, type Logger } from '@bus/observability';
 import { renderEnvelope, type UnrenderableReason } from './envelope';
 import type { QueueNotifier } from './notifier';
 import type { ConsumerTools } from '@bus/db';
+import type { ConnectionUse } from '@bus/identity';
 import type { ConsumerToolsStore, FaultKind, LeasedMessage, PeekedMessage, QueueStore, ReceiveGate } from '@bus/queue';
 import type { ReceiptHandles } from './receipt';
 
@@ -16,6 +17,10 @@ export interface PullDeps {
   /** Where a message handed out without its envelope is reported (ids and reason, never the body). */
   logger: Logger;
   metrics: PullMetrics;
+  /** The portal's per-minute activity: each ack done, counted in memory (absent where nothing charts it). */
+  activity?: Pick<ActivityRecorder, 'acked'>;
+  /** A receive uses its connection: last_used_at (to the minute, never a write per request). */
+  connectionUse: ConnectionUse;
 }
 
 export interface PullMetrics {
@@ -69,6 +74,7 @@ export function receiveGate(tools: ConsumerTools | null | undefined): ReceiveGat
  * drains (SIGTERM) it answers what it read without waiting: an empty answer, not a cut connection.
  */
 export function receive(deps: PullDeps, consumerId: string, opts: ReceiveOptions): Promise<LeasedMessage[]> {
+  void deps.connectionUse.used(consumerId);
   // One span per receive (long poll included), a child of the request's span; each message it hands
   // out links it to that message's publish trace (a link, not a parent: one receive serves many
   // publishes). Bounded attributes: the consumer connection and a count, never bodies or handles.
@@ -263,8 +269,15 @@ export type HandleResult =
   { receipt_handle: string; status: 'done' } | { receipt_handle: string; status: 'failed'; code: 'receipt_handle.invalid' | 'receipt_handle.stale' };
 
 /** Acks a batch (under the Sandbox's duplicate rate when the connection has one), per handle. */
-export function acknowledge(deps: PullDeps, consumerId: string, receiptHandles: string[], tools: ConsumerTools | null | undefined): Promise<HandleResult[]> {
-  return settle(deps, consumerId, receiptHandles, (leases) => ackWithFaults(deps, consumerId, leases, tools));
+export async function acknowledge(
+  deps: PullDeps,
+  consumerId: string,
+  receiptHandles: string[],
+  tools: ConsumerTools | null | undefined,
+): Promise<HandleResult[]> {
+  const results = await settle(deps, consumerId, receiptHandles, (leases) => ackWithFaults(deps, consumerId, leases, tools));
+  deps.activity?.acked(consumerId, results.filter((r) => r.status === 'done').length);
+  return results;
 }
 
 /** Nacks a batch: each current lease released after `delayMs`, then this process's long polls of the consumer woken. */

@@ -1,10 +1,10 @@
 import type { RequestHandler } from 'express';
 import type { ReadinessCheck, Service } from '@bus/http';
-import { readConnectionDates, readSkillRegistrations, type Knex } from '@bus/db';
-import type { BearerAuthenticator, Identity } from '@bus/identity';
+import { readConnectionDates, readSkillRegistrations, writeActivity, type Knex } from '@bus/db';
+import type { BearerAuthenticator, ConnectionUse, Identity } from '@bus/identity';
 import type { LimitMetrics, Redis } from '@bus/limits';
 import { pullApiDepsOf } from './config';
-import type { Logger, Registry } from '@bus/observability';
+import { createActivityRecorder, type Logger, type Registry } from '@bus/observability';
 import { createPgQueueNotifier } from './notifier';
 import { createPullMetrics, type PullDeps } from './pull';
 import { KnexDeliveryStore, KnexQueueStore, queueCall } from '@bus/queue';
@@ -22,6 +22,8 @@ export interface PullApiServiceDeps {
   authenticator: BearerAuthenticator;
   /** The per-connection quota of docs/api.md#limits (libs/identity connectionQuota). */
   connectionQuota: RequestHandler;
+  /** A receive's use of its connection (libs/identity connectionUse). */
+  connectionUse: ConnectionUse;
   /** HMAC key of the receipt handles (RECEIPT_HANDLE_KEY); all pull-api processes share it. */
   receiptHandleKey: Buffer;
   logger: Logger;
@@ -36,6 +38,7 @@ export function createPullApiService(deps: PullApiServiceDeps): Service {
   const notifier = createPgQueueNotifier({ url: deps.databaseUrl, logger: deps.logger });
   const store = KnexQueueStore.create(deps.db);
   const deliveries = KnexDeliveryStore.create(deps.db);
+  const activity = createActivityRecorder({ write: (rows) => writeActivity(deps.db, rows), logger: deps.logger, metrics: deps.metrics });
   // One queue, two doors: the consumer routes and the SQS door share these operations and handles.
   const pull: PullDeps = {
     store,
@@ -44,6 +47,8 @@ export function createPullApiService(deps: PullApiServiceDeps): Service {
     handles: createReceiptHandles(deps.receiptHandleKey),
     logger: deps.logger,
     metrics: createPullMetrics(deps.metrics),
+    activity,
+    connectionUse: deps.connectionUse,
   };
   const stats = async (consumerId: string) => (await queueCall(() => deliveries.queueStats(consumerId)))[0];
   const queueDates = (consumerId: string) => queueCall(() => readConnectionDates(deps.db, consumerId));
@@ -69,9 +74,15 @@ export function createPullApiService(deps: PullApiServiceDeps): Service {
     // A lost LISTEN connection is not a readiness matter: the notifier reconnects and wakes every
     // waiter meanwhile, and receives still read Postgres.
     readiness: deps.readiness,
-    start: () => notifier.start(),
+    start: async () => {
+      activity.start();
+      await notifier.start();
+    },
     drain: () => notifier.drain(),
-    stop: () => notifier.stop(),
+    // After the server drained: the acks of the last requests are counted before the process ends.
+    stop: async () => {
+      await Promise.all([notifier.stop(), activity.stop()]);
+    },
   };
 }
 
@@ -94,7 +105,20 @@ export function pullApiServiceOf(
 ): Service {
   const { db, redis, identity, logger, metrics, limitMetrics, connectionQuota, ready } = clients;
   return createPullApiService({
-    ...pullApiDepsOf({ db, redis, connections: identity.connections, logger, metrics, limitMetrics, authenticator: identity, connectionQuota }, config),
+    ...pullApiDepsOf(
+      {
+        db,
+        redis,
+        connections: identity.connections,
+        logger,
+        metrics,
+        limitMetrics,
+        authenticator: identity,
+        connectionQuota,
+        connectionUse: identity.connectionUse,
+      },
+      config,
+    ),
     readiness: [ready.postgres, ready.redis, identity.controlReadiness],
   });
 }

@@ -15,7 +15,7 @@ import { useTestDatabase } from '@bus/fixtures';
 import type { Knex } from '@bus/db';
 import { KnexDeliveryStore } from '@bus/queue';
 import { createHttpApp, createRequestMetrics, serve, violationBody, type RunningServer } from '@bus/http';
-import { connectionQuota, KnexQuotaStore, type BearerAuthenticator, type BearerIdentity } from '@bus/identity';
+import { connectionQuota, createConnectionUse, KnexQuotaStore, type BearerAuthenticator, type BearerIdentity } from '@bus/identity';
 import { createConnectionQuotas, createRedis, type Redis } from '@bus/limits';
 import { createLogger, createMetricsRegistry } from '@bus/observability';
 import { openapi } from '@bus/schemas';
@@ -90,6 +90,7 @@ beforeAll(async () => {
     receiptHandleKey: randomBytes(32),
     logger,
     metrics,
+    connectionUse: createConnectionUse({ db, logger }),
     // The SQS door is not driven here (test/sqs.test.ts is): no principal resolves, no connection either.
     sqs: {
       principals: { signingPrincipal: async () => undefined },

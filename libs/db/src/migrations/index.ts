@@ -22,6 +22,8 @@ import * as deliveryHeads from './020_delivery_heads';
 import * as dropPendingByAge from './021_drop_pending_by_age';
 import * as testRuns from './022_test_runs';
 import * as runValidations from './023_run_validations';
+import * as connectionNames from './024_connection_names';
+import * as activityMinutes from './025_activity_minutes';
 
 interface NamedMigration {
   name: string;
@@ -57,6 +59,8 @@ const MIGRATIONS: readonly NamedMigration[] = [
   { name: '021_drop_pending_by_age', migration: dropPendingByAge },
   { name: '022_test_runs', migration: testRuns },
   { name: '023_run_validations', migration: runValidations },
+  { name: '024_connection_names', migration: connectionNames },
+  { name: '025_activity_minutes', migration: activityMinutes },
 ];
 
 export const migrationSource: Knex.MigrationSource<NamedMigration> = {

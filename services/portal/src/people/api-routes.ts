@@ -8,7 +8,7 @@ import type { PortalData } from './portal-data';
 import { organisationsOf, allows } from './policy';
 import { requireKnownPermissions } from './permission-choices';
 import { requireSession } from './sign-in';
-import { createRouter } from '@bus/http';
+import { createRouter, validatedQuery } from '@bus/http';
 
 export interface PortalApiDeps {
   admin: IdentityAdmin;
@@ -50,12 +50,23 @@ export function portalApiRoutes(deps: PortalApiDeps): Router {
     res.json(await deps.data.workspace(requireSession(res), String(req.params.w)));
   });
 
+  // The charts' data (docs/portal.md#activity-charts); portal.json bounds `minutes` (default 60).
+  router.get('/api/portal/workspaces/:w/activity', async (req, res) => {
+    const { minutes } = validatedQuery(req) as { minutes: number };
+    res.json(await deps.data.workspaceActivity(requireSession(res), String(req.params.w), minutes));
+  });
+
+  router.get('/api/portal/connections/:c/activity', async (req, res) => {
+    const { minutes } = validatedQuery(req) as { minutes: number };
+    res.json(await deps.data.connectionActivity(requireSession(res), String(req.params.c), minutes));
+  });
+
   router.post('/api/portal/apps/:a/connections', async (req, res) => {
     const session = requireSession(res);
     const appId = String(req.params.a);
     const target = await deps.data.authoriseOnApp(session, 'connection.create', appId);
-    const { kind } = await jsonBody<{ kind: 'producer' | 'consumer' }>(req);
-    const issued = await identityCall(() => deps.admin.createConnection({ appId, kind }));
+    const { kind, ...about } = await jsonBody<{ kind: 'producer' | 'consumer' } & body.ConnectionAboutBody>(req);
+    const issued = await identityCall(() => deps.admin.createConnection({ appId, kind, ...body.connectionAbout(about) }));
     await deps.data.audit(req, res, session, {
       action: `connection.create ${kind}`,
       target: issued.clientId,
@@ -63,6 +74,22 @@ export function portalApiRoutes(deps: PortalApiDeps): Router {
       status: 201,
     });
     res.status(201).json({ client_id: issued.clientId, client_secret: issued.clientSecret, credential_version: issued.credentialVersion });
+  });
+
+  router.put('/api/portal/connections/:c/details', async (req, res) => {
+    const session = requireSession(res);
+    const clientId = String(req.params.c);
+    const target = await deps.data.authoriseOnConnection(session, 'connection.describe', clientId);
+    const about = body.connectionAbout(await jsonBody<body.ConnectionAboutBody>(req));
+    await identityCall(() => deps.admin.describeConnection(clientId, about));
+    // The audit keeps the name (one bounded line), not the description.
+    await deps.data.audit(req, res, session, {
+      action: `connection.describe name=${JSON.stringify(about.name)}`,
+      target: clientId,
+      organisationId: target.organisationId,
+      status: 200,
+    });
+    res.json((await deps.data.authorisedConnection(session, 'connection.read', clientId)).connection);
   });
 
   router.post('/api/portal/connections/:c/rotate', async (req, res) => {

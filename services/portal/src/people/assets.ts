@@ -304,6 +304,116 @@ if (secretPanel) {
 }
 `;
 
+/**
+ * The activity charts' script (activity-charts.tsx serves it after Chart.js, on the pages with a
+ * [data-activity] section): reads the section's activity route once and draws each figure's chart,
+ * with minutes in the person's time zone, and fills its text alternative: a summary of the totals and
+ * a table of the minutes with activity. No animation: the numbers are there at once.
+ */
+export const ACTIVITY_SCRIPT = `'use strict';
+const section = document.querySelector('[data-activity]');
+const COLOURS = ['#0b57d0', '#146c2e', '#8e24aa', '#b3261e', '#6d4c00', '#00696f', '#5c5f62', '#c2185b'];
+const hhmm = (iso) => new Date(iso).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' });
+const sum = (points, field) => points.reduce((n, p) => n + p[field], 0);
+
+function tableOf(figure, caption, headings, rows) {
+  const box = figure.querySelector('[data-table]');
+  const table = document.createElement('table');
+  table.createCaption().textContent = caption;
+  const head = table.createTHead().insertRow();
+  for (const text of headings) {
+    const th = document.createElement('th');
+    th.scope = 'col';
+    th.textContent = text;
+    head.appendChild(th);
+  }
+  const body = table.createTBody();
+  for (const [minute, ...cells] of rows) {
+    const row = body.insertRow();
+    const time = row.insertCell().appendChild(document.createElement('time'));
+    time.dateTime = minute;
+    time.textContent = new Date(minute).toLocaleString();
+    for (const value of cells) row.insertCell().textContent = String(value);
+  }
+  if (rows.length === 0) {
+    const cell = body.insertRow().insertCell();
+    cell.colSpan = headings.length;
+    cell.textContent = 'Nothing in these minutes';
+  }
+  box.replaceChildren(table);
+}
+
+function draw(figure, type, labels, datasets, scales) {
+  const canvas = figure.querySelector('canvas');
+  // Chart: the global of Chart.js's UMD build, loaded before this script.
+  new Chart(canvas, {
+    type,
+    data: { labels, datasets: datasets.map((d, i) => ({ borderColor: COLOURS[i % COLOURS.length], backgroundColor: COLOURS[i % COLOURS.length], pointRadius: 0, borderWidth: 2, ...d })) },
+    options: { animation: false, responsive: true, maintainAspectRatio: false, interaction: { mode: 'index', intersect: false }, scales },
+  });
+  figure.dataset.drawn = 'true';
+}
+
+function summarise(figure, text) {
+  figure.querySelector('.chart-summary').textContent = text;
+}
+
+async function drawActivity() {
+  const response = await fetch(section.dataset.activity, { credentials: 'same-origin' });
+  if (!response.ok) {
+    for (const figure of section.querySelectorAll('[data-chart]')) summarise(figure, 'The activity could not be read (' + response.status + '); refresh the page to try again.');
+    return;
+  }
+  const answer = await response.json();
+  const points = answer.points;
+  const labels = points.map((p) => hhmm(p.minute));
+  const span = 'In the last ' + answer.minutes + ' minutes';
+  const counted = { beginAtZero: true, ticks: { precision: 0 } };
+
+  const messages = section.querySelector('[data-chart="messages"]');
+  if (messages) {
+    draw(messages, 'line', labels, [
+      { label: 'Published', data: points.map((p) => p.published) },
+      { label: 'Delivered', data: points.map((p) => p.delivered) },
+      { label: 'Acked', data: points.map((p) => p.acked) },
+    ], { y: counted });
+    summarise(messages, span + ': ' + sum(points, 'published') + ' published, ' + sum(points, 'delivered') + ' delivered, ' + sum(points, 'acked') + ' acked.');
+    tableOf(messages, 'Messages per minute (minutes with activity)', ['Minute', 'Published', 'Delivered', 'Acked'],
+      points.filter((p) => p.published + p.delivered + p.acked > 0).map((p) => [p.minute, p.published, p.delivered, p.acked]));
+  }
+
+  const queue = section.querySelector('[data-chart="queue"]');
+  if (queue) {
+    // An empty queue has no sample: it charts as 0.
+    draw(queue, 'line', labels, [
+      { label: 'Un-acked messages', data: points.map((p) => p.queue_depth ?? 0), yAxisID: 'y' },
+      { label: 'Oldest message age (seconds)', data: points.map((p) => p.oldest_age_seconds ?? 0), yAxisID: 'age', borderDash: [6, 3] },
+    ], { y: { ...counted, title: { display: true, text: 'messages' } }, age: { beginAtZero: true, position: 'right', title: { display: true, text: 'seconds' }, grid: { drawOnChartArea: false } } });
+    const sampled = points.filter((p) => p.queue_depth !== null);
+    const last = sampled[sampled.length - 1];
+    const most = Math.max(0, ...sampled.map((p) => p.queue_depth));
+    summarise(queue, last
+      ? span + ': at most ' + most + ' un-acked; the last sample, at ' + hhmm(last.minute) + ', ' + last.queue_depth + ' un-acked, the oldest ' + Math.round(last.oldest_age_seconds) + ' seconds old.'
+      : span + ': no un-acked messages sampled.');
+    tableOf(queue, 'Queue samples (minutes with un-acked messages)', ['Minute', 'Un-acked messages', 'Oldest age (seconds)'],
+      sampled.map((p) => [p.minute, p.queue_depth, Math.round(p.oldest_age_seconds)]));
+  }
+
+  const refusals = section.querySelector('[data-chart="refusals"]');
+  if (refusals) {
+    const rules = answer.rules;
+    draw(refusals, 'bar', labels, rules.map((rule) => ({ label: rule, data: points.map((p) => p.refused[rule] ?? 0) })),
+      { x: { stacked: true }, y: { ...counted, stacked: true } });
+    const totals = rules.map((rule) => rule + ' ' + points.reduce((n, p) => n + (p.refused[rule] ?? 0), 0));
+    summarise(refusals, rules.length === 0 ? span + ': no refusals.' : span + ', refusals by rule: ' + totals.join(', ') + '.');
+    tableOf(refusals, 'Refusals per minute by rule (minutes with refusals)', ['Minute', ...rules],
+      points.filter((p) => Object.keys(p.refused).length > 0).map((p) => [p.minute, ...rules.map((rule) => p.refused[rule] ?? 0)]));
+  }
+}
+
+if (section) void drawActivity();
+`;
+
 /** The one style sheet: tables wrap their cells to fit the window, and the page fits from 360 px wide. */
 export const PORTAL_STYLE = `
 *, *::before, *::after { box-sizing: border-box; }
@@ -329,6 +439,8 @@ button.danger { background: #b3261e; color: #fff; border: 1px solid #8c1d18; }
 :focus-visible { outline: 3px solid #0b57d0; outline-offset: 2px; }
 #secret-panel, .once { border: 2px solid #b3261e; padding: 0.5rem 1rem; margin: 1rem 0; }
 textarea.secret { display: block; width: 100%; max-width: 48rem; font-family: monospace; word-break: break-all; resize: none; }
+form.wide { display: flex; }
+textarea.code { flex: 1 1 100%; box-sizing: border-box; width: 100%; min-height: 12rem; font-family: monospace; white-space: pre-wrap; overflow-wrap: anywhere; overflow-y: auto; resize: vertical; }
 .warning, .failed, .field-error { color: #b3261e; font-weight: bold; }
 .field-error { display: block; font-size: 0.9rem; }
 .said { display: block; color: #146c2e; font-weight: bold; }
@@ -337,4 +449,7 @@ textarea.secret { display: block; width: 100%; max-width: 48rem; font-family: mo
 dialog { max-width: min(36rem, calc(100vw - 2rem)); border: 2px solid #1b1b1b; }
 dialog::backdrop { background: rgb(0 0 0 / 40%); }
 code { font-family: monospace; }
+.activity figure { margin: 0.5rem 0 1.5rem; max-width: 48rem; }
+.activity figcaption { font-weight: bold; }
+.chart-box { position: relative; height: 16rem; width: 100%; }
 `;

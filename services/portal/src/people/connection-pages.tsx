@@ -36,6 +36,71 @@ export function ConnectionPageLinks({ connection }: { connection: ConnectionView
   );
 }
 
+/** When a connection was last used (to the minute), or that it never was. */
+export function LastUsed({ connection }: { connection: ConnectionView }) {
+  return connection.last_used_at ? <Time at={connection.last_used_at} /> : <>never</>;
+}
+
+/** The name and description fields of a connection's forms (create, edit); `idSuffix` keeps their ids apart on a page. */
+export function ConnectionDetailsFields({ idSuffix, current }: { idSuffix: string; current: Pick<ConnectionView, 'name' | 'description'> }) {
+  return (
+    <>
+      <label for={`name-${idSuffix}`}>Name</label>
+      <input
+        id={`name-${idSuffix}`}
+        name="name"
+        maxlength={100}
+        size={30}
+        value={current.name}
+        data-expects="a name of one line, at most 100 characters (optional)"
+      />{' '}
+      <label for={`description-${idSuffix}`}>Description</label>
+      <textarea
+        id={`description-${idSuffix}`}
+        name="description"
+        maxlength={500}
+        rows={2}
+        cols={40}
+        data-expects="a description of at most 500 characters, without tabs (optional)"
+        value={current.description}
+      />
+    </>
+  );
+}
+
+/**
+ * A connection's name, description, creation and last use, with the form that changes the name and
+ * description for whoever may (the script reloads the page and says it was saved; a refused value is
+ * said beside its field).
+ */
+export function ConnectionAboutSection({ connection, mayDescribe }: { connection: ConnectionView; mayDescribe: boolean }) {
+  return (
+    <section aria-labelledby="about-heading">
+      <h2 id="about-heading">{connection.name || 'No name yet'}</h2>
+      {connection.description && <p class="description">{connection.description}</p>}
+      <p>
+        Created <Time at={connection.created_at} />; last used <LastUsed connection={connection} /> (a token, a publish or a receive; to the minute).
+      </p>
+      {mayDescribe && (
+        <>
+          <form
+            data-api={`/api/portal/connections/${connection.client_id}/details`}
+            data-method="PUT"
+            data-said-in="said-details"
+            data-done={`Saved the name and description of ${connection.client_id}.`}
+          >
+            <fieldset>
+              <legend>Name and description</legend>
+              <ConnectionDetailsFields idSuffix={connection.client_id} current={connection} /> <button type="submit">Save name and description</button>
+            </fieldset>
+          </form>
+          <SaidRegion id="said-details" />
+        </>
+      )}
+    </section>
+  );
+}
+
 /**
  * A connection's pages (docs/portal.md): its AWS principals and identity-provider bindings, and a
  * consumer's skill registrations. Read from the admin API's own operations, shown to whoever may read

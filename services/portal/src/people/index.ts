@@ -10,6 +10,7 @@ import { AdminRequestInvalidError } from '../errors';
 import type { PrincipalOperations } from '../principal-routes';
 import type { BindingOperations } from '../provider-routes';
 import type { RegistrationOperations } from '../registrations';
+import { activityAssets } from './activity-charts';
 import { portalApiRoutes } from './api-routes';
 import { connectionApiRoutes } from './connection-api';
 import { connectionPages } from './connection-pages';
@@ -71,6 +72,7 @@ export function peopleRouters(deps: PeopleRoutersDeps): Router[] {
     loadSession,
     routes,
     portalPages({ data, people }),
+    activityAssets(),
     connectionPages({ data, ...connectionOperations }),
     toolsPages({ tools }),
     libraryPages({ library: deps.library }),

@@ -6,6 +6,7 @@ import { renderPage } from './layout';
 import { AuditPage, OrganisationsPage, WorkspacePage } from './pages';
 import type { Session } from './people-store';
 import type { AppWithConnections } from './portal-data';
+import { ConnectionAboutSection } from './connection-pages';
 import { RefusalsSection, TraceForm } from './tools-pages';
 
 /** Text a person or a provider chose, made to break out of an element and out of an attribute. */
@@ -33,9 +34,12 @@ const connection: ConnectionView = {
   organisation_id: workspace.organisation_id,
   kind: 'producer',
   status: 'active',
+  name: `Feed ${HOSTILE}`,
+  description: `Sends ${HOSTILE}\non two lines`,
   credential_version: 1,
   created_at: '2026-01-02T03:04:05.000Z',
   status_changed_at: null,
+  last_used_at: '2026-01-03T00:00:00.000Z',
   consumer_tools: null,
 };
 const app: AppWithConnections = {
@@ -103,6 +107,7 @@ describe('pages rendered through the layout', () => {
         apps={[{ app, may: { create: true, change: true, permissions: true } }]}
         filter={{ text: HOSTILE, removed: true }}
         choices={{ messageTypes: ['story.started'], systemIds: [] }}
+        activity={false}
       />,
     );
     expectNoInjectedMarkup(html);
@@ -111,6 +116,8 @@ describe('pages rendered through the layout', () => {
       `Allow App ${HOSTILE} no system ids and no message types? It can then publish nothing until they are set again.`,
     ]);
     expect(attributes(html, 'value')).toContain(HOSTILE);
+    // A named connection is listed by its name, linked, with its client id beside it.
+    expect(unescaped(html)).toContain(`<a href="/portal/connections/cabcdefghijklmnop">Feed ${HOSTILE}</a> <code>cabcdefghijklmnop</code>`);
     // The typed text is found in the app's name: its connection is listed.
     expect(html).toContain('<p id="connection-count">Showing 1 of 1 connections.</p>');
   });
@@ -129,17 +136,19 @@ describe('pages rendered through the layout', () => {
           violations: [{ source: 'schema', rule: 'schema.required', message: `must have ${HOSTILE}` }],
           violations_omitted: 0,
           refused_at: '2026-01-02T03:04:05.000Z',
+          story_message_id: null,
         },
       ],
       rate_limited: { rate_limited: 0, quota_exceeded: 0, last_refused_at: null },
       next_before: null,
+      workspace_id: workspace.id,
     };
     const html = renderPage(
       'Message trace',
       session,
       <>
         <TraceForm workspaces={[workspace]} asked={{ workspaceId: workspace.id, messageId: HOSTILE, problem: 'Enter the message id.' }} />
-        <RefusalsSection recent={refusals} />
+        <RefusalsSection recent={refusals} asked={{ filter: { text: HOSTILE }, typed: { rule: HOSTILE, q: HOSTILE }, problem: 'Enter a rule id.' }} />
       </>,
     );
     expectNoInjectedMarkup(html);
@@ -148,6 +157,15 @@ describe('pages rendered through the layout', () => {
     expect(attributes(html, 'value')).toContain(HOSTILE);
     expect(html).toContain('aria-invalid="true" aria-describedby="trace-message-id-error" autofocus');
     expect(unescaped(html)).toContain(`<option value="wabcdefghijkl" selected>Space ${HOSTILE} (wabcdefghijkl)</option>`);
+  });
+
+  it('escapes a connection’s name and description on its page, as text and in the form that changes them', () => {
+    const html = renderPage('Connection', session, <ConnectionAboutSection connection={connection} mayDescribe />);
+    expectNoInjectedMarkup(html);
+    expect(unescaped(/<h2 id="about-heading">(.*?)<\/h2>/.exec(html)![1]!)).toBe(connection.name);
+    expect(unescaped(/<p class="description">(.*?)<\/p>/s.exec(html)![1]!)).toBe(connection.description);
+    expect(attributes(html, 'value')).toContain(connection.name);
+    expect(unescaped(/<textarea id="description-cabcdefghijklmnop"[^>]*>(.*?)<\/textarea>/s.exec(html)![1]!)).toBe(connection.description);
   });
 
   it('escapes the audit log’s entries and search, and shows times for the script to localise', () => {

@@ -1,8 +1,9 @@
 import type { Router } from 'express';
-import type { WorkspaceView } from '../admin-store';
+import type { ConnectionView, WorkspaceView } from '../admin-store';
+import { ActivitySection } from './activity-charts';
 import { PORTAL_SCRIPT, PORTAL_STYLE } from './assets';
 import { SaidRegion, Table, Time } from './components';
-import { ConnectionPageLinks } from './connection-pages';
+import { ConnectionDetailsFields, ConnectionPageLinks, LastUsed } from './connection-pages';
 import { MESSAGE_TYPES } from './permission-choices';
 import type { AppWithConnections, OrganisationWithWorkspaces, PortalData } from './portal-data';
 import type { AuditView, PeopleStore } from './people-store';
@@ -57,7 +58,13 @@ export function portalPages(deps: { data: PortalData; people: PeopleStore }): Ro
       res,
       `Workspace ${workspace.name}`,
       session,
-      <WorkspacePage workspace={workspace} apps={controlled} filter={connectionFilter(req.query)} choices={choices} />,
+      <WorkspacePage
+        workspace={workspace}
+        apps={controlled}
+        filter={connectionFilter(req.query)}
+        choices={choices}
+        activity={deps.data.mayReadWorkspaceActivity(session, workspace)}
+      />,
     );
   });
 
@@ -203,11 +210,11 @@ function connectionFilter(query: Record<string, unknown>): ConnectionFilter {
   return { text, removed: query.removed === '1' };
 }
 
-/** Whether a connection is listed: the text is found, case-insensitive, in its id, kind, status or its app's name or id. */
+/** Whether a connection is listed: the text is found, case-insensitive, in its id, name, description, kind, status or its app's name or id. */
 function listed(app: AppWithConnections, c: AppWithConnections['connections'][number], filter: ConnectionFilter): boolean {
   if (c.status === 'removed' && !filter.removed) return false;
   const needle = filter.text.toLowerCase();
-  return needle === '' || [c.client_id, c.kind, c.status, app.name, app.id].some((field) => field.toLowerCase().includes(needle));
+  return needle === '' || [c.client_id, c.name, c.description, c.kind, c.status, app.name, app.id].some((field) => field.toLowerCase().includes(needle));
 }
 
 interface WorkspacePageProps {
@@ -215,9 +222,11 @@ interface WorkspacePageProps {
   apps: readonly { app: AppWithConnections; may: AppControls }[];
   filter: ConnectionFilter;
   choices: PermissionChoices;
+  /** Whether the page shows the workspace's activity charts. */
+  activity: boolean;
 }
 
-export function WorkspacePage({ workspace, apps, filter, choices }: WorkspacePageProps) {
+export function WorkspacePage({ workspace, apps, filter, choices, activity }: WorkspacePageProps) {
   const { quota } = workspace;
   return (
     <>
@@ -231,6 +240,7 @@ export function WorkspacePage({ workspace, apps, filter, choices }: WorkspacePag
         Tier {quota.tier}: {quota.per_second} a second, bursts of {quota.burst}, {quota.per_day} a day per connection.
       </p>
       <SecretPanel />
+      {activity && <ActivitySection charts={{ api: `/api/portal/workspaces/${workspace.id}/activity`, of: 'this workspace', queue: true, refusals: true }} />}
       <FilterForm workspaceId={workspace.id} filter={filter} apps={apps.map((a) => a.app)} />
       {apps.length > 0 ? apps.map(({ app, may }) => <AppSection app={app} filter={filter} may={may} choices={choices} />) : <p>No apps you can see.</p>}
     </>
@@ -276,7 +286,7 @@ function AppSection({ app, filter, may, choices }: { app: AppWithConnections; fi
       <Table
         scrolls
         caption={`Connections of ${app.name}`}
-        columns={['Client id', 'Kind', 'Status', 'Credential version', 'Created', 'Actions']}
+        columns={['Connection', 'Kind', 'Status', 'Credential version', 'Created', 'Last used', 'Actions']}
         rows={rows}
         empty={app.connections.length === 0 ? 'No connections' : 'No connections match the filter'}
       />
@@ -290,9 +300,7 @@ function ConnectionRow({ connection: c, mayChange }: { connection: AppWithConnec
   return (
     <tr id={`connection-${c.client_id}`}>
       <td>
-        <a href={`/portal/connections/${c.client_id}`}>
-          <code>{c.client_id}</code>
-        </a>
+        <ConnectionLabel connection={c} />
         <ConnectionPageLinks connection={c} />
       </td>
       <td>{c.kind}</td>
@@ -302,12 +310,28 @@ function ConnectionRow({ connection: c, mayChange }: { connection: AppWithConnec
         <Time at={c.created_at} />
       </td>
       <td>
+        <LastUsed connection={c} />
+      </td>
+      <td>
         {mayChange && c.status === 'active' && <ActiveConnectionForms clientId={c.client_id} said={said} />}
         {/* Removal deletes the credentials for good: offered once the connection is revoked, as a second step. */}
         {mayChange && c.status === 'revoked' && <RemoveConnectionForm clientId={c.client_id} workspaceId={c.workspace_id} />}
         {mayChange && <SaidRegion id={said} />}
       </td>
     </tr>
+  );
+}
+
+/** A connection by its name, else its client id, linking to its page; a named one shows the id too. */
+function ConnectionLabel({ connection: c }: { connection: ConnectionView }) {
+  const id = <code>{c.client_id}</code>;
+  const href = `/portal/connections/${c.client_id}`;
+  return c.name ? (
+    <>
+      <a href={href}>{c.name}</a> {id}
+    </>
+  ) : (
+    <a href={href}>{id}</a>
   );
 }
 
@@ -358,13 +382,18 @@ function CreateConnectionForm({ app }: { app: AppWithConnections }) {
   const said = `said-app-${app.id}`;
   return (
     <>
-      <form data-api={`/api/portal/apps/${app.id}/connections`} data-said-in={said} data-done={`Created a connection of ${app.name}: copy its secret above.`}>
+      <form
+        data-api={`/api/portal/apps/${app.id}/connections`}
+        class="connection-create"
+        data-said-in={said}
+        data-done={`Created a connection of ${app.name}: copy its secret above.`}
+      >
         <label for={`kind-${app.id}`}>New connection of {app.name}</label>
         <select id={`kind-${app.id}`} name="kind">
           <option value="producer">producer</option>
           <option value="consumer">consumer</option>
-        </select>
-        <button type="submit">Create connection</button>
+        </select>{' '}
+        <ConnectionDetailsFields idSuffix={`new-${app.id}`} current={{ name: '', description: '' }} /> <button type="submit">Create connection</button>
       </form>
       <SaidRegion id={said} />
     </>

@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import type { Knex, Row } from '@bus/db';
+import { readActivity, type Activity, type Knex, type Row } from '@bus/db';
 import type { Grant } from './policy';
 
 /** A sign-in is refused this long after it began (the person took too long at the provider). */
@@ -184,6 +184,11 @@ export class PeopleStore {
   }
 
   /** The workspace's messages accepted at or after `since`, counted up to `cap` (the scan stops there). */
+  /** The last `minutes` minutes of a workspace's or a connection's per-minute activity (the charts). */
+  activity(of: { workspaceId: string } | { connectionId: string }, minutes: number): Promise<Activity> {
+    return readActivity(this.db, of, minutes);
+  }
+
   async acceptedSince(workspaceId: string, since: Date, cap: number): Promise<number> {
     const capped = this.db('accepted_messages').where({ workspace_id: workspaceId }).andWhere('accepted_at', '>=', since).select(this.db.raw('1')).limit(cap);
     const [row] = await this.db.from(capped.as('capped')).count({ count: '*' });

@@ -7,6 +7,7 @@ const OTHER_VENDOR = 'ovendor333333';
 
 const WRITES: readonly Action[] = [
   'connection.create',
+  'connection.describe',
   'connection.rotate',
   'connection.revoke',
   'connection.remove',

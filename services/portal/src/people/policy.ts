@@ -17,6 +17,8 @@ export const ACTIONS = [
   'app.read',
   'connection.read',
   'connection.create',
+  /** Rename a connection or change its description. */
+  'connection.describe',
   'connection.rotate',
   'connection.revoke',
   /** Remove a connection for good: its credentials are deleted, its id stays taken. */
@@ -57,6 +59,7 @@ const APP_ACTIONS: ReadonlySet<Action> = new Set([
   'app.read',
   'connection.read',
   'connection.create',
+  'connection.describe',
   'connection.rotate',
   'connection.revoke',
   'connection.remove',

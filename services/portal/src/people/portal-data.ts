@@ -1,4 +1,5 @@
 import type { Request, Response } from 'express';
+import type { Activity } from '@bus/db';
 import { sourceAddress } from '@bus/limits';
 import type { AdminStore, AppView, ConnectionView, OrganisationView, WorkspaceView } from '../admin-store';
 import { AdminNotFoundError } from '../errors';
@@ -65,6 +66,28 @@ export class PortalData {
     }
     const connections = await this.deps.store.connections({ workspaceId });
     return { workspace, apps: apps.map((a) => ({ ...a, connections: connections.filter((c) => c.app_id === a.id) })) };
+  }
+
+  /**
+   * A workspace's per-minute activity, summed over all its connections: only for who may read the
+   * whole workspace (a vendor sees its own connections' activity, not the house's).
+   */
+  async workspaceActivity(session: Session, workspaceId: string, minutes: number): Promise<Activity> {
+    const workspace = await this.deps.store.workspace(workspaceId);
+    if (!workspace) throw new AdminNotFoundError('workspace', workspaceId);
+    if (!this.mayReadWorkspaceActivity(session, workspace)) throw new PortalForbiddenError("reading this workspace's activity");
+    return this.deps.people.activity({ workspaceId }, minutes);
+  }
+
+  /** Whether the workspace page shows the workspace's charts. */
+  mayReadWorkspaceActivity(session: Session, workspace: WorkspaceView): boolean {
+    return allows(session.grants, 'workspace.read', { organisationId: workspace.organisation_id });
+  }
+
+  /** A connection's per-minute activity, for who may read the connection. */
+  async connectionActivity(session: Session, clientId: string, minutes: number): Promise<Activity> {
+    await this.authorisedConnection(session, 'connection.read', clientId);
+    return this.deps.people.activity({ connectionId: clientId }, minutes);
   }
 
   /** Whether the person may do `action` to a connection of `app` (for the pages' buttons). */

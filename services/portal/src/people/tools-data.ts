@@ -1,7 +1,7 @@
 import type { Request, Response } from 'express';
 import { BusRefusedError, BusUnreachableError, type BusProducer, type Violation } from '@bus/client';
 import type { DeadLetter, DeadLetterResolution, QueueBrowse, QueueOperations, ResolvedDeadLetter } from '@bus/contracts';
-import { readRecentRefusals, type Knex, type RecentRefusals } from '@bus/db';
+import { readRecentRefusals, readStoryHeads, type Knex, type RecentRefusals } from '@bus/db';
 import type { MessageTrace } from '@bus/queue';
 import { unavailableUnlessDone } from '@bus/http';
 import type { ReplayBody } from '../admin-requests';
@@ -19,6 +19,21 @@ import type { Session } from './people-store';
 import { allows, type Action, type Target } from './policy';
 
 /** portal.json's TestMessageCreate. */
+/** What the refusals list is narrowed to (portal.json's rule and q parameters). */
+export interface RefusalsFilter {
+  rule?: string;
+  text?: string;
+}
+
+/** Refusals listed at once: the default page of the producer's own refusals route. */
+const REFUSALS_SHOWN = 20;
+
+/** portal.json RecentRefusals: the bus's answer, with the workspace and each refusal's story's newest accepted message (null: none, or not the person's to trace). */
+export type PortalRefusals = Omit<RecentRefusals, 'refusals'> & {
+  workspace_id: string;
+  refusals: Array<RecentRefusals['refusals'][number] & { story_message_id: string | null }>;
+};
+
 export interface TestMessageRequest {
   mode: 'validate' | 'publish';
   /** The message as pasted: the bus judges its bytes. */
@@ -289,12 +304,27 @@ export class ToolsData {
     return organisations.flatMap((o) => o.workspaces).filter((w) => allows(session.grants, 'message.trace', { organisationId: w.organisation_id }));
   }
 
-  /** The recent refusals of a producer connection the person may read: ids, types and violations, never a body. */
-  async refusals(session: Session, clientId: string): Promise<RecentRefusals> {
-    const { connection } = await this.connection(session, 'connection.read', clientId);
+  /**
+   * The recent refusals of a producer connection the person may read (ids, types and violations, never
+   * a body), those of a rule or whose ids contain a text when asked. Each names its story's newest
+   * accepted message, whose trace shows where the story's messages went, for whoever may trace them
+   * (a refused message was never accepted: it has no trace of its own).
+   */
+  async refusals(session: Session, clientId: string, filter: RefusalsFilter = {}): Promise<PortalRefusals> {
+    const { connection, target } = await this.connection(session, 'connection.read', clientId);
     if (connection.kind !== 'producer') throw new AdminConflictError(`Connection ${clientId} is a consumer; refusals are recorded for producer connections`);
+    const trace = this.may(session, 'message.trace', { organisationId: target.organisationId });
     return unavailableUnlessDone(
-      () => readRecentRefusals(this.deps.db, clientId),
+      async () => {
+        const recent = await readRecentRefusals(this.deps.db, clientId, { limit: REFUSALS_SHOWN, ...filter });
+        const correlationIds = recent.refusals.flatMap((r) => (r.correlation_id === null ? [] : [r.correlation_id]));
+        const heads = trace ? await readStoryHeads(this.deps.db, connection.workspace_id, correlationIds) : new Map<string, string>();
+        return {
+          ...recent,
+          workspace_id: connection.workspace_id,
+          refusals: recent.refusals.map((r) => ({ ...r, story_message_id: (r.correlation_id !== null && heads.get(r.correlation_id)) || null })),
+        };
+      },
       (cause) => new AdminUnavailableError(cause),
     );
   }

@@ -2,18 +2,22 @@ import { randomInt } from 'node:crypto';
 import type { Router, Request } from 'express';
 import type { ComponentChildren } from 'preact';
 import type { BrowsedMessage, DeadLetter, QueueBrowse } from '@bus/contracts';
-import type { RecentRefusals } from '@bus/db';
 import type { MessageTrace } from '@bus/queue';
 import type { ConnectionView, ReplayView } from '../admin-store';
 import type { QueueView } from '../consumer-queues';
 import { SIMULATION_LIMITS, SIMULATION_SEED_RANGE, type SimulationView } from '../simulations';
+import { ActivitySection } from './activity-charts';
+import { ConnectionAboutSection } from './connection-pages';
 import { Fact, SaidRegion, Table, Time } from './components';
 import { sendPage } from './layout';
 import { requireSession } from './sign-in';
-import type { ToolsData } from './tools-data';
+import type { PortalRefusals, RefusalsFilter, ToolsData } from './tools-data';
 import { createRouter } from '@bus/http';
 
 const WORKSPACE_ID = /^w[a-z2-7]{12}$/;
+const RULE_ID = /^[A-Za-z0-9_.-]{1,100}$/;
+// eslint-disable-next-line no-control-regex
+const CONTROLS = /[\u0000-\u001f\u007f-\u009f]/g;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** How often the replay and simulation pages' script asks for the progress while it runs. */
 const REPLAY_POLL_MS = 1000;
@@ -30,18 +34,20 @@ export function toolsPages(deps: { tools: ToolsData }): Router {
     const session = requireSession(res);
     const { connection, target } = await deps.tools.connection(session, 'connection.read', String(req.params.c));
     const title = `Connection ${connection.client_id}`;
+    const heading = <ConnectionHeading connection={connection} mayDescribe={deps.tools.may(session, 'connection.describe', target)} />;
     if (connection.kind === 'producer') {
       const mayPublish = deps.tools.may(session, 'connection.publish', target) && connection.status === 'active';
       const simulate = mayPublish ? (deps.tools.simulatorOff ?? (await deps.tools.publishableSystemIds(connection))) : undefined;
-      const refusals = await deps.tools.refusals(session, connection.client_id);
+      const asked = refusalsFilterOf(req.query);
+      const refusals = await deps.tools.refusals(session, connection.client_id, asked.filter);
       sendPage(
         res,
         title,
         session,
         <>
-          <ConnectionHeading connection={connection} />
+          {heading}
           {connection.status === 'active' && <TestMessageSection connection={connection} offOrMay={deps.tools.publishingOff ?? { publish: mayPublish }} />}
-          <RefusalsSection recent={refusals} />
+          <RefusalsSection recent={refusals} asked={asked} />
           {simulate !== undefined && <SimulateSection connection={connection} offOrSystemIds={simulate} />}
         </>,
       );
@@ -59,7 +65,7 @@ export function toolsPages(deps: { tools: ToolsData }): Router {
       title,
       session,
       <>
-        <ConnectionHeading connection={connection} />
+        {heading}
         <QueueSection queue={queue} />
         <MessagesSection connection={connection} browse={messages} trace={trace} />
         <DeadLetterSection connection={connection} listed={deadLetters} may={{ resolve: deps.tools.may(session, 'connection.dead_letters', target), trace }} />
@@ -157,7 +163,8 @@ export function TraceForm({ workspaces, asked }: { workspaces: readonly { id: st
   );
 }
 
-function ConnectionHeading({ connection }: { connection: ConnectionView }) {
+/** The connection's heading, where it belongs, what it is (name, description, use) and its activity charts. */
+function ConnectionHeading({ connection, mayDescribe }: { connection: ConnectionView; mayDescribe: boolean }) {
   return (
     <>
       <h1>
@@ -173,6 +180,15 @@ function ConnectionHeading({ connection }: { connection: ConnectionView }) {
         </a>
         .
       </p>
+      <ConnectionAboutSection connection={connection} mayDescribe={mayDescribe} />
+      <ActivitySection
+        charts={{
+          api: `/api/portal/connections/${connection.client_id}/activity`,
+          of: 'this connection',
+          queue: connection.kind === 'consumer',
+          refusals: connection.kind === 'producer',
+        }}
+      />
     </>
   );
 }
@@ -416,10 +432,16 @@ function TestMessageSection({ connection, offOrMay }: { connection: ConnectionVi
         app may publish), nothing published or recorded{offOrMay.publish && '; publish sends it to every consumer connection of the workspace'}. The secret is
         used for the connection's token only.
       </p>
-      <form data-api={`/api/portal/connections/${connection.client_id}/test-messages`} data-result="test-message-result" data-said-in="said-test-message">
+      <form
+        class="wide"
+        data-api={`/api/portal/connections/${connection.client_id}/test-messages`}
+        data-result="test-message-result"
+        data-said-in="said-test-message"
+      >
         <label for="test-message">Message (JSON)</label>
         <textarea
           id="test-message"
+          class="code"
           name="message"
           rows={10}
           cols={80}
@@ -690,8 +712,61 @@ function TraceSection({ trace }: { trace: MessageTrace }) {
   );
 }
 
-export function RefusalsSection({ recent }: { recent: RecentRefusals }) {
-  const rows = recent.refusals.map((r) => (
+/** The refusals list as the page asked for it: the filter, the fields as typed, and why a rule id was dropped. */
+interface RefusalsAsked {
+  filter: RefusalsFilter;
+  typed: { rule: string; q: string };
+  problem?: string;
+}
+
+/** The refusals filter as the page reads it: a rule id of its form and a text, each dropped (and said) when it cannot be one. */
+function refusalsFilterOf(query: Record<string, unknown>): RefusalsAsked {
+  const typed = {
+    rule: typeof query.rule === 'string' ? query.rule.trim().slice(0, 100) : '',
+    q: typeof query.q === 'string' ? query.q.trim().slice(0, 200) : '',
+  };
+  // Control characters go, as the audit log's search drops them: no stored id holds one.
+  const text = typed.q.replace(CONTROLS, '');
+  const ruleOk = typed.rule === '' || RULE_ID.test(typed.rule);
+  const filter = { ...(typed.rule && ruleOk ? { rule: typed.rule } : {}), ...(text ? { text } : {}) };
+  return ruleOk ? { filter, typed } : { filter, typed, problem: 'Enter a rule id such as schema.required: letters, digits, dots, dashes and underscores.' };
+}
+
+function RefusalsFilterForm({ connectionId, asked, filtered }: { connectionId: string; asked: RefusalsAsked; filtered: boolean }) {
+  const problem = asked.problem !== undefined;
+  const all = `/portal/connections/${connectionId}#refusals-heading`;
+  return (
+    <form method="get" action={all} role="search" aria-label="Refusals">
+      <label for="refusals-rule">Rule</label>
+      <input
+        id="refusals-rule"
+        name="rule"
+        size={28}
+        maxlength={100}
+        value={asked.typed.rule}
+        aria-invalid={problem ? 'true' : undefined}
+        aria-describedby={problem ? 'refusals-rule-error' : undefined}
+      />
+      <span class="field-error" id="refusals-rule-error">
+        {asked.problem}
+      </span>{' '}
+      <label for="refusals-q">Message or correlation id contains</label>
+      <input id="refusals-q" name="q" type="search" size={28} maxlength={200} value={asked.typed.q} />
+      <button type="submit">Filter refusals</button>
+      {filtered && (
+        <>
+          {' '}
+          <a href={all}>Show all</a>
+        </>
+      )}
+    </form>
+  );
+}
+
+type Refusal = PortalRefusals['refusals'][number];
+
+function RefusalRow({ refusal: r, workspaceId }: { refusal: Refusal; workspaceId: string }) {
+  return (
     <tr>
       <td>
         <Time at={r.refused_at} />
@@ -704,6 +779,12 @@ export function RefusalsSection({ recent }: { recent: RecentRefusals }) {
       <td>{r.message_type ?? ''}</td>
       <td>
         <code>{r.correlation_id ?? ''}</code>
+        {r.story_message_id && (
+          <>
+            {' '}
+            <a href={`/portal/trace?workspace=${workspaceId}&message_id=${encodeURIComponent(r.story_message_id)}`}>Trace of its story</a>
+          </>
+        )}
       </td>
       <td>
         {r.violations.map((v, i) => (
@@ -714,22 +795,38 @@ export function RefusalsSection({ recent }: { recent: RecentRefusals }) {
         ))}
       </td>
     </tr>
-  ));
+  );
+}
+
+export function RefusalsSection({ recent, asked }: { recent: PortalRefusals; asked: RefusalsAsked }) {
   const limited = recent.rate_limited;
+  const filtered = asked.filter.rule !== undefined || asked.filter.text !== undefined;
   return (
     <section aria-labelledby="refusals-heading">
       <h2 id="refusals-heading">Recent refusals</h2>
       <p>
         The newest refusals of this connection's publishes and validations (ids and violations only, never a body). Rate-limited: {limited.rate_limited}, over
         quota: {limited.quota_exceeded}
-        {limited.last_refused_at && `, latest ${limited.last_refused_at}`}.
+        {limited.last_refused_at && (
+          <>
+            , latest <Time at={limited.last_refused_at} />
+          </>
+        )}
+        .
       </p>
+      <p>
+        A refused message was never accepted, so it has no trace of its own; where its story (its correlation id) has accepted messages, “Trace of its story”
+        shows where the newest of them went.
+      </p>
+      <RefusalsFilterForm connectionId={recent.connection_id} asked={asked} filtered={filtered} />
       <Table
         scrolls
-        caption="Refusals, newest first"
+        caption={`Refusals${filtered ? ' matching the filter' : ''}, newest first`}
         columns={['When', 'Mode', 'Status', 'Message id', 'Message type', 'Correlation id', 'Violations']}
-        rows={rows}
-        empty="No refusals"
+        rows={recent.refusals.map((r) => (
+          <RefusalRow refusal={r} workspaceId={recent.workspace_id} />
+        ))}
+        empty={filtered ? 'No refusals match the filter' : 'No refusals'}
       />
       <p>
         <a href={`/portal/connections/${recent.connection_id}`}>Refresh</a>

@@ -4,7 +4,7 @@ import type { ReplayBody } from '../admin-requests';
 import type { SimulationRequest } from '../simulations';
 import { requireSession } from './sign-in';
 import type { TestMessageRequest, ToolsData } from './tools-data';
-import { createRouter } from '@bus/http';
+import { createRouter, validatedQuery } from '@bus/http';
 
 const BODY_BYTES = 4 * 1024;
 /** A test message is at most the bus's 240,000 bytes; as a JSON string its escapes may double it. */
@@ -58,7 +58,12 @@ export function toolsRoutes(deps: { tools: ToolsData; requests: RequestValidatio
     res.json(await deps.tools.trace(requireSession(res), String(req.params.w), String(req.params.message_id)));
   });
   router.get('/api/portal/connections/:c/refusals', async (req, res) => {
-    res.json(await deps.tools.refusals(requireSession(res), String(req.params.c)));
+    const query = validatedQuery(req);
+    const filter = {
+      ...(typeof query.rule === 'string' ? { rule: query.rule } : {}),
+      ...(typeof query.q === 'string' ? { text: query.q } : {}),
+    };
+    res.json(await deps.tools.refusals(requireSession(res), String(req.params.c), filter));
   });
   return router;
 }
