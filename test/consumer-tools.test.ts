@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { BusConsumer, BusProducer, type ReceivedMessage } from '@bus/client';
 import { openapi, som } from '@bus/schemas';
-import { createOpenApiChecker, eventually, fetchObserved } from '@bus/testing';
+import { createOpenApiChecker, eventually, fetchObserved, withClient } from '@bus/testing';
 import { startBus, type RunningBus } from './support/bus';
 import { bearerCall } from './support/bus-call';
 import { deliveryCaughtUp } from './support/delivery';
@@ -281,5 +281,72 @@ describe('dead letters', () => {
     for (const action of ['discard', 'redrive']) {
       expect((await admin('POST', `/api/admin/connections/${c.clientId}/dead-letters/9684948080111671057/${action}`)).status).toBe(404);
     }
+  }, 90_000);
+});
+
+describe('purge (admin API)', () => {
+  it('removes what waits and what is in flight, keeps the dead letter, stales the handles, and what comes after flows; audited; 409 producer, 404 unknown', async () => {
+    const c = await consumerWith({ maxReceives: 1 });
+    const d = `purge-dead-${randomUUID()}`;
+    const w = `purge-wait-${randomUUID()}`;
+    const d1 = await publish(d);
+    await enqueued(d1, c);
+    const first = await c.client.receive({ maxMessages: 10, waitSeconds: 0 });
+    expect(ids(first)).toEqual([d1]);
+    await c.client.nack([first[0]!.receipt_handle]);
+    // Received once (its threshold) and nacked: the next receive dead-letters it instead of handing it out.
+    expect(await c.client.receive({ maxMessages: 10, waitSeconds: 0 })).toEqual([]);
+    expect(await traceOf(d1, c.clientId)).toMatchObject({ state: 'dead_lettered' });
+    const d2 = await publish(d);
+    const w1 = await publish(w);
+    const w2 = await publish(w);
+    for (const id of [d2, w1, w2]) await enqueued(id, c);
+    const leased = await c.client.receive({ maxMessages: 1, waitSeconds: 0 });
+    expect(ids(leased)).toEqual([w1]);
+    expect((await admin('GET', `/api/admin/connections/${c.clientId}/queue`)).body).toMatchObject({ depth: 4, in_flight: 1, dead_letters: 1 });
+
+    const purged = await admin('POST', `/api/admin/connections/${c.clientId}/purge`);
+    expect([purged.status, purged.body]).toEqual([200, { purged: 3 }]);
+    expect((await admin('GET', `/api/admin/connections/${c.clientId}/queue`)).body).toMatchObject({ depth: 1, in_flight: 0, dead_letters: 1 });
+    const letters = (await admin('GET', `/api/admin/connections/${c.clientId}/dead-letters`)).body as { dead_letters: Array<{ message_id: string }> };
+    expect(ids(letters.dead_letters)).toEqual([d1]);
+    // The purged lease's handle answers as a stale one does.
+    const ack = await bearerCall(
+      bus,
+      'POST',
+      `/v1/tenants/${house.workspaceId}/consumers/${c.clientId}/ack`,
+      c.token,
+      JSON.stringify({ receipt_handles: [leased[0]!.receipt_handle] }),
+    );
+    expect(ack.status).toBe(200);
+    expect(JSON.stringify(ack.body)).toContain('receipt_handle.stale');
+
+    // Published afterwards: the purged story flows again, in order.
+    const w3 = await publish(w);
+    const w4 = await publish(w);
+    for (const id of [w3, w4]) await enqueued(id, c);
+    const after = await c.client.receive({ maxMessages: 10, waitSeconds: 2 });
+    expect(ids(after)).toEqual([w3, w4]);
+    await c.client.ack(after.map((m) => m.receipt_handle));
+
+    const audited = await eventually(
+      () =>
+        withClient(
+          bus.env.DATABASE_URL!,
+          async (client) =>
+            (
+              await client.query<{ action: string; status: number; organisation_id: string | null }>(
+                'select action, status, organisation_id from audit_log where target = $1',
+                [`/api/admin/connections/${c.clientId}/purge`],
+              )
+            ).rows,
+        ),
+      (rows) => rows.length === 1,
+      { what: 'the audit entry of the purge' },
+    );
+    expect(audited).toEqual([{ action: `POST /api/admin/connections/${c.clientId}/purge`, status: 200, organisation_id: house.organisationId }]);
+
+    expect((await admin('POST', `/api/admin/connections/${house.producer.clientId}/purge`)).status).toBe(409);
+    expect((await admin('POST', `/api/admin/connections/caaaaaaaaaaaa/purge`)).status).toBe(404);
   }, 90_000);
 });

@@ -10,6 +10,7 @@ import {
   DeleteMessageCommand,
   GetQueueAttributesCommand,
   GetQueueUrlCommand,
+  PurgeQueueCommand,
   ReceiveMessageCommand,
   SQSClient,
 } from '@aws-sdk/client-sqs';
@@ -161,6 +162,7 @@ function sdkDriver(endpoint: string, credentials: Credentials): Driver {
     DeleteMessageBatch: (input) => client.send(new DeleteMessageBatchCommand(input)),
     ChangeMessageVisibility: (input) => client.send(new ChangeMessageVisibilityCommand(input)),
     ChangeMessageVisibilityBatch: (input) => client.send(new ChangeMessageVisibilityBatchCommand(input)),
+    PurgeQueue: (input) => client.send(new PurgeQueueCommand(input)),
   };
   return {
     call: async (operation, params) => {
@@ -299,6 +301,14 @@ async function scenario(call: Call, queueName: string, published: string[]): Pro
     }),
     step('error: DeleteMessage of a spent handle', () => errorOf('DeleteMessage', { QueueUrl: url, ReceiptHandle: first[1]!.ReceiptHandle })),
   ]);
+  // The last steps: a purge marks the queue for 60 s, and the answer is the same however full it is.
+  await step('PurgeQueue', async () => {
+    await ok('PurgeQueue', { QueueUrl: url });
+    const counts = (await ok('GetQueueAttributes', { QueueUrl: url, AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'] }))
+      .Attributes as Record<string, string>;
+    expectThat(counts.ApproximateNumberOfMessages === '0' && counts.ApproximateNumberOfMessagesNotVisible === '0', `counts ${JSON.stringify(counts)}`);
+  });
+  await step('error: PurgeQueue again within 60 s', () => errorOf('PurgeQueue', { QueueUrl: url }));
   return outcomes;
 }
 

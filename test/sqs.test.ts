@@ -8,12 +8,13 @@ import {
   DeleteMessageCommand,
   GetQueueAttributesCommand,
   GetQueueUrlCommand,
+  PurgeQueueCommand,
   ReceiveMessageCommand,
   SQSClient,
   type Message,
 } from '@aws-sdk/client-sqs';
 import { openapi, som } from '@bus/schemas';
-import { createOpenApiChecker, fetchObserved } from '@bus/testing';
+import { createOpenApiChecker, eventually, fetchObserved } from '@bus/testing';
 import { startBus, type RunningBus } from './support/bus';
 import { bearerCall } from './support/bus-call';
 import { deliveryCaughtUp } from './support/delivery';
@@ -246,6 +247,91 @@ describe('the SQS door (@aws-sdk/client-sqs)', () => {
     busApi.check('POST', '/v1/sqs/', refused);
     expect([refused.status, (refused.body as { __type: string }).__type]).toEqual([403, 'com.amazonaws.sqs#SignatureDoesNotMatch']);
   }, 60_000);
+
+  it('PurgeQueue removes what waits and what is in flight and the queue receives on; a second within 60 s is PurgeQueueInProgress (AWS JSON and query protocol)', async () => {
+    /** A queue of its own (the 60-s mark stays on it), with a verified reader and a producer's publish. */
+    const freshQueue = async () => {
+      const tenant = await tenants.tenant({ systemIds: [SYSTEM_ID], messageTypes: Object.keys(som.examples) });
+      const token = await tenants.token(tenant.producer);
+      const credentials = await principals.verified(tenant.consumer.clientId, tenant.workspaceId);
+      const url = (await sqs(credentials).send(new GetQueueUrlCommand({ QueueName: tenant.consumer.clientId }))).QueueUrl!;
+      const publish = async (correlationId: string, type = 'telling.started') => {
+        const m = message(type, correlationId);
+        const res = await bearerCall(bus, 'POST', `/v1/tenants/${tenant.workspaceId}/messages`, token, JSON.stringify(m));
+        expect({ status: res.status, body: res.body }).toMatchObject({ status: 202 });
+        return m.message_id;
+      };
+      const queueCounts = async () =>
+        (
+          await sqs(credentials).send(
+            new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'] }),
+          )
+        ).Attributes;
+      return { credentials, url, publish, queueCounts };
+    };
+    const signed = async (credentials: Credentials, body: string, headers: Record<string, string>) => {
+      const answer = await fetchObserved(`${bus.busUrl}/v1/sqs/`, {
+        method: 'POST',
+        headers: await signedHeaders(bus, credentials, '/v1/sqs/', body, { region: REGION, service: 'sqs', headers }),
+        body,
+      });
+      busApi.check('POST', '/v1/sqs/', answer);
+      return answer;
+    };
+    const json = { 'content-type': 'application/x-amz-json-1.0', 'x-amz-target': 'AmazonSQS.PurgeQueue' };
+    const form = { 'content-type': 'application/x-www-form-urlencoded; charset=utf-8' };
+
+    // AWS JSON through the SDK: two messages of one story and one of another, one of them leased.
+    const a = await freshQueue();
+    const story = `c-${randomUUID()}`;
+    await a.publish(story);
+    await a.publish(story, 'telling.exposed');
+    await a.publish(`c-${randomUUID()}`);
+    await eventually(a.queueCounts, (c) => c?.ApproximateNumberOfMessages === '3', { timeoutMs: 30_000, what: 'three messages waiting' });
+    const leased = (await sqs(a.credentials).send(new ReceiveMessageCommand({ QueueUrl: a.url, MaxNumberOfMessages: 1 }))).Messages!;
+    expect(leased).toHaveLength(1);
+    const purged = await sqs(a.credentials).send(new PurgeQueueCommand({ QueueUrl: a.url }));
+    expect(purged.$metadata.httpStatusCode).toBe(200);
+    expect(await a.queueCounts()).toEqual({ ApproximateNumberOfMessages: '0', ApproximateNumberOfMessagesNotVisible: '0' });
+    // The purged lease's handle answers as any stale one does.
+    expect(await refusal(sqs(a.credentials).send(new DeleteMessageCommand({ QueueUrl: a.url, ReceiptHandle: leased[0]!.ReceiptHandle })))).toEqual({
+      name: 'InvalidParameterValue',
+      status: 400,
+    });
+    expect(await refusal(sqs(a.credentials).send(new PurgeQueueCommand({ QueueUrl: a.url })))).toEqual({ name: 'PurgeQueueInProgress', status: 400 });
+    const again = await signed(a.credentials, JSON.stringify({ QueueUrl: a.url }), json);
+    expect([again.status, again.headers.get('x-amzn-query-error'), (again.body as { __type: string }).__type]).toEqual([
+      400,
+      'AWS.SimpleQueueService.PurgeQueueInProgress;Sender',
+      'com.amazonaws.sqs#PurgeQueueInProgress',
+    ]);
+    // Published afterwards, in the purged story too: received.
+    const after = await a.publish(story, 'telling.ended');
+    const next = await sqs(a.credentials).send(new ReceiveMessageCommand({ QueueUrl: a.url, WaitTimeSeconds: 20, MaxNumberOfMessages: 10 }));
+    expect(next.Messages?.map((m) => m.MessageId)).toEqual([after]);
+    // Another connection's queue is not purged through this principal.
+    expect(await refusal(sqs(reader).send(new PurgeQueueCommand({ QueueUrl: a.url })))).toEqual({ name: 'QueueDoesNotExist', status: 400 });
+
+    // The query protocol: an empty PurgeQueueResponse, then the XML refusal.
+    const b = await freshQueue();
+    await b.publish(`c-${randomUUID()}`);
+    await eventually(b.queueCounts, (c) => c?.ApproximateNumberOfMessages === '1', { timeoutMs: 30_000, what: 'a message waiting' });
+    const query = `Action=PurgeQueue&Version=2012-11-05&QueueUrl=${encodeURIComponent(b.url)}`;
+    const done = await signed(b.credentials, query, form);
+    expect([done.status, done.headers.get('content-type'), done.body]).toEqual([
+      200,
+      'text/xml; charset=utf-8',
+      expect.stringMatching(
+        /^<\?xml version="1.0"\?><PurgeQueueResponse xmlns="http:\/\/queue.amazonaws.com\/doc\/2012-11-05\/"><ResponseMetadata><RequestId>[^<]+<\/RequestId><\/ResponseMetadata><\/PurgeQueueResponse>$/,
+      ),
+    ]);
+    expect(await b.queueCounts()).toEqual({ ApproximateNumberOfMessages: '0', ApproximateNumberOfMessagesNotVisible: '0' });
+    const refused = await signed(b.credentials, query, form);
+    expect([refused.status, refused.body]).toEqual([
+      400,
+      expect.stringContaining('<Error><Type>Sender</Type><Code>AWS.SimpleQueueService.PurgeQueueInProgress</Code>'),
+    ]);
+  }, 120_000);
 
   it("refuses another connection's queue, an unverified or a producer's principal, a bad signature, another region, and no signature", async () => {
     expect(await refusal(sqs(reader).send(new GetQueueUrlCommand({ QueueName: other.consumer.clientId })))).toEqual({ name: 'QueueDoesNotExist', status: 400 });

@@ -962,7 +962,7 @@ describe('the portal in a browser', () => {
       // The page: filter by rule, then follow the refusal to its story's trace.
       await page.goto(`${portalUrl}/portal/connections/${producer.clientId}`);
       expect(await page.getByRole('row', { name: new RegExp(policyRefusedId) }).count()).toBe(1);
-      await page.getByLabel('Rule').fill(schemaRule);
+      await page.getByLabel('Rule', { exact: true }).fill(schemaRule);
       await Promise.all([page.waitForURL(/rule=/), page.getByRole('button', { name: 'Filter refusals' }).click()]);
       expect(await page.getByRole('row', { name: new RegExp(policyRefusedId) }).count()).toBe(0);
       const refused = page.getByRole('row', { name: new RegExp(schemaRefusedId) });
@@ -1273,6 +1273,86 @@ describe('the portal in a browser', () => {
       const refused = await apiCall(viewer.page, 'POST', `/api/portal/connections/${consumer.client_id}/dead-letters/${open.dead_letters[0]!.id}/redrive`);
       expect(refused.status).toBe(403);
       expect(refused.body).toMatchObject({ code: 'portal.forbidden' });
+      await viewer.context.close();
+    }, 90_000);
+
+    it("lets a house admin purge a consumer's queue from its message browser, asked first with what goes and the client id typed; what is published afterwards is received; a viewer has no control and is refused with 403", async () => {
+      const { context, page } = await signIn('house-admin');
+      const consumer = (await adminCall('POST', '/api/admin/connections', { app_id: DEMO_APP, kind: 'consumer' })) as unknown as {
+        client_id: string;
+        client_secret: string;
+      };
+      const reader = new BusConsumer({ baseUrl: bus.busUrl, clientId: consumer.client_id, clientSecret: consumer.client_secret });
+      await reader.ready();
+      const producer = await demoProducerToken(page);
+      const story = randomUUID();
+      const send = async (correlationId: string) => {
+        const messageId = randomUUID();
+        const message = {
+          ...(som.examples['story.context'] as Record<string, unknown>),
+          system_id: 'demo.studio',
+          message_id: messageId,
+          correlation_id: correlationId,
+        };
+        expect(await publish(producer.token, { ...message, occurred_at: new Date().toISOString() })).toBe(202);
+        return messageId;
+      };
+      const sent = [await send(story), await send(story), await send(randomUUID())];
+      const queue = async () =>
+        (await apiCall(page, 'GET', `/api/portal/connections/${consumer.client_id}/queue`)).body as { depth: number; in_flight: number };
+      await eventually(queue, (q) => q.depth === 3, { what: 'three messages queued' });
+      const held = await reader.receive({ maxMessages: 1, waitSeconds: 1 });
+      expect(held).toHaveLength(1);
+
+      await page.goto(`${portalUrl}/portal/connections/${consumer.client_id}`);
+      const waiting = page.getByRole('table', { name: 'Waiting, in receive order' });
+      // The story's head is leased (the message behind it waits, not receivable yet); the other story's waits.
+      expect(held.map((m) => m.message_id)).toEqual([sent[0]]);
+      expect(await waiting.getByRole('row', { name: new RegExp(sent[2]!) }).count()).toBe(1);
+      const purge = page.getByRole('button', { name: 'Purge queue' });
+      const says = new RegExp(`removes 2 waiting and 1 in-flight messages of ${consumer.client_id}.*Dead letters stay`);
+      // Cancelled: nothing changes.
+      await purge.click();
+      const dialog = page.getByRole('dialog');
+      expect(await dialog.textContent()).toMatch(says);
+      await expectAccessible(page);
+      await dialog.getByRole('button', { name: 'Cancel' }).click();
+      await page.getByRole('status').filter({ hasText: 'Nothing was changed.' }).waitFor();
+      expect(await queue()).toMatchObject({ depth: 3, in_flight: 1 });
+      // Anything but the client id typed keeps it refused, said beside the field.
+      await purge.click();
+      await dialog.getByLabel(/^Type /).fill('not the id');
+      await dialog.getByRole('button', { name: 'Confirm' }).click();
+      await dialog.getByText(`Type ${consumer.client_id} exactly, or Cancel.`).waitFor();
+      expect(await dialog.getByLabel(/^Type /).getAttribute('aria-invalid')).toBe('true');
+      await dialog.getByRole('button', { name: 'Cancel' }).click();
+      expect(await queue()).toMatchObject({ depth: 3, in_flight: 1 });
+
+      await confirmChange(page, purge, says, `Purged the queue of ${consumer.client_id}: 3 messages removed.`, consumer.client_id);
+      // The page came back with the browser empty.
+      await waiting.getByRole('cell', { name: 'None' }).waitFor();
+      expect(await page.getByRole('table', { name: 'In flight (leased)' }).getByRole('cell', { name: 'None' }).count()).toBe(1);
+      expect(await queue()).toMatchObject({ depth: 0, in_flight: 0 });
+      // The purged lease's handle is stale; a message published afterwards, in the purged story too, is received.
+      expect(await reader.ack([held[0]!.receipt_handle])).toEqual([expect.objectContaining({ status: 'failed', code: 'receipt_handle.stale' })]);
+      const after = await send(story);
+      const received = await eventually(
+        () => reader.receive({ maxMessages: 10, waitSeconds: 1 }),
+        (m) => m.length > 0,
+        { what: 'the message published after the purge received' },
+      );
+      expect(received.map((m) => m.message_id)).toEqual([after]);
+      const audit = (await apiCall(page, 'GET', '/api/portal/audit')).body as { entries: Array<{ action: string; target: string }> };
+      expect(audit.entries).toEqual(expect.arrayContaining([expect.objectContaining({ action: 'connection.purge (3 removed)', target: consumer.client_id })]));
+      await context.close();
+
+      // A viewer sees the browser without the control, and the server refuses the purge.
+      const viewer = await signIn('viewer');
+      await viewer.page.goto(`${portalUrl}/portal/connections/${consumer.client_id}`);
+      await viewer.page.getByRole('table', { name: 'Waiting, in receive order' }).waitFor();
+      expect(await viewer.page.getByRole('button', { name: 'Purge queue' }).count()).toBe(0);
+      const refused = await apiCall(viewer.page, 'POST', `/api/portal/connections/${consumer.client_id}/purge`);
+      expect([refused.status, refused.body]).toEqual([403, expect.objectContaining({ code: 'portal.forbidden' })]);
       await viewer.context.close();
     }, 90_000);
 

@@ -15,6 +15,7 @@ const VIEWS: Record<string, string[]> = {
   IssuedCredential: ['IssuedCredential', 'RotatedCredential'],
   Registration: ['Registration'],
   QueueStats: ['QueueStats'],
+  QueuePurged: ['QueuePurged'],
   Replay: ['Replay'],
   QuarantinedRecord: ['QuarantinedRecord'],
   QuarantinePage: ['QuarantinePage'],

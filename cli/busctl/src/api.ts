@@ -129,6 +129,11 @@ export interface PrincipalChallenge {
   expires_at: string;
 }
 
+/** What a purge of a consumer's queue removed (admin.json QueuePurged). */
+export interface QueuePurged {
+  purged: number;
+}
+
 export interface QueueStats {
   client_id: string;
   depth: number;

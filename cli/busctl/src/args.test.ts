@@ -106,6 +106,7 @@ describe('every command → its admin API request', () => {
       { method: 'POST', path: '/connections/c1/replays', json: { since: '2026-11-21T11:00:00.000Z' } },
     ],
     ['queue stats --consumer c1', { method: 'GET', path: '/connections/c1/queue' }],
+    ['queue purge --consumer c1', { method: 'POST', path: '/connections/c1/purge' }],
     ['message trace w1 0b6e2c1a-6f4e-4c54-9d2a-1f7c3e9b8a01', { method: 'GET', path: '/workspaces/w1/messages/0b6e2c1a-6f4e-4c54-9d2a-1f7c3e9b8a01' }],
     ['quarantine list', { method: 'GET', path: '/quarantine', query: {} }],
     [

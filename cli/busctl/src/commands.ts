@@ -12,6 +12,7 @@ import type {
   Principal,
   PrincipalChallenge,
   QuarantinePage,
+  QueuePurged,
   QueueStats,
   RedriveAnswer,
   Registration,
@@ -36,6 +37,7 @@ import {
   principalColumns,
   PRINCIPAL_SECRET_NOTE,
   queueFields,
+  queuePurgedFields,
   redriveColumns,
   registrationColumns,
   renderIssued,
@@ -639,6 +641,17 @@ export const COMMANDS: readonly Command[] = [
     plan: (input) => ({
       request: { method: 'GET', path: `/connections/${id(input.need('consumer'))}/queue` },
       render: (body) => fields(queueFields, body as QueueStats),
+    }),
+  },
+  {
+    path: ['queue', 'purge'],
+    summary: "remove every message waiting or in flight on a consumer's queue (its receipt handles stale); its dead letters stay",
+    usage: '--consumer <c>',
+    options: { consumer: consumerOption },
+    positionals: [],
+    plan: (input) => ({
+      request: { method: 'POST', path: `/connections/${id(input.need('consumer'))}/purge` },
+      render: (body) => fields(queuePurgedFields, body as QueuePurged),
     }),
   },
   {

@@ -9,6 +9,7 @@ import {
   organisationView,
   permissionFields,
   queueFields,
+  queuePurgedFields,
   registrationColumns,
   renderDeadLetters,
   renderIssued,
@@ -130,6 +131,10 @@ describe('fields', () => {
     const stats: QueueStats = { client_id: 'c1', depth: 12_345, in_flight: 3, dead_letters: 2, oldest_age_seconds: 3_725 };
     expect(fields(queueFields, stats)).toBe('client_id     c1\ndepth         12,345\nin_flight     3\ndead_letters  2\noldest_age    1h 2m\n');
     expect(fields(queueFields, { ...stats, depth: 0, in_flight: 0, dead_letters: 0, oldest_age_seconds: null })).toContain('oldest_age    -\n');
+  });
+
+  it('shows how many messages a purge removed', () => {
+    expect(fields(queuePurgedFields, { purged: 1_204 })).toBe('purged  1,204\n');
   });
 
   it('shows a replay’s counts', () => {

@@ -13,6 +13,7 @@ import type {
   Principal,
   PrincipalChallenge,
   QuarantinePage,
+  QueuePurged,
   QueueStats,
   Quota,
   RedriveAnswer,
@@ -189,6 +190,9 @@ export const bindingView: View<Binding> = {
   ],
   listed: ['id', 'client', 'connection_id', 'created_at'],
 };
+
+/** A purge's answer: how many messages (waiting or in flight) it removed. */
+export const queuePurgedFields: readonly Column<QueuePurged>[] = [['purged', (q) => count(q.purged)]];
 
 export const queueFields: readonly Column<QueueStats>[] = [
   ['client_id', (q) => q.client_id],

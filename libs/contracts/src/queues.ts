@@ -114,4 +114,9 @@ export interface QueueOperations {
   browse(consumerId: string, max: number, gate?: BrowseGate): Promise<QueueBrowse>;
   /** Redrives or discards one open dead letter; undefined when the consumer has no such open one. */
   resolveDeadLetter(consumerId: string, id: string, resolution: DeadLetterResolution): Promise<ResolvedDeadLetter | undefined>;
+  /**
+   * Purges the consumer's queue: every message waiting or in flight is removed (its receipt handles
+   * stale), open dead letters stay; resolves with how many deliveries were removed.
+   */
+  purge(consumerId: string): Promise<number>;
 }

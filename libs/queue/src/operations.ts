@@ -7,6 +7,7 @@ import { KnexDeliveryStore } from './delivery-store';
 import { KnexQueueStore } from './queue-store';
 import { createDeadLetterMetrics, listDeadLetters, resolveDeadLetter } from './dead-letters';
 import { createRedriveMetrics, redriveQuarantined } from './redrive';
+import { purgeQueue } from './purge';
 import { replayToConsumer } from './replay';
 
 /** The queues' side of the contract the admin API uses (libs/contracts), over delivery's store. Built once per process: it registers the redrive and dead-letter counters on `metrics`. */
@@ -26,5 +27,6 @@ export function queueOperations(deps: { db: Knex; kafka: Kafka; logger: Logger; 
       if (resolved) deadLetterMetrics.resolved.inc({ resolution });
       return resolved;
     },
+    purge: (consumerId) => purgeQueue(deps.db, consumerId),
   };
 }

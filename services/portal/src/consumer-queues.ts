@@ -71,3 +71,14 @@ export async function resolveOpenDeadLetter(
   if (!resolved) throw new AdminNotFoundError(what, id);
   return resolved;
 }
+
+/**
+ * Purges a consumer connection's queue (409 admin.conflict for a producer, which has none): every
+ * message waiting or in flight is removed, its dead letters stay. Whatever the connection's status,
+ * as a dead letter's resolution: the queue is there until the retention sweep. The operator's route
+ * and the portal's both purge through here.
+ */
+export async function purgeConsumerQueue(queues: Pick<QueueOperations, 'purge'>, connection: ConnectionView): Promise<{ purged: number }> {
+  if (connection.kind !== 'consumer') throw new AdminConflictError(`Connection ${connection.client_id} is a producer; it has no queue to purge`);
+  return { purged: await queues.purge(connection.client_id) };
+}

@@ -3,13 +3,13 @@ import type { DeadLetterResolution, QueueOperations } from '@bus/contracts';
 import type { RequestValidation } from '@bus/http';
 import type { IdentityAdmin } from '@bus/identity';
 import { identityCall } from './admin-routes';
-import { resolveOpenDeadLetter } from './consumer-queues';
+import { purgeConsumerQueue, resolveOpenDeadLetter } from './consumer-queues';
 import type { AdminStore, ConnectionView } from './admin-store';
 import { AdminConflictError, AdminNotFoundError } from './errors';
 import { createRouter } from '@bus/http';
 
 /** What the consumer tools' routes ask of the queues (libs/queue queueOperations). */
-export type DeadLetterOperations = Pick<QueueOperations, 'deadLetters' | 'resolveDeadLetter'>;
+export type DeadLetterOperations = Pick<QueueOperations, 'deadLetters' | 'resolveDeadLetter' | 'purge'>;
 
 /** The environment this bus serves: fault injection is a Sandbox tool (docs/testing-tools.md). */
 export type BusEnvironment = 'sandbox' | 'preview';
@@ -37,7 +37,7 @@ const BODY_BYTES = 4 * 1024;
 /**
  * The operator's consumer tools (docs/testing-tools.md, docs/admin.md): a consumer
  * connection's fault injection (Sandbox only) and dead-letter threshold, shown on the connection;
- * its dead letters, redriven or discarded one at a time. Mounted behind the admin API's operator
+ * its dead letters, redriven or discarded one at a time; its queue purged. Mounted behind the admin API's operator
  * authentication and parameter validation (service.ts).
  */
 export function consumerToolsRoutes(deps: ConsumerToolsRoutesDeps): Router {
@@ -81,6 +81,10 @@ export function consumerToolsRoutes(deps: ConsumerToolsRoutesDeps): Router {
   };
   router.post('/api/admin/connections/:c/dead-letters/:d/redrive', resolve('redriven'));
   router.post('/api/admin/connections/:c/dead-letters/:d/discard', resolve('discarded'));
+  router.post('/api/admin/connections/:c/purge', async (req, res) => {
+    const connection = (await deps.store.connection(String(req.params.c))) ?? notFound('connection', String(req.params.c));
+    res.json(await purgeConsumerQueue(deps.queues, connection));
+  });
   return router;
 }
 

@@ -4,6 +4,7 @@ import { PrincipalStore, signedRequestLimit, sigv4Config, type ConnectionCache }
 import type { LimitMetrics, Redis } from '@bus/limits';
 import type { Logger, Registry } from '@bus/observability';
 import type { PullApiServiceDeps } from './service';
+import { redisPurgeMarks } from './sqs-purge';
 
 /** The pull API's own variables (on top of Postgres and the identity settings). */
 export const pullApiConfig = {
@@ -37,6 +38,7 @@ export function pullApiDepsOf(
       principals: PrincipalStore.create({ db: clients.db, encryptionKey: config.SIGNING_KEY_ENCRYPTION_KEY }),
       connections,
       limit: signedRequestLimit(redis, config, limitMetrics),
+      purgeMarks: redisPurgeMarks(redis),
       region: config.AWS_SIGV4_REGION,
       maxSkewMs: config.AWS_SIGV4_MAX_SKEW,
       baseUrl: config.BUS_BASE_URL,

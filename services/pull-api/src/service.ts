@@ -7,7 +7,7 @@ import { pullApiDepsOf } from './config';
 import { createActivityRecorder, type Logger, type Registry } from '@bus/observability';
 import { createPgQueueNotifier } from './notifier';
 import { createPullMetrics, type PullDeps } from './pull';
-import { KnexDeliveryStore, KnexQueueStore, queueCall } from '@bus/queue';
+import { KnexDeliveryStore, KnexQueueStore, purgeQueue, queueCall } from '@bus/queue';
 import { createReceiptHandles } from './receipt';
 import { pullRoutes } from './pull-routes';
 import { sqsErrorAnswer, sqsRoutes, type SqsRoutesDeps } from './sqs';
@@ -30,7 +30,7 @@ export interface PullApiServiceDeps {
   /** The process's registry, served at /metrics. */
   metrics: Registry;
   /** The SQS door's principals, replay store, shared signed-request limit and scope (pullApiDepsOf). */
-  sqs: Omit<SqsRoutesDeps, 'pull' | 'stats' | 'queueDates'>;
+  sqs: Omit<SqsRoutesDeps, 'pull' | 'stats' | 'queueDates' | 'purge'>;
 }
 
 /** Consumer routes: state, receive (long poll), ack, nack, skills (docs/api.md#pull-records, #routes; docs/delivery.md), and their SQS door. */
@@ -68,6 +68,7 @@ export function createPullApiService(deps: PullApiServiceDeps): Service {
         pull,
         stats,
         queueDates,
+        purge: (consumerId) => queueCall(() => purgeQueue(deps.db, consumerId)),
       }),
     ],
     errorPage: sqsErrorAnswer,

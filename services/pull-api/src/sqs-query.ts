@@ -94,7 +94,7 @@ const LIST_ELEMENTS: Record<string, (action: string) => string> = {
   Failed: () => 'BatchResultErrorEntry',
 };
 /** Actions whose answer has no result element (SQS answers only their metadata). */
-const NO_RESULT = new Set(['DeleteMessage', 'ChangeMessageVisibility']);
+const NO_RESULT = new Set(['DeleteMessage', 'ChangeMessageVisibility', 'PurgeQueue']);
 
 /** An action's JSON answer as SQS's XML: `<ActionResponse><ActionResult>…</ActionResult><ResponseMetadata>…`. */
 export function queryAnswer(action: string, answer: Record<string, unknown>, requestId: string): string {
@@ -122,6 +122,7 @@ const QUERY_CODES: Record<string, string> = {
   BatchEntryIdsNotDistinct: 'AWS.SimpleQueueService.BatchEntryIdsNotDistinct',
   InvalidBatchEntryId: 'AWS.SimpleQueueService.InvalidBatchEntryId',
   UnsupportedOperation: 'AWS.SimpleQueueService.UnsupportedOperation',
+  PurgeQueueInProgress: 'AWS.SimpleQueueService.PurgeQueueInProgress',
 };
 export const queryCode = (code: string): string => QUERY_CODES[code] ?? code;
 const faultOf = (status: number) => (status >= 500 ? 'Receiver' : 'Sender');

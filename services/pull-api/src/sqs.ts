@@ -16,6 +16,7 @@ import { acknowledge, receive, release, settle, type HandleResult, type PullDeps
 import { PULL_LIMITS } from './pull-routes';
 import type { LeasedMessage } from '@bus/queue';
 import { invalid, missing, sqsCodeOf, SqsError } from './sqs-error';
+import { PURGE_INTERVAL_MS, type PurgeMarks } from './sqs-purge';
 import { isQueryRequest, parseQueryRequest, queryAnswer, queryError, queryErrorHeader, XML_MEDIA_TYPE } from './sqs-query';
 
 /**
@@ -88,6 +89,10 @@ export interface SqsRoutesDeps {
   pull: PullDeps;
   /** The consumer's queue counts: delivery's queue stats, the ones the admin API shows. */
   stats: QueueOperations['stats'];
+  /** PurgeQueue: the queue operations' purge (libs/queue purgeQueue). */
+  purge: QueueOperations['purge'];
+  /** PurgeQueue's 60-s rule, kept where every pull-api replica reads it (sqs-purge.ts). */
+  purgeMarks: PurgeMarks;
   /** When the consumer connection (its queue) was created and last changed status; null if it is gone. */
   queueDates: (consumerId: string) => Promise<{ createdAt: Date; modifiedAt: Date } | null>;
   principals: Pick<PrincipalStore, 'signingPrincipal'>;
@@ -293,6 +298,23 @@ function sqsActions(deps: SqsRoutesDeps): Map<string, Action> {
           seconds: requiredInteger(entry, 'VisibilityTimeout', 0, MAX_VISIBILITY_SECONDS),
         }));
         return batchAnswer(entries, await changeVisibility(deps.pull, caller.consumerId, entries), 'change');
+      },
+    ],
+    [
+      'PurgeQueue',
+      async (caller, body) => {
+        ownQueue(caller, body);
+        if (!(await unavailableOnFailure(() => deps.purgeMarks.take(caller.consumerId)))) {
+          throw new SqsError(400, 'PurgeQueueInProgress', `Only one PurgeQueue of a queue is allowed every ${PURGE_INTERVAL_MS / 1000} seconds`);
+        }
+        try {
+          await deps.purge(caller.consumerId);
+        } catch (err) {
+          // A purge that did not happen does not hold the queue's next one back.
+          await deps.purgeMarks.release(caller.consumerId).catch(() => undefined);
+          throw err;
+        }
+        return {};
       },
     ],
   ]);

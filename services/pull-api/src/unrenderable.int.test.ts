@@ -21,6 +21,7 @@ import { createLogger, createMetricsRegistry } from '@bus/observability';
 import { openapi } from '@bus/schemas';
 import { createOpenApiChecker, fetchObserved, requireEnv } from '@bus/testing';
 import { createPullApiService } from './service';
+import { redisPurgeMarks } from './sqs-purge';
 
 const workspaceId = 'wpullunrendr2';
 const organisationId = 'opullunrendr2';
@@ -99,6 +100,7 @@ beforeAll(async () => {
       region: 'us-east-1',
       maxSkewMs: 300_000,
       baseUrl: 'http://bus.test',
+      purgeMarks: redisPurgeMarks(redis),
     },
   });
   await service.start?.();

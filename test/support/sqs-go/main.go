@@ -86,6 +86,9 @@ func main() {
 		"ChangeMessageVisibilityBatch": func(ctx context.Context, p json.RawMessage) (any, error) {
 			return call(ctx, p, client.ChangeMessageVisibilityBatch)
 		},
+		"PurgeQueue": func(ctx context.Context, p json.RawMessage) (any, error) {
+			return call(ctx, p, client.PurgeQueue)
+		},
 	}
 
 	out := json.NewEncoder(os.Stdout)

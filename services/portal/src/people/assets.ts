@@ -10,7 +10,7 @@
  * button) or what else an answer shows once in a panel (data-once), sends a field's text as the body as
  * it is (data-body, a skills file, filled from an upload by data-file-into) and lists the catalogue's
  * answer (data-checks), goes to the answer's own page where the form names one (data-next) or reloads
- * the page after other changes, and says what succeeded (data-done) in the form's live region
+ * the page after other changes, and says what succeeded (data-done, {field} from the answer) in the form's live region
  * (data-said-in), across the reload. It follows a running job (data-poll). Pages work for reading
  * without it; every control is a native form element (the confirmation a native dialog), so the
  * keyboard reaches all of them.
@@ -253,7 +253,9 @@ document.addEventListener('submit', async (event) => {
     location.assign(form.dataset.next.replace(/\\{(\\w+)\\}/g, (_, key) => encodeURIComponent(answer[key])));
     return;
   }
-  sessionStorage.setItem(DONE_KEY, JSON.stringify({ text: form.dataset.done || 'Saved.', region: form.dataset.saidIn }));
+  // {field} in data-done is the answer's (a purge says how many it removed).
+  const done = (form.dataset.done || 'Saved.').replace(/\\{(\\w+)\\}/g, (_, key) => String(answer[key] ?? ''));
+  sessionStorage.setItem(DONE_KEY, JSON.stringify({ text: done, region: form.dataset.saidIn }));
   location.reload();
 });
 document.addEventListener('change', async (event) => {

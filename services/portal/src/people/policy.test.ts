@@ -44,6 +44,7 @@ function expected(role: Grant['role'], action: Action, target: TargetName): bool
         action !== 'app.permissions' &&
         action !== 'audit.read' &&
         action !== 'connection.dead_letters' &&
+        action !== 'connection.purge' &&
         ['house itself', "house's own app", "vendor's app in the house", "other vendor's app in the house"].includes(target)
       );
     case 'vendor':
@@ -95,6 +96,13 @@ describe('allows (role × action × organisation)', () => {
     expect(allows([GRANTS.house_admin], 'connection.dead_letters', TARGETS["vendor's app in the house"])).toBe(true);
     expect(allows([GRANTS.vendor], 'connection.dead_letters', TARGETS["vendor's app in the house"])).toBe(false);
     expect(allows([GRANTS.viewer], 'connection.dead_letters', TARGETS["house's own app"])).toBe(false);
+  });
+
+  it("lets the operator and the house's admin purge a consumer's queue, as they resolve dead letters: neither a vendor on its own app nor a viewer", () => {
+    expect(allows([GRANTS.operator], 'connection.purge', TARGETS["vendor's app in the house"])).toBe(true);
+    expect(allows([GRANTS.house_admin], 'connection.purge', TARGETS["vendor's app in the house"])).toBe(true);
+    expect(allows([GRANTS.vendor], 'connection.purge', TARGETS["vendor's app in the house"])).toBe(false);
+    expect(allows([GRANTS.viewer], 'connection.purge', TARGETS["house's own app"])).toBe(false);
   });
 
   it("lets the house's people trace a message of its workspaces, but not a vendor (a trace lists every consumer of the workspace)", () => {

@@ -39,6 +39,8 @@ export const ACTIONS = [
    * not its vendor's; listing them is connection.read.
    */
   'connection.dead_letters',
+  /** Purge a consumer connection's queue (its dead letters stay): the house's call, as resolving a dead letter is. */
+  'connection.purge',
   /** Publish through a producer connection from its page (a test message, the simulated producer): the app's owner may. */
   'connection.publish',
   /** Trace any accepted message of a workspace: it lists every consumer connection of the workspace. */

@@ -7,7 +7,7 @@ import { unavailableUnlessDone } from '@bus/http';
 import type { ReplayBody } from '../admin-requests';
 import type { AdminStore, ConnectionView, ReplayView, WorkspaceView } from '../admin-store';
 import { replaySince } from '../admin-requests';
-import { consumerQueue, requireActiveConsumer, resolveOpenDeadLetter, startReplay, type QueueView } from '../consumer-queues';
+import { consumerQueue, purgeConsumerQueue, requireActiveConsumer, resolveOpenDeadLetter, startReplay, type QueueView } from '../consumer-queues';
 import { AdminConflictError, AdminNotFoundError, AdminRequestInvalidError, AdminUnavailableError, PortalBusUnavailableError } from '../errors';
 import type { ProducerAccess } from '../producer-access';
 import type { ReplayRunner } from '../replays';
@@ -89,7 +89,7 @@ export interface ToolsDataDeps {
   store: AdminStore;
   data: PortalData;
   /** Delivery's queue stats and dead letters (wrapped like the store). */
-  queues: Pick<QueueOperations, 'stats' | 'deadLetters' | 'resolveDeadLetter' | 'browse'>;
+  queues: Pick<QueueOperations, 'stats' | 'deadLetters' | 'resolveDeadLetter' | 'browse' | 'purge'>;
   replays: ReplayRunner;
   /** The environment's replay archive (KAFKA_MESSAGES_RETENTION). */
   archiveMs: number;
@@ -172,6 +172,19 @@ export class ToolsData {
       status: 200,
     });
     return resolved;
+  }
+
+  /** Purges the consumer's queue (its dead letters stay), audited as connection.purge with the connection's organisation. */
+  async purge(req: Request, res: Response, session: Session, clientId: string): Promise<{ purged: number }> {
+    const { connection, target } = await this.connection(session, 'connection.purge', clientId);
+    const purged = await purgeConsumerQueue(this.deps.queues, connection);
+    await this.deps.data.audit(req, res, session, {
+      action: `connection.purge (${purged.purged} removed)`,
+      target: clientId,
+      organisationId: target.organisationId,
+      status: 200,
+    });
+    return purged;
   }
 
   /**

@@ -67,7 +67,9 @@ export function toolsPages(deps: { tools: ToolsData }): Router {
       <>
         {heading}
         <QueueSection queue={queue} />
-        <MessagesSection connection={connection} browse={messages} trace={trace} />
+        <MessagesSection connection={connection} browse={messages} trace={trace}>
+          {deps.tools.may(session, 'connection.purge', target) && <PurgeForm queue={queue} />}
+        </MessagesSection>
         <DeadLetterSection connection={connection} listed={deadLetters} may={{ resolve: deps.tools.may(session, 'connection.dead_letters', target), trace }} />
         {replay && <ReplayForm connection={connection} archiveMs={deps.tools.archiveMs} />}
       </>,
@@ -232,7 +234,18 @@ function MessageId({ connection, messageId, trace }: { connection: ConnectionVie
  * leased, each message as a receive hands it out (a preview, in a disclosure) with a link to its trace
  * for whoever may trace.
  */
-function MessagesSection({ connection, browse, trace }: { connection: ConnectionView; browse: QueueBrowse; trace: boolean }) {
+function MessagesSection({
+  connection,
+  browse,
+  trace,
+  children,
+}: {
+  connection: ConnectionView;
+  browse: QueueBrowse;
+  trace: boolean;
+  /** The controls over the whole queue, below the tables (the purge, for whoever may). */
+  children?: ComponentChildren;
+}) {
   return (
     <section aria-labelledby="messages-heading">
       <h2 id="messages-heading">Messages</h2>
@@ -256,7 +269,33 @@ function MessagesSection({ connection, browse, trace }: { connection: Connection
         truncated={browse.in_flight_truncated}
         inFlight
       />
+      {children}
     </section>
+  );
+}
+
+/**
+ * Purge, for whoever may: asked first with what it removes (the queue's counts as the page shows them)
+ * and what it keeps, the client id typed to confirm; the page then reloads, saying how many went.
+ */
+function PurgeForm({ queue }: { queue: QueueView }) {
+  const waiting = Math.max(0, queue.depth - queue.in_flight - queue.dead_letters);
+  const letters = queue.dead_letters === 1 ? '1 dead letter stays' : `${queue.dead_letters} dead letters stay`;
+  return (
+    <>
+      <form
+        data-api={`/api/portal/connections/${queue.client_id}/purge`}
+        data-said-in="said-purge"
+        data-done={`Purged the queue of ${queue.client_id}: {purged} messages removed.`}
+        data-confirm={`Purge the queue of ${queue.client_id}? This removes ${waiting} waiting and ${queue.in_flight} in-flight messages of ${queue.client_id} (as counted when this page was shown; anything that arrived since goes too); receipt handles of removed messages no longer work. Dead letters stay (${letters}). Messages published afterwards are received as usual.`}
+        data-confirm-type={queue.client_id}
+      >
+        <button type="submit" class="danger">
+          Purge queue
+        </button>
+      </form>
+      <SaidRegion id="said-purge" />
+    </>
   );
 }
 

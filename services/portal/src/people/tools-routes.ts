@@ -12,7 +12,7 @@ const TEST_MESSAGE_BODY_BYTES = 512 * 1024;
 
 /**
  * The portal API's consumer and testing tools (schemas/openapi/portal.json; docs/portal.md): a consumer
- * connection's queue stats, its messages (waiting, in flight) and dead letters (redrive, discard), its replays and their progress, a message's trace, a producer's recent
+ * connection's queue stats, its messages (waiting, in flight; purge) and dead letters (redrive, discard), its replays and their progress, a message's trace, a producer's recent
  * refusals, a test message and the simulated producer. Behind the session and CSRF checks (sign-in.ts) and the document's parameter checks.
  */
 export function toolsRoutes(deps: { tools: ToolsData; requests: RequestValidation }): Router {
@@ -33,6 +33,9 @@ export function toolsRoutes(deps: { tools: ToolsData; requests: RequestValidatio
     router.post(`/api/portal/connections/:c/dead-letters/:d/${verb}`, async (req, res) => {
       res.json(await deps.tools.resolveDeadLetter(req, res, requireSession(res), String(req.params.c), String(req.params.d), resolution));
     });
+  router.post('/api/portal/connections/:c/purge', async (req, res) => {
+    res.json(await deps.tools.purge(req, res, requireSession(res), String(req.params.c)));
+  });
   router.post('/api/portal/connections/:c/replays', async (req, res) => {
     const readBody = async () => (await deps.requests.jsonBody(req, BODY_BYTES)) as ReplayBody;
     res.status(202).json(await deps.tools.startReplay(req, res, requireSession(res), String(req.params.c), readBody));

@@ -1,0 +1,29 @@
+import { deliveryStoryKey } from '@bus/db';
+import { statement } from './statement';
+
+/**
+ * A purge's next batch of stories, locked: the consumer's heads after `:after` up to `:mark` (the
+ * delivery sequence when the purge began), oldest first, at most `:stories` — each story with an
+ * un-acked delivery has exactly one head (deliveries_heads), so the batch is found without walking the
+ * backlog, and a story whose head is past the mark has nothing of the purge's. Their story locks are
+ * taken as lock-stories.ts takes them (sorted hashed keys, each its own transaction-scoped lock), so
+ * the purge statement that follows in the transaction sees every committed change to them and no
+ * enqueue, ack, replay or discarded dead letter of them is in flight. Batches keep the locks one
+ * transaction holds bounded whatever the number of correlation ids (Postgres' lock table is shared).
+ * The consumer as a range and the order by (consumer_id, id): deliveries_heads (lease.ts says why).
+ */
+export const LOCK_PURGE_STORIES = statement(
+  'lock-purge-stories',
+  `WITH batch AS MATERIALIZED (
+         SELECT id, workspace_id, correlation_id FROM deliveries
+          WHERE consumer_id BETWEEN :consumerId AND :consumerId AND is_head AND id > :after AND id <= :mark
+          ORDER BY consumer_id, id LIMIT :stories
+       ),
+       locked AS (
+         SELECT count(pg_advisory_xact_lock(k)) AS n FROM (
+           SELECT DISTINCT hashtextextended(${deliveryStoryKey('workspace_id', 'correlation_id')}, 0) AS k FROM batch ORDER BY k
+         ) keys
+       )
+       SELECT (SELECT n FROM locked) AS locked, (SELECT max(id) FROM batch) AS last_head,
+              ARRAY(SELECT DISTINCT correlation_id FROM batch) AS correlation_ids`,
+);
