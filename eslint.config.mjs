@@ -31,7 +31,7 @@ const PURE_LIBS = ['contracts', 'config', 'som', 'skills', 'tokens'];
 const LIB_LAYERS = ['contracts', 'config', 'observability', 'kafka', 'db', 'limits', 'http', 'tokens', 'som', 'skills', 'queue', 'identity', 'composition'];
 const SERVICES = readdirSync(new URL('./services', import.meta.url));
 // Tests may use another service to produce their fixtures (a gateway's publish for delivery's tests).
-const TESTS = ['**/*.test.ts'];
+const TESTS = ['**/*.test.{ts,tsx}'];
 
 // A timer in a test is a sleep or a hand-made poll: setTimeout/setInterval however reached, or node:timers/promises.
 const SLEEPS = [
@@ -63,8 +63,8 @@ function libBoundaries(lib) {
   };
   const purity = { group: impureBelow.map((name) => `@bus/${name}`), message: `libs/${lib} is pure: it imports only pure libs (${PURE_LIBS.join(', ')}).` };
   return {
-    files: [`libs/${lib}/src/**/*.ts`],
-    ignores: ['**/*.test.ts'],
+    files: [`libs/${lib}/src/**/*.{ts,tsx}`],
+    ignores: TESTS,
     rules: {
       'no-restricted-imports': [
         'error',
@@ -81,7 +81,7 @@ function libBoundaries(lib) {
 function serviceBoundaries(service) {
   const others = SERVICES.filter((name) => name !== service).map((name) => `@bus/${name}`);
   return {
-    files: [`services/${service}/src/**/*.ts`],
+    files: [`services/${service}/src/**/*.{ts,tsx}`],
     ignores: TESTS,
     rules: {
       'no-restricted-imports': [
@@ -131,7 +131,7 @@ export default tseslint.config(
     // handler, the request's order of events); a promise where a void callback is expected (an express
     // handler, an event listener) escapes the error middleware; a switch over a union that misses a
     // member silently does nothing for it. Tests too: an un-awaited assertion passes whatever happens.
-    files: ['libs/*/src/**/*.ts', 'services/*/src/**/*.ts', 'cli/*/src/**/*.ts', 'test/**/*.ts'],
+    files: ['libs/*/src/**/*.{ts,tsx}', 'services/*/src/**/*.{ts,tsx}', 'cli/*/src/**/*.{ts,tsx}', 'test/**/*.{ts,tsx}'],
     languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
     rules: {
       '@typescript-eslint/no-floating-promises': 'error',
@@ -141,11 +141,11 @@ export default tseslint.config(
   },
   {
     // Libs' tests may build a harness from a lib above (a devDependency), never from a service.
-    files: ['libs/**/*.ts'],
+    files: ['libs/**/*.{ts,tsx}'],
     rules: { 'no-restricted-imports': ['error', { patterns: [deepImports, noServices] }] },
   },
   {
-    files: PURE_LIBS.map((lib) => `libs/${lib}/src/**/*.test.ts`),
+    files: PURE_LIBS.map((lib) => `libs/${lib}/src/**/*.test.{ts,tsx}`),
     ignores: ['**/*.int.test.ts'],
     rules: { 'no-restricted-imports': ['error', { paths: pureLibPaths, patterns: [deepImports, noServices] }] },
   },
@@ -157,8 +157,8 @@ export default tseslint.config(
     // no service's internals. It may use the published client library (itself HTTP only) and the pure
     // SOM rules (`validate --ordered` judges a story with the gateway's own sequence rules). Its tests
     // may use more: they check busctl against the OpenAPI documents (@bus/schemas, @bus/testing).
-    files: ['cli/**/*.ts'],
-    ignores: ['**/*.test.ts'],
+    files: ['cli/**/*.{ts,tsx}'],
+    ignores: TESTS,
     rules: {
       'no-restricted-imports': [
         'error',
@@ -176,8 +176,8 @@ export default tseslint.config(
   },
   {
     // The client library is published on its own: it depends on nothing of the bus's but its HTTP contract.
-    files: ['libs/client/src/**/*.ts'],
-    ignores: ['libs/client/src/**/*.test.ts'],
+    files: ['libs/client/src/**/*.{ts,tsx}'],
+    ignores: ['libs/client/src/**/*.test.{ts,tsx}'],
     rules: {
       'no-restricted-imports': [
         'error',
@@ -195,7 +195,7 @@ export default tseslint.config(
     // Tests wait on conditions, never on sleeps: a fixed pause either hopes the event came
     // (flaky) or waits longer than needed (slow). The one loop that paces reads is eventually's; a
     // deliberate pause (a simulated slow consumer) says why in an eslint-disable comment.
-    files: ['**/*.test.ts', 'test/**/*.ts', 'test/**/*.js', 'libs/testing/src/**/*.ts'],
+    files: [...TESTS, 'test/**/*.{ts,tsx}', 'test/**/*.js', 'libs/testing/src/**/*.{ts,tsx}'],
     ignores: ['libs/testing/src/eventually.ts'],
     rules: {
       'no-restricted-syntax': ['error', ...SLEEPS.map((selector) => ({ selector, message: SLEEP_MESSAGE }))],

@@ -4,14 +4,10 @@
 // all; deploy/local/run-tests.sh starts the servers first. Workspace packages resolve to their TypeScript sources, so tests need no build.
 // The tiers that start bus processes run in test/support/environment.js: a failed test's report also
 // shows what those processes logged at warning level or worse while it ran.
-const swc = [
-  '@swc/jest',
-  {
-    jsc: { parser: { syntax: 'typescript' }, target: 'es2023' },
-    module: { type: 'commonjs' },
-    sourceMaps: 'inline',
-  },
-];
+const swcWith = (jsc) => ['@swc/jest', { jsc: { target: 'es2023', ...jsc }, module: { type: 'commonjs' }, sourceMaps: 'inline' }];
+const swc = swcWith({ parser: { syntax: 'typescript' } });
+// The portal's pages are Preact components (.tsx), compiled as tsc compiles them (services/portal/tsconfig.json).
+const swcTsx = swcWith({ parser: { syntax: 'typescript', tsx: true }, transform: { react: { runtime: 'automatic', importSource: 'preact' } } });
 
 /** @bus/<name> → libs/<name>/src or services/<name>/src (names are unique across both). */
 const fs = require('node:fs');
@@ -26,9 +22,9 @@ for (const group of ['libs', 'services']) {
 }
 
 const shared = {
-  transform: { '^.+\\.(t|j|mj)s$': swc },
-  // jose, openid-client and oauth2-mock-server ship ESM only; jest's CommonJS runtime needs them transformed too.
-  transformIgnorePatterns: ['/node_modules/(?!(jose|openid-client|oauth4webapi|oauth2-mock-server|basic-auth|junit2json)/)'],
+  transform: { '^.+\\.tsx$': swcTsx, '^.+\\.(t|j|mj)s$': swc },
+  // jose, openid-client, oauth2-mock-server and preact ship ESM only; jest's CommonJS runtime needs them transformed too.
+  transformIgnorePatterns: ['/node_modules/(?!(jose|openid-client|oauth4webapi|oauth2-mock-server|basic-auth|junit2json|preact)/)'],
   moduleNameMapper: mapped,
   testPathIgnorePatterns: ['/node_modules/', '/dist/'],
   // .local/ holds caches with copies of this repository's packages (the cluster tier's image layers)
@@ -42,7 +38,7 @@ module.exports = {
     {
       ...shared,
       displayName: 'unit',
-      testMatch: ['<rootDir>/{libs,services,cli}/*/src/**/*.test.ts'],
+      testMatch: ['<rootDir>/{libs,services,cli}/*/src/**/*.test.{ts,tsx}'],
       testPathIgnorePatterns: [...shared.testPathIgnorePatterns, '\\.int\\.test\\.ts$'],
     },
     {

@@ -600,7 +600,7 @@ function configVariables(): Set<string> {
       const src = path.join(ROOT, group, pkg, 'src');
       if (!existsSync(src)) continue;
       for (const file of readdirSync(src, { recursive: true }) as string[]) {
-        if (!file.endsWith('.ts') || file.endsWith('.test.ts')) continue;
+        if (!/\.tsx?$/.test(file) || /\.test\.tsx?$/.test(file)) continue;
         const text = readFileSync(path.join(src, file), 'utf8');
         for (const m of text.matchAll(/(?:^\s+|\{\s*)([A-Z][A-Z0-9_]+): [A-Za-z0-9_]+\(/gm)) names.add(m[1]!);
       }
@@ -889,7 +889,9 @@ describe('the container image', () => {
       }
       expect(existsSync(path.join(out, 'package-lock.json'))).toBe(true);
       expect(existsSync(path.join(out, 'schemas', 'index.js'))).toBe(true);
-      const files = execFileSync('find', [out, '-name', '*.ts', '-not', '-name', '*.d.ts', '-o', '-name', '*.test.js']).toString().trim();
+      const files = execFileSync('find', [out, '-name', '*.ts', '-not', '-name', '*.d.ts', '-o', '-name', '*.tsx', '-o', '-name', '*.test.js'])
+        .toString()
+        .trim();
       expect(files).toBe('');
     } finally {
       rmSync(out, { recursive: true, force: true });

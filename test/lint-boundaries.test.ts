@@ -102,6 +102,8 @@ describe('import boundaries (docs/architecture.md#layout), enforced by npm run l
     const refused = [expect.stringMatching(/^no-restricted-imports: .*A service never imports another service/)];
     expect(await violations('services/portal/src/example.ts', code)).toEqual(refused);
     expect(await violations('services/portal/src/main.ts', code)).toEqual(refused);
+    // The portal's pages are components (.tsx): held to the same boundaries.
+    expect(await violations('services/portal/src/people/example.tsx', `${code}export const Page = () => <p>{y}</p>;\n`)).toEqual(refused);
     expect(await violations('services/all-in-one/src/example.ts', code)).toEqual([]);
     expect(await violations('services/pull-api/src/example.int.test.ts', code)).toEqual([]);
   });

@@ -11,7 +11,7 @@ import { REPO_ROOT } from '@bus/testing';
  */
 const trackedTextFiles = execFileSync('git', ['ls-files', '-z'], { cwd: REPO_ROOT, encoding: 'utf8' })
   .split('\0')
-  .filter((file) => /\.(ts|js|mjs|cjs|json|md|ya?ml|sh|tpl|txt)$|(^|\/)(Dockerfile|\.ci\/run)$/.test(file))
+  .filter((file) => /\.(tsx?|js|mjs|cjs|json|md|ya?ml|sh|tpl|txt)$|(^|\/)(Dockerfile|\.ci\/run)$/.test(file))
   .filter((file) => file !== 'package-lock.json' && !file.startsWith('schemas/som/') && !file.startsWith('schemas/skills/'));
 
 const lines = trackedTextFiles.flatMap((file) =>

@@ -962,7 +962,7 @@ describe('the portal in a browser', () => {
       // The page: filter by rule, then follow the refusal to its story's trace.
       await page.goto(`${portalUrl}/portal/connections/${producer.clientId}`);
       expect(await page.getByRole('row', { name: new RegExp(policyRefusedId) }).count()).toBe(1);
-      await page.getByLabel('Rule').fill(schemaRule);
+      await page.getByLabel('Rule', { exact: true }).fill(schemaRule);
       await Promise.all([page.waitForURL(/rule=/), page.getByRole('button', { name: 'Filter refusals' }).click()]);
       expect(await page.getByRole('row', { name: new RegExp(policyRefusedId) }).count()).toBe(0);
       const refused = page.getByRole('row', { name: new RegExp(schemaRefusedId) });

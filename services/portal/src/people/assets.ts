@@ -281,9 +281,9 @@ if (polled) {
     const response = await fetch(polled.dataset.poll, { credentials: 'same-origin' });
     if (!response.ok) { say('The progress could not be read (' + response.status + '); refresh the page.'); return; }
     const answer = await response.json();
-    // A replay's scanned records neither replayed nor skipped were left alone (tools-pages.ts, leftAlone).
+    // A replay's scanned records neither replayed nor skipped were left alone (tools-pages.tsx, leftAlone).
     if ('scanned' in answer) answer.left_alone = answer.scanned - answer.replayed - answer.skipped;
-    // A simulation's first refusal reads as the page wrote it (tools-pages.ts, simulationSection).
+    // A simulation's first refusal reads as the page wrote it (tools-pages.tsx, SimulationProgress).
     const refusal = answer.first_refusal;
     if (refusal) answer.first_refusal = refusal.status + ' ' + refusal.violation + ' (' + refusal.message_type + ' ' + refusal.message_id + ')';
     // A data-time cell holds an instant, shown in the person's time zone as the page first showed it.
@@ -307,7 +307,7 @@ if (secretPanel) {
 `;
 
 /**
- * The activity charts' script (activity-charts.ts serves it after Chart.js, on the pages with a
+ * The activity charts' script (activity-charts.tsx serves it after Chart.js, on the pages with a
  * [data-activity] section): reads the section's activity route once and draws each figure's chart,
  * with minutes in the person's time zone, and fills its text alternative: a summary of the totals and
  * a table of the minutes with activity. No animation: the numbers are there at once.

@@ -26,7 +26,7 @@ import { toolsPages } from './tools-pages';
 import { toolsRoutes } from './tools-routes';
 
 export { peopleConfig, peopleSignInOf, type PeopleSignIn } from './config';
-export { portalErrorPage } from './pages';
+export { portalErrorPage } from './error-page';
 export { PeopleStore, type AuditedCollection } from './people-store';
 
 /**

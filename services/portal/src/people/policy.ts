@@ -26,11 +26,11 @@ export const ACTIONS = [
   /** What an app may publish: the house decides, for its own apps and its vendors' alike. */
   'app.permissions',
   'audit.read',
-  /** A connection's AWS principals: register, challenge, revoke, remove (connection-pages.ts). */
+  /** A connection's AWS principals: register, challenge, revoke, remove (connection-pages.tsx). */
   'connection.principals',
   /** A connection's bindings to an identity provider the operator registered (the providers stay the operator's). */
   'connection.bindings',
-  /** A consumer connection's skill registrations: add and remove (connection-pages.ts). */
+  /** A consumer connection's skill registrations: add and remove (connection-pages.tsx). */
   'connection.registrations',
   /** Replay a consumer connection from the archive (its queue stats and replays' progress are connection.read). */
   'connection.replay',

@@ -105,7 +105,7 @@ export interface ToolsDataDeps {
  * A consumer connection's queue and replays, and the testing tools (message trace, recent refusals),
  * for a signed-in person: each authorised by policy.ts, each answered by what the admin API and the
  * tester routes already use (consumer-queues.ts, trace-routes.ts, @bus/db's recent refusals). The
- * portal API (tools-routes.ts) and the pages (tools-pages.ts) both read through here.
+ * portal API (tools-routes.ts) and the pages (tools-pages.tsx) both read through here.
  */
 export class ToolsData {
   private readonly now: () => Date;

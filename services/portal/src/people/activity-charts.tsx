@@ -49,19 +49,44 @@ export const CHARTED_MINUTES = 60;
  * with activity in a <details>, which the script fills from the same answer. Without the script the
  * section says where the numbers are.
  */
-export function activitySection(charts: ActivityCharts): string {
-  const figure = (id: string, title: string, description: string) => `<figure class="chart" id="chart-${id}" data-chart="${id}">
-<figcaption id="chart-${id}-title">${title}</figcaption>
-<div class="chart-box"><canvas role="img" aria-labelledby="chart-${id}-title" aria-describedby="chart-${id}-summary"></canvas></div>
-<p class="chart-summary" id="chart-${id}-summary">${description}</p>
-<details><summary>The numbers of ${title.toLowerCase()}</summary><div class="table-scroll" data-table></div></details>
-</figure>`;
-  return `<section class="activity" aria-labelledby="activity-heading" data-activity="${charts.api}?minutes=${CHARTED_MINUTES}">
-<h2 id="activity-heading">Activity of ${charts.of}, the last ${CHARTED_MINUTES} minutes</h2>
-<p>Per minute, in your time zone. Best effort: counts reach the charts within seconds, and a restart can lose the last few seconds' counts.</p>
-${figure('messages', 'Messages per minute', 'Published, delivered and acked messages per minute.')}
-${charts.queue ? figure('queue', 'Queue depth and oldest message', 'Un-acked messages and the age of the oldest, sampled about every 15 seconds.') : ''}
-${charts.refusals ? figure('refusals', 'Refusals by rule', 'Publishes the gateway refused per minute, by the rule that refused them.') : ''}
-<script src="${CHART.path}" defer></script><script src="/portal/assets/activity.js" defer></script>
-</section>`;
+export function ActivitySection({ charts }: { charts: ActivityCharts }) {
+  return (
+    <section class="activity" aria-labelledby="activity-heading" data-activity={`${charts.api}?minutes=${CHARTED_MINUTES}`}>
+      <h2 id="activity-heading">
+        Activity of {charts.of}, the last {CHARTED_MINUTES} minutes
+      </h2>
+      <p>Per minute, in your time zone. Best effort: counts reach the charts within seconds, and a restart can lose the last few seconds' counts.</p>
+      <ChartFigure id="messages" title="Messages per minute" description="Published, delivered and acked messages per minute." />
+      {charts.queue && (
+        <ChartFigure
+          id="queue"
+          title="Queue depth and oldest message"
+          description="Un-acked messages and the age of the oldest, sampled about every 15 seconds."
+        />
+      )}
+      {charts.refusals && (
+        <ChartFigure id="refusals" title="Refusals by rule" description="Publishes the gateway refused per minute, by the rule that refused them." />
+      )}
+      <script src={CHART.path} defer />
+      <script src="/portal/assets/activity.js" defer />
+    </section>
+  );
+}
+
+function ChartFigure({ id, title, description }: { id: string; title: string; description: string }) {
+  return (
+    <figure class="chart" id={`chart-${id}`} data-chart={id}>
+      <figcaption id={`chart-${id}-title`}>{title}</figcaption>
+      <div class="chart-box">
+        <canvas role="img" aria-labelledby={`chart-${id}-title`} aria-describedby={`chart-${id}-summary`} />
+      </div>
+      <p class="chart-summary" id={`chart-${id}-summary`}>
+        {description}
+      </p>
+      <details>
+        <summary>The numbers of {title.toLowerCase()}</summary>
+        <div class="table-scroll" data-table="" />
+      </details>
+    </figure>
+  );
 }
