@@ -1,21 +1,10 @@
 import type { Knex } from 'knex';
 import { arrayParameter } from './array-parameter';
 import { rawQuery } from './database';
+import type { ActivityRow } from '@bus/observability';
 
 /** The minutes the activity store keeps (24 hours); older ones are pruned by every write. */
 export const ACTIVITY_WINDOW_MINUTES = 1_440;
-
-/** One connection's counts in one minute, as a process's activity recorder hands them over. */
-export interface ActivityMinuteCounts {
-  minute: Date;
-  connectionId: string;
-  published: number;
-  refused: Record<string, number>;
-  delivered: number;
-  acked: number;
-  queueDepth: number | null;
-  oldestAgeSeconds: number | null;
-}
 
 /**
  * Adds a flush's counts to the store in one statement: each row joins its connection for the
@@ -24,7 +13,7 @@ export interface ActivityMinuteCounts {
  * minutes past ACTIVITY_WINDOW_MINUTES are deleted on the way, so the table never holds more than the
  * window's minutes of each connection.
  */
-export async function writeActivity(db: Knex, rows: readonly ActivityMinuteCounts[]): Promise<void> {
+export async function writeActivity(db: Knex, rows: readonly ActivityRow[]): Promise<void> {
   if (rows.length === 0) return;
   await rawQuery(
     db,

@@ -36,4 +36,4 @@ export type { TableName, Row, Written, EnumValue } from './tables';
 export { consumerToolsOf, consumerToolsColumns, faultsOn, writeConsumerTools, NO_FAULTS } from './consumer-tools';
 export type { ConsumerTools, ConsumerFaults, ConsumerToolsRow, JoinedConsumerToolsRow } from './consumer-tools';
 export { writeActivity, readActivity, ACTIVITY_WINDOW_MINUTES } from './activity';
-export type { Activity, ActivityPoint, ActivityMinuteCounts } from './activity';
+export type { Activity, ActivityPoint } from './activity';

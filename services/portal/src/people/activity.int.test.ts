@@ -1,5 +1,6 @@
 import { useTestDatabase } from '@bus/fixtures';
-import { ACTIVITY_WINDOW_MINUTES, readActivity, writeActivity, type ActivityMinuteCounts } from '@bus/db';
+import { ACTIVITY_WINDOW_MINUTES, readActivity, writeActivity } from '@bus/db';
+import type { ActivityRow } from '@bus/observability';
 import { createActivityRecorder, createLogger, createMetricsRegistry } from '@bus/observability';
 
 // The activity store (libs/db activity.ts) on a real Postgres, as the processes' recorders write it
@@ -26,7 +27,7 @@ beforeAll(async () => {
   otherWorkspaceConsumer = (await tenancy.connection({ app_id: otherApp.id, kind: 'consumer' })).id;
 });
 
-const counts = (row: Partial<ActivityMinuteCounts> & Pick<ActivityMinuteCounts, 'minute' | 'connectionId'>): ActivityMinuteCounts => ({
+const counts = (row: Partial<ActivityRow> & Pick<ActivityRow, 'minute' | 'connectionId'>): ActivityRow => ({
   published: 0,
   refused: {},
   delivered: 0,
