@@ -430,6 +430,8 @@ h1 { font-size: 1.6rem; }
 table { border-collapse: collapse; margin: 0.5rem 0 1rem; max-width: 100%; }
 caption { text-align: left; font-weight: bold; }
 th, td { border: 1px solid #767676; padding: 0.25rem 0.5rem; text-align: left; vertical-align: top; overflow-wrap: anywhere; }
+/* A scrolling table's headings and one-word values (a kind, a status) stay whole ("producer", not "produ cer"); ids and text still break to fit. */
+.table-scroll th, td.word { overflow-wrap: normal; }
 td form { display: flex; }
 td pre { white-space: pre-wrap; overflow-wrap: anywhere; max-width: 36rem; max-height: 24rem; overflow: auto; margin: 0.25rem 0; }
 form { display: inline-flex; flex-wrap: wrap; gap: 0.25rem 0.5rem; align-items: center; margin: 0.1rem 0; max-width: 100%; }

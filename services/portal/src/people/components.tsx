@@ -20,7 +20,10 @@ interface TableProps {
   rows: readonly VNode[];
   /** What the one full-width row says when there are no rows. */
   empty: ComponentChildren;
-  /** Wrapped in a box of its own that scrolls sideways on a narrow window (the style sheet's .table-scroll). */
+  /**
+   * Wrapped in a box of its own that scrolls sideways on a narrow window (the style sheet's .table-scroll),
+   * focusable and named by the caption so a keyboard can scroll it too.
+   */
   scrolls?: boolean;
   class?: string;
 }
@@ -48,7 +51,12 @@ export function Table({ caption, columns, rows, empty, scrolls = false, class: c
       </tbody>
     </table>
   );
-  return scrolls ? <div class="table-scroll">{table}</div> : table;
+  if (!scrolls) return table;
+  return (
+    <div class="table-scroll" tabindex={0} role="region" aria-label={typeof caption === 'string' ? caption : undefined}>
+      {table}
+    </div>
+  );
 }
 
 /** A row of a table of facts about one thing: its name as the row's heading, then its value cell(s). */

@@ -303,8 +303,8 @@ function ConnectionRow({ connection: c, mayChange }: { connection: AppWithConnec
         <ConnectionLabel connection={c} />
         <ConnectionPageLinks connection={c} />
       </td>
-      <td>{c.kind}</td>
-      <td>{c.status}</td>
+      <td class="word">{c.kind}</td>
+      <td class="word">{c.status}</td>
       <td>{c.credential_version}</td>
       <td>
         <Time at={c.created_at} />
