@@ -230,16 +230,23 @@ async function provisionWorkspace({ busUrl, db, admin }, { systemId, messageType
   await admin.setPermissions(app, { systemIds: [systemId], messageTypes });
   const connect = async (kind) => {
     const c = await admin.createConnection({ appId: app, kind });
-    const res = await fetch(`${busUrl}/v1/oauth/token`, {
-      method: 'POST',
-      headers: {
-        Authorization: `Basic ${Buffer.from(`${c.clientId}:${c.clientSecret}`).toString('base64')}`,
-        'Content-Type': 'application/x-www-form-urlencoded',
-      },
-      body: 'grant_type=client_credentials',
-    });
-    if (res.status !== 200) throw new Error(`token: ${res.status} ${await res.text()}`);
-    return { clientId: c.clientId, token: (await res.json()).access_token };
+    // The token route's limit for all callers (20 a second) paces a workspace of many connections.
+    for (let attempt = 1; ; attempt++) {
+      const res = await fetch(`${busUrl}/v1/oauth/token`, {
+        method: 'POST',
+        headers: {
+          Authorization: `Basic ${Buffer.from(`${c.clientId}:${c.clientSecret}`).toString('base64')}`,
+          'Content-Type': 'application/x-www-form-urlencoded',
+        },
+        body: 'grant_type=client_credentials',
+      });
+      if (res.status === 429 && attempt < 10) {
+        await new Promise((resolve) => setTimeout(resolve, Number(res.headers.get('retry-after') ?? 1) * 1000));
+        continue;
+      }
+      if (res.status !== 200) throw new Error(`token: ${res.status} ${await res.text()}`);
+      return { clientId: c.clientId, token: (await res.json()).access_token };
+    }
   };
   const producerConnections = [];
   for (let i = 0; i < producers; i++) producerConnections.push(await connect('producer'));
