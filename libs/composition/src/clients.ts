@@ -1,7 +1,8 @@
-import { createDatabase, databaseOptionsOf, databaseReadiness, type Knex } from '@bus/db';
+import { createDatabase, databaseOptionsOf, databaseReadiness, writeActivity, type Knex } from '@bus/db';
 import type { CompositionContext, ReadinessCheck } from '@bus/http';
 import { createBoundedProducer, createKafka, createProducer, kafkaReadiness, type Kafka, type Producer } from '@bus/kafka';
 import { createRedis, redisReadiness, type Redis } from '@bus/limits';
+import { createActivityRecorder, type ActivityRecorder } from '@bus/observability';
 
 type DatabaseSettings = Parameters<typeof databaseOptionsOf>[0];
 type RedisSettings = { REDIS_URL: string; REDIS_KEY_PREFIX: string };
@@ -22,6 +23,13 @@ export interface Client<T> {
 export interface AllProcessClients {
   /** Postgres through knex (DATABASE_*), named `name` in pg_stat_activity. */
   postgres(this: void): Client<Knex>;
+  /**
+   * The process's activity recorder (the portal's charts), writing to postgres(): one per process,
+   * however many of its services count, so one timer and one write every few seconds. It runs from
+   * its creation (a flush with nothing counted writes nothing); its close comes after every service
+   * stopped, so the counts of the last requests and batches are written, and before Postgres closes.
+   */
+  activity(this: void): ActivityRecorder;
   /** Redis (REDIS_URL, REDIS_KEY_PREFIX); its readiness is optional. */
   redis(this: void): Client<Redis>;
   /** The kafkajs client (KAFKA_BROKERS); `ready` asks the brokers through an admin client. */
@@ -36,7 +44,7 @@ export interface AllProcessClients {
 }
 
 /** Only the clients whose variables the root's configuration declares: another does not compile. */
-export type ProcessClients<C> = (C extends DatabaseSettings ? Pick<AllProcessClients, 'postgres'> : unknown) &
+export type ProcessClients<C> = (C extends DatabaseSettings ? Pick<AllProcessClients, 'postgres' | 'activity'> : unknown) &
   (C extends RedisSettings ? Pick<AllProcessClients, 'redis'> : unknown) &
   (C extends KafkaSettings ? Pick<AllProcessClients, 'kafka' | 'producer' | 'boundedProducer'> : unknown);
 
@@ -59,6 +67,13 @@ export function processClients<C>(ctx: CompositionContext<C>, name: string): Pro
     ctx.onClose(() => db.destroy());
     return { client: db, ready: databaseReadiness(db) };
   });
+  const activity = once(() => {
+    const { client: db } = postgres();
+    const recorder = createActivityRecorder({ write: (rows) => writeActivity(db, rows), logger: ctx.logger, metrics: ctx.metrics });
+    recorder.start();
+    ctx.onClose(() => recorder.stop());
+    return recorder;
+  });
   const redis = once(() => {
     const client = createRedis(config.REDIS_URL, ctx.logger, { keyPrefix: config.REDIS_KEY_PREFIX });
     ctx.onClose(() => client.disconnect());
@@ -73,6 +88,7 @@ export function processClients<C>(ctx: CompositionContext<C>, name: string): Pro
   const producer = once(() => connected(createProducer(kafka().client)));
   const all: AllProcessClients = {
     postgres,
+    activity,
     redis,
     kafka,
     producer,

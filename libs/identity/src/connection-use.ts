@@ -19,7 +19,7 @@ export const LAST_USED_PRECISION_MS = 60_000;
 const REMEMBERED_MAX = 10_000;
 
 const TOUCH = `UPDATE connections SET last_used_at = now()
-  WHERE id = :id AND (last_used_at IS NULL OR last_used_at < now() - interval '1 minute')`;
+  WHERE id = :id AND (last_used_at IS NULL OR last_used_at < now() - (:precisionMs * interval '1 millisecond'))`;
 
 export interface ConnectionUseDeps {
   db: Knex;
@@ -43,7 +43,7 @@ export function createConnectionUse(deps: ConnectionUseDeps): ConnectionUse {
       if (written !== undefined && at - written < LAST_USED_PRECISION_MS) return Promise.resolve();
       if (written === undefined && writtenAt.size >= REMEMBERED_MAX) forgetOld(at);
       writtenAt.set(connectionId, at);
-      return preparedQuery(deps.db, 'identity.connection_used', TOUCH, { id: connectionId }).then(
+      return preparedQuery(deps.db, 'identity.connection_used', TOUCH, { id: connectionId, precisionMs: LAST_USED_PRECISION_MS }).then(
         () => undefined,
         (err: unknown) => {
           // Tried again on the next use after a minute; the use itself went on.

@@ -155,15 +155,3 @@ describe('the activity recorder', () => {
     expect(written).toEqual([[expect.objectContaining({ connectionId: 'c1', acked: 3 })]]);
   });
 });
-
-it('shares its counter with the other recorders of the process (the all-in-one runs three)', async () => {
-  const metrics = createMetricsRegistry({ defaultMetrics: false });
-  const logger = createLogger({ service: 'test', level: 'warn' });
-  const recorders = [0, 1].map(() => createActivityRecorder({ write: async () => undefined, logger, metrics }));
-  for (const r of recorders) {
-    r.published('p1');
-    await r.flush();
-  }
-  const values = (await metrics.getSingleMetric('bus_activity_flushes_total')!.get()).values;
-  expect(values).toEqual([expect.objectContaining({ labels: { outcome: 'written' }, value: 2 })]);
-});

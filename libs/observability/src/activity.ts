@@ -89,14 +89,11 @@ class MinuteCounts implements ActivityRecorder {
   constructor(private readonly deps: ActivityRecorderDeps) {
     this.maxCells = deps.maxCells ?? 10_000;
     this.now = deps.now ?? Date.now;
-    // Each service of a process has its recorder (the all-in-one runs three): they share the counter.
-    this.outcomes =
-      (deps.metrics.getSingleMetric(METRICS.activityFlushes.name) as Counter | undefined) ??
-      new Counter({
-        ...METRICS.activityFlushes,
-        help: 'Flushes of the per-minute activity counts (portal charts), by outcome (written; failed: the store refused the write, its counts dropped; skipped: the previous write was still running); dropped_full counts connection-minutes dropped because the bound was reached',
-        registers: [deps.metrics],
-      });
+    this.outcomes = new Counter({
+      ...METRICS.activityFlushes,
+      help: 'Flushes of the per-minute activity counts (portal charts), by outcome (written; failed: the store refused the write, its counts dropped; skipped: the previous write was still running); dropped_full counts connection-minutes dropped because the bound was reached',
+      registers: [deps.metrics],
+    });
   }
 
   published(connectionId: string): void {

@@ -48,12 +48,14 @@ void bootstrap({
     // The publish's producer (the portal's control events use it too) gives up within the commit
     // timeout; delivery's consumer and the admin keep kafkajs's patient defaults on their own client.
     const producer = await clients.boundedProducer(config.PUBLISH_COMMIT_TIMEOUT);
+    // One recorder for the gateway's, delivery's and the pull API's counts: one timer, one write.
+    const activity = clients.activity();
 
     const limitMetrics = createLimitMetrics(metrics, 'all-in-one');
     const identity = createIdentity({ db, kafka, logger, baseUrl: config.BUS_BASE_URL, cacheTtlMs: config.IDENTITY_CACHE_TTL, name: 'all-in-one' });
     // One connection-quota check for the bus listener, mounted by publish and the consumer routes alike.
     const quota = connectionQuota({ store: identity.quotas, quotas: connectionQuotasOf(redis, config, logger, limitMetrics) });
-    const delivery = deliveryServiceOf({ db, kafka, logger, metrics, ready: { postgres, kafka: kafkaReady } }, config);
+    const delivery = deliveryServiceOf({ db, kafka, logger, metrics, activity, ready: { postgres, kafka: kafkaReady } }, config);
     return {
       listeners: [
         {
@@ -75,6 +77,7 @@ void bootstrap({
                 identity,
                 logger,
                 metrics,
+                activity,
                 limitMetrics,
                 connectionQuota: quota,
                 managedApps,
@@ -83,7 +86,7 @@ void bootstrap({
               config,
             ),
             pullApiServiceOf(
-              { db, redis, identity, logger, metrics, limitMetrics, connectionQuota: quota, ready: { postgres, redis: redisReady } },
+              { db, redis, identity, logger, metrics, activity, limitMetrics, connectionQuota: quota, ready: { postgres, redis: redisReady } },
               { ...config, RECEIPT_HANDLE_KEY: config.RECEIPT_HANDLE_KEY ?? randomBytes(32) },
             ),
           ],

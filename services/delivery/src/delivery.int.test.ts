@@ -2,7 +2,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { KafkaJSNonRetriableError } from 'kafkajs';
 import pino from 'pino';
 import { Registry } from 'prom-client';
-import { useTestDatabase } from '@bus/fixtures';
+import { uncountedActivity, useTestDatabase } from '@bus/fixtures';
 import { loadConfig } from '@bus/config';
 import { readConnectionWorkspaces, type Knex } from '@bus/db';
 import { createGroupCommitter, KnexPublishStore, kafkaCommitter } from '@bus/gateway';
@@ -62,6 +62,7 @@ async function startDelivery(): Promise<void> {
     kafka,
     logger,
     metrics,
+    activity: uncountedActivity,
     groupId: `${topic}.delivery`,
     acceptanceWaitMs: 500,
     quarantineRecheckMs: 30_000,

@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import pino from 'pino';
 import type { Registry } from 'prom-client';
-import { useTestDatabase } from '@bus/fixtures';
+import { uncountedActivity, useTestDatabase } from '@bus/fixtures';
 import type { Knex } from '@bus/db';
 import { encodeMessageHeaders, messageKey } from '@bus/kafka';
 import { createMetricsRegistry } from '@bus/observability';
@@ -48,6 +48,7 @@ function enqueuer(
     logger: pino({ level: 'silent' }),
     metrics,
     acceptanceWaitMs,
+    activity: uncountedActivity,
     ...(unknownWorkspaceTtlMs === undefined ? {} : { unknownWorkspaceTtlMs }),
   });
 }

@@ -32,8 +32,8 @@ export interface RecordEnqueuerDeps {
   metrics: Registry;
   /** How long to wait for the gateway's commit of a record's acceptance before quarantining it. */
   acceptanceWaitMs: number;
-  /** The portal's per-minute activity: each delivery created, counted in memory (absent in tests that do not look). */
-  activity?: Pick<ActivityRecorder, 'delivered'>;
+  /** The portal's per-minute activity: each delivery created, counted in memory. */
+  activity: Pick<ActivityRecorder, 'delivered'>;
   /**
    * First re-check interval; doubles up to 500 ms. Short, because the usual case is the gateway's
    * commit a few milliseconds behind its Kafka ack (delivery often reads before it lands), and the
@@ -265,7 +265,7 @@ class BatchEnqueue {
     const batch = { enqueue: written.enqueue.map((e) => e.message), quarantine: written.quarantine.map((q) => q.row) };
     const created = await this.shared.deps.store.write(batch);
     this.shared.enqueued.inc(created.length);
-    this.shared.deps.activity?.delivered(created);
+    this.shared.deps.activity.delivered(created);
     for (const { index, message } of written.enqueue) {
       // publishedAt is the gateway's acceptance time.
       this.shared.lag.observe(Math.max(0, (Date.now() - message.publishedAt.getTime()) / 1000));

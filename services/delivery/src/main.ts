@@ -15,7 +15,7 @@ void bootstrap({
     const postgres = clients.postgres();
     const kafka = clients.kafka();
     const delivery = deliveryServiceOf(
-      { db: postgres.client, kafka: kafka.client, logger, metrics, ready: { postgres: postgres.ready, kafka: kafka.ready } },
+      { db: postgres.client, kafka: kafka.client, logger, metrics, activity: clients.activity(), ready: { postgres: postgres.ready, kafka: kafka.ready } },
       config,
     );
     // Delivery has no API; its port serves the operational routes (/healthz, /readyz, /metrics).

@@ -1,5 +1,5 @@
 import type { Registry } from 'prom-client';
-import { readConnectionWorkspaces, writeActivity, type Knex } from '@bus/db';
+import { readConnectionWorkspaces, type Knex } from '@bus/db';
 import type { ReadinessCheck, Service } from '@bus/http';
 import {
   createConsumer,
@@ -11,7 +11,7 @@ import {
   type ConsumerRun,
   type Kafka,
 } from '@bus/kafka';
-import { createActivityRecorder, type Logger } from '@bus/observability';
+import type { ActivityRecorder, Logger } from '@bus/observability';
 import { KnexDeliveryStore, type RetentionSettings } from '@bus/queue';
 import { deliverySessionTimeout, deliverySettings } from './config';
 import { createBatchEnqueuer } from './enqueue';
@@ -48,6 +48,8 @@ export interface DeliveryServiceDeps {
   kafka: Kafka;
   logger: Logger;
   metrics: Registry;
+  /** The process's activity recorder (libs/composition): delivery counts deliveries and samples queues, the process starts and stops it. */
+  activity: Pick<ActivityRecorder, 'delivered' | 'queueSample'>;
   /** Kafka consumer group; every delivery process of one environment shares it. */
   groupId: string;
   /** How long a record waits for its acceptance to commit before it is quarantined. */
@@ -74,10 +76,9 @@ export interface DeliveryServiceDeps {
 export function createDeliveryService(deps: DeliveryServiceDeps): Service {
   const store = KnexDeliveryStore.create(deps.db);
   const queues = registerQueueGauges({ store, workspacesOf: (ids) => readConnectionWorkspaces(deps.db, ids), metrics: deps.metrics, logger: deps.logger });
-  const activity = createActivityRecorder({ write: (rows) => writeActivity(deps.db, rows), logger: deps.logger, metrics: deps.metrics });
   const sampleQueues = async () => {
     try {
-      for (const q of await queues.sample()) activity.queueSample(q.consumerId, q.depth, q.oldestAgeSeconds);
+      for (const q of await queues.sample()) deps.activity.queueSample(q.consumerId, q.depth, q.oldestAgeSeconds);
     } catch (err) {
       deps.logger.warn({ err }, 'queue depths could not be sampled for the activity charts');
     }
@@ -90,7 +91,7 @@ export function createDeliveryService(deps: DeliveryServiceDeps): Service {
     logger: deps.logger,
     metrics: deps.metrics,
     acceptanceWaitMs: deps.acceptanceWaitMs,
-    activity,
+    activity: deps.activity,
   });
   const topic = deps.topic ?? MESSAGES_TOPIC;
   const kafkaLag = registerKafkaLag({ kafka: deps.kafka, groupId: deps.groupId, topic, metrics: deps.metrics, logger: deps.logger });
@@ -110,7 +111,6 @@ export function createDeliveryService(deps: DeliveryServiceDeps): Service {
     start: async () => {
       retention.start();
       recheck.start();
-      activity.start();
       void sampleQueues();
       sampling = setInterval(() => void sampleQueues(), QUEUE_SAMPLE_MS);
       sampling.unref();
@@ -147,16 +147,23 @@ export function createDeliveryService(deps: DeliveryServiceDeps): Service {
     stop: async () => {
       await (batches ? batches.stop() : consumer?.disconnect());
       clearInterval(sampling);
-      await Promise.all([retention.stop(), recheck.stop(), kafkaLag.stop(), activity.stop()]);
+      await Promise.all([retention.stop(), recheck.stop(), kafkaLag.stop()]);
     },
   };
 }
 
 /** Delivery on a process's shared clients, as its own main and the all-in-one run it. */
 export function deliveryServiceOf(
-  clients: { db: Knex; kafka: Kafka; logger: Logger; metrics: Registry; ready: { postgres: ReadinessCheck; kafka: ReadinessCheck } },
+  clients: {
+    db: Knex;
+    kafka: Kafka;
+    logger: Logger;
+    metrics: Registry;
+    activity: DeliveryServiceDeps['activity'];
+    ready: { postgres: ReadinessCheck; kafka: ReadinessCheck };
+  },
   config: Parameters<typeof deliverySettings>[0],
 ): Service {
-  const { db, kafka, logger, metrics, ready } = clients;
-  return createDeliveryService({ readiness: [ready.postgres, ready.kafka], db, kafka, logger, metrics, ...deliverySettings(config) });
+  const { db, kafka, logger, metrics, activity, ready } = clients;
+  return createDeliveryService({ readiness: [ready.postgres, ready.kafka], db, kafka, logger, metrics, activity, ...deliverySettings(config) });
 }

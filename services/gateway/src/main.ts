@@ -25,6 +25,7 @@ void bootstrap({
     // consumer and the admin keep kafkajs's patient defaults).
     const producer = await clients.boundedProducer(config.PUBLISH_COMMIT_TIMEOUT);
     const db = postgres.client;
+    const activity = clients.activity();
 
     const limitMetrics = createLimitMetrics(metrics, 'gateway');
     const identity = createIdentity({ db, kafka: kafka.client, logger, baseUrl: config.BUS_BASE_URL, cacheTtlMs: config.IDENTITY_CACHE_TTL, name: 'gateway' });
@@ -36,6 +37,7 @@ void bootstrap({
         identity,
         logger,
         metrics,
+        activity,
         limitMetrics,
         connectionQuota: connectionQuota({ store: identity.quotas, quotas: connectionQuotasOf(redis.client, config, logger, limitMetrics) }),
         managedApps,

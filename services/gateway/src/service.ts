@@ -1,8 +1,8 @@
 import type { ReadinessCheck, Service } from '@bus/http';
 import { discoveryRouter } from './discovery';
 import type { ConfigOf } from '@bus/config';
-import { writeActivity, writeRefusals, type Knex } from '@bus/db';
-import { createActivityRecorder, type Logger } from '@bus/observability';
+import { writeRefusals, type Knex } from '@bus/db';
+import type { ActivityRecorder, Logger } from '@bus/observability';
 import { MESSAGES_TOPIC, type Producer } from '@bus/kafka';
 import { createSomValidator } from '@bus/som';
 import type { gatewayConfig } from './config';
@@ -23,7 +23,7 @@ import { managedAppAuth } from './managed-auth';
 import type { ManagedApp } from './managed-apps';
 import type { RequestHandler } from 'express';
 
-interface GatewayServiceDeps extends Omit<PublishRoutesDeps, 'refusals' | 'activity' | 'signedSteps' | 'managedSignedSteps'> {
+interface GatewayServiceDeps extends Omit<PublishRoutesDeps, 'refusals' | 'signedSteps' | 'managedSignedSteps'> {
   /** The AWS-signed routes (signedRoutesOf). */
   signed: SignedRoutes;
   /** Postgres (idempotency, story state), Redis (quotas) and Kafka (bus.messages.v1) readiness. */
@@ -46,25 +46,19 @@ function createGatewayService(deps: GatewayServiceDeps): Service {
     logger: deps.logger,
     metrics: deps.metrics,
   });
-  const activity = createActivityRecorder({ write: (rows) => writeActivity(deps.db, rows), logger: deps.logger, metrics: deps.metrics });
   return {
     name: 'gateway',
     routers: [
       discoveryRouter(),
-      publishRoutes({ ...deps, refusals, activity, signedSteps: deps.signed.publishSteps, managedSignedSteps: deps.signed.managedSteps }),
+      publishRoutes({ ...deps, refusals, signedSteps: deps.signed.publishSteps, managedSignedSteps: deps.signed.managedSteps }),
       deps.signed.verifyRouter,
       testerRoutes({ authenticator: deps.authenticator, connectionQuota: deps.connectionQuota, db: deps.db }),
       runRoutes({ authenticator: deps.authenticator, connectionQuota: deps.connectionQuota, db: deps.db, openRuns }),
     ],
     readiness: deps.readiness,
-    start: async () => {
-      refusals.start();
-      activity.start();
-    },
-    // After the server drained: the refusals and counts of the last requests are written before the process ends.
-    stop: async () => {
-      await Promise.all([refusals.stop(), activity.stop()]);
-    },
+    start: async () => refusals.start(),
+    // After the server drained: the refusals of the last requests are written before the process ends.
+    stop: () => refusals.stop(),
   };
 }
 
@@ -82,6 +76,8 @@ export function gatewayServiceOf(
     identity: Identity;
     logger: Logger;
     metrics: Registry;
+    /** The process's activity recorder (libs/composition): the gateway counts publishes and refusals, the process starts and stops it. */
+    activity: Pick<ActivityRecorder, 'published' | 'refused'>;
     limitMetrics: LimitMetrics;
     connectionQuota: RequestHandler;
     managedApps: readonly ManagedApp[];
@@ -89,7 +85,7 @@ export function gatewayServiceOf(
   },
   config: ConfigOf<typeof gatewayConfig>,
 ): Service {
-  const { db, redis, producer, identity, logger, metrics, limitMetrics, managedApps, ready } = clients;
+  const { db, redis, producer, identity, logger, metrics, activity, limitMetrics, managedApps, ready } = clients;
   return createGatewayService({
     readiness: [ready.postgres, ready.redis, ready.kafka, identity.controlReadiness],
     authenticator: identity,
@@ -97,6 +93,7 @@ export function gatewayServiceOf(
     logger,
     connectionQuota: clients.connectionQuota,
     metrics,
+    activity,
     publish: publishDepsOf({ db, producer, logger, metrics, identity }, config),
     managedAppAuth: managedAppAuthOf(managedApps, identity),
     connectionUse: identity.connectionUse,

@@ -19,7 +19,7 @@ export const pullApiConfig = {
  * composition root (the pull API's main and the all-in-one), which add readiness.
  */
 export function pullApiDepsOf(
-  clients: Pick<PullApiServiceDeps, 'authenticator' | 'connectionQuota' | 'connectionUse'> & {
+  clients: Pick<PullApiServiceDeps, 'authenticator' | 'connectionQuota' | 'connectionUse' | 'activity'> & {
     db: Knex;
     redis: Redis;
     connections: Pick<ConnectionCache, 'get'>;

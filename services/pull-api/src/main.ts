@@ -21,12 +21,23 @@ void bootstrap({
     // stale they get without it, so Kafka is an optional readiness matter here (control-topic).
     const kafka = clients.kafka().client;
     const db = postgres.client;
+    const activity = clients.activity();
 
     const limitMetrics = createLimitMetrics(metrics, 'pull-api');
     const identity = createIdentity({ db, kafka, logger, baseUrl: config.BUS_BASE_URL, cacheTtlMs: config.IDENTITY_CACHE_TTL, name: 'pull-api' });
     const quota = connectionQuota({ store: identity.quotas, quotas: connectionQuotasOf(redis.client, config, logger, limitMetrics) });
     const pullApi = pullApiServiceOf(
-      { db, redis: redis.client, identity, logger, metrics, limitMetrics, connectionQuota: quota, ready: { postgres: postgres.ready, redis: redis.ready } },
+      {
+        db,
+        redis: redis.client,
+        identity,
+        logger,
+        metrics,
+        activity,
+        limitMetrics,
+        connectionQuota: quota,
+        ready: { postgres: postgres.ready, redis: redis.ready },
+      },
       config,
     );
     const middleware = [

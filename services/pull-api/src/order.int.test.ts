@@ -1,7 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import pino from 'pino';
 import { createConnectionUse } from '@bus/identity';
-import { useTestDatabase } from '@bus/fixtures';
+import { uncountedActivity, useTestDatabase } from '@bus/fixtures';
 import type { Knex } from '@bus/db';
 import { createMetricsRegistry } from '@bus/observability';
 import { seededRandom } from '@bus/testing';
@@ -38,6 +38,7 @@ beforeAll(async () => {
     handles: createReceiptHandles(randomBytes(32)),
     logger: pino({ level: 'silent' }),
     metrics: createPullMetrics(createMetricsRegistry({ defaultMetrics: false })),
+    activity: uncountedActivity,
     connectionUse: createConnectionUse({ db, logger: pino({ level: 'silent' }) }),
   };
 }, 30_000);

@@ -17,8 +17,8 @@ export interface PullDeps {
   /** Where a message handed out without its envelope is reported (ids and reason, never the body). */
   logger: Logger;
   metrics: PullMetrics;
-  /** The portal's per-minute activity: each ack done, counted in memory (absent where nothing charts it). */
-  activity?: Pick<ActivityRecorder, 'acked'>;
+  /** The portal's per-minute activity: each ack done, counted in memory. */
+  activity: Pick<ActivityRecorder, 'acked'>;
   /** A receive uses its connection: last_used_at (to the minute, never a write per request). */
   connectionUse: ConnectionUse;
 }
@@ -276,7 +276,7 @@ export async function acknowledge(
   tools: ConsumerTools | null | undefined,
 ): Promise<HandleResult[]> {
   const results = await settle(deps, consumerId, receiptHandles, (leases) => ackWithFaults(deps, consumerId, leases, tools));
-  deps.activity?.acked(consumerId, results.filter((r) => r.status === 'done').length);
+  deps.activity.acked(consumerId, results.filter((r) => r.status === 'done').length);
   return results;
 }
 

@@ -1,10 +1,10 @@
 import type { RequestHandler } from 'express';
 import type { ReadinessCheck, Service } from '@bus/http';
-import { readConnectionDates, readSkillRegistrations, writeActivity, type Knex } from '@bus/db';
+import { readConnectionDates, readSkillRegistrations, type Knex } from '@bus/db';
 import type { BearerAuthenticator, ConnectionUse, Identity } from '@bus/identity';
 import type { LimitMetrics, Redis } from '@bus/limits';
 import { pullApiDepsOf } from './config';
-import { createActivityRecorder, type Logger, type Registry } from '@bus/observability';
+import type { ActivityRecorder, Logger, Registry } from '@bus/observability';
 import { createPgQueueNotifier } from './notifier';
 import { createPullMetrics, type PullDeps } from './pull';
 import { KnexDeliveryStore, KnexQueueStore, purgeQueue, queueCall } from '@bus/queue';
@@ -29,6 +29,8 @@ export interface PullApiServiceDeps {
   logger: Logger;
   /** The process's registry, served at /metrics. */
   metrics: Registry;
+  /** The process's activity recorder (libs/composition): the pull API counts acks, the process starts and stops it. */
+  activity: Pick<ActivityRecorder, 'acked'>;
   /** The SQS door's principals, replay store, shared signed-request limit and scope (pullApiDepsOf). */
   sqs: Omit<SqsRoutesDeps, 'pull' | 'stats' | 'queueDates' | 'purge'>;
 }
@@ -38,7 +40,6 @@ export function createPullApiService(deps: PullApiServiceDeps): Service {
   const notifier = createPgQueueNotifier({ url: deps.databaseUrl, logger: deps.logger });
   const store = KnexQueueStore.create(deps.db);
   const deliveries = KnexDeliveryStore.create(deps.db);
-  const activity = createActivityRecorder({ write: (rows) => writeActivity(deps.db, rows), logger: deps.logger, metrics: deps.metrics });
   // One queue, two doors: the consumer routes and the SQS door share these operations and handles.
   const pull: PullDeps = {
     store,
@@ -47,7 +48,7 @@ export function createPullApiService(deps: PullApiServiceDeps): Service {
     handles: createReceiptHandles(deps.receiptHandleKey),
     logger: deps.logger,
     metrics: createPullMetrics(deps.metrics),
-    activity,
+    activity: deps.activity,
     connectionUse: deps.connectionUse,
   };
   const stats = async (consumerId: string) => (await queueCall(() => deliveries.queueStats(consumerId)))[0];
@@ -75,15 +76,9 @@ export function createPullApiService(deps: PullApiServiceDeps): Service {
     // A lost LISTEN connection is not a readiness matter: the notifier reconnects and wakes every
     // waiter meanwhile, and receives still read Postgres.
     readiness: deps.readiness,
-    start: async () => {
-      activity.start();
-      await notifier.start();
-    },
+    start: () => notifier.start(),
     drain: () => notifier.drain(),
-    // After the server drained: the acks of the last requests are counted before the process ends.
-    stop: async () => {
-      await Promise.all([notifier.stop(), activity.stop()]);
-    },
+    stop: () => notifier.stop(),
   };
 }
 
@@ -98,13 +93,14 @@ export function pullApiServiceOf(
     identity: Identity;
     logger: Logger;
     metrics: Registry;
+    activity: PullApiServiceDeps['activity'];
     limitMetrics: LimitMetrics;
     connectionQuota: RequestHandler;
     ready: { postgres: ReadinessCheck; redis: ReadinessCheck };
   },
   config: Parameters<typeof pullApiDepsOf>[1],
 ): Service {
-  const { db, redis, identity, logger, metrics, limitMetrics, connectionQuota, ready } = clients;
+  const { db, redis, identity, logger, metrics, activity, limitMetrics, connectionQuota, ready } = clients;
   return createPullApiService({
     ...pullApiDepsOf(
       {
@@ -113,6 +109,7 @@ export function pullApiServiceOf(
         connections: identity.connections,
         logger,
         metrics,
+        activity,
         limitMetrics,
         authenticator: identity,
         connectionQuota,

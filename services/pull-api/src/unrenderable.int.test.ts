@@ -11,7 +11,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { Writable } from 'node:stream';
 import type { NextFunction, Request, Response } from 'express';
-import { useTestDatabase } from '@bus/fixtures';
+import { uncountedActivity, useTestDatabase } from '@bus/fixtures';
 import type { Knex } from '@bus/db';
 import { KnexDeliveryStore } from '@bus/queue';
 import { createHttpApp, createRequestMetrics, serve, violationBody, type RunningServer } from '@bus/http';
@@ -91,6 +91,7 @@ beforeAll(async () => {
     receiptHandleKey: randomBytes(32),
     logger,
     metrics,
+    activity: uncountedActivity,
     connectionUse: createConnectionUse({ db, logger }),
     // The SQS door is not driven here (test/sqs.test.ts is): no principal resolves, no connection either.
     sqs: {
