@@ -58,6 +58,7 @@ const ALL = [
   '024_connection_names',
   '025_activity_minutes',
   '026_delivery_purged_at',
+  '027_delivery_message_index',
 ];
 
 // By hand rather than @bus/fixtures' useTestDatabase: the migrations themselves are under test (up

@@ -25,6 +25,7 @@ import * as runValidations from './023_run_validations';
 import * as connectionNames from './024_connection_names';
 import * as activityMinutes from './025_activity_minutes';
 import * as deliveryPurgedAt from './026_delivery_purged_at';
+import * as deliveryMessageIndex from './027_delivery_message_index';
 
 interface NamedMigration {
   name: string;
@@ -63,6 +64,7 @@ const MIGRATIONS: readonly NamedMigration[] = [
   { name: '024_connection_names', migration: connectionNames },
   { name: '025_activity_minutes', migration: activityMinutes },
   { name: '026_delivery_purged_at', migration: deliveryPurgedAt },
+  { name: '027_delivery_message_index', migration: deliveryMessageIndex },
 ];
 
 export const migrationSource: Knex.MigrationSource<NamedMigration> = {

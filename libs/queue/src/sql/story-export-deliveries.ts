@@ -1,6 +1,6 @@
 /**
  * Every consumer connection's copy of some messages of a workspace, for a story export
- * (story-export.ts): the connections by their workspace, each copy by deliveries_consumer_message_unique,
+ * (story-export.ts): the connections by their workspace, each copy by deliveries_message_consumer,
  * in the order of the consumer and then of enqueue. first_received_at is the lease statement's: the
  * first receive that handed the copy out. A copy a purge settled is `purged`, not acked. A dead letter's 'infinity' is no time: `dead_lettered`
  * says what it is.
