@@ -21,6 +21,7 @@ export {
   sweepBatch,
   sweepStatements,
   SWEEP_LOCK,
+  deliveryConsumerStoryKey,
   deliveryStoryKey,
   oldestRowAt,
 } from './retention';

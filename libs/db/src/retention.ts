@@ -56,6 +56,15 @@ export function deliveryStoryKey(workspaceId: string, correlationId: string): st
   return `'delivery:' || ${workspaceId} || '/' || ${correlationId}`;
 }
 
+/**
+ * SQL of the key of one consumer's lock of a delivery story (libs/queue lock-stories-of-deliveries.ts),
+ * taken exclusive by a write of that consumer's rows alone while it holds the story's own lock shared.
+ * Its prefix differs from deliveryStoryKey's, so no consumer's key is ever a story's key.
+ */
+export function deliveryConsumerStoryKey(workspaceId: string, correlationId: string, consumerId: string): string {
+  return `'delivery-consumer:' || ${consumerId} || ':' || ${workspaceId} || '/' || ${correlationId}`;
+}
+
 /** Idempotency records: docs/api.md#limits says at least 7 days; by default the replay archive (docs/architecture.md#data-flow). */
 export const IDEMPOTENCY_WINDOW = {
   variable: 'IDEMPOTENCY_RETENTION',

@@ -10,8 +10,11 @@ import { lockStoriesOfDeliveries as lockStoriesOfDeliveriesText } from './sql/lo
  * the story's head (docs/delivery.md "The lease rule"). The deciding statement then starts after the
  * lock was granted, so its snapshot holds every committed change to the story and no other write to it
  * is in flight: an enqueue of a story's next message racing the ack of its head leaves exactly one head.
- * Locks are taken in one sorted order by every writer, so two never wait for each other in a cycle.
- * Leases, nacks and extensions do not change the head and never take it. The retention sweep tries it
+ * A write of one consumer's rows alone (an ack, a discarded dead letter) holds the story's lock shared
+ * and that consumer's own lock of the story exclusive (sql/lock-stories-of-deliveries.ts), so the
+ * consumers of one story ack side by side. Locks are taken in one sorted order by every writer, so two
+ * never wait for each other in a cycle. Leases, nacks and extensions do not change the head and never
+ * take it. The retention sweep tries it
  * (without waiting) for each delivery it removes, and marks the next head of a story whose head it
  * removed.
  */

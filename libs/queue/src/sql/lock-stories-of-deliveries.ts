@@ -1,13 +1,20 @@
-import { deliveryStoryKey } from '@bus/db';
+import { deliveryConsumerStoryKey, deliveryStoryKey } from '@bus/db';
 
 /**
- * The story locks of an ack or a discarded dead letter: as lock-stories.ts, for the stories of the
- * consumer's deliveries named by id. `ids` and `consumer` are SQL expressions: parameters
- * (`:ids::bigint[]`, `:consumerId`) or, for the ack's simple query, quoted literals.
+ * The story locks of one consumer's write — an ack or a discarded dead letter — for the stories of the
+ * consumer's deliveries named by id: each story's lock shared, and the consumer's own lock of the story
+ * (deliveryConsumerStoryKey) exclusive, all in the order of their hashed keys with every other writer's
+ * (story-lock.ts). Such a write reads and changes only that consumer's rows of the story, so the acks of
+ * fifty consumers of one story run side by side, while an enqueue, a replay, a purge or the retention
+ * sweep (exclusive on the story's lock) still waits for them and they for it. `ids` and `consumer` are
+ * SQL expressions: parameters (`:ids::bigint[]`, `:consumerId`) or, for the ack's simple query, quoted
+ * literals.
  */
 export function lockStoriesOfDeliveries(consumer: string, ids: string): string {
-  return `SELECT count(pg_advisory_xact_lock(k)) AS locked FROM (
-       SELECT DISTINCT hashtextextended(${deliveryStoryKey('workspace_id', 'correlation_id')}, 0) AS k FROM deliveries
-        WHERE id = ANY(${ids}) AND consumer_id = ${consumer} ORDER BY k
+  return `SELECT count(CASE WHEN shared THEN pg_advisory_xact_lock_shared(k) ELSE pg_advisory_xact_lock(k) END) AS locked FROM (
+       SELECT DISTINCT l.k, l.shared FROM deliveries d
+        CROSS JOIN LATERAL (VALUES (hashtextextended(${deliveryStoryKey('d.workspace_id', 'd.correlation_id')}, 0), true),
+                                   (hashtextextended(${deliveryConsumerStoryKey('d.workspace_id', 'd.correlation_id', 'd.consumer_id')}, 0), false)) AS l(k, shared)
+        WHERE d.id = ANY(${ids}) AND d.consumer_id = ${consumer} ORDER BY l.k
      ) keys`;
 }
