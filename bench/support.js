@@ -256,10 +256,10 @@ async function provisionWorkspace({ busUrl, db, admin }, { systemId, messageType
 }
 
 /**
- * A story.context message of about 2 KB (the typical size the issue names) with a fresh message_id,
- * as the bytes to POST. Built by filling the example's text around its three changing members: a deep
- * copy and two JSON passes per message cost the bench process 18–21 µs of the CPU it shares with the
- * bus (docs/benchmarks.md, "The bench's message builder").
+ * A story.context message of about 2 KB (a typical story context) with a fresh message_id, as the
+ * bytes to POST. Built by filling the example's text around its three changing members: 3.7 µs a
+ * message, where a deep copy and two JSON passes cost the bench process 18–21 µs of the CPU it shares
+ * with the bus, which held the raw ceiling down by 15–20 % (docs/benchmarks.md, "Publish history").
  */
 function storyMessage(correlationId) {
   const messageId = randomUUID();

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 
 /**
- * A consumer's un-acked deliveries oldest first (docs/benchmarks.md, "Receives walk from the oldest row"). A
+ * A consumer's un-acked deliveries oldest first (docs/benchmarks.md, "Runs, shared statements, receipt HMACs"). A
  * receive looks for the oldest receivable heads (each correlation id's oldest un-acked delivery); by
  * deliveries_pending alone that is one probe per correlation id with un-acked rows — ~1,200 buffers a
  * receive over 256 of them, most of Postgres' work in bench:e2e (c). Walking this index from the
