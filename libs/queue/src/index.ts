@@ -1,4 +1,5 @@
 export { KnexDeliveryStore, acceptanceKey } from './delivery-store';
+export { messageToEnqueue } from './message-to-enqueue';
 export type { DeliveryStore, Acceptance, MessageToEnqueue, QuarantinedRecord, StoredQuarantinedRecord } from './delivery-store';
 export { checkAcceptance, judgeAcceptance, readMessageHeaders, readRecordContent } from './acceptance-check';
 export { RecordValue } from './record-content';

@@ -1,8 +1,8 @@
-import { randomUUID } from 'node:crypto';
 import { useTestDatabase } from '@bus/fixtures';
 import type { Knex } from '@bus/db';
 import { resolveDeadLetter } from './dead-letters';
 import { KnexDeliveryStore, type MessageToEnqueue } from './delivery-store';
+import { messageToEnqueue } from './message-to-enqueue';
 import { purgeQueue } from './purge';
 import { KnexQueueStore, type LeasedMessage } from './queue-store';
 
@@ -17,7 +17,6 @@ const database = useTestDatabase({ applicationName: 'queue-purge', poolMax: 8 })
 let db: Knex;
 let deliveries: KnexDeliveryStore;
 let queue: KnexQueueStore;
-let offset = 0;
 
 beforeAll(() => {
   db = database.db;
@@ -30,22 +29,8 @@ async function newConsumer(): Promise<{ workspaceId: string; consumer: string }>
   return { workspaceId: tenant.workspaceId, consumer: tenant.connectionIds[0]! };
 }
 
-function message(workspaceId: string, correlationId: string): MessageToEnqueue {
-  return {
-    workspaceId,
-    messageId: randomUUID(),
-    body: Buffer.from(JSON.stringify({ correlationId })),
-    messageType: 'telling.started',
-    correlationId,
-    publishedAt: new Date(),
-    kafkaPartition: 0,
-    kafkaOffset: String(offset++),
-    traceparent: null,
-  };
-}
-
 async function publish(workspaceId: string, stories: string[]): Promise<MessageToEnqueue[]> {
-  const batch = stories.map((s) => message(workspaceId, s));
+  const batch = stories.map((s) => messageToEnqueue(workspaceId, s));
   await deliveries.write({ enqueue: batch, quarantine: [] });
   return batch;
 }

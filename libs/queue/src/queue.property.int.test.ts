@@ -1,10 +1,10 @@
-import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
 import { useTestDatabase } from '@bus/fixtures';
 import type { Knex } from '@bus/db';
 import { eventually } from '@bus/testing';
 import { resolveDeadLetter } from './dead-letters';
 import { KnexDeliveryStore, type MessageToEnqueue } from './delivery-store';
+import { messageToEnqueue } from './message-to-enqueue';
 import { KnexQueueStore, type LeasedMessage } from './queue-store';
 
 /**
@@ -26,7 +26,6 @@ const database = useTestDatabase({ applicationName: 'queue-property', poolMax: 6
 let db: Knex;
 let deliveries: KnexDeliveryStore;
 let queue: KnexQueueStore;
-let offset = 0;
 
 beforeAll(async () => {
   db = database.db;
@@ -83,20 +82,6 @@ async function newConsumer(): Promise<{ workspaceId: string; consumer: string }>
   return { workspaceId: tenant.workspaceId, consumer: tenant.connectionIds[0]! };
 }
 
-function message(workspaceId: string, correlationId: string): MessageToEnqueue {
-  return {
-    workspaceId,
-    messageId: randomUUID(),
-    body: Buffer.from(JSON.stringify({ correlationId })),
-    messageType: 'telling.started',
-    correlationId,
-    publishedAt: new Date(),
-    kafkaPartition: 0,
-    kafkaOffset: String(offset++),
-    traceparent: null,
-  };
-}
-
 it('keeps FIFO per correlation id, leases each message to one receiver at a time and loses nothing, against a model', async () => {
   await fc.assert(
     fc.asyncProperty(fc.array(op, { minLength: 10, maxLength: 40 }), async (ops) => {
@@ -125,7 +110,7 @@ it('keeps FIFO per correlation id, leases each message to one receiver at a time
       for (const step of ops) {
         switch (step.kind) {
           case 'publish': {
-            const batch = step.stories.map((s) => message(workspaceId, STORIES[s]!));
+            const batch = step.stories.map((s) => messageToEnqueue(workspaceId, STORIES[s]!));
             await deliveries.write({ enqueue: batch, quarantine: [] });
             for (const m of batch) {
               const list = perStory.get(m.correlationId)!;
@@ -255,10 +240,10 @@ it('leaves each story exactly one head when an enqueue of its next message races
   const { workspaceId, consumer } = await newConsumer();
   for (let round = 0; round < 30; round++) {
     const story = `race-${round}`;
-    await deliveries.write({ enqueue: [message(workspaceId, story)], quarantine: [] });
+    await deliveries.write({ enqueue: [messageToEnqueue(workspaceId, story)], quarantine: [] });
     const { messages } = await queue.receive(consumer, 10, LONG_MS);
     expect(messages.map((m) => m.correlationId)).toEqual([story]);
-    const next = message(workspaceId, story);
+    const next = messageToEnqueue(workspaceId, story);
     await Promise.all([queue.ack(consumer, messages), deliveries.write({ enqueue: [next], quarantine: [] })]);
     expect(await wrongHeads(consumer)).toEqual([]);
     const after = await queue.receive(consumer, 10, LONG_MS);

@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import type { Knex } from '@bus/db';
 import { useTestDatabase } from '@bus/fixtures';
 import { eventually } from '@bus/testing';
-import { KnexDeliveryStore, type MessageToEnqueue } from './delivery-store';
+import { KnexDeliveryStore } from './delivery-store';
+import { messageToEnqueue } from './message-to-enqueue';
 import { KnexQueueStore, type LeasedMessage } from './queue-store';
 import { lockStoriesOfDeliveries } from './story-lock';
 
@@ -24,21 +25,6 @@ beforeAll(() => {
   queue = KnexQueueStore.create(db);
 });
 
-let offset = 0;
-function message(workspaceId: string, correlationId: string): MessageToEnqueue {
-  return {
-    workspaceId,
-    messageId: randomUUID(),
-    body: Buffer.from('{}'),
-    messageType: 'telling.started',
-    correlationId,
-    publishedAt: new Date(),
-    kafkaPartition: 0,
-    kafkaOffset: String(offset++),
-    traceparent: null,
-  };
-}
-
 const handle = (m: LeasedMessage) => ({ deliveryId: m.deliveryId, generation: m.generation });
 
 /** Backends of this database waiting for an advisory lock. */
@@ -55,7 +41,7 @@ async function storyReceivedByTwo(): Promise<{ workspaceId: string; story: strin
   const tenant = await database.tenancy.tenant({ connections: [{ kind: 'consumer' }, { kind: 'consumer' }] });
   const [a, b] = tenant.connectionIds as [string, string];
   const story = `story-${randomUUID()}`;
-  await deliveries.write({ enqueue: [message(tenant.workspaceId, story)], quarantine: [] });
+  await deliveries.write({ enqueue: [messageToEnqueue(tenant.workspaceId, story)], quarantine: [] });
   const [leasedA] = (await queue.receive(a, 10, LONG_MS)).messages;
   const [leasedB] = (await queue.receive(b, 10, LONG_MS)).messages;
   return { workspaceId: tenant.workspaceId, story, a, b, leasedA: leasedA!, leasedB: leasedB! };
@@ -83,7 +69,7 @@ it("keeps the same consumer's next ack of the story and an enqueue of the story 
   try {
     await lockStoriesOfDeliveries(trx, a, [leasedA.deliveryId]);
     ack = queue.ack(a, [handle(leasedA)]).finally(() => (settled = true));
-    enqueue = deliveries.write({ enqueue: [message(workspaceId, story)], quarantine: [] }).finally(() => (settled = true));
+    enqueue = deliveries.write({ enqueue: [messageToEnqueue(workspaceId, story)], quarantine: [] }).finally(() => (settled = true));
     await eventually(waitingForStoryLocks, (n) => n === 2, { what: 'the ack and the enqueue waiting for the story locks' });
     expect(settled).toBe(false);
   } finally {

@@ -7,7 +7,7 @@ import { createMetricsRegistry } from '@bus/observability';
 import { eventually } from '@bus/testing';
 import { createPgQueueNotifier, type QueueNotifier } from './notifier';
 import { createPullMetrics, messageRecord, receive, settle, type PullDeps } from './pull';
-import { KnexDeliveryStore, KnexQueueStore, type QueueStore } from '@bus/queue';
+import { KnexDeliveryStore, KnexQueueStore, messageToEnqueue, type QueueStore } from '@bus/queue';
 import { createReceiptHandles } from './receipt';
 
 const workspaceId = 'wpullapitest2';
@@ -41,22 +41,11 @@ database.beforeDrop(async () => {
   await notifier?.stop();
 });
 
-let offset = 0;
 /** Enqueues a message to both consumers through delivery's own store (the same transaction and NOTIFY). */
 async function enqueue(correlationId: string): Promise<{ messageId: string; raw: Buffer }> {
   const messageId = randomUUID();
   const raw = Buffer.from(`{ "message_id": "${messageId}",   "correlation_id": "${correlationId}" }`, 'utf8');
-  await deliveries.enqueue({
-    workspaceId,
-    messageId,
-    body: raw,
-    messageType: 'telling.started',
-    correlationId,
-    publishedAt: new Date(),
-    kafkaPartition: 0,
-    kafkaOffset: String(offset++),
-    traceparent: null,
-  });
+  await deliveries.enqueue(messageToEnqueue(workspaceId, correlationId, { messageId, body: raw }));
   return { messageId, raw };
 }
 

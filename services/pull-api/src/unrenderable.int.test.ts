@@ -13,7 +13,7 @@ import { Writable } from 'node:stream';
 import type { NextFunction, Request, Response } from 'express';
 import { uncountedActivity, useTestDatabase } from '@bus/fixtures';
 import type { Knex } from '@bus/db';
-import { KnexDeliveryStore } from '@bus/queue';
+import { KnexDeliveryStore, messageToEnqueue } from '@bus/queue';
 import { createHttpApp, createRequestMetrics, serve, violationBody, type RunningServer } from '@bus/http';
 import { connectionQuota, createConnectionUse, KnexQuotaStore, type BearerAuthenticator, type BearerIdentity } from '@bus/identity';
 import { createConnectionQuotas, createRedis, type Redis } from '@bus/limits';
@@ -131,17 +131,7 @@ const deliveries = () => KnexDeliveryStore.create(db);
 async function enqueueGood(correlationId: string): Promise<{ messageId: string; raw: Buffer }> {
   const messageId = randomUUID();
   const raw = Buffer.from(JSON.stringify({ message_id: messageId, correlation_id: correlationId, payload: { n: offset } }), 'utf8');
-  await deliveries().enqueue({
-    workspaceId,
-    messageId,
-    body: raw,
-    messageType: 'telling.started',
-    correlationId,
-    publishedAt: new Date(),
-    kafkaPartition: 0,
-    kafkaOffset: String(offset++),
-    traceparent: null,
-  });
+  await deliveries().enqueue(messageToEnqueue(workspaceId, correlationId, { messageId, body: raw }));
   return { messageId, raw };
 }
 
