@@ -24,7 +24,18 @@
 
 const { performance } = require('node:perf_hooks');
 const { som } = require('@bus/schemas');
-const { CONNECTION_FACTOR, cpuLine, busClient, cpuMeter, machine, percentile, provisionWorkspace, startBus, statementTable } = require('./support');
+const {
+  CONNECTION_FACTOR,
+  cpuLine,
+  busClient,
+  cpuMeter,
+  machine,
+  percentile,
+  provisionWorkspace,
+  publishAtRate,
+  startBus,
+  statementTable,
+} = require('./support');
 
 const RATE = Number(process.env.BENCH_RATE ?? 200);
 const RUN_SECONDS = Number(process.env.BENCH_SECONDS ?? 60);
@@ -70,7 +81,6 @@ async function publishToReceivable(api, db, consumerId, cpu) {
   const received = new Map();
   const acks = [];
   let publishing = true;
-  let refused = 0;
 
   const deadline = now() + (WARM_UP_SECONDS + RUN_SECONDS) * 1000 + PHASE_TIMEOUT_MS;
   const receiveLoop = async () => {
@@ -89,22 +99,14 @@ async function publishToReceivable(api, db, consumerId, cpu) {
   };
   const consumer = Promise.all(Array.from({ length: RECEIVERS }, receiveLoop));
 
-  const t0 = now();
   const cpuBefore = cpu.sample();
-  const inFlight = new Set();
-  for (let i = 0; i < total; i++) {
-    const delay = t0 + (i * 1000) / RATE - now();
-    if (delay > 0) await sleep(delay);
-    while (inFlight.size >= MAX_IN_FLIGHT) await Promise.race(inFlight);
-    const publish = api.publish(i, `bench-${i % CORRELATION_IDS}`).then((p) => {
-      inFlight.delete(publish);
-      if (p.status === 202) published.set(p.messageId, { ...p, measured: i >= measuredFrom, second: (p.startedAt - t0) / 1000 - WARM_UP_SECONDS });
-      else refused += 1;
-    });
-    inFlight.add(publish);
-  }
-  await Promise.all(inFlight);
-  const achievedRate = total / ((now() - t0) / 1000);
+  const { refused, achievedRate } = await publishAtRate(api, {
+    rate: RATE,
+    total,
+    correlationId: (i) => `bench-${i % CORRELATION_IDS}`,
+    maxInFlight: MAX_IN_FLIGHT,
+    published,
+  });
   publishing = false;
   await consumer;
   await Promise.all(acks);
@@ -121,9 +123,9 @@ async function publishToReceivable(api, db, consumerId, cpu) {
   let lost = 0;
   // The last window ends at the last measured publish: on a machine that cannot keep the rate, the
   // schedule slips past RUN_SECONDS.
-  const lastSecond = Math.max(...[...published.values()].filter((p) => p.measured).map((p) => p.second));
-  for (const [id, p] of published) {
-    if (!p.measured) continue;
+  const measured = [...published].filter(([, p]) => p.index >= measuredFrom).map(([id, p]) => [id, { ...p, second: p.second - WARM_UP_SECONDS }]);
+  const lastSecond = Math.max(...measured.map(([, p]) => p.second));
+  for (const [id, p] of measured) {
     const got = received.get(id);
     if (got === undefined) lost += 1;
     else {

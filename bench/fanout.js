@@ -18,7 +18,7 @@
 
 const { performance } = require('node:perf_hooks');
 const { som } = require('@bus/schemas');
-const { busClient, cpuLine, cpuMeter, machine, percentile, provisionWorkspace, startBus, statementTable } = require('./support');
+const { busClient, cpuLine, cpuMeter, machine, percentile, provisionWorkspace, publishAtRate, startBus, statementTable } = require('./support');
 
 const RATE = Number(process.env.BENCH_RATE ?? 100);
 const RUN_SECONDS = Number(process.env.BENCH_SECONDS ?? 30);
@@ -65,7 +65,6 @@ async function phase(bench, consumerCount, cpu) {
   const published = new Map();
   const received = apis.map(() => new Map());
   let publishing = true;
-  let refused = 0;
   let drainDeadline = Infinity;
 
   const receiveLoop = async (api, got) => {
@@ -86,31 +85,25 @@ async function phase(bench, consumerCount, cpu) {
   let cpuBefore;
   let statementsBefore;
   const consuming = Promise.all(apis.map((api, i) => receiveLoop(api, received[i])));
-  const t0 = now();
-  const inFlight = new Set();
-  for (let i = 0; i < total; i++) {
-    if (i === measuredFrom) {
+  const { refused, achievedRate } = await publishAtRate(publisher, {
+    rate: RATE,
+    total,
+    correlationId: (i) => `fanout-${i % CORRELATION_IDS}`,
+    maxInFlight: MAX_IN_FLIGHT,
+    published,
+    beforePublish: async (i) => {
+      if (i !== measuredFrom) return;
       wal = await walPosition(bench.db);
       cpuBefore = cpu.sample();
       statementsBefore = await bench.statements.sample();
-    }
-    const delay = t0 + (i * 1000) / RATE - now();
-    if (delay > 0) await sleep(delay);
-    while (inFlight.size >= MAX_IN_FLIGHT) await Promise.race(inFlight);
-    const publish = publisher.publish(i, `fanout-${i % CORRELATION_IDS}`).then((p) => {
-      inFlight.delete(publish);
-      if (p.status === 202) published.set(p.messageId, { ...p, measured: i >= measuredFrom, second: (p.startedAt - t0) / 1000 - WARM_UP_SECONDS });
-      else refused += 1;
-    });
-    inFlight.add(publish);
-  }
-  await Promise.all(inFlight);
-  const achievedRate = total / ((now() - t0) / 1000);
+    },
+  });
   publishing = false;
   drainDeadline = now() + DRAIN_TIMEOUT_MS;
   await consuming;
   const walBytes = await walBytesSince(bench.db, wal);
-  const measuredMessages = [...published.values()].filter((p) => p.measured).length;
+  const measured = [...published].filter(([, p]) => p.index >= measuredFrom).map(([id, p]) => [id, { ...p, second: p.second - WARM_UP_SECONDS }]);
+  const measuredMessages = measured.length;
   const deliveries = measuredMessages * consumerCount;
   const cpuPerThousand = cpu.perThousand(cpuBefore, cpu.sample(), deliveries);
   const statements = bench.statements.costs(statementsBefore, await bench.statements.sample(), 8);
@@ -119,9 +112,8 @@ async function phase(bench, consumerCount, cpu) {
   const first = [];
   const last = [];
   let lost = 0;
-  const lastSecond = Math.max(...[...published.values()].filter((p) => p.measured).map((p) => p.second));
-  for (const [id, p] of published) {
-    if (!p.measured) continue;
+  const lastSecond = Math.max(...measured.map(([, p]) => p.second));
+  for (const [id, p] of measured) {
     for (const got of received) {
       const at = got.get(id);
       if (at === undefined) {

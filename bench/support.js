@@ -540,6 +540,35 @@ function busClient(urls, workspace, producers, consumer) {
   return client;
 }
 
+/**
+ * Publishes `total` messages through `api` (busClient) at `rate` a second on an open loop: each starts
+ * on its schedule, at most `maxInFlight` open (past it the schedule slips instead of piling up
+ * requests on a machine that cannot keep up; the achieved rate says so). The i-th message's correlation
+ * id is `correlationId(i)`; `beforePublish(i)`, when given, runs before the i-th is scheduled (a meter's
+ * sample where the measured part begins). Resolves with the accepted publishes by message id (each
+ * with its `index` and `second`, its start in seconds after the loop's), the count of other answers
+ * and the achieved rate. `published`, when given, is the map filled (a receive loop may watch it grow).
+ */
+async function publishAtRate(api, { rate, total, correlationId, maxInFlight = 64, beforePublish, published = new Map() }) {
+  let refused = 0;
+  const inFlight = new Set();
+  const t0 = performance.now();
+  for (let i = 0; i < total; i++) {
+    if (beforePublish) await beforePublish(i);
+    const delay = t0 + (i * 1000) / rate - performance.now();
+    if (delay > 0) await new Promise((resolve) => setTimeout(resolve, delay));
+    while (inFlight.size >= maxInFlight) await Promise.race(inFlight);
+    const publish = api.publish(i, correlationId(i)).then((p) => {
+      inFlight.delete(publish);
+      if (p.status === 202) published.set(p.messageId, { ...p, index: i, second: (p.startedAt - t0) / 1000 });
+      else refused += 1;
+    });
+    inFlight.add(publish);
+  }
+  await Promise.all(inFlight);
+  return { published, refused, achievedRate: total / ((performance.now() - t0) / 1000) };
+}
+
 /** The machine line every benchmark prints with its figures. */
 function machine() {
   const os = require('node:os');
@@ -547,6 +576,7 @@ function machine() {
 }
 
 module.exports = {
+  publishAtRate,
   busClient,
   CONNECTION_FACTOR,
   cpuLine,
