@@ -12,13 +12,21 @@ import type { Knex } from 'knex';
  * consumer's rows as a whole are read only through the un-acked and head indexes. ON CONFLICT
  * (consumer_id, message_id) infers it (a unique index on the same columns in any order).
  *
- * Built CONCURRENTLY, outside a transaction (as migration 008): every delivery writes this table.
+ * Built CONCURRENTLY, outside a transaction (as migration 008): every delivery writes this table. The
+ * old unique constraint goes only once the new index is valid, and a run after one cut short rebuilds
+ * the new index only when it was left invalid, so an enqueue's ON CONFLICT always has one to infer.
  */
 export const config = { transaction: false };
 
 export async function up(knex: Knex): Promise<void> {
-  await knex.raw('DROP INDEX CONCURRENTLY IF EXISTS deliveries_message_consumer');
-  await knex.raw('CREATE UNIQUE INDEX CONCURRENTLY deliveries_message_consumer ON deliveries (message_id, consumer_id)');
+  const { rows } = await knex.raw<{ rows: Array<{ valid: boolean }> }>(
+    `SELECT i.indisvalid AS valid FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
+      WHERE c.relname = 'deliveries_message_consumer' AND c.relnamespace = current_schema()::regnamespace`,
+  );
+  if (rows[0]?.valid !== true) {
+    await knex.raw('DROP INDEX CONCURRENTLY IF EXISTS deliveries_message_consumer');
+    await knex.raw('CREATE UNIQUE INDEX CONCURRENTLY deliveries_message_consumer ON deliveries (message_id, consumer_id)');
+  }
   await knex.raw('ALTER TABLE deliveries DROP CONSTRAINT IF EXISTS deliveries_consumer_message_unique');
   await knex.raw('DROP INDEX CONCURRENTLY IF EXISTS deliveries_message');
 }
