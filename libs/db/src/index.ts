@@ -1,8 +1,8 @@
 export { sqlLiteral, sqlTextArray } from './sql-literals';
 export { arrayParameter } from './array-parameter';
 export { simpleTransaction } from './simple-transaction';
-export { preparedQuery, positionalStatement } from './prepared-query';
-export type { PositionalStatement } from './prepared-query';
+export { preparedQuery, preparedSimpleQuery, positionalStatement } from './prepared-query';
+export type { PositionalStatement, PreparedStep } from './prepared-query';
 export type { SimpleTransaction, SimpleTransactionEnd, StatementRows } from './simple-transaction';
 export { createDatabase, databaseOptionsOf, migrateLatest, migrateDownAll, pingDatabase, databaseReadiness, isUniqueViolation, rawQuery } from './database';
 export type { DatabaseOptions, Knex, RawResult } from './database';

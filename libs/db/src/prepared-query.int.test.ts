@@ -1,5 +1,5 @@
-import { createTestDatabase, type TestDatabase } from '@bus/testing';
-import { createDatabase, preparedQuery, type Knex } from './index';
+import { createTestDatabase, eventually, type TestDatabase } from '@bus/testing';
+import { createDatabase, preparedQuery, preparedSimpleQuery, sqlLiteral, type Knex } from './index';
 import { arrayParameter } from './array-parameter';
 import { PLAN_REMADE_AFTER_MS } from './prepared-query';
 
@@ -105,6 +105,99 @@ describe('a plan made while a table was empty', () => {
     clock.mockReturnValue(start + 10 * (PLAN_REMADE_AFTER_MS.at(-1) as number));
     await preparedQuery(db, 'test.schedule', 'select :n::int as n', { n: 3 });
     expect((await preparedOnTheConnection()).filter((n: string) => n.startsWith('test.schedule'))).toEqual([`test.schedule@${PLAN_REMADE_AFTER_MS.length}`]);
+  });
+});
+
+/** Statements prepared with PREPARE and run as one simple query of EXECUTEs (the pull API's ack). */
+describe('preparedSimpleQuery', () => {
+  const next = { name: 'test.simple.next', sql: 'select :n::int + 1 as next, :label::text as label' };
+  const observed = async <T>(work: () => Promise<T>): Promise<{ result: T; sent: string[] }> => {
+    const sent: string[] = [];
+    const observe = (q: { sql: string }) => sent.push(q.sql);
+    db.on('query', observe);
+    try {
+      return { result: await work(), sent };
+    } finally {
+      db.off('query', observe);
+    }
+  };
+
+  it('answers each step’s rows in one round trip, preparing each statement once per connection', async () => {
+    const run = (n: number) =>
+      preparedSimpleQuery(db, [
+        { ...next, literals: { n: String(n), label: sqlLiteral(`it's ${n}`) } },
+        { name: 'test.simple.pair', sql: 'select :a::int as a, :a::int * 2 as twice', literals: { a: String(n) } },
+      ]);
+    const first = await observed(() => run(1));
+    expect(first.result).toEqual([[{ next: 2, label: "it's 1" }], [{ a: 1, twice: 2 }]]);
+    expect(first.sent).toHaveLength(1);
+    expect(first.sent[0]).toMatch(/^PREPARE "test\.simple\.next" AS select \$1::int \+ 1/);
+
+    const second = await observed(() => run(2));
+    expect(second.result).toEqual([[{ next: 3, label: "it's 2" }], [{ a: 2, twice: 4 }]]);
+    expect(second.sent).toEqual([`EXECUTE "test.simple.next"(2, 'it''s 2');\nEXECUTE "test.simple.pair"(2)`]);
+    expect((await preparedOnTheConnection()).filter((n: string) => n.startsWith('test.simple'))).toEqual(['test.simple.next', 'test.simple.pair']);
+  });
+
+  it('gives each statement its own snapshot: a statement after one that waited for a lock sees what committed meanwhile', async () => {
+    const other = createDatabase({ url: testDb.url, poolMax: 1, applicationName: 'prepared-query-test-other' });
+    try {
+      await db.raw('create table arrivals (id int primary key)');
+      const holder = await other.transaction();
+      await holder.raw('select pg_advisory_xact_lock(4242)');
+      await holder.raw('insert into arrivals values (1)');
+      const answer = preparedSimpleQuery(db, [
+        { name: 'test.simple.wait', sql: 'select pg_advisory_xact_lock(:key::bigint)::text as locked', literals: { key: '4242' } },
+        { name: 'test.simple.count', sql: 'select count(*)::int as arrived from arrivals where id > :above::int', literals: { above: '0' } },
+      ]);
+      // Committed only once the first statement is waiting for the lock, i.e. after the query started.
+      await eventually(
+        async () => (await holder.raw(`select count(*)::int as n from pg_locks where locktype = 'advisory' and not granted`)).rows[0].n as number,
+        (waiting) => waiting === 1,
+      );
+      await holder.commit();
+      expect((await answer)[1]).toEqual([{ arrived: 1 }]);
+    } finally {
+      await other.destroy();
+    }
+  });
+
+  it('passes a Postgres error through, and a statement prepared by the failed query is not prepared twice', async () => {
+    const failing = () => preparedSimpleQuery(db, [{ name: 'test.simple.divide', sql: 'select 1 / :d::int as q', literals: { d: '0' } }]);
+    await expect(failing()).rejects.toMatchObject({ code: '22012' });
+    const after = await observed(() => preparedSimpleQuery(db, [{ name: 'test.simple.divide', sql: 'select 1 / :d::int as q', literals: { d: '1' } }]));
+    expect(after.result).toEqual([[{ q: 1 }]]);
+    // Postgres was asked whether the failed query's PREPARE had run (it had: it is not undone), and it was not sent again.
+    expect(after.sent).toEqual([expect.stringMatching(/pg_prepared_statements/), 'EXECUTE "test.simple.divide"(1)']);
+  });
+
+  it('refuses a name preparedQuery runs, a second text, and a missing value, before anything reaches Postgres', async () => {
+    await preparedQuery(db, 'test.protocol', 'select 1 as one', {});
+    await expect(preparedSimpleQuery(db, [{ name: 'test.protocol', sql: 'select 1 as one', literals: {} }])).rejects.toThrow(
+      'prepared statement test.protocol is run both by preparedQuery and by preparedSimpleQuery',
+    );
+    await expect(preparedSimpleQuery(db, [{ ...next, sql: 'select 2', literals: {} }])).rejects.toThrow(
+      'prepared statement test.simple.next was given two different texts',
+    );
+    await expect(preparedSimpleQuery(db, [{ ...next, literals: { n: '1' } }])).rejects.toThrow('prepared statement test.simple.next has no value for :label');
+  });
+
+  it('makes its plans again on the schedule, deallocating the superseded one in the same query', async () => {
+    const start = Date.now();
+    const clock = jest.spyOn(Date, 'now').mockReturnValue(start);
+    try {
+      const run = () => observed(() => preparedSimpleQuery(db, [{ name: 'test.simple.remade', sql: 'select :n::int as n', literals: { n: '5' } }]));
+      await run();
+      clock.mockReturnValue(start + (PLAN_REMADE_AFTER_MS[0] as number));
+      const remade = await run();
+      expect(remade.result).toEqual([[{ n: 5 }]]);
+      expect(remade.sent).toEqual([
+        'DEALLOCATE "test.simple.remade";\nPREPARE "test.simple.remade@1" AS select $1::int as n;\nEXECUTE "test.simple.remade@1"(5)',
+      ]);
+      expect((await preparedOnTheConnection()).filter((n: string) => n.startsWith('test.simple.remade'))).toEqual(['test.simple.remade@1']);
+    } finally {
+      clock.mockRestore();
+    }
   });
 });
 

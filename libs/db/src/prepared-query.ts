@@ -23,7 +23,27 @@ export function positionalStatement(sql: string): PositionalStatement {
   return { text, names };
 }
 
-const statements = new Map<string, PositionalStatement & { sql: string }>();
+/** Each statement name's one text, and whether node-postgres (protocol) or PREPARE (sql) prepares it: one server-side namespace. */
+const statements = new Map<string, PositionalStatement & { sql: string; preparedBy: 'protocol' | 'sql' }>();
+
+function registered(name: string, sql: string, preparedBy: 'protocol' | 'sql'): PositionalStatement {
+  const known = statements.get(name);
+  if (!known) {
+    const statement = { sql, preparedBy, ...positionalStatement(sql) };
+    statements.set(name, statement);
+    return statement;
+  }
+  if (known.sql !== sql) throw new Error(`prepared statement ${name} was given two different texts`);
+  if (known.preparedBy !== preparedBy) throw new Error(`prepared statement ${name} is run both by preparedQuery and by preparedSimpleQuery`);
+  return known;
+}
+
+function valuesOf<V>(name: string, statement: PositionalStatement, bindings: Readonly<Record<string, V>>): V[] {
+  return statement.names.map((n) => {
+    if (!(n in bindings)) throw new Error(`prepared statement ${name} has no value for :${n}`);
+    return bindings[n] as V;
+  });
+}
 
 /**
  * When a connection's plan of a statement is made again, in ms after its first use there: 1 s, 2 s, 4 s
@@ -84,17 +104,8 @@ function versionToRun(connection: Client, name: string, now: number): { run: str
  * must not change result type").
  */
 export async function preparedQuery<R>(db: Knex | Knex.Transaction, name: string, sql: string, bindings: Readonly<Record<string, unknown>>): Promise<R[]> {
-  let statement = statements.get(name);
-  if (!statement) {
-    statement = { sql, ...positionalStatement(sql) };
-    statements.set(name, statement);
-  } else if (statement.sql !== sql) {
-    throw new Error(`prepared statement ${name} was given two different texts`);
-  }
-  const values = statement.names.map((n) => {
-    if (!(n in bindings)) throw new Error(`prepared statement ${name} has no value for :${n}`);
-    return bindings[n];
-  });
+  const statement = registered(name, sql, 'protocol');
+  const values = valuesOf(name, statement, bindings);
   // In a transaction, knex's transaction client answers with the transaction's connection (and its
   // release is a no-op), so the statement runs inside it.
   const connection = (await db.client.acquireConnection()) as Client;
@@ -110,5 +121,87 @@ export async function preparedQuery<R>(db: Knex | Knex.Transaction, name: string
     return result.rows as R[];
   } finally {
     await db.client.releaseConnection(connection);
+  }
+}
+
+/** One statement of preparedSimpleQuery: its name, its text with `:name` bindings, and each binding as a quoted SQL literal (sqlLiteral). */
+export interface PreparedStep {
+  name: string;
+  sql: string;
+  literals: Readonly<Record<string, string>>;
+}
+
+/**
+ * What PREPARE has made on a connection, by server-side name: `unknown` after a query that sent a
+ * PREPARE failed — PREPARE is not undone with its transaction, so it may have run before the error.
+ */
+const heldOn = new WeakMap<Client, Map<string, 'held' | 'unknown'>>();
+
+/**
+ * Runs `steps` as one simple query of EXECUTEs of statements prepared with PREPARE: one round trip and
+ * one implicit transaction, each statement with its own snapshot — taken when it starts, so a statement
+ * after one that waited for locks sees what committed meanwhile — and, unlike a simple query of the
+ * statements' own texts, no parse or plan per call once Postgres settles on a generic plan (the ack's
+ * planning was 0.8 of its 1.9 ms, docs/benchmarks.md "Fan-out"). A statement not yet prepared on the
+ * connection is prepared in the same query; plans are made again on the schedule of
+ * PLAN_REMADE_AFTER_MS, as preparedQuery's are. Answers each step's rows, in order.
+ */
+export async function preparedSimpleQuery(db: Knex | Knex.Transaction, steps: readonly PreparedStep[]): Promise<unknown[][]> {
+  const planned = steps.map((step) => {
+    const statement = registered(step.name, step.sql, 'sql');
+    return { step, statement, literals: valuesOf(step.name, statement, step.literals) };
+  });
+  const connection = (await db.client.acquireConnection()) as Client;
+  try {
+    let held = heldOn.get(connection);
+    if (!held) {
+      held = new Map();
+      heldOn.set(connection, held);
+    }
+    await settleUnknown(db, connection, held);
+    const parts: string[] = [];
+    const executes: number[] = [];
+    const preparing: string[] = [];
+    const now = Date.now();
+    for (const { step, statement, literals } of planned) {
+      const { run, deallocate } = versionToRun(connection, step.name, now);
+      if (deallocate !== undefined && held.get(deallocate) === 'held') {
+        parts.push(`DEALLOCATE ${sqlIdentifier(deallocate)}`);
+        held.delete(deallocate);
+      }
+      if (held.get(run) !== 'held' && !preparing.includes(run)) {
+        parts.push(`PREPARE ${sqlIdentifier(run)} AS ${statement.text}`);
+        preparing.push(run);
+      }
+      executes.push(parts.length);
+      parts.push(`EXECUTE ${sqlIdentifier(run)}${literals.length > 0 ? `(${literals.join(', ')})` : ''}`);
+    }
+    const text = parts.join(';\n');
+    (db.client as { emit(event: string, arg: unknown): void }).emit('query', { method: 'raw', sql: text, bindings: [] });
+    let results: QueryResult | QueryResult[];
+    try {
+      results = (await connection.query(text)) as QueryResult | QueryResult[];
+    } catch (error) {
+      for (const name of preparing) held.set(name, 'unknown');
+      throw error;
+    }
+    for (const name of preparing) held.set(name, 'held');
+    const answers = Array.isArray(results) ? results : [results];
+    return executes.map((at) => answers[at]?.rows ?? []);
+  } finally {
+    await db.client.releaseConnection(connection);
+  }
+}
+
+/** Asks Postgres which of the connection's `unknown` statements it holds (only after a failed query). */
+async function settleUnknown(db: Knex | Knex.Transaction, connection: Client, held: Map<string, 'held' | 'unknown'>): Promise<void> {
+  const unknown = [...held].filter(([, state]) => state === 'unknown').map(([name]) => name);
+  if (unknown.length === 0) return;
+  const sql = 'SELECT name FROM pg_prepared_statements WHERE name = ANY($1::text[])';
+  (db.client as { emit(event: string, arg: unknown): void }).emit('query', { method: 'raw', sql, bindings: [unknown] });
+  const { rows } = await connection.query<{ name: string }>(sql, [unknown]);
+  for (const name of unknown) {
+    if (rows.some((r) => r.name === name)) held.set(name, 'held');
+    else held.delete(name);
   }
 }

@@ -11,7 +11,7 @@ export type { ReplayDeps } from './replay';
 export { queueOperations } from './operations';
 export { purgeQueue, PURGE_STORIES_PER_BATCH } from './purge';
 export { DEAD_LETTERS_LISTED } from './dead-letters';
-export { lockStories, lockStoriesOfDeliveries, storiesOfDeliveriesLock } from './story-lock';
+export { lockStories, lockStoriesOfDeliveries } from './story-lock';
 export { KnexQueueStore, queueCall, SETTLE_TIMEOUT_MS, SettleTimeoutError } from './queue-store';
 export type {
   QueueStore,

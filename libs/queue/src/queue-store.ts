@@ -1,13 +1,13 @@
-import { DELIVERY_CHANNEL, preparedQuery, rawQuery, sqlLiteral, type Knex, type Row } from '@bus/db';
+import { DELIVERY_CHANNEL, preparedQuery, preparedSimpleQuery, rawQuery, sqlLiteral, type Knex, type Row } from '@bus/db';
 import { unavailableUnlessDone } from '@bus/http';
 import { coalesceCalls, settleWithin } from '@bus/contracts';
-import { storiesOfDeliveriesLock } from './story-lock';
-import { ackStatement } from './sql/ack';
+import { ACK } from './sql/ack';
 import { DEAD_LETTER_DUE } from './sql/dead-letter-due';
 import { EXTEND } from './sql/extend';
 import { IN_FLIGHT } from './sql/in-flight';
 import { gateBindings } from './sql/gate';
 import { leaseStatement } from './sql/lease';
+import { LOCK_STORIES_OF_DELIVERIES } from './sql/lock-stories-of-deliveries';
 import { nextVisibleStatement } from './sql/next-visible';
 import { peekStatement } from './sql/peek';
 import { RECEIVE_FAULTS } from './sql/receive-faults';
@@ -338,20 +338,21 @@ export class KnexQueueStore implements QueueStore, ConsumerToolsStore {
   }
 
   /**
-   * The stories' locks (sql/lock-stories-of-deliveries.ts) and the ack (sql/ack.ts) as one simple query:
-   * one implicit transaction, one round trip, the ack's snapshot taken after the locks were granted. A
-   * handle named twice is done once, at its first place, as one ack at a time would answer.
+   * The stories' locks (sql/lock-stories-of-deliveries.ts) and the ack (sql/ack.ts) as one simple query
+   * of prepared statements: one implicit transaction, one round trip, the ack's snapshot taken after the
+   * locks were granted. A handle named twice is done once, at its first place, as one ack at a time
+   * would answer.
    */
   private async settleAcks(consumerId: string, leases: LeaseRef[]): Promise<SettleOutcome[]> {
-    // Quoted literals: a simple query carries no parameters.
-    const ids = `'{${leases.map((l) => bigintText(l.deliveryId)).join(',')}}'::bigint[]`;
-    const generations = `'{${leases.map((l) => integerText(l.generation)).join(',')}}'::int[]`;
+    // Quoted literals: EXECUTE's arguments travel in the query's text.
+    const ids = `'{${leases.map((l) => bigintText(l.deliveryId)).join(',')}}'`;
+    const generations = `'{${leases.map((l) => integerText(l.generation)).join(',')}}'`;
     const consumer = sqlLiteral(consumerId);
-    const answers = (await rawQuery<unknown>(
-      this.db,
-      `${storiesOfDeliveriesLock(consumer, ids)};\n${ackStatement({ consumer, ids, generations, channel: sqlLiteral(DELIVERY_CHANNEL) })}`,
-    )) as unknown as Array<{ rows: Array<Pick<Row<'deliveries'>, 'id'> & { generation: number }> }>;
-    const acked = answers[1]?.rows ?? [];
+    const [, ackedRows] = await preparedSimpleQuery(this.db, [
+      { name: 'queue.ack.lock', sql: LOCK_STORIES_OF_DELIVERIES, literals: { consumerId: consumer, ids } },
+      { name: 'queue.ack', sql: ACK, literals: { consumerId: consumer, ids, generations, channel: sqlLiteral(DELIVERY_CHANNEL) } },
+    ]);
+    const acked = (ackedRows ?? []) as Array<Pick<Row<'deliveries'>, 'id'> & { generation: number }>;
     return outcomesInOrder(leases, (lease) => acked.some((r) => String(r.id) === lease.deliveryId && r.generation === lease.generation));
   }
 

@@ -1,6 +1,6 @@
 import { arrayParameter, rawQuery, type Knex } from '@bus/db';
 import { LOCK_STORIES } from './sql/lock-stories';
-import { lockStoriesOfDeliveries as lockStoriesOfDeliveriesText } from './sql/lock-stories-of-deliveries';
+import { LOCK_STORIES_OF_DELIVERIES } from './sql/lock-stories-of-deliveries';
 
 /**
  * The story lock: a transaction-scoped advisory lock per (workspace, correlation id), on a key of its
@@ -30,10 +30,5 @@ export async function lockStories(trx: Knex.Transaction, stories: ReadonlyArray<
 /** Locks the stories of consumer `consumerId`'s deliveries `ids` (ids of other consumers are ignored). */
 export async function lockStoriesOfDeliveries(trx: Knex.Transaction, consumerId: string, ids: readonly string[]): Promise<void> {
   if (ids.length === 0) return;
-  await rawQuery(trx, lockStoriesOfDeliveriesText(':consumerId', ':ids::bigint[]'), { ids: arrayParameter([...ids]), consumerId });
-}
-
-/** lockStoriesOfDeliveries over quoted literals, for a simple query: `consumer` a quoted literal, `ids` a bigint[] literal. */
-export function storiesOfDeliveriesLock(consumer: string, ids: string): string {
-  return lockStoriesOfDeliveriesText(consumer, ids);
+  await rawQuery(trx, LOCK_STORIES_OF_DELIVERIES, { ids: arrayParameter([...ids]), consumerId });
 }
