@@ -113,7 +113,7 @@ export async function preparedQuery<R>(db: Knex | Knex.Transaction, name: string
     // As knex does for its own statements (a transaction's client passes it on to the root's), so what
     // observes the queries (round-trip counts) sees this one — inside the try: an observer that throws
     // must not keep the connection from going back to the pool.
-    (db.client as { emit(event: string, arg: unknown): void }).emit('query', { method: 'raw', sql: statement.text, bindings: values, name });
+    announce(db, { sql: statement.text, bindings: values, name });
     const { run, deallocate } = versionToRun(connection, name, Date.now());
     // Before the statement, so a failure here leaves nothing of the caller's work half done.
     if (deallocate !== undefined) await connection.query(`DEALLOCATE ${sqlIdentifier(deallocate)}`);
@@ -122,6 +122,11 @@ export async function preparedQuery<R>(db: Knex | Knex.Transaction, name: string
   } finally {
     await db.client.releaseConnection(connection);
   }
+}
+
+/** Tells what observes the pool's queries (round-trip counts) about a statement sent on a connection of it, as knex does for its own. */
+function announce(db: Knex | Knex.Transaction, query: { sql: string; bindings: unknown[]; name?: string }): void {
+  (db.client as { emit(event: string, arg: unknown): void }).emit('query', { method: 'raw', ...query });
 }
 
 /** One statement of preparedSimpleQuery: its name, its text with `:name` bindings, and each binding as a quoted SQL literal (sqlLiteral). */
@@ -177,7 +182,7 @@ export async function preparedSimpleQuery(db: Knex | Knex.Transaction, steps: re
       parts.push(`EXECUTE ${sqlIdentifier(run)}${literals.length > 0 ? `(${literals.join(', ')})` : ''}`);
     }
     const text = parts.join(';\n');
-    (db.client as { emit(event: string, arg: unknown): void }).emit('query', { method: 'raw', sql: text, bindings: [] });
+    announce(db, { sql: text, bindings: [] });
     let results: QueryResult | QueryResult[];
     try {
       results = (await connection.query(text)) as QueryResult | QueryResult[];
@@ -198,7 +203,7 @@ async function settleUnknown(db: Knex | Knex.Transaction, connection: Client, he
   const unknown = [...held].filter(([, state]) => state === 'unknown').map(([name]) => name);
   if (unknown.length === 0) return;
   const sql = 'SELECT name FROM pg_prepared_statements WHERE name = ANY($1::text[])';
-  (db.client as { emit(event: string, arg: unknown): void }).emit('query', { method: 'raw', sql, bindings: [unknown] });
+  announce(db, { sql, bindings: [unknown] });
   const { rows } = await connection.query<{ name: string }>(sql, [unknown]);
   for (const name of unknown) {
     if (rows.some((r) => r.name === name)) held.set(name, 'held');
