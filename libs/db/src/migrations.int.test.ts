@@ -59,6 +59,7 @@ const ALL = [
   '025_activity_minutes',
   '026_delivery_purged_at',
   '027_delivery_message_index',
+  '028_deliveries_without_foreign_keys',
 ];
 
 // By hand rather than @bus/fixtures' useTestDatabase: the migrations themselves are under test (up

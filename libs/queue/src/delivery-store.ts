@@ -333,9 +333,9 @@ function messageArrays(messages: readonly MessageToEnqueue[]): Record<string, un
 /**
  * One statement: stores each message once and inserts one delivery per active consumer connection of
  * its workspace (idempotent on (consumer, message_id)), their ids — the FIFO sequence — in the order of
- * `messages`, then NOTIFYs each consumer that got a new row once. The deliveries' foreign key to
- * `messages` is checked at the statement's end, when the stored rows are there. Resolves with the
- * consumer of each new delivery.
+ * `messages`, then NOTIFYs each consumer that got a new row once, all under the stories' locks (which
+ * is what keeps each delivery's stored message: docs/delivery.md). Resolves with the consumer of each
+ * new delivery.
  */
 async function enqueueIn(trx: Knex.Transaction, messages: readonly MessageToEnqueue[]): Promise<string[]> {
   if (messages.length === 0) return [];

@@ -61,6 +61,9 @@ export const RETENTION_TABLES = [
     window: QUEUE_WINDOW,
     agesFrom: 't.stored_at',
     keptWhile: RETENTION_MESSAGE_KEPT,
+    // The enqueue's and a replay's lock of the story: they write a delivery for a message only while
+    // holding it, so none is written for a message the sweep is removing (deliveries have no foreign key).
+    writerLock: deliveryStoryKey('t.workspace_id', 't.correlation_id'),
   },
   {
     table: 'quarantined_records',

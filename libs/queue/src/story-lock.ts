@@ -15,8 +15,8 @@ import { LOCK_STORIES_OF_DELIVERIES } from './sql/lock-stories-of-deliveries';
  * consumers of one story ack side by side. Locks are taken in one sorted order by every writer, so two
  * never wait for each other in a cycle. Leases, nacks and extensions do not change the head and never
  * take it. The retention sweep tries it
- * (without waiting) for each delivery it removes, and marks the next head of a story whose head it
- * removed.
+ * (without waiting) for each delivery and each stored message it removes, and marks the next head of a
+ * story whose head it removed.
  */
 /** Locks the stories of `stories` (duplicates are taken once). */
 export async function lockStories(trx: Knex.Transaction, stories: ReadonlyArray<{ workspaceId: string; correlationId: string }>): Promise<void> {

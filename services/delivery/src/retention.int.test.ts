@@ -3,7 +3,7 @@ import pino from 'pino';
 import { Registry } from 'prom-client';
 import { useTestDatabase } from '@bus/fixtures';
 import { SWEEP_LOCK, sweepStatements, type Knex } from '@bus/db';
-import { RETENTION_TABLES, type RetentionSettings } from '@bus/queue';
+import { lockStories, RETENTION_TABLES, type RetentionSettings } from '@bus/queue';
 import { KnexPublishStore } from '@bus/gateway';
 import { createRetentionSweeper } from './retention';
 
@@ -284,6 +284,45 @@ describe('the retention sweep on the real Postgres, with a controlled clock', ()
     release();
     await publishing;
     expect((await sweeper.sweep()).tables.story_state).toEqual({ removed: 1, batches: 1 });
+  });
+
+  it('leaves a stored message to the next sweep while an enqueue holds its story, and keeps it if the enqueue gave it a delivery', async () => {
+    const correlationId = `c-${randomUUID()}`;
+    const messageId = randomUUID();
+    const stored = {
+      workspace_id: workspaceId,
+      message_id: messageId,
+      body: Buffer.from('{}'),
+      message_type: 'telling.started',
+      correlation_id: correlationId,
+      published_at: ago(15 * DAY),
+      kafka_partition: 0,
+      kafka_offset: 200,
+      stored_at: ago(15 * DAY),
+    };
+    await db('messages').insert(stored);
+    const sweeper = createRetentionSweeper({ db, metrics: new Registry(), logger, settings, now });
+    // A Kafka redelivery of the message, enqueued as delivery-store does: the story's lock, then the
+    // delivery of a message already stored.
+    await db.transaction(async (trx) => {
+      await lockStories(trx, [{ workspaceId, correlationId }]);
+      expect((await sweeper.sweep()).tables.messages).toEqual({ removed: 0, batches: 0 });
+      await trx('deliveries').insert({
+        consumer_id: consumerId,
+        workspace_id: workspaceId,
+        message_id: messageId,
+        correlation_id: correlationId,
+        is_head: true,
+      });
+    });
+    expect((await sweeper.sweep()).tables.messages).toEqual({ removed: 0, batches: 0 });
+    expect(await db('messages').where({ message_id: messageId }).first('message_id')).toEqual({ message_id: messageId });
+    // Once its delivery is past the window too, the message goes with it.
+    await db('deliveries')
+      .where({ message_id: messageId })
+      .update({ enqueued_at: ago(15 * DAY) });
+    const swept = (await sweeper.sweep()).tables;
+    expect([swept.deliveries?.removed, swept.messages?.removed]).toEqual([1, 1]);
   });
 
   it("makes the next un-acked delivery its story's head when it removes an un-acked head past the window", async () => {

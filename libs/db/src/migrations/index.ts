@@ -26,6 +26,7 @@ import * as connectionNames from './024_connection_names';
 import * as activityMinutes from './025_activity_minutes';
 import * as deliveryPurgedAt from './026_delivery_purged_at';
 import * as deliveryMessageIndex from './027_delivery_message_index';
+import * as deliveriesWithoutForeignKeys from './028_deliveries_without_foreign_keys';
 
 interface NamedMigration {
   name: string;
@@ -65,6 +66,7 @@ const MIGRATIONS: readonly NamedMigration[] = [
   { name: '025_activity_minutes', migration: activityMinutes },
   { name: '026_delivery_purged_at', migration: deliveryPurgedAt },
   { name: '027_delivery_message_index', migration: deliveryMessageIndex },
+  { name: '028_deliveries_without_foreign_keys', migration: deliveriesWithoutForeignKeys },
 ];
 
 export const migrationSource: Knex.MigrationSource<NamedMigration> = {

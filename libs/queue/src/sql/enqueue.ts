@@ -6,8 +6,7 @@ import { STORE_MESSAGES_ONCE } from './store-messages';
  * consumer connection of its workspace (idempotent on (consumer, message_id)), their ids — the FIFO
  * sequence — in the batch's order. A new delivery is its story's head when it is the story's first new
  * one and the story has no un-acked delivery. Each consumer that got a new row is NOTIFYed once,
- * delivered by Postgres at COMMIT, so a woken receiver always finds the rows. The deliveries' foreign
- * key to `messages` is checked at the statement's end, when the stored rows are there. Prepared:
+ * delivered by Postgres at COMMIT, so a woken receiver always finds the rows. Prepared:
  * Postgres' parse and plan were half of this statement's time (its statement log, bench:e2e).
  */
 export const ENQUEUE = `WITH stored AS (
