@@ -151,6 +151,25 @@ describe('delivery enqueues a Kafka batch at once', () => {
     await expectEnqueuedInOrder(messages);
   });
 
+  it('enqueues a record that a batch holds twice (a producer retry) once per consumer, at its first place', async () => {
+    const story = `twice-${randomUUID()}`;
+    const [first, second] = [started(story), started(story)];
+    await accept([first, second]);
+    const outcomes = await enqueuer(5_000)([recordOf(first), recordOf(second), recordOf(first)]);
+    expect(outcomes).toEqual(['enqueued', 'enqueued', 'enqueued']);
+    for (const consumer of consumers) {
+      const rows = (await db('deliveries').where({ consumer_id: consumer, correlation_id: story }).orderBy('id').select('message_id', 'is_head')) as Array<{
+        message_id: string;
+        is_head: boolean;
+      }>;
+      expect(rows).toEqual([
+        { message_id: first.message_id, is_head: true },
+        { message_id: second.message_id, is_head: false },
+      ]);
+    }
+    expect(await db('messages').where({ message_id: first.message_id })).toHaveLength(1);
+  });
+
   it("stores every record's exact bytes, whatever their lengths, side by side in one batch", async () => {
     // Bodies of very different lengths (the longest near the 240,000-byte limit), multi-byte characters
     // and escapes, side by side in one batch.
