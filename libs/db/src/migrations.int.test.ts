@@ -60,6 +60,7 @@ const ALL = [
   '026_delivery_purged_at',
   '027_delivery_message_index',
   '028_deliveries_without_foreign_keys',
+  '029_drop_deliveries_enqueued_at',
 ];
 
 // By hand rather than @bus/fixtures' useTestDatabase: the migrations themselves are under test (up

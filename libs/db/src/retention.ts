@@ -19,7 +19,7 @@ export interface RetentionWindow {
 /**
  * One kind of row the bus removes once it is older than its window. Everything the sweep does with it
  * is derived from these fields, so a new table is one entry of libs/queue RETENTION_TABLES (and, in its own migration, the index on
- * `agesFrom` — plus on `keptWhile`'s lookup — that keeps each batch off a table scan).
+ * `agesFrom` or `oldestFirstBy` — plus on `keptWhile`'s lookup — that keeps each batch off a table scan).
  */
 export interface RetentionEntry {
   /** The table; also the `table` label of the bus_retention_* metrics. */
@@ -29,8 +29,14 @@ export interface RetentionEntry {
   /** Why it is kept that long. */
   readonly why: string;
   readonly window: RetentionWindow;
-  /** SQL over alias `t`: the time a row's window counts from. An index on exactly this expression exists. */
+  /** SQL over alias `t`: the time a row's window counts from. An index on exactly this expression exists, unless `oldestFirstBy` is set. */
   readonly agesFrom: string;
+  /**
+   * A column whose order is the rows' order of age (a sequence assigned when `agesFrom` is set): each
+   * batch reads the table's first `limit` rows along its index instead of the oldest along `agesFrom`,
+   * which then needs no index of its own — one index entry fewer for every insert and update to write.
+   */
+  readonly oldestFirstBy?: string;
   /** SQL over `t` (`:cutoff` = now − window): a row past its window stays while this holds. */
   readonly keptWhile?: string;
   /**
@@ -135,7 +141,7 @@ export function sweepStatements(entry: RetentionEntry): { pick: string; remove: 
     ? `${entry.agesFrom} < :cutoff AND CASE WHEN ${due} THEN pg_try_advisory_xact_lock(hashtextextended(${entry.writerLock}, 0)) ELSE false END`
     : due;
   return {
-    pick: `SELECT t.ctid::text AS ctid FROM ${entry.table} t WHERE ${pickable} ORDER BY ${entry.agesFrom} LIMIT :limit FOR UPDATE OF t SKIP LOCKED`,
+    pick: `SELECT t.ctid::text AS ctid FROM ${entry.table} t WHERE ${oldestFirst(entry)}${pickable} ORDER BY ${ageOrder(entry)} LIMIT :limit FOR UPDATE OF t SKIP LOCKED`,
     remove: entry.onRemove
       ? `WITH removed AS (DELETE FROM ${entry.table} t WHERE t.ctid = ANY(:ctids::tid[]) AND ${due} RETURNING t.*),
          ${entry.onRemove}
@@ -144,14 +150,25 @@ export function sweepStatements(entry: RetentionEntry): { pick: string; remove: 
   };
 }
 
+/** The order of `entry`'s rows by age: `oldestFirstBy` when it has one, else `agesFrom`. */
+function ageOrder(entry: RetentionEntry): string {
+  return entry.oldestFirstBy ? `t.${entry.oldestFirstBy}` : entry.agesFrom;
+}
+
+/** With `oldestFirstBy`, the condition (and AND) that keeps a batch to the table's first `:limit` rows. */
+function oldestFirst(entry: RetentionEntry): string {
+  const by = entry.oldestFirstBy;
+  return by ? `t.${by} = ANY(ARRAY(SELECT o.${by} FROM ${entry.table} o ORDER BY o.${by} LIMIT :limit)) AND ` : '';
+}
+
 /**
  * When the oldest row of `entry` that nothing keeps (with windows counted back from `cutoff`) began
- * to age; null when there is none. Walks `agesFrom`'s index from its oldest end.
+ * to age; null when there is none. Walks the index of its order by age from its oldest end.
  */
 export async function oldestRowAt(db: Knex, entry: RetentionEntry, cutoff: Date): Promise<Date | null> {
   const { rows } = await rawQuery<{ aged_from: Date }>(
     db,
-    `SELECT ${entry.agesFrom} AS aged_from FROM ${entry.table} t ${entry.keptWhile ? `WHERE NOT ${entry.keptWhile}` : ''} ORDER BY ${entry.agesFrom} LIMIT 1`,
+    `SELECT ${entry.agesFrom} AS aged_from FROM ${entry.table} t ${entry.keptWhile ? `WHERE NOT ${entry.keptWhile}` : ''} ORDER BY ${ageOrder(entry)} LIMIT 1`,
     { cutoff },
   );
   return rows[0]?.aged_from ?? null;

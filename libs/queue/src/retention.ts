@@ -51,6 +51,8 @@ export const RETENTION_TABLES = [
     why: 'docs/api.md#limits: a consumer queue keeps a message 14 days, received or not; an acked delivery stays as long, so a Kafka redelivery does not queue it again',
     window: QUEUE_WINDOW,
     agesFrom: 't.enqueued_at',
+    // Ids are handed out as rows are enqueued, and a replay that queues a row again keeps its enqueued_at.
+    oldestFirstBy: 'id',
     writerLock: deliveryStoryKey('t.workspace_id', 't.correlation_id'),
     onRemove: RETENTION_PROMOTE_HEAD,
   },

@@ -27,6 +27,7 @@ import * as activityMinutes from './025_activity_minutes';
 import * as deliveryPurgedAt from './026_delivery_purged_at';
 import * as deliveryMessageIndex from './027_delivery_message_index';
 import * as deliveriesWithoutForeignKeys from './028_deliveries_without_foreign_keys';
+import * as dropDeliveriesEnqueuedAt from './029_drop_deliveries_enqueued_at';
 
 interface NamedMigration {
   name: string;
@@ -67,6 +68,7 @@ const MIGRATIONS: readonly NamedMigration[] = [
   { name: '026_delivery_purged_at', migration: deliveryPurgedAt },
   { name: '027_delivery_message_index', migration: deliveryMessageIndex },
   { name: '028_deliveries_without_foreign_keys', migration: deliveriesWithoutForeignKeys },
+  { name: '029_drop_deliveries_enqueued_at', migration: dropDeliveriesEnqueuedAt },
 ];
 
 export const migrationSource: Knex.MigrationSource<NamedMigration> = {
