@@ -162,13 +162,15 @@ function oldestFirst(entry: RetentionEntry): string {
 }
 
 /**
- * When the oldest row of `entry` that nothing keeps (with windows counted back from `cutoff`) began
- * to age; null when there is none. Walks the index of its order by age from its oldest end.
+ * When the oldest row of `entry` began to age (windows counted back from `cutoff`); null when there is
+ * none. A table with rows that something keeps counts only the rows past their window that nothing
+ * keeps — what the sweep has yet to remove — so the walk along its index stops at `cutoff` instead of
+ * passing over every kept row (every stored message a delivery refers to).
  */
 export async function oldestRowAt(db: Knex, entry: RetentionEntry, cutoff: Date): Promise<Date | null> {
   const { rows } = await rawQuery<{ aged_from: Date }>(
     db,
-    `SELECT ${entry.agesFrom} AS aged_from FROM ${entry.table} t ${entry.keptWhile ? `WHERE NOT ${entry.keptWhile}` : ''} ORDER BY ${ageOrder(entry)} LIMIT 1`,
+    `SELECT ${entry.agesFrom} AS aged_from FROM ${entry.table} t ${entry.keptWhile ? `WHERE ${entry.agesFrom} < :cutoff AND NOT ${entry.keptWhile}` : ''} ORDER BY ${ageOrder(entry)} LIMIT 1`,
     { cutoff },
   );
   return rows[0]?.aged_from ?? null;

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import pino from 'pino';
 import { Registry } from 'prom-client';
 import { useTestDatabase } from '@bus/fixtures';
-import { SWEEP_LOCK, sweepStatements, type Knex } from '@bus/db';
+import { oldestRowAt, SWEEP_LOCK, sweepStatements, type Knex } from '@bus/db';
 import { lockStories, RETENTION_TABLES, type RetentionSettings } from '@bus/queue';
 import { KnexPublishStore } from '@bus/gateway';
 import { createRetentionSweeper } from './retention';
@@ -323,6 +323,37 @@ describe('the retention sweep on the real Postgres, with a controlled clock', ()
       .update({ enqueued_at: ago(15 * DAY) });
     const swept = (await sweeper.sweep()).tables;
     expect([swept.deliveries?.removed, swept.messages?.removed]).toEqual([1, 1]);
+  });
+
+  it("counts a stored message's age only past its window: the oldest there that no delivery keeps", async () => {
+    const entry = RETENTION_TABLES.find((e) => e.table === 'messages')!;
+    const cutoff = ago(14 * DAY);
+    const message = async (age: number, delivered: boolean) => {
+      const messageId = randomUUID();
+      const correlationId = `c-${randomUUID()}`;
+      const at = ago(age);
+      await db('messages').insert({
+        workspace_id: workspaceId,
+        message_id: messageId,
+        body: Buffer.from('{}'),
+        message_type: 'telling.started',
+        correlation_id: correlationId,
+        published_at: at,
+        kafka_partition: 0,
+        kafka_offset: 300,
+        stored_at: at,
+      });
+      if (delivered)
+        await db('deliveries').insert({ consumer_id: consumerId, workspace_id: workspaceId, message_id: messageId, correlation_id: correlationId });
+      return messageId;
+    };
+    await message(20 * DAY, true);
+    const due = await message(16 * DAY, false);
+    await message(3 * DAY, false);
+    expect(await oldestRowAt(db, entry, cutoff)).toEqual(ago(16 * DAY));
+    await db('messages').where({ message_id: due }).delete();
+    // The 20-day-old message is kept by its delivery; the 3-day-old one is inside its window.
+    expect(await oldestRowAt(db, entry, cutoff)).toBeNull();
   });
 
   it("makes the next un-acked delivery its story's head when it removes an un-acked head past the window", async () => {
