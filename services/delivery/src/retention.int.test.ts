@@ -46,6 +46,21 @@ beforeEach(async () => {
 const ago = (ms: number) => new Date(clock - ms);
 const count = async (table: string) => Number(((await db(table).count('* as n')) as Array<{ n: string }>)[0]!.n);
 
+/** The stored message `messageId` of story `correlationId`, stored at `at`. */
+async function storeMessage(messageId: string, correlationId: string, at: Date, kafkaOffset: number): Promise<void> {
+  await db('messages').insert({
+    workspace_id: workspaceId,
+    message_id: messageId,
+    body: Buffer.from('{}'),
+    message_type: 'telling.started',
+    correlation_id: correlationId,
+    published_at: at,
+    kafka_partition: 0,
+    kafka_offset: kafkaOffset,
+    stored_at: at,
+  });
+}
+
 /** One row of each table, aged `age` on the sweeper's clock. */
 async function rowsAged(age: number, n: number): Promise<void> {
   const at = ago(age);
@@ -64,17 +79,7 @@ async function rowsAged(age: number, n: number): Promise<void> {
       kafka_offset: i,
     });
     await db('story_state').insert({ workspace_id: workspaceId, correlation_id: correlationId, state: '{}', updated_at: at });
-    await db('messages').insert({
-      workspace_id: workspaceId,
-      message_id: messageId,
-      body: Buffer.from('{}'),
-      message_type: 'telling.started',
-      correlation_id: correlationId,
-      published_at: at,
-      kafka_partition: 0,
-      kafka_offset: i,
-      stored_at: at,
-    });
+    await storeMessage(messageId, correlationId, at, i);
     const [delivery] = await db('deliveries')
       .insert({ consumer_id: consumerId, workspace_id: workspaceId, message_id: messageId, correlation_id: correlationId, enqueued_at: at })
       .returning('id');
@@ -289,18 +294,7 @@ describe('the retention sweep on the real Postgres, with a controlled clock', ()
   it('leaves a stored message to the next sweep while an enqueue holds its story, and keeps it if the enqueue gave it a delivery', async () => {
     const correlationId = `c-${randomUUID()}`;
     const messageId = randomUUID();
-    const stored = {
-      workspace_id: workspaceId,
-      message_id: messageId,
-      body: Buffer.from('{}'),
-      message_type: 'telling.started',
-      correlation_id: correlationId,
-      published_at: ago(15 * DAY),
-      kafka_partition: 0,
-      kafka_offset: 200,
-      stored_at: ago(15 * DAY),
-    };
-    await db('messages').insert(stored);
+    await storeMessage(messageId, correlationId, ago(15 * DAY), 200);
     const sweeper = createRetentionSweeper({ db, metrics: new Registry(), logger, settings, now });
     // A Kafka redelivery of the message, enqueued as delivery-store does: the story's lock, then the
     // delivery of a message already stored.
@@ -331,18 +325,7 @@ describe('the retention sweep on the real Postgres, with a controlled clock', ()
     const message = async (age: number, delivered: boolean) => {
       const messageId = randomUUID();
       const correlationId = `c-${randomUUID()}`;
-      const at = ago(age);
-      await db('messages').insert({
-        workspace_id: workspaceId,
-        message_id: messageId,
-        body: Buffer.from('{}'),
-        message_type: 'telling.started',
-        correlation_id: correlationId,
-        published_at: at,
-        kafka_partition: 0,
-        kafka_offset: 300,
-        stored_at: at,
-      });
+      await storeMessage(messageId, correlationId, ago(age), 300);
       if (delivered)
         await db('deliveries').insert({ consumer_id: consumerId, workspace_id: workspaceId, message_id: messageId, correlation_id: correlationId });
       return messageId;
@@ -361,17 +344,7 @@ describe('the retention sweep on the real Postgres, with a controlled clock', ()
     const ids: string[] = [];
     for (const [i, age] of [15 * DAY, 13 * DAY].entries()) {
       const messageId = randomUUID();
-      await db('messages').insert({
-        workspace_id: workspaceId,
-        message_id: messageId,
-        body: Buffer.from('{}'),
-        message_type: 'telling.started',
-        correlation_id: correlationId,
-        published_at: ago(age),
-        kafka_partition: 0,
-        kafka_offset: 100 + i,
-        stored_at: ago(age),
-      });
+      await storeMessage(messageId, correlationId, ago(age), 100 + i);
       const [row] = await db('deliveries')
         .insert({
           consumer_id: consumerId,
