@@ -185,6 +185,16 @@ describe('the pull API queues on the real Postgres', () => {
     expect(latency).toBeLessThan(500);
   });
 
+  it('leases nothing for a client that hung up before the read: the message stays for the next receive, first received there', async () => {
+    const m = await enqueue(`h-${randomUUID()}`);
+    const hungUp = new AbortController();
+    hungUp.abort();
+    expect(await receive(deps, a, { maxMessages: 10, waitMs: 10_000, visibilityMs: 30_000, signal: hungUp.signal })).toEqual([]);
+    const received = [];
+    for (let batch = await get(a, 10); batch.length > 0; batch = await get(a, 10)) received.push(...batch);
+    expect(received.filter((r) => r.messageId === m.messageId).map((r) => r.receiveCount)).toEqual([1]);
+  });
+
   it('answers a long poll parked behind a correlation id as soon as an ack makes its next message the head', async () => {
     const story = `k-${randomUUID()}`;
     const [first, second] = [await enqueue(story), await enqueue(story)];

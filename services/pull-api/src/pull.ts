@@ -107,6 +107,9 @@ async function receiveWaiting(deps: PullDeps, consumerId: string, opts: ReceiveO
   const gate = receiveGate(opts.tools);
   const maxReceives = opts.tools?.maxReceives ?? null;
   for (;;) {
+    // A client that hung up (before the first read, or while parked) gets no further read: what it
+    // leased would stay invisible to every other receive for its visibility timeout.
+    if (opts.signal?.aborted) return [];
     let woken = false;
     let wake: () => void = () => undefined;
     const wokenUp = new Promise<void>((resolve) => {

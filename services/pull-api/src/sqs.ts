@@ -13,7 +13,7 @@ import {
   type SigningPrincipal,
 } from '@bus/identity';
 import { acknowledge, receive, release, settle, type HandleResult, type PullDeps } from './pull';
-import { PULL_LIMITS } from './pull-routes';
+import { hangUpSignal, PULL_LIMITS } from './pull-routes';
 import type { LeasedMessage } from '@bus/queue';
 import { invalid, missing, sqsCodeOf, SqsError } from './sqs-error';
 import { PURGE_INTERVAL_MS, type PurgeMarks } from './sqs-purge';
@@ -240,13 +240,11 @@ function sqsActions(deps: SqsRoutesDeps): Map<string, Action> {
         const waitSeconds = optionalInteger(body, 'WaitTimeSeconds', 0, MAX_WAIT_SECONDS) ?? 0;
         const visibilitySeconds = optionalInteger(body, 'VisibilityTimeout', 0, MAX_VISIBILITY_SECONDS) ?? Number(FIXED_ATTRIBUTES.VisibilityTimeout);
         const named = [...(optionalStrings(body, 'AttributeNames') ?? []), ...(optionalStrings(body, 'MessageSystemAttributeNames') ?? [])];
-        const aborted = new AbortController();
-        res.on('close', () => aborted.abort());
         const messages = await receive(deps.pull, caller.consumerId, {
           maxMessages,
           waitMs: waitSeconds * 1000,
           visibilityMs: visibilitySeconds * 1000,
-          signal: aborted.signal,
+          signal: hangUpSignal(res),
           tools: caller.tools,
         });
         if (messages.length === 0) return {};
