@@ -1,6 +1,6 @@
 import { OAuthError, readBasicAuthorization } from '@bus/http';
 
-/** Spec §7.1: with Basic, a 401 carries this challenge (RFC 6749 §5.2, RFC 7617). */
+/** With Basic, a 401 carries this challenge (docs/api.md#token-requests; RFC 6749 §5.2, RFC 7617). */
 export const BASIC_CHALLENGE = 'Basic realm="bus", charset="UTF-8"';
 /** Every token-route answer, refusals included (docs/api.md#token-response). */
 export const NO_STORE = { 'Cache-Control': 'no-store', Pragma: 'no-cache' } as const;
