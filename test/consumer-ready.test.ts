@@ -97,6 +97,29 @@ describe('consumer readiness', () => {
     expect((await consumer.ready()).queue).toEqual({ depth: 0, visible: 0, in_flight: 0, delayed: 0, dead_letters: 0, oldest_age_seconds: null });
   }, 60_000);
 
+  it('answers each of many concurrent asks with the counts as they were when it asked, the ones after an ack with the ack', async () => {
+    const fresh = await tenants.admin.createConnection({ appId: house.appId, kind: 'consumer' });
+    const consumer = new BusConsumer({ baseUrl: bus.busUrl, ...fresh });
+    const token = await tenants.token(fresh);
+    const m = message('telling.started', `ready-${randomUUID()}`);
+    expect((await new BusProducer({ baseUrl: bus.busUrl, ...house.producer }).publish(m)).status).toBe(202);
+    const [got] = await eventually(
+      () => consumer.receive({ waitSeconds: 5 }),
+      (messages) => messages.length > 0,
+      { timeoutMs: 30_000, what: 'the published message' },
+    );
+    const ask = async () => {
+      const res = await bearerCall(bus, 'GET', consumerPath(fresh.clientId), token);
+      return { status: res.status, queue: (res.body as { queue: unknown }).queue };
+    };
+    const leased = { depth: 1, visible: 0, in_flight: 1, delayed: 0, dead_letters: 0, oldest_age_seconds: expect.any(Number) };
+    expect(await Promise.all(Array.from({ length: 8 }, ask))).toEqual(Array.from({ length: 8 }, () => ({ status: 200, queue: leased })));
+    await consumer.ack([got!.receipt_handle]);
+    // Asked at once after the burst above: still the counts after the ack, never an earlier read's.
+    const empty = { depth: 0, visible: 0, in_flight: 0, delayed: 0, dead_letters: 0, oldest_age_seconds: null };
+    expect(await Promise.all(Array.from({ length: 8 }, ask))).toEqual(Array.from({ length: 8 }, () => ({ status: 200, queue: empty })));
+  }, 60_000);
+
   it.each([
     ["another consumer's token", () => tokens.otherConsumer, () => consumerPath(house.consumer.clientId, other.workspaceId), 'consumer.mismatch'],
     ["another workspace's path", () => tokens.consumer, () => consumerPath(house.consumer.clientId, other.workspaceId), 'tenant.mismatch'],

@@ -18,6 +18,7 @@ export type {
   ReplayResult,
 } from './queues';
 export { coalesceCalls } from './coalesce';
+export { pacedReads } from './paced-reads';
 export { settleWithin } from './settle-within';
 export { MAX_JSON_DEPTH, ijsonProblem, ijsonProblemText, parseIJson } from './strict-json';
 export type { IJsonParsed, IJsonProblem } from './strict-json';
