@@ -13,10 +13,9 @@
 // the other consumer's receive near its quiet figures.
 'use strict';
 
-const { randomUUID } = require('node:crypto');
 const { performance } = require('node:perf_hooks');
 const { som } = require('@bus/schemas');
-const { busClient, cpuMeter, httpClient, machine, percentile, provisionWorkspace, startBus } = require('./support');
+const { busClient, cpuMeter, directEnqueuer, httpClient, machine, percentile, provisionWorkspace, startBus } = require('./support');
 
 const DEPTH = Number(process.env.BENCH_COUNTS_DEPTH ?? 1_000_000);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 20);
@@ -26,27 +25,12 @@ const FILL_BATCH = 500;
 const TICKS_PER_SECOND = 100;
 
 async function fill(bench, workspaceId) {
-  const { KnexDeliveryStore } = require('@bus/queue');
-  const store = KnexDeliveryStore.create(bench.db);
-  for (let queued = 0; queued < DEPTH;) {
-    const enqueue = Array.from({ length: Math.min(FILL_BATCH, DEPTH - queued) }, (_, i) => {
-      const correlationId = `counts-${Math.floor((queued + i) / STORY_LENGTH)}`;
-      return {
-        workspaceId,
-        messageId: randomUUID(),
-        body: Buffer.from(JSON.stringify({ correlation_id: correlationId, padding: 'x'.repeat(200) })),
-        messageType: 'story.context',
-        correlationId,
-        publishedAt: new Date(),
-        kafkaPartition: 0,
-        // Far past the shared topic's offsets: these records never were in Kafka.
-        kafkaOffset: String(1e12 + queued + i),
-        traceparent: null,
-      };
-    });
-    await store.write({ enqueue, quarantine: [] });
-    queued += enqueue.length;
-  }
+  // Offsets far past the shared topic's: these records never were in Kafka.
+  const enqueue = directEnqueuer(bench.db, { firstOffset: 1e12, batch: FILL_BATCH });
+  await enqueue(
+    workspaceId,
+    Array.from({ length: DEPTH }, (_, i) => `counts-${Math.floor(i / STORY_LENGTH)}`),
+  );
   await bench.db.raw('VACUUM ANALYZE deliveries');
 }
 

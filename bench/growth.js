@@ -17,8 +17,7 @@
 // 100,000, 1,000,000; empty skips it), receive + ack p50 and p99 and their ratio to the first size.
 'use strict';
 
-const { randomUUID } = require('node:crypto');
-const { cpuLine, cpuMeter, loadStackEnv, machine, percentile, statementMeter } = require('./support');
+const { cpuLine, cpuMeter, directEnqueuer, loadStackEnv, machine, percentile, statementMeter } = require('./support');
 
 const OPEN_IDS = (process.env.BENCH_GROWTH_IDS ?? '0,1000,10000,100000').split(',').map(Number);
 const ACKED = Number(process.env.BENCH_GROWTH_ACKED ?? 20_000);
@@ -38,7 +37,7 @@ async function main() {
   loadStackEnv();
   const { createDatabase, migrateLatest } = require('@bus/db');
   const { TenancyFixture } = require('@bus/fixtures');
-  const { KnexDeliveryStore, KnexQueueStore } = require('@bus/queue');
+  const { KnexQueueStore } = require('@bus/queue');
   const { createTestDatabase } = require('@bus/testing');
 
   const started = Date.now();
@@ -50,25 +49,9 @@ async function main() {
     const workspaceId = 'wbenchgrowthq';
     const consumer = 'cbenchgrowthq';
     await TenancyFixture.create(db).tenant({ workspaceId, connections: [{ id: consumer, kind: 'consumer' }] });
-    const deliveries = KnexDeliveryStore.create(db);
     const queue = KnexQueueStore.create(db);
-    let offset = 0;
-    const enqueue = async (correlationIds, into = workspaceId) => {
-      for (let at = 0; at < correlationIds.length; at += BATCH) {
-        const enqueueBatch = correlationIds.slice(at, at + BATCH).map((correlationId) => ({
-          workspaceId: into,
-          messageId: randomUUID(),
-          body: Buffer.from(JSON.stringify({ correlation_id: correlationId, padding: 'x'.repeat(200) })),
-          messageType: 'story.context',
-          correlationId,
-          publishedAt: new Date(),
-          kafkaPartition: 0,
-          kafkaOffset: String(offset++),
-          traceparent: null,
-        }));
-        await deliveries.write({ enqueue: enqueueBatch, quarantine: [] });
-      }
-    };
+    const enqueueInto = directEnqueuer(db, { batch: BATCH });
+    const enqueue = (correlationIds, into = workspaceId) => enqueueInto(into, correlationIds);
 
     // The acked history: rows a receive must not read through.
     await enqueue(Array.from({ length: ACKED }, (_, i) => `acked-${i % 500}`));

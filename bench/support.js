@@ -569,6 +569,34 @@ async function publishAtRate(api, { rate, total, correlationId, maxInFlight = 64
   return { published, refused, achievedRate: total / ((performance.now() - t0) / 1000) };
 }
 
+/**
+ * Queues messages straight through the delivery store (the enqueue the delivery service runs), without
+ * Kafka: `enqueue(workspaceId, correlationIds)` stores one ~250-byte message per correlation id given,
+ * in that order, `batch` a statement. Offsets continue from call to call, from `firstOffset`.
+ */
+function directEnqueuer(db, { firstOffset = 0, batch = 1_000 } = {}) {
+  const { KnexDeliveryStore } = require('@bus/queue');
+  const { randomUUID } = require('node:crypto');
+  const store = KnexDeliveryStore.create(db);
+  let offset = firstOffset;
+  return async (workspaceId, correlationIds) => {
+    for (let at = 0; at < correlationIds.length; at += batch) {
+      const enqueue = correlationIds.slice(at, at + batch).map((correlationId) => ({
+        workspaceId,
+        messageId: randomUUID(),
+        body: Buffer.from(JSON.stringify({ correlation_id: correlationId, padding: 'x'.repeat(200) })),
+        messageType: 'story.context',
+        correlationId,
+        publishedAt: new Date(),
+        kafkaPartition: 0,
+        kafkaOffset: String(offset++),
+        traceparent: null,
+      }));
+      await store.write({ enqueue, quarantine: [] });
+    }
+  };
+}
+
 /** The machine line every benchmark prints with its figures. */
 function machine() {
   const os = require('node:os');
@@ -576,6 +604,7 @@ function machine() {
 }
 
 module.exports = {
+  directEnqueuer,
   publishAtRate,
   busClient,
   CONNECTION_FACTOR,
