@@ -9,6 +9,7 @@ export type { RedriveDeps, RedriveMetrics } from './redrive';
 export { replayToConsumer } from './replay';
 export type { ReplayDeps } from './replay';
 export { queueOperations } from './operations';
+export { pacedQueueCounts } from './queue-counts';
 export { purgeQueue, PURGE_STORIES_PER_BATCH } from './purge';
 export { DEAD_LETTERS_LISTED } from './dead-letters';
 export { lockStories, lockStoriesOfDeliveries } from './story-lock';

@@ -8,6 +8,7 @@ import { KnexQueueStore } from './queue-store';
 import { createDeadLetterMetrics, listDeadLetters, resolveDeadLetter } from './dead-letters';
 import { createRedriveMetrics, redriveQuarantined } from './redrive';
 import { purgeQueue } from './purge';
+import { pacedQueueCounts } from './queue-counts';
 import { replayToConsumer } from './replay';
 
 /** The queues' side of the contract the admin API uses (libs/contracts), over delivery's store. Built once per process: it registers the redrive and dead-letter counters on `metrics`. */
@@ -18,7 +19,7 @@ export function queueOperations(deps: { db: Knex; kafka: Kafka; logger: Logger; 
   const deadLetterMetrics = createDeadLetterMetrics(deps.metrics);
   return {
     replay: (req) => replayToConsumer({ kafka: deps.kafka, store, logger: deps.logger }, req),
-    stats: async (consumerId) => (await store.queueStats(consumerId))[0],
+    stats: pacedQueueCounts(async (consumerId) => (await store.queueStats(consumerId))[0]),
     redrive: (ids) => redriveQuarantined(redriveDeps, ids),
     deadLetters: (consumerId) => listDeadLetters(deps.db, consumerId),
     browse: (consumerId, max, gate) => browseQueue(queues, consumerId, max, gate),

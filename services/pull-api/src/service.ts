@@ -1,5 +1,4 @@
 import type { RequestHandler } from 'express';
-import { pacedReads } from '@bus/contracts';
 import type { ReadinessCheck, Service } from '@bus/http';
 import { readConnectionDates, readSkillRegistrations, type Knex } from '@bus/db';
 import type { BearerAuthenticator, ConnectionUse, Identity } from '@bus/identity';
@@ -8,15 +7,10 @@ import { pullApiDepsOf } from './config';
 import type { ActivityRecorder, Logger, Registry } from '@bus/observability';
 import { createPgQueueNotifier } from './notifier';
 import { createPullMetrics, type PullDeps } from './pull';
-import { KnexDeliveryStore, KnexQueueStore, purgeQueue, queueCall } from '@bus/queue';
+import { KnexDeliveryStore, KnexQueueStore, pacedQueueCounts, purgeQueue, queueCall } from '@bus/queue';
 import { createReceiptHandles } from './receipt';
 import { pullRoutes } from './pull-routes';
 import { sqsErrorAnswer, sqsRoutes, type SqsRoutesDeps } from './sqs';
-
-/** After each read of a consumer's counts, the next waits this many times the read's time … */
-const STATS_PAUSE_FACTOR = 9;
-/** … but never longer than this, so a slow read (a statement near its timeout) keeps callers waiting at most 2 s more. */
-const STATS_PAUSE_MAX_MS = 2_000;
 
 export interface PullApiServiceDeps {
   /** Postgres (the consumer queues) and Redis (the connection quotas) readiness. */
@@ -57,12 +51,7 @@ export function createPullApiService(deps: PullApiServiceDeps): Service {
     activity: deps.activity,
     connectionUse: deps.connectionUse,
   };
-  // A queue's counts cost O(depth) (131 ms at 1,000,000 un-acked): paced per consumer, so one asking in
-  // a loop takes at most a tenth of one Postgres connection, whatever its depth (docs/delivery.md, "Queue counts").
-  const stats = pacedReads(
-    async (consumerId: string) => (await queueCall(() => deliveries.queueStats(consumerId)))[0],
-    (ms) => Math.min(STATS_PAUSE_FACTOR * ms, STATS_PAUSE_MAX_MS),
-  );
+  const stats = pacedQueueCounts(async (consumerId) => (await queueCall(() => deliveries.queueStats(consumerId)))[0]);
   const queueDates = (consumerId: string) => queueCall(() => readConnectionDates(deps.db, consumerId));
   return {
     name: 'pull-api',
