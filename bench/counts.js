@@ -22,7 +22,6 @@ const SECONDS = Number(process.env.BENCH_SECONDS ?? 20);
 const LOOPS = Number(process.env.BENCH_COUNTS_LOOPS ?? 10);
 const STORY_LENGTH = 10;
 const FILL_BATCH = 500;
-const TICKS_PER_SECOND = 100;
 
 async function fill(bench, workspaceId) {
   // Offsets far past the shared topic's: these records never were in Kafka.
@@ -77,7 +76,7 @@ async function main() {
       await Promise.all(askLoops);
       const after = cpu.sample();
       const sorted = receives.sort((a, b) => a - b);
-      const cores = Object.fromEntries(Object.keys(after).map((name) => [name, (after[name] - before[name]) / TICKS_PER_SECOND / SECONDS]));
+      const cores = cpu.coresBusy(before, after, SECONDS);
       return { loud, receives: sorted.length, p50: percentile(sorted, 50), p99: percentile(sorted, 99), asks: asks.sort((a, b) => a - b), statuses, cores };
     };
 
@@ -97,7 +96,7 @@ async function main() {
       const cores = Object.entries(r.cores)
         .map(([name, busy]) => `${name} ${busy.toFixed(2)}`)
         .join(', ');
-      const asked = r.loud ? `${JSON.stringify(r.statuses)}` : '—';
+      const asked = r.loud ? JSON.stringify(r.statuses) : '—';
       const askP50 = r.asks.length > 0 ? percentile(r.asks, 50).toFixed(0) : '—';
       console.log(`| ${r.loud ? 'loud' : 'quiet'} | ${r.receives} | ${r.p50.toFixed(1)} / ${r.p99.toFixed(1)} | ${ratio} | ${asked} | ${askP50} | ${cores} |`);
     }

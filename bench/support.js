@@ -347,6 +347,9 @@ function cpuMeter(busPids) {
   };
   const perThousand = (before, after, messages) =>
     Object.fromEntries(Object.keys(after).map((name) => [name, (((after[name] - (before[name] ?? 0)) * 1000) / TICKS_PER_SECOND / messages) * 1000]));
+  /** Cores each process kept busy between two samples `seconds` apart. */
+  const coresBusy = (before, after, seconds) =>
+    Object.fromEntries(Object.keys(after).map((name) => [name, (after[name] - (before[name] ?? 0)) / TICKS_PER_SECOND / seconds]));
   /** The processes it measures, by name, as pids (Postgres: the postmaster and its children now). */
   const pids = () => ({
     ...Object.fromEntries(Object.entries(busPids).map(([name, pid]) => [name, [pid]])),
@@ -354,7 +357,7 @@ function cpuMeter(busPids) {
     ...(kafka ? { kafka: [kafka] } : {}),
     ...(redis ? { redis: [redis] } : {}),
   });
-  return { sample, perThousand, pids };
+  return { sample, perThousand, coresBusy, pids };
 }
 
 /**
