@@ -10,7 +10,7 @@ export { replayToConsumer } from './replay';
 export type { ReplayDeps } from './replay';
 export { queueOperations } from './operations';
 export { pacedQueueCounts } from './queue-counts';
-export { purgeQueue, PURGE_STORIES_PER_BATCH } from './purge';
+export { purgeQueue } from './purge';
 export { DEAD_LETTERS_LISTED } from './dead-letters';
 export { lockStories, lockStoriesOfDeliveries } from './story-lock';
 export { KnexQueueStore, queueCall, SETTLE_TIMEOUT_MS, SettleTimeoutError } from './queue-store';

@@ -117,12 +117,48 @@ it('removes waiting, in-flight, delayed and held-back messages, keeps dead lette
 
 it('purges every story when they take more than one batch, and an empty queue purges nothing', async () => {
   const { workspaceId, consumer } = await newConsumer();
-  expect(await purgeQueue(db, consumer, 2)).toBe(0);
+  expect(await purgeQueue(db, consumer, { storiesPerBatch: 2, rowsPerStatement: 5_000 })).toBe(0);
   await publish(workspaceId, ['s1', 's2', 's3', 's4', 's5', 's1', 's3']);
-  expect(await purgeQueue(db, consumer, 2)).toBe(7);
+  expect(await purgeQueue(db, consumer, { storiesPerBatch: 2, rowsPerStatement: 5_000 })).toBe(7);
   expect(await unacked(consumer)).toBe(0);
   const later = await publish(workspaceId, ['s3', 's1']);
   expect(await drain(consumer)).toEqual(later.map((m) => m.messageId));
+});
+
+it('settles a story longer than one statement may take pass by pass, each statement within its share, and loses nothing after it', async () => {
+  const { workspaceId, consumer } = await newConsumer();
+  // Story dl: a dead letter with 7 behind it; long: 12 with its head leased; short: 2.
+  await publish(workspaceId, ['dl']);
+  expect((await queue.receive(consumer, 1, 1)).messages).toHaveLength(1);
+  await db.raw(`UPDATE deliveries SET visible_at = now() - interval '1 second' WHERE consumer_id = ?`, [consumer]);
+  expect(await queue.deadLetterDue(consumer, 1)).toBe(1);
+  await publish(workspaceId, [...Array<string>(7).fill('dl'), ...Array<string>(12).fill('long'), 'short', 'short']);
+  const leased = await queue.receive(consumer, 1, LONG_MS);
+  expect(leased.messages.map((m) => m.correlationId)).toEqual(['long']);
+
+  const settledByStatement: number[] = [];
+  const record = (response: { rows?: Array<{ purged?: number; unfinished?: unknown }> }) => {
+    const row = response.rows?.[0];
+    if (row && typeof row.purged === 'number' && row.unfinished !== undefined) settledByStatement.push(row.purged);
+  };
+  db.on('query-response', record);
+  try {
+    expect(await purgeQueue(db, consumer, { storiesPerBatch: 2, rowsPerStatement: 4 })).toBe(21);
+  } finally {
+    db.off('query-response', record);
+  }
+  // Two stories a batch, 4 rows a statement: 2 a story, so the long story alone needs 6 passes.
+  expect(settledByStatement.length).toBeGreaterThanOrEqual(6);
+  expect(Math.max(...settledByStatement)).toBeLessThanOrEqual(4);
+  expect(settledByStatement.reduce((a, b) => a + b, 0)).toBe(21);
+
+  expect(await unacked(consumer)).toBe(1);
+  expect(await wrongHeads(consumer)).toEqual([]);
+  expect(await queue.ack(consumer, leased.messages.map(handle))).toEqual(['stale']);
+  const later = await publish(workspaceId, ['long', 'short', 'long']);
+  const received = await drain(consumer);
+  expect(received.slice().sort()).toEqual(later.map((m) => m.messageId).sort());
+  expect(received.filter((id) => later[1]!.messageId !== id)).toEqual([later[0]!.messageId, later[2]!.messageId]);
 });
 
 it('keeps every head right and loses nothing enqueued after it while enqueues, receives and acks race the purge', async () => {
@@ -139,7 +175,7 @@ it('keeps every head right and loses nothing enqueued after it while enqueues, r
   const publisher = (async () => {
     for (let i = 0; i < 5; i += 1) racing.push(...(await publish(workspaceId, stories.slice(i, i + 4))));
   })();
-  await Promise.all([purgeQueue(db, consumer, 3), acker, publisher]);
+  await Promise.all([purgeQueue(db, consumer, { storiesPerBatch: 3, rowsPerStatement: 5 }), acker, publisher]);
   expect(await wrongHeads(consumer)).toEqual([]);
 
   // Whatever of the racing messages the purge did not take is still queued, and everything published

@@ -11,6 +11,7 @@ import { statement } from './statement';
  * enqueue, ack, replay or discarded dead letter of them is in flight. Batches keep the locks one
  * transaction holds bounded whatever the number of correlation ids (Postgres' lock table is shared).
  * The consumer as a range and the order by (consumer_id, id): deliveries_heads (lease.ts says why).
+ * Answers the heads and their stories in id order, one head a story.
  */
 export const LOCK_PURGE_STORIES = statement(
   'lock-purge-stories',
@@ -24,6 +25,6 @@ export const LOCK_PURGE_STORIES = statement(
            SELECT DISTINCT hashtextextended(${deliveryStoryKey('workspace_id', 'correlation_id')}, 0) AS k FROM batch ORDER BY k
          ) keys
        )
-       SELECT (SELECT n FROM locked) AS locked, (SELECT max(id) FROM batch) AS last_head,
-              ARRAY(SELECT DISTINCT correlation_id FROM batch) AS correlation_ids`,
+       SELECT (SELECT n FROM locked) AS locked, ARRAY(SELECT id::text FROM batch ORDER BY id) AS heads,
+              ARRAY(SELECT correlation_id FROM batch ORDER BY id) AS correlation_ids`,
 );
