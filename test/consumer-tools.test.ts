@@ -130,6 +130,9 @@ describe('peek', () => {
     expect(ids(await peek(c, '?max_messages=1'))).toEqual([x1]);
     expect(ids(await peek(c, `?correlation_id=${y}`))).toEqual([y1]);
     expect(ids(await peek(c, '?message_type=system.audit'))).toEqual([y1]);
+    // Every correlation id was looked through (the queue holds two), so the filtered answer is whole.
+    const typed = await bearerCall(bus, 'GET', peekPath(c, '?message_type=system.audit'), c.token);
+    expect((typed.body as { truncated: boolean }).truncated).toBe(false);
     // Nothing leased, nothing counted.
     for (const id of [x1, y1, x2]) expect(await traceOf(id, c.clientId)).toMatchObject({ state: 'queued', receive_count: 0 });
 

@@ -21,7 +21,7 @@ describe('browseQueue', () => {
       {
         peek: async (consumerId, max, _filter, gate) => {
           asked.push([consumerId, max, gate]);
-          return waiting.slice(0, max);
+          return { messages: waiting.slice(0, max), truncated: false };
         },
         inFlight: async (_consumerId, max) => leased.slice(0, max),
       },

@@ -17,7 +17,8 @@ export async function browseQueue(
   max: number,
   gate?: BrowseGate,
 ): Promise<QueueBrowse> {
-  const [waiting, inFlight] = await Promise.all([store.peek(consumerId, max + 1, {}, gate), store.inFlight(consumerId, max + 1)]);
+  const [peeked, inFlight] = await Promise.all([store.peek(consumerId, max + 1, {}, gate), store.inFlight(consumerId, max + 1)]);
+  const waiting = peeked.messages;
   return {
     waiting: waiting.slice(0, max).map((m) => browsed(m, null)),
     in_flight: inFlight.slice(0, max).map((m) => browsed(m, m.leaseEndsAt)),

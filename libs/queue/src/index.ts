@@ -25,6 +25,7 @@ export type {
   PeekedMessage,
   InFlightMessage,
   PeekFilter,
+  PeekAnswer,
   FaultKind,
 } from './queue-store';
 export { QueueUnavailableError } from './errors';

@@ -68,6 +68,12 @@ export interface PeekFilter {
   correlationId?: string;
 }
 
+/** A peek's answer; `truncated`: a message-type filter stopped at PEEK_FILTER_HEADS correlation ids short of `max`. */
+export interface PeekAnswer {
+  messages: PeekedMessage[];
+  truncated: boolean;
+}
+
 export interface QueueStore {
   /**
    * Leases up to `max` receivable messages of `consumerId` for `visibilityMs` (invariant C): only the
@@ -97,9 +103,10 @@ export interface ConsumerToolsStore {
   /**
    * Up to `max` messages a receive would lease now, in the order it would lease them (each receivable
    * head by id, followed by the run of its correlation id), optionally only of one message type or
-   * correlation id; leases and receive counts untouched.
+   * correlation id (a message type over the oldest PEEK_FILTER_HEADS correlation ids only); leases and
+   * receive counts untouched.
    */
-  peek(consumerId: string, max: number, filter: PeekFilter, gate?: ReceiveGate): Promise<PeekedMessage[]>;
+  peek(consumerId: string, max: number, filter: PeekFilter, gate?: ReceiveGate): Promise<PeekAnswer>;
   /** Up to `max` of the consumer's leased messages, each with when its lease ends; nothing changed. */
   inFlight(consumerId: string, max: number): Promise<InFlightMessage[]>;
   /**
@@ -290,7 +297,7 @@ export class KnexQueueStore implements QueueStore, ConsumerToolsStore {
     return queueCall(() => this.extendLeases(consumerId, leases, visibilityMs));
   }
 
-  peek(consumerId: string, max: number, filter: PeekFilter, gate?: ReceiveGate): Promise<PeekedMessage[]> {
+  peek(consumerId: string, max: number, filter: PeekFilter, gate?: ReceiveGate): Promise<PeekAnswer> {
     return queueCall(() => this.peekReceivable(consumerId, max, filter, gate));
   }
 
@@ -383,10 +390,12 @@ export class KnexQueueStore implements QueueStore, ConsumerToolsStore {
   }
 
   /** Peek (sql/peek.ts): no lock and no change. */
-  private async peekReceivable(consumerId: string, max: number, filter: PeekFilter, gate?: ReceiveGate): Promise<PeekedMessage[]> {
+  private async peekReceivable(consumerId: string, max: number, filter: PeekFilter, gate?: ReceiveGate): Promise<PeekAnswer> {
     const peek = peekStatement(filter, gate);
-    const { rows } = await rawQuery<MessageRow>(this.db, peek.text, { consumerId, max, ...filter, ...gateBindings(gate) });
-    return rows.map(peekedMessage);
+    const { rows } = await rawQuery<MessageRow & { more_heads?: boolean }>(this.db, peek.text, { consumerId, max, ...filter, ...gateBindings(gate) });
+    // A message-type peek answers one row of nulls when nothing matched.
+    const messages = rows.filter((r) => r.id !== null).map(peekedMessage);
+    return { messages, truncated: messages.length < max && rows[0]?.more_heads === true };
   }
 
   /** The heads past the receive threshold become dead letters (sql/dead-letter-due.ts). */

@@ -132,9 +132,9 @@ export function pullRoutes(deps: PullRoutesDeps): Router {
       ...(typeof query.correlation_id === 'string' ? { correlationId: query.correlation_id } : {}),
     };
     const gate = receiveGate((res.locals.identity as BearerIdentity).consumerTools);
-    const messages = await deps.pull.tools.peek(consumerId, Number(query.max_messages), filter, gate);
+    const { messages, truncated } = await deps.pull.tools.peek(consumerId, Number(query.max_messages), filter, gate);
     requestTimings(res).mark('queue');
-    res.json({ messages: messages.map((m) => peekRecord(deps.pull, consumerId, m)) });
+    res.json({ messages: messages.map((m) => peekRecord(deps.pull, consumerId, m)), truncated });
   });
 
   router.post(`${base}/ack`, ...guards, async (req: Request, res: Response) => {
