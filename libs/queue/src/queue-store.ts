@@ -110,9 +110,9 @@ export interface ConsumerToolsStore {
   /** Up to `max` of the consumer's leased messages, each with when its lease ends; nothing changed. */
   inFlight(consumerId: string, max: number): Promise<InFlightMessage[]>;
   /**
-   * Moves every receivable head received `maxReceives` times or more to the dead-letter list: it stays
-   * its correlation id's un-acked head, never visible, so the messages after it wait. Resolves with
-   * how many moved.
+   * Moves the receivable heads received `maxReceives` times or more (the oldest DEAD_LETTERS_PER_RECEIVE
+   * of them) to the dead-letter list: each stays its correlation id's un-acked head, never visible, so
+   * the messages after it wait. Resolves with how many moved.
    */
   deadLetterDue(consumerId: string, maxReceives: number): Promise<number>;
   /**
