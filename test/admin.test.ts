@@ -335,12 +335,45 @@ describe('tenancy and the credential lifecycle, through the bus', () => {
     expect(organisation.body).toMatchObject({ id: t.organisationId, kind: 'house', quota: { tier: 'high' } });
     const workspaces = await admin('GET', `/api/admin/workspaces?organisation_id=${t.organisationId}`);
     // A workspace made without a quota gets its organisation's.
-    expect(workspaces.body).toEqual({ workspaces: [expect.objectContaining({ id: t.workspaceId, quota: expect.objectContaining({ tier: 'high' }) })] });
-    const apps = await admin('GET', `/api/admin/apps?workspace_id=${t.workspaceId}`);
-    expect(apps.body).toEqual({ apps: [expect.objectContaining({ id: t.appId })] });
-    expect((await admin('GET', '/api/admin/organisations')).body).toEqual({
-      organisations: expect.arrayContaining([expect.objectContaining({ id: t.organisationId })]),
+    expect(workspaces.body).toEqual({
+      workspaces: [expect.objectContaining({ id: t.workspaceId, quota: expect.objectContaining({ tier: 'high' }) })],
+      next_after: null,
     });
+    const apps = await admin('GET', `/api/admin/apps?workspace_id=${t.workspaceId}`);
+    expect(apps.body).toEqual({ apps: [expect.objectContaining({ id: t.appId })], next_after: null });
+    // Every organisation of the deployment, page after page: the newest, this one, on the last.
+    const organisations: Array<{ id: string }> = [];
+    for (let after: string | null = '', pages = 0; after !== null; pages += 1) {
+      expect(pages).toBeLessThan(100);
+      const page = (await admin('GET', `/api/admin/organisations?limit=5${after ? `&after=${after}` : ''}`)).body as {
+        organisations: Array<{ id: string }>;
+        next_after: string | null;
+      };
+      expect(page.organisations.length).toBeLessThanOrEqual(5);
+      organisations.push(...page.organisations);
+      after = page.next_after;
+    }
+    expect(organisations.at(-1)).toMatchObject({ id: t.organisationId });
+    expect(new Set(organisations.map((o) => o.id)).size).toBe(organisations.length);
+  });
+
+  it('pages a list oldest first, says where the next page starts, and refuses a page it cannot give', async () => {
+    const t = await house();
+    const issued: Issued[] = [];
+    for (let i = 0; i < 3; i += 1) issued.push(await created<Issued>('/api/admin/connections', { app_id: t.appId, kind: 'consumer' }));
+    const first = await admin('GET', `/api/admin/connections?app_id=${t.appId}&limit=2`);
+    expect(first.body).toEqual({
+      connections: issued.slice(0, 2).map((c) => expect.objectContaining({ client_id: c.client_id })),
+      next_after: issued[1]!.client_id,
+    });
+    const last = await admin('GET', `/api/admin/connections?app_id=${t.appId}&limit=2&after=${issued[1]!.client_id}`);
+    expect(last.body).toEqual({ connections: [expect.objectContaining({ client_id: issued[2]!.client_id })], next_after: null });
+    // Exactly a page's worth: no next page to announce.
+    expect((await admin('GET', `/api/admin/connections?app_id=${t.appId}&limit=3`)).body).toMatchObject({ next_after: null });
+    for (const query of ['limit=0', 'limit=501', 'after=nope', `after=${'c'.repeat(13)}`]) {
+      const refused = await admin('GET', `/api/admin/connections?app_id=${t.appId}&${query}`);
+      expect([query, refused.status, (refused.body as { code: string }).code]).toEqual([query, 400, 'admin.request_invalid']);
+    }
   });
 });
 
@@ -394,7 +427,7 @@ describe('connection names and last use', () => {
     const refused = await admin('POST', '/api/admin/connections', { app_id: t.appId, kind: 'producer', ...about });
     expect(refused.status).toBe(400);
     expect(refused.body).toMatchObject({ code: 'admin.request_invalid', message });
-    expect((await admin('GET', `/api/admin/connections?app_id=${t.appId}`)).body).toEqual({ connections: [] });
+    expect((await admin('GET', `/api/admin/connections?app_id=${t.appId}`)).body).toEqual({ connections: [], next_after: null });
     const issued = await created<Issued>('/api/admin/connections', { app_id: t.appId, kind: 'producer', name: 'Kept' });
     const put = await admin('PUT', `/api/admin/connections/${issued.client_id}/details`, about);
     expect(put.status).toBe(400);

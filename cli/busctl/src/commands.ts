@@ -213,7 +213,7 @@ function listCommand<T>(
   collection: string,
   filters: Record<string, { query: string; value: string; help: string }>,
   view: View<T>,
-  path = collection,
+  { path = collection, paged = false }: { path?: string; paged?: boolean } = {},
 ): Command {
   return {
     path: [group, 'list'],
@@ -223,14 +223,27 @@ function listCommand<T>(
       .join(' '),
     options: Object.fromEntries(Object.entries(filters).map(([name, { value, help }]) => [name, { type: 'string', value, help }])),
     positionals: [],
-    plan: (input) => ({
-      request: {
-        method: 'GET',
-        path: `/${path}`,
-        query: given(Object.fromEntries(Object.entries(filters).map(([name, filter]) => [filter.query, input.string(name)]))),
-      },
-      render: (body) => listTable(view, (body as Record<string, T[]>)[collection] ?? []),
-    }),
+    plan: (input) => {
+      const query = given(Object.fromEntries(Object.entries(filters).map(([name, filter]) => [filter.query, input.string(name)])));
+      const page = (after: string | undefined): ApiRequest => ({ method: 'GET', path: `/${path}`, query: { ...query, ...given({ after }) } });
+      const items = (body: unknown) => (body as Record<string, T[]>)[collection] ?? [];
+      return {
+        request: page(undefined),
+        // A paged list (docs/admin.md) is fetched whole, page after page.
+        ...(paged
+          ? {
+              pages: {
+                next: (body: unknown) => {
+                  const nextAfter = (body as { next_after: string | null }).next_after;
+                  return nextAfter === null ? undefined : page(nextAfter);
+                },
+                merge: (bodies: readonly unknown[]) => ({ [collection]: bodies.flatMap(items), next_after: null }),
+              },
+            }
+          : {}),
+        render: (body) => listTable(view, items(body)),
+      };
+    },
   };
 }
 
@@ -282,7 +295,7 @@ export const COMMANDS: readonly Command[] = [
       render: (body) => fields(organisationView.fields, body as Organisation),
     }),
   },
-  listCommand('org', 'organisations', {}, organisationView),
+  listCommand('org', 'organisations', {}, organisationView, { paged: true }),
   showCommand('org', '<o>', 'organisations', organisationView, 'show one organisation'),
   {
     path: ['workspace', 'create'],
@@ -299,7 +312,9 @@ export const COMMANDS: readonly Command[] = [
       render: (body) => fields(workspaceView.fields, body as Workspace),
     }),
   },
-  listCommand('workspace', 'workspaces', { org: { query: 'organisation_id', value: '<o>', help: "only this organisation's workspaces" } }, workspaceView),
+  listCommand('workspace', 'workspaces', { org: { query: 'organisation_id', value: '<o>', help: "only this organisation's workspaces" } }, workspaceView, {
+    paged: true,
+  }),
   showCommand('workspace', '<w>', 'workspaces', workspaceView, 'show one workspace'),
   {
     path: ['app', 'create'],
@@ -320,7 +335,7 @@ export const COMMANDS: readonly Command[] = [
       render: (body) => fields(appView.fields, body as App),
     }),
   },
-  listCommand('app', 'apps', { workspace: { query: 'workspace_id', value: '<w>', help: "only this workspace's apps" } }, appView),
+  listCommand('app', 'apps', { workspace: { query: 'workspace_id', value: '<w>', help: "only this workspace's apps" } }, appView, { paged: true }),
   showCommand('app', '<a>', 'apps', appView, 'show one app, with its permissions'),
   {
     path: ['connection', 'create'],
@@ -354,6 +369,7 @@ export const COMMANDS: readonly Command[] = [
       app: { query: 'app_id', value: '<a>', help: "only this app's connections" },
     },
     connectionView,
+    { paged: true },
   ),
   showCommand('connection', '<c>', 'connections', connectionView, 'show one connection'),
   {
@@ -510,7 +526,7 @@ export const COMMANDS: readonly Command[] = [
       };
     },
   },
-  listCommand('idp', 'identity_providers', {}, identityProviderView, 'identity-providers'),
+  listCommand('idp', 'identity_providers', {}, identityProviderView, { path: 'identity-providers' }),
   showCommand('idp', '<i>', 'identity-providers', identityProviderView, 'show one identity provider'),
   {
     path: ['idp', 'remove'],

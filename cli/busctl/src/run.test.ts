@@ -145,7 +145,7 @@ describe('run', () => {
   });
 
   it('sends the operator credentials as HTTP Basic, follows no redirect, and prints a table', async () => {
-    const h = harness([json(200, { organisations: [ORG] })]);
+    const h = harness([json(200, { organisations: [ORG], next_after: null })]);
     expect(await h.run(['org', 'list'])).toBe(0);
     expect(h.sent).toEqual([
       {
@@ -160,13 +160,32 @@ describe('run', () => {
   });
 
   it('sends a JSON body and the query, with --url over BUSCTL_URL', async () => {
-    const h = harness([json(200, { connections: [] }), json(201, ORG)]);
+    const h = harness([json(200, { connections: [], next_after: null }), json(201, ORG)]);
     await h.run(['connection', 'list', '--workspace', 'w 1', '--app', 'a1', '--url', 'http://other:1']);
     await h.run(['org', 'create', '--name', 'Harbour', '--kind', 'house']);
     expect(h.sent.map((s) => [s.method, s.url, s.headers['content-type'], s.body])).toEqual([
       ['GET', 'http://other:1/api/admin/connections?workspace_id=w+1&app_id=a1', undefined, undefined],
       ['POST', 'http://portal.test:8090/api/admin/organisations', 'application/json', '{"name":"Harbour","kind":"house"}'],
     ]);
+  });
+
+  it('lists every page of a paged list as one table, and --json as one body', async () => {
+    const second = { ...CONNECTION, client_id: 'cbbbbbbbbbbbb' };
+    const h = harness([
+      json(200, { connections: [CONNECTION], next_after: CONNECTION.client_id }),
+      json(200, { connections: [second], next_after: null }),
+      json(200, { connections: [CONNECTION], next_after: CONNECTION.client_id }),
+      json(200, { connections: [second], next_after: null }),
+    ]);
+    expect(await h.run(['connection', 'list', '--workspace', 'wabcdefghijkl'])).toBe(0);
+    expect(h.sent.map((s) => s.url)).toEqual([
+      'http://portal.test:8090/api/admin/connections?workspace_id=wabcdefghijkl',
+      `http://portal.test:8090/api/admin/connections?workspace_id=wabcdefghijkl&after=${CONNECTION.client_id}`,
+    ]);
+    expect(h.out.stdout.split('\n').filter((line) => /^c[a-z2-7]{12} /.test(line))).toHaveLength(2);
+    h.out.stdout = '';
+    expect(await h.run(['connection', 'list', '--json'])).toBe(0);
+    expect(JSON.parse(h.out.stdout)).toEqual({ connections: [CONNECTION, second], next_after: null });
   });
 
   it('prints the body as it is, pretty, with --json', async () => {
@@ -465,7 +484,7 @@ describe('run', () => {
 
   it('never prints the operator secret or the Authorization header, whatever happens', async () => {
     const h = harness([
-      json(200, { organisations: [ORG] }),
+      json(200, { organisations: [ORG], next_after: null }),
       apiError(401, 'admin.unauthorized', 'Operator credentials required', { 'www-authenticate': 'Basic realm="message-bus admin"' }),
       () => {
         throw new TypeError('fetch failed');

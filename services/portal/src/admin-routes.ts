@@ -4,7 +4,7 @@ import { createRouter, HttpError, validatedQuery, type RequestValidation } from 
 import { IdentityAdminError, IdentityNotFoundError, type IdentityAdmin } from '@bus/identity';
 import type { SkillLibrary } from '@bus/skills';
 import * as body from './admin-requests';
-import type { AdminStore, AppView, ConnectionView, OrganisationView, WorkspaceView } from './admin-store';
+import type { AdminStore, AppView, ConnectionView, ListPage, OrganisationView, WorkspaceView } from './admin-store';
 import { AdminConflictError, AdminNotFoundError, AdminRequestInvalidError, AdminUnavailableError } from './errors';
 import type { ReplayRunner } from './replays';
 import { consumerQueue, requireActiveConsumer, startReplay } from './consumer-queues';
@@ -81,8 +81,10 @@ function adminContext(deps: AdminRoutesDeps): AdminContext {
 }
 
 function organisationRoutes(router: Router, ctx: AdminContext): void {
-  router.get('/api/admin/organisations', async (_req, res) => {
-    res.json({ organisations: await ctx.deps.store.organisations() });
+  listRoute(router, 'organisations', {
+    list: (_req, page) => ctx.deps.store.organisations(page),
+    idOf: (o) => o.id,
+    find: (id) => ctx.deps.store.organisation(id),
   });
   router.post('/api/admin/organisations', async (req, res) => {
     const b = await ctx.jsonBody<body.OrganisationCreate>(req);
@@ -106,8 +108,10 @@ function organisationRoutes(router: Router, ctx: AdminContext): void {
 }
 
 function workspaceRoutes(router: Router, ctx: AdminContext): void {
-  router.get('/api/admin/workspaces', async (req, res) => {
-    res.json({ workspaces: await ctx.deps.store.workspaces({ organisationId: queryText(req, 'organisation_id') }) });
+  listRoute(router, 'workspaces', {
+    list: (req, page) => ctx.deps.store.workspaces({ organisationId: queryText(req, 'organisation_id') }, page),
+    idOf: (w) => w.id,
+    find: (id) => ctx.deps.store.workspace(id),
   });
   router.post('/api/admin/workspaces', async (req, res) => {
     const b = await ctx.jsonBody<body.WorkspaceCreate>(req);
@@ -131,8 +135,10 @@ function workspaceRoutes(router: Router, ctx: AdminContext): void {
 }
 
 function appRoutes(router: Router, ctx: AdminContext): void {
-  router.get('/api/admin/apps', async (req, res) => {
-    res.json({ apps: await ctx.deps.store.apps({ workspaceId: queryText(req, 'workspace_id') }) });
+  listRoute(router, 'apps', {
+    list: (req, page) => ctx.deps.store.apps({ workspaceId: queryText(req, 'workspace_id') }, page),
+    idOf: (a) => a.id,
+    find: (id) => ctx.deps.store.app(id),
   });
   router.post('/api/admin/apps', async (req, res) => {
     const b = await ctx.jsonBody<body.AppCreate>(req);
@@ -153,8 +159,10 @@ function appRoutes(router: Router, ctx: AdminContext): void {
 
 /** Producer and consumer connections: create, read, rename or describe, remove, revoke, and rotate a credential. */
 function connectionRoutes(router: Router, ctx: AdminContext): void {
-  router.get('/api/admin/connections', async (req, res) => {
-    res.json({ connections: await ctx.deps.store.connections({ workspaceId: queryText(req, 'workspace_id'), appId: queryText(req, 'app_id') }) });
+  listRoute(router, 'connections', {
+    list: (req, page) => ctx.deps.store.connections({ workspaceId: queryText(req, 'workspace_id'), appId: queryText(req, 'app_id') }, page),
+    idOf: (c) => c.client_id,
+    find: (id) => ctx.deps.store.connection(id),
   });
   router.post('/api/admin/connections', async (req, res) => {
     const b = await ctx.jsonBody<body.ConnectionCreate>(req);
@@ -231,6 +239,28 @@ function param(req: Request, name: string): string {
 }
 
 /** A text query parameter the document declares (checked by requestValidation); undefined when absent. */
+/**
+ * `GET /api/admin/<collection>`, a page at a time (admin.json: `limit` 1–500, default 100; `after`, the
+ * previous page's `next_after`), answering `{ <collection>: [...], next_after }`. One row more than
+ * the page is read to know whether another page follows. An `after` naming nothing of the list is
+ * 400, not an empty last page that would end a listing silently.
+ */
+function listRoute<T>(
+  router: Router,
+  collection: 'organisations' | 'workspaces' | 'apps' | 'connections',
+  source: { list(req: Request, page: ListPage): Promise<T[]>; idOf(item: T): string; find(id: string): Promise<unknown> },
+): void {
+  router.get(`/api/admin/${collection}`, async (req, res) => {
+    const { limit, after } = validatedQuery(req) as { limit: number; after?: string };
+    const rows = await source.list(req, { limit: limit + 1, ...(after === undefined ? {} : { after }) });
+    if (rows.length === 0 && after !== undefined && (await source.find(after)) === undefined) {
+      throw new AdminRequestInvalidError(`after: nothing listed has the id ${after}`);
+    }
+    const items = rows.slice(0, limit);
+    res.json({ [collection]: items, next_after: rows.length > limit ? source.idOf(items[items.length - 1]!) : null });
+  });
+}
+
 function queryText(req: Request, name: string): string | undefined {
   const value = validatedQuery(req)[name];
   return typeof value === 'string' ? value : undefined;

@@ -136,15 +136,25 @@ export class RegistrationLabelTakenError extends AdminConflictError {
   override readonly name = 'RegistrationLabelTakenError';
 }
 
+/**
+ * Part of a list in its order (creation, then id): at most `limit`, only those after the item whose id
+ * `after` is (the previous page's last). Without a page a list is whole: the portal's pages, each
+ * scoped to one person's organisations or one workspace.
+ */
+export interface ListPage {
+  limit: number;
+  after?: string;
+}
+
 /** The admin API's reads, and the registrations and replay jobs it owns. Tenancy writes go through IdentityAdmin. */
 export interface AdminStore {
-  organisations(): Promise<OrganisationView[]>;
+  organisations(page?: ListPage): Promise<OrganisationView[]>;
   organisation(id: string): Promise<OrganisationView | undefined>;
-  workspaces(filter: { organisationId?: string }): Promise<WorkspaceView[]>;
+  workspaces(filter: { organisationId?: string }, page?: ListPage): Promise<WorkspaceView[]>;
   workspace(id: string): Promise<WorkspaceView | undefined>;
-  apps(filter: { workspaceId?: string }): Promise<AppView[]>;
+  apps(filter: { workspaceId?: string }, page?: ListPage): Promise<AppView[]>;
   app(id: string): Promise<AppView | undefined>;
-  connections(filter: { workspaceId?: string; appId?: string }): Promise<ConnectionView[]>;
+  connections(filter: { workspaceId?: string; appId?: string }, page?: ListPage): Promise<ConnectionView[]>;
   connection(clientId: string): Promise<ConnectionView | undefined>;
   registrations(consumerId: string): Promise<SkillRegistration[]>;
   /** All or none; throws RegistrationLabelTakenError when a label is bound to the connection already. */
@@ -169,8 +179,8 @@ export class KnexAdminStore implements AdminStore {
     return new KnexAdminStore(db);
   }
 
-  async organisations(): Promise<OrganisationView[]> {
-    const rows = await this.db('organisations').orderBy('created_at').orderBy('id').select('*');
+  async organisations(page?: ListPage): Promise<OrganisationView[]> {
+    const rows = await inPage(this.db('organisations').orderBy('created_at').orderBy('id').select('*'), 'organisations', 'organisations', page);
     return rows.map(organisationView);
   }
 
@@ -179,10 +189,10 @@ export class KnexAdminStore implements AdminStore {
     return row && organisationView(row);
   }
 
-  async workspaces(filter: { organisationId?: string }): Promise<WorkspaceView[]> {
+  async workspaces(filter: { organisationId?: string }, page?: ListPage): Promise<WorkspaceView[]> {
     const query = this.db('workspaces').orderBy('created_at').orderBy('id').select('*');
     if (filter.organisationId !== undefined) void query.where({ organisation_id: filter.organisationId });
-    return (await query).map(workspaceView);
+    return (await inPage(query, 'workspaces', 'workspaces', page)).map(workspaceView);
   }
 
   async workspace(id: string): Promise<WorkspaceView | undefined> {
@@ -190,10 +200,10 @@ export class KnexAdminStore implements AdminStore {
     return row && workspaceView(row);
   }
 
-  async apps(filter: { workspaceId?: string }): Promise<AppView[]> {
+  async apps(filter: { workspaceId?: string }, page?: ListPage): Promise<AppView[]> {
     const query = this.db('apps').orderBy('created_at').orderBy('id').select('*');
     if (filter.workspaceId !== undefined) void query.where({ workspace_id: filter.workspaceId });
-    return this.withPermissions(await query);
+    return this.withPermissions(await inPage(query, 'apps', 'apps', page));
   }
 
   async app(id: string): Promise<AppView | undefined> {
@@ -201,11 +211,11 @@ export class KnexAdminStore implements AdminStore {
     return (await this.withPermissions(rows))[0];
   }
 
-  async connections(filter: { workspaceId?: string; appId?: string }): Promise<ConnectionView[]> {
+  async connections(filter: { workspaceId?: string; appId?: string }, page?: ListPage): Promise<ConnectionView[]> {
     const query = this.connectionQuery().orderBy('c.created_at').orderBy('c.id');
     if (filter.workspaceId !== undefined) void query.where('c.workspace_id', filter.workspaceId);
     if (filter.appId !== undefined) void query.where('c.app_id', filter.appId);
-    return (await query).map(connectionView);
+    return (await inPage(query, 'connections', 'c', page)).map(connectionView);
   }
 
   async connection(clientId: string): Promise<ConnectionView | undefined> {
@@ -348,6 +358,23 @@ type QuarantineRow = Omit<Row<'quarantined_records'>, 'headers' | 'value'> & { s
 function quotaView(row: Row<'organisations' | 'workspaces'>): QuotaView {
   const q = quotaOfColumns(row);
   return { tier: row.quota_tier, per_second: q.perSecond, burst: q.burst, per_day: q.perDay };
+}
+
+/**
+ * A list's page: its rows after the row `page.after` names by (created_at, id), the lists' order, read
+ * from the table itself so the keyset keeps the timestamp's microseconds; none when no row has that id.
+ */
+function inPage<Q extends Knex.QueryBuilder>(
+  query: Q,
+  table: 'organisations' | 'workspaces' | 'apps' | 'connections',
+  alias: string,
+  page: ListPage | undefined,
+): Q {
+  if (page === undefined) return query;
+  if (page.after !== undefined)
+    void query.whereRaw(`(??, ??) > (SELECT created_at, id FROM ?? WHERE id = ?)`, [`${alias}.created_at`, `${alias}.id`, table, page.after]);
+  void query.limit(page.limit);
+  return query;
 }
 
 function organisationView(r: Row<'organisations'>): OrganisationView {
