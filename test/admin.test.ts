@@ -593,6 +593,27 @@ describe('skill registrations', () => {
     expect(gone.status).toBe(404);
   });
 
+  it('keeps a connection to 200 registrations, the most one skills list holds: the 201st is refused and nothing of it registered', async () => {
+    const t = await house();
+    const consumer = await created<Issued>('/api/admin/connections', { app_id: t.appId, kind: 'consumer' });
+    const file = (labels: string[]) =>
+      `skills:\n${labels.map((label) => `  - skill_id: telling/pacing\n    instance_label: ${label}\n    values:\n      max_segment_ms: { web: 1200 }\n`).join('')}`;
+    const path = `/api/admin/connections/${consumer.client_id}/registrations`;
+    const full = await admin('POST', path, file(Array.from({ length: 200 }, (_, i) => `pacing ${i}`)), { contentType: 'application/yaml' });
+    expect(full.status).toBe(201);
+    const past = await admin('POST', path, file(['pacing extra']), { contentType: 'application/yaml' });
+    expect([past.status, past.body]).toEqual([
+      409,
+      expect.objectContaining({
+        code: 'admin.conflict',
+        message: 'a consumer connection holds at most 200 skill registrations: this one has 200, the request adds 1',
+      }),
+    ]);
+    const bearer = await token(consumer.client_id, consumer.client_secret);
+    const skills = await busCall('GET', `/v1/tenants/${t.workspaceId}/consumers/${consumer.client_id}/skills`, bearer);
+    expect((skills.body as { registrations: unknown[] }).registrations).toHaveLength(200);
+  });
+
   it('refuses registrations on a producer connection', async () => {
     const t = await house();
     const producer = await created<Issued>('/api/admin/connections', { app_id: t.appId, kind: 'producer' });

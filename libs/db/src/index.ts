@@ -8,7 +8,7 @@ export { createDatabase, databaseOptionsOf, migrateLatest, migrateDownAll, pingD
 export type { DatabaseOptions, Knex, RawResult } from './database';
 /** Postgres NOTIFY channel delivery signals on when a consumer's queue got work; the payload is the consumer connection id. */
 export const DELIVERY_CHANNEL = 'bus_deliveries';
-export { readSkillRegistrations, skillRegistration } from './registrations';
+export { readSkillRegistrations, REGISTRATIONS_PER_CONSUMER_MAX, skillRegistration } from './registrations';
 export type { SkillRegistration, SkillRegistrationRow } from './registrations';
 export { readConnectionWorkspaces } from './connection-workspaces';
 export { readConnectionDates } from './connection-dates';

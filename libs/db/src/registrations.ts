@@ -21,6 +21,12 @@ export function skillRegistration(row: SkillRegistrationRow): SkillRegistration 
   return { registration_id: row.id, library_version: row.library_version, registered_at: row.registered_at.toISOString(), instance: row.instance };
 }
 
+/**
+ * Registrations one consumer connection holds at most, as many as one skills list may hold: what the
+ * consumer reads on GET …/skills, and the portal shows, stays one bounded answer.
+ */
+export const REGISTRATIONS_PER_CONSUMER_MAX = 200;
+
 /** The connection's registrations, oldest first. */
 export async function readSkillRegistrations(db: Knex, consumerId: string): Promise<SkillRegistration[]> {
   const rows = await db('skill_registrations').where({ consumer_id: consumerId }).orderBy('seq').select('id', 'library_version', 'instance', 'registered_at');

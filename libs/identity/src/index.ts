@@ -35,7 +35,14 @@ export type { Identity, IdentityDeps, StaleKeys } from './identity';
 export { identityConfig, busBaseUrlConfig, identityProviderConfig, encryptionKeyConfig, sigv4Config } from './config';
 export { KnexQuotaStore, connectionQuota, hostLimitsWithQuota, quotaOfColumns } from './quota';
 export type { QuotaStore, ConnectionQuotaDeps, QuotaColumns } from './quota';
-export { PrincipalStore, PrincipalNotFoundError, PrincipalNotPendingError, CHALLENGE_TTL_MS } from './principals';
+export {
+  PrincipalStore,
+  PrincipalNotFoundError,
+  PrincipalNotPendingError,
+  PrincipalsFullError,
+  PRINCIPALS_PER_CONNECTION_MAX,
+  CHALLENGE_TTL_MS,
+} from './principals';
 export type { PrincipalStatus, PrincipalView, SigningPrincipal, PrincipalStoreDeps } from './principals';
 export { createSigV4Verifier, signedRequestLimit, signedRouteSteps, SignatureRefusedError } from './sigv4';
 export type { SigV4Verifier, SigV4VerifierDeps, SignedRequest, SignedRequestLimitConfig, SignedRouteSteps, SigningKey } from './sigv4';

@@ -45,6 +45,20 @@ export class PrincipalNotPendingError extends Error {
   }
 }
 
+/**
+ * Principals one connection holds at most, whatever their status (a revoked one stays listed until
+ * removed): every list of them stays short, as IAM keeps a user to two access keys.
+ */
+export const PRINCIPALS_PER_CONNECTION_MAX = 10;
+
+/** A registration would take the connection past PRINCIPALS_PER_CONNECTION_MAX. */
+export class PrincipalsFullError extends Error {
+  override readonly name = 'PrincipalsFullError';
+  constructor(readonly connectionId: string) {
+    super(`a connection holds at most ${PRINCIPALS_PER_CONNECTION_MAX} AWS principals: remove one first`);
+  }
+}
+
 type PrincipalRow = Row<'aws_principals'>;
 
 export interface PrincipalStoreDeps {
@@ -70,23 +84,31 @@ export class PrincipalStore {
     return new PrincipalStore(deps);
   }
 
-  /** Registers a role ARN on a connection (the caller checked both); the secret is in the answer only. */
+  /**
+   * Registers a role ARN on a connection (the caller checked both); the secret is in the answer only.
+   * PrincipalsFullError when the connection holds PRINCIPALS_PER_CONNECTION_MAX already: the count and
+   * the insert under the connection's row lock, so two registrations at once cannot pass it together.
+   */
   async register(connectionId: string, roleArn: string): Promise<{ principal: PrincipalView; secretAccessKey: string }> {
     const accessKeyId = newAccessKeyId();
     const secretAccessKey = newSecretAccessKey();
-    const [row] = await this.deps
-      .db('aws_principals')
-      .insert({
-        access_key_id: accessKeyId,
-        connection_id: connectionId,
-        role_arn: roleArn,
-        secret_sealed: seal(Buffer.from(secretAccessKey, 'utf8'), accessKeyId, this.deps.encryptionKey),
-        status: 'pending',
-        created_at: this.now(),
-      })
-      .returning('*');
-    // An insert of one row returns that row.
-    return { principal: view(row!), secretAccessKey };
+    return this.deps.db.transaction(async (trx) => {
+      await trx('connections').where({ id: connectionId }).forUpdate().first('id');
+      const held = Number((await trx('aws_principals').where({ connection_id: connectionId }).count({ n: '*' }))[0]?.n ?? 0);
+      if (held >= PRINCIPALS_PER_CONNECTION_MAX) throw new PrincipalsFullError(connectionId);
+      const [row] = await trx('aws_principals')
+        .insert({
+          access_key_id: accessKeyId,
+          connection_id: connectionId,
+          role_arn: roleArn,
+          secret_sealed: seal(Buffer.from(secretAccessKey, 'utf8'), accessKeyId, this.deps.encryptionKey),
+          status: 'pending',
+          created_at: this.now(),
+        })
+        .returning('*');
+      // An insert of one row returns that row.
+      return { principal: view(row!), secretAccessKey };
+    });
   }
 
   async list(filter: { connectionId?: string }): Promise<PrincipalView[]> {

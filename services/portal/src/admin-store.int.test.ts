@@ -1,11 +1,13 @@
 import { useTestDatabase } from '@bus/fixtures';
 import type { Knex } from '@bus/db';
-import { KnexAdminStore, RegistrationLabelTakenError, REPLAY_STALE_MS } from './admin-store';
+import { REGISTRATIONS_PER_CONSUMER_MAX } from '@bus/db';
+import { KnexAdminStore, RegistrationLabelTakenError, RegistrationsFullError, REPLAY_STALE_MS } from './admin-store';
 
 const database = useTestDatabase({ applicationName: 'admin-store-test', poolMax: 4 });
 let db: Knex;
 let store: KnexAdminStore;
 const consumerId = 'cadminstore22';
+let appId: string;
 
 beforeAll(async () => {
   db = database.db;
@@ -20,6 +22,7 @@ beforeAll(async () => {
     custom_per_day: 1234,
   });
   const app = await tenancy.app({ workspace_id: 'wadminstore22' });
+  appId = app.id;
   await tenancy.connection({ id: consumerId, app_id: app.id, kind: 'consumer' });
   store = KnexAdminStore.create(db);
 });
@@ -39,6 +42,26 @@ describe('the admin store on the real Postgres', () => {
     expect((await store.registrations(consumerId)).map((r) => r.instance.instance_label)).toEqual(['one', 'two']);
     expect(await store.removeRegistration(consumerId, added[0]!.registration_id)).toBe(true);
     expect(await store.removeRegistration(consumerId, added[0]!.registration_id)).toBe(false);
+  });
+
+  it('holds at most REGISTRATIONS_PER_CONSUMER_MAX registrations a connection: an add past it, or two at once, refused whole', async () => {
+    const full = 'cadminstore33';
+    await database.tenancy.connection({ id: full, app_id: appId, kind: 'consumer' });
+    const instance = (label: string) => ({ instanceLabel: label, libraryVersion: '0.2.2', instance: { skill_id: 'telling/pacing', instance_label: label } });
+    const labels = (n: number, prefix: string) => Array.from({ length: n }, (_, i) => instance(`${prefix}${i}`));
+    await store.addRegistrations(full, labels(REGISTRATIONS_PER_CONSUMER_MAX - 1, 'r'));
+    await expect(store.addRegistrations(full, labels(2, 'x'))).rejects.toBeInstanceOf(RegistrationsFullError);
+    expect(await store.registrations(full)).toHaveLength(REGISTRATIONS_PER_CONSUMER_MAX - 1);
+    await store.addRegistrations(full, labels(1, 'x'));
+    await expect(store.addRegistrations(full, labels(1, 'y'))).rejects.toThrow(
+      `a consumer connection holds at most ${REGISTRATIONS_PER_CONSUMER_MAX} skill registrations: this one has ${REGISTRATIONS_PER_CONSUMER_MAX}, the request adds 1`,
+    );
+    // Room for two: two adds of two at once, one gets it.
+    const [first, second] = await store.registrations(full);
+    for (const r of [first!, second!]) expect(await store.removeRegistration(full, r.registration_id)).toBe(true);
+    const outcomes = await Promise.allSettled([store.addRegistrations(full, labels(2, 'p')), store.addRegistrations(full, labels(2, 'q'))]);
+    expect(outcomes.map((o) => o.status).sort()).toEqual(['fulfilled', 'rejected']);
+    expect(await store.registrations(full)).toHaveLength(REGISTRATIONS_PER_CONSUMER_MAX);
   });
 
   it('reads a running replay whose heartbeat stopped as interrupted, and a finished one with its counts', async () => {

@@ -3,6 +3,7 @@ import {
   isUniqueViolation,
   consumerToolsOf,
   readSkillRegistrations,
+  REGISTRATIONS_PER_CONSUMER_MAX,
   skillRegistration,
   type ConsumerTools,
   type EnumValue,
@@ -136,6 +137,11 @@ export class RegistrationLabelTakenError extends AdminConflictError {
   override readonly name = 'RegistrationLabelTakenError';
 }
 
+/** The request would take the connection past REGISTRATIONS_PER_CONSUMER_MAX: the admin API's 409. */
+export class RegistrationsFullError extends AdminConflictError {
+  override readonly name = 'RegistrationsFullError';
+}
+
 /**
  * Part of a list in its order (creation, then id): at most `limit`, only those after the item whose id
  * `after` is (the previous page's last). Without a page a list is whole: the portal's pages, each
@@ -157,7 +163,10 @@ export interface AdminStore {
   connections(filter: { workspaceId?: string; appId?: string }, page?: ListPage): Promise<ConnectionView[]>;
   connection(clientId: string): Promise<ConnectionView | undefined>;
   registrations(consumerId: string): Promise<SkillRegistration[]>;
-  /** All or none; throws RegistrationLabelTakenError when a label is bound to the connection already. */
+  /**
+   * All or none; throws RegistrationLabelTakenError when a label is bound to the connection already,
+   * RegistrationsFullError when the connection would hold more than REGISTRATIONS_PER_CONSUMER_MAX.
+   */
   addRegistrations(consumerId: string, registrations: readonly NewRegistration[]): Promise<SkillRegistration[]>;
   /** False when the connection has no such registration. */
   removeRegistration(consumerId: string, registrationId: string): Promise<boolean>;
@@ -231,19 +240,29 @@ export class KnexAdminStore implements AdminStore {
     if (registrations.length === 0) return [];
     const now = new Date();
     try {
-      const rows = await this.db('skill_registrations')
-        .insert(
-          registrations.map((r) => ({
-            id: newId('r'),
-            consumer_id: consumerId,
-            instance_label: r.instanceLabel,
-            library_version: r.libraryVersion,
-            instance: JSON.stringify(r.instance),
-            registered_at: now,
-          })),
-        )
-        .returning(['id', 'library_version', 'instance', 'registered_at']);
-      return rows.map(skillRegistration);
+      return await this.db.transaction(async (trx) => {
+        // One add at a time per connection (its row locked), so two adds cannot pass the bound together.
+        await trx('connections').where({ id: consumerId }).forUpdate().first('id');
+        const held = Number((await trx('skill_registrations').where({ consumer_id: consumerId }).count({ n: '*' }))[0]?.n ?? 0);
+        if (held + registrations.length > REGISTRATIONS_PER_CONSUMER_MAX) {
+          throw new RegistrationsFullError(
+            `a consumer connection holds at most ${REGISTRATIONS_PER_CONSUMER_MAX} skill registrations: this one has ${held}, the request adds ${registrations.length}`,
+          );
+        }
+        const rows = await trx('skill_registrations')
+          .insert(
+            registrations.map((r) => ({
+              id: newId('r'),
+              consumer_id: consumerId,
+              instance_label: r.instanceLabel,
+              library_version: r.libraryVersion,
+              instance: JSON.stringify(r.instance),
+              registered_at: now,
+            })),
+          )
+          .returning(['id', 'library_version', 'instance', 'registered_at']);
+        return rows.map(skillRegistration);
+      });
     } catch (err) {
       if (isUniqueViolation(err)) {
         throw new RegistrationLabelTakenError('an instance_label of the request is already registered on this connection');

@@ -1,5 +1,5 @@
 import type { Router, Request } from 'express';
-import { PrincipalNotFoundError, PrincipalNotPendingError, type PrincipalStore, type PrincipalView } from '@bus/identity';
+import { PrincipalNotFoundError, PrincipalNotPendingError, PrincipalsFullError, type PrincipalStore, type PrincipalView } from '@bus/identity';
 import type { AdminStore } from './admin-store';
 import { createRouter, HttpError, type RequestValidation } from '@bus/http';
 import { AdminConflictError, AdminNotFoundError, AdminUnavailableError } from './errors';
@@ -138,7 +138,8 @@ function notFound(what: string, id: string): never {
 }
 
 /**
- * The store's refusals as the admin API's: a principal gone meanwhile is 404, one not pending 409;
+ * The store's refusals as the admin API's: a principal gone meanwhile is 404, one not pending and a
+ * connection holding its most principals 409;
  * anything else is Postgres failing, the documented 503 admin.unavailable (cause logged).
  */
 async function principalCall<T>(call: () => Promise<T>): Promise<T> {
@@ -146,7 +147,7 @@ async function principalCall<T>(call: () => Promise<T>): Promise<T> {
     return await call();
   } catch (err) {
     if (err instanceof PrincipalNotFoundError) throw new AdminNotFoundError('AWS principal', err.accessKeyId);
-    if (err instanceof PrincipalNotPendingError) throw new AdminConflictError(err.message);
+    if (err instanceof PrincipalNotPendingError || err instanceof PrincipalsFullError) throw new AdminConflictError(err.message);
     if (err instanceof HttpError) throw err;
     throw new AdminUnavailableError(err);
   }
