@@ -245,6 +245,36 @@ describe('a bound identity provider', () => {
     );
   });
 
+  it("lists a provider's bindings a page at a time and binds a connection 10 times at most", async () => {
+    const issued = await created<{ client_id: string }>('/api/admin/connections', { app_id: tenant.appId, kind: 'producer' });
+    for (let n = 0; n < 10; n += 1)
+      await created(`/api/admin/identity-providers/${providerId}/bindings`, { client: `page-${n}`, connection_id: issued.client_id });
+    const eleventh = await admin('POST', `/api/admin/identity-providers/${providerId}/bindings`, { client: 'page-10', connection_id: issued.client_id });
+    expect(eleventh.status).toBe(409);
+    expect(eleventh.body).toMatchObject({ code: 'admin.conflict', message: 'a connection holds at most 10 identity provider bindings: remove one first' });
+
+    const path = `/api/admin/identity-providers/${providerId}/bindings`;
+    const whole = (await admin('GET', `${path}?limit=500`)).body as { bindings: Array<{ id: string; client: string }>; next_after: string | null };
+    expect(whole.next_after).toBeNull();
+    expect(whole.bindings.map((b) => b.client)).toEqual(expect.arrayContaining(['studio', ...Array.from({ length: 10 }, (_, n) => `page-${n}`)]));
+    const paged: string[] = [];
+    let after: string | null = null;
+    do {
+      const res = await admin('GET', `${path}?limit=3${after === null ? '' : `&after=${after}`}`);
+      expect(res.status).toBe(200);
+      const page = res.body as typeof whole;
+      expect(page.bindings.length).toBeLessThanOrEqual(3);
+      paged.push(...page.bindings.map((b) => b.id));
+      after = page.next_after;
+    } while (after !== null);
+    expect(paged).toEqual(whole.bindings.map((b) => b.id));
+
+    const unknown = await admin('GET', `${path}?after=bzzzzzzzzzzzz`);
+    expect(unknown.status).toBe(400);
+    expect(unknown.body).toMatchObject({ code: 'admin.request_invalid', message: 'after: nothing listed has the id bzzzzzzzzzzzz' });
+    expect((await admin('GET', `${path}?limit=501`)).status).toBe(400);
+  });
+
   it('stops accepting within 2 s once the binding, then the provider, is removed', async () => {
     const issued = await created<{ client_id: string }>('/api/admin/connections', { app_id: tenant.appId, kind: 'producer' });
     const binding = await created<{ id: string }>(`/api/admin/identity-providers/${providerId}/bindings`, {

@@ -25,7 +25,7 @@ const VIEWS: Record<string, string[]> = {
   Principal: ['Principal'],
   IdentityProvider: ['IdentityProvider'],
   Binding: ['Binding'],
-  BindingList: ['Bindings'],
+  BindingList: ['BindingPage'],
   ConsumerFaults: ['ConsumerFaults'],
   ConsumerTools: ['ConsumerTools'],
   DeadLetter: ['DeadLetter'],

@@ -102,9 +102,10 @@ export interface Binding {
   created_at: string;
 }
 
-/** A provider's bindings (admin.json Bindings). */
+/** A page of a provider's bindings (admin.json BindingPage). */
 export interface BindingList {
   bindings: Binding[];
+  next_after: string | null;
 }
 
 export interface Principal {

@@ -84,7 +84,7 @@ describe('every command → its admin API request', () => {
       'binding add --idp i1 --client studio --connection c1',
       { method: 'POST', path: '/identity-providers/i1/bindings', json: { client: 'studio', connection_id: 'c1' } },
     ],
-    ['binding list --idp i1', { method: 'GET', path: '/identity-providers/i1/bindings' }],
+    ['binding list --idp i1', { method: 'GET', path: '/identity-providers/i1/bindings', query: {} }],
     ['binding remove --idp i1 b1', { method: 'DELETE', path: '/identity-providers/i1/bindings/b1' }],
     [
       'registration add --consumer c1 -f skills.yaml',

@@ -226,25 +226,28 @@ function listCommand<T>(
     plan: (input) => {
       const query = given(Object.fromEntries(Object.entries(filters).map(([name, filter]) => [filter.query, input.string(name)])));
       const page = (after: string | undefined): ApiRequest => ({ method: 'GET', path: `/${path}`, query: { ...query, ...given({ after }) } });
-      const items = (body: unknown) => (body as Record<string, T[]>)[collection] ?? [];
       return {
         request: page(undefined),
-        // A paged list (docs/admin.md) is fetched whole, page after page.
-        ...(paged
-          ? {
-              pages: {
-                next: (body: unknown) => {
-                  const nextAfter = (body as { next_after: string | null }).next_after;
-                  return nextAfter === null ? undefined : page(nextAfter);
-                },
-                merge: (bodies: readonly unknown[]) => ({ [collection]: bodies.flatMap(items), next_after: null }),
-              },
-            }
-          : {}),
-        render: (body) => listTable(view, items(body)),
+        ...(paged ? { pages: everyPage(collection, page) } : {}),
+        render: (body) => listTable(view, itemsOf<T>(body, collection)),
       };
     },
   };
+}
+
+/** A paged list (docs/admin.md "Lists") fetched whole, page after page, and printed as one body. */
+function everyPage(collection: string, page: (after: string) => ApiRequest): Paging {
+  return {
+    next: (body: unknown) => {
+      const nextAfter = (body as { next_after: string | null }).next_after;
+      return nextAfter === null ? undefined : page(nextAfter);
+    },
+    merge: (bodies: readonly unknown[]) => ({ [collection]: bodies.flatMap((body) => itemsOf(body, collection)), next_after: null }),
+  };
+}
+
+function itemsOf<T>(body: unknown, collection: string): T[] {
+  return (body as Record<string, T[]>)[collection] ?? [];
 }
 
 /** The largest injected delivery delay the admin API takes (admin.json ConsumerFaults). */
@@ -564,10 +567,14 @@ export const COMMANDS: readonly Command[] = [
     usage: '--idp <i>',
     options: { idp: { type: 'string', value: '<i>', help: 'the identity provider' } },
     positionals: [],
-    plan: (input) => ({
-      request: { method: 'GET', path: `/identity-providers/${id(input.need('idp'))}/bindings` },
-      render: (body) => listTable(bindingView, (body as BindingList).bindings),
-    }),
+    plan: (input) => {
+      const page = (after: string | undefined): ApiRequest => ({
+        method: 'GET',
+        path: `/identity-providers/${id(input.need('idp'))}/bindings`,
+        query: given({ after }),
+      });
+      return { request: page(undefined), pages: everyPage('bindings', page), render: (body) => listTable(bindingView, (body as BindingList).bindings) };
+    },
   },
   {
     path: ['binding', 'remove'],

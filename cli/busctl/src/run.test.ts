@@ -369,11 +369,13 @@ describe('run', () => {
       created_at: '2026-11-22T06:00:00.000Z',
     };
     const binding = { id: 'babcdefghijkl', provider_id: provider.id, client: 'studio', connection_id: 'cabcdefghijkl', created_at: '2026-11-22T06:00:00.000Z' };
+    const second = { ...binding, id: 'bbcdefghijklm', client: 'editor', created_at: '2026-11-22T06:01:00.000Z' };
     const h = harness([
       json(201, provider),
       json(201, binding),
       apiError(409, 'admin.conflict', 'client studio of this provider is bound already; remove that binding first'),
-      json(200, { bindings: [binding] }),
+      json(200, { bindings: [binding], next_after: binding.id }),
+      json(200, { bindings: [second], next_after: null }),
       noContent,
     ]);
     const create = [
@@ -398,10 +400,15 @@ describe('run', () => {
     expect(await h.run(bind)).toBe(1);
     expect(h.out.stderr).toContain('(409 admin.conflict)');
     h.out.stdout = '';
+    // Every page, as one table.
     expect(await h.run(['binding', 'list', '--idp', provider.id])).toBe(0);
-    expect(h.out.stdout.split('\n')[1]).toMatch(/^babcdefghijkl\s+studio\s+cabcdefghijkl\s+2026-11-22T06:00:00.000Z$/);
+    expect(h.sent[4]).toMatchObject({ url: `http://portal.test:8090/api/admin/identity-providers/${provider.id}/bindings?after=${binding.id}` });
+    expect(h.out.stdout.split('\n').slice(1, 3)).toEqual([
+      expect.stringMatching(/^babcdefghijkl\s+studio\s+cabcdefghijkl\s+2026-11-22T06:00:00.000Z$/),
+      expect.stringMatching(/^bbcdefghijklm\s+editor\s+cabcdefghijkl\s+2026-11-22T06:01:00.000Z$/),
+    ]);
     expect(await h.run(['binding', 'remove', '--idp', provider.id, binding.id])).toBe(0);
-    expect(h.sent[4]).toMatchObject({ method: 'DELETE', url: `http://portal.test:8090/api/admin/identity-providers/${provider.id}/bindings/${binding.id}` });
+    expect(h.sent[5]).toMatchObject({ method: 'DELETE', url: `http://portal.test:8090/api/admin/identity-providers/${provider.id}/bindings/${binding.id}` });
   });
 
   it('needs --connection and the access key id for a principal command', async () => {

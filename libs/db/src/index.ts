@@ -10,6 +10,10 @@ export type { DatabaseOptions, Knex, RawResult } from './database';
 export const DELIVERY_CHANNEL = 'bus_deliveries';
 export { readSkillRegistrations, REGISTRATIONS_PER_CONSUMER_MAX, skillRegistration } from './registrations';
 export type { SkillRegistration, SkillRegistrationRow } from './registrations';
+export { countHeldUnderLock } from './connection-bounds';
+export type { ConnectionHoldings } from './connection-bounds';
+export { keysetPage } from './keyset-page';
+export type { ListPage } from './keyset-page';
 export { readConnectionWorkspaces } from './connection-workspaces';
 export { readConnectionDates } from './connection-dates';
 export {

@@ -61,6 +61,7 @@ const ALL = [
   '027_delivery_message_index',
   '028_deliveries_without_foreign_keys',
   '029_drop_deliveries_enqueued_at',
+  '030_bindings_by_provider',
 ];
 
 // By hand rather than @bus/fixtures' useTestDatabase: the migrations themselves are under test (up

@@ -1,4 +1,4 @@
-import { isUniqueViolation, writeConsumerTools, type ConsumerTools, type Knex, type Written } from '@bus/db';
+import { countHeldUnderLock, isUniqueViolation, writeConsumerTools, type ConsumerTools, type Knex, type Written } from '@bus/db';
 import { hashSecret, newClientSecret, newId, type ConnectionKind, type ExternalIssuer } from '@bus/tokens';
 import type { Logger } from 'pino';
 import type { ConnectionChange, ControlEvent, ControlPublisher, QuotaScope } from './control';
@@ -80,6 +80,19 @@ export class ProviderConflictError extends IdentityAdminError {
   override readonly name = 'ProviderConflictError';
   readonly kind = 'conflict';
 }
+
+/**
+ * Identity providers one deployment registers at most: each is an issuer every gateway trusts and
+ * fetches keys from, so they are few (IAM keeps an account to 100 OIDC providers), and their list is
+ * one answer.
+ */
+export const PROVIDERS_MAX = 100;
+
+/**
+ * Bindings one connection holds at most, of all providers: each is a way into the connection, as an
+ * AWS principal is (PRINCIPALS_PER_CONNECTION_MAX), and the connection's page lists them all.
+ */
+export const BINDINGS_PER_CONNECTION_MAX = 10;
 
 export class OverlapWindowError extends IdentityAdminError {
   override readonly name = 'OverlapWindowError';
@@ -271,15 +284,23 @@ export class IdentityAdmin {
   async createProvider(settings: ExternalIssuer): Promise<string> {
     const id = newId('i');
     try {
-      await this.deps.db('identity_providers').insert({
-        id,
-        issuer: settings.issuer,
-        jwks_url: settings.jwksUrl,
-        audiences: [...settings.audiences],
-        algorithms: [...settings.algorithms],
-        client_claim: settings.clientClaim,
-        clock_tolerance_seconds: settings.clockToleranceSeconds,
-        created_at: this.now(),
+      await this.deps.db.transaction(async (trx) => {
+        // Registrations one at a time (reads go on), so two at once cannot pass the bound together.
+        await trx.raw('LOCK TABLE identity_providers IN SHARE ROW EXCLUSIVE MODE');
+        const [counted] = await trx('identity_providers').count({ n: '*' });
+        if (Number(counted?.n ?? 0) >= PROVIDERS_MAX) {
+          throw new ProviderConflictError(`a deployment registers at most ${PROVIDERS_MAX} identity providers: remove one first`);
+        }
+        await trx('identity_providers').insert({
+          id,
+          issuer: settings.issuer,
+          jwks_url: settings.jwksUrl,
+          audiences: [...settings.audiences],
+          algorithms: [...settings.algorithms],
+          client_claim: settings.clientClaim,
+          clock_tolerance_seconds: settings.clockToleranceSeconds,
+          created_at: this.now(),
+        });
       });
     } catch (err) {
       if (isUniqueViolation(err)) throw new ProviderConflictError(`an identity provider with issuer ${settings.issuer} is registered already`);
@@ -303,9 +324,12 @@ export class IdentityAdmin {
     await this.deps.db.transaction(async (trx) => {
       if (!(await trx('identity_providers').where({ id: input.providerId }).first('id')))
         throw new ProviderNotFoundError('identity provider', input.providerId);
-      const connection = await trx('connections').where({ id: input.connectionId }).first('status');
+      const connection = await countHeldUnderLock(trx, input.connectionId, { table: 'identity_bindings', column: 'connection_id' });
       if (!connection) throw new ConnectionNotFoundError(input.connectionId);
       if (connection.status !== 'active') throw new ConnectionNotActiveError(input.connectionId, connection.status);
+      if (connection.held >= BINDINGS_PER_CONNECTION_MAX) {
+        throw new ProviderConflictError(`a connection holds at most ${BINDINGS_PER_CONNECTION_MAX} identity provider bindings: remove one first`);
+      }
       if (await trx('identity_bindings').where({ provider_id: input.providerId, client_value: input.client }).first('id')) {
         throw new ProviderConflictError(`client ${input.client} of this provider is bound already; remove that binding first`);
       }

@@ -23,6 +23,8 @@ export {
   ConnectionNotActiveError,
   OverlapWindowError,
   ProviderConflictError,
+  PROVIDERS_MAX,
+  BINDINGS_PER_CONNECTION_MAX,
   ProviderNotFoundError,
   TenancyNotFoundError,
   MAX_OVERLAP_SECONDS,

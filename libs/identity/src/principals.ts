@@ -1,4 +1,4 @@
-import type { Knex, Row } from '@bus/db';
+import { countHeldUnderLock, type Knex, type Row } from '@bus/db';
 import type { SigningKey } from './sigv4';
 import { hashSecret, newAccessKeyId, newChallenge, newSecretAccessKey, seal, unseal } from '@bus/tokens';
 
@@ -93,8 +93,7 @@ export class PrincipalStore {
     const accessKeyId = newAccessKeyId();
     const secretAccessKey = newSecretAccessKey();
     return this.deps.db.transaction(async (trx) => {
-      await trx('connections').where({ id: connectionId }).forUpdate().first('id');
-      const held = Number((await trx('aws_principals').where({ connection_id: connectionId }).count({ n: '*' }))[0]?.n ?? 0);
+      const held = (await countHeldUnderLock(trx, connectionId, { table: 'aws_principals', column: 'connection_id' }))?.held ?? 0;
       if (held >= PRINCIPALS_PER_CONNECTION_MAX) throw new PrincipalsFullError(connectionId);
       const [row] = await trx('aws_principals')
         .insert({

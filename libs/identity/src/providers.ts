@@ -1,5 +1,5 @@
 import { createRemoteJWKSet, type JWTVerifyGetKey } from 'jose';
-import type { Knex, Row } from '@bus/db';
+import { keysetPage, type Knex, type ListPage, type Row } from '@bus/db';
 import { DependencyUnavailableError } from '@bus/http';
 import {
   CLIENT_FORM,
@@ -34,7 +34,7 @@ export interface ProviderStore {
   provider(id: string): Promise<ProviderRecord | null>;
   providers(): Promise<ProviderRecord[]>;
   binding(providerId: string, client: string): Promise<BindingRecord | null>;
-  bindings(providerId: string): Promise<BindingRecord[]>;
+  bindings(providerId: string, page?: ListPage): Promise<BindingRecord[]>;
 }
 
 export class KnexProviderStore implements ProviderStore {
@@ -63,8 +63,15 @@ export class KnexProviderStore implements ProviderStore {
     return row ? bindingOf(row) : null;
   }
 
-  async bindings(providerId: string): Promise<BindingRecord[]> {
-    return (await this.db('identity_bindings').where({ provider_id: providerId }).orderBy('created_at').orderBy('id')).map(bindingOf);
+  /** A provider's bindings in the order they were made, a page at a time (migration 030 indexes that order). */
+  async bindings(providerId: string, page?: ListPage): Promise<BindingRecord[]> {
+    const query = this.db('identity_bindings').where({ provider_id: providerId }).orderBy('created_at').orderBy('id').select('*');
+    return (await keysetPage(query, { table: 'identity_bindings' }, page)).map(bindingOf);
+  }
+
+  async bindingById(providerId: string, id: string): Promise<BindingRecord | null> {
+    const row = await this.db('identity_bindings').where({ provider_id: providerId, id }).first();
+    return row ? bindingOf(row) : null;
   }
 
   /** The bindings to one connection, of every provider (the portal's connection page). */

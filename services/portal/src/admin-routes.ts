@@ -4,7 +4,8 @@ import { createRouter, HttpError, validatedQuery, type RequestValidation } from 
 import { IdentityAdminError, IdentityNotFoundError, type IdentityAdmin } from '@bus/identity';
 import type { SkillLibrary } from '@bus/skills';
 import * as body from './admin-requests';
-import type { AdminStore, AppView, ConnectionView, ListPage, OrganisationView, WorkspaceView } from './admin-store';
+import type { ListPage } from '@bus/db';
+import type { AdminStore, AppView, ConnectionView, OrganisationView, WorkspaceView } from './admin-store';
 import { AdminConflictError, AdminNotFoundError, AdminRequestInvalidError, AdminUnavailableError } from './errors';
 import type { ReplayRunner } from './replays';
 import { consumerQueue, requireActiveConsumer, startReplay } from './consumer-queues';
@@ -238,29 +239,39 @@ function param(req: Request, name: string): string {
   return String(req.params[name]);
 }
 
-/** A text query parameter the document declares (checked by requestValidation); undefined when absent. */
 /**
- * `GET /api/admin/<collection>`, a page at a time (admin.json: `limit` 1–500, default 100; `after`, the
- * previous page's `next_after`), answering `{ <collection>: [...], next_after }`. One row more than
- * the page is read to know whether another page follows. An `after` naming nothing of the list is
- * 400, not an empty last page that would end a listing silently.
+ * `GET /api/admin/<collection>`, a page at a time (listPage), answering `{ <collection>: [...], next_after }`.
  */
-function listRoute<T>(
-  router: Router,
-  collection: 'organisations' | 'workspaces' | 'apps' | 'connections',
-  source: { list(req: Request, page: ListPage): Promise<T[]>; idOf(item: T): string; find(id: string): Promise<unknown> },
-): void {
+function listRoute<T>(router: Router, collection: 'organisations' | 'workspaces' | 'apps' | 'connections', source: PagedSource<T>): void {
   router.get(`/api/admin/${collection}`, async (req, res) => {
-    const { limit, after } = validatedQuery(req) as { limit: number; after?: string };
-    const rows = await source.list(req, { limit: limit + 1, ...(after === undefined ? {} : { after }) });
-    if (rows.length === 0 && after !== undefined && (await source.find(after)) === undefined) {
-      throw new AdminRequestInvalidError(`after: nothing listed has the id ${after}`);
-    }
-    const items = rows.slice(0, limit);
-    res.json({ [collection]: items, next_after: rows.length > limit ? source.idOf(items[items.length - 1]!) : null });
+    res.json(await listPage(req, collection, source));
   });
 }
 
+/** A list the admin API answers a page at a time: its rows after a page's keyset, and one of them by id. */
+export interface PagedSource<T> {
+  list(req: Request, page: ListPage): Promise<T[]>;
+  idOf(item: T): string;
+  find(id: string): Promise<unknown>;
+}
+
+/**
+ * One page of a list (admin.json: `limit` 1–500, default 100; `after`, the previous page's
+ * `next_after`) as `{ <collection>: [...], next_after }`. One row more than the page is read to know
+ * whether another page follows. An `after` naming nothing of the list is 400, not an empty last page
+ * that would end a listing silently.
+ */
+export async function listPage<T>(req: Request, collection: string, source: PagedSource<T>): Promise<Record<string, T[] | string | null>> {
+  const { limit, after } = validatedQuery(req) as { limit: number; after?: string };
+  const rows = await source.list(req, { limit: limit + 1, ...(after === undefined ? {} : { after }) });
+  if (rows.length === 0 && after !== undefined && (await source.find(after)) === undefined) {
+    throw new AdminRequestInvalidError(`after: nothing listed has the id ${after}`);
+  }
+  const items = rows.slice(0, limit);
+  return { [collection]: items, next_after: rows.length > limit ? source.idOf(items[items.length - 1]!) : null };
+}
+
+/** A text query parameter the document declares (checked by requestValidation); undefined when absent. */
 function queryText(req: Request, name: string): string | undefined {
   const value = validatedQuery(req)[name];
   return typeof value === 'string' ? value : undefined;

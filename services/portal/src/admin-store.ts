@@ -2,6 +2,8 @@ import {
   consumerToolsColumns,
   isUniqueViolation,
   consumerToolsOf,
+  countHeldUnderLock,
+  keysetPage,
   readSkillRegistrations,
   REGISTRATIONS_PER_CONSUMER_MAX,
   skillRegistration,
@@ -9,6 +11,7 @@ import {
   type EnumValue,
   type JoinedConsumerToolsRow,
   type Knex,
+  type ListPage,
   type Row,
   type SkillRegistration,
 } from '@bus/db';
@@ -142,16 +145,6 @@ export class RegistrationsFullError extends AdminConflictError {
   override readonly name = 'RegistrationsFullError';
 }
 
-/**
- * Part of a list in its order (creation, then id): at most `limit`, only those after the item whose id
- * `after` is (the previous page's last). Without a page a list is whole: the portal's pages, each
- * scoped to one person's organisations or one workspace.
- */
-export interface ListPage {
-  limit: number;
-  after?: string;
-}
-
 /** The admin API's reads, and the registrations and replay jobs it owns. Tenancy writes go through IdentityAdmin. */
 export interface AdminStore {
   organisations(page?: ListPage): Promise<OrganisationView[]>;
@@ -189,7 +182,7 @@ export class KnexAdminStore implements AdminStore {
   }
 
   async organisations(page?: ListPage): Promise<OrganisationView[]> {
-    const rows = await inPage(this.db('organisations').orderBy('created_at').orderBy('id').select('*'), 'organisations', 'organisations', page);
+    const rows = await keysetPage(this.db('organisations').orderBy('created_at').orderBy('id').select('*'), { table: 'organisations' }, page);
     return rows.map(organisationView);
   }
 
@@ -201,7 +194,7 @@ export class KnexAdminStore implements AdminStore {
   async workspaces(filter: { organisationId?: string }, page?: ListPage): Promise<WorkspaceView[]> {
     const query = this.db('workspaces').orderBy('created_at').orderBy('id').select('*');
     if (filter.organisationId !== undefined) void query.where({ organisation_id: filter.organisationId });
-    return (await inPage(query, 'workspaces', 'workspaces', page)).map(workspaceView);
+    return (await keysetPage(query, { table: 'workspaces' }, page)).map(workspaceView);
   }
 
   async workspace(id: string): Promise<WorkspaceView | undefined> {
@@ -212,7 +205,7 @@ export class KnexAdminStore implements AdminStore {
   async apps(filter: { workspaceId?: string }, page?: ListPage): Promise<AppView[]> {
     const query = this.db('apps').orderBy('created_at').orderBy('id').select('*');
     if (filter.workspaceId !== undefined) void query.where({ workspace_id: filter.workspaceId });
-    return this.withPermissions(await inPage(query, 'apps', 'apps', page));
+    return this.withPermissions(await keysetPage(query, { table: 'apps' }, page));
   }
 
   async app(id: string): Promise<AppView | undefined> {
@@ -224,7 +217,7 @@ export class KnexAdminStore implements AdminStore {
     const query = this.connectionQuery().orderBy('c.created_at').orderBy('c.id');
     if (filter.workspaceId !== undefined) void query.where('c.workspace_id', filter.workspaceId);
     if (filter.appId !== undefined) void query.where('c.app_id', filter.appId);
-    return (await inPage(query, 'connections', 'c', page)).map(connectionView);
+    return (await keysetPage(query, { table: 'connections', alias: 'c' }, page)).map(connectionView);
   }
 
   async connection(clientId: string): Promise<ConnectionView | undefined> {
@@ -241,9 +234,7 @@ export class KnexAdminStore implements AdminStore {
     const now = new Date();
     try {
       return await this.db.transaction(async (trx) => {
-        // One add at a time per connection (its row locked), so two adds cannot pass the bound together.
-        await trx('connections').where({ id: consumerId }).forUpdate().first('id');
-        const held = Number((await trx('skill_registrations').where({ consumer_id: consumerId }).count({ n: '*' }))[0]?.n ?? 0);
+        const held = (await countHeldUnderLock(trx, consumerId, { table: 'skill_registrations', column: 'consumer_id' }))?.held ?? 0;
         if (held + registrations.length > REGISTRATIONS_PER_CONSUMER_MAX) {
           throw new RegistrationsFullError(
             `a consumer connection holds at most ${REGISTRATIONS_PER_CONSUMER_MAX} skill registrations: this one has ${held}, the request adds ${registrations.length}`,
@@ -377,23 +368,6 @@ type QuarantineRow = Omit<Row<'quarantined_records'>, 'headers' | 'value'> & { s
 function quotaView(row: Row<'organisations' | 'workspaces'>): QuotaView {
   const q = quotaOfColumns(row);
   return { tier: row.quota_tier, per_second: q.perSecond, burst: q.burst, per_day: q.perDay };
-}
-
-/**
- * A list's page: its rows after the row `page.after` names by (created_at, id), the lists' order, read
- * from the table itself so the keyset keeps the timestamp's microseconds; none when no row has that id.
- */
-function inPage<Q extends Knex.QueryBuilder>(
-  query: Q,
-  table: 'organisations' | 'workspaces' | 'apps' | 'connections',
-  alias: string,
-  page: ListPage | undefined,
-): Q {
-  if (page === undefined) return query;
-  if (page.after !== undefined)
-    void query.whereRaw(`(??, ??) > (SELECT created_at, id FROM ?? WHERE id = ?)`, [`${alias}.created_at`, `${alias}.id`, table, page.after]);
-  void query.limit(page.limit);
-  return query;
 }
 
 function organisationView(r: Row<'organisations'>): OrganisationView {

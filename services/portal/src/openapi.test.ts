@@ -56,7 +56,6 @@ describe('the portal (people) OpenAPI document', () => {
       'IssuedPrincipal',
       'PrincipalChallenge',
       'Binding',
-      'Bindings',
       'Registration',
       'Registrations',
       'RegistrationRefused',

@@ -10,7 +10,7 @@ import {
   type ExternalAlgorithm,
   type ExternalIssuer,
 } from '@bus/tokens';
-import { identityCall } from './admin-routes';
+import { identityCall, listPage } from './admin-routes';
 import { AdminNotFoundError, AdminRequestInvalidError, AdminUnavailableError } from './errors';
 
 export interface ProviderRoutesDeps {
@@ -78,7 +78,13 @@ export function providerRoutes(deps: ProviderRoutesDeps): Router {
 
   router.get('/api/admin/identity-providers/:i/bindings', async (req, res) => {
     const provider = await providerOf(param(req, 'i'));
-    res.json({ bindings: (await store.bindings(provider.id)).map(bindingView) });
+    res.json(
+      await listPage(req, 'bindings', {
+        list: async (_req, page) => (await store.bindings(provider.id, page)).map(bindingView),
+        idOf: (binding) => binding.id,
+        find: async (id) => (await store.bindingById(provider.id, id)) ?? undefined,
+      }),
+    );
   });
   router.post('/api/admin/identity-providers/:i/bindings', async (req, res) => {
     const b = (await deps.requests.jsonBody(req, BODY_BYTES)) as BindingCreate;

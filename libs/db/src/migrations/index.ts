@@ -28,6 +28,7 @@ import * as deliveryPurgedAt from './026_delivery_purged_at';
 import * as deliveryMessageIndex from './027_delivery_message_index';
 import * as deliveriesWithoutForeignKeys from './028_deliveries_without_foreign_keys';
 import * as dropDeliveriesEnqueuedAt from './029_drop_deliveries_enqueued_at';
+import * as bindingsByProvider from './030_bindings_by_provider';
 
 interface NamedMigration {
   name: string;
@@ -69,6 +70,7 @@ const MIGRATIONS: readonly NamedMigration[] = [
   { name: '027_delivery_message_index', migration: deliveryMessageIndex },
   { name: '028_deliveries_without_foreign_keys', migration: deliveriesWithoutForeignKeys },
   { name: '029_drop_deliveries_enqueued_at', migration: dropDeliveriesEnqueuedAt },
+  { name: '030_bindings_by_provider', migration: bindingsByProvider },
 ];
 
 export const migrationSource: Knex.MigrationSource<NamedMigration> = {

@@ -1,0 +1,70 @@
+import pino from 'pino';
+import { useTestDatabase } from '@bus/fixtures';
+import { DEFAULT_CLOCK_TOLERANCE_SECONDS, DEFAULT_EXTERNAL_ALGORITHMS, type ExternalIssuer } from '@bus/tokens';
+import { BINDINGS_PER_CONNECTION_MAX, IdentityAdmin, KnexProviderStore, ProviderConflictError, PROVIDERS_MAX, type ControlEvent } from './index';
+
+/**
+ * Identity providers and bindings on the real Postgres: a deployment registers at most PROVIDERS_MAX
+ * providers, a connection holds at most BINDINGS_PER_CONNECTION_MAX bindings (both checked so two
+ * requests at once cannot pass them together), and a provider's bindings are read a page at a time.
+ */
+
+const database = useTestDatabase({ applicationName: 'providers-test', poolMax: 4 });
+const announced: ControlEvent[] = [];
+/** Requests at once into the last place: as many as the pool has connections. */
+const RACERS = [0, 1, 2, 3];
+const admin = () => IdentityAdmin.create({ db: database.db, control: { publish: async (e) => void announced.push(e) }, logger: pino({ level: 'silent' }) });
+
+function issuer(n: number): ExternalIssuer {
+  return {
+    issuer: `https://login-${n}.example.com/`,
+    jwksUrl: `https://login-${n}.example.com/jwks`,
+    audiences: ['bus'],
+    algorithms: DEFAULT_EXTERNAL_ALGORITHMS,
+    clientClaim: 'azp',
+    clockToleranceSeconds: DEFAULT_CLOCK_TOLERANCE_SECONDS,
+  };
+}
+
+it('registers providers up to the bound, of several at once into the last place only one, and has room again after a removal', async () => {
+  const identity = admin();
+  const ids: string[] = [];
+  for (let n = 0; n < PROVIDERS_MAX - 1; n += 1) ids.push(await identity.createProvider(issuer(n)));
+  const outcomes = await database.atOnce(RACERS.map((n) => () => identity.createProvider(issuer(1_000 + n))));
+  expect(outcomes.filter((o) => o.status === 'fulfilled')).toHaveLength(1);
+  expect(outcomes.find((o) => o.status === 'rejected')).toMatchObject({ reason: expect.any(ProviderConflictError) });
+  expect(await KnexProviderStore.create(database.db).providers()).toHaveLength(PROVIDERS_MAX);
+  await expect(identity.createProvider(issuer(1_002))).rejects.toThrow(`a deployment registers at most ${PROVIDERS_MAX} identity providers: remove one first`);
+
+  await identity.removeProvider(ids[0]!);
+  await expect(identity.createProvider(issuer(1_002))).resolves.toMatch(/^i[a-z2-7]{12}$/);
+  // Only what was registered was announced.
+  expect(announced.filter((e) => e.type === 'provider.changed')).toHaveLength(PROVIDERS_MAX + 2);
+});
+
+it("binds a connection up to the bound, of several at once into the last place only one, and lists a provider's bindings a page at a time", async () => {
+  await database.db('identity_providers').delete();
+  const identity = admin();
+  const store = KnexProviderStore.create(database.db);
+  const [full, other] = (await database.tenancy.tenant({ connections: [{ kind: 'producer' }, { kind: 'producer' }] })).connectionIds as [string, string];
+  const providerId = await identity.createProvider(issuer(0));
+  const bind = (client: string, connectionId = full) => identity.createBinding({ providerId, client, connectionId });
+  for (let n = 0; n < BINDINGS_PER_CONNECTION_MAX - 1; n += 1) await bind(`client-${n}`);
+  const outcomes = await database.atOnce(RACERS.map((n) => () => bind(`racer-${n}`)));
+  expect(outcomes.filter((o) => o.status === 'fulfilled')).toHaveLength(1);
+  await expect(bind('one-too-many')).rejects.toThrow(`a connection holds at most ${BINDINGS_PER_CONNECTION_MAX} identity provider bindings: remove one first`);
+  // The bound is per connection: another connection binds the provider's other clients.
+  await bind('elsewhere', other);
+  expect(await store.connectionBindings(full)).toHaveLength(BINDINGS_PER_CONNECTION_MAX);
+
+  const all = await store.bindings(providerId);
+  expect(all).toHaveLength(BINDINGS_PER_CONNECTION_MAX + 1);
+  const paged = [];
+  let page = await store.bindings(providerId, { limit: 4 });
+  while (page.length > 0) {
+    paged.push(...page);
+    page = await store.bindings(providerId, { limit: 4, after: page[page.length - 1]!.id });
+  }
+  expect(paged.map((b) => b.id)).toEqual(all.map((b) => b.id));
+  expect(await store.bindingById(providerId, all[0]!.id)).toEqual(all[0]);
+});
