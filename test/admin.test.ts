@@ -614,6 +614,21 @@ describe('skill registrations', () => {
     expect((skills.body as { registrations: unknown[] }).registrations).toHaveLength(200);
   });
 
+  it('keeps a workspace to 100 apps and an organisation to 100 workspaces: the 101st is 409 admin.conflict', async () => {
+    const t = await house();
+    for (let n = 1; n < 100; n += 1) await created('/api/admin/apps', { workspace_id: t.workspaceId, name: `App ${n}` });
+    const app = await admin('POST', '/api/admin/apps', { workspace_id: t.workspaceId, name: 'App 101' });
+    expect(app.status).toBe(409);
+    expect(app.body).toMatchObject({ code: 'admin.conflict', message: 'a workspace holds at most 100 apps' });
+    const apps = await admin('GET', `/api/admin/apps?workspace_id=${t.workspaceId}&limit=500`);
+    expect((apps.body as { apps: unknown[] }).apps).toHaveLength(100);
+
+    for (let n = 1; n < 100; n += 1) await created('/api/admin/workspaces', { organisation_id: t.organisationId, name: `Workspace ${n}` });
+    const workspace = await admin('POST', '/api/admin/workspaces', { organisation_id: t.organisationId, name: 'Workspace 101' });
+    expect(workspace.status).toBe(409);
+    expect(workspace.body).toMatchObject({ code: 'admin.conflict', message: 'an organisation holds at most 100 workspaces' });
+  });
+
   it('refuses registrations on a producer connection', async () => {
     const t = await house();
     const producer = await created<Issued>('/api/admin/connections', { app_id: t.appId, kind: 'producer' });

@@ -99,6 +99,19 @@ export class OverlapWindowError extends IdentityAdminError {
   readonly kind = 'invalid';
 }
 
+/**
+ * Workspaces an organisation holds and apps a workspace holds, at most: neither is ever removed, and
+ * the portal lists each organisation's workspaces and each workspace's apps on one page.
+ */
+export const WORKSPACES_PER_ORGANISATION_MAX = 100;
+export const APPS_PER_WORKSPACE_MAX = 100;
+
+/** A workspace or an app past its bound (WORKSPACES_PER_ORGANISATION_MAX, APPS_PER_WORKSPACE_MAX). */
+export class TenancyFullError extends IdentityAdminError {
+  override readonly name = 'TenancyFullError';
+  readonly kind = 'conflict';
+}
+
 /** The longest overlap an owner may choose for a rotated secret. */
 export const MAX_OVERLAP_SECONDS = 7 * 86_400;
 
@@ -146,11 +159,13 @@ export class IdentityAdmin {
   async createWorkspace(input: { organisationId: string; name: string; quota?: QuotaSetting; id?: string }): Promise<string> {
     const id = input.id ?? newId('w');
     await this.deps.db.transaction(async (trx) => {
-      const organisation = await trx('organisations')
-        .where({ id: input.organisationId })
-        .first('quota_tier', 'custom_per_second', 'custom_burst', 'custom_per_day');
+      const organisation = await countHeldUnderLock(trx, input.organisationId, { holder: 'organisations', table: 'workspaces', column: 'organisation_id' });
       if (!organisation) throw new TenancyNotFoundError('organisation', input.organisationId);
-      const quota = input.quota ? quotaColumns(input.quota) : organisation;
+      if (organisation.held >= WORKSPACES_PER_ORGANISATION_MAX) {
+        throw new TenancyFullError(`an organisation holds at most ${WORKSPACES_PER_ORGANISATION_MAX} workspaces`);
+      }
+      const { quota_tier, custom_per_second, custom_burst, custom_per_day } = organisation.holder;
+      const quota = input.quota ? quotaColumns(input.quota) : { quota_tier, custom_per_second, custom_burst, custom_per_day };
       await trx('workspaces').insert({ id, organisation_id: input.organisationId, name: input.name, ...quota, created_at: this.now() });
     });
     return id;
@@ -174,9 +189,10 @@ export class IdentityAdmin {
   async createApp(input: { workspaceId: string; organisationId?: string; name: string; id?: string }): Promise<string> {
     const id = input.id ?? newId('a');
     await this.deps.db.transaction(async (trx) => {
-      const workspace = await trx('workspaces').where({ id: input.workspaceId }).first('organisation_id');
+      const workspace = await countHeldUnderLock(trx, input.workspaceId, { holder: 'workspaces', table: 'apps', column: 'workspace_id' });
       if (!workspace) throw new TenancyNotFoundError('workspace', input.workspaceId);
-      const organisationId = input.organisationId ?? workspace.organisation_id;
+      if (workspace.held >= APPS_PER_WORKSPACE_MAX) throw new TenancyFullError(`a workspace holds at most ${APPS_PER_WORKSPACE_MAX} apps`);
+      const organisationId = input.organisationId ?? workspace.holder.organisation_id;
       if (!(await trx('organisations').where({ id: organisationId }).first('id'))) throw new TenancyNotFoundError('organisation', organisationId);
       await trx('apps').insert({ id, workspace_id: input.workspaceId, organisation_id: organisationId, name: input.name, created_at: this.now() });
     });
@@ -324,9 +340,9 @@ export class IdentityAdmin {
     await this.deps.db.transaction(async (trx) => {
       if (!(await trx('identity_providers').where({ id: input.providerId }).first('id')))
         throw new ProviderNotFoundError('identity provider', input.providerId);
-      const connection = await countHeldUnderLock(trx, input.connectionId, { table: 'identity_bindings', column: 'connection_id' });
+      const connection = await countHeldUnderLock(trx, input.connectionId, { holder: 'connections', table: 'identity_bindings', column: 'connection_id' });
       if (!connection) throw new ConnectionNotFoundError(input.connectionId);
-      if (connection.status !== 'active') throw new ConnectionNotActiveError(input.connectionId, connection.status);
+      if (connection.holder.status !== 'active') throw new ConnectionNotActiveError(input.connectionId, connection.holder.status);
       if (connection.held >= BINDINGS_PER_CONNECTION_MAX) {
         throw new ProviderConflictError(`a connection holds at most ${BINDINGS_PER_CONNECTION_MAX} identity provider bindings: remove one first`);
       }

@@ -93,7 +93,7 @@ export class PrincipalStore {
     const accessKeyId = newAccessKeyId();
     const secretAccessKey = newSecretAccessKey();
     return this.deps.db.transaction(async (trx) => {
-      const held = (await countHeldUnderLock(trx, connectionId, { table: 'aws_principals', column: 'connection_id' }))?.held ?? 0;
+      const held = (await countHeldUnderLock(trx, connectionId, { holder: 'connections', table: 'aws_principals', column: 'connection_id' }))?.held ?? 0;
       if (held >= PRINCIPALS_PER_CONNECTION_MAX) throw new PrincipalsFullError(connectionId);
       const [row] = await trx('aws_principals')
         .insert({

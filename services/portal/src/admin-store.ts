@@ -234,7 +234,7 @@ export class KnexAdminStore implements AdminStore {
     const now = new Date();
     try {
       return await this.db.transaction(async (trx) => {
-        const held = (await countHeldUnderLock(trx, consumerId, { table: 'skill_registrations', column: 'consumer_id' }))?.held ?? 0;
+        const held = (await countHeldUnderLock(trx, consumerId, { holder: 'connections', table: 'skill_registrations', column: 'consumer_id' }))?.held ?? 0;
         if (held + registrations.length > REGISTRATIONS_PER_CONSUMER_MAX) {
           throw new RegistrationsFullError(
             `a consumer connection holds at most ${REGISTRATIONS_PER_CONSUMER_MAX} skill registrations: this one has ${held}, the request adds ${registrations.length}`,

@@ -1,12 +1,23 @@
 import pino from 'pino';
 import { useTestDatabase } from '@bus/fixtures';
 import { DEFAULT_CLOCK_TOLERANCE_SECONDS, DEFAULT_EXTERNAL_ALGORITHMS, type ExternalIssuer } from '@bus/tokens';
-import { BINDINGS_PER_CONNECTION_MAX, IdentityAdmin, KnexProviderStore, ProviderConflictError, PROVIDERS_MAX, type ControlEvent } from './index';
+import {
+  APPS_PER_WORKSPACE_MAX,
+  BINDINGS_PER_CONNECTION_MAX,
+  IdentityAdmin,
+  TenancyFullError,
+  WORKSPACES_PER_ORGANISATION_MAX,
+  KnexProviderStore,
+  ProviderConflictError,
+  PROVIDERS_MAX,
+  type ControlEvent,
+} from './index';
 
 /**
- * Identity providers and bindings on the real Postgres: a deployment registers at most PROVIDERS_MAX
- * providers, a connection holds at most BINDINGS_PER_CONNECTION_MAX bindings (both checked so two
- * requests at once cannot pass them together), and a provider's bindings are read a page at a time.
+ * IdentityAdmin's bounds on the real Postgres: a deployment registers at most PROVIDERS_MAX providers,
+ * a connection holds at most BINDINGS_PER_CONNECTION_MAX bindings, an organisation
+ * WORKSPACES_PER_ORGANISATION_MAX workspaces and a workspace APPS_PER_WORKSPACE_MAX apps — each checked
+ * so that requests at once cannot pass it together — and a provider's bindings are read a page at a time.
  */
 
 const database = useTestDatabase({ applicationName: 'providers-test', poolMax: 4 });
@@ -67,4 +78,28 @@ it("binds a connection up to the bound, of several at once into the last place o
   }
   expect(paged.map((b) => b.id)).toEqual(all.map((b) => b.id));
   expect(await store.bindingById(providerId, all[0]!.id)).toEqual(all[0]);
+});
+
+it('creates workspaces and apps up to their bounds, of several at once into the last place only one', async () => {
+  const identity = admin();
+  const organisationId = await identity.createOrganisation({ name: 'House', kind: 'house' });
+  const workspaces: string[] = [];
+  for (let n = 0; n < WORKSPACES_PER_ORGANISATION_MAX - 1; n += 1) workspaces.push(await identity.createWorkspace({ organisationId, name: `W${n}` }));
+  const outcomes = await database.atOnce(RACERS.map((n) => () => identity.createWorkspace({ organisationId, name: `racer ${n}` })));
+  expect(outcomes.filter((o) => o.status === 'fulfilled')).toHaveLength(1);
+  expect(outcomes.find((o) => o.status === 'rejected')).toMatchObject({ reason: expect.any(TenancyFullError) });
+  await expect(identity.createWorkspace({ organisationId, name: 'one too many' })).rejects.toThrow(
+    `an organisation holds at most ${WORKSPACES_PER_ORGANISATION_MAX} workspaces`,
+  );
+  expect(await database.db('workspaces').where({ organisation_id: organisationId }).count({ n: '*' })).toEqual([
+    { n: String(WORKSPACES_PER_ORGANISATION_MAX) },
+  ]);
+
+  const workspaceId = workspaces[0]!;
+  for (let n = 0; n < APPS_PER_WORKSPACE_MAX - 1; n += 1) await identity.createApp({ workspaceId, name: `A${n}` });
+  const apps = await database.atOnce(RACERS.map((n) => () => identity.createApp({ workspaceId, name: `racer ${n}` })));
+  expect(apps.filter((o) => o.status === 'fulfilled')).toHaveLength(1);
+  await expect(identity.createApp({ workspaceId, name: 'one too many' })).rejects.toThrow(`a workspace holds at most ${APPS_PER_WORKSPACE_MAX} apps`);
+  // The bound is per workspace: the next one has room.
+  await expect(identity.createApp({ workspaceId: workspaces[1]!, name: 'elsewhere' })).resolves.toMatch(/^a[a-z2-7]{12}$/);
 });
