@@ -5,6 +5,7 @@ import {
   APPS_PER_WORKSPACE_MAX,
   BINDINGS_PER_CONNECTION_MAX,
   IdentityAdmin,
+  OTHER_WORKSPACES_PER_ORGANISATION_MAX,
   TenancyFullError,
   WORKSPACES_PER_ORGANISATION_MAX,
   KnexProviderStore,
@@ -16,7 +17,8 @@ import {
 /**
  * IdentityAdmin's bounds on the real Postgres: a deployment registers at most PROVIDERS_MAX providers,
  * a connection holds at most BINDINGS_PER_CONNECTION_MAX bindings, an organisation
- * WORKSPACES_PER_ORGANISATION_MAX workspaces and a workspace APPS_PER_WORKSPACE_MAX apps — each checked
+ * WORKSPACES_PER_ORGANISATION_MAX workspaces, a workspace APPS_PER_WORKSPACE_MAX apps and a vendor apps in
+ * OTHER_WORKSPACES_PER_ORGANISATION_MAX workspaces of others — each checked
  * so that requests at once cannot pass it together — and a provider's bindings are read a page at a time.
  */
 
@@ -102,4 +104,26 @@ it('creates workspaces and apps up to their bounds, of several at once into the 
   await expect(identity.createApp({ workspaceId, name: 'one too many' })).rejects.toThrow(`a workspace holds at most ${APPS_PER_WORKSPACE_MAX} apps`);
   // The bound is per workspace: the next one has room.
   await expect(identity.createApp({ workspaceId: workspaces[1]!, name: 'elsewhere' })).resolves.toMatch(/^a[a-z2-7]{12}$/);
+});
+
+it("gives a vendor apps in other organisations' workspaces up to the bound, of several at once into the last place only one", async () => {
+  const identity = admin();
+  const vendor = await identity.createOrganisation({ name: 'Vendor', kind: 'vendor' });
+  const workspaces: string[] = [];
+  for (let n = 0; n < OTHER_WORKSPACES_PER_ORGANISATION_MAX + RACERS.length; n += 1) {
+    const house = await identity.createOrganisation({ name: `House ${n}`, kind: 'house' });
+    workspaces.push(await identity.createWorkspace({ organisationId: house, name: 'Stories' }));
+  }
+  for (const workspaceId of workspaces.slice(0, OTHER_WORKSPACES_PER_ORGANISATION_MAX - 1))
+    await identity.createApp({ workspaceId, organisationId: vendor, name: 'Widget' });
+  const racers = workspaces.slice(OTHER_WORKSPACES_PER_ORGANISATION_MAX);
+  const outcomes = await database.atOnce(racers.map((workspaceId) => () => identity.createApp({ workspaceId, organisationId: vendor, name: 'Widget' })));
+  expect(outcomes.filter((o) => o.status === 'fulfilled')).toHaveLength(1);
+  await expect(
+    identity.createApp({ workspaceId: workspaces[OTHER_WORKSPACES_PER_ORGANISATION_MAX - 1]!, organisationId: vendor, name: 'Widget' }),
+  ).rejects.toThrow(`an organisation has apps in at most ${OTHER_WORKSPACES_PER_ORGANISATION_MAX} workspaces of other organisations`);
+  // Another app in a workspace it is in already, and one in a workspace of its own, are no new workspace of others.
+  await expect(identity.createApp({ workspaceId: workspaces[0]!, organisationId: vendor, name: 'Second widget' })).resolves.toMatch(/^a/);
+  const own = await identity.createWorkspace({ organisationId: vendor, name: 'Own' });
+  await expect(identity.createApp({ workspaceId: own, name: 'Own widget' })).resolves.toMatch(/^a/);
 });

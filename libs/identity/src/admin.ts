@@ -105,8 +105,10 @@ export class OverlapWindowError extends IdentityAdminError {
  */
 export const WORKSPACES_PER_ORGANISATION_MAX = 100;
 export const APPS_PER_WORKSPACE_MAX = 100;
+/** Workspaces of other organisations an organisation (a vendor) has apps in, at most: its portal page lists them too. */
+export const OTHER_WORKSPACES_PER_ORGANISATION_MAX = 100;
 
-/** A workspace or an app past its bound (WORKSPACES_PER_ORGANISATION_MAX, APPS_PER_WORKSPACE_MAX). */
+/** A workspace or an app past its bound (WORKSPACES_PER_ORGANISATION_MAX, APPS_PER_WORKSPACE_MAX, OTHER_WORKSPACES_PER_ORGANISATION_MAX). */
 export class TenancyFullError extends IdentityAdminError {
   override readonly name = 'TenancyFullError';
   readonly kind = 'conflict';
@@ -193,10 +195,34 @@ export class IdentityAdmin {
       if (!workspace) throw new TenancyNotFoundError('workspace', input.workspaceId);
       if (workspace.held >= APPS_PER_WORKSPACE_MAX) throw new TenancyFullError(`a workspace holds at most ${APPS_PER_WORKSPACE_MAX} apps`);
       const organisationId = input.organisationId ?? workspace.holder.organisation_id;
-      if (!(await trx('organisations').where({ id: organisationId }).first('id'))) throw new TenancyNotFoundError('organisation', organisationId);
+      if (organisationId === workspace.holder.organisation_id) {
+        if (!(await trx('organisations').where({ id: organisationId }).first('id'))) throw new TenancyNotFoundError('organisation', organisationId);
+      } else {
+        await this.requireRoomInOtherWorkspaces(trx, organisationId, input.workspaceId);
+      }
       await trx('apps').insert({ id, workspace_id: input.workspaceId, organisation_id: organisationId, name: input.name, created_at: this.now() });
     });
     return id;
+  }
+
+  /**
+   * An app owned by another organisation than the workspace's (a vendor's) adds the workspace to that
+   * organisation's page, so an organisation has apps in at most OTHER_WORKSPACES_PER_ORGANISATION_MAX
+   * workspaces of others: counted with its row locked (FOR NO KEY UPDATE), so two creations at once
+   * cannot pass the bound together.
+   */
+  private async requireRoomInOtherWorkspaces(trx: Knex.Transaction, organisationId: string, workspaceId: string): Promise<void> {
+    if (!(await trx('organisations').where({ id: organisationId }).forNoKeyUpdate().first('id')))
+      throw new TenancyNotFoundError('organisation', organisationId);
+    const others = await trx('apps as a')
+      .join('workspaces as w', 'w.id', 'a.workspace_id')
+      .where('a.organisation_id', organisationId)
+      .whereNot('w.organisation_id', organisationId)
+      .distinct('a.workspace_id')
+      .pluck('a.workspace_id');
+    if (!others.includes(workspaceId) && others.length >= OTHER_WORKSPACES_PER_ORGANISATION_MAX) {
+      throw new TenancyFullError(`an organisation has apps in at most ${OTHER_WORKSPACES_PER_ORGANISATION_MAX} workspaces of other organisations`);
+    }
   }
 
   /** Replaces what the app may publish. */

@@ -145,15 +145,34 @@ export class RegistrationsFullError extends AdminConflictError {
   override readonly name = 'RegistrationsFullError';
 }
 
+/** What the portal's workspace page looks for among the connections of the apps a person may read. */
+export interface ConnectionSearch {
+  appIds: readonly string[];
+  /** Found, case-insensitive, in the connection's id, name, description, kind or status, or its app's name or id; '' finds all. */
+  text: string;
+  /** Whether removed connections are found too. */
+  removed: boolean;
+}
+
+export interface ConnectionSearchResult {
+  connections: ConnectionView[];
+  /** The apps' connections, removed ones included. */
+  all: number;
+  matching: number;
+}
+
 /** The admin API's reads, and the registrations and replay jobs it owns. Tenancy writes go through IdentityAdmin. */
 export interface AdminStore {
-  organisations(page?: ListPage): Promise<OrganisationView[]>;
+  /** Every organisation, or only those `ids` names. */
+  organisations(page?: ListPage, ids?: readonly string[]): Promise<OrganisationView[]>;
   organisation(id: string): Promise<OrganisationView | undefined>;
-  workspaces(filter: { organisationId?: string }, page?: ListPage): Promise<WorkspaceView[]>;
+  workspaces(filter: { organisationId?: string; organisationIds?: readonly string[]; ids?: readonly string[] }, page?: ListPage): Promise<WorkspaceView[]>;
   workspace(id: string): Promise<WorkspaceView | undefined>;
   apps(filter: { workspaceId?: string }, page?: ListPage): Promise<AppView[]>;
   app(id: string): Promise<AppView | undefined>;
   connections(filter: { workspaceId?: string; appId?: string }, page?: ListPage): Promise<ConnectionView[]>;
+  /** The first `limit` connections a search finds, oldest first, with how many it finds and how many the apps have. */
+  connectionSearch(search: ConnectionSearch, limit: number): Promise<ConnectionSearchResult>;
   connection(clientId: string): Promise<ConnectionView | undefined>;
   registrations(consumerId: string): Promise<SkillRegistration[]>;
   /**
@@ -181,9 +200,10 @@ export class KnexAdminStore implements AdminStore {
     return new KnexAdminStore(db);
   }
 
-  async organisations(page?: ListPage): Promise<OrganisationView[]> {
-    const rows = await keysetPage(this.db('organisations').orderBy('created_at').orderBy('id').select('*'), { table: 'organisations' }, page);
-    return rows.map(organisationView);
+  async organisations(page?: ListPage, ids?: readonly string[]): Promise<OrganisationView[]> {
+    const query = this.db('organisations').orderBy('created_at').orderBy('id').select('*');
+    if (ids !== undefined) void query.whereIn('id', ids);
+    return (await keysetPage(query, { table: 'organisations' }, page)).map(organisationView);
   }
 
   async organisation(id: string): Promise<OrganisationView | undefined> {
@@ -191,9 +211,11 @@ export class KnexAdminStore implements AdminStore {
     return row && organisationView(row);
   }
 
-  async workspaces(filter: { organisationId?: string }, page?: ListPage): Promise<WorkspaceView[]> {
+  async workspaces(filter: { organisationId?: string; organisationIds?: readonly string[]; ids?: readonly string[] }, page?: ListPage): Promise<WorkspaceView[]> {
     const query = this.db('workspaces').orderBy('created_at').orderBy('id').select('*');
     if (filter.organisationId !== undefined) void query.where({ organisation_id: filter.organisationId });
+    if (filter.organisationIds !== undefined) void query.whereIn('organisation_id', filter.organisationIds);
+    if (filter.ids !== undefined) void query.whereIn('id', filter.ids);
     return (await keysetPage(query, { table: 'workspaces' }, page)).map(workspaceView);
   }
 
@@ -218,6 +240,30 @@ export class KnexAdminStore implements AdminStore {
     if (filter.workspaceId !== undefined) void query.where('c.workspace_id', filter.workspaceId);
     if (filter.appId !== undefined) void query.where('c.app_id', filter.appId);
     return (await keysetPage(query, { table: 'connections', alias: 'c' }, page)).map(connectionView);
+  }
+
+  async connectionSearch(search: ConnectionSearch, limit: number): Promise<ConnectionSearchResult> {
+    if (search.appIds.length === 0) return { connections: [], all: 0, matching: 0 };
+    const matches = (query: Knex.QueryBuilder) => {
+      if (!search.removed) void query.whereNot('c.status', 'removed');
+      // strpos rather than LIKE: the typed text is found as it is, % and _ included.
+      if (search.text !== '') {
+        void query.where((any) => {
+          for (const column of ['c.id', 'c.name', 'c.description', 'c.kind::text', 'c.status::text', 'a.name', 'a.id']) {
+            void any.orWhereRaw(`strpos(lower(${column}), lower(?)) > 0`, [search.text]);
+          }
+        });
+      }
+      return query;
+    };
+    const listed = matches(this.connectionQuery().whereIn('c.app_id', search.appIds).orderBy('c.created_at').orderBy('c.id').limit(limit));
+    const counted = matches(this.db('connections as c').join('apps as a', 'a.id', 'c.app_id').whereIn('c.app_id', search.appIds));
+    const [rows, [matching], [all]] = await Promise.all([
+      listed as Promise<ConnectionRow[]>,
+      counted.count({ n: '*' }) as Promise<Array<{ n: string }>>,
+      this.db('connections').whereIn('app_id', search.appIds).count({ n: '*' }) as Promise<Array<{ n: string }>>,
+    ]);
+    return { connections: rows.map(connectionView), all: Number(all?.n ?? 0), matching: Number(matching?.n ?? 0) };
   }
 
   async connection(clientId: string): Promise<ConnectionView | undefined> {

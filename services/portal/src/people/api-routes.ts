@@ -42,12 +42,16 @@ export function portalApiRoutes(deps: PortalApiDeps): Router {
     });
   });
 
-  router.get('/api/portal/organisations', async (_req, res) => {
-    res.json({ organisations: await deps.data.organisations(requireSession(res)) });
+  // portal.json bounds `limit` (1–100, default 50) and checks `after` is an organisation id.
+  router.get('/api/portal/organisations', async (req, res) => {
+    const { limit, after } = validatedQuery(req) as { limit: number; after?: string };
+    res.json(await deps.data.organisations(requireSession(res), { limit, ...(after === undefined ? {} : { after }) }));
   });
 
+  // portal.json bounds `q` (≤ 100 characters, no control character) and reads `removed` as a boolean.
   router.get('/api/portal/workspaces/:w', async (req, res) => {
-    res.json(await deps.data.workspace(requireSession(res), String(req.params.w)));
+    const { q, removed } = validatedQuery(req) as { q?: string; removed?: boolean };
+    res.json(await deps.data.workspace(requireSession(res), String(req.params.w), { text: q?.trim() ?? '', removed: removed ?? false }));
   });
 
   // The charts' data (docs/portal.md#activity-charts); portal.json bounds `minutes` (default 60).

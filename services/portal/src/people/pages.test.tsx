@@ -91,11 +91,13 @@ describe('pages rendered through the layout', () => {
     const html = renderPage(
       'Organisations',
       session,
-      <OrganisationsPage organisations={[{ ...organisation, workspaces: [{ ...workspace, accepted_today: 3 }] }]} />,
+      <OrganisationsPage page={{ organisations: [{ ...organisation, workspaces: [{ ...workspace, accepted_today: 3 }] }], next_after: 'ohouse1234567' }} />,
     );
     expectNoInjectedMarkup(html);
     expect(unescaped(html)).toContain(`<a href="/portal/workspaces/wabcdefghijkl">Space ${HOSTILE}</a>`);
     expect(unescaped(html)).toContain(`<h2 id="org-ohouse1234567">House ${HOSTILE} <small>`);
+    // More organisations follow: the page links to them.
+    expect(html).toContain('<a href="/portal?after=ohouse1234567" rel="next">Next organisations</a>');
   });
 
   it('escapes an app’s name in the attributes the script reads and in the filter’s typed text', () => {
@@ -106,6 +108,7 @@ describe('pages rendered through the layout', () => {
         workspace={workspace}
         apps={[{ app, may: { create: true, change: true, permissions: true } }]}
         filter={{ text: HOSTILE, removed: true }}
+        counts={{ all: 1, matching: 1 }}
         choices={{ messageTypes: ['story.started'], systemIds: [] }}
         activity={false}
       />,
@@ -118,7 +121,6 @@ describe('pages rendered through the layout', () => {
     expect(attributes(html, 'value')).toContain(HOSTILE);
     // A named connection is listed by its name, linked, with its client id beside it.
     expect(unescaped(html)).toContain(`<a href="/portal/connections/cabcdefghijklmnop">Feed ${HOSTILE}</a> <code>cabcdefghijklmnop</code>`);
-    // The typed text is found in the app's name: its connection is listed.
     expect(html).toContain('<p id="connection-count">Showing 1 of 1 connections.</p>');
   });
 

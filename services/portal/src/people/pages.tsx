@@ -5,7 +5,7 @@ import { PORTAL_SCRIPT, PORTAL_STYLE } from './assets';
 import { SaidRegion, Table, Time } from './components';
 import { ConnectionDetailsFields, ConnectionPageLinks, LastUsed } from './connection-pages';
 import { MESSAGE_TYPES } from './permission-choices';
-import type { AppWithConnections, OrganisationWithWorkspaces, PortalData } from './portal-data';
+import type { AppWithConnections, OrganisationWithWorkspaces, PortalData, PortalOrganisations, WorkspaceDetail } from './portal-data';
 import type { AuditView, PeopleStore } from './people-store';
 import { allows, organisationsOf } from './policy';
 import { requireSession, sessionOf } from './sign-in';
@@ -33,18 +33,22 @@ export function portalPages(deps: { data: PortalData; people: PeopleStore }): Ro
     next();
   });
 
-  router.get('/portal', async (_req, res) => {
+  router.get('/portal', async (req, res) => {
     const session = sessionOf(res);
     if (!session) {
       sendPage(res, 'Sign in', undefined, <Welcome />);
       return;
     }
-    sendPage(res, 'Organisations', session, <OrganisationsPage organisations={await deps.data.organisations(session)} />);
+    // A page as the API's (default size); an `after` not of an organisation id's form starts at the first.
+    const after = typeof req.query.after === 'string' && ORGANISATION_ID.test(req.query.after) ? req.query.after : undefined;
+    const page = await deps.data.organisations(session, { limit: ORGANISATIONS_PER_PAGE, ...(after === undefined ? {} : { after }) });
+    sendPage(res, 'Organisations', session, <OrganisationsPage page={page} />);
   });
 
   router.get('/portal/workspaces/:w', async (req, res) => {
     const session = requireSession(res);
-    const { workspace, apps } = await deps.data.workspace(session, String(req.params.w));
+    const filter = connectionFilter(req.query);
+    const { workspace, apps, connection_counts: counts } = await deps.data.workspace(session, String(req.params.w), filter);
     const controlled = apps.map((app) => ({
       app,
       may: {
@@ -61,7 +65,8 @@ export function portalPages(deps: { data: PortalData; people: PeopleStore }): Ro
       <WorkspacePage
         workspace={workspace}
         apps={controlled}
-        filter={connectionFilter(req.query)}
+        filter={filter}
+        counts={counts}
         choices={choices}
         activity={deps.data.mayReadWorkspaceActivity(session, workspace)}
       />,
@@ -98,11 +103,18 @@ function Welcome() {
   );
 }
 
-export function OrganisationsPage({ organisations }: { organisations: readonly OrganisationWithWorkspaces[] }) {
+export function OrganisationsPage({ page: { organisations, next_after: nextAfter } }: { page: PortalOrganisations }) {
   return (
     <>
       <h1>Organisations and workspaces</h1>
       {organisations.length > 0 ? organisations.map((o) => <OrganisationSection organisation={o} />) : <p>No organisations.</p>}
+      {nextAfter !== null && (
+        <p>
+          <a href={`/portal?after=${nextAfter}`} rel="next">
+            Next organisations
+          </a>
+        </p>
+      )}
     </>
   );
 }
@@ -205,28 +217,27 @@ interface ConnectionFilter {
   removed: boolean;
 }
 
+/**
+ * The connection search as typed (at most 100 characters), found by the store in a connection's id,
+ * name, description, kind, status or its app's name or id. Control characters go, as in the audit
+ * search: Postgres cannot compare a NUL, and no name holds one.
+ */
 function connectionFilter(query: Record<string, unknown>): ConnectionFilter {
-  const text = typeof query.q === 'string' ? query.q.trim().slice(0, 100) : '';
+  const text = typeof query.q === 'string' ? withoutControls(query.q).trim().slice(0, 100) : '';
   return { text, removed: query.removed === '1' };
-}
-
-/** Whether a connection is listed: the text is found, case-insensitive, in its id, name, description, kind, status or its app's name or id. */
-function listed(app: AppWithConnections, c: AppWithConnections['connections'][number], filter: ConnectionFilter): boolean {
-  if (c.status === 'removed' && !filter.removed) return false;
-  const needle = filter.text.toLowerCase();
-  return needle === '' || [c.client_id, c.name, c.description, c.kind, c.status, app.name, app.id].some((field) => field.toLowerCase().includes(needle));
 }
 
 interface WorkspacePageProps {
   workspace: WorkspaceView;
   apps: readonly { app: AppWithConnections; may: AppControls }[];
   filter: ConnectionFilter;
+  counts: WorkspaceDetail['connection_counts'];
   choices: PermissionChoices;
   /** Whether the page shows the workspace's activity charts. */
   activity: boolean;
 }
 
-export function WorkspacePage({ workspace, apps, filter, choices, activity }: WorkspacePageProps) {
+export function WorkspacePage({ workspace, apps, filter, counts, choices, activity }: WorkspacePageProps) {
   const { quota } = workspace;
   return (
     <>
@@ -241,16 +252,24 @@ export function WorkspacePage({ workspace, apps, filter, choices, activity }: Wo
       </p>
       <SecretPanel />
       {activity && <ActivitySection charts={{ api: `/api/portal/workspaces/${workspace.id}/activity`, of: 'this workspace', queue: true, refusals: true }} />}
-      <FilterForm workspaceId={workspace.id} filter={filter} apps={apps.map((a) => a.app)} />
+      <FilterForm workspaceId={workspace.id} filter={filter} counts={counts} shown={apps.reduce((n, a) => n + a.app.connections.length, 0)} />
       {apps.length > 0 ? apps.map(({ app, may }) => <AppSection app={app} filter={filter} may={may} choices={choices} />) : <p>No apps you can see.</p>}
     </>
   );
 }
 
 /** A plain GET form, so the filter works without the script and its result can be linked to. */
-function FilterForm({ workspaceId, filter, apps }: { workspaceId: string; filter: ConnectionFilter; apps: readonly AppWithConnections[] }) {
-  const all = apps.reduce((n, a) => n + a.connections.length, 0);
-  const shown = apps.reduce((n, a) => n + a.connections.filter((c) => listed(a, c, filter)).length, 0);
+function FilterForm({
+  workspaceId,
+  filter,
+  counts,
+  shown,
+}: {
+  workspaceId: string;
+  filter: ConnectionFilter;
+  counts: WorkspaceDetail['connection_counts'];
+  shown: number;
+}) {
   return (
     <>
       <form method="get" action={`/portal/workspaces/${workspaceId}`} role="search" aria-label="Connections">
@@ -262,14 +281,16 @@ function FilterForm({ workspaceId, filter, apps }: { workspaceId: string; filter
         <button type="submit">Filter</button>
       </form>
       <p id="connection-count">
-        Showing {shown} of {all} connections{filter.removed ? '' : ' (removed ones hidden)'}.
+        {shown < counts.matching
+          ? `Showing the first ${shown} of ${counts.matching} connections found (of ${counts.all}); narrow the search to see the others.`
+          : `Showing ${shown} of ${counts.all} connections${filter.removed ? '' : ' (removed ones hidden)'}.`}
       </p>
     </>
   );
 }
 
 function AppSection({ app, filter, may, choices }: { app: AppWithConnections; filter: ConnectionFilter; may: AppControls; choices: PermissionChoices }) {
-  const rows = app.connections.filter((c) => listed(app, c, filter)).map((c) => <ConnectionRow connection={c} mayChange={may.change} />);
+  const rows = app.connections.map((c) => <ConnectionRow connection={c} mayChange={may.change} />);
   const { system_ids: systemIds, message_types: messageTypes } = app.permissions;
   return (
     <section aria-labelledby={`app-${app.id}`}>
@@ -288,7 +309,7 @@ function AppSection({ app, filter, may, choices }: { app: AppWithConnections; fi
         caption={`Connections of ${app.name}`}
         columns={['Connection', 'Kind', 'Status', 'Credential version', 'Created', 'Last used', 'Actions']}
         rows={rows}
-        empty={app.connections.length === 0 ? 'No connections' : 'No connections match the filter'}
+        empty={filter.text !== '' ? 'No connections match the filter' : filter.removed ? 'No connections' : 'No connections (removed ones hidden)'}
       />
       {may.create && <CreateConnectionForm app={app} />}
     </section>
@@ -480,6 +501,9 @@ function SecretPanel() {
 
 // eslint-disable-next-line no-control-regex
 const CONTROLS = /[\u0000-\u001f\u007f]/g;
+const ORGANISATION_ID = /^o[a-z2-7]{12}$/;
+/** Organisations a page lists: as many as the portal's API gives by default (portal.json). */
+const ORGANISATIONS_PER_PAGE = 50;
 
 function withoutControls(text: string): string {
   return text.replace(CONTROLS, '');

@@ -1,8 +1,8 @@
 import type { Request, Response } from 'express';
-import type { Activity } from '@bus/db';
+import type { Activity, ListPage } from '@bus/db';
 import { sourceAddress } from '@bus/limits';
 import type { AdminStore, AppView, ConnectionView, OrganisationView, WorkspaceView } from '../admin-store';
-import { AdminNotFoundError } from '../errors';
+import { AdminNotFoundError, AdminRequestInvalidError } from '../errors';
 import { PortalForbiddenError } from './errors';
 import type { PeopleStore, Session } from './people-store';
 import { allows, organisationsOf, type Action, type Target } from './policy';
@@ -15,7 +15,27 @@ export interface PortalDataDeps {
 
 export type WorkspaceUsage = WorkspaceView & { accepted_today: number };
 export type OrganisationWithWorkspaces = OrganisationView & { workspaces: WorkspaceUsage[] };
+/** #/components/schemas/Organisations of portal.json. */
+export interface PortalOrganisations {
+  organisations: OrganisationWithWorkspaces[];
+  next_after: string | null;
+}
 export type AppWithConnections = AppView & { connections: ConnectionView[] };
+
+/**
+ * Connections one workspace answer lists at most: a workspace's connections are never deleted (removed
+ * ones stay, hidden unless asked for), so a page lists the first ones found and says how many more
+ * there are; the search narrows it.
+ */
+export const WORKSPACE_CONNECTIONS_SHOWN = 500;
+
+/** #/components/schemas/WorkspaceDetail of portal.json. */
+export interface WorkspaceDetail {
+  workspace: WorkspaceView;
+  apps: AppWithConnections[];
+  /** How many connections the apps have (removed ones included) and how many the search found; the answer lists at most WORKSPACE_CONNECTIONS_SHOWN. */
+  connection_counts: { all: number; matching: number };
+}
 
 /**
  * What a person sees and changes, each decided by policy.ts on the server: the pages and the portal
@@ -35,37 +55,60 @@ export class PortalData {
     return new Map(found.filter((o): o is OrganisationView => o !== undefined).map((o) => [o.id, o.name]));
   }
 
-  /** The organisations a person has a role in (all for the operator), with the workspaces they may see. */
-  async organisations(session: Session): Promise<OrganisationWithWorkspaces[]> {
+  /**
+   * A page of the organisations a person has a role in (all for the operator), oldest first, each with
+   * the workspaces they may see in it: its own (at most 100, docs/admin.md) and, for a vendor, those it
+   * has apps in (at most 100 too). `next_after` as the admin API's lists; an `after` naming no
+   * organisation of theirs is 400.
+   */
+  async organisations(session: Session, page: ListPage): Promise<PortalOrganisations> {
     const scope = organisationsOf(session.grants);
-    const organisations = scope.all
-      ? await this.deps.store.organisations()
-      : (await Promise.all(scope.ids.map((id) => this.deps.store.organisation(id)))).filter((o): o is OrganisationView => o !== undefined);
-    const vendorWorkspaceIds = new Set(await this.deps.people.workspacesWithAppsOf(organisations.map((o) => o.id)));
-    const candidates = scope.all
-      ? await this.deps.store.workspaces({})
-      : [
-          ...(await Promise.all(organisations.map((o) => this.deps.store.workspaces({ organisationId: o.id })))).flat(),
-          ...(await Promise.all([...vendorWorkspaceIds].map((id) => this.deps.store.workspace(id)))).filter((w): w is WorkspaceView => w !== undefined),
-        ];
+    const rows = await this.deps.store.organisations(
+      { limit: page.limit + 1, ...(page.after === undefined ? {} : { after: page.after }) },
+      scope.all ? undefined : scope.ids,
+    );
+    if (rows.length === 0 && page.after !== undefined && !(scope.all ? await this.deps.store.organisation(page.after) : scope.ids.includes(page.after))) {
+      throw new AdminRequestInvalidError(`after: no organisation of yours has the id ${page.after}`);
+    }
+    const listed = rows.slice(0, page.limit);
+    const next_after = rows.length > page.limit ? listed[listed.length - 1]!.id : null;
+    const organisations = listed.filter((o) => allows(session.grants, 'organisation.read', { organisationId: o.id }));
+    if (organisations.length === 0) return { organisations: [], next_after };
+    const organisationIds = organisations.map((o) => o.id);
+    const vendorWorkspaceIds = new Set(await this.deps.people.workspacesWithAppsOf(organisationIds));
+    const candidates = [
+      ...(await this.deps.store.workspaces({ organisationIds })),
+      ...(vendorWorkspaceIds.size > 0 ? await this.deps.store.workspaces({ ids: [...vendorWorkspaceIds] }) : []),
+    ];
     const visible = dedupe(candidates).filter((w) => this.mayReadWorkspace(session, w, vendorWorkspaceIds));
     const usage = await this.deps.people.acceptedToday(visible.map((w) => w.id));
     const withUsage = visible.map((w) => ({ ...w, accepted_today: usage.get(w.id) ?? 0 }));
-    return organisations
-      .filter((o) => allows(session.grants, 'organisation.read', { organisationId: o.id }))
-      .map((o) => ({ ...o, workspaces: withUsage.filter((w) => w.organisation_id === o.id || (o.kind === 'vendor' && vendorWorkspaceIds.has(w.id))) }));
+    return {
+      organisations: organisations.map((o) => ({
+        ...o,
+        workspaces: withUsage.filter((w) => w.organisation_id === o.id || (o.kind === 'vendor' && vendorWorkspaceIds.has(w.id))),
+      })),
+      next_after,
+    };
   }
 
-  /** One workspace with the apps (and their connections) the person may read in it; 404 when none. */
-  async workspace(session: Session, workspaceId: string): Promise<{ workspace: WorkspaceView; apps: AppWithConnections[] }> {
+  /**
+   * One workspace with the apps the person may read in it (404 when none) and the first
+   * WORKSPACE_CONNECTIONS_SHOWN of their connections the search finds, each under its app.
+   */
+  async workspace(session: Session, workspaceId: string, search: { text: string; removed: boolean }): Promise<WorkspaceDetail> {
     const workspace = await this.deps.store.workspace(workspaceId);
     if (!workspace) throw new AdminNotFoundError('workspace', workspaceId);
     const apps = (await this.deps.store.apps({ workspaceId })).filter((a) => allows(session.grants, 'app.read', appTarget(workspace, a)));
     if (apps.length === 0 && !allows(session.grants, 'workspace.read', { organisationId: workspace.organisation_id })) {
       throw new PortalForbiddenError('reading this workspace');
     }
-    const connections = await this.deps.store.connections({ workspaceId });
-    return { workspace, apps: apps.map((a) => ({ ...a, connections: connections.filter((c) => c.app_id === a.id) })) };
+    const found = await this.deps.store.connectionSearch({ appIds: apps.map((a) => a.id), ...search }, WORKSPACE_CONNECTIONS_SHOWN);
+    return {
+      workspace,
+      apps: apps.map((a) => ({ ...a, connections: found.connections.filter((c) => c.app_id === a.id) })),
+      connection_counts: { all: found.all, matching: found.matching },
+    };
   }
 
   /**

@@ -16,7 +16,7 @@ import { messageTraceOf } from '../trace-routes';
 import { PortalForbiddenError } from './errors';
 import type { PortalData } from './portal-data';
 import type { Session } from './people-store';
-import { allows, type Action, type Target } from './policy';
+import { allows, organisationsOf, type Action, type Target } from './policy';
 
 /** portal.json's TestMessageCreate. */
 /** What the refusals list is narrowed to (portal.json's rule and q parameters). */
@@ -27,6 +27,8 @@ export interface RefusalsFilter {
 
 /** Refusals listed at once: the default page of the producer's own refusals route. */
 const REFUSALS_SHOWN = 20;
+/** Workspaces the trace page offers at most: beyond them, a trace link from a workspace's pages chooses one. */
+const TRACE_WORKSPACES_LISTED = 500;
 
 /** portal.json RecentRefusals: the bus's answer, with the workspace and each refusal's story's newest accepted message (null: none, or not the person's to trace). */
 export type PortalRefusals = Omit<RecentRefusals, 'refusals'> & {
@@ -311,10 +313,19 @@ export class ToolsData {
     return messageTraceOf(this.deps.db, workspaceId, messageId);
   }
 
-  /** The workspaces the person may trace messages in (the trace page's choice). */
-  async traceableWorkspaces(session: Session): Promise<WorkspaceView[]> {
-    const organisations = await this.deps.data.organisations(session);
-    return organisations.flatMap((o) => o.workspaces).filter((w) => allows(session.grants, 'message.trace', { organisationId: w.organisation_id }));
+  /**
+   * The workspaces the person may trace messages in (the trace page's choice): the first
+   * TRACE_WORKSPACES_LISTED of them, oldest first, and the `chosen` one (a trace link's) wherever it is.
+   */
+  async traceableWorkspaces(session: Session, chosen?: string): Promise<WorkspaceView[]> {
+    const scope = organisationsOf(session.grants);
+    const page = { limit: TRACE_WORKSPACES_LISTED };
+    const listed = scope.all
+      ? await this.deps.store.workspaces({}, page)
+      : await this.deps.store.workspaces({ organisationIds: scope.ids.filter((id) => allows(session.grants, 'message.trace', { organisationId: id })) }, page);
+    if (chosen === undefined || listed.some((w) => w.id === chosen)) return listed;
+    const workspace = await this.deps.store.workspace(chosen);
+    return workspace && allows(session.grants, 'message.trace', { organisationId: workspace.organisation_id }) ? [...listed, workspace] : listed;
   }
 
   /**

@@ -91,7 +91,7 @@ export function toolsPages(deps: { tools: ToolsData }): Router {
   router.get('/portal/trace', async (req, res) => {
     const session = requireSession(res);
     const asked = traceQuery(req);
-    const workspaces = await deps.tools.traceableWorkspaces(session);
+    const workspaces = await deps.tools.traceableWorkspaces(session, asked.workspaceId);
     const trace = asked.workspaceId && asked.messageId && !asked.problem ? await deps.tools.trace(session, asked.workspaceId, asked.messageId) : undefined;
     sendPage(
       res,
