@@ -12,7 +12,7 @@ export { readSkillRegistrations, REGISTRATIONS_PER_CONSUMER_MAX, skillRegistrati
 export type { SkillRegistration, SkillRegistrationRow } from './registrations';
 export { countHeldUnderLock } from './held-rows';
 export type { Holdings } from './held-rows';
-export { keysetPage } from './keyset-page';
+export { keysetPage, pageOfRows } from './keyset-page';
 export type { ListPage } from './keyset-page';
 export { readConnectionWorkspaces } from './connection-workspaces';
 export { readConnectionDates } from './connection-dates';

@@ -25,3 +25,12 @@ export function keysetPage<Q extends Knex.QueryBuilder>(query: Q, source: { tabl
   void query.limit(page.limit);
   return query;
 }
+
+/**
+ * The page of rows read with one more than `limit` (that one says whether another page follows): at
+ * most `limit` items, and the last one's id to pass as `after` when more follow, else null.
+ */
+export function pageOfRows<T>(rows: readonly T[], limit: number, idOf: (row: T) => string): { items: T[]; nextAfter: string | null } {
+  const items = rows.slice(0, limit);
+  return { items, nextAfter: rows.length > limit ? idOf(items[items.length - 1]!) : null };
+}

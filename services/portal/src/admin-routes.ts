@@ -4,7 +4,7 @@ import { createRouter, HttpError, validatedQuery, type RequestValidation } from 
 import { IdentityAdminError, IdentityNotFoundError, type IdentityAdmin } from '@bus/identity';
 import type { SkillLibrary } from '@bus/skills';
 import * as body from './admin-requests';
-import type { ListPage } from '@bus/db';
+import { pageOfRows, type ListPage } from '@bus/db';
 import type { AdminStore, AppView, ConnectionView, OrganisationView, WorkspaceView } from './admin-store';
 import { AdminConflictError, AdminNotFoundError, AdminRequestInvalidError, AdminUnavailableError } from './errors';
 import type { ReplayRunner } from './replays';
@@ -267,8 +267,8 @@ export async function listPage<T>(req: Request, collection: string, source: Page
   if (rows.length === 0 && after !== undefined && (await source.find(after)) === undefined) {
     throw new AdminRequestInvalidError(`after: nothing listed has the id ${after}`);
   }
-  const items = rows.slice(0, limit);
-  return { [collection]: items, next_after: rows.length > limit ? source.idOf(items[items.length - 1]!) : null };
+  const { items, nextAfter } = pageOfRows(rows, limit, source.idOf);
+  return { [collection]: items, next_after: nextAfter };
 }
 
 /** A text query parameter the document declares (checked by requestValidation); undefined when absent. */

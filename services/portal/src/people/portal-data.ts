@@ -1,5 +1,5 @@
 import type { Request, Response } from 'express';
-import type { Activity, ListPage } from '@bus/db';
+import { pageOfRows, type Activity, type ListPage } from '@bus/db';
 import { sourceAddress } from '@bus/limits';
 import type { AdminStore, AppView, ConnectionView, OrganisationView, WorkspaceView } from '../admin-store';
 import { AdminNotFoundError, AdminRequestInvalidError } from '../errors';
@@ -70,9 +70,8 @@ export class PortalData {
     if (rows.length === 0 && page.after !== undefined && !(scope.all ? await this.deps.store.organisation(page.after) : scope.ids.includes(page.after))) {
       throw new AdminRequestInvalidError(`after: no organisation of yours has the id ${page.after}`);
     }
-    const listed = rows.slice(0, page.limit);
-    const next_after = rows.length > page.limit ? listed[listed.length - 1]!.id : null;
-    const organisations = listed.filter((o) => allows(session.grants, 'organisation.read', { organisationId: o.id }));
+    const { items, nextAfter: next_after } = pageOfRows(rows, page.limit, (o) => o.id);
+    const organisations = items.filter((o) => allows(session.grants, 'organisation.read', { organisationId: o.id }));
     if (organisations.length === 0) return { organisations: [], next_after };
     const organisationIds = organisations.map((o) => o.id);
     const vendorWorkspaceIds = new Set(await this.deps.people.workspacesWithAppsOf(organisationIds));
