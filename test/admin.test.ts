@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { createDatabase, type Knex } from '@bus/db';
+import { TenancyFixture } from '@bus/fixtures';
 import { openapi, som } from '@bus/schemas';
 import { createOpenApiChecker, eventually, fetchObserved, msUntil } from '@bus/testing';
 import { startBus, type RunningBus } from './support/bus';
@@ -612,6 +613,25 @@ describe('skill registrations', () => {
     const bearer = await token(consumer.client_id, consumer.client_secret);
     const skills = await busCall('GET', `/v1/tenants/${t.workspaceId}/consumers/${consumer.client_id}/skills`, bearer);
     expect((skills.body as { registrations: unknown[] }).registrations).toHaveLength(200);
+  });
+
+  it('keeps a workspace to 1,000 connections that are not removed: the next is 409 admin.conflict until one is removed', async () => {
+    const t = await house();
+    const db = createDatabase({ url: bus.env.DATABASE_URL!, poolMax: 1, applicationName: 'admin-e2e-connections' });
+    try {
+      await TenancyFixture.create(db).connections(999, () => ({ app_id: t.appId, workspace_id: t.workspaceId, kind: 'consumer' }));
+    } finally {
+      await db.destroy();
+    }
+    const last = await created<Issued>('/api/admin/connections', { app_id: t.appId, kind: 'producer' });
+    const refused = await admin('POST', '/api/admin/connections', { app_id: t.appId, kind: 'producer' });
+    expect(refused.status).toBe(409);
+    expect(refused.body).toMatchObject({
+      code: 'admin.conflict',
+      message: 'a workspace holds at most 1000 connections that are not removed: remove revoked ones first',
+    });
+    expect((await admin('DELETE', `/api/admin/connections/${last.client_id}`)).status).toBe(204);
+    await created('/api/admin/connections', { app_id: t.appId, kind: 'producer' });
   });
 
   it('keeps a workspace to 100 apps and an organisation to 100 workspaces: the 101st is 409 admin.conflict', async () => {

@@ -181,6 +181,7 @@ describe('renderTrace', () => {
       producer_connection_id: 'cproducer2345',
       accepted_at: '2026-11-22T06:00:00.000Z',
       kafka: { partition: 2, offset: '41' },
+      deliveries_truncated: false,
       deliveries: [
         {
           consumer_id: 'cconsumer2345',
@@ -225,6 +226,8 @@ describe('renderTrace', () => {
         '',
       ].join('\n'),
     );
+    // An answer that left consumer connections out says so under the table.
+    expect(renderTrace({ ...trace, deliveries_truncated: true })).toMatch(/-\nMore consumer connections hold or may get this message than the 2 listed\.\n$/);
   });
 
   it("shows each delivery's dead letter and injected faults, then every fault with its time and detail", () => {
@@ -235,6 +238,7 @@ describe('renderTrace', () => {
       producer_connection_id: 'cproducer2345',
       accepted_at: '2026-11-22T07:00:00.000Z',
       kafka: { partition: 0, offset: '7' },
+      deliveries_truncated: false,
       deliveries: [
         {
           consumer_id: 'cfaulted23456',

@@ -308,12 +308,14 @@ export const traceFaultColumns: readonly Column<TraceFault & { consumer_id: stri
 ];
 
 /**
- * The message's acceptance as fields, then one row per consumer connection of the workspace, then
- * (when the Sandbox injected any) each fault injected into its deliveries.
+ * The message's acceptance as fields, then one row per consumer connection of the workspace (a line
+ * saying so when the answer left some out), then (when the Sandbox injected any) each fault injected
+ * into its deliveries, the latest 20 of each.
  */
 export function renderTrace(trace: MessageTrace): string {
   const faults = trace.deliveries.flatMap((d) => d.faults.map((f) => ({ ...f, consumer_id: d.consumer_id })));
-  const deliveries = `${fields(traceFields, trace)}\n${table(traceDeliveryColumns, trace.deliveries)}`;
+  const more = trace.deliveries_truncated ? `More consumer connections hold or may get this message than the ${trace.deliveries.length} listed.\n` : '';
+  const deliveries = `${fields(traceFields, trace)}\n${table(traceDeliveryColumns, trace.deliveries)}${more}`;
   return faults.length === 0 ? deliveries : `${deliveries}\n${table(traceFaultColumns, faults)}`;
 }
 

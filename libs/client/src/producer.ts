@@ -64,6 +64,8 @@ export interface MessageTrace {
   producer_connection_id: string;
   accepted_at: string;
   kafka: { partition: number; offset: string };
+  /** Whether consumer connections were left out (more than 2,000, removed ones holding a copy included). */
+  deliveries_truncated: boolean;
   deliveries: DeliveryTrace[];
 }
 

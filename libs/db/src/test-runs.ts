@@ -121,7 +121,7 @@ export interface RunRecords {
   totals: { accepted: number; refused: number };
   /** The run's accepted messages listed, for the consumers' side of the report. */
   accepted: Array<{ messageId: string; acceptedAt: Date }>;
-  /** The workspace's consumer connections. */
+  /** The workspace's consumer connections that are not removed. */
   consumers: string[];
 }
 
@@ -179,7 +179,12 @@ export async function readRunRecords(db: Knex, run: TestRun, now = new Date()): 
     window,
   );
   const omitted = await db('test_runs').where({ id: run.id }).first('validations_omitted');
-  const consumers = await db('connections').where({ workspace_id: run.workspace_id, kind: 'consumer' }).orderBy('id').pluck('id');
+  // A removed connection receives nothing more; the others are at most 1,000 (docs/admin.md).
+  const consumers = await db('connections')
+    .where({ workspace_id: run.workspace_id, kind: 'consumer' })
+    .whereNot({ status: 'removed' })
+    .orderBy('id')
+    .pluck('id');
   const rows = listed.rows.slice(0, RUN_REPORT_MESSAGES_MAX);
   const messages = rows.map((r) => ({ ...r, at: r.at.toISOString() }));
   const by_message_type = byType.rows;

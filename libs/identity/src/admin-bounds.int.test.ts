@@ -4,6 +4,7 @@ import { DEFAULT_CLOCK_TOLERANCE_SECONDS, DEFAULT_EXTERNAL_ALGORITHMS, type Exte
 import {
   APPS_PER_WORKSPACE_MAX,
   BINDINGS_PER_CONNECTION_MAX,
+  CONNECTIONS_PER_WORKSPACE_MAX,
   IdentityAdmin,
   OTHER_WORKSPACES_PER_ORGANISATION_MAX,
   TenancyFullError,
@@ -17,7 +18,8 @@ import {
 /**
  * IdentityAdmin's bounds on the real Postgres: a deployment registers at most PROVIDERS_MAX providers,
  * a connection holds at most BINDINGS_PER_CONNECTION_MAX bindings, an organisation
- * WORKSPACES_PER_ORGANISATION_MAX workspaces, a workspace APPS_PER_WORKSPACE_MAX apps and a vendor apps in
+ * WORKSPACES_PER_ORGANISATION_MAX workspaces, a workspace APPS_PER_WORKSPACE_MAX apps and
+ * CONNECTIONS_PER_WORKSPACE_MAX connections that are not removed, and a vendor apps in
  * OTHER_WORKSPACES_PER_ORGANISATION_MAX workspaces of others — each checked
  * so that requests at once cannot pass it together — and a provider's bindings are read a page at a time.
  */
@@ -126,4 +128,28 @@ it("gives a vendor apps in other organisations' workspaces up to the bound, of s
   await expect(identity.createApp({ workspaceId: workspaces[0]!, organisationId: vendor, name: 'Second widget' })).resolves.toMatch(/^a/);
   const own = await identity.createWorkspace({ organisationId: vendor, name: 'Own' });
   await expect(identity.createApp({ workspaceId: own, name: 'Own widget' })).resolves.toMatch(/^a/);
+});
+
+it('creates connections up to the bound, removed ones not counted, of several at once into the last place only one', async () => {
+  const identity = admin();
+  const tenant = await database.tenancy.tenant({ connections: [{ kind: 'producer' }] });
+  const [first] = tenant.connectionIds as [string];
+  // Removed connections stay, and take no place.
+  await database.tenancy.connections(CONNECTIONS_PER_WORKSPACE_MAX + 5, (n) => ({
+    app_id: tenant.appId,
+    workspace_id: tenant.workspaceId,
+    kind: 'consumer',
+    status: n < CONNECTIONS_PER_WORKSPACE_MAX - 2 ? 'active' : 'removed',
+  }));
+  const outcomes = await database.atOnce(RACERS.map(() => () => identity.createConnection({ appId: tenant.appId, kind: 'consumer' })));
+  expect(outcomes.filter((o) => o.status === 'fulfilled')).toHaveLength(1);
+  expect(outcomes.find((o) => o.status === 'rejected')).toMatchObject({ reason: expect.any(TenancyFullError) });
+  await expect(identity.createConnection({ appId: tenant.appId, kind: 'producer' })).rejects.toThrow(
+    `a workspace holds at most ${CONNECTIONS_PER_WORKSPACE_MAX} connections that are not removed: remove revoked ones first`,
+  );
+  // A revoked one still counts; once removed, its place is free.
+  await identity.revokeConnection(first);
+  await expect(identity.createConnection({ appId: tenant.appId, kind: 'producer' })).rejects.toBeInstanceOf(TenancyFullError);
+  await identity.removeConnection(first);
+  await expect(identity.createConnection({ appId: tenant.appId, kind: 'producer' })).resolves.toMatchObject({ credentialVersion: 1 });
 });

@@ -105,10 +105,15 @@ export class OverlapWindowError extends IdentityAdminError {
  */
 export const WORKSPACES_PER_ORGANISATION_MAX = 100;
 export const APPS_PER_WORKSPACE_MAX = 100;
+/**
+ * Connections a workspace holds at most, but removed ones (revoked ones count until removed): every
+ * message is copied to each of its active consumers, and a message's trace lists them all.
+ */
+export const CONNECTIONS_PER_WORKSPACE_MAX = 1_000;
 /** Workspaces of other organisations an organisation (a vendor) has apps in, at most: its portal page lists them too. */
 export const OTHER_WORKSPACES_PER_ORGANISATION_MAX = 100;
 
-/** A workspace or an app past its bound (WORKSPACES_PER_ORGANISATION_MAX, APPS_PER_WORKSPACE_MAX, OTHER_WORKSPACES_PER_ORGANISATION_MAX). */
+/** A workspace, an app or a connection past its bound (the *_MAX above). */
 export class TenancyFullError extends IdentityAdminError {
   override readonly name = 'TenancyFullError';
   readonly kind = 'conflict';
@@ -248,6 +253,15 @@ export class IdentityAdmin {
     await this.deps.db.transaction(async (trx) => {
       const app = await trx('apps').where({ id: input.appId }).first('workspace_id');
       if (!app) throw new AppNotFoundError(input.appId);
+      const workspace = await countHeldUnderLock(
+        trx,
+        app.workspace_id,
+        { holder: 'workspaces', table: 'connections', column: 'workspace_id' },
+        { status: 'removed' },
+      );
+      if (workspace && workspace.held >= CONNECTIONS_PER_WORKSPACE_MAX) {
+        throw new TenancyFullError(`a workspace holds at most ${CONNECTIONS_PER_WORKSPACE_MAX} connections that are not removed: remove revoked ones first`);
+      }
       await trx('connections').insert({
         id: clientId,
         app_id: input.appId,

@@ -1,6 +1,9 @@
 import type { DeliveryStateName, DeliveryTrace, InjectedFault, MessageTrace } from '@bus/client';
 import { rawQuery, type Knex, type Row } from '@bus/db';
-import { MESSAGE_TRACE } from './sql/message-trace';
+import { MESSAGE_TRACE, TRACE_CONSUMERS_MAX } from './sql/message-trace';
+
+/** Faults a trace shows of one copy at most: the latest. */
+export const TRACE_FAULTS_MAX = 20;
 
 /**
  * Where an accepted message is, for the tester's tools (docs/testing-tools.md, message trace): its
@@ -23,15 +26,24 @@ export async function readMessageTrace(db: Knex, workspaceId: string, messageId:
     .where({ workspace_id: workspaceId, message_id: messageId })
     .first('message_id', 'message_type', 'correlation_id', 'producer_connection_id', 'accepted_at', 'kafka_partition', 'kafka_offset');
   if (!accepted) return undefined;
-  const { rows } = await rawQuery<DeliveryTraceRow>(db, MESSAGE_TRACE, [messageId, workspaceId]);
-  const faults = await db('consumer_fault_events')
-    .where({ message_id: messageId })
-    .whereIn(
-      'consumer_id',
-      rows.map((r) => r.consumer_id),
+  const read = await rawQuery<DeliveryTraceRow>(db, MESSAGE_TRACE, [messageId, workspaceId]);
+  const rows = read.rows.slice(0, TRACE_CONSUMERS_MAX);
+  // The latest TRACE_FAULTS_MAX of each copy: a copy received again and again under fault injection
+  // collects an event a receive.
+  const faults = await db
+    .from(
+      db('consumer_fault_events')
+        .where({ message_id: messageId })
+        .whereIn(
+          'consumer_id',
+          rows.map((r) => r.consumer_id),
+        )
+        .select('id', 'consumer_id', 'kind', 'injected_at', 'detail_ms', db.raw('row_number() OVER (PARTITION BY consumer_id ORDER BY id DESC) AS newest'))
+        .as('f'),
     )
+    .where('newest', '<=', TRACE_FAULTS_MAX)
     .orderBy('id')
-    .select('consumer_id', 'kind', 'injected_at', 'detail_ms');
+    .select<Array<Pick<Row<'consumer_fault_events'>, 'consumer_id' | 'kind' | 'injected_at' | 'detail_ms'>>>('consumer_id', 'kind', 'injected_at', 'detail_ms');
   return {
     message_id: accepted.message_id,
     message_type: accepted.message_type,
@@ -39,6 +51,7 @@ export async function readMessageTrace(db: Knex, workspaceId: string, messageId:
     producer_connection_id: accepted.producer_connection_id,
     accepted_at: accepted.accepted_at.toISOString(),
     kafka: { partition: accepted.kafka_partition, offset: String(accepted.kafka_offset) },
+    deliveries_truncated: read.rows.length > TRACE_CONSUMERS_MAX,
     deliveries: rows.map((row) =>
       deliveryTrace(
         row,

@@ -211,7 +211,10 @@ export class KnexAdminStore implements AdminStore {
     return row && organisationView(row);
   }
 
-  async workspaces(filter: { organisationId?: string; organisationIds?: readonly string[]; ids?: readonly string[] }, page?: ListPage): Promise<WorkspaceView[]> {
+  async workspaces(
+    filter: { organisationId?: string; organisationIds?: readonly string[]; ids?: readonly string[] },
+    page?: ListPage,
+  ): Promise<WorkspaceView[]> {
     const query = this.db('workspaces').orderBy('created_at').orderBy('id').select('*');
     if (filter.organisationId !== undefined) void query.where({ organisation_id: filter.organisationId });
     if (filter.organisationIds !== undefined) void query.whereIn('organisation_id', filter.organisationIds);

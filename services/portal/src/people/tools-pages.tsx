@@ -747,6 +747,7 @@ function TraceSection({ trace }: { trace: MessageTrace }) {
         rows={rows}
         empty="The workspace has no consumer connections"
       />
+      {trace.deliveries_truncated && <p>More consumer connections hold or may get this message than the {trace.deliveries.length} listed.</p>}
     </section>
   );
 }
