@@ -640,8 +640,13 @@ describe('skill registrations', () => {
     const app = await admin('POST', '/api/admin/apps', { workspace_id: t.workspaceId, name: 'App 101' });
     expect(app.status).toBe(409);
     expect(app.body).toMatchObject({ code: 'admin.conflict', message: 'a workspace holds at most 100 apps' });
-    const apps = await admin('GET', `/api/admin/apps?workspace_id=${t.workspaceId}&limit=500`);
+    const apps = await admin('GET', `/api/admin/apps?workspace_id=${t.workspaceId}&limit=100`);
     expect((apps.body as { apps: unknown[] }).apps).toHaveLength(100);
+    // A page of apps holds 100 at most: each carries its permissions.
+    expect((await admin('GET', `/api/admin/apps?workspace_id=${t.workspaceId}&limit=101`)).body).toMatchObject({
+      code: 'admin.request_invalid',
+      message: 'query parameter "limit" must be <= 100',
+    });
 
     for (let n = 1; n < 100; n += 1) await created('/api/admin/workspaces', { organisation_id: t.organisationId, name: `Workspace ${n}` });
     const workspace = await admin('POST', '/api/admin/workspaces', { organisation_id: t.organisationId, name: 'Workspace 101' });
