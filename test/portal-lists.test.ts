@@ -46,10 +46,10 @@ beforeAll(async () => {
   }
   await tenancy.connection({ app_id: feeds.id, kind: 'producer', name: 'Gone', status: 'removed' });
   const people = new PeopleStore(db);
-  const session = async (grants: Array<{ role: 'operator' } | { role: 'house_admin'; organisationId: string }>) =>
+  const cookieFor = async (grants: Array<{ role: 'operator' } | { role: 'house_admin'; organisationId: string }>) =>
     (await people.createSession({ subject: `person-${grants[0]!.role}`, name: 'Person', grants }, 3_600_000)).cookie;
-  cookies.operator = await session([{ role: 'operator' }]);
-  cookies.houseAdmin = await session([{ role: 'house_admin', organisationId: house.id }]);
+  cookies.operator = await cookieFor([{ role: 'operator' }]);
+  cookies.houseAdmin = await cookieFor([{ role: 'house_admin', organisationId: house.id }]);
 }, 180_000);
 
 afterAll(async () => {

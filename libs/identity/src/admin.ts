@@ -199,12 +199,9 @@ export class IdentityAdmin {
       const workspace = await countHeldUnderLock(trx, input.workspaceId, { holder: 'workspaces', table: 'apps', column: 'workspace_id' });
       if (!workspace) throw new TenancyNotFoundError('workspace', input.workspaceId);
       if (workspace.held >= APPS_PER_WORKSPACE_MAX) throw new TenancyFullError(`a workspace holds at most ${APPS_PER_WORKSPACE_MAX} apps`);
+      // The workspace's own organisation exists (its foreign key); another one (a vendor) is looked up.
       const organisationId = input.organisationId ?? workspace.holder.organisation_id;
-      if (organisationId === workspace.holder.organisation_id) {
-        if (!(await trx('organisations').where({ id: organisationId }).first('id'))) throw new TenancyNotFoundError('organisation', organisationId);
-      } else {
-        await this.requireRoomInOtherWorkspaces(trx, organisationId, input.workspaceId);
-      }
+      if (organisationId !== workspace.holder.organisation_id) await this.requireRoomInOtherWorkspaces(trx, organisationId, input.workspaceId);
       await trx('apps').insert({ id, workspace_id: input.workspaceId, organisation_id: organisationId, name: input.name, created_at: this.now() });
     });
     return id;
