@@ -143,6 +143,14 @@ describe('grantsOfClaim', () => {
     expect(grantsOfClaim(undefined)).toEqual([]);
     expect(grantsOfClaim({ operator: true })).toEqual([]);
   });
+
+  it('makes one grant of an entry given twice', () => {
+    expect(grantsOfClaim(['operator', `viewer:${HOUSE}`, 'operator', `viewer:${HOUSE}`, `vendor:${HOUSE}`])).toEqual([
+      { role: 'operator' },
+      { role: 'viewer', organisationId: HOUSE },
+      { role: 'vendor', organisationId: HOUSE },
+    ]);
+  });
 });
 
 describe('organisationsOf', () => {

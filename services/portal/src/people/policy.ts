@@ -104,18 +104,19 @@ export function organisationsOf(grants: readonly Grant[]): { all: boolean; ids: 
  * The grants in an access claim: a list of strings (or one string of them separated by spaces or
  * commas, as some providers send groups): `operator`, or `<role>:<organisation id>` with role
  * house_admin, vendor or viewer. Anything else is ignored, so unrelated groups in the same claim
- * give nothing.
+ * give nothing; an entry given twice is one grant.
  */
 export function grantsOfClaim(claim: unknown): Grant[] {
   const entries = typeof claim === 'string' ? claim.split(/[\s,]+/) : Array.isArray(claim) ? claim.filter((e): e is string => typeof e === 'string') : [];
-  const grants: Grant[] = [];
+  const grants = new Map<string, Grant>();
   for (const entry of entries) {
+    if (grants.has(entry)) continue;
     if (entry === 'operator') {
-      grants.push({ role: 'operator' });
+      grants.set(entry, { role: 'operator' });
       continue;
     }
     const match = /^(house_admin|vendor|viewer):(o[a-z2-7]{12})$/.exec(entry);
-    if (match) grants.push({ role: match[1] as Exclude<Role, 'operator'>, organisationId: match[2]! });
+    if (match) grants.set(entry, { role: match[1] as Exclude<Role, 'operator'>, organisationId: match[2]! });
   }
-  return grants;
+  return [...grants.values()];
 }

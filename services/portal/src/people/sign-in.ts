@@ -5,7 +5,7 @@ import type { Logger } from '@bus/observability';
 import type { PeopleSignIn } from './config';
 import { CsrfRefusedError, PortalUnavailableError, SignInFailedError, SignInRequiredError } from './errors';
 import { randomToken, SIGN_IN_VALIDITY_MS, type PeopleStore, type Session } from './people-store';
-import { grantsOfClaim } from './policy';
+import { personOfClaims } from './person';
 import { createRouter } from '@bus/http';
 
 const LOGIN_COOKIE = 'bus_portal_login';
@@ -188,10 +188,7 @@ export function signInRoutes(deps: SignInDeps): { routes: Router; loadSession: R
       }
       throw new PortalUnavailableError(err);
     }
-    const grants = grantsOfClaim(claims[signIn.accessClaim]);
-    if (grants.length === 0) throw new SignInFailedError(`your account has no roles for this bus (claim ${signIn.accessClaim})`);
-    const subject = String(claims.sub);
-    const name = typeof claims.name === 'string' ? claims.name : typeof claims.email === 'string' ? claims.email : subject;
+    const { subject, name, grants } = personOfClaims(claims, signIn.accessClaim);
     const { cookie } = await store.createSession({ subject, name, grants }, signIn.maxAgeMs);
     res.cookie(sessionCookie, cookie, { ...cookieBase, path: '/', maxAge: signIn.maxAgeMs });
     if (idToken && idToken.length <= ID_TOKEN_MAX_CHARS)
