@@ -214,7 +214,7 @@ async function startBus(name, { layout = 'all-in-one', env: extraEnv = {} } = {}
     throw err;
   }
   const admin = IdentityAdmin.create({ db, control: createControlPublisher(producer), logger });
-  return { busUrl, urls, bus, processes, env, db, databaseUrl: database.url, kafka, producer, admin, statements, stop };
+  return { busUrl, urls, own, bus, processes, env, db, databaseUrl: database.url, databaseName: database.name, kafka, producer, admin, statements, stop };
 }
 
 /**
@@ -245,7 +245,7 @@ async function provisionWorkspace({ busUrl, db, admin }, { systemId, messageType
         continue;
       }
       if (res.status !== 200) throw new Error(`token: ${res.status} ${await res.text()}`);
-      return { clientId: c.clientId, token: (await res.json()).access_token };
+      return { clientId: c.clientId, clientSecret: c.clientSecret, token: (await res.json()).access_token };
     }
   };
   const producerConnections = [];
@@ -540,6 +540,12 @@ function busClient(urls, workspace, producers, consumer) {
     const res = await call(`${consumerBase}/ack`, { method: 'POST', headers: json(consumer.token), body: JSON.stringify({ receipt_handles: handles }) });
     return { ...res, done: res.status === 200 ? res.body.results.filter((r) => r.status === 'done').length : 0 };
   };
+  client.nack = async (handles) => {
+    const res = await call(`${consumerBase}/nack`, { method: 'POST', headers: json(consumer.token), body: JSON.stringify({ receipt_handles: handles }) });
+    return { ...res, done: res.status === 200 ? res.body.results.filter((r) => r.status === 'done').length : 0 };
+  };
+  /** Any other call of the bus (a refused publish, a token), with the same accounting. */
+  client.call = call;
   return client;
 }
 
