@@ -14,7 +14,11 @@
 // (pg_stat_statements: work, not time, so it compares on a busy machine), and CPU ms per 1,000 messages
 // received of Postgres (every backend of the shared server: other clients' work counts too) and of this
 // process. Then the backlog: a second consumer's queue grown to each size in BENCH_GROWTH_BACKLOG (10,000,
-// 100,000, 1,000,000; empty skips it), receive + ack p50 and p99 and their ratio to the first size.
+// 100,000, 1,000,000; empty skips it), receive + ack p50 and p99 and their ratio to the first size. Then
+// open dead letters: for each N in BENCH_GROWTH_DEAD (0, 10,000, 100,000; empty skips it) a consumer of
+// its own with N stories of one message dead-lettered by the store's own step (their receive counts set
+// past the threshold, then dead_letter_due until none is due), then the 20 working ids; receive p50, p99
+// and lease buffers as above, against N = 0.
 'use strict';
 
 const { cpuLine, cpuMeter, directEnqueuer, loadStackEnv, machine, percentile, statementMeter } = require('./support');
@@ -32,6 +36,9 @@ const DEADLINE_MS = 900_000;
 const BATCH = 1_000;
 const BACKLOG = (process.env.BENCH_GROWTH_BACKLOG ?? '10000,100000,1000000').split(',').filter(Boolean).map(Number);
 const BACKLOG_RUN = 10;
+const DEAD = (process.env.BENCH_GROWTH_DEAD ?? '0,10000,100000').split(',').filter(Boolean).map(Number);
+/** The dead-letter threshold of that part: the working ids, nacked a few hundred times, never reach it. */
+const DEAD_THRESHOLD = 1_000_000;
 
 async function main() {
   loadStackEnv();
@@ -172,6 +179,71 @@ async function main() {
       for (const r of backlog)
         console.log(
           `| ${r.n.toLocaleString('en')} | ${r.cycles} | ${r.p50.toFixed(2)} | ${r.p99.toFixed(2)} | ${(r.p50 / first.p50).toFixed(2)} | ${(r.p99 / first.p99).toFixed(2)} |`,
+        );
+    }
+
+    // Open dead letters, older than every free head: a receive must not pass over them.
+    const dead = [];
+    for (const [part, n] of DEAD.entries()) {
+      if (Date.now() - started > DEADLINE_MS) break;
+      const deadWorkspace = `wbenchdeadqq${String.fromCharCode(97 + part)}`;
+      const deadConsumer = `cbenchdeadqq${String.fromCharCode(97 + part)}`;
+      await TenancyFixture.create(db).tenant({ workspaceId: deadWorkspace, connections: [{ id: deadConsumer, kind: 'consumer' }] });
+      await enqueue(
+        Array.from({ length: n }, (_, i) => `dead-${i}`),
+        deadWorkspace,
+      );
+      await db('deliveries').where({ consumer_id: deadConsumer }).update({ receive_count: DEAD_THRESHOLD });
+      let deadLettered = 0;
+      for (let moved = -1; moved !== 0; deadLettered += moved) moved = Math.max(0, await queue.deadLetterDue(deadConsumer, DEAD_THRESHOLD));
+      if (deadLettered !== n) throw new Error(`${deadLettered} of ${n} dead-lettered`);
+      await enqueue(
+        Array.from({ length: WORKING_IDS }, (_, i) => `work-${i}`),
+        deadWorkspace,
+      );
+      // Dead-lettering wrote each row anew; autovacuum, not this bench's seconds, clears the old versions.
+      await db.raw('VACUUM (ANALYZE) deliveries');
+      const cycle = async () => {
+        const t0 = process.hrtime.bigint();
+        const { messages } = await queue.receive(deadConsumer, MAX, 30_000);
+        const ms = Number(process.hrtime.bigint() - t0) / 1e6;
+        if (messages.length !== MAX || messages.some((m) => !m.correlationId.startsWith('work-')))
+          throw new Error(`a receive behind ${n} dead letters leased ${messages.length}`);
+        await queue.nack(
+          deadConsumer,
+          messages.map((m) => ({ deliveryId: m.deliveryId, generation: m.generation })),
+          0,
+        );
+        return ms;
+      };
+      for (let i = 0; i < WARM_UP; i++) await cycle();
+      const before = await meter.sample();
+      const latencies = [];
+      const until = Date.now() + RUN_MS;
+      while ((Date.now() < until || latencies.length < MIN_RECEIVES) && latencies.length < MAX_RECEIVES) latencies.push(await cycle());
+      const after = await meter.sample();
+      const lease = (meter.costs(before, after, 50) ?? []).find((c) => /SKIP LOCKED/.test(c.query) && /dealt/.test(c.query));
+      latencies.sort((a, b) => a - b);
+      dead.push({
+        n,
+        receives: latencies.length,
+        p50: percentile(latencies, 50),
+        p99: percentile(latencies, 99),
+        buffers: lease ? lease.buffers / lease.calls : null,
+      });
+    }
+    if (dead.length > 0) {
+      const [first] = dead;
+      console.log(
+        `open dead letters: a consumer's N stories stopped at a dead letter, older than its ${WORKING_IDS} working ids; receive max ${MAX}, each answer nacked back`,
+      );
+      console.log('| dead letters N | receives | p50 ms | p99 ms | p50 / N=0 | p99 / N=0 | lease buffers per call |');
+      console.log('|---|---|---|---|---|---|---|');
+      for (const r of dead)
+        console.log(
+          `| ${r.n.toLocaleString('en')} | ${r.receives} | ${r.p50.toFixed(2)} | ${r.p99.toFixed(2)} | ${(r.p50 / first.p50).toFixed(2)} | ${(r.p99 / first.p99).toFixed(2)} | ${
+            r.buffers === null ? 'n/a' : r.buffers.toFixed(0)
+          } |`,
         );
     }
   } finally {

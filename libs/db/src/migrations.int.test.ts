@@ -62,6 +62,7 @@ const ALL = [
   '028_deliveries_without_foreign_keys',
   '029_drop_deliveries_enqueued_at',
   '030_bindings_by_provider',
+  '031_dead_letters_out_of_heads',
 ];
 
 // By hand rather than @bus/fixtures' useTestDatabase: the migrations themselves are under test (up

@@ -109,6 +109,8 @@ export const TABLE_COLUMNS = {
     first_received_at: 'timestamptz?',
     // 026_delivery_purged_at
     purged_at: 'timestamptz?',
+    // 031_dead_letters_out_of_heads
+    dead_lettered: 'bool',
   },
   quarantined_records: {
     id: 'int8',

@@ -66,12 +66,16 @@ interface Modelled {
   received: number;
 }
 
-/** Deliveries of `consumer` whose head marker is wrong: on an acked row, on a later row, or missing from the oldest un-acked one. */
+/**
+ * Deliveries of `consumer` whose head marker is wrong (on an acked row, on a later row, or missing from
+ * the oldest un-acked one), or whose dead-letter marker is (set on a row that is not an open dead
+ * letter, or missing from one): either would list a row in the wrong heads index.
+ */
 async function wrongHeads(consumer: string): Promise<unknown[]> {
   const { rows } = await db.raw(
-    `SELECT d.id, d.correlation_id, d.is_head, d.acked_at IS NULL AS unacked FROM deliveries d
-      WHERE d.consumer_id = ? AND d.is_head <> (d.acked_at IS NULL AND d.id = (
-        SELECT min(x.id) FROM deliveries x WHERE x.consumer_id = d.consumer_id AND x.correlation_id = d.correlation_id AND x.acked_at IS NULL))`,
+    `SELECT d.id, d.correlation_id, d.is_head, d.dead_lettered, d.acked_at IS NULL AS unacked FROM deliveries d
+      WHERE d.consumer_id = ? AND (d.dead_lettered <> (d.acked_at IS NULL AND d.visible_at = 'infinity') OR d.is_head <> (d.acked_at IS NULL AND d.id = (
+        SELECT min(x.id) FROM deliveries x WHERE x.consumer_id = d.consumer_id AND x.correlation_id = d.correlation_id AND x.acked_at IS NULL)))`,
     [consumer],
   );
   return rows as unknown[];

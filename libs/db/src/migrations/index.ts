@@ -29,6 +29,7 @@ import * as deliveryMessageIndex from './027_delivery_message_index';
 import * as deliveriesWithoutForeignKeys from './028_deliveries_without_foreign_keys';
 import * as dropDeliveriesEnqueuedAt from './029_drop_deliveries_enqueued_at';
 import * as bindingsByProvider from './030_bindings_by_provider';
+import * as deadLettersOutOfHeads from './031_dead_letters_out_of_heads';
 
 interface NamedMigration {
   name: string;
@@ -71,6 +72,7 @@ const MIGRATIONS: readonly NamedMigration[] = [
   { name: '028_deliveries_without_foreign_keys', migration: deliveriesWithoutForeignKeys },
   { name: '029_drop_deliveries_enqueued_at', migration: dropDeliveriesEnqueuedAt },
   { name: '030_bindings_by_provider', migration: bindingsByProvider },
+  { name: '031_dead_letters_out_of_heads', migration: deadLettersOutOfHeads },
 ];
 
 export const migrationSource: Knex.MigrationSource<NamedMigration> = {

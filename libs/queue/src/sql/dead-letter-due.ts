@@ -13,18 +13,19 @@ export const DEAD_LETTERS_PER_RECEIVE = 1_000;
  * The oldest DEAD_LETTERS_PER_RECEIVE free heads received `:maxReceives` times or more, locked (SKIP
  * LOCKED: a receive holding one decides first), become dead letters: queued, visible_at 'infinity', a
  * new lease generation so an old receipt handle is stale, each with its dead_letters row. A dead
- * letter stays its story's head, so the messages after it wait. The consumer as a range and the order
+ * letter stays its story's head, so the messages after it wait, but leaves deliveries_heads
+ * (`dead_lettered`, migration 031), so receives no longer pass over it. The consumer as a range and the order
  * by (consumer_id, id): deliveries_heads, not the primary key (lease.ts says why).
  */
 export const DEAD_LETTER_DUE = statement(
   'dead_letter_due',
   `WITH due AS MATERIALIZED (
          SELECT id FROM deliveries
-          WHERE consumer_id BETWEEN :consumerId AND :consumerId AND is_head AND visible_at <= now() AND receive_count >= :maxReceives
+          WHERE consumer_id BETWEEN :consumerId AND :consumerId AND is_head AND NOT dead_lettered AND visible_at <= now() AND receive_count >= :maxReceives
           ORDER BY consumer_id, id LIMIT ${DEAD_LETTERS_PER_RECEIVE} FOR UPDATE SKIP LOCKED
        ),
        moved AS (
-         UPDATE deliveries d SET state = 'queued', visible_at = 'infinity', lease_generation = d.lease_generation + 1
+         UPDATE deliveries d SET state = 'queued', visible_at = 'infinity', dead_lettered = true, lease_generation = d.lease_generation + 1
            FROM due WHERE d.id = due.id
          RETURNING d.id, d.consumer_id, d.message_id, d.correlation_id, d.receive_count
        )

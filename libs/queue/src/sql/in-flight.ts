@@ -11,7 +11,7 @@ export const IN_FLIGHT = statement(
   'in-flight',
   `WITH heads AS (
        SELECT id, correlation_id FROM deliveries
-        WHERE consumer_id BETWEEN :consumerId AND :consumerId AND is_head
+        WHERE consumer_id BETWEEN :consumerId AND :consumerId AND is_head AND NOT dead_lettered
           AND state = 'leased' AND visible_at > now() AND visible_at < 'infinity'
         ORDER BY consumer_id, id LIMIT :max
      ),

@@ -4,8 +4,9 @@ import { statement, type Statement } from './statement';
 
 /**
  * The receive: one statement (one round trip, its own transaction, prepared). The candidates are the
- * oldest free heads, read from deliveries_heads (each story's head marked, migration 020) oldest first,
- * passing over the held ones (leased, delayed, dead-lettered, held back by the gate): a receive reads
+ * oldest free heads, read from deliveries_heads (each story's head marked, migration 020; open dead
+ * letters in an index of their own, migration 031) oldest first, passing over the held ones (leased,
+ * delayed, held back by the gate): a receive reads
  * the held heads before the first free ones and `candidates` more, whatever the number of correlation
  * ids. The candidates' query names the consumer as a range and orders by (consumer_id, id), an order
  * only deliveries_heads gives: by `consumer_id =` and `ORDER BY id` the planner walked the primary key
@@ -27,7 +28,7 @@ export function leaseStatement(gate: ReceiveGate | undefined): Statement {
     `lease${gateName(gate)}`,
     `WITH RECURSIVE candidates AS MATERIALIZED (
          SELECT id, correlation_id FROM deliveries
-          WHERE consumer_id BETWEEN :consumerId AND :consumerId AND is_head AND visible_at <= now()${gated}
+          WHERE consumer_id BETWEEN :consumerId AND :consumerId AND is_head AND NOT dead_lettered AND visible_at <= now()${gated}
           ORDER BY consumer_id, id LIMIT :candidates
        ),
        -- How many heads to lock: the candidates' runs (by this snapshot) counted head after head, oldest

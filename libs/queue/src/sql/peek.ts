@@ -25,9 +25,9 @@ export function peekStatement(filter: PeekFilter, gate: ReceiveGate | undefined)
   const heads =
     filter.correlationId !== undefined
       ? `SELECT id, correlation_id FROM deliveries
-          WHERE consumer_id = :consumerId AND correlation_id = :correlationId AND acked_at IS NULL AND is_head AND visible_at <= now()${gated}`
+          WHERE consumer_id = :consumerId AND correlation_id = :correlationId AND acked_at IS NULL AND is_head AND NOT dead_lettered AND visible_at <= now()${gated}`
       : `SELECT id, correlation_id FROM deliveries
-          WHERE consumer_id BETWEEN :consumerId AND :consumerId AND is_head AND visible_at <= now()${gated}
+          WHERE consumer_id BETWEEN :consumerId AND :consumerId AND is_head AND NOT dead_lettered AND visible_at <= now()${gated}
           ORDER BY consumer_id, id LIMIT ${byType ? `${PEEK_FILTER_HEADS + 1}` : ':max'}`;
   const found = `SELECT d.id, d.message_id, d.correlation_id, d.receive_count, m.message_type, m.published_at, m.body, r.head_id, r.id AS run_id
          FROM runs r

@@ -10,8 +10,8 @@ import type { DeadLetterResolution } from '@bus/contracts';
 export function resolveDeadLetterStatement(resolution: DeadLetterResolution): string {
   const change =
     resolution === 'redriven'
-      ? `state = 'queued', visible_at = now(), receive_count = 0`
-      : `state = 'acked', acked_at = now(), visible_at = now(), is_head = false`;
+      ? `state = 'queued', visible_at = now(), dead_lettered = false, receive_count = 0`
+      : `state = 'acked', acked_at = now(), visible_at = now(), dead_lettered = false, is_head = false`;
   return `WITH closed AS (
          UPDATE dead_letters SET resolved_at = now(), resolution = :resolution
           WHERE id = :id AND consumer_id = :consumerId AND resolved_at IS NULL
