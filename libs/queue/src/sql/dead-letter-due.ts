@@ -14,8 +14,8 @@ export const DEAD_LETTERS_PER_RECEIVE = 1_000;
  * LOCKED: a receive holding one decides first), become dead letters: queued, visible_at 'infinity', a
  * new lease generation so an old receipt handle is stale, each with its dead_letters row. A dead
  * letter stays its story's head, so the messages after it wait, but leaves deliveries_heads
- * (`dead_lettered`, migration 031), so receives no longer pass over it. The consumer as a range and the order
- * by (consumer_id, id): deliveries_heads, not the primary key (lease.ts says why).
+ * (`dead_lettered`, migration 031), so receives no longer pass over it. The consumer as a range and
+ * the order by (consumer_id, id): deliveries_heads, not the primary key (lease.ts says why).
  */
 export const DEAD_LETTER_DUE = statement(
   'dead_letter_due',

@@ -6,9 +6,8 @@ import { statement, type Statement } from './statement';
  * The receive: one statement (one round trip, its own transaction, prepared). The candidates are the
  * oldest free heads, read from deliveries_heads (each story's head marked, migration 020; open dead
  * letters in an index of their own, migration 031) oldest first, passing over the held ones (leased,
- * delayed, held back by the gate): a receive reads
- * the held heads before the first free ones and `candidates` more, whatever the number of correlation
- * ids. The candidates' query names the consumer as a range and orders by (consumer_id, id), an order
+ * delayed, held back by the gate): a receive reads the held heads before the first free ones and
+ * `candidates` more, whatever the number of correlation ids. The candidates' query names the consumer as a range and orders by (consumer_id, id), an order
  * only deliveries_heads gives: by `consumer_id =` and `ORDER BY id` the planner walked the primary key
  * from the oldest row, filtering on is_head (EXPLAIN on bench:growth's queue), which on a table keeping
  * its acked rows for the queue window reads every one of them. From the snapshot their runs tell how many heads fill `max` × `callers`: only that many are
