@@ -40,6 +40,46 @@ const DEAD = (process.env.BENCH_GROWTH_DEAD ?? '0,10000,100000').split(',').filt
 /** The dead-letter threshold of that part: the working ids, nacked a few hundred times, never reach it. */
 const DEAD_THRESHOLD = 1_000_000;
 
+/**
+ * Receives (max MAX) of `consumer`'s working ids, each answer nacked back at once so the queue stays the
+ * same: WARM_UP first, then for RUN_MS (at least MIN_RECEIVES, at most MAX_RECEIVES). Throws when a
+ * receive leases anything but MAX working ids. Its p50 and p99 ms, the lease statement's buffers per
+ * call and CPU ms per 1,000 messages received.
+ */
+async function workingIdReceives(queue, consumer, meter, cpu) {
+  const cycle = async () => {
+    const t0 = process.hrtime.bigint();
+    const { messages } = await queue.receive(consumer, MAX, 30_000);
+    const ms = Number(process.hrtime.bigint() - t0) / 1e6;
+    if (messages.length !== MAX || messages.some((m) => !m.correlationId.startsWith('work-'))) {
+      throw new Error(`a receive leased ${messages.map((m) => m.correlationId).join(', ')}, not ${MAX} working ids`);
+    }
+    await queue.nack(
+      consumer,
+      messages.map((m) => ({ deliveryId: m.deliveryId, generation: m.generation })),
+      0,
+    );
+    return ms;
+  };
+  for (let i = 0; i < WARM_UP; i++) await cycle();
+  const before = await meter.sample();
+  const cpuBefore = cpu.sample();
+  const latencies = [];
+  const until = Date.now() + RUN_MS;
+  while ((Date.now() < until || latencies.length < MIN_RECEIVES) && latencies.length < MAX_RECEIVES) latencies.push(await cycle());
+  const cpuPerThousand = cpu.perThousand(cpuBefore, cpu.sample(), latencies.length * MAX);
+  const after = await meter.sample();
+  const lease = (meter.costs(before, after, 50) ?? []).find((c) => /SKIP LOCKED/.test(c.query) && /dealt/.test(c.query));
+  latencies.sort((a, b) => a - b);
+  return {
+    receives: latencies.length,
+    p50: percentile(latencies, 50),
+    p99: percentile(latencies, 99),
+    buffers: lease ? lease.buffers / lease.calls : null,
+    cpuPerThousand,
+  };
+}
+
 async function main() {
   loadStackEnv();
   const { createDatabase, migrateLatest } = require('@bus/db');
@@ -86,38 +126,7 @@ async function main() {
       await enqueue(Array.from({ length: n - open }, (_, i) => `open-${open + i}`));
       open = n;
       await db.raw('ANALYZE deliveries');
-      const cycle = async () => {
-        const t0 = process.hrtime.bigint();
-        const { messages } = await queue.receive(consumer, MAX, 30_000);
-        const ms = Number(process.hrtime.bigint() - t0) / 1e6;
-        if (messages.length !== MAX || messages.some((m) => !m.correlationId.startsWith('work-'))) {
-          throw new Error(`a receive leased ${messages.map((m) => m.correlationId).join(', ')}, not ${MAX} working ids`);
-        }
-        await queue.nack(
-          consumer,
-          messages.map((m) => ({ deliveryId: m.deliveryId, generation: m.generation })),
-          0,
-        );
-        return ms;
-      };
-      for (let i = 0; i < WARM_UP; i++) await cycle();
-      const before = await meter.sample();
-      const cpuBefore = cpu.sample();
-      const latencies = [];
-      const until = Date.now() + RUN_MS;
-      while ((Date.now() < until || latencies.length < MIN_RECEIVES) && latencies.length < MAX_RECEIVES) latencies.push(await cycle());
-      const cpuPerThousand = cpu.perThousand(cpuBefore, cpu.sample(), latencies.length * MAX);
-      const after = await meter.sample();
-      const lease = (meter.costs(before, after, 50) ?? []).find((c) => /SKIP LOCKED/.test(c.query) && /dealt/.test(c.query));
-      latencies.sort((a, b) => a - b);
-      results.push({
-        n,
-        receives: latencies.length,
-        p50: percentile(latencies, 50),
-        p99: percentile(latencies, 99),
-        buffers: lease ? lease.buffers / lease.calls : null,
-        cpuPerThousand,
-      });
+      results.push({ n, ...(await workingIdReceives(queue, consumer, meter, cpu)) });
     }
 
     const [base] = results;
@@ -203,34 +212,7 @@ async function main() {
       );
       // Dead-lettering wrote each row anew; autovacuum, not this bench's seconds, clears the old versions.
       await db.raw('VACUUM (ANALYZE) deliveries');
-      const cycle = async () => {
-        const t0 = process.hrtime.bigint();
-        const { messages } = await queue.receive(deadConsumer, MAX, 30_000);
-        const ms = Number(process.hrtime.bigint() - t0) / 1e6;
-        if (messages.length !== MAX || messages.some((m) => !m.correlationId.startsWith('work-')))
-          throw new Error(`a receive behind ${n} dead letters leased ${messages.length}`);
-        await queue.nack(
-          deadConsumer,
-          messages.map((m) => ({ deliveryId: m.deliveryId, generation: m.generation })),
-          0,
-        );
-        return ms;
-      };
-      for (let i = 0; i < WARM_UP; i++) await cycle();
-      const before = await meter.sample();
-      const latencies = [];
-      const until = Date.now() + RUN_MS;
-      while ((Date.now() < until || latencies.length < MIN_RECEIVES) && latencies.length < MAX_RECEIVES) latencies.push(await cycle());
-      const after = await meter.sample();
-      const lease = (meter.costs(before, after, 50) ?? []).find((c) => /SKIP LOCKED/.test(c.query) && /dealt/.test(c.query));
-      latencies.sort((a, b) => a - b);
-      dead.push({
-        n,
-        receives: latencies.length,
-        p50: percentile(latencies, 50),
-        p99: percentile(latencies, 99),
-        buffers: lease ? lease.buffers / lease.calls : null,
-      });
+      dead.push({ n, ...(await workingIdReceives(queue, deadConsumer, meter, cpu)) });
     }
     if (dead.length > 0) {
       const [first] = dead;
