@@ -1,14 +1,11 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { readActivity, type Activity, type Knex, type Row } from '@bus/db';
-import type { Grant } from './policy';
+import type { Person } from './person';
 
 /** A sign-in is refused this long after it began (the person took too long at the provider). */
 export const SIGN_IN_VALIDITY_MS = 10 * 60_000;
 
-export interface Session {
-  subject: string;
-  name: string;
-  grants: Grant[];
+export interface Session extends Person {
   csrfToken: string;
   expiresAt: Date;
 }
@@ -88,7 +85,7 @@ export class PeopleStore {
   }
 
   /** A new session; answers the cookie value (kept only as its hash). */
-  async createSession(person: { subject: string; name: string; grants: Grant[] }, maxAgeMs: number): Promise<{ cookie: string; session: Session }> {
+  async createSession(person: Person, maxAgeMs: number): Promise<{ cookie: string; session: Session }> {
     const cookie = randomToken();
     const session: Session = { ...person, csrfToken: randomToken(), expiresAt: new Date(Date.now() + maxAgeMs) };
     await this.db('portal_sessions').insert({

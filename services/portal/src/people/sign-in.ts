@@ -188,12 +188,12 @@ export function signInRoutes(deps: SignInDeps): { routes: Router; loadSession: R
       }
       throw new PortalUnavailableError(err);
     }
-    const { subject, name, grants } = personOfClaims(claims, signIn.accessClaim);
-    const { cookie } = await store.createSession({ subject, name, grants }, signIn.maxAgeMs);
+    const person = personOfClaims(claims, signIn.accessClaim);
+    const { cookie } = await store.createSession(person, signIn.maxAgeMs);
     res.cookie(sessionCookie, cookie, { ...cookieBase, path: '/', maxAge: signIn.maxAgeMs });
     if (idToken && idToken.length <= ID_TOKEN_MAX_CHARS)
       res.cookie(ID_TOKEN_COOKIE, idToken, { ...cookieBase, path: '/portal/logout', maxAge: signIn.maxAgeMs });
-    deps.logger.info({ subject, roles: grants.map((g) => g.role) }, 'portal sign-in');
+    deps.logger.info({ subject: person.subject, roles: person.grants.map((g) => g.role) }, 'portal sign-in');
     res.redirect(303, back ?? '/portal');
   });
 
