@@ -1,7 +1,7 @@
 import { createTestDatabase, eventually, type TestDatabase } from '@bus/testing';
 import { createDatabase, preparedQuery, preparedSimpleQuery, sqlLiteral, type Knex } from './index';
 import { arrayParameter } from './array-parameter';
-import { PLAN_REMADE_AFTER_MS } from './prepared-query';
+import { GENERIC_PLANS_ONLY, PLAN_REMADE_AFTER_MS } from './prepared-query';
 
 /** Named prepared statements (the pull API's receive and ack): same rows as the plain query, prepared once per connection. */
 let testDb: TestDatabase;
@@ -131,11 +131,11 @@ describe('preparedSimpleQuery', () => {
     const first = await observed(() => run(1));
     expect(first.result).toEqual([[{ next: 2, label: "it's 1" }], [{ a: 1, twice: 2 }]]);
     expect(first.sent).toHaveLength(1);
-    expect(first.sent[0]).toMatch(/^PREPARE "test\.simple\.next" AS select \$1::int \+ 1/);
+    expect(first.sent[0]).toMatch(/^SET LOCAL plan_cache_mode = force_generic_plan;\nPREPARE "test\.simple\.next" AS select \$1::int \+ 1/);
 
     const second = await observed(() => run(2));
     expect(second.result).toEqual([[{ next: 3, label: "it's 2" }], [{ a: 2, twice: 4 }]]);
-    expect(second.sent).toEqual([`EXECUTE "test.simple.next"(2, 'it''s 2');\nEXECUTE "test.simple.pair"(2)`]);
+    expect(second.sent).toEqual([`${GENERIC_PLANS_ONLY};\nEXECUTE "test.simple.next"(2, 'it''s 2');\nEXECUTE "test.simple.pair"(2)`]);
     expect((await preparedOnTheConnection()).filter((n: string) => n.startsWith('test.simple'))).toEqual(['test.simple.next', 'test.simple.pair']);
   });
 
@@ -162,13 +162,35 @@ describe('preparedSimpleQuery', () => {
     }
   });
 
+  it('runs a statement over a short array on its generic plan from the first call, where Postgres would plan every call', async () => {
+    // 10,000 rows by id: a lookup of one id is costed below the generic plan's ten (its guess at an
+    // array's length), so by default Postgres would plan each call for its values.
+    await db.raw('create table lookups (id bigint primary key, label text not null)');
+    await db.raw(`insert into lookups select g, 'row ' || g from generate_series(1, 10000) g`);
+    await db.raw('analyze lookups');
+    const statement = { name: 'test.simple.lookup', sql: 'select count(*)::int as found from lookups where id = any(:ids::bigint[])' };
+    for (let n = 1; n <= 8; n += 1) {
+      expect(await preparedSimpleQuery(db, [{ ...statement, literals: { ids: `'{${n}}'` } }])).toEqual([[{ found: 1 }]]);
+    }
+    const [plans] = (await db.raw(`select generic_plans::int, custom_plans::int from pg_prepared_statements where name = 'test.simple.lookup'`)).rows;
+    expect(plans).toEqual({ generic_plans: 8, custom_plans: 0 });
+    // The setting ended with the query's implicit transaction.
+    expect((await db.raw('show plan_cache_mode')).rows).toEqual([{ plan_cache_mode: 'auto' }]);
+  });
+
+  it('refuses to run inside a transaction, where its setting would outlive the query', async () => {
+    await expect(db.transaction((trx) => preparedSimpleQuery(trx, [{ ...next, literals: { n: '1', label: "'x'" } }]))).rejects.toThrow(
+      'preparedSimpleQuery runs its own implicit transaction: call it outside a transaction',
+    );
+  });
+
   it('passes a Postgres error through, and a statement prepared by the failed query is not prepared twice', async () => {
     const failing = () => preparedSimpleQuery(db, [{ name: 'test.simple.divide', sql: 'select 1 / :d::int as q', literals: { d: '0' } }]);
     await expect(failing()).rejects.toMatchObject({ code: '22012' });
     const after = await observed(() => preparedSimpleQuery(db, [{ name: 'test.simple.divide', sql: 'select 1 / :d::int as q', literals: { d: '1' } }]));
     expect(after.result).toEqual([[{ q: 1 }]]);
     // Postgres was asked whether the failed query's PREPARE had run (it had: it is not undone), and it was not sent again.
-    expect(after.sent).toEqual([expect.stringMatching(/pg_prepared_statements/), 'EXECUTE "test.simple.divide"(1)']);
+    expect(after.sent).toEqual([expect.stringMatching(/pg_prepared_statements/), `${GENERIC_PLANS_ONLY};\nEXECUTE "test.simple.divide"(1)`]);
   });
 
   it('refuses a name preparedQuery runs, a second text, and a missing value, before anything reaches Postgres', async () => {
@@ -192,7 +214,7 @@ describe('preparedSimpleQuery', () => {
       const remade = await run();
       expect(remade.result).toEqual([[{ n: 5 }]]);
       expect(remade.sent).toEqual([
-        'DEALLOCATE "test.simple.remade";\nPREPARE "test.simple.remade@1" AS select $1::int as n;\nEXECUTE "test.simple.remade@1"(5)',
+        `${GENERIC_PLANS_ONLY};\nDEALLOCATE "test.simple.remade";\nPREPARE "test.simple.remade@1" AS select $1::int as n;\nEXECUTE "test.simple.remade@1"(5)`,
       ]);
       expect((await preparedOnTheConnection()).filter((n: string) => n.startsWith('test.simple.remade'))).toEqual(['test.simple.remade@1']);
     } finally {

@@ -129,6 +129,16 @@ function announce(db: Knex | Knex.Transaction, query: { sql: string; bindings: u
   (db.client as { emit(event: string, arg: unknown): void }).emit('query', { method: 'raw', ...query });
 }
 
+/**
+ * The first statement of every preparedSimpleQuery: its EXECUTEs use their statements' generic plans
+ * (SET LOCAL: until the query's implicit transaction ends). With the default, `auto`, Postgres plans
+ * the first five calls for their values and then keeps planning each call whenever those plans were
+ * costed below the generic one, as a statement over an array of ids is when the array is shorter than
+ * the ten elements a generic plan assumes: the ack's story locks (a handful of ids) were planned on every
+ * call, 0.17 ms against 0.05 ms of execution, the same plan each time (docs/benchmarks.md "Planning").
+ */
+export const GENERIC_PLANS_ONLY = 'SET LOCAL plan_cache_mode = force_generic_plan';
+
 /** One statement of preparedSimpleQuery: its name, its text with `:name` bindings, and each binding as a quoted SQL literal (sqlLiteral). */
 export interface PreparedStep {
   name: string;
@@ -146,41 +156,76 @@ const heldOn = new WeakMap<Client, Map<string, 'held' | 'unknown'>>();
  * Runs `steps` as one simple query of EXECUTEs of statements prepared with PREPARE: one round trip and
  * one implicit transaction, each statement with its own snapshot — taken when it starts, so a statement
  * after one that waited for locks sees what committed meanwhile — and, unlike a simple query of the
- * statements' own texts, no parse or plan per call once Postgres settles on a generic plan (the ack's
- * planning was 0.8 of its 1.9 ms, docs/benchmarks.md "Fan-out"). A statement not yet prepared on the
- * connection is prepared in the same query; plans are made again on the schedule of
- * PLAN_REMADE_AFTER_MS, as preparedQuery's are. Answers each step's rows, in order.
+ * statements' own texts, no parse or plan per call (the ack's planning was 0.8 of its 1.9 ms,
+ * docs/benchmarks.md "Fan-out"). The query opens with GENERIC_PLANS_ONLY, so each statement runs on its
+ * generic plan from its first EXECUTE. Not in a transaction of the caller's, where the setting would
+ * hold for the rest of it (libs/db simpleTransaction takes prepared steps too). Answers each step's
+ * rows, in order.
  */
-export async function preparedSimpleQuery(db: Knex | Knex.Transaction, steps: readonly PreparedStep[]): Promise<unknown[][]> {
+export async function preparedSimpleQuery(db: Knex, steps: readonly PreparedStep[]): Promise<unknown[][]> {
+  if (db.isTransaction) throw new Error('preparedSimpleQuery runs its own implicit transaction: call it outside a transaction');
+  const connection = (await db.client.acquireConnection()) as Client;
+  try {
+    const prepared = await executesOn(db, connection, steps);
+    const parts = [GENERIC_PLANS_ONLY];
+    const executes: number[] = [];
+    for (const step of prepared.steps) {
+      parts.push(...step.before);
+      executes.push(parts.length);
+      parts.push(step.execute);
+    }
+    const answers = await prepared.run(parts);
+    return executes.map((at) => answers[at]?.rows ?? []);
+  } finally {
+    await db.client.releaseConnection(connection);
+  }
+}
+
+/** How one prepared step goes into a simple query on a connection: what to send before its EXECUTE, and the EXECUTE. */
+export interface PreparedExecute {
+  /** A DEALLOCATE of the version the schedule superseded, and a PREPARE when the connection does not hold the statement yet. */
+  before: string[];
+  execute: string;
+}
+
+/**
+ * The EXECUTEs of `steps` on `connection`, each after the PREPARE (and DEALLOCATE) it needs — a statement
+ * not yet prepared there is prepared in the same query, and made again on the schedule of
+ * PLAN_REMADE_AFTER_MS, as preparedQuery's are — and `run`, which sends a simple query holding them and
+ * keeps the connection's bookkeeping of what its PREPAREs made. Used by preparedSimpleQuery and
+ * simpleTransaction; the connection must be the caller's for the whole call.
+ */
+export async function executesOn(
+  db: Knex,
+  connection: Client,
+  steps: readonly PreparedStep[],
+): Promise<{ steps: PreparedExecute[]; run(parts: readonly string[]): Promise<QueryResult[]> }> {
   const planned = steps.map((step) => {
     const statement = registered(step.name, step.sql, 'sql');
     return { step, statement, literals: valuesOf(step.name, statement, step.literals) };
   });
-  const connection = (await db.client.acquireConnection()) as Client;
-  try {
-    let held = heldOn.get(connection);
-    if (!held) {
-      held = new Map();
-      heldOn.set(connection, held);
+  let held = heldOn.get(connection);
+  if (!held) {
+    held = new Map();
+    heldOn.set(connection, held);
+  }
+  await settleUnknown(db, connection, held);
+  const preparing: string[] = [];
+  const now = Date.now();
+  const executes = planned.map(({ step, statement, literals }): PreparedExecute => {
+    const before: string[] = [];
+    const { run, deallocate } = versionToRun(connection, step.name, now);
+    if (deallocate !== undefined && held.get(deallocate) === 'held') {
+      before.push(`DEALLOCATE ${sqlIdentifier(deallocate)}`);
+      held.delete(deallocate);
     }
-    await settleUnknown(db, connection, held);
-    const parts: string[] = [];
-    const executes: number[] = [];
-    const preparing: string[] = [];
-    const now = Date.now();
-    for (const { step, statement, literals } of planned) {
-      const { run, deallocate } = versionToRun(connection, step.name, now);
-      if (deallocate !== undefined && held.get(deallocate) === 'held') {
-        parts.push(`DEALLOCATE ${sqlIdentifier(deallocate)}`);
-        held.delete(deallocate);
-      }
-      if (held.get(run) !== 'held' && !preparing.includes(run)) {
-        parts.push(`PREPARE ${sqlIdentifier(run)} AS ${statement.text}`);
-        preparing.push(run);
-      }
-      executes.push(parts.length);
-      parts.push(`EXECUTE ${sqlIdentifier(run)}${literals.length > 0 ? `(${literals.join(', ')})` : ''}`);
+    if (held.get(run) !== 'held' && !preparing.includes(run)) {
+      before.push(`PREPARE ${sqlIdentifier(run)} AS ${statement.text}`);
+      preparing.push(run);
     }
+    return { before, execute: `EXECUTE ${sqlIdentifier(run)}${literals.length > 0 ? `(${literals.join(', ')})` : ''}` };
+  });
+  const run = async (parts: readonly string[]): Promise<QueryResult[]> => {
     const text = parts.join(';\n');
     announce(db, { sql: text, bindings: [] });
     let results: QueryResult | QueryResult[];
@@ -191,11 +236,9 @@ export async function preparedSimpleQuery(db: Knex | Knex.Transaction, steps: re
       throw error;
     }
     for (const name of preparing) held.set(name, 'held');
-    const answers = Array.isArray(results) ? results : [results];
-    return executes.map((at) => answers[at]?.rows ?? []);
-  } finally {
-    await db.client.releaseConnection(connection);
-  }
+    return Array.isArray(results) ? results : [results];
+  };
+  return { steps: executes, run };
 }
 
 /** Asks Postgres which of the connection's `unknown` statements it holds (only after a failed query). */
