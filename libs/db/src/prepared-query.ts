@@ -158,74 +158,42 @@ const heldOn = new WeakMap<Client, Map<string, 'held' | 'unknown'>>();
  * after one that waited for locks sees what committed meanwhile — and, unlike a simple query of the
  * statements' own texts, no parse or plan per call (the ack's planning was 0.8 of its 1.9 ms,
  * docs/benchmarks.md "Fan-out"). The query opens with GENERIC_PLANS_ONLY, so each statement runs on its
- * generic plan from its first EXECUTE. Not in a transaction of the caller's, where the setting would
- * hold for the rest of it (libs/db simpleTransaction takes prepared steps too). Answers each step's
+ * generic plan from its first EXECUTE. A statement not yet prepared on the connection is prepared in
+ * the same query; plans are made again on the schedule of PLAN_REMADE_AFTER_MS, as preparedQuery's are.
+ * Not in a transaction of the caller's: the setting would hold for the rest of it. Answers each step's
  * rows, in order.
  */
 export async function preparedSimpleQuery(db: Knex, steps: readonly PreparedStep[]): Promise<unknown[][]> {
   if (db.isTransaction) throw new Error('preparedSimpleQuery runs its own implicit transaction: call it outside a transaction');
-  const connection = (await db.client.acquireConnection()) as Client;
-  try {
-    const prepared = await executesOn(db, connection, steps);
-    const parts = [GENERIC_PLANS_ONLY];
-    const executes: number[] = [];
-    for (const step of prepared.steps) {
-      parts.push(...step.before);
-      executes.push(parts.length);
-      parts.push(step.execute);
-    }
-    const answers = await prepared.run(parts);
-    return executes.map((at) => answers[at]?.rows ?? []);
-  } finally {
-    await db.client.releaseConnection(connection);
-  }
-}
-
-/** How one prepared step goes into a simple query on a connection: what to send before its EXECUTE, and the EXECUTE. */
-export interface PreparedExecute {
-  /** A DEALLOCATE of the version the schedule superseded, and a PREPARE when the connection does not hold the statement yet. */
-  before: string[];
-  execute: string;
-}
-
-/**
- * The EXECUTEs of `steps` on `connection`, each after the PREPARE (and DEALLOCATE) it needs — a statement
- * not yet prepared there is prepared in the same query, and made again on the schedule of
- * PLAN_REMADE_AFTER_MS, as preparedQuery's are — and `run`, which sends a simple query holding them and
- * keeps the connection's bookkeeping of what its PREPAREs made. Used by preparedSimpleQuery and
- * simpleTransaction; the connection must be the caller's for the whole call.
- */
-export async function executesOn(
-  db: Knex,
-  connection: Client,
-  steps: readonly PreparedStep[],
-): Promise<{ steps: PreparedExecute[]; run(parts: readonly string[]): Promise<QueryResult[]> }> {
   const planned = steps.map((step) => {
     const statement = registered(step.name, step.sql, 'sql');
     return { step, statement, literals: valuesOf(step.name, statement, step.literals) };
   });
-  let held = heldOn.get(connection);
-  if (!held) {
-    held = new Map();
-    heldOn.set(connection, held);
-  }
-  await settleUnknown(db, connection, held);
-  const preparing: string[] = [];
-  const now = Date.now();
-  const executes = planned.map(({ step, statement, literals }): PreparedExecute => {
-    const before: string[] = [];
-    const { run, deallocate } = versionToRun(connection, step.name, now);
-    if (deallocate !== undefined && held.get(deallocate) === 'held') {
-      before.push(`DEALLOCATE ${sqlIdentifier(deallocate)}`);
-      held.delete(deallocate);
+  const connection = (await db.client.acquireConnection()) as Client;
+  try {
+    let held = heldOn.get(connection);
+    if (!held) {
+      held = new Map();
+      heldOn.set(connection, held);
     }
-    if (held.get(run) !== 'held' && !preparing.includes(run)) {
-      before.push(`PREPARE ${sqlIdentifier(run)} AS ${statement.text}`);
-      preparing.push(run);
+    await settleUnknown(db, connection, held);
+    const parts: string[] = [GENERIC_PLANS_ONLY];
+    const executes: number[] = [];
+    const preparing: string[] = [];
+    const now = Date.now();
+    for (const { step, statement, literals } of planned) {
+      const { run, deallocate } = versionToRun(connection, step.name, now);
+      if (deallocate !== undefined && held.get(deallocate) === 'held') {
+        parts.push(`DEALLOCATE ${sqlIdentifier(deallocate)}`);
+        held.delete(deallocate);
+      }
+      if (held.get(run) !== 'held' && !preparing.includes(run)) {
+        parts.push(`PREPARE ${sqlIdentifier(run)} AS ${statement.text}`);
+        preparing.push(run);
+      }
+      executes.push(parts.length);
+      parts.push(`EXECUTE ${sqlIdentifier(run)}${literals.length > 0 ? `(${literals.join(', ')})` : ''}`);
     }
-    return { before, execute: `EXECUTE ${sqlIdentifier(run)}${literals.length > 0 ? `(${literals.join(', ')})` : ''}` };
-  });
-  const run = async (parts: readonly string[]): Promise<QueryResult[]> => {
     const text = parts.join(';\n');
     announce(db, { sql: text, bindings: [] });
     let results: QueryResult | QueryResult[];
@@ -236,9 +204,11 @@ export async function executesOn(
       throw error;
     }
     for (const name of preparing) held.set(name, 'held');
-    return Array.isArray(results) ? results : [results];
-  };
-  return { steps: executes, run };
+    const answers = Array.isArray(results) ? results : [results];
+    return executes.map((at) => answers[at]?.rows ?? []);
+  } finally {
+    await db.client.releaseConnection(connection);
+  }
 }
 
 /** Asks Postgres which of the connection's `unknown` statements it holds (only after a failed query). */

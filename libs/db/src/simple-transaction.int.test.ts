@@ -57,27 +57,3 @@ it('sends nothing for work that ran no statement', async () => {
   expect(await simpleTransaction(db, async () => ({ result: 'nothing to do' }))).toBe('nothing to do');
   expect(await outsideATransaction()).toBe(true);
 });
-
-it('runs prepared steps among texts, each answer in its place, on their generic plans, prepared once per connection', async () => {
-  const lookup = { name: 'test.transaction.lookup', sql: 'select id from notes where id = any(:ids::text[]) order by id' };
-  const sent: string[] = [];
-  const observe = (q: { sql: string }) => sent.push(q.sql);
-  db.on('query', observe);
-  try {
-    for (const id of ['a', 'b', 'a']) {
-      const answers = await simpleTransaction(db, async (tx) => {
-        const rows = await tx.run(['select 1 as first', { ...lookup, literals: { ids: `'{${id}}'` } }, 'select 3 as last']);
-        const plans = await tx.run([`select generic_plans::int, custom_plans::int from pg_prepared_statements where name = '${lookup.name}'`]);
-        return { result: [...rows, ...plans] };
-      });
-      expect(answers).toEqual([[{ first: 1 }], [{ id }], [{ last: 3 }], [expect.objectContaining({ custom_plans: 0 })]]);
-    }
-  } finally {
-    db.off('query', observe);
-  }
-  expect(sent.filter((q) => q.includes(`PREPARE "${lookup.name}"`))).toHaveLength(1);
-  expect(sent[0]).toMatch(/^begin;\nSET LOCAL plan_cache_mode = force_generic_plan;\nselect 1 as first;\nPREPARE "test\.transaction\.lookup" AS /);
-  // The setting ended with the transaction.
-  expect((await db.raw('show plan_cache_mode')).rows).toEqual([{ plan_cache_mode: 'auto' }]);
-  expect(await outsideATransaction()).toBe(true);
-});

@@ -1,6 +1,5 @@
-import type { Client } from 'pg';
+import type { Client, QueryResult } from 'pg';
 import type { Knex } from 'knex';
-import { executesOn, GENERIC_PLANS_ONLY, type PreparedExecute, type PreparedStep } from './prepared-query';
 
 /** One statement's rows, as node-postgres parsed them (the column types' own parsers). */
 export type StatementRows = ReadonlyArray<Record<string, unknown>>;
@@ -8,12 +7,10 @@ export type StatementRows = ReadonlyArray<Record<string, unknown>>;
 /** The transaction's statements so far; see simpleTransaction. */
 export interface SimpleTransaction {
   /**
-   * Runs `statements` in one round trip and answers each one's rows, in order: a text (no parameters:
-   * values are sqlLiteral-quoted), or a prepared step, EXECUTEd on its generic plan (the transaction
-   * holds GENERIC_PLANS_ONLY from its first one on), so a hot statement is neither parsed nor planned
-   * per call. The first call also opens the transaction (BEGIN goes with it).
+   * Runs `statements` (no parameters: values are sqlLiteral-quoted) in one round trip and answers
+   * each one's rows, in order. The first call also opens the transaction (BEGIN goes with it).
    */
-  run(statements: ReadonlyArray<string | PreparedStep>): Promise<StatementRows[]>;
+  run(statements: readonly string[]): Promise<StatementRows[]>;
 }
 
 /** What the work of a simple transaction ends with: its result, and statements to send with the COMMIT. */
@@ -33,34 +30,12 @@ export interface SimpleTransactionEnd<T> {
 export async function simpleTransaction<T>(db: Knex, work: (tx: SimpleTransaction) => Promise<SimpleTransactionEnd<T>>): Promise<T> {
   const connection = (await db.client.acquireConnection()) as Client & { __knex__disposed?: unknown };
   let begun = false;
-  let generic = false;
-  const run = async (statements: ReadonlyArray<string | PreparedStep>): Promise<StatementRows[]> => {
-    const prepared = await executesOn(
-      db,
-      connection,
-      statements.filter((s): s is PreparedStep => typeof s !== 'string'),
-    );
-    const parts = begun ? [] : ['begin'];
+  const run = async (statements: readonly string[]): Promise<StatementRows[]> => {
+    const prefix = begun ? [] : ['begin'];
     begun = true;
-    if (prepared.steps.length > 0 && !generic) {
-      parts.push(GENERIC_PLANS_ONLY);
-      generic = true;
-    }
-    const answerAt: number[] = [];
-    let next = 0;
-    for (const statement of statements) {
-      if (typeof statement === 'string') {
-        answerAt.push(parts.length);
-        parts.push(statement);
-      } else {
-        const { before, execute } = prepared.steps[next++] as PreparedExecute;
-        parts.push(...before);
-        answerAt.push(parts.length);
-        parts.push(execute);
-      }
-    }
-    const results = await prepared.run(parts);
-    return answerAt.map((at) => results[at]?.rows ?? []);
+    const answer = (await connection.query([...prefix, ...statements].join(';\n'))) as QueryResult | QueryResult[];
+    const results = Array.isArray(answer) ? answer : [answer];
+    return results.slice(prefix.length).map((r) => r.rows);
   };
   try {
     const end = await work({ run });

@@ -1,5 +1,5 @@
 import type { QueueStats } from '@bus/contracts';
-import { arrayParameter, DELIVERY_CHANNEL, preparedQuery, preparedSimpleQuery, rawQuery, sqlTextArray, type Knex, type Row, type Written } from '@bus/db';
+import { arrayParameter, DELIVERY_CHANNEL, preparedQuery, rawQuery, type Knex, type Row, type Written } from '@bus/db';
 import type { MessageHeaders } from '@bus/kafka';
 import { ENQUEUE } from './sql/enqueue';
 import { MARK_STORY_HEAD } from './sql/mark-story-head';
@@ -151,19 +151,16 @@ export class KnexDeliveryStore implements DeliveryStore {
 
   async acceptances(keys: readonly MessageKey[]): Promise<Map<string, Acceptance>> {
     if (keys.length === 0) return new Map();
-    // Prepared, and on its generic plan (preparedSimpleQuery): one text whatever the batch's size,
-    // planned once per connection, where a batch of fewer than ten keys had Postgres plan every call.
-    const [rows] = await preparedSimpleQuery(this.db, [
-      {
-        name: 'delivery.acceptances',
-        sql: `SELECT a.workspace_id, a.message_id, a.content_hash, a.body_sha256, a.correlation_id, a.message_type, a.accepted_at
-                FROM accepted_messages a
-                JOIN unnest(:workspaceIds::text[], :messageIds::text[]) AS k(workspace_id, message_id) ON a.workspace_id = k.workspace_id AND a.message_id = k.message_id`,
-        literals: { workspaceIds: sqlTextArray(keys.map((k) => k.workspaceId)), messageIds: sqlTextArray(keys.map((k) => k.messageId)) },
-      },
-    ]);
-    const found = (rows ?? []) as Array<AcceptanceRow & Pick<Row<'accepted_messages'>, 'workspace_id' | 'message_id'>>;
-    return new Map(found.map((r) => [acceptanceKey({ workspaceId: r.workspace_id, messageId: r.message_id }), acceptanceOf(r)]));
+    // Prepared (as the enqueue statement): one text whatever the batch's size, planned once per connection.
+    const rows = await preparedQuery<AcceptanceRow & Pick<Row<'accepted_messages'>, 'workspace_id' | 'message_id'>>(
+      this.db,
+      'delivery.acceptances',
+      `SELECT a.workspace_id, a.message_id, a.content_hash, a.body_sha256, a.correlation_id, a.message_type, a.accepted_at
+         FROM accepted_messages a
+         JOIN unnest(:workspaceIds::text[], :messageIds::text[]) AS k(workspace_id, message_id) ON a.workspace_id = k.workspace_id AND a.message_id = k.message_id`,
+      { workspaceIds: arrayParameter(keys.map((k) => k.workspaceId)), messageIds: arrayParameter(keys.map((k) => k.messageId)) },
+    );
+    return new Map(rows.map((r) => [acceptanceKey({ workspaceId: r.workspace_id, messageId: r.message_id }), acceptanceOf(r)]));
   }
 
   async write(batch: BatchWrite): Promise<string[]> {

@@ -1,4 +1,4 @@
-import { simpleTransaction, sqlLiteral, sqlTextArray, type Knex, type PreparedStep } from '@bus/db';
+import { simpleTransaction, sqlLiteral, sqlTextArray, type Knex } from '@bus/db';
 import type { ProducerPermissions, StoryState } from '@bus/som';
 import { workspaceKey } from './batch-decisions';
 
@@ -136,43 +136,26 @@ export class KnexPublishStore implements PublishStore {
  * advisory lock per (workspace, correlation id), held to COMMIT — it covers a correlation id seen for
  * the first time, which has no story_state row to lock yet — taken in one sorted order by every
  * gateway, so two batches never wait for each other in a cycle; then the reads, each its own statement
- * and so its own snapshot, taken after the locks were granted. The lock and the reads are prepared
- * steps (simpleTransaction): parsed once per connection and run on their generic plans, where as
- * statement texts Postgres planned each of them on every call (docs/benchmarks.md "Planning"). A simple
- * query carries no parameters, so the values are quoted literals (libs/db sqlLiteral); the gateway only
- * gets here with ids its schema checked (letters, digits and . _ : -, or UUIDs). The reads join the
- * keys' pairs (unnest): one index probe per key whatever the table's statistics. `workspace_id = … and
- * id = any(…)` was cheaper to plan for one key but, on bench:publish's young tables at 64 in flight, read
- * 133 buffers and 1.03 ms a call against 57 and 0.20 for the join (docs/benchmarks.md, "Group commit").
+ * and so its own snapshot, taken after the locks were granted. A simple query carries no parameters,
+ * so the values are quoted literals (libs/db sqlLiteral); the gateway only gets here with ids its
+ * schema checked (letters, digits and . _ : -, or UUIDs). The reads join the keys' pairs (unnest): one
+ * index probe per key whatever the table's statistics. `workspace_id = … and id = any(…)` was cheaper to
+ * plan for one key but, on bench:publish's young tables at 64 in flight, read 133 buffers and 1.03 ms a
+ * call against 57 and 0.20 for the join (docs/benchmarks.md, "Group commit").
  */
-function lockAndReadStatements(scope: StoryLockScope): Array<string | PreparedStep> {
+function lockAndReadStatements(scope: StoryLockScope): string[] {
   const lockKeys = [...new Set(scope.stories.map((s) => workspaceKey(s.workspaceId, s.correlationId)))].sort();
   const messages = scope.messages ?? [];
   const timeout = `${Math.max(1, Math.floor(scope.lockTimeoutMs))}ms`;
   return [
-    `set local lock_timeout = ${sqlLiteral(timeout)}`,
-    { name: 'gateway.story_locks', sql: STORY_LOCKS, literals: { keys: sqlTextArray(lockKeys) } },
-    {
-      name: 'gateway.accepted',
-      sql: ACCEPTED,
-      literals: { workspaceIds: sqlTextArray(messages.map((m) => m.workspaceId)), messageIds: sqlTextArray(messages.map((m) => m.messageId)) },
-    },
-    {
-      name: 'gateway.story_states',
-      sql: STORY_STATES,
-      literals: {
-        workspaceIds: sqlTextArray(scope.stories.map((s) => s.workspaceId)),
-        correlationIds: sqlTextArray(scope.stories.map((s) => s.correlationId)),
-      },
-    },
+    `select set_config('lock_timeout', ${sqlLiteral(timeout)}, true)`,
+    `select count(pg_advisory_xact_lock(hashtextextended(k, 0))) from unnest(${sqlTextArray(lockKeys)}) as k`,
+    `select workspace_id, message_id, content_hash from accepted_messages where (workspace_id, message_id) in ` +
+      `(select * from unnest(${sqlTextArray(messages.map((m) => m.workspaceId))}, ${sqlTextArray(messages.map((m) => m.messageId))}))`,
+    `select workspace_id, correlation_id, state from story_state where (workspace_id, correlation_id) in ` +
+      `(select * from unnest(${sqlTextArray(scope.stories.map((s) => s.workspaceId))}, ${sqlTextArray(scope.stories.map((s) => s.correlationId))}))`,
   ];
 }
-
-const STORY_LOCKS = 'select count(pg_advisory_xact_lock(hashtextextended(k, 0))) as locked from unnest(:keys::text[]) as k';
-const ACCEPTED = `select workspace_id, message_id, content_hash from accepted_messages
-                   where (workspace_id, message_id) in (select * from unnest(:workspaceIds::text[], :messageIds::text[]))`;
-const STORY_STATES = `select workspace_id, correlation_id, state from story_state
-                       where (workspace_id, correlation_id) in (select * from unnest(:workspaceIds::text[], :correlationIds::text[]))`;
 
 /**
  * A group commit's writes in one statement: the acceptances and the stories' next states as VALUES
