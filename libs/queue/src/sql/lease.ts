@@ -7,19 +7,20 @@ import { statement, type Statement } from './statement';
  * oldest free heads, read from deliveries_heads (each story's head marked, migration 020; open dead
  * letters in an index of their own, migration 031) oldest first, passing over the held ones (leased,
  * delayed, held back by the gate): a receive reads the held heads before the first free ones and
- * `candidates` more, whatever the number of correlation ids. The candidates' query names the consumer as a range and orders by (consumer_id, id), an order
- * only deliveries_heads gives: by `consumer_id =` and `ORDER BY id` the planner walked the primary key
- * from the oldest row, filtering on is_head (EXPLAIN on bench:growth's queue), which on a table keeping
- * its acked rows for the queue window reads every one of them. From the snapshot their runs tell how many heads fill `max` × `callers`: only that many are
- * locked, in id order with SKIP LOCKED, so concurrent receivers take the next free heads instead of
- * each other's (the WHERE, `is_head` with it, is re-checked on the locked row version, so a head leased
- * or acked meanwhile drops out). After each locked head the run of its story, cut at the first row
- * another transaction holds or whose lease still runs, so a run never has a gap and never takes a row
- * leased to someone else (a replay can queue again a story's acked row older than a leased one, and that
- * row becomes the head). The runs are dealt to the `callers` receives
- * head by head, each answer filled up to `max` and the next starting at the next head, so a run is
- * never split between two answers. With nothing leased, one row of NULLs says whether heads were
- * found (contended). The first receive's time stays on the row for a test run's publish→receive.
+ * `candidates` more, whatever the number of correlation ids. The candidates' query names the consumer
+ * as a range and orders by (consumer_id, id), an order only deliveries_heads gives: by `consumer_id =`
+ * and `ORDER BY id` the planner walked the primary key from the oldest row, filtering on is_head
+ * (EXPLAIN on bench:growth's queue), which on a table keeping its acked rows for the queue window
+ * reads every one of them. From the snapshot their runs tell how many heads fill `max` × `callers`:
+ * only that many are locked, in id order with SKIP LOCKED, so concurrent receivers take the next free
+ * heads instead of each other's (the WHERE, `is_head` with it, is re-checked on the locked row
+ * version, so a head leased or acked meanwhile drops out). After each locked head the run of its
+ * story, cut at the first row another transaction holds or whose lease still runs, so a run never has
+ * a gap and never takes a row leased to someone else (a replay can queue again a story's acked row
+ * older than a leased one, and that row becomes the head). The runs are dealt to the `callers`
+ * receives head by head, each answer filled up to `max` and the next starting at the next head, so a
+ * run is never split between two answers. With nothing leased, one row of NULLs says whether heads
+ * were found (contended). The first receive's time stays on the row for a test run's publish→receive.
  */
 export function leaseStatement(gate: ReceiveGate | undefined): Statement {
   const gated = gateConditions(gate);
