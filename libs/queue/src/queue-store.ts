@@ -8,7 +8,6 @@ import { IN_FLIGHT } from './sql/in-flight';
 import { gateBindings } from './sql/gate';
 import { leaseStatement } from './sql/lease';
 import { LOCK_STORIES_OF_DELIVERIES } from './sql/lock-stories-of-deliveries';
-import { nextVisibleStatement } from './sql/next-visible';
 import { peekStatement } from './sql/peek';
 import { RECEIVE_FAULTS } from './sql/receive-faults';
 import { releaseStatement } from './sql/release';
@@ -44,6 +43,12 @@ export interface ReceiveResult {
    * in a moment (that receive rolled back) — read again rather than wait for a notification.
    */
   contended: boolean;
+  /**
+   * When nothing was receivable: when the consumer's next head becomes visible on a timer (a nack's
+   * delay, a lease's end, a gate's delay), the latest a long poll waits before it reads again; null
+   * when none waits on one, or when the receive found heads.
+   */
+  nextVisibleAt: Date | null;
 }
 
 /**
@@ -88,8 +93,6 @@ export interface QueueStore {
   ack(consumerId: string, leases: LeaseRef[]): Promise<SettleOutcome[]>;
   /** Releases the leases still current after `delayMs`, and with each the leased run after it; bounded as `ack` is. */
   nack(consumerId: string, leases: LeaseRef[], delayMs: number): Promise<SettleOutcome[]>;
-  /** When the next queued delivery of `consumerId` becomes visible, if one waits on a timer (nack delay, lease, a gate's delay). */
-  nextVisibleAt(consumerId: string, gate?: ReceiveGate): Promise<Date | null>;
   /**
    * Sets each current lease to end `visibilityMs` from now (longer or shorter), the lease and its
    * receipt handle kept; 'stale' for a lease no longer current. Only the lease's own row changes: a
@@ -170,7 +173,7 @@ type MessageRow = Pick<Row<'deliveries'>, 'id' | 'message_id' | 'correlation_id'
   Pick<Row<'messages'>, 'message_type' | 'published_at' | 'body'>;
 
 /** A row of the receive statement: a leased delivery with its message, or NULLs when nothing was leased. */
-type LeasedRow = { heads: number } & (
+type LeasedRow = { heads: number; next_visible_at: Date | null } & (
   ({ answer: number } & MessageRow & Pick<Row<'deliveries'>, 'lease_generation'> & Pick<Row<'messages'>, 'traceparent'>) | { id: null }
 );
 
@@ -289,10 +292,6 @@ export class KnexQueueStore implements QueueStore, ConsumerToolsStore {
     );
   }
 
-  nextVisibleAt(consumerId: string, gate?: ReceiveGate): Promise<Date | null> {
-    return queueCall(() => this.nextVisible(consumerId, gate));
-  }
-
   extend(consumerId: string, leases: LeaseRef[], visibilityMs: number): Promise<SettleOutcome[]> {
     return queueCall(() => this.extendLeases(consumerId, leases, visibilityMs));
   }
@@ -329,7 +328,7 @@ export class KnexQueueStore implements QueueStore, ConsumerToolsStore {
   /**
    * The receive statement (sql/lease.ts: one round trip, its own transaction, prepared) for `callers`
    * receives waiting together, each answer its own share; a receive dealt nothing while heads were
-   * found is `contended`.
+   * found is `contended`, one that found none learns when the next head becomes visible.
    */
   private async leaseReceivable(request: ReceiveRequest, callers: number): Promise<ReceiveResult[]> {
     const { consumerId, max, visibilityMs, gate } = request;
@@ -341,7 +340,12 @@ export class KnexQueueStore implements QueueStore, ConsumerToolsStore {
       if (r.id !== null) answers[r.answer - 1]?.push({ ...peekedMessage(r), generation: r.lease_generation, traceparent: r.traceparent });
     }
     const headsFound = (rows[0]?.heads ?? 0) > 0;
-    return answers.map((messages) => ({ messages, contended: messages.length === 0 && headsFound }));
+    const nextVisibleAt = rows[0]?.next_visible_at ?? null;
+    return answers.map((messages) => ({
+      messages,
+      contended: messages.length === 0 && headsFound,
+      nextVisibleAt: messages.length === 0 ? nextVisibleAt : null,
+    }));
   }
 
   /**
@@ -380,13 +384,6 @@ export class KnexQueueStore implements QueueStore, ConsumerToolsStore {
       ...leaseArrays(leases),
     });
     return outcomesInOrder(leases, (lease) => rows.some((r) => String(r.id) === lease.deliveryId && r.generation === lease.generation));
-  }
-
-  /** The next head's visible time on a timer (sql/next-visible.ts). */
-  private async nextVisible(consumerId: string, gate?: ReceiveGate): Promise<Date | null> {
-    const next = nextVisibleStatement(gate);
-    const { rows } = await rawQuery<{ at: Date | null }>(this.db, next.text, { consumerId, ...gateBindings(gate) });
-    return rows[0]?.at ?? null;
   }
 
   /** Peek (sql/peek.ts): no lock and no change. */

@@ -7,7 +7,7 @@ import { createMetricsRegistry } from '@bus/observability';
 import { eventually } from '@bus/testing';
 import { createPgQueueNotifier, type QueueNotifier } from './notifier';
 import { createPullMetrics, messageRecord, receive, settle, type PullDeps } from './pull';
-import { KnexDeliveryStore, KnexQueueStore, messageToEnqueue, type QueueStore } from '@bus/queue';
+import { KnexDeliveryStore, KnexQueueStore, messageToEnqueue, type QueueStore, type ReceiveGate } from '@bus/queue';
 import { createReceiptHandles } from './receipt';
 
 const workspaceId = 'wpullapitest2';
@@ -56,22 +56,21 @@ const ack = (consumer: string, handles: string[]) => settle(deps, consumer, hand
 const nack = (consumer: string, handles: string[], delayMs = 0) => settle(deps, consumer, handles, (l) => deps.store.nack(consumer, l, delayMs));
 
 /**
- * The pull deps with a store that counts the long polls gone to wait: a receive asks for the next
- * visible_at only after it found nothing receivable, right before it waits for a NOTIFY or that time.
+ * The pull deps with a store that counts the long polls gone to wait: a receive that found nothing
+ * receivable, not even contended heads, is followed by the wait for a NOTIFY or the next visible time.
  * A test enqueues once the polls it started are waiting, so the NOTIFY is what must wake them.
  */
 function countingWaits(): { pull: PullDeps; waiting: () => number } {
   let waiting = 0;
   const store: QueueStore = {
-    receive: (...args) => deps.store.receive(...args),
+    receive: async (...args) => {
+      const result = await deps.store.receive(...args);
+      if (result.messages.length === 0 && !result.contended) waiting += 1;
+      return result;
+    },
     ack: (...args) => deps.store.ack(...args),
     nack: (...args) => deps.store.nack(...args),
     extend: (...args) => deps.store.extend(...args),
-    nextVisibleAt: async (consumerId) => {
-      const at = await deps.store.nextVisibleAt(consumerId);
-      waiting += 1;
-      return at;
-    },
   };
   return { pull: { ...deps, store }, waiting: () => waiting };
 }
@@ -171,6 +170,32 @@ describe('the pull API queues on the real Postgres', () => {
     const [back] = await get(a, 10, 30_000, 5_000);
     expect(back?.messageId).toBe(m.messageId);
     expect(Date.now() - at).toBeGreaterThanOrEqual(650);
+  });
+
+  it('answers an empty receive, in its one round trip, with when its next head becomes visible: a gate delay, a lease end, a nack delay', async () => {
+    const [workspace, consumer] = ['wpullnextvis2', 'cpullnextvis2'];
+    await database.tenancy.tenant({ workspaceId: workspace, connections: [{ id: consumer, kind: 'consumer' }] });
+    const enqueueTo = (correlationId: string) =>
+      deliveries.enqueue(messageToEnqueue(workspace, correlationId, { messageId: randomUUID(), body: Buffer.from('{}') }));
+    const emptyReceive = async (visibilityMs: number, gate?: ReceiveGate) => {
+      const { result, roundTrips: statements } = await roundTrips(() => deps.store.receive(consumer, 10, visibilityMs, gate));
+      expect([result.messages, result.contended, statements]).toEqual([[], false, 1]);
+      return result.nextVisibleAt;
+    };
+    const near = (at: Date | null, ms: number) => Math.abs((at?.getTime() ?? 0) - (Date.now() + ms)) < 2_000;
+
+    expect(await emptyReceive(30_000)).toBeNull();
+    await enqueueTo('x');
+    expect(near(await emptyReceive(30_000, { receiveLimit: null, delayMs: 10_000 }), 10_000)).toBe(true);
+    const [x] = (await deps.store.receive(consumer, 10, 20_000)).messages;
+    await enqueueTo('y');
+    const free = await deps.store.receive(consumer, 10, 60_000);
+    expect([free.messages.map((m) => m.correlationId), free.nextVisibleAt]).toEqual([['y'], null]);
+    expect(near(await emptyReceive(30_000), 20_000)).toBe(true);
+    await deps.store.nack(consumer, [{ deliveryId: free.messages[0]!.deliveryId, generation: free.messages[0]!.generation }], 5_000);
+    expect(near(await emptyReceive(30_000), 5_000)).toBe(true);
+    await deps.store.ack(consumer, [{ deliveryId: x!.deliveryId, generation: x!.generation }]);
+    expect(near(await emptyReceive(30_000), 5_000)).toBe(true);
   });
 
   it('answers a long poll promptly after an enqueue (NOTIFY), well before its wait ends', async () => {

@@ -121,7 +121,7 @@ async function receiveWaiting(deps: PullDeps, consumerId: string, opts: ReceiveO
     const unsubscribe = deps.notifier.subscribe(consumerId, wake);
     try {
       if (maxReceives !== null) countDeadLettered(deps, await deps.tools.deadLetterDue(consumerId, maxReceives));
-      const { messages, contended } = await deps.store.receive(consumerId, opts.maxMessages, opts.visibilityMs, gate);
+      const { messages, contended, nextVisibleAt } = await deps.store.receive(consumerId, opts.maxMessages, opts.visibilityMs, gate);
       if (messages.length > 0 || Date.now() >= deadline || opts.signal?.aborted || deps.notifier.draining) return messages;
       // Another receive held the receivable heads for the moment of its transaction: read again
       // once it is done (it either leased them or rolled back) instead of sleeping until a NOTIFY.
@@ -129,8 +129,7 @@ async function receiveWaiting(deps: PullDeps, consumerId: string, opts: ReceiveO
         if (contended) await new Promise((resolve) => setImmediate(resolve));
         continue;
       }
-      const next = await deps.store.nextVisibleAt(consumerId, gate);
-      const until = Math.min(deadline, next ? next.getTime() + 5 : Number.POSITIVE_INFINITY);
+      const until = Math.min(deadline, nextVisibleAt ? nextVisibleAt.getTime() + 5 : Number.POSITIVE_INFINITY);
       // The shutdown test waits for this line before it signals: the poll is parked for certain.
       deps.logger.debug({ consumer_id: consumerId, wait_ms: until - Date.now() }, 'long poll waiting');
       await waitFor(wokenUp, until - Date.now(), opts.signal);

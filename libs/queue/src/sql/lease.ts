@@ -1,5 +1,6 @@
 import type { ReceiveGate } from '../queue-store';
 import { gateConditions, gateName } from './gate';
+import { nextVisibleQuery } from './next-visible';
 import { statement, type Statement } from './statement';
 
 /**
@@ -20,7 +21,8 @@ import { statement, type Statement } from './statement';
  * older than a leased one, and that row becomes the head). The runs are dealt to the `callers`
  * receives head by head, each answer filled up to `max` and the next starting at the next head, so a
  * run is never split between two answers. With nothing leased, one row of NULLs says whether heads
- * were found (contended). The first receive's time stays on the row for a test run's publish→receive.
+ * were found (contended) and, when none was, when the next one becomes visible (next-visible.ts: its
+ * subquery runs only then). The first receive's time stays on the row for a test run's publish→receive.
  */
 export function leaseStatement(gate: ReceiveGate | undefined): Statement {
   const gated = gateConditions(gate);
@@ -103,8 +105,10 @@ export function leaseStatement(gate: ReceiveGate | undefined): Statement {
           WHERE d.id IN (SELECT id FROM take) AND m.workspace_id = d.workspace_id AND m.message_id = d.message_id
          RETURNING d.id, d.lease_generation, d.message_id, d.correlation_id, d.receive_count, m.message_type, m.published_at, m.body, m.traceparent
        )
-       SELECT found.heads, take.answer, leased.*
-         FROM (SELECT count(*)::int AS heads FROM candidates) found
+       SELECT found.heads, found.next_visible_at, take.answer, leased.*
+         FROM (SELECT count(*)::int AS heads,
+                      CASE WHEN count(*) = 0 THEN (${nextVisibleQuery(gate)}) END AS next_visible_at
+                 FROM candidates) found
          LEFT JOIN (leased JOIN take USING (id)) ON true
         ORDER BY take.position`,
   );
