@@ -131,7 +131,13 @@ export interface RunRecords {
  * refusals (429) are not recorded one by one, so they are not listed. Accepted validates are the run's
  * own (run_validations): beyond RUN_REPORT_MESSAGES_MAX of them the report says it is truncated.
  */
-export async function readRunRecords(db: Knex, run: TestRun, now = new Date()): Promise<RunRecords> {
+export function readRunRecords(db: Knex, run: TestRun, now = new Date()): Promise<RunRecords> {
+  // One snapshot for the list, the counts and the rules: refusals commit about a second after their
+  // answers, so a list read before one commits and counts read after would disagree.
+  return db.transaction((tx) => readRecordsIn(tx, run, now), { isolationLevel: 'repeatable read', readOnly: true });
+}
+
+async function readRecordsIn(db: Knex, run: TestRun, now: Date): Promise<RunRecords> {
   const from = new Date(run.started_at);
   const to = new Date(Math.min(new Date(run.ends_at).getTime(), now.getTime()));
   const window = { workspace: run.workspace_id, run: run.id, from, to, limit: RUN_REPORT_MESSAGES_MAX + 1 };
