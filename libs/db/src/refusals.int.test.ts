@@ -1,33 +1,47 @@
 import { createTestDatabase, type TestDatabase } from '@bus/testing';
-import { createDatabase, migrateLatest, readRecentRefusals, readStoryHeads, writeRefusals, type Knex, type RefusalRecord } from './index';
+import {
+  createDatabase,
+  migrateLatest,
+  openTestRun,
+  readRecentRefusals,
+  readRunRecords,
+  readStoryHeads,
+  writeRefusals,
+  type Knex,
+  type RefusalRecord,
+} from './index';
 
 let testDb: TestDatabase;
 let db: Knex;
+let writer: Knex;
 const ids = { org: 'orefusals2345', workspace: 'wrefusals2345', app: 'arefusals2345', producer: 'crefusals2345' };
+
+/** A refused publish of the producer, breaking `rule` (and schema.type). */
+const refusal = (messageId: string, correlationId: string | null, rule: string): RefusalRecord => ({
+  workspaceId: ids.workspace,
+  connectionId: ids.producer,
+  mode: 'publish',
+  messageId,
+  messageType: 'story.context',
+  correlationId,
+  status: 400,
+  violations: [
+    { source: 'schema', rule, message: 'refused' },
+    { source: 'schema', rule: 'schema.type', message: 'refused too' },
+  ],
+  violationsOmitted: 0,
+  refusedAt: new Date(),
+});
 
 beforeAll(async () => {
   testDb = await createTestDatabase();
   db = createDatabase({ url: testDb.url, poolMax: 2, applicationName: 'refusals-test' });
+  writer = createDatabase({ url: testDb.url, poolMax: 1, applicationName: 'refusals-writer' });
   await migrateLatest(db);
   await db('organisations').insert({ id: ids.org, name: 'House', kind: 'house' });
   await db('workspaces').insert({ id: ids.workspace, organisation_id: ids.org, name: 'Refusals' });
   await db('apps').insert({ id: ids.app, workspace_id: ids.workspace, organisation_id: ids.org, name: 'Producer app' });
   await db('connections').insert({ id: ids.producer, app_id: ids.app, workspace_id: ids.workspace, kind: 'producer' });
-  const refusal = (messageId: string, correlationId: string | null, rule: string): RefusalRecord => ({
-    workspaceId: ids.workspace,
-    connectionId: ids.producer,
-    mode: 'publish',
-    messageId,
-    messageType: 'story.context',
-    correlationId,
-    status: 400,
-    violations: [
-      { source: 'schema', rule, message: 'refused' },
-      { source: 'schema', rule: 'schema.type', message: 'refused too' },
-    ],
-    violationsOmitted: 0,
-    refusedAt: new Date(),
-  });
   await writeRefusals(
     db,
     [refusal('m-1', 'Story-One', 'schema.required'), refusal('m-2', 'story_100%', 'policy.system_id_not_allowed'), refusal('m-3', null, 'schema.required')],
@@ -35,6 +49,7 @@ beforeAll(async () => {
   );
 }, 30_000);
 afterAll(async () => {
+  await writer.destroy();
   await db.destroy();
   await testDb.drop();
 });
@@ -73,5 +88,32 @@ describe('recent refusals, narrowed', () => {
     expect(await readStoryHeads(db, ids.workspace, ['Story-One', 'story_100%', 'Story-One'])).toEqual(new Map([['Story-One', 'a-2']]));
     expect(await readStoryHeads(db, 'wotherworksp2', ['Story-One'])).toEqual(new Map());
     expect(await readStoryHeads(db, ids.workspace, [])).toEqual(new Map());
+  });
+});
+
+describe("a test run's report while refusals commit", () => {
+  it('lists exactly the refusals it counts, however the writes fall between its reads', async () => {
+    const run = await openTestRun(db, { workspaceId: ids.workspace, label: 'race', openedBy: ids.producer, durationSeconds: 600 });
+    let written = 0;
+    let reading = true;
+    const writing = (async () => {
+      // Fewer than RUN_REPORT_MESSAGES_MAX, so every refusal counted is also listed.
+      while (reading && written < 400) await writeRefusals(writer, [refusal(`race-${written++}`, 'Race', 'schema.enum')], []);
+    })();
+    const seen: number[] = [];
+    try {
+      for (let read = 0; read < 60 && written < 400; read++) {
+        const records = await readRunRecords(db, run);
+        const listed = records.messages.filter((m) => m.outcome === 'refused').length;
+        const byRule = records.by_rule.find((r) => r.rule === 'schema.enum')?.refusals ?? 0;
+        expect([listed, byRule]).toEqual([records.totals.refused, records.totals.refused]);
+        seen.push(listed);
+      }
+    } finally {
+      reading = false;
+      await writing;
+    }
+    // The reads overlapped the writes: they saw the count grow.
+    expect(new Set(seen).size).toBeGreaterThan(2);
   });
 });
