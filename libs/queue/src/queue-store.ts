@@ -340,12 +340,9 @@ export class KnexQueueStore implements QueueStore, ConsumerToolsStore {
       if (r.id !== null) answers[r.answer - 1]?.push({ ...peekedMessage(r), generation: r.lease_generation, traceparent: r.traceparent });
     }
     const headsFound = (rows[0]?.heads ?? 0) > 0;
+    // NULL unless the statement found no head, and then every answer is empty.
     const nextVisibleAt = rows[0]?.next_visible_at ?? null;
-    return answers.map((messages) => ({
-      messages,
-      contended: messages.length === 0 && headsFound,
-      nextVisibleAt: messages.length === 0 ? nextVisibleAt : null,
-    }));
+    return answers.map((messages) => ({ messages, contended: messages.length === 0 && headsFound, nextVisibleAt }));
   }
 
   /**
