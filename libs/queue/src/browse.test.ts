@@ -19,17 +19,16 @@ describe('browseQueue', () => {
     const asked: Array<[string, number, unknown]> = [];
     const browse = await browseQueue(
       {
-        peek: async (consumerId, max, _filter, gate) => {
+        browse: async (consumerId, max, gate) => {
           asked.push([consumerId, max, gate]);
-          return { messages: waiting.slice(0, max), truncated: false };
+          return { waiting: { messages: waiting.slice(0, max), truncated: false }, inFlight: leased.slice(0, max) };
         },
-        inFlight: async (_consumerId, max) => leased.slice(0, max),
       },
       'cconsumer2345',
       2,
       { receiveLimit: 3, delayMs: 0 },
     );
-    // One more than listed is asked for, to know whether more are there; the consumer's gate goes with the peek.
+    // One more than listed is asked for, to know whether more are there; the consumer's gate goes with it.
     expect(asked).toEqual([['cconsumer2345', 3, { receiveLimit: 3, delayMs: 0 }]]);
     expect(browse.waiting.map((m) => [m.message_id, m.body_preview, m.lease_ends_at])).toEqual([
       ['m-1', '{\n  "a": 1,\n  "b": [\n    2\n  ]\n}', null],

@@ -9,15 +9,10 @@ const PRETTY_MAX_BYTES = 64 * 1024;
 /**
  * The message browser's view of a consumer's queue (the portal's consumer page): what a receive would
  * take next (peek, under the consumer's gate) and what is leased, each message previewed as a receive
- * hands it out. Read-only: no lease, no receive count.
+ * hands it out, both read in one snapshot. Read-only: no lease, no receive count.
  */
-export async function browseQueue(
-  store: Pick<ConsumerToolsStore, 'peek' | 'inFlight'>,
-  consumerId: string,
-  max: number,
-  gate?: BrowseGate,
-): Promise<QueueBrowse> {
-  const [peeked, inFlight] = await Promise.all([store.peek(consumerId, max + 1, {}, gate), store.inFlight(consumerId, max + 1)]);
+export async function browseQueue(store: Pick<ConsumerToolsStore, 'browse'>, consumerId: string, max: number, gate?: BrowseGate): Promise<QueueBrowse> {
+  const { waiting: peeked, inFlight } = await store.browse(consumerId, max + 1, gate);
   const waiting = peeked.messages;
   return {
     waiting: waiting.slice(0, max).map((m) => browsed(m, null)),

@@ -110,8 +110,12 @@ export interface ConsumerToolsStore {
    * receive counts untouched.
    */
   peek(consumerId: string, max: number, filter: PeekFilter, gate?: ReceiveGate): Promise<PeekAnswer>;
-  /** Up to `max` of the consumer's leased messages, each with when its lease ends; nothing changed. */
-  inFlight(consumerId: string, max: number): Promise<InFlightMessage[]>;
+  /**
+   * The message browser's two lists, read in one snapshot: what an unfiltered peek under `gate` answers
+   * (`max` at most) and up to `max` of the consumer's leased messages, each with when its lease ends.
+   * A lease committing meanwhile shows a message in one list or the other, never in both.
+   */
+  browse(consumerId: string, max: number, gate?: ReceiveGate): Promise<{ waiting: PeekAnswer; inFlight: InFlightMessage[] }>;
   /**
    * Moves the receivable heads received `maxReceives` times or more (the oldest DEAD_LETTERS_PER_RECEIVE
    * of them) to the dead-letter list: each stays its correlation id's un-acked head, never visible, so
@@ -297,14 +301,17 @@ export class KnexQueueStore implements QueueStore, ConsumerToolsStore {
   }
 
   peek(consumerId: string, max: number, filter: PeekFilter, gate?: ReceiveGate): Promise<PeekAnswer> {
-    return queueCall(() => this.peekReceivable(consumerId, max, filter, gate));
+    return queueCall(() => peekReceivable(this.db, consumerId, max, filter, gate));
   }
 
-  inFlight(consumerId: string, max: number): Promise<InFlightMessage[]> {
-    return queueCall(async () => {
-      const { rows } = await rawQuery<MessageRow & { lease_ends_at: Date }>(this.db, IN_FLIGHT.text, { consumerId, max });
-      return rows.map((r) => ({ ...peekedMessage(r), leaseEndsAt: r.lease_ends_at }));
-    });
+  /** Read-only and repeatable read: both statements see one snapshot (and one now()). */
+  browse(consumerId: string, max: number, gate?: ReceiveGate): Promise<{ waiting: PeekAnswer; inFlight: InFlightMessage[] }> {
+    return queueCall(() =>
+      this.db.transaction(
+        async (tx) => ({ waiting: await peekReceivable(tx, consumerId, max, {}, gate), inFlight: await leasedMessages(tx, consumerId, max) }),
+        { isolationLevel: 'repeatable read', readOnly: true },
+      ),
+    );
   }
 
   deadLetterDue(consumerId: string, maxReceives: number): Promise<number> {
@@ -383,15 +390,6 @@ export class KnexQueueStore implements QueueStore, ConsumerToolsStore {
     return outcomesInOrder(leases, (lease) => rows.some((r) => String(r.id) === lease.deliveryId && r.generation === lease.generation));
   }
 
-  /** Peek (sql/peek.ts): no lock and no change. */
-  private async peekReceivable(consumerId: string, max: number, filter: PeekFilter, gate?: ReceiveGate): Promise<PeekAnswer> {
-    const peek = peekStatement(filter, gate);
-    const { rows } = await rawQuery<MessageRow & { more_heads?: boolean }>(this.db, peek.text, { consumerId, max, ...filter, ...gateBindings(gate) });
-    // A message-type peek answers one row of nulls when nothing matched.
-    const messages = rows.filter((r) => r.id !== null).map(peekedMessage);
-    return { messages, truncated: messages.length < max && rows[0]?.more_heads === true };
-  }
-
   /** The heads past the receive threshold become dead letters (sql/dead-letter-due.ts). */
   private async moveToDeadLetters(consumerId: string, maxReceives: number): Promise<number> {
     const moved = await rawQuery<never>(this.db, DEAD_LETTER_DUE.text, { consumerId, maxReceives });
@@ -414,4 +412,19 @@ export class KnexQueueStore implements QueueStore, ConsumerToolsStore {
     for (const r of rows) counts[r.kind] += 1;
     return counts;
   }
+}
+
+/** Peek (sql/peek.ts): no lock and no change. */
+async function peekReceivable(db: Knex | Knex.Transaction, consumerId: string, max: number, filter: PeekFilter, gate?: ReceiveGate): Promise<PeekAnswer> {
+  const peek = peekStatement(filter, gate);
+  const { rows } = await rawQuery<MessageRow & { more_heads?: boolean }>(db, peek.text, { consumerId, max, ...filter, ...gateBindings(gate) });
+  // A message-type peek answers one row of nulls when nothing matched.
+  const messages = rows.filter((r) => r.id !== null).map(peekedMessage);
+  return { messages, truncated: messages.length < max && rows[0]?.more_heads === true };
+}
+
+/** In flight (sql/in-flight.ts): no lock and no change. */
+async function leasedMessages(db: Knex | Knex.Transaction, consumerId: string, max: number): Promise<InFlightMessage[]> {
+  const { rows } = await rawQuery<MessageRow & { lease_ends_at: Date }>(db, IN_FLIGHT.text, { consumerId, max });
+  return rows.map((r) => ({ ...peekedMessage(r), leaseEndsAt: r.lease_ends_at }));
 }
