@@ -64,6 +64,28 @@ describe('the admin store on the real Postgres', () => {
     expect(await store.registrations(full)).toHaveLength(REGISTRATIONS_PER_CONSUMER_MAX);
   });
 
+  it('answers a connection search whose list and counts agree while connections are added', async () => {
+    const app = await database.tenancy.app({ workspace_id: 'wadminstore22' });
+    let adding = true;
+    const writer = (async () => {
+      // Fewer than the search's limit of 1,000, so the list holds every one.
+      for (let added = 0; adding && added < 500; added++) await database.tenancy.connection({ app_id: app.id, kind: 'producer' });
+    })();
+    const totals: number[] = [];
+    try {
+      for (let i = 0; i < 60; i++) {
+        const found = await store.connectionSearch({ appIds: [app.id], text: '', removed: false }, 1_000);
+        expect([found.connections.length, found.matching]).toEqual([found.all, found.all]);
+        totals.push(found.all);
+      }
+    } finally {
+      adding = false;
+      await writer;
+    }
+    // Connections were added while the searches ran.
+    expect(totals.at(-1)).toBeGreaterThan(totals[0]!);
+  });
+
   it('reads a running replay whose heartbeat stopped as interrupted, and a finished one with its counts', async () => {
     const job = await store.createReplay(consumerId, new Date('2026-11-22T00:00:00Z'));
     expect(job).toMatchObject({ status: 'running', scanned: 0, finished_at: null, error: null });

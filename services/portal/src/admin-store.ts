@@ -259,14 +259,18 @@ export class KnexAdminStore implements AdminStore {
       }
       return query;
     };
-    const listed = matches(this.connectionQuery().whereIn('c.app_id', search.appIds).orderBy('c.created_at').orderBy('c.id').limit(limit));
-    const counted = matches(this.db('connections as c').join('apps as a', 'a.id', 'c.app_id').whereIn('c.app_id', search.appIds));
-    const [rows, [matching], [all]] = await Promise.all([
-      listed as Promise<ConnectionRow[]>,
-      counted.count({ n: '*' }) as Promise<Array<{ n: string }>>,
-      this.db('connections').whereIn('app_id', search.appIds).count({ n: '*' }) as Promise<Array<{ n: string }>>,
-    ]);
-    return { connections: rows.map(connectionView), all: Number(all?.n ?? 0), matching: Number(matching?.n ?? 0) };
+    const count = async (query: Knex.QueryBuilder) => Number(((await query.count({ n: '*' })) as Array<{ n: string }>)[0]?.n ?? 0);
+    // One snapshot: a connection added meanwhile is in the list and both counts, or in none of them.
+    return this.db.transaction(
+      async (tx) => {
+        const listed = this.connectionQuery().transacting(tx).whereIn('c.app_id', search.appIds).orderBy('c.created_at').orderBy('c.id').limit(limit);
+        const rows = (await matches(listed)) as ConnectionRow[];
+        const matching = await count(matches(tx('connections as c').join('apps as a', 'a.id', 'c.app_id').whereIn('c.app_id', search.appIds)));
+        const all = await count(tx('connections').whereIn('app_id', search.appIds));
+        return { connections: rows.map(connectionView), all, matching };
+      },
+      { isolationLevel: 'repeatable read', readOnly: true },
+    );
   }
 
   async connection(clientId: string): Promise<ConnectionView | undefined> {
