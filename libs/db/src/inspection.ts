@@ -20,8 +20,16 @@ export interface StoryView {
   truncated: boolean;
 }
 
-/** What the workspace holds for a correlation id, or undefined when it has neither a state nor an accepted message. */
-export async function readStory(db: Knex, workspaceId: string, correlationId: string): Promise<StoryView | undefined> {
+/**
+ * What the workspace holds for a correlation id, or undefined when it has neither a state nor an
+ * accepted message. The state and the messages are read in one snapshot: a publish commits both
+ * together, so the view never shows a state without the message that made it, or the reverse.
+ */
+export function readStory(db: Knex, workspaceId: string, correlationId: string): Promise<StoryView | undefined> {
+  return db.transaction((tx) => readStoryIn(tx, workspaceId, correlationId), { isolationLevel: 'repeatable read', readOnly: true });
+}
+
+async function readStoryIn(db: Knex.Transaction, workspaceId: string, correlationId: string): Promise<StoryView | undefined> {
   const story = await db('story_state').where({ workspace_id: workspaceId, correlation_id: correlationId }).first('state', 'updated_at');
   const rows = await db('accepted_messages')
     .where({ workspace_id: workspaceId, correlation_id: correlationId })

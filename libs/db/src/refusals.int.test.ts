@@ -5,6 +5,7 @@ import {
   openTestRun,
   readRecentRefusals,
   readRunRecords,
+  readStory,
   readStoryHeads,
   writeRefusals,
   type Knex,
@@ -114,6 +115,49 @@ describe("a test run's report while refusals commit", () => {
       await writing;
     }
     // The reads overlapped the writes: they saw the count grow.
+    expect(new Set(seen).size).toBeGreaterThan(2);
+  });
+});
+
+describe('a story view while its messages are accepted', () => {
+  it('shows the state each listed message made, however the commits fall between its reads', async () => {
+    const story = 'Racing';
+    let written = 0;
+    let reading = true;
+    const writing = (async () => {
+      // As a publish commits: the accepted message and the story's new state in one transaction.
+      for (; reading && written < 400; written++) {
+        await writer.transaction(async (tx) => {
+          await tx('accepted_messages').insert({
+            workspace_id: ids.workspace,
+            message_id: `story-${written}`,
+            content_hash: 'b'.repeat(64),
+            message_type: 'story.context',
+            correlation_id: story,
+            producer_connection_id: ids.producer,
+            accepted_at: new Date(),
+            kafka_partition: 0,
+            kafka_offset: written,
+          });
+          await tx('story_state')
+            .insert({ workspace_id: ids.workspace, correlation_id: story, state: { accepted: written + 1 }, updated_at: new Date() })
+            .onConflict(['workspace_id', 'correlation_id'])
+            .merge();
+        });
+      }
+    })();
+    const seen: number[] = [];
+    try {
+      for (let read = 0; read < 60 && written < 400; read++) {
+        const view = await readStory(db, ids.workspace, story);
+        const accepted = (view?.state as { accepted?: number } | null | undefined)?.accepted ?? 0;
+        expect(view?.messages.length ?? 0).toBe(accepted);
+        seen.push(accepted);
+      }
+    } finally {
+      reading = false;
+      await writing;
+    }
     expect(new Set(seen).size).toBeGreaterThan(2);
   });
 });
