@@ -180,12 +180,12 @@ export class PeopleStore {
     return new Map(rows.map((r) => [r.workspace_id, Number(r.count)]));
   }
 
-  /** The workspace's messages accepted at or after `since`, counted up to `cap` (the scan stops there). */
   /** The last `minutes` minutes of a workspace's or a connection's per-minute activity (the charts). */
   activity(of: { workspaceId: string } | { connectionId: string }, minutes: number): Promise<Activity> {
     return readActivity(this.db, of, minutes);
   }
 
+  /** The workspace's messages accepted at or after `since`, counted up to `cap` (the scan stops there). */
   async acceptedSince(workspaceId: string, since: Date, cap: number): Promise<number> {
     const capped = this.db('accepted_messages').where({ workspace_id: workspaceId }).andWhere('accepted_at', '>=', since).select(this.db.raw('1')).limit(cap);
     const [row] = await this.db.from(capped.as('capped')).count({ count: '*' });
