@@ -6,8 +6,8 @@ import { KnexQueueStore } from './queue-store';
 
 /**
  * The message browser on the real Postgres while a consumer receives and nacks: its waiting and
- * in-flight lists come from one snapshot, so no message is in both. (A message can be in neither: one
- * nacked without delay is visible from the nack's clock, which a browse begun just before it has not reached.)
+ * in-flight lists come from one snapshot, so no message is in both. A message can be in neither: one
+ * nacked without delay is visible from the nack's clock, which a browse begun just before has not reached.
  */
 
 const database = useTestDatabase({ applicationName: 'queue-browse', poolMax: 4 });
@@ -15,7 +15,7 @@ const database = useTestDatabase({ applicationName: 'queue-browse', poolMax: 4 }
 it('never lists a message both waiting and in flight while leases start and end around it', async () => {
   const tenant = await database.tenancy.tenant({ connections: [{ kind: 'consumer' }] });
   const consumer = tenant.connectionIds[0]!;
-  // One message a story: each is its story's head, so it is either receivable or leased.
+  // One message a story: each is its story's head, so nothing but a lease or a nack's clock holds it.
   const batch = Array.from({ length: 8 }, (_, i) => messageToEnqueue(tenant.workspaceId, `story-${i}`));
   await KnexDeliveryStore.create(database.db).write({ enqueue: batch, quarantine: [] });
   const queue = KnexQueueStore.create(database.db);
