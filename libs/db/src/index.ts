@@ -1,6 +1,7 @@
 export { sqlLiteral, sqlTextArray } from './sql-literals';
 export { arrayParameter } from './array-parameter';
 export { simpleTransaction } from './simple-transaction';
+export { inOneSnapshot } from './snapshot';
 export { preparedQuery, preparedSimpleQuery, positionalStatement } from './prepared-query';
 export type { PositionalStatement, PreparedStep } from './prepared-query';
 export type { SimpleTransaction, SimpleTransactionEnd, StatementRows } from './simple-transaction';

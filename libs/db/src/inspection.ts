@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { inOneSnapshot } from './snapshot';
 
 /**
  * Read-only view for the tester's tools (docs/testing-tools.md): what the bus holds for a correlation
@@ -26,7 +27,7 @@ export interface StoryView {
  * together, so the view never shows a state without the message that made it, or the reverse.
  */
 export function readStory(db: Knex, workspaceId: string, correlationId: string): Promise<StoryView | undefined> {
-  return db.transaction((tx) => readStoryIn(tx, workspaceId, correlationId), { isolationLevel: 'repeatable read', readOnly: true });
+  return inOneSnapshot(db, (tx) => readStoryIn(tx, workspaceId, correlationId));
 }
 
 async function readStoryIn(db: Knex.Transaction, workspaceId: string, correlationId: string): Promise<StoryView | undefined> {

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import { rawQuery } from './database';
+import { inOneSnapshot } from './snapshot';
 import type { Row } from './tables';
 // The routes answer the client library's types, bus.json's TestRun and RunMessage.
 import type { RunMessage, TestRun } from '@bus/client';
@@ -134,7 +135,7 @@ export interface RunRecords {
 export function readRunRecords(db: Knex, run: TestRun, now = new Date()): Promise<RunRecords> {
   // One snapshot for the list, the counts and the rules: refusals commit about a second after their
   // answers, so a list read before one commits and counts read after would disagree.
-  return db.transaction((tx) => readRecordsIn(tx, run, now), { isolationLevel: 'repeatable read', readOnly: true });
+  return inOneSnapshot(db, (tx) => readRecordsIn(tx, run, now));
 }
 
 async function readRecordsIn(db: Knex, run: TestRun, now: Date): Promise<RunRecords> {

@@ -1,4 +1,4 @@
-import { DELIVERY_CHANNEL, preparedQuery, preparedSimpleQuery, rawQuery, sqlLiteral, type Knex, type Row } from '@bus/db';
+import { DELIVERY_CHANNEL, inOneSnapshot, preparedQuery, preparedSimpleQuery, rawQuery, sqlLiteral, type Knex, type Row } from '@bus/db';
 import { unavailableUnlessDone } from '@bus/http';
 import { coalesceCalls, settleWithin } from '@bus/contracts';
 import { ACK } from './sql/ack';
@@ -304,13 +304,12 @@ export class KnexQueueStore implements QueueStore, ConsumerToolsStore {
     return queueCall(() => peekReceivable(this.db, consumerId, max, filter, gate));
   }
 
-  /** Read-only and repeatable read: both statements see one snapshot (and one now()). */
   browse(consumerId: string, max: number, gate?: ReceiveGate): Promise<{ waiting: PeekAnswer; inFlight: InFlightMessage[] }> {
     return queueCall(() =>
-      this.db.transaction(
-        async (tx) => ({ waiting: await peekReceivable(tx, consumerId, max, {}, gate), inFlight: await leasedMessages(tx, consumerId, max) }),
-        { isolationLevel: 'repeatable read', readOnly: true },
-      ),
+      inOneSnapshot(this.db, async (tx) => ({
+        waiting: await peekReceivable(tx, consumerId, max, {}, gate),
+        inFlight: await leasedMessages(tx, consumerId, max),
+      })),
     );
   }
 

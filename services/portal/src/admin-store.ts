@@ -3,6 +3,7 @@ import {
   isUniqueViolation,
   consumerToolsOf,
   countHeldUnderLock,
+  inOneSnapshot,
   keysetPage,
   readSkillRegistrations,
   REGISTRATIONS_PER_CONSUMER_MAX,
@@ -261,16 +262,13 @@ export class KnexAdminStore implements AdminStore {
     };
     const count = async (query: Knex.QueryBuilder) => Number(((await query.count({ n: '*' })) as Array<{ n: string }>)[0]?.n ?? 0);
     // One snapshot: a connection added meanwhile is in the list and both counts, or in none of them.
-    return this.db.transaction(
-      async (tx) => {
-        const listed = this.connectionQuery().transacting(tx).whereIn('c.app_id', search.appIds).orderBy('c.created_at').orderBy('c.id').limit(limit);
-        const rows = (await matches(listed)) as ConnectionRow[];
-        const matching = await count(matches(tx('connections as c').join('apps as a', 'a.id', 'c.app_id').whereIn('c.app_id', search.appIds)));
-        const all = await count(tx('connections').whereIn('app_id', search.appIds));
-        return { connections: rows.map(connectionView), all, matching };
-      },
-      { isolationLevel: 'repeatable read', readOnly: true },
-    );
+    return inOneSnapshot(this.db, async (tx) => {
+      const listed = this.connectionQuery().transacting(tx).whereIn('c.app_id', search.appIds).orderBy('c.created_at').orderBy('c.id').limit(limit);
+      const rows = (await matches(listed)) as ConnectionRow[];
+      const matching = await count(matches(tx('connections as c').join('apps as a', 'a.id', 'c.app_id').whereIn('c.app_id', search.appIds)));
+      const all = await count(tx('connections').whereIn('app_id', search.appIds));
+      return { connections: rows.map(connectionView), all, matching };
+    });
   }
 
   async connection(clientId: string): Promise<ConnectionView | undefined> {
