@@ -8,5 +8,5 @@ export type { OpenApiChecker, OpenApiDocument, ObservedResponse } from './openap
 export { seededRandom } from './random';
 export { eventually, msUntil } from './eventually';
 export type { EventuallyOptions } from './eventually';
-export { waitForGroupCaughtUp } from './kafka-group';
+export { restartOffsets, waitForGroupCaughtUp } from './kafka-group';
 export type { GroupOffsetsAdmin } from './kafka-group';

@@ -34,15 +34,27 @@ async function caughtUp(admin: GroupOffsetsAdmin, groupId: string, topic: string
     // says the last error. The value read is the partitions still behind.
     async () => {
       const [committed] = await admin.fetchOffsets({ groupId, topics: [topic] });
-      // A partition holding no records (a fresh topic) has nothing to commit, so it is never behind.
-      return ends
-        .filter((end) => {
-          const offset = committed?.partitions.find((p) => p.partition === end.partition)?.offset ?? '-1';
-          return BigInt(end.high) > BigInt(end.low) && BigInt(offset) < BigInt(end.high);
-        })
-        .map((end) => end.partition);
+      const firstRead = restartOffsets(ends, committed?.partitions ?? []);
+      return ends.filter((end) => BigInt(firstRead.get(end.partition)!) < BigInt(end.high)).map((end) => end.partition);
     },
     (behind) => behind.length === 0,
     { timeoutMs, intervalMs: 250, what: `consumer group ${groupId} caught up with ${topic}` },
+  );
+}
+
+/**
+ * Where a restart of the group starts reading each partition: its committed offset or, with none
+ * ("-1"), the partition's first record (`low`) — its end when no record ever landed there, so a
+ * partition holding no records (random keys can leave one empty) has nothing to replay.
+ */
+export function restartOffsets(
+  ends: ReadonlyArray<{ partition: number; low: string }>,
+  committed: ReadonlyArray<{ partition: number; offset: string }>,
+): Map<number, string> {
+  return new Map(
+    ends.map(({ partition, low }) => {
+      const offset = committed.find((c) => c.partition === partition)?.offset ?? '-1';
+      return [partition, offset === '-1' ? low : offset];
+    }),
   );
 }

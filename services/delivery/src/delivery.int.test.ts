@@ -10,7 +10,7 @@ import { createKafka, createProducer, encodeMessageHeaders, ensureTopics, messag
 import { KnexDeliveryStore, replayToConsumer, retentionConfig, retentionSettings } from '@bus/queue';
 import { som } from '@bus/schemas';
 import { bodyDigest, contentHash, type SomMessage } from '@bus/som';
-import { eventually, requireEnv, waitForGroupCaughtUp } from '@bus/testing';
+import { eventually, requireEnv, restartOffsets, waitForGroupCaughtUp } from '@bus/testing';
 import type { Service } from '@bus/http';
 import { createDeliveryService } from './service';
 import { registerQueueGauges } from './queue-gauges';
@@ -299,14 +299,7 @@ describe('delivery on the real Kafka and Postgres', () => {
     try {
       const ends = await admin.fetchTopicOffsets(topic);
       const [committed] = await admin.fetchOffsets({ groupId: `${topic}.delivery`, topics: [topic] });
-      // Where a restart starts reading each partition: its commit, or (none, "-1") the partition's first
-      // record — which is its end when no record ever landed there, as random keys sometimes leave one.
-      const firstRead = new Map(
-        ends.map(({ partition, low }) => {
-          const offset = committed?.partitions.find((c) => c.partition === partition)?.offset ?? '-1';
-          return [partition, offset === '-1' ? low : offset];
-        }),
-      );
+      const firstRead = restartOffsets(ends, committed?.partitions ?? []);
       expect(firstRead).toEqual(new Map(ends.map((e) => [e.partition, e.offset])));
     } finally {
       await admin.disconnect();
