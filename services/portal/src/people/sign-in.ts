@@ -21,10 +21,17 @@ const RETURN_COOKIE = 'bus_portal_return';
 const OPEN_PAGES = /^\/portal(\/?$|\/login$|\/callback$|\/assets\/)/;
 /** A page of this portal only (never another origin: no `//`, no backslash), at most 1,000 characters. */
 const RETURN_PATH = /^\/portal\/(?!\/)[A-Za-z0-9._~!$&'()*+,;=:@%/?-]{0,990}$/;
+const SOME_ORIGIN = 'http://portal.invalid';
 
-/** Where the callback sends the person: the page they asked for, when it is one of the portal's. */
+/**
+ * Where the callback sends the person: the page they asked for, when it is one of the portal's. A
+ * path the URL parser would change is refused: a browser resolves its dot segments (`..`, `%2e%2e`,
+ * `.%2E`, ...) and would leave /portal.
+ */
 export function returnPathOf(value: unknown): string | undefined {
-  return typeof value === 'string' && RETURN_PATH.test(value) ? value : undefined;
+  if (typeof value !== 'string' || !RETURN_PATH.test(value)) return undefined;
+  const parsed = new URL(value, SOME_ORIGIN);
+  return parsed.pathname + parsed.search === value && parsed.pathname.startsWith('/portal/') ? value : undefined;
 }
 
 /** A cookie's value as res.cookie wrote it (URI-encoded); undefined when it is not. */
