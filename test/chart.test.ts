@@ -181,6 +181,7 @@ const OWNER: Record<string, string> = {
   // The consumer's SQS door.
   'POST /v1/sqs': 'pull-api',
   'POST /v1/sqs/': 'pull-api',
+  'POST /v1/sqs/{queue}': 'pull-api',
   // The producer's tester routes.
   'GET /v1/tenants/{t}/messages/{message_id}': 'gateway',
   'GET /v1/tenants/{t}/refusals': 'gateway',

@@ -11,7 +11,8 @@ import { TenantFixture, type Tenant } from './support/tenants';
 
 /**
  * The SQS door as clients other than @aws-sdk/client-sqs (test/sqs.test.ts) reach it: boto3, in a
- * project-local venv (deploy/local/boto3.sh). botocore signs few headers and adds its invocation id
+ * project-local venv (deploy/local/boto3.sh), and botocore 1.29 on the query protocol
+ * (deploy/local/sqs-clients.sh botocore). botocore signs few headers and adds its invocation id
  * after signing, so two calls alike within one second carry the same signature: the door must accept
  * them both, as AWS does (docs/auth.md, "AWS SigV4"). No retries: a refusal shows as an error.
  */
@@ -25,6 +26,7 @@ const BOTO3_SCRIPT = `
 import json, sys, time
 import boto3
 from botocore.config import Config
+from botocore.exceptions import ClientError
 
 settings = json.load(sys.stdin)
 client = boto3.client(
@@ -35,7 +37,7 @@ client = boto3.client(
     aws_secret_access_key=settings['secretAccessKey'],
     config=Config(connect_timeout=10, read_timeout=10, retries={'total_max_attempts': 1, 'mode': 'standard'}),
 )
-out = {'errors': [], 'attributes': [], 'received': []}
+out = {'errors': [], 'attributes': [], 'received': [], 'requestIds': []}
 
 def attempt(name, call):
     try:
@@ -44,8 +46,15 @@ def attempt(name, call):
         out['errors'].append('%s: %s: %s' % (name, type(err).__name__, err))
         return None
 
-url = attempt('GetQueueUrl', lambda: client.get_queue_url(QueueName=settings['queueName'])['QueueUrl'])
+answer = attempt('GetQueueUrl', lambda: client.get_queue_url(QueueName=settings['queueName']))
+url = answer and answer['QueueUrl']
 if url is not None:
+    # The request id botocore reads (x-amzn-RequestId on AWS JSON), of an answer and of a refusal.
+    out['requestIds'].append(answer['ResponseMetadata'].get('RequestId'))
+    try:
+        client.get_queue_url(QueueName='no-such-queue')
+    except ClientError as err:
+        out['requestIds'].append(err.response['ResponseMetadata'].get('RequestId'))
     for _ in range(4):
         answer = attempt('GetQueueAttributes', lambda: client.get_queue_attributes(QueueUrl=url, AttributeNames=['All']))
         if answer is not None:
@@ -63,7 +72,50 @@ interface Boto3Outcome {
   errors: string[];
   attributes: Array<string | null>;
   received: string[];
+  requestIds: Array<string | null>;
 }
+
+/**
+ * botocore 1.29 on the query protocol: the calls its serializer writes in a way of its own (an empty
+ * list as the list's bare name, `Entries=`) and an error that quotes a character XML cannot hold.
+ * Prints one JSON object: per call its answer's members, or the exception's name, or a failure that is
+ * no answer of the door (a parse error).
+ */
+const QUERY_SCRIPT = `
+import json, sys
+import botocore.session
+from botocore.config import Config
+from botocore.exceptions import ClientError
+
+settings = json.load(sys.stdin)
+client = botocore.session.get_session().create_client(
+    'sqs',
+    endpoint_url=settings['endpoint'],
+    region_name=settings['region'],
+    aws_access_key_id=settings['accessKeyId'],
+    aws_secret_access_key=settings['secretAccessKey'],
+    config=Config(connect_timeout=10, read_timeout=10, retries={'total_max_attempts': 1, 'mode': 'standard'}),
+)
+out = {'protocol': client.meta.service_model.protocol}
+
+def outcome(call):
+    try:
+        answer = call()
+        return {'ok': sorted(k for k in answer if k != 'ResponseMetadata'), 'requestId': answer['ResponseMetadata'].get('RequestId') is not None}
+    except ClientError as err:
+        name = type(err).__name__
+        return {'error': name if name != 'ClientError' else err.response['Error']['Code']}
+    except Exception as err:
+        return {'failed': '%s: %s' % (type(err).__name__, err)}
+
+url = client.get_queue_url(QueueName=settings['queueName'])['QueueUrl']
+out['deleteBatchOfNone'] = outcome(lambda: client.delete_message_batch(QueueUrl=url, Entries=[]))
+out['visibilityBatchOfNone'] = outcome(lambda: client.change_message_visibility_batch(QueueUrl=url, Entries=[]))
+out['receiveNoAttributeNames'] = outcome(lambda: client.receive_message(QueueUrl=url, AttributeNames=[], WaitTimeSeconds=0))
+out['attributesNoNames'] = outcome(lambda: client.get_queue_attributes(QueueUrl=url, AttributeNames=[]))
+out['controlCharacterQuoted'] = outcome(lambda: client.get_queue_attributes(QueueUrl=url, AttributeNames=['A\\x01B']))
+print(json.dumps(out))
+`;
 
 let python: string;
 let bus: RunningBus;
@@ -91,19 +143,19 @@ afterAll(async () => {
   await bus?.stop();
 }, 30_000);
 
-function runBoto3(settings: Record<string, unknown>): Promise<Boto3Outcome> {
+function runPython<T>(interpreter: string, script: string, settings: Record<string, unknown>): Promise<T> {
   return new Promise((resolve, reject) => {
     const child = execFile(
-      python,
-      ['-c', BOTO3_SCRIPT],
+      interpreter,
+      ['-c', script],
       // Nothing of the machine's AWS configuration or proxies: the explicit credentials, loopback only.
       { env: { PATH: process.env.PATH ?? '', HOME: '/nonexistent', AWS_EC2_METADATA_DISABLED: 'true', NO_PROXY: '*' }, timeout: 45_000 },
       (err, stdout, stderr) => {
-        if (err) return reject(new Error(`boto3 script failed: ${err.message}\n${stderr}`));
+        if (err) return reject(new Error(`the python script failed: ${err.message}\n${stderr}`));
         try {
-          resolve(JSON.parse(stdout) as Boto3Outcome);
+          resolve(JSON.parse(stdout) as T);
         } catch {
-          reject(new Error(`boto3 script printed no JSON:\n${stdout}\n${stderr}`));
+          reject(new Error(`the python script printed no JSON:\n${stdout}\n${stderr}`));
         }
       },
     );
@@ -128,7 +180,7 @@ describe('the SQS door driven by boto3', () => {
       published.push(messageId);
     }
 
-    const outcome = await runBoto3({
+    const outcome = await runPython<Boto3Outcome>(python, BOTO3_SCRIPT, {
       // The endpoint as docs/delivery.md gives it: botocore posts to exactly this path, without a slash.
       endpoint: `${bus.busUrl}/v1/sqs`,
       region: REGION,
@@ -141,5 +193,31 @@ describe('the SQS door driven by boto3', () => {
     expect(outcome.errors).toEqual([]);
     expect(outcome.attributes).toEqual(['true', 'true', 'true', 'true']);
     expect([...outcome.received].sort()).toEqual([...published].sort());
+    expect(outcome.requestIds).toEqual([expect.stringMatching(/^[0-9a-f-]{36}$/), expect.stringMatching(/^[0-9a-f-]{36}$/)]);
   }, 60_000);
+});
+
+describe('the SQS door driven by botocore 1.29 (the AWS query protocol)', () => {
+  it('reads an empty list as botocore writes it, and quotes a character XML cannot hold in an error botocore parses', async () => {
+    const queryPython = execFileSync('bash', [path.join(REPO_ROOT, 'deploy', 'local', 'sqs-clients.sh'), 'botocore'], {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'inherit'],
+      timeout: 240_000,
+    }).trim();
+    const outcome = await runPython<Record<string, unknown>>(queryPython, QUERY_SCRIPT, {
+      endpoint: `${bus.busUrl}/v1/sqs`,
+      region: REGION,
+      accessKeyId: reader.accessKeyId,
+      secretAccessKey: reader.secretAccessKey,
+      queueName: house.consumer.clientId,
+    });
+    expect(outcome).toEqual({
+      protocol: 'query',
+      deleteBatchOfNone: { error: 'EmptyBatchRequest' },
+      visibilityBatchOfNone: { error: 'EmptyBatchRequest' },
+      receiveNoAttributeNames: { ok: expect.any(Array), requestId: true },
+      attributesNoNames: { ok: [], requestId: true },
+      controlCharacterQuoted: { error: 'InvalidAttributeName' },
+    });
+  }, 300_000);
 });

@@ -333,6 +333,63 @@ describe('the SQS door (@aws-sdk/client-sqs)', () => {
     ]);
   }, 120_000);
 
+  it("serves requests posted to a queue's own URL (QueueUrl left out, as the Java SDK v1 posts), and names every answer's request id in x-amzn-RequestId", async () => {
+    const ownPath = `/v1/sqs/${house.consumer.clientId}`;
+    const post = async (urlPath: string, body: string, headers: Record<string, string>) => {
+      const answer = await fetchObserved(`${bus.busUrl}${urlPath}`, {
+        method: 'POST',
+        headers: await signedHeaders(bus, reader, urlPath, body, { region: REGION, service: 'sqs', headers }),
+        body,
+      });
+      busApi.check('POST', urlPath, answer);
+      // The request id SQS sends, and botocore and the AWS SDKs read: the bus's own request id.
+      expect(answer.headers.get('x-amzn-requestid')).toBe(answer.headers.get('x-request-id'));
+      expect(answer.headers.get('x-amzn-requestid')).toMatch(/^[0-9a-f-]{36}$/);
+      return answer;
+    };
+    const form = { 'content-type': 'application/x-www-form-urlencoded; charset=utf-8' };
+    const json = (action: string) => ({ 'content-type': 'application/x-amz-json-1.0', 'x-amz-target': `AmazonSQS.${action}` });
+
+    const arn = await post(ownPath, 'Action=GetQueueAttributes&Version=2012-11-05&AttributeName.1=QueueArn', form);
+    expect([arn.status, arn.body]).toEqual([
+      200,
+      expect.stringContaining(`<Name>QueueArn</Name><Value>arn:aws:sqs:${REGION}:000000000000:${house.consumer.clientId}</Value>`),
+    ]);
+    expect(arn.body).toContain(`<RequestId>${arn.headers.get('x-amzn-requestid')}</RequestId>`);
+    const received = await post(ownPath, JSON.stringify({ WaitTimeSeconds: 0 }), json('ReceiveMessage'));
+    expect(received.status).toBe(200);
+    // The path and the QueueUrl, when both are given, must both name the caller's queue.
+    const elsewhere = await post(`/v1/sqs/${other.consumer.clientId}`, 'Action=GetQueueAttributes&Version=2012-11-05', form);
+    expect([elsewhere.status, elsewhere.body]).toEqual([400, expect.stringContaining('<Code>AWS.SimpleQueueService.NonExistentQueue</Code>')]);
+    const otherUrl = `${bus.env.BUS_BASE_URL}/v1/sqs/${other.consumer.clientId}`;
+    const mismatch = await post(ownPath, JSON.stringify({ QueueUrl: otherUrl }), json('GetQueueAttributes'));
+    expect([mismatch.status, mismatch.body]).toEqual([400, { __type: 'com.amazonaws.sqs#QueueDoesNotExist', message: expect.any(String) }]);
+    // The query protocol's empty list (Entries=, as botocore writes it) is an empty batch.
+    const none = await post(ownPath, 'Action=DeleteMessageBatch&Version=2012-11-05&Entries=', form);
+    expect([none.status, none.body]).toEqual([400, expect.stringContaining('<Code>AWS.SimpleQueueService.EmptyBatchRequest</Code>')]);
+    // A quoted character XML cannot hold comes as U+FFFD: the error stays a document.
+    const quoted = await post(ownPath, 'Action=GetQueueAttributes&Version=2012-11-05&AttributeName.1=A%01B', form);
+    expect([quoted.status, quoted.body]).toEqual([400, expect.stringContaining('<Message>Unknown Attribute A\uFFFDB;')]);
+    // Another method on a queue's URL is the door's own refusal.
+    const get = await fetchObserved(`${bus.busUrl}${ownPath}`, { method: 'GET' });
+    expect([get.status, (get.body as { __type?: string }).__type, get.headers.get('x-amzn-requestid')]).toEqual([
+      405,
+      'com.amazonaws.sqs#UnsupportedOperation',
+      get.headers.get('x-request-id'),
+    ]);
+
+    // The SDK reads the id, of an answer and of a refusal.
+    const answered = await sqs(reader).send(new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['QueueArn'] }));
+    expect(answered.$metadata.requestId).toMatch(/^[0-9a-f-]{36}$/);
+    const refused = await sqs(reader)
+      .send(new GetQueueUrlCommand({ QueueName: other.consumer.clientId }))
+      .then(
+        () => undefined,
+        (err: { $metadata?: { requestId?: string } }) => err.$metadata?.requestId,
+      );
+    expect(refused).toMatch(/^[0-9a-f-]{36}$/);
+  }, 60_000);
+
   it("refuses another connection's queue, an unverified or a producer's principal, a bad signature, another region, and no signature", async () => {
     expect(await refusal(sqs(reader).send(new GetQueueUrlCommand({ QueueName: other.consumer.clientId })))).toEqual({ name: 'QueueDoesNotExist', status: 400 });
     const otherUrl = `${bus.env.BUS_BASE_URL}/v1/sqs/${other.consumer.clientId}`;

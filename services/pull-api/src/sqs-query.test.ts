@@ -1,4 +1,4 @@
-import { isQueryRequest, parseQueryRequest, queryAnswer, queryError, queryErrorHeader } from './sqs-query';
+import { isQueryRequest, isXmlText, parseQueryRequest, queryAnswer, queryError, queryErrorHeader } from './sqs-query';
 
 const form = (text: string) => Buffer.from(text, 'utf8');
 
@@ -34,6 +34,17 @@ describe('the SQS query protocol codec', () => {
         { Id: 'b', VisibilityTimeout: 'x' },
       ],
     });
+  });
+
+  it("reads a list's bare name with no value as the empty list, as botocore's query serializer sends one", () => {
+    expect(parseQueryRequest(form('Action=DeleteMessageBatch&QueueUrl=u&Entries=')).params).toEqual({ QueueUrl: 'u', Entries: [] });
+    expect(parseQueryRequest(form('Action=ReceiveMessage&AttributeNames=&MessageAttributeNames=&MessageSystemAttributeNames=')).params).toEqual({
+      AttributeNames: [],
+      MessageAttributeNames: [],
+      MessageSystemAttributeNames: [],
+    });
+    // A value there is no list: the operation refuses it.
+    expect(parseQueryRequest(form('Action=ReceiveMessage&AttributeNames=All')).params).toEqual({ AttributeNames: 'All' });
   });
 
   it('refuses a name twice, a bad index, another version and no action; names the structures no served action takes', () => {
@@ -75,6 +86,14 @@ describe('the SQS query protocol codec', () => {
       '<Error><Type>Sender</Type><Code>AWS.SimpleQueueService.NonExistentQueue</Code><Message>gone</Message><Detail/></Error><RequestId>r</RequestId>',
     );
     expect(queryError(503, 'ServiceUnavailable', 'later', 'r')).toContain('<Type>Receiver</Type><Code>ServiceUnavailable</Code>');
+  });
+
+  it('writes a quoted character XML 1.0 cannot hold as U+FFFD, so the error stays a document clients parse', () => {
+    const xml = queryError(400, 'InvalidAttributeName', 'Unknown Attribute A\u0001B\u000bC\u001f\ufffe\uffff\tD\r\nE', 'r');
+    expect(xml).toContain('<Message>Unknown Attribute A\ufffdB\ufffdC\ufffd\ufffd\ufffd\tD&#xD;\nE</Message>');
+    expect(isXmlText('a\tb\r\n\u2028\ud83d\ude00')).toBe(true);
+    expect(isXmlText('a\u0000')).toBe(false);
+    expect(isXmlText('a\uffff')).toBe(false);
   });
 
   it('names the query code and the party at fault for an AWS JSON refusal, as SQS does in x-amzn-query-error', () => {

@@ -24,6 +24,11 @@ const STRING_LISTS: Record<string, string> = {
 };
 /** Flattened lists of structures: `DeleteMessageBatchRequestEntry.1.Id=a` is `Entries: [{ Id: 'a' }]`. */
 const ENTRY_LISTS = new Set(['DeleteMessageBatchRequestEntry', 'ChangeMessageVisibilityBatchRequestEntry']);
+/**
+ * An empty list is the list's own name with no value (`Entries=`, `AttributeNames=`): botocore's
+ * query serializer sends it so, and SQS reads it as the empty list (an empty batch is EmptyBatchRequest).
+ */
+const EMPTY_LIST_NAMES = new Set([...Object.values(STRING_LISTS), 'Entries']);
 /** Parameters JSON carries as numbers; a value that is not an integer stays text, for the operation to refuse. */
 const INTEGERS = new Set(['MaxNumberOfMessages', 'WaitTimeSeconds', 'VisibilityTimeout']);
 const INDEX = /^[1-9][0-9]{0,3}$/;
@@ -57,7 +62,7 @@ export function parseQueryRequest(body: Buffer): QueryRequest {
     }
     const [head, index, member, ...rest] = key.split('.');
     if (index === undefined) {
-      params[key] = scalar(key, value);
+      params[key] = EMPTY_LIST_NAMES.has(key) && value === '' ? [] : scalar(key, value);
     } else if (head! in STRING_LISTS && member === undefined) {
       const list = lists.get(head!) ?? new Map<number, string>();
       list.set(position(key, index), value);
@@ -164,8 +169,15 @@ const isRecord = (value: unknown): value is Record<string, unknown> => value !==
 
 /**
  * Text content, escaped. A carriage return is written as a character reference: an XML parser turns a
- * literal one into a line feed, and the body's MD5 (which clients check) would no longer match.
+ * literal one into a line feed, and the body's MD5 (which clients check) would no longer match. A
+ * character XML 1.0 cannot hold at all, which only an error's quote of the caller's input carries here
+ * (a body with one comes base64, sqs.ts), becomes U+FFFD, so the answer stays a document clients parse.
  */
 function text(value: string): string {
-  return value.replace(/[&<>\r]/g, (c) => (c === '&' ? '&amp;' : c === '<' ? '&lt;' : c === '>' ? '&gt;' : '&#xD;'));
+  return value.replace(/[&<>\r]/g, (c) => (c === '&' ? '&amp;' : c === '<' ? '&lt;' : c === '>' ? '&gt;' : '&#xD;')).replace(NOT_XML_CHARACTERS, '\uFFFD');
 }
+
+/** Characters outside XML 1.0's (and so outside what an SQS body may hold; decoded text has no lone surrogates). */
+// eslint-disable-next-line no-control-regex
+const NOT_XML_CHARACTERS = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]/g;
+export const isXmlText = (value: string): boolean => value.search(NOT_XML_CHARACTERS) < 0;

@@ -17,7 +17,7 @@ import { hangUpSignal, PULL_LIMITS } from './pull-routes';
 import type { LeasedMessage } from '@bus/queue';
 import { invalid, missing, sqsCodeOf, SqsError } from './sqs-error';
 import { PURGE_INTERVAL_MS, type PurgeMarks } from './sqs-purge';
-import { isQueryRequest, parseQueryRequest, queryAnswer, queryError, queryErrorHeader, XML_MEDIA_TYPE } from './sqs-query';
+import { isQueryRequest, isXmlText, parseQueryRequest, queryAnswer, queryError, queryErrorHeader, XML_MEDIA_TYPE } from './sqs-query';
 
 /**
  * The SQS-compatible door of the pull API (docs/delivery.md, "SQS-compatible reads"; docs/sqs.md): the
@@ -26,8 +26,13 @@ import { isQueryRequest, parseQueryRequest, queryAnswer, queryError, queryErrorH
  * consumer connection; its queue is that connection (QueueName = connection id).
  */
 export const SQS_PATH = '/v1/sqs/';
-/** Both spellings of the door's endpoint: AWS SDKs differ in whether they add the slash to the one configured (botocore does not). */
-const SQS_PATHS = [SQS_PATH, SQS_PATH.slice(0, -1)];
+/**
+ * Both spellings of the door's endpoint (AWS SDKs differ in whether they add the slash to the one
+ * configured: botocore does not), and a queue's own URL, where SQS takes a request too: the AWS SDK
+ * for Java v1 and other query-protocol clients post there and leave QueueUrl out.
+ */
+const SQS_PATHS = [SQS_PATH, SQS_PATH.slice(0, -1), `${SQS_PATH}:queue`];
+const isDoorPath = (path: string) => /^\/v1\/sqs(\/[^/]*)?$/.test(path);
 /** AWS's service name for SQS: the scope every signature of the door names. */
 export const SQS_SIGNING_SERVICE = 'sqs';
 export const AWS_JSON_MEDIA_TYPE = 'application/x-amz-json-1.0';
@@ -75,15 +80,18 @@ export { SqsError } from './sqs-error';
  * text/xml, as the door's own refusals (sqsRoutes).
  */
 export const sqsErrorAnswer: ErrorPage = (req, err, requestId) => {
-  if (!SQS_PATHS.includes(req.path)) return undefined;
-  const headers: Record<string, string> = {};
+  if (!isDoorPath(req.path)) return undefined;
+  const headers: Record<string, string> = { [REQUEST_ID_HEADER]: requestId };
   if (isQueryRequest(req.header('content-type'))) return { xml: queryError(err.status, sqsCodeOf(err), err.message, requestId), headers };
   const code = sqsCodeOf(err);
   return {
     json: { __type: `${ERROR_NAMESPACE}${code}`, message: err.message },
-    headers: { 'Content-Type': AWS_JSON_MEDIA_TYPE, 'x-amzn-query-error': queryErrorHeader(err.status, code) },
+    headers: { ...headers, 'Content-Type': AWS_JSON_MEDIA_TYPE, 'x-amzn-query-error': queryErrorHeader(err.status, code) },
   };
 };
+
+/** Where SQS puts an answer's request id, and botocore and the AWS SDKs read it on AWS JSON (the query protocol's XML carries it too). */
+const REQUEST_ID_HEADER = 'x-amzn-RequestId';
 
 export interface SqsRoutesDeps {
   pull: PullDeps;
@@ -112,6 +120,8 @@ export interface SqsRoutesDeps {
 interface SqsCaller {
   consumerId: string;
   tools: ConsumerTools | null;
+  /** The queue the request's path names (posted to a queue's URL), if it names one. */
+  pathQueue: string | undefined;
 }
 
 type Body = Record<string, unknown>;
@@ -130,7 +140,7 @@ export function sqsRoutes(deps: SqsRoutesDeps): Router {
     maxSkewMs: deps.maxSkewMs,
     resolve: (accessKeyId) => deps.principals.signingPrincipal(accessKeyId),
   });
-  const authorize = async (principal: SigningPrincipal, _req: Request, res: Response) => {
+  const authorize = async (principal: SigningPrincipal, req: Request, res: Response) => {
     if (principal.status !== 'verified') {
       throw new SqsError(
         403,
@@ -142,11 +152,19 @@ export function sqsRoutes(deps: SqsRoutesDeps): Router {
     if (!connection || connection.status !== 'active' || connection.kind !== 'consumer') {
       throw new SqsError(403, 'AccessDenied', 'Only a verified principal of an active consumer connection may read a queue');
     }
-    res.locals.sqsCaller = { consumerId: connection.id, tools: connection.consumerTools } satisfies SqsCaller;
+    res.locals.sqsCaller = {
+      consumerId: connection.id,
+      tools: connection.consumerTools,
+      pathQueue: typeof req.params.queue === 'string' ? req.params.queue : undefined,
+    } satisfies SqsCaller;
   };
   const actions = sqsActions(deps);
 
   const router = createRouter();
+  router.use(SQS_PATHS, (_req: Request, res: Response, next: NextFunction) => {
+    res.setHeader(REQUEST_ID_HEADER, String(res.locals.requestId));
+    next();
+  });
   router.post(
     SQS_PATHS,
     ...signedRouteSteps({ verifier, authorize, limit: deps.limit, maxBodyBytes: PULL_LIMITS.bodyBytes }),
@@ -189,9 +207,12 @@ export function sqsRoutes(deps: SqsRoutesDeps): Router {
 
 function sqsActions(deps: SqsRoutesDeps): Map<string, Action> {
   const queueUrl = (consumerId: string) => `${deps.baseUrl.replace(/\/+$/, '')}${SQS_PATH}${encodeURIComponent(consumerId)}`;
+  // Every queue the request names, by its path or its QueueUrl, must be the caller's; posted to a
+  // queue's URL, QueueUrl may be left out.
   const ownQueue = (caller: SqsCaller, body: Body) => {
-    const url = requiredString(body, 'QueueUrl');
-    if (queueNameOf(url) !== caller.consumerId) throw queueDoesNotExist();
+    if (caller.pathQueue !== undefined && caller.pathQueue !== caller.consumerId) throw queueDoesNotExist();
+    if (caller.pathQueue !== undefined && body.QueueUrl === undefined) return;
+    if (queueNameOf(requiredString(body, 'QueueUrl')) !== caller.consumerId) throw queueDoesNotExist();
   };
 
   return new Map<string, Action>([
@@ -408,14 +429,10 @@ function senderOf(text: string | undefined): string {
   }
 }
 
-/** Characters outside XML 1.0's (and so outside what an SQS body may hold). */
-// eslint-disable-next-line no-control-regex
-const NOT_XML = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]/;
-
 /** The bytes as an SQS body's text when they are UTF-8 of XML 1.0 characters; else undefined. */
 function sqsText(bytes: Buffer): string | undefined {
   const text = exactText(bytes);
-  return text === undefined || NOT_XML.test(text) ? undefined : text;
+  return text === undefined || !isXmlText(text) ? undefined : text;
 }
 
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
