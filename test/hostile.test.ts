@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { openapi, som } from '@bus/schemas';
-import { createOpenApiChecker, fetchObserved } from '@bus/testing';
+import { createOpenApiChecker, eventually, fetchObserved } from '@bus/testing';
 import { startBus, type RunningBus } from './support/bus';
 import { TenantFixture, type Tenant } from './support/tenants';
 
@@ -178,6 +178,8 @@ describe('answers and records bounded', () => {
 interface Operation {
   host: 'bus' | 'portal';
   method: string;
+  /** As the document spells it, e.g. /v1/tenants/{t}/messages. */
+  template: string;
   path: string;
 }
 
@@ -192,7 +194,7 @@ function servedOperations(): Operation[] {
     Object.entries(document.paths as Record<string, Record<string, unknown>>).flatMap(([template, item]) =>
       Object.keys(item)
         .filter((method) => ['get', 'post', 'put', 'patch', 'delete'].includes(method))
-        .map((method) => ({ host, method: method.toUpperCase(), path: template.replace(/\{[^}]+\}/g, 'x1') })),
+        .map((method) => ({ host, method: method.toUpperCase(), template, path: template.replace(/\{[^}]+\}/g, 'x1') })),
     ),
   );
 }
@@ -256,6 +258,47 @@ describe('routing is total', () => {
       if (res.status !== 405 || !served.every((method) => allow.includes(method))) wrong.push(`PATCH ${op.path} → ${res.status} Allow: ${allow.join(', ')}`);
     }
     expect(wrong).toEqual([]);
+  }, 60_000);
+});
+
+describe('request targets that do not decode', () => {
+  it('answers a malformed escape in any path parameter 400 request.malformed, on both hosts, whatever the method', async () => {
+    const templates = new Map<string, Operation>();
+    for (const op of servedOperations()) if (op.template.includes('{')) templates.set(`${op.host} ${op.template}`, op);
+    expect(templates.size).toBeGreaterThan(20);
+    // Every bad spelling with GET; every method with one of them.
+    const cases: Array<[method: string, escape: string]> = [
+      ...['%ZZ', '%ff%fe', '%C0%AF', '%E0%A4%A'].map((escape): [string, string] => ['GET', escape]),
+      ...['HEAD', 'POST', 'DELETE', 'OPTIONS'].map((method): [string, string] => [method, '%ZZ']),
+    ];
+    const logFrom = bus.process.output().length;
+    const wrong: string[] = [];
+    for (const op of templates.values()) {
+      for (const [method, escape] of cases) {
+        const path = op.template.replace(/\{[^}]+\}/g, escape);
+        const res = await fetch(`${op.host === 'bus' ? bus.busUrl : bus.portalUrl}${path}`, {
+          method,
+          headers: { Authorization: op.host === 'bus' ? `Bearer ${token}` : `Basic ${operatorBasic}` },
+        });
+        const text = await res.text();
+        // The SQS door answers its own protocol's error shape (AWS JSON) for the same refusal.
+        const shape = op.template.startsWith('/v1/sqs') ? /^application\/x-amz-json-1\.0/ : /^application\/json/;
+        const json =
+          method === 'HEAD' ||
+          (shape.test(res.headers.get('content-type') ?? '') && (rulesOrCode(JSON.parse(text)) === 'request.malformed' || op.template.startsWith('/v1/sqs')));
+        if (res.status !== 400 || !json || !res.headers.get('x-request-id')) wrong.push(`${method} ${path} → ${res.status} ${text.slice(0, 80)}`);
+      }
+    }
+    expect(wrong).toEqual([]);
+    // A client's mistake, not a fault of the bus: nothing logged as an error. The log is read once a
+    // last request's own line is in it, so every line of the walk is.
+    const last = `walk-${randomUUID()}`;
+    await (await fetch(`${bus.busUrl}/v1/health/%ZZ`, { headers: { 'X-Request-Id': last } })).arrayBuffer();
+    const log = await eventually(
+      () => bus.process.output().slice(logFrom),
+      (text) => text.includes(last),
+    );
+    expect(log).not.toMatch(/URI malformed|Failed to decode param|"level":"error"/);
   }, 60_000);
 });
 

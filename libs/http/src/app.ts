@@ -242,15 +242,28 @@ export function createRequestMetrics(registry: Registry): RequestMetrics {
 }
 
 /**
- * Requests no route can read as their sender meant: a body under a Content-Encoding (the bus reads
+ * Requests no route can read as their sender meant: a target with a malformed percent escape or
+ * escaped bytes that are not UTF-8 (express and path-to-regexp would throw decoding it, and the
+ * firewall could not read it as any route would), a body under a Content-Encoding (the bus reads
  * bodies only as sent, so compressed JSON would be refused as not UTF-8 and plain JSON labelled gzip
  * accepted), or two Authorization headers (Node keeps the first; which one the sender meant is unknown).
  */
 function refuseAmbiguousRequests(req: Request, _res: Response, next: NextFunction): void {
+  if (!decodesAsUtf8(req.url)) throw new MalformedRequestError('the request target has a malformed percent escape or escaped bytes that are not UTF-8');
   const encoding = req.headers['content-encoding'];
   if (encoding !== undefined && encoding.trim().toLowerCase() !== 'identity') throw new ContentEncodingUnsupportedError(encoding);
   let authorizations = 0;
   for (let i = 0; i < req.rawHeaders.length; i += 2) if (req.rawHeaders[i]?.toLowerCase() === 'authorization') authorizations += 1;
   if (authorizations > 1) throw new MalformedRequestError(`it carries ${authorizations} Authorization headers; send one`);
   next();
+}
+
+/** Whether every percent escape of `target` is well-formed and the escaped bytes are UTF-8 (decodeURIComponent's own rule). */
+function decodesAsUtf8(target: string): boolean {
+  try {
+    decodeURIComponent(target);
+    return true;
+  } catch {
+    return false;
+  }
 }

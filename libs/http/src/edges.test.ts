@@ -1,10 +1,11 @@
 import { connect } from 'node:net';
 import { Writable } from 'node:stream';
-import type { Router } from 'express';
+import type { NextFunction, Request, Response, Router } from 'express';
 import { HttpError } from '@bus/contracts';
 import { createLogger, createMetricsRegistry } from '@bus/observability';
 import { createHttpApp, createRequestMetrics } from './app';
 import { readBody } from './body';
+import { routeMatcher } from './route-matcher';
 import { createRouter } from './router';
 import { codeBody, violationBody, type ErrorRenderer } from './error-bodies';
 import { serve, type RunningServer } from './server';
@@ -51,8 +52,17 @@ function routers(): Router[] {
   return [writes, reads, outer];
 }
 
+/** Before routing, as the bus host's limits ask whether a request is for a quota route. */
+const isThing = routeMatcher([{ method: 'GET', path: '/things/:id' }]);
+
 async function start(renderError: ErrorRenderer): Promise<RunningServer> {
-  const app = createHttpApp({ name: 'test', logger, metrics, requestMetrics, readiness: [], renderError, routers: routers() });
+  const middleware = [
+    (req: Request, res: Response, next: NextFunction) => {
+      res.locals.quotaRoute = isThing(req);
+      next();
+    },
+  ];
+  const app = createHttpApp({ name: 'test', logger, metrics, requestMetrics, readiness: [], renderError, middleware, routers: routers() });
   return serve(app, { host: '127.0.0.1', port: 0, logger });
 }
 
@@ -276,5 +286,39 @@ describe('paths match exactly as documented', () => {
     const res = await fetch(`${bus.url}${path}`);
     expect(res.status).toBe(404);
     expect(await res.json()).toEqual({ accepted: false, violations: [{ source: 'policy', rule: 'route.not_found', message: expect.any(String) }] });
+  });
+});
+
+describe('request targets that do not decode', () => {
+  const targets = ['/things/%ZZ', '/things/%ff%fe', '/things/%C0%AF', '/things/%E0%A4%A', '/mounted/%', '/things?limit=%ZZ', '/things?q=%ED%A0%80'];
+  const cases = targets.flatMap((target) => ['GET', 'DELETE', 'OPTIONS', 'POST'].map((method) => [method, target] as const));
+
+  it.each(cases)('answers %s %s 400 request.malformed as JSON, never 500', async (method, target) => {
+    const answer = await rawRequest(bus, `${method} ${target} HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\nConnection: close\r\n\r\n`);
+    expect(answer.status).toBe(400);
+    expect(answer.headers['content-type']).toBe('application/json; charset=utf-8');
+    expect(answer.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+    expect(answer.body).toEqual({
+      accepted: false,
+      violations: [{ source: 'policy', rule: 'request.malformed', message: expect.stringContaining('malformed percent escape') }],
+    });
+  });
+
+  it('answers HEAD the same status, and the portal shape on a portal listener', async () => {
+    const head = await rawRequest(bus, 'HEAD /things/%ZZ HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
+    expect([head.status, head.headers['x-request-id']]).toEqual([400, expect.stringMatching(/^[0-9a-f-]{36}$/)]);
+    const answer = await rawRequest(portal, 'GET /things/%ff%fe HTTP/1.1\r\nHost: x\r\nX-Request-Id: req-escape\r\nConnection: close\r\n\r\n');
+    expect([answer.status, answer.body]).toEqual([400, { code: 'request.malformed', message: expect.any(String), request_id: 'req-escape' }]);
+  });
+
+  it('lets well-formed escapes through to the route, and logs the refusal without an error', async () => {
+    const res = await fetch(`${bus.url}/things/caf%C3%A9%2F1`);
+    expect([res.status, await res.json()]).toEqual([200, { id: 'café/1' }]);
+    const before = logLines.length;
+    await rawRequest(bus, 'GET /things/%ZZ HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
+    const lines = logLines.slice(before);
+    expect(lines.some((l) => l.includes('"status":400'))).toBe(true);
+    expect(lines.filter((l) => !l.includes('"level":"info"'))).toEqual([]);
+    expect(lines.join('')).not.toContain('stack');
   });
 });

@@ -27,6 +27,13 @@ describe('routeMatcher', () => {
     expect(matches(request('POST', '/v1/tenants/w1/iam/messages'))).toBe(false);
   });
 
+  it('never throws on a parameter that does not decode, and matches it as one segment', () => {
+    for (const parameter of ['%ZZ', '%ff%fe', '%C0%AF', '%E0%A4%A', '%']) {
+      expect(matches(request('POST', `/v1/tenants/${parameter}/messages`))).toBe(true);
+      expect(matches(request('GET', `/v1/tenants/${parameter}/nothing`))).toBe(false);
+    }
+  });
+
   it('matches paths exactly as the routers do: case-sensitive, no trailing slash', () => {
     expect(matches(request('POST', '/V1/Tenants/w1/MESSAGES'))).toBe(false);
     expect(matches(request('POST', '/v1/tenants/w1/messages/'))).toBe(false);

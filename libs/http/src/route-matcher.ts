@@ -13,7 +13,9 @@ export interface RouteKey {
  * before the routers (the host's limits, which leave the bearer routes' counting to their quota step).
  */
 export function routeMatcher(routes: readonly RouteKey[]): (req: Request) => boolean {
-  const matchers = routes.map((r) => ({ method: r.method, matches: match(r.path, { sensitive: true, end: true, trailing: false }) }));
+  // decode: false: only whether the path matches is asked, and decoding a parameter throws on a
+  // malformed escape (%ZZ), which a caller outside the app's own checks may hand in.
+  const matchers = routes.map((r) => ({ method: r.method, matches: match(r.path, { sensitive: true, end: true, trailing: false, decode: false }) }));
   return (req) => {
     const method = req.method === 'HEAD' ? 'GET' : req.method;
     return matchers.some((m) => m.method === method && m.matches(req.path) !== false);
