@@ -57,11 +57,17 @@ export class BearerRefusedError extends HttpError {
       refusal.rule,
       refusal.message,
       'policy',
-      // RFC 6750 §3: a 401 names the scheme; the reason stays in our logs, not in the answer.
-      refusal.status === 401 ? { 'WWW-Authenticate': 'Bearer error="invalid_token"' } : {},
+      // RFC 6750 §3: a 401 names the scheme; the reason stays in our logs, not in the answer. A request
+      // with no bearer credentials at all gets the bare challenge (§3.1: no error code for it).
+      refusal.status === 401
+        ? { 'WWW-Authenticate': refusal instanceof TokenRejectedError && refusal.reason === 'missing' ? BARE_CHALLENGE : INVALID_TOKEN_CHALLENGE }
+        : {},
     );
   }
 }
+
+const BARE_CHALLENGE = 'Bearer realm="bus"';
+const INVALID_TOKEN_CHALLENGE = 'Bearer realm="bus", error="invalid_token"';
 
 /**
  * 503 registry.unavailable: connections, permissions or quotas could not be read; nothing was accepted
@@ -163,12 +169,17 @@ export function createBearerAuthenticator(deps: BearerAuthenticatorDeps): Bearer
   };
 }
 
-/** The token of an `Authorization: Bearer …` header; TokenRejectedError (missing, malformed) otherwise. */
+/**
+ * The token of an `Authorization: Bearer …` header; TokenRejectedError otherwise: missing when the
+ * request carries no bearer credentials (no header, or another scheme such as Basic), malformed when
+ * it carries a bearer token that is not one.
+ */
 export function bearerTokenOf(authorization: string | undefined): string {
   const token = authorization === undefined ? undefined : BEARER.exec(authorization)?.[1];
-  if (!token) throw new TokenRejectedError(authorization === undefined ? 'missing' : 'malformed');
+  if (!token) throw new TokenRejectedError(authorization === undefined || !BEARER_SCHEME.test(authorization) ? 'missing' : 'malformed');
   return token;
 }
+const BEARER_SCHEME = /^Bearer(?: |$)/i;
 
 function kidOf(token: string): string | undefined {
   try {

@@ -141,11 +141,19 @@ describe('authenticateBearer on a route (docs/api.md#authentication rules 1–4)
     expect(await publish(await tokenFor(producerCred))).toMatchObject({ status: 202, body: { accepted: true, who: producerCred.clientId } });
   });
 
-  it('answers 401 producer.unauthenticated in the bus shape with a Bearer challenge', async () => {
+  it('answers 401 producer.unauthenticated in the bus shape with a Bearer challenge, an error code only when a bearer token was sent', async () => {
     const res = await publish(undefined);
     expect(res.status).toBe(401);
-    expect(res.challenge).toBe('Bearer error="invalid_token"');
-    expect(res.body).toEqual({ accepted: false, violations: [{ source: 'policy', rule: 'producer.unauthenticated', message: expect.any(String) }] });
+    expect(res.challenge).toBe('Bearer realm="bus"');
+    expect(res.body).toEqual({ accepted: false, violations: [{ source: 'policy', rule: 'producer.unauthenticated', message: 'A bearer token is required' }] });
+    // Another scheme carries no bearer credentials either (RFC 6750 §3.1: no error code then).
+    const basic = await fetch(`${server.url}/v1/tenants/${workspaceId}/messages`, { method: 'POST', headers: { Authorization: 'Basic YTpi' } });
+    expect([basic.status, basic.headers.get('www-authenticate')]).toEqual([401, 'Bearer realm="bus"']);
+    await basic.body?.cancel();
+    for (const token of ['not-a-jwt', '!!']) {
+      const bad = await publish(token);
+      expect([bad.status, bad.challenge]).toEqual([401, 'Bearer realm="bus", error="invalid_token"']);
+    }
   });
 
   it('refuses every forged, foreign or stale token with 401 producer.unauthenticated', async () => {

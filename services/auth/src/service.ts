@@ -8,7 +8,10 @@ import {
   MessageTooLargeError,
   OAuthError,
   readBody,
+  renderError,
   sendCacheable,
+  violationBody,
+  type ErrorPage,
   type ReadinessCheck,
   type Service,
 } from '@bus/http';
@@ -31,6 +34,16 @@ export const TOKEN_LIMITS = {
 } as const satisfies Record<string, Omit<LimitSpec, 'name' | 'label'>>;
 
 export type TokenLimits = { [K in keyof typeof TOKEN_LIMITS]: Omit<LimitSpec, 'name' | 'label'> };
+
+const TOKEN_PATH = '/v1/oauth/token';
+
+/**
+ * Every refusal on the token path carries no-store (RFC 6749 §5.1, docs/auth.md), also those given
+ * before the route runs: another method (405), an ambiguous request, the host's limits. The body is
+ * the one the host gives anyway (RFC 6749's for the route's own OAuth errors).
+ */
+const tokenRouteErrors: ErrorPage = (req, err, requestId) =>
+  req.path === TOKEN_PATH ? { json: renderError(err, requestId, violationBody), headers: NO_STORE } : undefined;
 
 /** A token request body is a few hundred bytes; anything near this is not one. */
 export const TOKEN_BODY_LIMIT = 8 * 1024;
@@ -115,7 +128,7 @@ export function createAuthService(deps: AuthServiceDeps): Service & { signingKey
   };
 
   const router = createRouter();
-  router.post('/v1/oauth/token', async (req, res) => {
+  router.post(TOKEN_PATH, async (req, res) => {
     try {
       await tokenRoute(req, res);
       count('issued');
@@ -146,6 +159,7 @@ export function createAuthService(deps: AuthServiceDeps): Service & { signingKey
   return {
     name: 'auth',
     routers: [router],
+    errorPage: tokenRouteErrors,
     readiness: deps.readiness,
     signingKeys,
     start: () => signingKeys.start(),

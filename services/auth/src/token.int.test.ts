@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { request } from 'node:http';
 import * as oidc from 'openid-client';
 import { createRemoteJWKSet, decodeJwt, decodeProtectedHeader, jwtVerify } from 'jose';
 import pino from 'pino';
@@ -57,6 +58,7 @@ async function startAuth(overrides: Partial<AuthServiceDeps> = {}) {
     readiness: [],
     renderError: violationBody,
     routers: auth.routers,
+    errorPages: auth.errorPage ? [auth.errorPage] : [],
   });
   const server = await serve(app, { host: '127.0.0.1', port: 0, logger });
   servers.push(server);
@@ -228,6 +230,26 @@ describe('refusals (docs/api.md#errors)', () => {
       const res = await token(bus.url, { headers: { Authorization: good() }, body });
       expect([res.status, res.body.error]).toEqual([400, 'invalid_request']);
     }
+  });
+
+  it('carries no-store on refusals given before the route runs: another method, two Authorization headers', async () => {
+    const get = await fetch(`${bus.url}/v1/oauth/token?grant_type=client_credentials`, { headers: { Authorization: good() } });
+    expect([get.status, get.headers.get('allow'), get.headers.get('cache-control'), get.headers.get('pragma')]).toEqual([405, 'POST', 'no-store', 'no-cache']);
+    expect(await get.json()).toEqual({ accepted: false, violations: [expect.objectContaining({ rule: 'method.not_allowed' })] });
+    // Two header lines (fetch would join them into one): node:http sends an array as lines of their own.
+    const twice = await new Promise<{ status?: number; cacheControl?: string; body: string }>((resolve, reject) => {
+      const req = request(`${bus.url}/v1/oauth/token`, { method: 'POST' }, (res) => {
+        let body = '';
+        res.on('data', (chunk: Buffer) => (body += chunk.toString()));
+        res.on('end', () => resolve({ status: res.statusCode, cacheControl: res.headers['cache-control'], body }));
+      });
+      req.on('error', reject);
+      req.setHeader('Authorization', [good(), good()]);
+      req.setHeader('Content-Type', 'application/x-www-form-urlencoded');
+      req.end(form({ grant_type: 'client_credentials' }));
+    });
+    expect([twice.status, twice.cacheControl]).toEqual([400, 'no-store']);
+    expect(JSON.parse(twice.body)).toEqual({ accepted: false, violations: [expect.objectContaining({ rule: 'request.malformed' })] });
   });
 
   it('400 unsupported_grant_type for another grant', async () => {
