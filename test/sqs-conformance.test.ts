@@ -25,11 +25,12 @@ import { TenantFixture, type Tenant } from './support/tenants';
 /**
  * One conformance scenario of the SQS door, run by every client docs/sqs.md names: boto3 (AWS JSON
  * 1.0), botocore 1.29 (the AWS query protocol, form-encoded in, XML out), the AWS CLI v1 (one process
- * per call), @aws-sdk/client-sqs and aws-sdk-go-v2. The scenario is written once, over a driver per
- * client that makes one SQS call and answers its parsed result or its error code; each step's outcome
- * per client is written to .local/sqs-conformance.json, and the matrix in docs/sqs.md must be exactly
- * those outcomes. No retries anywhere: a refusal shows as the error it is. The clients run at once,
- * each on a queue of its own, so the file takes about as long as its slowest client (the AWS CLI).
+ * per call), @aws-sdk/client-sqs, aws-sdk-go-v2 and the AWS SDK for Java v1 (AWS JSON 1.0 too, a call
+ * that names a queue posted to the queue's URL). The scenario is written once, over a driver per client
+ * that makes one SQS call and answers its parsed result or its error code; each step's outcome per
+ * client is written to .local/sqs-conformance.json, and the matrix in docs/sqs.md must be exactly those
+ * outcomes. No retries anywhere: a refusal shows as the error it is. The clients run at once, each on a
+ * queue of its own, so the file takes about as long as its slowest client (the AWS CLI).
  */
 const busApi = createOpenApiChecker(openapi.bus);
 const REGION = 'eu-west-1';
@@ -42,13 +43,13 @@ type Answer = Record<string, unknown>;
 /** One SQS call by its AWS JSON name with AWS JSON parameters: the parsed answer, or the error code the client reports. */
 type Call = (operation: string, params: Answer) => Promise<{ ok: Answer } | { error: string }>;
 interface Driver {
-  /** What a driver process says of its client before the first call: botocore's protocol, the Go SDK's module. */
+  /** What a driver process says of its client before the first call: botocore's protocol, the Go SDK's module, the Java SDK's. */
   hello?: Promise<Answer>;
   call: Call;
   close(): Promise<void>;
 }
 
-const CLIENTS = ['boto3', 'botocore-query', 'awscli', 'aws-sdk-js', 'aws-sdk-go'] as const;
+const CLIENTS = ['boto3', 'botocore-query', 'awscli', 'aws-sdk-js', 'aws-sdk-go', 'aws-sdk-java-v1'] as const;
 type Client = (typeof CLIENTS)[number];
 
 /** Serves SQS calls read as JSON lines on stdin with botocore (boto3's client when boto3 is there), one at a time (lineDriver's framing). */
@@ -81,9 +82,10 @@ for line in sys.stdin:
 `;
 
 /**
- * A driver process (PYTHON_DRIVER, test/support/sqs-go): the settings as its first line on stdin, then
- * `{id, operation, params}` a line; it answers a first line of its own (hello), then `{id, ok}`,
- * `{id, error}` (the client's error code) or `{id, failed}` (no answer of the door) per call, in any order.
+ * A driver process (PYTHON_DRIVER, test/support/sqs-go, test/support/sqs-java): the settings as its
+ * first line on stdin, then `{id, operation, params}` a line; it answers a first line of its own
+ * (hello), then `{id, ok}`, `{id, error}` (the client's error code) or `{id, failed}` (no answer of the
+ * door) per call, in any order.
  */
 function lineDriver(command: string, args: string[], settings: Answer): Driver {
   const child: ChildProcessWithoutNullStreams = spawn(command, args, { env: cleanEnv(), stdio: 'pipe' });
@@ -342,12 +344,16 @@ function installed(script: string, ...args: string[]): Promise<string> {
   });
 }
 
-// Without a Go toolchain the aws-sdk-go client is skipped, and said to be (sqs-clients.sh prints why).
-const GO_TOOLCHAIN = execFileSync('bash', [path.join(REPO_ROOT, 'deploy', 'local', 'sqs-clients.sh'), 'go-toolchain'], {
-  encoding: 'utf8',
-  stdio: ['ignore', 'pipe', 'inherit'],
-}).trim();
-const RUN_CLIENTS = CLIENTS.filter((client) => client !== 'aws-sdk-go' || GO_TOOLCHAIN !== '');
+// Without a Go toolchain the aws-sdk-go client is skipped, without a JDK and Maven the aws-sdk-java-v1
+// client, and said to be (sqs-clients.sh prints why).
+const toolchain = (which: string) =>
+  execFileSync('bash', [path.join(REPO_ROOT, 'deploy', 'local', 'sqs-clients.sh'), which], {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'inherit'],
+  }).trim();
+const GO_TOOLCHAIN = toolchain('go-toolchain');
+const JAVA_TOOLCHAIN = toolchain('java-toolchain');
+const RUN_CLIENTS = CLIENTS.filter((client) => (client !== 'aws-sdk-go' || GO_TOOLCHAIN !== '') && (client !== 'aws-sdk-java-v1' || JAVA_TOOLCHAIN !== ''));
 
 let bus: RunningBus;
 let tenants: TenantFixture;
@@ -367,6 +373,8 @@ function runOf(client: Client): Promise<Record<string, string>> {
           if (each === 'botocore-query') expect(await driver.hello).toEqual({ protocol: 'query' });
           if (each === 'boto3') expect(await driver.hello).toEqual({ protocol: 'json' });
           if (each === 'aws-sdk-go') expect(await driver.hello).toEqual({ sdk: expect.stringMatching(/^github\.com\/aws\/aws-sdk-go-v2\/service\/sqs@v1\./) });
+          // The Java SDK v1's SQS client speaks AWS JSON 1.0 at the version pinned (its older releases, the query protocol).
+          if (each === 'aws-sdk-java-v1') expect(await driver.hello).toEqual({ sdk: expect.stringMatching(/^1\.12\./), protocol: 'json' });
           return await scenario(driver.call, house.consumer.clientId, published);
         } finally {
           await driver.close();
@@ -380,19 +388,21 @@ function runOf(client: Client): Promise<Record<string, string>> {
 }
 
 beforeAll(async () => {
-  // The venvs install once (later runs reuse them under .local/venvs) and the Go driver builds once
-  // (.local/sqs-go), all at once; then the bus.
-  const [boto3, botocore, aws, go] = await Promise.all([
+  // The venvs install once (later runs reuse them under .local/venvs) and the Go and Java drivers build
+  // once (.local/sqs-go, .local/sqs-java), all at once; then the bus.
+  const [boto3, botocore, aws, go, java] = await Promise.all([
     installed('boto3.sh'),
     installed('sqs-clients.sh', 'botocore'),
     installed('sqs-clients.sh', 'awscli'),
     RUN_CLIENTS.includes('aws-sdk-go') ? installed('sqs-clients.sh', 'go') : Promise.resolve(''),
+    RUN_CLIENTS.includes('aws-sdk-java-v1') ? installed('sqs-clients.sh', 'java') : Promise.resolve(''),
   ]);
   bus = await startBus({ AWS_SIGV4_REGION: REGION });
   await deliveryCaughtUp(bus);
   tenants = await TenantFixture.create(bus);
   principals = new PrincipalFixture(bus, REGION, ROLE_ARN);
-  // The endpoint as docs/sqs.md gives it; botocore and the AWS CLI post to exactly this path.
+  // The endpoint as docs/sqs.md gives it; botocore and the AWS CLI post to exactly this path, the Java
+  // SDK v1 a call that names a queue to the queue's URL.
   const endpoint = `${bus.busUrl}/v1/sqs`;
   drivers = {
     boto3: (reader) => lineDriver(boto3, ['-c', PYTHON_DRIVER], { endpoint, region: REGION, ...reader }),
@@ -400,6 +410,7 @@ beforeAll(async () => {
     awscli: (reader) => awsCliDriver(aws, endpoint, reader),
     'aws-sdk-js': (reader) => sdkDriver(endpoint, reader),
     'aws-sdk-go': (reader) => lineDriver(go, [], { endpoint, region: REGION, ...reader }),
+    'aws-sdk-java-v1': (reader) => lineDriver(java, [], { endpoint, region: REGION, ...reader }),
   };
 }, 900_000);
 afterAll(async () => {
