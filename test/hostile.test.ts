@@ -300,6 +300,32 @@ describe('request targets that do not decode', () => {
     );
     expect(log).not.toMatch(/URI malformed|Failed to decode param|"level":"error"/);
   }, 60_000);
+
+  it('refuses a bad escape in the query before the firewall, which then reads every pattern, encoded traversal included', async () => {
+    const answers: Record<string, string> = {};
+    for (const target of [
+      '/v1/health?a=%ZZ&q=%3Cscript%3E',
+      '/v1/health?q=%3Cscript%3E',
+      '/v1/x/..%2Fhealth',
+      '/v1/x%2F..%2Fhealth',
+      '/v1/x/..%5Chealth',
+      '/v1/x/..%252Fhealth',
+      '/v1/x/%2e%2e/health',
+    ]) {
+      // Raw, so no client normalises the target on the way.
+      const answer = await raw(bus.busUrl, `GET ${target} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`);
+      answers[target] = `${answer.slice(9, 12)} ${/"rule":"([^"]+)"/.exec(answer)?.[1] ?? ''}`;
+    }
+    expect(answers).toEqual({
+      '/v1/health?a=%ZZ&q=%3Cscript%3E': '400 request.malformed',
+      '/v1/health?q=%3Cscript%3E': '403 request.blocked',
+      '/v1/x/..%2Fhealth': '403 request.blocked',
+      '/v1/x%2F..%2Fhealth': '403 request.blocked',
+      '/v1/x/..%5Chealth': '403 request.blocked',
+      '/v1/x/..%252Fhealth': '403 request.blocked',
+      '/v1/x/%2e%2e/health': '403 request.blocked',
+    });
+  });
 });
 
 /** The rule of a bus-shaped body, or the code of a portal-shaped one. */
