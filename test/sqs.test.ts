@@ -333,7 +333,7 @@ describe('the SQS door (@aws-sdk/client-sqs)', () => {
     ]);
   }, 120_000);
 
-  it("serves requests posted to a queue's own URL (QueueUrl left out, as the Java SDK v1 posts), and names every answer's request id in x-amzn-RequestId", async () => {
+  it("serves requests posted to a queue's own URL (where the Java SDK v1 posts; QueueUrl may be left out there), and names every answer's request id in x-amzn-RequestId", async () => {
     const ownPath = `/v1/sqs/${house.consumer.clientId}`;
     const post = async (urlPath: string, body: string, headers: Record<string, string>) => {
       const answer = await fetchObserved(`${bus.busUrl}${urlPath}`, {

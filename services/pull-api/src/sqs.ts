@@ -29,7 +29,7 @@ export const SQS_PATH = '/v1/sqs/';
 /**
  * Both spellings of the door's endpoint (AWS SDKs differ in whether they add the slash to the one
  * configured: botocore does not), and a queue's own URL, where SQS takes a request too: the AWS SDK
- * for Java v1 and other query-protocol clients post there and leave QueueUrl out.
+ * for Java v1 posts there, and the query protocol's older SDKs also leave QueueUrl out.
  */
 const SQS_PATHS = [SQS_PATH, SQS_PATH.slice(0, -1), `${SQS_PATH}:queue`];
 const isDoorPath = (path: string) => /^\/v1\/sqs(\/[^/]*)?$/.test(path);
