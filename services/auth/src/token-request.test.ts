@@ -44,6 +44,8 @@ describe('token request', () => {
       credentials: { clientId: 'cabcdefghijk2', clientSecret: 'sbs_secret', basic: false },
     });
     expect(parseTokenRequest(undefined, 'grant_type=client_credentials&client_id=cabcdefghijk2')).toEqual({ credentials: null });
+    // A scope is ignored: the connection decides what the token may do (docs/auth.md).
+    expect(parseTokenRequest(basic, 'grant_type=client_credentials&scope=publish%20admin')).toEqual(parseTokenRequest(basic, 'grant_type=client_credentials'));
   });
 
   it('refuses two methods, a mismatching client_id, repeats, and other grants', () => {
