@@ -569,6 +569,22 @@ describe('skill registrations', () => {
     expect((await admin('GET', `/api/admin/connections/${consumer.client_id}/registrations`)).body).toEqual({ registrations: [] });
   });
 
+  it("refuses 200 instances of 180 unknown keys each with the catalogue's bounded answer: 10 problems an instance and a line counting the rest", async () => {
+    const t = await house();
+    const consumer = await created<Issued>('/api/admin/connections', { app_id: t.appId, kind: 'consumer' });
+    const keys = Object.fromEntries(Array.from({ length: 180 }, (_, k) => [String.fromCharCode(97 + Math.floor(k / 26), 97 + (k % 26)), 1]));
+    const body = JSON.stringify({ skills: Array.from({ length: 200 }, () => keys) });
+    const refused = await admin('POST', `/api/admin/connections/${consumer.client_id}/registrations`, body);
+    expect(refused.status).toBe(422);
+    const answer = (refused.body as { answer: { instances: Array<{ problems: string[] }> } }).answer;
+    expect(answer.instances).toHaveLength(200);
+    expect(answer.instances.every((i) => i.problems.length === 11 && i.problems[10] === 'and 172 more problems not listed')).toBe(true);
+    // Well within the bound docs/skills.md states for any answer (691,000 bytes).
+    expect(Buffer.byteLength(JSON.stringify(refused.body))).toBeLessThan(300_000);
+    const catalogue = await fetchObserved(`${bus.portalUrl}/api/skills/validate`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body });
+    expect(answer).toEqual(catalogue.body);
+  });
+
   it('registers a valid file; the consumer sees it on its skills route; a label is taken once; removal works', async () => {
     const t = await house();
     const consumer = await created<Issued>('/api/admin/connections', { app_id: t.appId, kind: 'consumer' });

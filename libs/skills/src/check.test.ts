@@ -348,3 +348,112 @@ describe('the validation answer', () => {
     expect(checkSkillsInput(library, input)).toEqual(checkSkillsInput(loadSkillLibrary(), structuredClone(input)));
   });
 });
+
+describe('the size of the answer (docs/skills.md#the-answers-size)', () => {
+  /** The bound docs/skills.md states, in bytes of the answer's JSON as UTF-8. */
+  const ANSWER_BOUND = 691_000;
+  const bytesOf = (answer: unknown) => new TextEncoder().encode(JSON.stringify(answer)).length;
+  const unknownKeys = (n: number, key: (k: number) => string) => Object.fromEntries(Array.from({ length: n }, (_, k) => [key(k), 1]));
+
+  it('lists at most 10 problems of an instance, then one line counting the rest', () => {
+    // 200 instances of 180 unknown short keys: 252 KB of JSON, a body the catalogue reads.
+    const twoLetters = (k: number) => String.fromCharCode(97 + Math.floor(k / 26), 97 + (k % 26));
+    const items = Array.from({ length: MAX_INSTANCES }, () => unknownKeys(180, twoLetters));
+    expect(new TextEncoder().encode(JSON.stringify({ skills: items })).length).toBeLessThanOrEqual(256 * 1024);
+    const answer = checkSkillsInput(library, { checked: 'list', items });
+    expect(answer.instances).toHaveLength(MAX_INSTANCES);
+    for (const i of answer.instances) {
+      expect(i.valid).toBe(false);
+      expect(i.problems).toHaveLength(11);
+      expect(i.problems[0]).toBe(
+        '"aa" is not a field of a configured instance (fields: skill_id, skill_version, instance_label, values, authority_scale, consumer)',
+      );
+      // 180 unknown keys, skill_id and instance_label missing: 182 problems, 10 listed.
+      expect(i.problems[10]).toBe('and 172 more problems not listed');
+    }
+    expect(bytesOf(answer)).toBeLessThan(300_000);
+  });
+
+  it('lists every problem of an instance that has 10 or fewer, and counts a single one left out in the singular', () => {
+    const ten = checkSkillsInput(library, { checked: 'instance', instance: { ...instance('telling/pacing'), ...unknownKeys(10, (k) => `k${k}`) } });
+    expect(ten.instances[0]!.problems).toHaveLength(10);
+    expect(
+      ten.instances[0]!.problems.every((p) =>
+        p.endsWith('is not a field of a configured instance (fields: skill_id, skill_version, instance_label, values, authority_scale, consumer)'),
+      ),
+    ).toBe(true);
+    const eleven = checkSkillsInput(library, { checked: 'instance', instance: { ...instance('telling/pacing'), ...unknownKeys(11, (k) => `k${k}`) } });
+    expect(eleven.instances[0]!.problems.at(-1)).toBe('and 1 more problem not listed');
+  });
+
+  it('cuts long keys, values, labels and skill ids it quotes or echoes, and still says what is wrong', () => {
+    const long = 'x'.repeat(100_000);
+    const answer = checkSkillsInput(library, {
+      checked: 'list',
+      items: [
+        { skill_id: long, instance_label: long, values: { [long]: long }, [long]: long, authority_scale: [long] },
+        { ...instance('telling/locale-match'), instance_label: `${'y'.repeat(199)}😀😀`, values: { locale_path: long, match: long } },
+        {
+          ...instance('continuity/canon-guard'),
+          authority_scale: Array.from({ length: 3000 }, (_, i) => `authority_${i}`),
+          values: { watch_paths: ['characters.name'], min_authority: long },
+        },
+      ],
+    });
+    const [first, second, third] = answer.instances;
+    expect(first!.skill_id).toBe(`${'x'.repeat(97)}...`);
+    expect(first!.instance_label).toBe(`${'x'.repeat(197)}...`);
+    expect(first!.problems).toEqual([
+      `"${'x'.repeat(56)}... is not a field of a configured instance (fields: skill_id, skill_version, instance_label, values, authority_scale, consumer)`,
+      `skill_id "${'x'.repeat(56)}... is not a skill of library 0.2.2`,
+      'instance_label must be one line of 1 to 200 characters',
+      `authority_scale[0]: "${'x'.repeat(56)}... is not an authority name (snake_case, e.g. senior_editor)`,
+    ]);
+    // A label of 201 code points is cut by code points, never leaving half a surrogate pair.
+    expect(second!.instance_label).toBe(`${'y'.repeat(197)}...`);
+    expect(second!.problems).toEqual([
+      'instance_label must be one line of 1 to 200 characters',
+      `values.locale_path: "${'x'.repeat(56)}... is not a path of SOM 1.0 story.context`,
+      `values.match: "${'x'.repeat(56)}... is not one of language, language_and_region`,
+    ]);
+    // A problem naming a scale of 3,000 authorities is cut at 250 characters.
+    expect(third!.problems).toEqual([
+      expect.stringMatching(/^values\.min_authority: "x{56}\.\.\. is not on the instance's authority_scale \(authority_0, authority_1, .*\.\.\.$/),
+    ]);
+    expect([...third!.problems[0]!]).toHaveLength(250);
+  });
+
+  it('names at most 10 of the instances sharing a label', () => {
+    const items = Array.from({ length: MAX_INSTANCES }, () => instance('telling/pacing'));
+    const answer = checkSkillsInput(library, { checked: 'list', items });
+    for (const i of answer.instances) {
+      expect(i.problems).toEqual(['instance_label "speaker pacing" is used by more than one instance (0, 1, 2, 3, 4, 5, 6, 7, 8, 9 and 190 more)']);
+    }
+  });
+
+  it('stays within the stated bound for the worst input we can build: long escaped labels and skill ids, problems quoting four-byte characters', () => {
+    // Each character of the label and skill id takes 6 bytes as JSON (\u0001), each quoted emoji 4:
+    // the most bytes per character any problem line or echo can take.
+    const worst = Array.from({ length: MAX_INSTANCES }, (_, i) => ({
+      skill_id: '\u0001'.repeat(5000),
+      instance_label: `${'\u0001'.repeat(196)}${String(i).padStart(4, '0')}`,
+      ...unknownKeys(500, (k) => `${'😀'.repeat(100)}${k}`),
+    }));
+    const answer = checkSkillsInput(library, { checked: 'list', items: worst });
+    // 500 unknown keys and a skill the library lacks: 501 problems, of which 4 lines of emoji fit in 1,536 bytes.
+    expect(answer.instances.every((i) => i.problems.length === 5 && i.problems[4] === 'and 497 more problems not listed')).toBe(true);
+    expect(bytesOf(answer)).toBeGreaterThan(550_000);
+    expect(bytesOf(answer)).toBeLessThanOrEqual(ANSWER_BOUND);
+
+    // And many problems of one field: path lists of 300 entries that are not paths.
+    const paths = checkSkillsInput(library, {
+      checked: 'list',
+      items: Array.from({ length: MAX_INSTANCES }, (_, i) => ({
+        ...instance('continuity/canon-guard', { instance_label: `canon ${i}` }),
+        values: { watch_paths: Array.from({ length: 300 }, (_, k) => `😀${k}`), min_authority: 'author' },
+      })),
+    });
+    expect(paths.instances[0]!.problems.at(-1)).toBe('and 290 more problems not listed');
+    expect(bytesOf(paths)).toBeLessThanOrEqual(ANSWER_BOUND);
+  });
+});

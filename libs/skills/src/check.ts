@@ -1,10 +1,24 @@
-import { FIELD_KINDS, SNAKE_CASE_NAME, describeType, isPlainObject, quote, type FieldContext } from './kinds';
+import { FIELD_KINDS, SNAKE_CASE_NAME, cut, describeType, isPlainObject, quote, type FieldContext } from './kinds';
 import type { SkillLibrary } from './library';
 import type { Checked, InstanceResult, ValidationAnswer } from './model';
 
 /** A list holds at most this many instances (docs/api.md#skill-catalogue, #limits); more gives a top-level problem. */
 export const MAX_INSTANCES = 200;
 const LABEL_MAX = 200;
+
+/*
+ * The answer's size is bounded whatever the input (docs/skills.md#the-answers-size): an instance
+ * lists its first problems only, at most PROBLEMS_LISTED and within PROBLEMS_BYTES of the answer's
+ * JSON, then one line counting the rest; a line is cut at PROBLEM_MAX_CHARS, short enough that the
+ * first always fits; the label and skill id an instance echoes are cut too.
+ */
+export const PROBLEMS_LISTED = 10;
+export const PROBLEMS_BYTES = 1536;
+export const PROBLEM_MAX_CHARS = 250;
+/** A carried skill id is far shorter; a longer one is not a skill, and is echoed cut. */
+export const SKILL_ID_ECHO_MAX = 100;
+/** An instance_label used more than once names this many of the instances that use it. */
+const SHARED_LABEL_INDEXES = 10;
 const INSTANCE_KEYS = ['skill_id', 'skill_version', 'instance_label', 'values', 'authority_scale', 'consumer'];
 
 /** What a validation request asked to check, once its body is read (see readSkillsBody). */
@@ -144,7 +158,9 @@ export function checkSkillsInput(library: SkillLibrary, input: SkillsInput): Val
   });
   for (const [label, indexes] of byLabel) {
     if (indexes.length < 2) continue;
-    const problem = `instance_label ${quote(label)} is used by more than one instance (${indexes.join(', ')})`;
+    const unnamed = indexes.length - SHARED_LABEL_INDEXES;
+    const named = `${indexes.slice(0, SHARED_LABEL_INDEXES).join(', ')}${unnamed > 0 ? ` and ${unnamed} more` : ''}`;
+    const problem = `instance_label ${quote(label)} is used by more than one instance (${named})`;
     for (const i of indexes) (checks[i] as InstanceCheck).problems.push(problem);
   }
   return answer(
@@ -154,5 +170,32 @@ export function checkSkillsInput(library: SkillLibrary, input: SkillsInput): Val
 }
 
 function result(index: number, check: InstanceCheck): InstanceResult {
-  return { index, instance_label: check.instance_label, skill_id: check.skill_id, valid: check.problems.length === 0, problems: check.problems };
+  return {
+    index,
+    // A valid label (at most LABEL_MAX UTF-16 units) is never cut.
+    instance_label: check.instance_label === null ? null : cut(check.instance_label, LABEL_MAX),
+    skill_id: check.skill_id === null ? null : cut(check.skill_id, SKILL_ID_ECHO_MAX),
+    valid: check.problems.length === 0,
+    problems: listed(check.problems),
+  };
+}
+
+const utf8 = new TextEncoder();
+
+/** The first problems, as many as the bounds above allow, and a last line counting the others. */
+function listed(problems: string[]): string[] {
+  const lines: string[] = [];
+  let bytes = 0;
+  for (const problem of problems) {
+    if (lines.length === PROBLEMS_LISTED) break;
+    const line = cut(problem, PROBLEM_MAX_CHARS);
+    // As the answer writes it: JSON-escaped, UTF-8, with the comma before the next.
+    const size = utf8.encode(JSON.stringify(line)).length + 1;
+    if (bytes + size > PROBLEMS_BYTES) break;
+    lines.push(line);
+    bytes += size;
+  }
+  const rest = problems.length - lines.length;
+  if (rest > 0) lines.push(`and ${rest} more problem${rest === 1 ? '' : 's'} not listed`);
+  return lines;
 }

@@ -20,13 +20,17 @@ export const SNAKE_CASE_NAME = /^[a-z][a-z0-9_]*$/;
 const TEXT_MAX = 200;
 
 /**
- * A value quoted for a one-line problem: JSON, so line breaks stay escaped, and cut when long — by
- * code points, so the cut never splits a surrogate pair into a lone surrogate no JSON reader takes.
+ * Text cut to at most `max` code points, the last three `...` when cut: by code points, so the cut
+ * never splits a surrogate pair into a lone surrogate no JSON reader takes.
  */
-export function quote(value: unknown): string {
-  const text = JSON.stringify(value) ?? String(value);
+export function cut(text: string, max: number): string {
   const codePoints = [...text];
-  return codePoints.length > 60 ? `${codePoints.slice(0, 57).join('')}...` : text;
+  return codePoints.length > max ? `${codePoints.slice(0, max - 3).join('')}...` : text;
+}
+
+/** A value quoted for a one-line problem: JSON, so line breaks stay escaped, and cut when long. */
+export function quote(value: unknown): string {
+  return cut(JSON.stringify(value) ?? String(value), 60);
 }
 
 /** What a value is, for "must be ..., got ..." problems. */

@@ -341,6 +341,51 @@ describe('POST /api/skills/validate: the checks of docs/api.md#skill-catalogue',
   });
 });
 
+describe("POST /api/skills/validate: the answer's size is bounded whatever the input (docs/skills.md#the-answers-size)", () => {
+  /** The bound docs/skills.md states. */
+  const ANSWER_BOUND = 691_000;
+  const bytesOf = (body: unknown) => Buffer.byteLength(JSON.stringify(body));
+  type Answer = { valid: boolean; instances: Array<{ instance_label: string; skill_id: string; problems: string[] }> };
+
+  it('answers 200 instances of 180 unknown keys each with 10 problems an instance and a line counting the rest', async () => {
+    const keys = Object.fromEntries(Array.from({ length: 180 }, (_, k) => [String.fromCharCode(97 + Math.floor(k / 26), 97 + (k % 26)), 1]));
+    const body = json({ skills: Array.from({ length: 200 }, () => keys) });
+    expect(Buffer.byteLength(body)).toBeLessThanOrEqual(MAX_BODY_BYTES);
+    const res = await validate(body);
+    expect(res.status).toBe(200);
+    const answer = res.body as Answer;
+    expect(answer.valid).toBe(false);
+    expect(answer.instances).toHaveLength(200);
+    for (const instance of answer.instances) {
+      expect(instance.problems).toHaveLength(11);
+      expect(instance.problems[10]).toBe('and 172 more problems not listed');
+    }
+    expect(bytesOf(answer)).toBeLessThan(300_000);
+  });
+
+  it('answers the largest answer a 256 KB body can ask for within the bound: labels and skill ids of escaped control characters, unknown keys', async () => {
+    // YAML's "\x01" is 4 bytes of the body and 6 of the answer (\u0001): the most an echoed character can grow.
+    const control = (n: number) => '\\x01'.repeat(n);
+    const keys = Array.from({ length: 10 }, (_, k) => `k${k}: 1`).join(', ');
+    const lines = Array.from(
+      { length: 200 },
+      (_, i) => `- {skill_id: "${control(101)}", instance_label: "${control(196)}${String(i).padStart(4, '0')}", ${keys}}`,
+    );
+    const body = `skills:\n${lines.join('\n')}\n`;
+    expect(Buffer.byteLength(body)).toBeLessThanOrEqual(MAX_BODY_BYTES);
+    const res = await validate(body, 'application/yaml');
+    expect(res.status).toBe(200);
+    const answer = res.body as Answer;
+    expect(answer.instances).toHaveLength(200);
+    // A valid label of 200 characters comes back whole; an id this long is not a skill, and says so.
+    expect(answer.instances[7]!.instance_label).toBe(`${'\u0001'.repeat(196)}0007`);
+    expect(answer.instances[7]!.skill_id).toBe(`${'\u0001'.repeat(97)}...`);
+    expect(answer.instances[7]!.problems.at(-1)).toBe('and 1 more problem not listed');
+    expect(bytesOf(answer)).toBeGreaterThan(550_000);
+    expect(bytesOf(answer)).toBeLessThanOrEqual(ANSWER_BOUND);
+  });
+});
+
 describe('POST /api/skills/validate: unreadable bodies answer 400 skills.unreadable', () => {
   it.each<[string, string, string, string]>([
     ['an empty body', '', 'application/json', 'The body is empty'],
