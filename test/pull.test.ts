@@ -310,6 +310,28 @@ describe('the pull API of the all-in-one bus', () => {
     expect([receiving.status, rule(receiving.body)]).toEqual([429, ['quota.exceeded']]);
   }, 30_000);
 
+  it('answers HEAD on receive checked as a GET, at once and leasing nothing: the message stays for the next receive', async () => {
+    const m = message();
+    await publishRaw(JSON.stringify(m));
+    const c = house.consumer.clientId;
+    await eventually(
+      () => call('GET', `${consumerPath(c, 'peek')}?correlation_id=${m.correlation_id}`, tokens.consumer!),
+      (res) => (res.body as { messages?: Array<{ message_id: string }> }).messages?.[0]?.message_id === m.message_id,
+      { what: 'the message queued for the consumer' },
+    );
+    const head = (query: string, bearer = tokens.consumer!) =>
+      fetch(`${bus.busUrl}${consumerPath(c, 'messages')}?${query}`, { method: 'HEAD', headers: { Authorization: `Bearer ${bearer}` } });
+    const answered = await head('wait_seconds=20&visibility_timeout=43200');
+    expect([answered.status, answered.headers.get('content-type'), await answered.text()]).toEqual([200, 'application/json; charset=utf-8', '']);
+    expect((await head('wait_seconds=21')).status).toBe(400);
+    expect((await head('wait_seconds=0', tokens.second!)).status).toBe(403);
+    const [got, ...rest] = await receiveAs(c, tokens.consumer!, 'wait_seconds=0');
+    expect([got?.message_id, got?.receive_count, rest]).toEqual([m.message_id, 1, []]);
+    await settle(c, tokens.consumer!, 'ack', { receipt_handles: [got!.receipt_handle] });
+    const copy = await receiveAll(second.clientId, tokens.second!, 1);
+    await settle(second.clientId, tokens.second!, 'ack', { receipt_handles: copy.map((r) => r.receipt_handle) });
+  }, 60_000);
+
   it('answers the skills route with no registrations while the portal has bound none', async () => {
     const res = await call('GET', consumerPath(house.consumer.clientId, 'skills'), tokens.consumer!);
     expect(res.status).toBe(200);

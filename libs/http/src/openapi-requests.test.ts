@@ -72,6 +72,15 @@ describe('compileOpenApiRequests (pure)', () => {
     expect(parameters(path, query)).toEqual({ ok: false, problem });
   });
 
+  it('checks HEAD as the GET operation, the one express answers it with', () => {
+    const head = requests.operation('HEAD', '/things/t001');
+    expect(head?.operation.method).toBe('GET');
+    expect(head?.operation.checkParameters(head.pathParams, new URLSearchParams('limit=11'))).toEqual({
+      ok: false,
+      problem: 'query parameter "limit" must be <= 10',
+    });
+  });
+
   it('prefers the more literal template, and has no operation for a method the path does not document', () => {
     expect(requests.operation('GET', '/things/special')?.operation.template).toBe('/things/special');
     expect(requests.operation('DELETE', '/things/t001')).toBeUndefined();
@@ -152,6 +161,13 @@ describe('requestValidation on a route', () => {
       const res = await fetch(`${server.url}/things/t001`, { method: 'PUT', body });
       expect([res.status, await res.json()]).toEqual([400, expect.objectContaining({ code: 'thing.invalid', message: expect.stringMatching(message) })]);
     }
+  });
+
+  it('validates HEAD as GET: the route reads the checked query, a bad parameter is the same 400', async () => {
+    const head = await fetch(`${server.url}/things/t001?verbose=false`, { method: 'HEAD' });
+    expect([head.status, head.headers.get('content-type')]).toEqual([200, 'application/json; charset=utf-8']);
+    const bad = await fetch(`${server.url}/things/t001?limit=0`, { method: 'HEAD' });
+    expect(bad.status).toBe(400);
   });
 
   it('leaves what the document does not describe to routing', async () => {

@@ -40,7 +40,10 @@ export interface CompiledOperation {
 }
 
 export interface OpenApiRequests {
-  /** The operation serving `method` on `path` (a raw, still percent-encoded path), if the document has one. */
+  /**
+   * The operation serving `method` on `path` (a raw, still percent-encoded path), if the document has
+   * one. HEAD is the GET operation's unless the document gives HEAD one of its own.
+   */
   operation(method: string, path: string): { operation: CompiledOperation; pathParams: Record<string, string> } | undefined;
 }
 
@@ -87,7 +90,9 @@ export function compileOpenApiRequests(document: OpenApiRequestDocument): OpenAp
       for (const route of routes) {
         const match = route.pattern.exec(path);
         if (!match) continue;
-        const operation = route.operations.get(method.toUpperCase());
+        const asked = method.toUpperCase();
+        // Express answers HEAD with the GET route, which reads the query this validated: HEAD is checked as GET.
+        const operation = route.operations.get(asked) ?? (asked === 'HEAD' ? route.operations.get('GET') : undefined);
         if (!operation) return undefined;
         const pathParams: Record<string, string> = {};
         route.names.forEach((name, i) => {

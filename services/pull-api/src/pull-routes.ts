@@ -110,6 +110,13 @@ export function pullRoutes(deps: PullRoutesDeps): Router {
   });
 
   router.get(`${base}/messages`, ...guards, async (req: Request, res: Response) => {
+    // HEAD comes here as GET, authenticated, counted and checked as one, and answers at once without
+    // leasing: messages leased into an answer that has no body would be lost to every receiver for
+    // their visibility timeout.
+    if (req.method === 'HEAD') {
+      res.type('json').end();
+      return;
+    }
     const consumerId = String(req.params.c);
     const query = validatedQuery(req);
     const messages = await receive(deps.pull, consumerId, {
