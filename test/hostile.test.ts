@@ -461,6 +461,14 @@ describe('HTTP edges', () => {
     expect(answer).toMatch(/\r\n\r\n\{.*"request\.expectation_failed".*\}$/s);
   });
 
+  it.each(['bus', 'portal'] as const)('answers an HTTP/1.1 request without Host 400 request.malformed in JSON on the %s host, and closes', async (host) => {
+    const answer = await raw(host === 'bus' ? bus.busUrl : bus.portalUrl, 'GET /healthz HTTP/1.1\r\n\r\n');
+    expect(answer).toMatch(/^HTTP\/1\.1 400 /);
+    expect(answer).toMatch(/\r\nX-Request-Id: [0-9a-f-]{36}\r\n/i);
+    expect(answer).toMatch(/\r\nConnection: close\r\n/i);
+    expect(answer).toMatch(/\r\n\r\n\{.*"request\.malformed".*\}$/s);
+  });
+
   it('refuses a Content-Encoding with 415 and two Authorization headers with 400', async () => {
     const gzip = await fetchObserved(`${bus.busUrl}${messagesPath()}`, {
       method: 'POST',

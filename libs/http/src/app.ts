@@ -244,18 +244,29 @@ export function createRequestMetrics(registry: Registry): RequestMetrics {
 /**
  * Requests no route can read as their sender meant: a target with a malformed percent escape or
  * escaped bytes that are not UTF-8 (express and path-to-regexp would throw decoding it, and the
- * firewall could not read it as any route would), a body under a Content-Encoding (the bus reads
- * bodies only as sent, so compressed JSON would be refused as not UTF-8 and plain JSON labelled gzip
- * accepted), or two Authorization headers (Node keeps the first; which one the sender meant is unknown).
+ * firewall could not read it as any route would), an HTTP/1.1 request with no Host header or more than
+ * one (RFC 9112 3.2; the server lets them through to answer here, in JSON), a body under a
+ * Content-Encoding (the bus reads bodies only as sent, so compressed JSON would be refused as not
+ * UTF-8 and plain JSON labelled gzip accepted), or two Authorization headers (Node keeps the first;
+ * which one the sender meant is unknown).
  */
 function refuseAmbiguousRequests(req: Request, _res: Response, next: NextFunction): void {
   if (!decodesAsUtf8(req.url)) throw new MalformedRequestError('the request target has a malformed percent escape or escaped bytes that are not UTF-8');
+  const hosts = countHeader(req, 'host');
+  if (hosts > 1) throw new MalformedRequestError(`it carries ${hosts} Host headers; send one`);
+  if (hosts === 0 && req.httpVersion !== '1.0') throw new MalformedRequestError('an HTTP/1.1 request needs a Host header');
   const encoding = req.headers['content-encoding'];
   if (encoding !== undefined && encoding.trim().toLowerCase() !== 'identity') throw new ContentEncodingUnsupportedError(encoding);
-  let authorizations = 0;
-  for (let i = 0; i < req.rawHeaders.length; i += 2) if (req.rawHeaders[i]?.toLowerCase() === 'authorization') authorizations += 1;
+  const authorizations = countHeader(req, 'authorization');
   if (authorizations > 1) throw new MalformedRequestError(`it carries ${authorizations} Authorization headers; send one`);
   next();
+}
+
+/** How many times the request carries header `name` (lower case), as sent: Node keeps only the first of some. */
+function countHeader(req: Request, name: string): number {
+  let count = 0;
+  for (let i = 0; i < req.rawHeaders.length; i += 2) if (req.rawHeaders[i]?.toLowerCase() === name) count += 1;
+  return count;
 }
 
 /** Whether every percent escape of `target` is well-formed and the escaped bytes are UTF-8 (decodeURIComponent's own rule). */

@@ -271,6 +271,27 @@ describe('requests no route could read as meant', () => {
     expect(res.status).toBe(201);
   });
 
+  it.each([
+    ['bus', () => bus, { accepted: false, violations: [{ source: 'policy', rule: 'request.malformed', message: expect.stringContaining('Host header') }] }],
+    ['portal', () => portal, { code: 'request.malformed', message: expect.stringContaining('Host header'), request_id: expect.any(String) }],
+  ])('answers an HTTP/1.1 request without Host 400 request.malformed as JSON with a request id, and closes (%s)', async (_host, server, body) => {
+    // No Connection: close: the server closes it.
+    const answer = await rawRequest(server(), 'GET /things HTTP/1.1\r\n\r\n');
+    expect(answer.status).toBe(400);
+    expect(answer.headers['content-type']).toBe('application/json; charset=utf-8');
+    expect(answer.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+    expect(answer.headers.connection).toBe('close');
+    expect(answer.body).toEqual(body);
+  });
+
+  it('answers two Host headers 400 request.malformed, and takes HTTP/1.0 without Host', async () => {
+    const twice = await rawRequest(bus, 'GET /things HTTP/1.1\r\nHost: a\r\nhost: b\r\n\r\n');
+    expect([twice.status, twice.headers.connection]).toEqual([400, 'close']);
+    expect(twice.body).toMatchObject({ violations: [{ rule: 'request.malformed', message: expect.stringContaining('2 Host headers') }] });
+    const old = await rawRequest(bus, 'GET /things HTTP/1.0\r\n\r\n');
+    expect([old.status, old.body]).toEqual([200, { things: [] }]);
+  });
+
   it('answers two Authorization headers 400 request.malformed', async () => {
     const answer = await rawRequest(bus, 'GET /things HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer a\r\nauthorization: Bearer b\r\nConnection: close\r\n\r\n');
     expect(answer.status).toBe(400);
@@ -294,8 +315,9 @@ describe('request targets that do not decode', () => {
   const cases = targets.flatMap((target) => ['GET', 'DELETE', 'OPTIONS', 'POST'].map((method) => [method, target] as const));
 
   it.each(cases)('answers %s %s 400 request.malformed as JSON, never 500', async (method, target) => {
-    const answer = await rawRequest(bus, `${method} ${target} HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\nConnection: close\r\n\r\n`);
+    const answer = await rawRequest(bus, `${method} ${target} HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n`);
     expect(answer.status).toBe(400);
+    expect(answer.headers.connection).toBe('close');
     expect(answer.headers['content-type']).toBe('application/json; charset=utf-8');
     expect(answer.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
     expect(answer.body).toEqual({

@@ -27,14 +27,15 @@ export class MethodNotAllowedError extends HttpError {
 }
 
 /**
- * What Node's HTTP parser refuses before any route sees the request (the server's clientError):
- * 400 request.malformed (CR or NUL in a header, Content-Length with Transfer-Encoding, bad chunked
- * encoding, an unknown method), 431 request.headers_too_large, 408 request.timeout.
+ * 400 request.malformed: what Node's HTTP parser refuses before any route sees the request (the
+ * server's clientError: CR or NUL in a header, Content-Length with Transfer-Encoding, bad chunked
+ * encoding, an unknown method), and what the app refuses before any route as no route could read it
+ * as sent (app.ts). The connection is closed: after such a request nothing more on it is trusted.
  */
 export class MalformedRequestError extends HttpError {
   override readonly name = 'MalformedRequestError';
   constructor(reason: string) {
-    super(400, 'request.malformed', `The request is not well-formed HTTP/1.1: ${reason}`);
+    super(400, 'request.malformed', `The request is not well-formed HTTP/1.1: ${reason}`, 'policy', { Connection: 'close' });
   }
 }
 

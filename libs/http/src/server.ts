@@ -16,7 +16,9 @@ export interface RunningServer {
 }
 
 export async function serve(app: HttpApp, opts: { host: string; port: number; logger: Logger }): Promise<RunningServer> {
-  const server = createServer(app.express);
+  // A missing Host is refused by the app (app.ts), in JSON with a request id: Node's own refusal is a
+  // bare 400 with no body.
+  const server = createServer({ requireHostHeader: false }, app.express);
   // Long polls hold a request for up to 20 s; keep-alive must outlive the proxies in front of us.
   server.keepAliveTimeout = 65_000;
   server.headersTimeout = 66_000;
