@@ -469,6 +469,21 @@ describe('HTTP edges', () => {
     expect(answer).toMatch(/\r\n\r\n\{.*"request\.malformed".*\}$/s);
   });
 
+  it.each(['gzip, chunked', 'x-unknown, chunked', 'deflate,chunked'])(
+    'refuses Transfer-Encoding: %s with 400 request.malformed, even around a plain JSON message',
+    async (codings) => {
+      const body = JSON.stringify(storyContext());
+      const size = Buffer.byteLength(body).toString(16);
+      const answer = await raw(
+        bus.busUrl,
+        `POST /v1/tenants/${house.workspaceId}/validate HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\nTransfer-Encoding: ${codings}\r\n\r\n${size}\r\n${body}\r\n0\r\n\r\n`,
+      );
+      expect(answer).toMatch(/^HTTP\/1\.1 400 /);
+      expect(answer).toMatch(/\r\nConnection: close\r\n/i);
+      expect(answer).toMatch(/\r\n\r\n\{.*"request\.malformed".*\}$/s);
+    },
+  );
+
   it('refuses a Content-Encoding with 415 and two Authorization headers with 400', async () => {
     const gzip = await fetchObserved(`${bus.busUrl}${messagesPath()}`, {
       method: 'POST',

@@ -245,8 +245,9 @@ export function createRequestMetrics(registry: Registry): RequestMetrics {
  * Requests no route can read as their sender meant: a target with a malformed percent escape or
  * escaped bytes that are not UTF-8 (express and path-to-regexp would throw decoding it, and the
  * firewall could not read it as any route would), an HTTP/1.1 request with no Host header or more than
- * one (RFC 9112 3.2; the server lets them through to answer here, in JSON), a body under a
- * Content-Encoding (the bus reads bodies only as sent, so compressed JSON would be refused as not
+ * one (RFC 9112 3.2; the server lets them through to answer here, in JSON), a Transfer-Encoding
+ * other than chunked alone (Node's parser reads only the chunked framing and ignores the codings
+ * before it, so a gzip-coded body would be read as sent), a body under a Content-Encoding (the bus reads bodies only as sent, so compressed JSON would be refused as not
  * UTF-8 and plain JSON labelled gzip accepted), or two Authorization headers (Node keeps the first;
  * which one the sender meant is unknown).
  */
@@ -255,6 +256,9 @@ function refuseAmbiguousRequests(req: Request, _res: Response, next: NextFunctio
   const hosts = countHeader(req, 'host');
   if (hosts > 1) throw new MalformedRequestError(`it carries ${hosts} Host headers; send one`);
   if (hosts === 0 && req.httpVersion !== '1.0') throw new MalformedRequestError('an HTTP/1.1 request needs a Host header');
+  const transfer = req.headers['transfer-encoding'];
+  if (transfer !== undefined && transfer.trim().toLowerCase() !== 'chunked')
+    throw new MalformedRequestError('the only Transfer-Encoding read is chunked, alone; send the body uncompressed');
   const encoding = req.headers['content-encoding'];
   if (encoding !== undefined && encoding.trim().toLowerCase() !== 'identity') throw new ContentEncodingUnsupportedError(encoding);
   const authorizations = countHeader(req, 'authorization');

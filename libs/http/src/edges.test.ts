@@ -292,6 +292,29 @@ describe('requests no route could read as meant', () => {
     expect([old.status, old.body]).toEqual([200, { things: [] }]);
   });
 
+  const chunked = (codings: string) =>
+    `POST /things HTTP/1.1\r\nHost: x\r\n${codings
+      .split('|')
+      .map((c) => `Transfer-Encoding: ${c}\r\n`)
+      .join('')}\r\n2\r\n{}\r\n0\r\n\r\n`;
+
+  it.each(['gzip, chunked', 'x-unknown, chunked', 'deflate,chunked', 'identity, chunked', 'chunked|chunked', 'gzip|chunked'])(
+    'answers Transfer-Encoding: %s 400 request.malformed before the route reads the body',
+    async (codings) => {
+      const answer = await rawRequest(bus, chunked(codings));
+      expect([answer.status, answer.headers.connection]).toEqual([400, 'close']);
+      expect(answer.body).toEqual({
+        accepted: false,
+        violations: [{ source: 'policy', rule: 'request.malformed', message: expect.stringContaining('Transfer-Encoding') }],
+      });
+    },
+  );
+
+  it.each(['chunked', 'Chunked', 'CHUNKED'])('reads a body under Transfer-Encoding: %s', async (coding) => {
+    const answer = await rawRequest(bus, chunked(coding).replace('Host: x\r\n', 'Host: x\r\nConnection: close\r\n'));
+    expect([answer.status, answer.body]).toEqual([201, { created: true, bytes: 2 }]);
+  });
+
   it('answers two Authorization headers 400 request.malformed', async () => {
     const answer = await rawRequest(bus, 'GET /things HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer a\r\nauthorization: Bearer b\r\nConnection: close\r\n\r\n');
     expect(answer.status).toBe(400);
