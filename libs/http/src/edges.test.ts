@@ -2,13 +2,14 @@ import { connect } from 'node:net';
 import { Writable } from 'node:stream';
 import type { NextFunction, Request, Response, Router } from 'express';
 import { HttpError } from '@bus/contracts';
+import { eventually } from '@bus/testing';
 import { createLogger, createMetricsRegistry } from '@bus/observability';
 import { createHttpApp, createRequestMetrics } from './app';
 import { readBody } from './body';
 import { routeMatcher } from './route-matcher';
 import { createRouter } from './router';
 import { codeBody, violationBody, type ErrorRenderer } from './error-bodies';
-import { serve, type RunningServer } from './server';
+import { REQUEST_TIMEOUTS, serve, type RunningServer } from './server';
 
 /**
  * The edges of every listener (libs/http): requests Node's own parser refuses, and methods a known
@@ -365,5 +366,61 @@ describe('request targets that do not decode', () => {
     expect(lines.some((l) => l.includes('"status":400'))).toBe(true);
     expect(lines.filter((l) => !l.includes('"level":"info"'))).toEqual([]);
     expect(lines.join('')).not.toContain('stack');
+  });
+});
+
+describe('requests that do not arrive in time', () => {
+  let slow: RunningServer;
+  let entered = false;
+  let release = () => undefined as void;
+  const held = new Promise<void>((resolve) => (release = resolve));
+  beforeAll(async () => {
+    const router = createRouter();
+    router.post('/things', async (req, res) => {
+      res.status(201).json({ bytes: (await readBody(req, 1000)).length });
+    });
+    // Answers only when the test says so, as a long poll answers when a message comes.
+    router.get('/held', async (_req, res) => {
+      entered = true;
+      await held;
+      res.json({ held: true });
+    });
+    const app = createHttpApp({ name: 'test', logger, metrics, requestMetrics, readiness: [], renderError: violationBody, routers: [router] });
+    slow = await serve(app, { host: '127.0.0.1', port: 0, logger, timeouts: { headersMs: 200, requestMs: 300, checkEveryMs: 20 } });
+  });
+  afterAll(() => slow.close(1000));
+
+  const timedOut = {
+    accepted: false,
+    violations: [{ source: 'policy', rule: 'request.timeout', message: 'The request was not received in full in time' }],
+  };
+
+  it.each([
+    ['a body that stops short of its Content-Length', 'POST /things HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\nab'],
+    ['headers that never end', 'GET /things HTTP/1.1\r\nHost: x\r\n'],
+  ])('answers %s 408 request.timeout as JSON and closes', async (_what, request) => {
+    const answer = await rawRequest(slow, request);
+    expect(answer.status).toBe(408);
+    expect(answer.headers.connection).toBe('close');
+    expect(answer.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+    expect(answer.body).toEqual(timedOut);
+  });
+
+  it('never cuts a request whose answer takes long: only receiving the request is timed', async () => {
+    const waiting = rawRequest(slow, 'GET /held HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
+    await eventually(
+      () => entered,
+      (inRoute) => inRoute,
+      { what: 'the held request in its route' },
+    );
+    // Sent after the held one and timed out: the held one has been in flight longer than the bound.
+    expect((await rawRequest(slow, 'POST /things HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\nab')).status).toBe(408);
+    release();
+    expect(await waiting).toMatchObject({ status: 200, body: { held: true } });
+  });
+
+  it('gives every listener the documented bounds: 66 s for the headers and for the whole request', () => {
+    expect(REQUEST_TIMEOUTS).toEqual({ headersMs: 66_000, requestMs: 66_000, checkEveryMs: 1_000 });
+    expect([bus.server.headersTimeout, bus.server.requestTimeout]).toEqual([66_000, 66_000]);
   });
 });

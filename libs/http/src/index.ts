@@ -1,7 +1,7 @@
 export { createHttpApp, createRequestMetrics } from './app';
 export type { HttpApp, HttpAppOptions, RequestMetrics } from './app';
-export { serve, onShutdownSignal } from './server';
-export type { RunningServer } from './server';
+export { serve, onShutdownSignal, REQUEST_TIMEOUTS } from './server';
+export type { RunningServer, RequestTimeouts, ServeOptions } from './server';
 export { readBody } from './body';
 export { readBasicAuthorization } from './basic-auth';
 export type { BasicAuthorization } from './basic-auth';

@@ -15,13 +15,50 @@ export interface RunningServer {
   close(drainTimeoutMs: number): Promise<void>;
 }
 
-export async function serve(app: HttpApp, opts: { host: string; port: number; logger: Logger }): Promise<RunningServer> {
-  // A missing Host is refused by the app (app.ts), in JSON with a request id: Node's own refusal is a
-  // bare 400 with no body.
-  const server = createServer({ requireHostHeader: false }, app.express);
-  // Long polls hold a request for up to 20 s; keep-alive must outlive the proxies in front of us.
+/** How long a client may take to send a request, in milliseconds (docs/errors.md, 408 request.timeout). */
+export interface RequestTimeouts {
+  /** From a request's first byte to the end of its headers. */
+  headersMs: number;
+  /** From a request's first byte to the end of its body: the whole request. */
+  requestMs: number;
+  /** How often Node looks for requests past either bound: a stalled request is answered within this much of it. */
+  checkEveryMs: number;
+}
+
+/**
+ * Long polls hold a request for up to 20 s; keep-alive (65 s) must outlive the proxies in front of
+ * us, and the headers' bound is kept above it. The whole request, headers and body, gets the same
+ * 66 s: Node refuses a request bound under the headers' (it includes them), and a legitimate body
+ * (a publish is at most 240,000 bytes) arrives in a fraction of it. Only receiving the request is
+ * timed, never answering it: a long poll's request has no body and is complete with its headers, so
+ * its wait is not cut. Node's default checks every 30 s; every second answers a stalled request
+ * 408 at its bound rather than up to half a minute after it.
+ */
+export const REQUEST_TIMEOUTS: RequestTimeouts = { headersMs: 66_000, requestMs: 66_000, checkEveryMs: 1_000 };
+
+export interface ServeOptions {
+  host: string;
+  port: number;
+  logger: Logger;
+  /** REQUEST_TIMEOUTS unless given: shorter ones let a test see a 408 without waiting a minute. */
+  timeouts?: RequestTimeouts;
+}
+
+export async function serve(app: HttpApp, opts: ServeOptions): Promise<RunningServer> {
+  const timeouts = opts.timeouts ?? REQUEST_TIMEOUTS;
+  const server = createServer(
+    {
+      // A missing Host is refused by the app (app.ts), in JSON with a request id: Node's own refusal
+      // is a bare 400 with no body.
+      requireHostHeader: false,
+      // Past either bound Node raises ERR_HTTP_REQUEST_TIMEOUT as a clientError: answered 408 below.
+      headersTimeout: timeouts.headersMs,
+      requestTimeout: timeouts.requestMs,
+      connectionsCheckingInterval: timeouts.checkEveryMs,
+    },
+    app.express,
+  );
   server.keepAliveTimeout = 65_000;
-  server.headersTimeout = 66_000;
   answerParserErrors(server, app, opts.logger);
   routeConnectRequests(server, app);
   answerExpectations(server, app);
