@@ -414,13 +414,21 @@ describe('connection names and last use', () => {
   });
 
   it.each([
-    ['a name with a newline', { name: 'two\nlines' }, 'body "name" must be one line of text without control characters (no tab, newline or NUL)'],
-    ['a name with a NUL', { name: 'nul\u0000' }, 'body "name" must be one line of text without control characters (no tab, newline or NUL)'],
+    [
+      'a name with a newline',
+      { name: 'two\nlines' },
+      'body "name" must be one line of text without control characters (no tab, newline, NUL, line separator or bidirectional control)',
+    ],
+    [
+      'a name with a NUL',
+      { name: 'nul\u0000' },
+      'body "name" must be one line of text without control characters (no tab, newline, NUL, line separator or bidirectional control)',
+    ],
     ['a name over 100 characters', { name: 'n'.repeat(101) }, 'body "name" must NOT have more than 100 characters'],
     [
       'a description with a tab',
       { description: 'tab\there' },
-      'body "description" must be text without control characters other than newlines (no tab or NUL)',
+      'body "description" must be text without control characters other than newlines (no tab, NUL or bidirectional control)',
     ],
     ['a description over 500 characters', { description: 'd'.repeat(501) }, 'body "description" must NOT have more than 500 characters'],
   ])('refuses %s with a 400 naming the field in words, at creation and by PUT', async (_what, about, message) => {

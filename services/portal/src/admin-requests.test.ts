@@ -43,14 +43,27 @@ describe('admin requests checked against schemas/openapi/admin.json (no drift)',
     },
   );
 
-  it('refuses names with control characters (a tab too) or only spaces, in the schema', () => {
-    for (const name of ['Tab\there', 'Line\nbreak', 'Nul\u0000', 'Del\u007f', 'C1\u0085', ' ', '']) {
+  it('refuses names with control characters (a tab too), line separators or bidirectional controls, or only spaces or invisible characters, in the schema', () => {
+    for (const name of [
+      'Tab\there',
+      'Line\nbreak',
+      'Nul\u0000',
+      'Del\u007f',
+      'C1\u0085',
+      ' ',
+      '',
+      'Line\u2028separator',
+      'Right-to-left \u202eoverride',
+      'Isolate\u2066',
+      '\u200b',
+      ' \ufeff\u00ad ',
+    ]) {
       expect({ name, problem: check('POST', '/api/admin/organisations', { name, kind: 'house' }) }).toEqual({
         name,
         problem: expect.stringMatching(/^body "name" must/),
       });
     }
-    for (const name of ['Storyteller Studio', 'Ünïcødé ✓ 名前', ' padded '])
+    for (const name of ['Storyteller Studio', 'Ünïcødé ✓ 名前', ' padded ', 'שלום עולם', 'zero\u200bwidth inside'])
       expect(check('POST', '/api/admin/organisations', { name, kind: 'house' })).toBe('ok');
   });
 
