@@ -239,6 +239,40 @@ describe('routing is total', () => {
     return { status: res.status, body, type: res.headers.get('content-type') ?? '' };
   }
 
+  let consumerToken: string | undefined;
+  /**
+   * A GET (or HEAD) of `op` on the house's own ids, with the consumer's token on a consumer route: the
+   * route itself answers, not the tenant or consumer check before it.
+   */
+  async function onOwnIds(op: Operation, query: URLSearchParams, method = 'GET') {
+    const ids: Record<string, Record<string, string>> = {
+      bus: { t: house.workspaceId, c: house.consumer.clientId },
+      portal: { o: house.organisationId, w: house.workspaceId, a: house.appId, c: house.producer.clientId },
+    };
+    const path = `${op.template.replace(/\{([^}]+)\}/g, (_, name: string) => ids[op.host]?.[name] ?? 'x1')}${query.size > 0 ? `?${query}` : ''}`;
+    consumerToken ??= await tenants.token(house.consumer);
+    const bearer = op.template.includes('/consumers/') ? consumerToken : token;
+    const res = await fetch(`${op.host === 'bus' ? bus.busUrl : bus.portalUrl}${path}`, {
+      method,
+      headers: { Authorization: op.host === 'bus' ? `Bearer ${bearer}` : `Basic ${operatorBasic}` },
+    });
+    const text = await res.text();
+    let body: unknown;
+    try {
+      body = JSON.parse(text);
+    } catch {
+      body = undefined;
+    }
+    const message = (body as { message?: string; violations?: Array<{ message: string }> } | undefined) ?? {};
+    return {
+      path,
+      status: res.status,
+      requestId: res.headers.get('x-request-id'),
+      rule: rulesOrCode(body),
+      message: message.message ?? message.violations?.[0]?.message ?? '',
+    };
+  }
+
   it('walks every served operation in its own spelling, with a trailing slash and in upper case', async () => {
     expect(operations.length).toBeGreaterThan(40);
     const wrong: string[] = [];
@@ -267,12 +301,7 @@ describe('routing is total', () => {
    * ids with each query parameter it can fill, so the route itself answers.
    */
   it('answers HEAD as GET on every GET operation, its query parameters given, never a 5xx', async () => {
-    const ids: Record<string, Record<string, string>> = {
-      bus: { t: house.workspaceId, c: house.consumer.clientId },
-      portal: { o: house.organisationId, w: house.workspaceId, a: house.appId, c: house.producer.clientId },
-    };
     const known: Record<string, string> = { organisation_id: house.organisationId, workspace_id: house.workspaceId, app_id: house.appId };
-    const consumerToken = await tenants.token(house.consumer);
     const valueOf = ({ name, schema }: Operation['query'][number]): string | undefined => {
       if (known[name]) return known[name];
       // The least of a number: wait_seconds=0 answers a receive at once.
@@ -283,24 +312,33 @@ describe('routing is total', () => {
     const wrong: string[] = [];
     let withQuery = 0;
     for (const op of operations.filter((o) => o.method === 'GET')) {
-      const path = op.template.replace(/\{([^}]+)\}/g, (_, name: string) => ids[op.host]?.[name] ?? 'x1');
       const query = new URLSearchParams();
       for (const parameter of op.query) {
         const value = valueOf(parameter);
         if (value !== undefined) query.set(parameter.name, value);
       }
       if (query.size > 0) withQuery += 1;
-      const url = `${op.host === 'bus' ? bus.busUrl : bus.portalUrl}${path}${query.size > 0 ? `?${query}` : ''}`;
-      const bearer = op.template.includes('/consumers/') ? consumerToken : token;
-      const headers = { Authorization: op.host === 'bus' ? `Bearer ${bearer}` : `Basic ${operatorBasic}` };
-      const get = await fetch(url, { headers });
-      await get.arrayBuffer();
-      const head = await fetch(url, { method: 'HEAD', headers });
-      await head.arrayBuffer();
-      if (head.status >= 500 || head.status !== get.status || !head.headers.get('x-request-id'))
-        wrong.push(`HEAD ${path}?${query} → ${head.status} (GET ${get.status})`);
+      const get = await onOwnIds(op, query);
+      const head = await onOwnIds(op, query, 'HEAD');
+      if (head.status >= 500 || head.status !== get.status || !head.requestId) wrong.push(`HEAD ${head.path} → ${head.status} (GET ${get.status})`);
     }
     expect(withQuery).toBeGreaterThan(8);
+    expect(wrong).toEqual([]);
+  }, 60_000);
+
+  it('refuses ?__proto__ wherever it refuses an unknown query parameter', async () => {
+    const wrong: string[] = [];
+    let refusing = 0;
+    for (const op of operations.filter((o) => o.method === 'GET' && o.query.length > 0)) {
+      const unknown = await onOwnIds(op, new URLSearchParams([['zz', '1']]));
+      // Refused for the unknown parameter, not for a placeholder id in the path.
+      if (unknown.status !== 400 || !unknown.message.includes('"zz"')) continue;
+      refusing += 1;
+      const proto = await onOwnIds(op, new URLSearchParams([['__proto__', '1']]));
+      if (proto.status !== 400 || proto.rule !== unknown.rule || !proto.message.includes('__proto__'))
+        wrong.push(`${proto.path} → ${proto.status} ${proto.rule}`);
+    }
+    expect(refusing).toBeGreaterThanOrEqual(8);
     expect(wrong).toEqual([]);
   }, 60_000);
 

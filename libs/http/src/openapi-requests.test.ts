@@ -66,6 +66,9 @@ describe('compileOpenApiRequests (pure)', () => {
     ['verbose=yes', '/things/t001', 'query parameter "verbose" must be boolean'],
     ['limit=1&limit=2', '/things/t001', 'query parameter "limit" is given more than once'],
     ['lmit=1', '/things/t001', 'unknown query parameter "lmit"'],
+    ['__proto__=1', '/things/t001', 'unknown query parameter "__proto__"'],
+    ['limit=2&__proto__[limit]=1', '/things/t001', 'unknown query parameter "__proto__[limit]"'],
+    ['constructor=1', '/things/t001', 'unknown query parameter "constructor"'],
     // A pattern the document words (x-pattern-message) is said in those words, never as the pattern.
     ['word=Caps', '/things/t001', 'query parameter "word" must be lowercase letters'],
   ])('refuses ?%s on %s naming the parameter', (query, path, problem) => {

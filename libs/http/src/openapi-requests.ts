@@ -140,7 +140,9 @@ function compileOperation(ajv: Ajv2020, template: string, method: string, pathIt
     checkParameters(pathParams, query) {
       const pathValues = { ...pathParams };
       if (!pathCheck.validate(pathValues)) return { ok: false, problem: describe('path parameter', pathCheck.validate.errors) };
-      const values: Record<string, unknown> = {};
+      // No prototype: on a plain object `values.__proto__ = …` sets the prototype instead of a member,
+      // and ?__proto__=1 would slip past the refusal of unknown parameters.
+      const values: Record<string, unknown> = Object.create(null) as Record<string, unknown>;
       for (const name of new Set(query.keys())) {
         const given = query.getAll(name);
         if (given.length > 1) return { ok: false, problem: `query parameter ${quoted(name)} is given more than once` };
