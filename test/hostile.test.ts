@@ -10,8 +10,10 @@ import { TenantFixture, type Tenant } from './support/tenants';
  * A hostile producer against a whole bus (docs/errors.md): what one sends must never multiply into
  * someone else's problem. One UUID is one message in every spelling; a body of tens of thousands of
  * unknown members is one small answer and one small record, and a normal producer beside forty such
- * bodies in flight is served; no spelling of a path reaches a route unvalidated (never a 500); the
- * HTTP edges (Expect, Content-Encoding, a second Authorization) answer in JSON before any body is read.
+ * bodies in flight is served; no spelling of a path reaches a route unvalidated (never a 500), nor a
+ * HEAD, a target that does not decode or a __proto__ parameter; the HTTP edges (Expect,
+ * Content-Encoding, Transfer-Encoding, a missing Host, a second Authorization) answer in JSON before
+ * any body is read.
  */
 const busApi = createOpenApiChecker(openapi.bus);
 const SYSTEM_ID = 'storyteller.web';

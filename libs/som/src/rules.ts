@@ -204,7 +204,7 @@ export const RULES = {
   'request.malformed': refusing(
     'policy',
     BAD_REQUEST,
-    "Node's HTTP parser refused the request before any route saw it (CR or NUL in a header, Content-Length with Transfer-Encoding, bad chunked encoding, an unknown method), or its body broke off; the connection is closed.",
+    "The request is not one any route could read as sent, refused before any route saw it: Node's HTTP parser refused it (CR or NUL in a header, Content-Length with Transfer-Encoding, bad chunked encoding, an unknown method); its target has a malformed percent escape or escaped bytes that are not UTF-8; an HTTP/1.1 request has no Host header or more than one; a Transfer-Encoding other than chunked alone; two Authorization headers; or its body broke off. The connection is closed.",
   ),
   'request.headers_too_large': refusing('policy', 431, 'The request line and headers are over 16 KB; the connection is closed.'),
   'request.timeout': refusing('policy', 408, 'The request was not received in full in time; the connection is closed.'),
