@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -25,6 +26,8 @@ const VENDOR_APP = 'ademovendor22';
 const portalApi = createOpenApiChecker(openapi.portal);
 
 let provider: ChildProcess;
+let providerPort: number;
+let providerSecret: string;
 let bus: RunningBus;
 let portalUrl: string;
 let browser: Browser;
@@ -55,6 +58,7 @@ beforeAll(async () => {
   const [oidcPort, portalPort] = [await freePort(), await freePort()];
   portalUrl = `http://127.0.0.1:${portalPort}`;
   const clientSecret = randomBytes(24).toString('hex');
+  [providerPort, providerSecret] = [oidcPort, clientSecret];
   provider = await startProvider(oidcPort, `${portalUrl}/portal/callback`, clientSecret);
   bus = await startBus({
     PORTAL_PORT: String(portalPort),
@@ -112,6 +116,40 @@ async function signIn(login: string, deepLink?: string): Promise<{ context: Brow
   await page.getByRole('button', { name: 'Continue' }).click();
   await page.waitForURL(`${portalUrl}${deepLink ?? '/portal'}`);
   return { context, page };
+}
+
+/**
+ * A fresh browser profile through the provider's form and consent page as `login`, from /portal/login
+ * (with `query`), up to the provider's redirect back to the portal's callback, which is held there:
+ * the callback's address, for a test to send as it is or changed. `authorization` may change the
+ * portal's redirect to the provider first. The redirects are taken with the context's own requests
+ * (its cookies): a browser would follow them before a test could change one.
+ */
+async function heldCallback(
+  login: string,
+  opts: { query?: string; authorization?: (url: URL) => void } = {},
+): Promise<{ context: BrowserContext; page: Page; callback: URL }> {
+  const context = await browser.newContext();
+  const page = await context.newPage();
+  const started = await context.request.get(`${portalUrl}/portal/login${opts.query ?? ''}`, { maxRedirects: 0 });
+  const authorization = new URL(started.headers().location!);
+  opts.authorization?.(authorization);
+  await page.goto(authorization.href);
+  await page.locator('input[name="login"]').fill(login);
+  await page.locator('input[name="password"]').fill('any password');
+  await page.getByRole('button', { name: 'Sign-in' }).click();
+  const consent = page.locator('form', { has: page.getByRole('button', { name: 'Continue' }) });
+  await consent.waitFor();
+  const fields: Record<string, string> = {};
+  for (const input of await consent.locator('input[type="hidden"]').all()) fields[(await input.getAttribute('name'))!] = (await input.getAttribute('value'))!;
+  let at = new URL((await consent.getAttribute('action'))!, page.url());
+  let answer = await context.request.post(at.href, { form: fields, maxRedirects: 0 });
+  for (let hop = 0; hop < 5; hop++) {
+    at = new URL(answer.headers().location!, at);
+    if (at.origin === portalUrl) return { context, page, callback: at };
+    answer = await context.request.get(at.href, { maxRedirects: 0 });
+  }
+  throw new Error(`the provider did not redirect to the portal; last at ${at.href}`);
 }
 
 /** A call of the admin API as the operator (HTTP Basic): what busctl does. */
@@ -1427,6 +1465,70 @@ describe('the portal in a browser', () => {
     await page.goto(`${portalUrl}/portal`);
     await page.getByRole('link', { name: 'Sign in' }).waitFor();
     await context.close();
+  }, 60_000);
+});
+
+describe('a sign-in callback the portal refuses, or cannot complete while the provider is down (docs/portal.md)', () => {
+  const issuer = () => `http://127.0.0.1:${providerPort}`;
+
+  it.each<[string, (callback: URL) => void]>([
+    ['a wrong iss', (callback) => callback.searchParams.set('iss', 'http://127.0.0.1:1')],
+    ['no iss', (callback) => callback.searchParams.delete('iss')],
+    ['a repeated parameter', (callback) => callback.searchParams.append('code', 'extra')],
+    ['a wrong code', (callback) => callback.searchParams.set('code', 'not-the-code')],
+  ])(
+    'answers a callback with %s 400 portal.sign_in_failed, a page saying to start again, and signs no one in',
+    async (_what, change) => {
+      const { context, page, callback } = await heldCallback('viewer');
+      // The provider names itself in its answer (RFC 9207), which openid-client then requires.
+      expect(callback.searchParams.get('iss')).toBe(issuer());
+      change(callback);
+      const answer = await page.goto(callback.href);
+      expect(answer!.status()).toBe(400);
+      await page.getByRole('heading', { name: /^400: Sign-in failed: the identity provider.*Start again at \/portal\/login$/ }).waitFor();
+      expect((await apiCall(page, 'GET', '/api/portal/me', undefined, 'none')).body).toMatchObject({ code: 'portal.sign_in_required' });
+      await context.close();
+    },
+    60_000,
+  );
+
+  it("answers 400 portal.sign_in_failed when the ID token was issued for another sign-in's request (its nonce)", async () => {
+    const { context, page, callback } = await heldCallback('viewer', { authorization: (url) => url.searchParams.set('nonce', 'another-sign-ins-nonce') });
+    const answer = await page.goto(callback.href);
+    expect(answer!.status()).toBe(400);
+    await page.getByRole('heading', { name: /^400: Sign-in failed: the identity provider's answer does not complete this sign-in/ }).waitFor();
+    expect((await apiCall(page, 'GET', '/api/portal/me', undefined, 'none')).status).toBe(401);
+    await context.close();
+  }, 60_000);
+
+  it('lands on /portal after a sign-in asked to return to a path that leaves the portal through a dot segment', async () => {
+    const { context, page, callback } = await heldCallback('viewer', { query: `?return=${encodeURIComponent('/portal/../api/admin/organisations')}` });
+    await page.goto(callback.href);
+    expect(new URL(page.url()).pathname).toBe('/portal');
+    await page.getByRole('heading', { name: 'Organisations and workspaces' }).waitFor();
+    await context.close();
+  }, 60_000);
+
+  it('answers 503 portal.unavailable with Retry-After while the provider is unreachable, logging why, and signs in once it is back', async () => {
+    const { context, page, callback } = await heldCallback('viewer');
+    provider.kill('SIGTERM');
+    await once(provider, 'exit');
+    try {
+      const answer = await page.goto(callback.href);
+      expect([answer!.status(), answer!.headers()['retry-after']]).toEqual([503, '1']);
+      await page.getByRole('heading', { name: /^503: The identity provider or the registry \(Postgres\) could not be reached/ }).waitFor();
+      const requestId = await page.locator('p code').nth(1).textContent();
+      const logged = bus.process
+        .output()
+        .split('\n')
+        .find((line) => line.includes(`"request_id":"${requestId}"`) && line.includes('dependency unavailable'));
+      expect(logged).toMatch(/ECONNREFUSED/);
+    } finally {
+      provider = await startProvider(providerPort, `${portalUrl}/portal/callback`, providerSecret);
+    }
+    await context.close();
+    const again = await signIn('viewer');
+    await again.context.close();
   }, 60_000);
 });
 

@@ -101,6 +101,41 @@ function discoverer(signIn: PeopleSignIn): () => Promise<oidc.Configuration> {
 }
 
 /**
+ * The codes (oauth4webapi's, carried by openid-client's ClientError) of a callback or an answer that
+ * cannot complete this sign-in, however often it is retried: its parameters (iss, state, a repeated
+ * or missing one, an implicit flow's tokens) or its ID token (nonce, iss, aud, times, signature key,
+ * form) or userinfo's subject.
+ */
+const CALLBACK_REFUSED = new Set([
+  'OAUTH_INVALID_RESPONSE',
+  'OAUTH_JWT_CLAIM_COMPARISON_FAILED',
+  'OAUTH_JWT_TIMESTAMP_CHECK_FAILED',
+  'OAUTH_JSON_ATTRIBUTE_COMPARISON_FAILED',
+  'OAUTH_KEY_SELECTION_FAILED',
+  'OAUTH_PARSE_ERROR',
+  'OAUTH_UNSUPPORTED_OPERATION',
+]);
+/** Token endpoint errors about the portal's own client (its configuration), not about this sign-in. */
+const CLIENT_REFUSED = new Set(['invalid_client', 'unauthorized_client']);
+
+/**
+ * What a failed code exchange is: the person's 400 portal.sign_in_failed when the provider refused
+ * the callback's content (the code, an error it sent back) or openid-client refused it; otherwise (the
+ * provider unreachable, a timeout, a 5xx, an answer that is not OAuth's, the portal's client refused)
+ * a 503 whose cause the error middleware logs.
+ */
+export function callbackFailure(err: unknown): SignInFailedError | PortalUnavailableError {
+  // The refusal's own words stay out of the message: the callback's error parameter is anyone's to write.
+  if (err instanceof oidc.AuthorizationResponseError || (err instanceof oidc.ResponseBodyError && err.status < 500 && !CLIENT_REFUSED.has(err.error))) {
+    return new SignInFailedError('the identity provider refused the sign-in', err);
+  }
+  if (err instanceof oidc.ClientError && err.code !== undefined && CALLBACK_REFUSED.has(err.code)) {
+    return new SignInFailedError("the identity provider's answer does not complete this sign-in", err);
+  }
+  return new PortalUnavailableError(err);
+}
+
+/**
  * Sign-in (OIDC authorization code + PKCE), the session in front of every portal page and /api/portal
  * route, CSRF on every state-changing request, and sign-out (docs/portal.md).
  */
@@ -184,16 +219,7 @@ export function signInRoutes(deps: SignInDeps): { routes: Router; loadSession: R
       const userinfo = await oidc.fetchUserInfo(config, tokens.access_token, idClaims.sub);
       claims = { ...userinfo, ...idClaims };
     } catch (err) {
-      // The provider refusing the code (or an invalid ID token) is the person's 400; an unreachable
-      // provider is a 503 whose cause is logged by the error middleware.
-      if (
-        err instanceof oidc.ResponseBodyError ||
-        err instanceof oidc.AuthorizationResponseError ||
-        (err instanceof Error && err.name === 'OperationProcessingError')
-      ) {
-        throw new SignInFailedError('the identity provider refused the sign-in', err);
-      }
-      throw new PortalUnavailableError(err);
+      throw callbackFailure(err);
     }
     const person = personOfClaims(claims, signIn.accessClaim);
     const { cookie } = await store.createSession(person, signIn.maxAgeMs);
