@@ -428,7 +428,7 @@ describe('the portal in a browser', () => {
     expect(refused.status).toBe(400);
     expect(refused.body).toMatchObject({
       code: 'admin.request_invalid',
-      message: 'body "name" must be one line of text without control characters (no tab, newline or NUL)',
+      message: 'body "name" must be one line of text without control characters (no tab, newline, NUL, line separator or bidirectional control)',
     });
     const tooLong = await apiCall(page, 'POST', `/api/portal/apps/${DEMO_APP}/connections`, { kind: 'consumer', description: 'd'.repeat(501) });
     expect(tooLong.status).toBe(400);
