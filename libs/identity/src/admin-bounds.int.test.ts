@@ -132,6 +132,18 @@ it("gives a vendor apps in other organisations' workspaces up to the bound, of s
   await expect(identity.createApp({ workspaceId: own, name: 'Own widget' })).resolves.toMatch(/^a/);
 });
 
+it('refuses an app in a workspace for another organisation that is not a vendor (a house owns apps in its own workspaces only)', async () => {
+  const identity = admin();
+  const house = await identity.createOrganisation({ name: 'House', kind: 'house' });
+  const otherHouse = await identity.createOrganisation({ name: 'Other house', kind: 'house' });
+  const workspaceId = await identity.createWorkspace({ organisationId: house, name: 'Stories' });
+  await expect(identity.createApp({ workspaceId, organisationId: otherHouse, name: 'Not theirs' })).rejects.toMatchObject({
+    name: 'AppOwnerNotVendorError',
+    kind: 'invalid',
+  });
+  await expect(identity.createApp({ workspaceId, organisationId: house, name: 'Their own' })).resolves.toMatch(/^a/);
+});
+
 it('creates connections up to the bound, removed ones not counted, of several at once into the last place only one', async () => {
   const identity = admin();
   const tenant = await database.tenancy.tenant({ connections: [{ kind: 'producer' }] });

@@ -113,6 +113,12 @@ export const CONNECTIONS_PER_WORKSPACE_MAX = 1_000;
 /** Workspaces of other organisations an organisation (a vendor) has apps in, at most: its portal page lists them too. */
 export const OTHER_WORKSPACES_PER_ORGANISATION_MAX = 100;
 
+/** An app created in a workspace for another organisation that is not a vendor. */
+export class AppOwnerNotVendorError extends IdentityAdminError {
+  override readonly name = 'AppOwnerNotVendorError';
+  readonly kind = 'invalid';
+}
+
 /** A workspace, an app or a connection past its bound (the *_MAX above). */
 export class TenancyFullError extends IdentityAdminError {
   override readonly name = 'TenancyFullError';
@@ -214,8 +220,10 @@ export class IdentityAdmin {
    * cannot pass the bound together.
    */
   private async requireRoomInOtherWorkspaces(trx: Knex.Transaction, organisationId: string, workspaceId: string): Promise<void> {
-    if (!(await trx('organisations').where({ id: organisationId }).forNoKeyUpdate().first('id')))
-      throw new TenancyNotFoundError('organisation', organisationId);
+    const owner = await trx('organisations').where({ id: organisationId }).forNoKeyUpdate().first<{ kind: string } | undefined>('kind');
+    if (!owner) throw new TenancyNotFoundError('organisation', organisationId);
+    // Only a vendor builds apps for other organisations' workspaces; a house owns apps in its own only.
+    if (owner.kind !== 'vendor') throw new AppOwnerNotVendorError("an app of another organisation than the workspace's must be owned by a vendor");
     const others = await trx('apps as a')
       .join('workspaces as w', 'w.id', 'a.workspace_id')
       .where('a.organisation_id', organisationId)
