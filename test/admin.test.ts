@@ -141,6 +141,7 @@ describe('operator authentication', () => {
       expect(res.status).toBe(401);
       expect(res.body).toMatchObject({ code: 'admin.unauthorized' });
       expect(res.headers.get('www-authenticate')).toMatch(/^Basic realm=/);
+      expect(res.headers.get('cache-control')).toBe('no-store');
     }
   });
 
@@ -537,6 +538,18 @@ describe('refusals', () => {
     const res = await admin(method, path, body);
     expect(res.status).toBe(status);
     expect(res.body).toMatchObject({ code });
+    expect(res.headers.get('cache-control')).toBe('no-store');
+  });
+
+  it('is no-store also when the host refuses before the admin routes run (a Content-Encoding, another method)', async () => {
+    const encoded = await fetchObserved(`${bus.portalUrl}/api/admin/organisations`, {
+      method: 'POST',
+      headers: { Authorization: operatorAuth, 'Content-Type': 'application/json', 'Content-Encoding': 'gzip' },
+      body: '{}',
+    });
+    expect([encoded.status, encoded.headers.get('cache-control')]).toEqual([415, 'no-store']);
+    const method = await fetchObserved(`${bus.portalUrl}/api/admin/organisations`, { method: 'DELETE', headers: { Authorization: operatorAuth } });
+    expect([method.status, method.headers.get('cache-control')]).toEqual([405, 'no-store']);
   });
 
   it('answers 404 route.not_found under /api/admin to the operator, 401 to anyone else', async () => {
@@ -676,7 +689,7 @@ describe('skill registrations', () => {
     const workspace = await admin('POST', '/api/admin/workspaces', { organisation_id: t.organisationId, name: 'Workspace 101' });
     expect(workspace.status).toBe(409);
     expect(workspace.body).toMatchObject({ code: 'admin.conflict', message: 'an organisation holds at most 100 workspaces' });
-  });
+  }, 60_000);
 
   it('refuses registrations on a producer connection', async () => {
     const t = await house();

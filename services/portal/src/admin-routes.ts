@@ -1,6 +1,6 @@
 import type { Router, Request } from 'express';
 import type { QueueOperations } from '@bus/contracts';
-import { createRouter, HttpError, validatedQuery, type RequestValidation } from '@bus/http';
+import { codeBody, createRouter, HttpError, renderError, validatedQuery, type ErrorPage, type RequestValidation } from '@bus/http';
 import { IdentityAdminError, IdentityNotFoundError, type IdentityAdmin } from '@bus/identity';
 import type { SkillLibrary } from '@bus/skills';
 import * as body from './admin-requests';
@@ -40,7 +40,7 @@ const BODY_BYTES = 64 * 1024;
 export function adminRoutes(deps: AdminRoutesDeps): Router {
   const router = createRouter();
   router.use('/api/admin', (_req, res, next) => {
-    res.set('Cache-Control', 'no-store');
+    res.set(NO_STORE);
     next();
   });
   const ctx = adminContext(deps);
@@ -52,6 +52,15 @@ export function adminRoutes(deps: AdminRoutesDeps): Router {
   queueAndReplayRoutes(router, ctx);
   return router;
 }
+
+const NO_STORE = { 'Cache-Control': 'no-store' };
+
+/**
+ * The admin API's refusals given before its routers run or set their header (the host's checks, the
+ * operator's authentication, the parameters' validation) are no-store too; the body is the host's.
+ */
+export const adminErrorPage: ErrorPage = (req, err, requestId) =>
+  req.path.startsWith('/api/admin') ? { json: renderError(err, requestId, codeBody), headers: NO_STORE } : undefined;
 
 /** What the admin routes share: the request body reader, and each resource read by id (404 when absent). */
 interface AdminContext {
@@ -265,7 +274,7 @@ export async function listPage<T>(req: Request, collection: string, source: Page
   const { limit, after } = validatedQuery(req) as { limit: number; after?: string };
   const rows = await source.list(req, { limit: limit + 1, ...(after === undefined ? {} : { after }) });
   if (rows.length === 0 && after !== undefined && (await source.find(after)) === undefined) {
-    throw new AdminRequestInvalidError(`after: nothing listed has the id ${after}`);
+    throw new AdminRequestInvalidError('after: nothing listed has that id');
   }
   const { items, nextAfter } = pageOfRows(rows, limit, source.idOf);
   return { [collection]: items, next_after: nextAfter };

@@ -15,7 +15,7 @@ import { createLimiter, type LimitMetrics, type Redis } from '@bus/limits';
 import type { Logger } from '@bus/observability';
 import { openapi } from '@bus/schemas';
 import { loadSkillLibrary, type SkillLibrary } from '@bus/skills';
-import { adminRoutes } from './admin-routes';
+import { adminErrorPage, adminRoutes } from './admin-routes';
 import { portalDepsOf } from './config';
 import { queueOperations } from '@bus/queue';
 import type { Kafka, Producer } from '@bus/kafka';
@@ -116,7 +116,7 @@ export function createPortalService(deps: PortalServiceDeps): PortalService {
 
   return {
     name: 'portal',
-    errorPage: portalErrorPage,
+    errorPage: (req, err, requestId) => adminErrorPage(req, err, requestId) ?? portalErrorPage(req, err, requestId),
     routers: [
       documents,
       authenticated,
