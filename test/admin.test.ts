@@ -541,6 +541,19 @@ describe('refusals', () => {
     expect(res.headers.get('cache-control')).toBe('no-store');
   });
 
+  it('reads a JSON body only as application/json: the body a cross-site form can post as text/plain creates nothing', async () => {
+    const name = `CSRF ${randomUUID()}`;
+    for (const contentType of ['text/plain', 'application/x-www-form-urlencoded']) {
+      const res = await admin('POST', '/api/admin/organisations', { name, kind: 'vendor' }, { contentType });
+      expect([res.status, res.body]).toEqual([
+        400,
+        expect.objectContaining({ code: 'admin.request_invalid', message: expect.stringContaining('application/json') }),
+      ]);
+    }
+    const listed = await admin('GET', '/api/admin/organisations?limit=500');
+    expect((listed.body as { organisations: Array<{ name: string }> }).organisations.filter((o) => o.name === name)).toEqual([]);
+  });
+
   it('is no-store also when the host refuses before the admin routes run (a Content-Encoding, another method)', async () => {
     const encoded = await fetchObserved(`${bus.portalUrl}/api/admin/organisations`, {
       method: 'POST',

@@ -4,7 +4,7 @@ import { createLogger, createMetricsRegistry } from '@bus/observability';
 import { createHttpApp, createRequestMetrics } from './app';
 import { codeBody } from './error-bodies';
 import { HttpError } from './errors';
-import { compileOpenApiRequests, requestValidation, validatedQuery } from './openapi-requests';
+import { compileOpenApiRequests, requestValidation, validatedQuery, type RequestValidationOptions } from './openapi-requests';
 import { serve, type RunningServer } from './server';
 
 /** A small document with what the mechanism reads: path-item and operation parameters, a oneOf body. */
@@ -114,30 +114,35 @@ class InvalidThingError extends HttpError {
   }
 }
 
+/** The document's routes on a server of their own, validated with `options`. */
+async function thingsServer(options: RequestValidationOptions = {}): Promise<RunningServer> {
+  const logger = createLogger({ service: 'test', level: 'warn', destination: new Writable({ write: (_c, _e, done) => done() }) });
+  const metrics = createMetricsRegistry({ defaultMetrics: false });
+  const validation = requestValidation(document, (problem) => new InvalidThingError(problem), options);
+  const router = Router();
+  router.use('/things', validation.parameters);
+  router.get('/things/:id', (req, res) => {
+    res.json({ query: validatedQuery(req) });
+  });
+  router.put('/things/:id', async (req, res) => {
+    res.json({ body: await validation.jsonBody(req, 1000) });
+  });
+  const app = createHttpApp({
+    name: 'test',
+    logger,
+    metrics,
+    requestMetrics: createRequestMetrics(metrics),
+    readiness: [],
+    renderError: codeBody,
+    routers: [router],
+  });
+  return serve(app, { host: '127.0.0.1', port: 0, logger });
+}
+
 describe('requestValidation on a route', () => {
   let server: RunningServer;
   beforeAll(async () => {
-    const logger = createLogger({ service: 'test', level: 'warn', destination: new Writable({ write: (_c, _e, done) => done() }) });
-    const metrics = createMetricsRegistry({ defaultMetrics: false });
-    const validation = requestValidation(document, (problem) => new InvalidThingError(problem));
-    const router = Router();
-    router.use('/things', validation.parameters);
-    router.get('/things/:id', (req, res) => {
-      res.json({ query: validatedQuery(req) });
-    });
-    router.put('/things/:id', async (req, res) => {
-      res.json({ body: await validation.jsonBody(req, 1000) });
-    });
-    const app = createHttpApp({
-      name: 'test',
-      logger,
-      metrics,
-      requestMetrics: createRequestMetrics(metrics),
-      readiness: [],
-      renderError: codeBody,
-      routers: [router],
-    });
-    server = await serve(app, { host: '127.0.0.1', port: 0, logger });
+    server = await thingsServer();
   });
   afterAll(() => server.close(1000));
 
@@ -175,5 +180,37 @@ describe('requestValidation on a route', () => {
 
   it('leaves what the document does not describe to routing', async () => {
     expect((await fetch(`${server.url}/things/t001`, { method: 'DELETE' })).status).toBe(405);
+  });
+});
+
+describe('requestValidation with requireJsonMediaType (routes with ambient credentials)', () => {
+  let server: RunningServer;
+  beforeAll(async () => {
+    server = await thingsServer({ requireJsonMediaType: true });
+  });
+  afterAll(() => server.close(1000));
+
+  it('reads a body sent as application/json (UTF-8) only: a form can post no JSON as text/plain', async () => {
+    const put = (contentType: string | undefined) =>
+      fetch(`${server.url}/things/t001`, { method: 'PUT', body: Buffer.from('{"kind":"plain"}'), headers: contentType ? { 'Content-Type': contentType } : {} });
+    for (const accepted of ['application/json', 'Application/JSON; charset=UTF-8', 'application/json;charset="utf-8"']) {
+      const res = await put(accepted);
+      expect({ accepted, status: res.status, body: await res.json() }).toEqual({ accepted, status: 200, body: { body: { kind: 'plain' } } });
+    }
+    for (const refused of [
+      undefined,
+      'text/plain',
+      'application/x-www-form-urlencoded',
+      'multipart/form-data; boundary=x',
+      'application/json; charset=latin1',
+      'application/jsonx',
+    ]) {
+      const res = await put(refused);
+      expect({ refused, status: res.status, body: await res.json() }).toEqual({
+        refused,
+        status: 400,
+        body: expect.objectContaining({ code: 'thing.invalid', message: 'the body must be sent as Content-Type: application/json (UTF-8)' }),
+      });
+    }
   });
 });

@@ -255,6 +255,12 @@ export interface RequestValidation {
   jsonBody(req: Request, limitBytes: number): Promise<unknown>;
 }
 
+/** application/json, with no parameter but charset=utf-8 (the body is read as UTF-8). */
+function isJsonMediaType(contentType: string | undefined): boolean {
+  const [type, ...parameters] = (contentType ?? '').split(';').map((part) => part.trim().toLowerCase());
+  return type === 'application/json' && parameters.every((p) => p === '' || p.replace(/\s*=\s*/, '=').replace(/"/g, '') === 'charset=utf-8');
+}
+
 const validatedQueries = new WeakMap<Request, Record<string, unknown>>();
 
 /** The query of a request the `parameters` middleware passed, read into its types with defaults. */
@@ -264,7 +270,20 @@ export function validatedQuery(req: Request): Readonly<Record<string, unknown>> 
   return query;
 }
 
-export function requestValidation(document: OpenApiRequestDocument, invalid: (problem: string) => HttpError): RequestValidation {
+export interface RequestValidationOptions {
+  /**
+   * A body is read only when its Content-Type is application/json (UTF-8): set on routes whose callers
+   * carry ambient credentials (a browser's cached Basic credentials, a session cookie), where another
+   * site's form could otherwise post JSON as text/plain without a CORS preflight.
+   */
+  requireJsonMediaType?: boolean;
+}
+
+export function requestValidation(
+  document: OpenApiRequestDocument,
+  invalid: (problem: string) => HttpError,
+  options: RequestValidationOptions = {},
+): RequestValidation {
   const requests = compileOpenApiRequests(document);
   const operationOf = (req: Request) => requests.operation(req.method, new URL(req.originalUrl, 'http://host').pathname);
   return {
@@ -282,6 +301,9 @@ export function requestValidation(document: OpenApiRequestDocument, invalid: (pr
       const found = operationOf(req);
       if (!found) throw new Error(`${req.method} ${req.originalUrl}: no operation of the document takes this body`);
       const bytes = await readBody(req, limitBytes);
+      if (options.requireJsonMediaType && bytes.length > 0 && !isJsonMediaType(req.header('content-type'))) {
+        throw invalid('the body must be sent as Content-Type: application/json (UTF-8)');
+      }
       let body: unknown;
       if (bytes.length > 0) {
         // The messages' own reading (I-JSON): a duplicate member name, which JSON.parse would settle by

@@ -102,7 +102,7 @@ export function createPortalService(deps: PortalServiceDeps): PortalService {
   });
   // Every admin request is checked against the served document once the operator is known: the
   // path and query parameters here, a JSON body where the route reads it (admin-routes.ts).
-  const requests = requestValidation(openapi.admin, (problem) => new AdminRequestInvalidError(problem));
+  const requests = requestValidation(openapi.admin, (problem) => new AdminRequestInvalidError(problem), { requireJsonMediaType: true });
   const admin = IdentityAdmin.create({ db: deps.db, control: deps.control, logger: deps.logger });
   const principals = principalOperations({ principals: PrincipalStore.create({ db: deps.db, encryptionKey: deps.encryptionKey }), store });
   const authenticated = createRouter();

@@ -58,7 +58,7 @@ export function peopleRouters(deps: PeopleRoutersDeps): Router[] {
   }
   const people = unavailableOnAnyFailure(new PeopleStore(deps.db), (cause) => new PortalUnavailableError(cause));
   const data = new PortalData({ store: deps.store, people });
-  const requests: RequestValidation = requestValidation(openapi.portal, (problem) => new AdminRequestInvalidError(problem));
+  const requests: RequestValidation = requestValidation(openapi.portal, (problem) => new AdminRequestInvalidError(problem), { requireJsonMediaType: true });
   const { routes, loadSession } = signInRoutes({ signIn: deps.signIn, store: people, logger: deps.logger });
   const api = createRouter();
   api.use('/api/portal', requests.parameters);
