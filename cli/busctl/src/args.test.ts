@@ -217,6 +217,11 @@ describe('bad input → a usage error saying what is wrong, with the help to fix
     expect(error.help).toBe(helpOf(path));
   });
 
+  it('refuses an option of one value given twice, a global one too', () => {
+    expect(usage(words('org create --name first --name second --kind house')).message).toBe('--name is given more than once');
+    expect(usage(words('org list --url http://127.0.0.1:1 --url http://127.0.0.1:8090')).message).toBe('--url is given more than once');
+  });
+
   it('refuses an option missing its value', () => {
     expect(usage(['org', 'show', 'o1', '--url']).message).toMatch(/--url <value>' argument missing/);
   });

@@ -1,4 +1,5 @@
 import { parseArgs } from 'node:util';
+import { parseCommandOptions } from './options';
 import { COMMANDS, GROUPS, type Command, type Input, type OptionSpec, type Plan } from './commands';
 import { DEFAULT_URL } from './config';
 import { isUsageError, UsageError } from './errors';
@@ -145,10 +146,9 @@ export function parseCommandLine(argv: readonly string[], now: Date): Invocation
   const help = commandHelp(command);
   if (wantsHelp) return { kind: 'help', text: help };
   try {
-    const { values, positionals } = parseArgs({
+    const { values, positionals } = parseCommandOptions({
       args: [...argv],
       options: parseConfig({ ...GLOBAL_OPTIONS, ...command.options }),
-      strict: true,
       allowPositionals: true,
     });
     const rest = positionals.slice(command.path.length);

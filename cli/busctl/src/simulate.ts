@@ -1,4 +1,4 @@
-import { parseArgs } from 'node:util';
+import { parseCommandOptions } from './options';
 import { publishStories, type SimulationCounts } from '@bus/client';
 import { generateStories, interleaveStories, type GeneratedStory } from '@bus/som';
 import { isUsageError, UsageError } from './errors';
@@ -64,7 +64,7 @@ function wholeNumber(text: string, option: string, min: number, max: number): nu
 }
 
 function optionsFrom(argv: readonly string[], env: Readonly<Record<string, string | undefined>>, now: Date): Options | 'help' {
-  const { values } = parseArgs({
+  const { values } = parseCommandOptions({
     args: [...argv],
     options: {
       stories: { type: 'string' },
@@ -75,7 +75,6 @@ function optionsFrom(argv: readonly string[], env: Readonly<Record<string, strin
       'bus-url': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
-    strict: true,
   });
   if (values.help) return 'help';
   const stories = values.stories === undefined ? DEFAULT_STORIES : wholeNumber(values.stories, '--stories', 1, MAX_STORIES);

@@ -1,4 +1,4 @@
-import { parseArgs } from 'node:util';
+import { parseCommandOptions } from './options';
 import { BusRefusedError } from '@bus/client';
 import { isUsageError, UsageError } from './errors';
 import { printable } from './render';
@@ -34,11 +34,10 @@ interface Options {
 }
 
 function optionsFrom(argv: readonly string[], env: Readonly<Record<string, string | undefined>>): Options | 'help' {
-  const { values, positionals } = parseArgs({
+  const { values, positionals } = parseCommandOptions({
     args: [...argv],
     options: { out: { type: 'string' }, 'bus-url': { type: 'string' }, help: { type: 'boolean', short: 'h' } },
     allowPositionals: true,
-    strict: true,
   });
   if (values.help) return 'help';
   const [command, correlationId, ...rest] = positionals;

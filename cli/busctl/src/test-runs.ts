@@ -1,4 +1,4 @@
-import { parseArgs } from 'node:util';
+import { parseCommandOptions } from './options';
 import { BusRefusedError, BusTestRuns, BusUnreachableError, runReportFiles, TokenRequestError, type RunReport, type TestRun } from '@bus/client';
 import { DURATION_FORM, durationSeconds } from './duration';
 import { UsageError } from './errors';
@@ -67,7 +67,7 @@ export async function runTestRuns(argv: readonly string[], env: Readonly<Record<
   let action: () => Promise<number>;
   let busUrl: string;
   try {
-    const { values, positionals } = parseArgs({
+    const { values, positionals } = parseCommandOptions({
       args: [...argv],
       options: {
         label: { type: 'string' },
@@ -79,7 +79,6 @@ export async function runTestRuns(argv: readonly string[], env: Readonly<Record<
         help: { type: 'boolean', short: 'h' },
       },
       allowPositionals: true,
-      strict: true,
       allowNegative: false,
     });
     if (values.help || positionals.length === 0) {

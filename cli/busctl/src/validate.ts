@@ -1,4 +1,4 @@
-import { parseArgs } from 'node:util';
+import { parseCommandOptions } from './options';
 import {
   BusProducer,
   BusRefusedError,
@@ -86,7 +86,7 @@ interface Options {
 }
 
 function optionsFrom(argv: readonly string[], env: Readonly<Record<string, string | undefined>>): Options | 'help' {
-  const { values, positionals } = parseArgs({
+  const { values, positionals } = parseCommandOptions({
     args: [...argv],
     options: {
       ordered: { type: 'boolean' },
@@ -97,7 +97,6 @@ function optionsFrom(argv: readonly string[], env: Readonly<Record<string, strin
       help: { type: 'boolean', short: 'h' },
     },
     allowPositionals: true,
-    strict: true,
   });
   if (values.help) return 'help';
   if (positionals.length === 0) throw new UsageError('name at least one message file or directory');
