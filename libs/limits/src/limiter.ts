@@ -80,6 +80,7 @@ export function createLimiter(redis: Redis, spec: LimitSpec, metrics?: LimitMetr
     consume: async (key) => (await consumeInOrder([[limiter, key]]))[0]!,
   };
   partsOf.set(limiter, { redis, spec, metrics, consumeWithInsurance });
+  metrics?.declare(spec.label, spec.rule ?? 'rate.limited');
   return limiter;
 }
 

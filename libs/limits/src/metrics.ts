@@ -6,6 +6,11 @@ export interface LimitMetrics {
   limited(limit: string, rule: 'rate.limited' | 'quota.exceeded'): void;
   /** A decision the in-process insurance limiter took because Redis was not connected. */
   fallback(limit: string): void;
+  /**
+   * Makes a limit's series exist at 0 before its first count: a series that appears at 1 has no
+   * increase() for Prometheus, so the first 429 or fallback would go unseen by the alerts.
+   */
+  declare(limit: string, rule: 'rate.limited' | 'quota.exceeded'): void;
 }
 
 /** Registers the limiter counters once per process registry; every limiter of the process reports here. */
@@ -23,5 +28,9 @@ export function createLimitMetrics(registry: Registry, app: string): LimitMetric
   return {
     limited: (limit, rule) => limited.inc({ app, rule, limit }),
     fallback: (limit) => fallback.inc({ app, limit }),
+    declare: (limit, rule) => {
+      limited.inc({ app, rule, limit }, 0);
+      fallback.inc({ app, limit }, 0);
+    },
   };
 }

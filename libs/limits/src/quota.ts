@@ -71,6 +71,9 @@ export function createConnectionQuotas(redis: Redis, metrics?: LimitMetrics, opt
   const factor = opts.factor ?? 1;
   const rates = new Map<string, Limiter>();
   const days = new Map<string, Limiter>();
+  // The limiters are made at a connection's first request; their series exist from the start.
+  metrics?.declare('connection_second', 'rate.limited');
+  metrics?.declare('connection_day', 'quota.exceeded');
 
   // One Redis count per connection and window, whatever the quota: a tier change keeps today's count
   // and only moves the threshold. A limiter object is made per distinct quota (its points differ).

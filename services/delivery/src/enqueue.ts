@@ -3,7 +3,7 @@ import type { IHeaders } from 'kafkajs';
 import { Counter, Histogram, type Registry } from 'prom-client';
 import { stringHeaders, type MessageHeaders } from '@bus/kafka';
 import { METRICS, publishTraceContext, type ActivityRecorder, type Logger } from '@bus/observability';
-import type { RefusalReason } from '@bus/contracts';
+import { REFUSAL_REASONS, type RefusalReason } from '@bus/contracts';
 import {
   acceptanceKey,
   judgeAcceptance,
@@ -49,6 +49,9 @@ export type EnqueueOutcome = 'enqueued' | 'quarantined';
 /** Handles one Kafka batch of one partition, in order; `heartbeat` keeps the group membership while it waits. */
 export type BatchEnqueuer = (records: readonly MessageRecord[], heartbeat?: () => Promise<void>) => Promise<EnqueueOutcome[]>;
 
+/** The `reason` label values of bus_delivery_quarantined_total: the stored refusals and the only counted one. */
+const QUARANTINE_REASONS: ReadonlyArray<RefusalReason | 'workspace.unknown'> = [...REFUSAL_REASONS, 'workspace.unknown'];
+
 /** Workspaces looked up at most this often while absent; a workspace created later is then seen within it. */
 const UNKNOWN_WORKSPACE_TTL_MS = 10_000;
 /** Bound of each workspace cache: past it the cache starts over (a lookup is one query per batch). */
@@ -87,13 +90,17 @@ interface Candidate {
  * span, a child of its publish.
  */
 export function createBatchEnqueuer(deps: RecordEnqueuerDeps): BatchEnqueuer {
+  const quarantined = new Counter({
+    ...METRICS.deliveryQuarantined,
+    help: 'Kafka records delivery refused to enqueue (invariant A), by reason',
+    registers: [deps.metrics],
+  });
+  // Every reason's series from the start, at 0: one that first appears at 1 has no increase() for
+  // Prometheus, and BusDeliveryQuarantineGrowing would miss a pod's first quarantine of a reason.
+  for (const reason of QUARANTINE_REASONS) quarantined.inc({ reason }, 0);
   const shared: EnqueuerShared = {
     deps,
-    quarantined: new Counter({
-      ...METRICS.deliveryQuarantined,
-      help: 'Kafka records delivery refused to enqueue (invariant A), by reason',
-      registers: [deps.metrics],
-    }),
+    quarantined,
     enqueued: new Counter({
       ...METRICS.deliveryEnqueued,
       help: 'Deliveries created (one per consumer connection and message)',

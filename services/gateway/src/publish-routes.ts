@@ -62,6 +62,9 @@ export function publishRoutes(deps: PublishRoutesDeps): Router {
     help: 'Publish and validate requests by outcome and the rule of the first refusing violation',
     registers: [deps.metrics],
   });
+  // The outcomes without a refusing rule exist from the start, at 0, so that the dashboard's rate()
+  // counts a process's first accepted message; a refusal's rule is not known before it happens.
+  for (const mode of ['publish', 'validate'] as const) for (const outcome of ['accepted', 'duplicate']) published.inc({ mode, outcome, rule: 'none' }, 0);
   // Counts every answer of the route, refusals before the body included; the rule comes from the
   // error the route threw (recorded below), `none` for an accepted message or a duplicate.
   const observe = (mode: PublishMode) => (_req: Request, res: Response, next: NextFunction) => {
