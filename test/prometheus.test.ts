@@ -16,6 +16,7 @@ import { parser as promqlParser } from '@prometheus-io/lezer-promql';
 import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
 import pino from 'pino';
 import { som } from '@bus/schemas';
+import { QUARANTINE_LOG_MESSAGE } from '@bus/delivery';
 import { createKafka, MESSAGES_TOPIC, type Admin } from '@bus/kafka';
 import { eventually, freePort } from '@bus/testing';
 import { startBus, startStandaloneBus, STANDALONE_SERVICES, type RunningBus } from './support/bus';
@@ -81,74 +82,185 @@ describe('promtool', () => {
     expect(alerts().length).toBeGreaterThanOrEqual(7);
   });
 
-  // Per alert: series that must make it fire, and when (after its `for`).
+  // Series as the bus exposes them: its labelled counters exist at 0 from the process's start (the
+  // reasons, limits and outcomes known in advance), so every increase is seen from the first one.
   const ns = `namespace="${NAMESPACE}"`;
-  const FIRING: Record<string, { series: Array<{ series: string; values: string }>; at: string }> = {
-    BusConsumerQueueOldestMessageAge: {
+  /** The components the sandbox values run, each with the label its ServiceMonitor adds. */
+  const COMPONENTS = ['auth', 'gateway', 'pull-api', 'delivery', 'catalogue', 'portal'];
+  const up = (component: string, values: string) => ({ series: `up{${ns}, component="${component}", instance="${component}-0", job="${component}"}`, values });
+  const upExcept = (component: string) => COMPONENTS.filter((c) => c !== component).map((c) => up(c, '1x60'));
+  const requests = (status: string, values: string) => ({
+    series: `http_requests_total{${ns}, app="gateway", method="POST", route="/v1/tenants/:t/messages", status="${status}"}`,
+    values,
+  });
+  const quarantined = (reason: string, values: string) => ({ series: `bus_delivery_quarantined_total{${ns}, pod="delivery-0", reason="${reason}"}`, values });
+
+  interface AlertCase {
+    alert: string;
+    /** What the series show. */
+    what: string;
+    series: Array<{ series: string; values: string }>;
+    /** When to look (past the alert's `for`). */
+    at: string;
+    /** The firing alerts then, by the labels that tell them apart ({} for one); [] for none. */
+    firing: Array<Record<string, string>>;
+  }
+  // Per alert, first the case that must make it fire (it must not fire at 0m, before its `for`), then
+  // the cases the alert must tell apart.
+  const CASES: AlertCase[] = [
+    {
+      alert: 'BusConsumerQueueOldestMessageAge',
+      what: 'a queue whose oldest message keeps ageing',
       series: [{ series: `bus_queue_oldest_age_seconds{${ns}, workspace="w1", consumer="c1"}`, values: '100000+60x30' }],
       at: '15m',
+      firing: [{}],
     },
-    BusDeliveryKafkaConsumerLag: {
+    {
+      alert: 'BusDeliveryKafkaConsumerLag',
+      what: 'two delivery replicas reporting the same lagging partition (counted once)',
       series: [
-        // Two delivery replicas report the same partition: counted once.
         { series: `bus_kafka_consumer_lag{${ns}, pod="a", group="g", topic="bus.messages.v1", partition="0"}`, values: '20000x30' },
         { series: `bus_kafka_consumer_lag{${ns}, pod="b", group="g", topic="bus.messages.v1", partition="0"}`, values: '20000x30' },
       ],
       at: '15m',
+      firing: [{}],
     },
-    BusDeliveryQuarantineGrowing: { series: [{ series: `bus_delivery_quarantined_total{${ns}, reason="value.missing"}`, values: '0+1x30' }], at: '10m' },
-    BusHigh5xxRate: {
-      series: [
-        { series: `http_requests_total{${ns}, app="gateway", method="POST", route="/r", status="500"}`, values: '0+60x30' },
-        { series: `http_requests_total{${ns}, app="gateway", method="POST", route="/r", status="202"}`, values: '0+60x30' },
-      ],
+    {
+      alert: 'BusDeliveryQuarantineGrowing',
+      what: "a pod's first quarantine of a reason: the series at 0 since the start, then 1",
+      series: [quarantined('acceptance.missing', '0x4 1x25'), quarantined('value.missing', '0x30')],
+      at: '10m',
+      firing: [{ reason: 'acceptance.missing' }],
+    },
+    {
+      alert: 'BusDeliveryQuarantineGrowing',
+      what: "a flood of another environment's records on a shared topic (workspace.unknown)",
+      series: [quarantined('workspace.unknown', '0+600x30'), quarantined('acceptance.missing', '0x30')],
       at: '15m',
+      firing: [],
     },
-    BusRateLimiterFallback: { series: [{ series: `bus_rate_limiter_fallback_total{${ns}, app="gateway", limit="address"}`, values: '0+60x30' }], at: '15m' },
-    BusComponentDown: { series: [{ series: `up{${ns}, component="delivery", instance="x", job="delivery"}`, values: '0x30' }], at: '10m' },
-    BusRetentionBehind: {
+    {
+      alert: 'BusHigh5xxRate',
+      what: 'half the answers 5xx at 2 answers a second',
+      series: [requests('500', '0+60x30'), requests('202', '0+60x30')],
+      at: '15m',
+      firing: [{ app: 'gateway' }],
+    },
+    {
+      alert: 'BusHigh5xxRate',
+      what: 'a lone request every 4 minutes, each one a 500',
+      series: [requests('500', Array.from({ length: 40 }, (_, minute) => Math.floor(minute / 4)).join(' '))],
+      at: '30m',
+      firing: [],
+    },
+    {
+      alert: 'BusHigh5xxRate',
+      what: 'every answer a 500 at 3 a minute, below the minimum of answers',
+      series: [requests('500', '0+3x30')],
+      at: '15m',
+      firing: [],
+    },
+    {
+      alert: 'BusRateLimiterFallback',
+      what: 'the in-process limiter deciding for 30 minutes',
+      series: [{ series: `bus_rate_limiter_fallback_total{${ns}, app="gateway", limit="address"}`, values: '0+60x30' }],
+      at: '15m',
+      firing: [{}],
+    },
+    {
+      alert: 'BusComponentDown',
+      what: "delivery's only target down",
+      series: [up('delivery', '0x30'), ...upExcept('delivery')],
+      at: '10m',
+      firing: [{ component: 'delivery' }],
+    },
+    {
+      alert: 'BusComponentDown',
+      what: "delivery's targets gone (scaled to 0, Pending, evicted): its up series disappear",
+      series: [up('delivery', '1x2 _x30'), ...upExcept('delivery')],
+      at: '14m',
+      firing: [{ component: 'delivery' }],
+    },
+    {
+      alert: 'BusComponentDown',
+      what: 'every component scraped',
+      series: COMPONENTS.map((c) => up(c, '1x30')),
+      at: '15m',
+      firing: [],
+    },
+    {
+      alert: 'BusRetentionBehind',
+      what: 'a table keeping rows far past its window',
       series: [
         { series: `bus_retention_oldest_row_age_seconds{${ns}, table="messages"}`, values: '10000000x60' },
         { series: `bus_retention_window_seconds{${ns}, table="messages"}`, values: '1000x60' },
       ],
       at: '45m',
+      firing: [{}],
     },
-  };
+  ];
 
-  it('has a firing case for every alert', () => {
-    expect(
-      alerts()
-        .map((r) => r.alert)
-        .sort(),
-    ).toEqual(Object.keys(FIRING).sort());
-  });
-
-  it.each(Object.keys(FIRING))('proves %s fires on a synthetic series (promtool test rules)', async (alert) => {
-    const { series, at } = FIRING[alert]!;
-    const test = {
-      rule_files: [rulesFile],
-      evaluation_interval: '1m',
-      tests: [
-        {
-          interval: '1m',
-          input_series: series,
-          // The ALERTS series the rule manager writes: firing, with the alert's own labels.
-          promql_expr_test: [
-            { expr: `count(ALERTS{alertname="${alert}", alertstate="firing"})`, eval_time: at, exp_samples: [{ labels: '{}', value: 1 }] },
-            { expr: `count(ALERTS{alertname="${alert}", alertstate="firing"})`, eval_time: '0m', exp_samples: [] },
-          ],
-        },
-      ],
-    };
-    const file = path.join(work, `${alert}.test.yaml`);
-    writeFileSync(file, stringifyYaml(test));
+  /** Runs one promtool rules test; its failure names what promtool said. */
+  const promtoolTest = async (name: string, test: Record<string, unknown>) => {
+    const file = path.join(work, `${name.replace(/[^A-Za-z0-9]+/g, '-')}.test.yaml`);
+    writeFileSync(file, stringifyYaml({ rule_files: [rulesFile], evaluation_interval: '1m', tests: [{ interval: '1m', ...test }] }));
     try {
       const { stdout } = await run(PROMTOOL, ['test', 'rules', file]);
       expect(stdout).toMatch(/SUCCESS/);
     } catch (err) {
       const e = err as { stdout?: string; stderr?: string };
-      throw new Error(`promtool test rules failed for ${alert}:\n${e.stdout ?? ''}${e.stderr ?? ''}`, { cause: err });
+      throw new Error(`promtool test rules failed for ${name}:\n${e.stdout ?? ''}${e.stderr ?? ''}`, { cause: err });
     }
+  };
+
+  it('has a firing case for every alert', () => {
+    const firingCases = new Set(CASES.filter((c) => c.firing.length > 0).map((c) => c.alert));
+    expect(
+      alerts()
+        .map((r) => r.alert)
+        .sort(),
+    ).toEqual([...firingCases].sort());
+  });
+
+  it.each(CASES.map((c) => [c.alert, c.what, c] as const))('%s: %s (promtool test rules)', async (alert, what, c) => {
+    const keys = Object.keys(c.firing[0] ?? {});
+    // The ALERTS series the rule manager writes: firing, with the alert's own labels.
+    const firing = `count${keys.length > 0 ? ` by (${keys.join(', ')})` : ''} (ALERTS{alertname="${alert}", alertstate="firing"})`;
+    const labels = (l: Record<string, string>) => `{${Object.entries(l).map(([k, v]) => `${k}="${v}"`)}}`;
+    await promtoolTest(`${alert} ${what}`, {
+      input_series: c.series,
+      promql_expr_test: [
+        { expr: firing, eval_time: c.at, exp_samples: c.firing.map((l) => ({ labels: labels(l), value: 1 })) },
+        ...(c.firing.length > 0 ? [{ expr: firing, eval_time: '0m', exp_samples: [] }] : []),
+      ],
+    });
+  });
+
+  it('says how many records BusDeliveryQuarantineGrowing counted as a whole number, and what delivery logged of them', async () => {
+    const rule = alerts().find((r) => r.alert === 'BusDeliveryQuarantineGrowing')!;
+    await promtoolTest('quarantine annotations', {
+      // Scraped every 45 s, so that increase() extrapolates to 1.0256… over the 15 minutes.
+      interval: '45s',
+      input_series: [quarantined('acceptance.hash_mismatch', '0x6 1x30')],
+      alert_rule_test: [
+        {
+          eval_time: '10m',
+          alertname: 'BusDeliveryQuarantineGrowing',
+          exp_alerts: [
+            {
+              exp_labels: { severity: 'critical', namespace: NAMESPACE, reason: 'acceptance.hash_mismatch' },
+              exp_annotations: {
+                // Never "1.0256410256410255 Kafka records".
+                summary: 'Delivery quarantined 1 Kafka records (acceptance.hash_mismatch) in 15 minutes',
+                description: rule.annotations.description!.replace(/\{\{ \$labels\.reason \}\}/g, 'acceptance.hash_mismatch'),
+              },
+            },
+          ],
+        },
+      ],
+    });
+    // The message delivery logs for each quarantined record, as the runbook names it.
+    expect(rule.annotations.description).toContain(`"${QUARANTINE_LOG_MESSAGE}"`);
   });
 });
 
@@ -420,11 +532,15 @@ describe.each(['all-in-one', 'standalone'] as const)('a real Prometheus scraping
       // The expression itself runs (its value depends on thresholds no healthy bus crosses).
       await query(rule.expr);
       for (const selector of selectors(rule.expr)) {
-        if (selector.name === 'up' && layoutName === 'all-in-one') {
+        if (selector.name === 'up') {
           // The all-in-one is one target; its component label cannot be a service's (the standalone
-          // services each are one, as the chart's ServiceMonitor labels them).
-          expect(await query(`up{namespace="${NAMESPACE}"}`)).not.toEqual([]);
-          continue;
+          // services each are one, as the chart's ServiceMonitor labels them). A component this layout
+          // does not run (catalogue, portal) has no target: its absent() is what the alert reads.
+          const component = /component="([^"]+)"/.exec(selector.text)?.[1];
+          if (layoutName === 'all-in-one' || (component !== undefined && !bus.targets.some((t) => t.component === component))) {
+            expect(await query(`up{namespace="${NAMESPACE}"}`)).not.toEqual([]);
+            continue;
+          }
         }
         expect({ alert: rule.alert, metric: selector.name, served: selector.name === 'up' || served.has(base(selector.name)) }).toEqual({
           alert: rule.alert,

@@ -49,6 +49,8 @@ export type EnqueueOutcome = 'enqueued' | 'quarantined';
 /** Handles one Kafka batch of one partition, in order; `heartbeat` keeps the group membership while it waits. */
 export type BatchEnqueuer = (records: readonly MessageRecord[], heartbeat?: () => Promise<void>) => Promise<EnqueueOutcome[]>;
 
+/** The warning logged for each record quarantined (stored); BusDeliveryQuarantineGrowing's runbook names it. */
+export const QUARANTINE_LOG_MESSAGE = 'delivery quarantined a Kafka record (invariant A)';
 /** The `reason` label values of bus_delivery_quarantined_total: the stored refusals and the only counted one. */
 const QUARANTINE_REASONS: ReadonlyArray<RefusalReason | 'workspace.unknown'> = [...REFUSAL_REASONS, 'workspace.unknown'];
 
@@ -282,7 +284,7 @@ class BatchEnqueue {
       this.shared.quarantined.inc({ reason });
       this.shared.deps.logger.warn(
         { topic: row.topic, partition: row.partition, offset: row.offset, workspace_id: row.workspaceId, message_id: row.messageId, reason },
-        'delivery quarantined a Kafka record (invariant A)',
+        QUARANTINE_LOG_MESSAGE,
       );
       this.decide(index, 'quarantined', reason);
     }

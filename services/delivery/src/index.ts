@@ -3,7 +3,7 @@ export { registerQueueGauges } from './queue-gauges';
 export type { QueueGaugesDeps } from './queue-gauges';
 export { createRetentionSweeper } from './retention';
 export type { RetentionSweeper, RetentionSweeperDeps, SweepReport, TableSweep } from './retention';
-export { createBatchEnqueuer } from './enqueue';
+export { createBatchEnqueuer, QUARANTINE_LOG_MESSAGE } from './enqueue';
 export type { BatchEnqueuer, MessageRecord, EnqueueOutcome, RecordEnqueuerDeps } from './enqueue';
 export { createQuarantineRecheck } from './quarantine-recheck';
 export type { QuarantineRecheck, QuarantineRecheckDeps } from './quarantine-recheck';
