@@ -541,6 +541,23 @@ describe('refusals', () => {
     expect(res.headers.get('cache-control')).toBe('no-store');
   });
 
+  it('refuses permissions no message could use: a message type the bus has no schema for, a system id not of the SOM form', async () => {
+    const t = await house();
+    for (const permissions of [
+      { system_ids: [SYSTEM_ID], message_types: ['telling.startd'] },
+      { system_ids: ['Storyteller Web'], message_types: ['telling.started'] },
+    ]) {
+      const res = await admin('PUT', `/api/admin/apps/${t.appId}/permissions`, permissions);
+      expect([res.status, res.body]).toEqual([400, expect.objectContaining({ code: 'admin.request_invalid' })]);
+    }
+    const app = await admin('GET', `/api/admin/apps/${t.appId}`);
+    expect([...(app.body as { permissions: { message_types: string[] } }).permissions.message_types].sort()).toEqual([
+      'telling.ended',
+      'telling.exposed',
+      'telling.started',
+    ]);
+  });
+
   it('reads a JSON body only as application/json: the body a cross-site form can post as text/plain creates nothing', async () => {
     const name = `CSRF ${randomUUID()}`;
     for (const contentType of ['text/plain', 'application/x-www-form-urlencoded']) {

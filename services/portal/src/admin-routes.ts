@@ -9,6 +9,7 @@ import type { AdminStore, AppView, ConnectionView, OrganisationView, WorkspaceVi
 import { AdminConflictError, AdminNotFoundError, AdminRequestInvalidError, AdminUnavailableError } from './errors';
 import type { ReplayRunner } from './replays';
 import { consumerQueue, requireActiveConsumer, startReplay } from './consumer-queues';
+import { requireKnownPermissions } from './permission-choices';
 import { registrationOperations } from './registrations';
 
 export interface AdminRoutesDeps {
@@ -162,6 +163,7 @@ function appRoutes(router: Router, ctx: AdminContext): void {
   });
   router.put('/api/admin/apps/:a/permissions', async (req, res) => {
     const permissions = body.permissions(await ctx.jsonBody<body.PermissionsBody>(req));
+    requireKnownPermissions(permissions);
     await identityCall(() => ctx.deps.admin.setPermissions(param(req, 'a'), permissions));
     res.json(await ctx.appOf(param(req, 'a')));
   });

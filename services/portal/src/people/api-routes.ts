@@ -6,7 +6,7 @@ import { identityCall } from '../admin-routes';
 import type { PeopleStore } from './people-store';
 import type { PortalData } from './portal-data';
 import { organisationsOf, allows } from './policy';
-import { requireKnownPermissions } from './permission-choices';
+import { requireKnownPermissions } from '../permission-choices';
 import { requireSession } from './sign-in';
 import { createRouter, validatedQuery } from '@bus/http';
 

@@ -4,7 +4,7 @@ import { ActivitySection } from './activity-charts';
 import { PORTAL_SCRIPT, PORTAL_STYLE } from './assets';
 import { SaidRegion, Table, Time } from './components';
 import { ConnectionDetailsFields, ConnectionPageLinks, LastUsed } from './connection-pages';
-import { MESSAGE_TYPES } from './permission-choices';
+import { MESSAGE_TYPES } from '../permission-choices';
 import type { AppWithConnections, OrganisationWithWorkspaces, PortalData, PortalOrganisations, WorkspaceDetail } from './portal-data';
 import type { AuditView, PeopleStore } from './people-store';
 import { allows, organisationsOf } from './policy';

@@ -1,5 +1,5 @@
 import { som } from '@bus/schemas';
-import { AdminRequestInvalidError } from '../errors';
+import { AdminRequestInvalidError } from './errors';
 
 /** The catalogue's message types: what an app's permissions are chosen from. */
 export const MESSAGE_TYPES: readonly string[] = Object.keys(som.payloads).sort();
@@ -7,7 +7,7 @@ export const MESSAGE_TYPES: readonly string[] = Object.keys(som.payloads).sort()
 const SYSTEM_ID = new RegExp((som.defs.$defs as { system_id: { pattern: string } }).system_id.pattern);
 
 /**
- * What a person sets as an app's permissions holds only the catalogue's message types and system ids
+ * What a person (or the operator, through the admin API) sets as an app's permissions holds only the catalogue's message types and system ids
  * of the SOM's form (a message with anything else could never be published): else a 400 in plain words,
  * naming the field for the page to put it beside.
  */
