@@ -515,6 +515,22 @@ describe.each(['all-in-one', 'standalone'] as const)('a real Prometheus scraping
     }
   });
 
+  (layoutName === 'all-in-one' ? it : it.skip)('labels the limiter metrics with the limits docs/observability.md lists, and the process as app', () => {
+    const doc = readFileSync(path.join(ROOT, 'docs', 'observability.md'), 'utf8');
+    const row = /^\| `bus_rate_limited_total` \|.*`limit` ∈ ([^|]*)\|/m.exec(doc)![1]!;
+    const documented = row
+      .replace(/\([^)]*\)/g, '')
+      .split(',')
+      .map((l) => l.trim());
+    // The all-in-one runs every limiter of the bus, each declared at 0 from the start.
+    const served = [...atStart.get('all-in-one')!.matchAll(/^bus_rate_limiter_fallback_total\{([^}]*)\}/gm)].map((m) => ({
+      app: /app="([^"]*)"/.exec(m[1]!)![1],
+      limit: /limit="([^"]*)"/.exec(m[1]!)![1]!,
+    }));
+    expect(served.map((s) => s.limit).sort()).toEqual(documented.sort());
+    expect(new Set(served.map((s) => s.app))).toEqual(new Set(['all-in-one']));
+  });
+
   it('labels each answer with the service that owns its route and the route pattern, in either layout', async () => {
     const apps = (await query(`sum by (app) (http_requests_total{namespace="${NAMESPACE}"})`)).map((r) => r.metric.app);
     expect(apps).toEqual(expect.arrayContaining(['auth', 'gateway', 'pull-api']));
