@@ -37,7 +37,7 @@ export interface TokenIssuerDeps {
  */
 export function createTokenIssuer(deps: TokenIssuerDeps) {
   return async function issue(credentials: ClientCredentials): Promise<TokenResponse> {
-    const refused = () => new InvalidClientError(credentials.basic);
+    const refused = () => new InvalidClientError();
     if (!isClientId(credentials.clientId)) {
       secretMatches(credentials.clientSecret, DECOY_HASH);
       throw refused();

@@ -122,7 +122,7 @@ export function createAuthService(deps: AuthServiceDeps): Service & { signingKey
     }
     const body = await readFormBody(req);
     const request = parseTokenRequest(authorization, body);
-    if (!request.credentials) throw new InvalidClientError(true);
+    if (!request.credentials) throw new InvalidClientError();
     res.json(await issue(request.credentials));
     void connectionUse.used(request.credentials.clientId);
   };

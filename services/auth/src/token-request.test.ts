@@ -38,10 +38,10 @@ describe('token request', () => {
 
   it('reads Basic or body credentials', () => {
     expect(parseTokenRequest(basic, 'grant_type=client_credentials')).toEqual({
-      credentials: { clientId: 'cabcdefghijk2', clientSecret: 'sbs_secret', basic: true },
+      credentials: { clientId: 'cabcdefghijk2', clientSecret: 'sbs_secret' },
     });
     expect(parseTokenRequest(undefined, 'grant_type=client_credentials&client_id=cabcdefghijk2&client_secret=sbs_secret')).toEqual({
-      credentials: { clientId: 'cabcdefghijk2', clientSecret: 'sbs_secret', basic: false },
+      credentials: { clientId: 'cabcdefghijk2', clientSecret: 'sbs_secret' },
     });
     expect(parseTokenRequest(undefined, 'grant_type=client_credentials&client_id=cabcdefghijk2')).toEqual({ credentials: null });
     // A scope is ignored: the connection decides what the token may do (docs/auth.md).

@@ -17,10 +17,13 @@ export class UnsupportedGrantTypeError extends OAuthError {
   }
 }
 
-/** One answer for every failed client authentication: it never says which check failed. */
+/**
+ * One answer for every failed client authentication: it never says which check failed. A 401 names
+ * the scheme it takes (RFC 9110 §11.6.1), whichever way the client sent its credentials.
+ */
 export class InvalidClientError extends OAuthError {
-  constructor(challenge: boolean) {
-    super(401, 'invalid_client', 'Client authentication failed', challenge ? { ...NO_STORE, 'WWW-Authenticate': BASIC_CHALLENGE } : NO_STORE);
+  constructor() {
+    super(401, 'invalid_client', 'Client authentication failed', { ...NO_STORE, 'WWW-Authenticate': BASIC_CHALLENGE });
   }
 }
 
@@ -36,8 +39,6 @@ export class TemporarilyUnavailableError extends OAuthError {
 export interface ClientCredentials {
   clientId: string;
   clientSecret: string;
-  /** Authenticated with HTTP Basic: a 401 then carries WWW-Authenticate. */
-  basic: boolean;
 }
 
 export type TokenRequest =
@@ -113,7 +114,7 @@ export function parseTokenRequest(authorization: string | undefined, body: strin
   if (grant === null || grant === '') throw new InvalidRequestError('grant_type is required');
   if (grant !== 'client_credentials') throw new UnsupportedGrantTypeError();
 
-  if (basic) return { credentials: { ...basic, basic: true } };
+  if (basic) return { credentials: basic };
   if (bodyId === null || bodySecret === null || bodyId === '') return { credentials: null };
-  return { credentials: { clientId: bodyId, clientSecret: bodySecret, basic: false } };
+  return { credentials: { clientId: bodyId, clientSecret: bodySecret } };
 }

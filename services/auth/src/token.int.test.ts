@@ -260,7 +260,7 @@ describe('refusals (docs/api.md#errors)', () => {
     }
   });
 
-  it('401 invalid_client without a hint; WWW-Authenticate only when Basic was used', async () => {
+  it('401 invalid_client without a hint, with WWW-Authenticate however the client sent its credentials', async () => {
     const cases = [
       { headers: { Authorization: basic('czzzzzzzzzzzz', secret()) } },
       { headers: { Authorization: basic(id(), `${secret()}x`) } },
@@ -276,7 +276,7 @@ describe('refusals (docs/api.md#errors)', () => {
     }
     const inBody = await token(bus.url, { body: form({ grant_type: 'client_credentials', client_id: id(), client_secret: 'sbs_wrong' }) });
     expect(inBody.status).toBe(401);
-    expect(inBody.headers.get('www-authenticate')).toBeNull();
+    expect(inBody.headers.get('www-authenticate')).toBe('Basic realm="bus", charset="UTF-8"');
     answers.push(inBody.body);
     for (const a of answers) expect(a).toEqual({ error: 'invalid_client', error_description: 'Client authentication failed' });
   });
