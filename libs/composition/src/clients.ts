@@ -63,7 +63,7 @@ export function processClients<C>(ctx: CompositionContext<C>, name: string): Pro
   };
 
   const postgres = once(() => {
-    const db = createDatabase(databaseOptionsOf(config, name));
+    const db = createDatabase({ ...databaseOptionsOf(config, name), logger: ctx.logger });
     ctx.onClose(() => db.destroy());
     return { client: db, ready: databaseReadiness(db) };
   });

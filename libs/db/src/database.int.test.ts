@@ -1,5 +1,7 @@
 import { createServer, type Server, type Socket } from 'node:net';
-import { createTestDatabase, type TestDatabase } from '@bus/testing';
+import { Writable } from 'node:stream';
+import { createLogger } from '@bus/observability';
+import { createTestDatabase, freePort, type TestDatabase } from '@bus/testing';
 import { createDatabase, type Knex } from './index';
 
 /**
@@ -9,7 +11,7 @@ import { createDatabase, type Knex } from './index';
  */
 let testDb: TestDatabase;
 const opened: Knex[] = [];
-const open = (opts: { url: string; connectTimeoutMs?: number; statementTimeoutMs?: number }) => {
+const open = (opts: { url: string; connectTimeoutMs?: number; statementTimeoutMs?: number; logger?: ReturnType<typeof createLogger> }) => {
   const db = createDatabase({ poolMax: 2, applicationName: 'db-bounds-test', ...opts });
   opened.push(db);
   return db;
@@ -63,4 +65,26 @@ it('names the SQL of a failed query with its placeholders, never the values boun
   expect(err.message).toContain('select $1 as body from no_such_table');
   expect(err.message).toContain('relation "no_such_table" does not exist');
   expect(JSON.stringify({ ...err, message: err.message })).not.toContain('the message body');
+});
+
+it("logs a refused connection as the process's JSON lines, at debug, without knex's text or the password", async () => {
+  const lines: string[] = [];
+  const destination = new Writable({ write: (chunk, _enc, done) => (lines.push(String(chunk)), done()) });
+  const printed = jest.spyOn(console, 'log');
+  try {
+    const port = await freePort();
+    const logger = createLogger({ service: 'db-bounds-test', level: 'debug', destination });
+    const db = open({ url: `postgres://bus:refused-secret@127.0.0.1:${port}/bus`, logger });
+    const { err } = await failureOf(db.raw('select 1'));
+    expect((err as { code?: string }).code).toBe('ECONNREFUSED');
+    // knex's own Logger writes to console.log when it has no log functions.
+    expect(printed).not.toHaveBeenCalled();
+    const json = lines.map((l) => JSON.parse(l) as { level: string; msg: string });
+    expect(json).toEqual([
+      expect.objectContaining({ level: 'debug', msg: expect.stringMatching(/^knex: Acquire connection error: Error: connect ECONNREFUSED 127\.0\.0\.1:\d+$/) }),
+    ]);
+    expect(lines.join('')).not.toContain('refused-secret');
+  } finally {
+    printed.mockRestore();
+  }
 });

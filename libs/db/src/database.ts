@@ -1,4 +1,5 @@
 import knex, { type Knex } from 'knex';
+import { createLogger, type Logger } from '@bus/observability';
 import { migrationSource } from './migrations';
 
 export type { Knex };
@@ -20,6 +21,11 @@ export interface DatabaseOptions {
    * 0 for none, e.g. for migrations.
    */
   statementTimeoutMs?: number;
+  /**
+   * The process's logger, where knex's own warnings go as JSON lines (knexLog). Without one, a logger
+   * of its own named after `applicationName` at LOG_LEVEL (info): never knex's plain text.
+   */
+  logger?: Logger;
 }
 
 export const DEFAULT_CONNECT_TIMEOUT_MS = 5_000;
@@ -47,8 +53,54 @@ export function createDatabase(opts: DatabaseOptions): Knex {
     // A failed query's error names the SQL with its placeholders, never the values bound to them:
     // those can be message bodies or secret hashes, and errors reach the logs.
     compileSqlOnError: false,
+    log: knexLog(opts.logger ?? createLogger({ service: opts.applicationName, level: process.env.LOG_LEVEL ?? 'info' }), opts.url),
     migrations: { migrationSource, tableName: 'knex_migrations' },
   });
+}
+
+/** knex's prefix of a failed pool acquire, which it writes as a warning with the error's stack. */
+const ACQUIRE_ERROR = 'Acquire connection error: ';
+
+/**
+ * knex's own log (warn, error, deprecate, debug), which it otherwise writes to stdout as plain text
+ * over several lines, as the process's JSON lines: `msg` "knex: " and the message's first line, the
+ * rest (a stack) in `detail`, credentials of a connection string redacted. A failed acquire is
+ * debug: its error also fails the query that asked, whose caller logs it once (a refused request's
+ * "dependency unavailable" line carries it as `err.cause`; background work logs its own warning), so
+ * at warn it would double every refused request's line during a Postgres outage.
+ */
+export function knexLog(logger: Logger, url?: string): NonNullable<Knex.Config['log']> {
+  const password = url === undefined ? '' : passwordOf(url);
+  const write = (level: 'debug' | 'warn' | 'error', message: unknown) => {
+    const text = redactCredentials(typeof message === 'string' ? message : String(message), password);
+    const [first = '', ...rest] = text.split('\n');
+    logger[text.startsWith(ACQUIRE_ERROR) ? 'debug' : level](rest.length > 0 ? { detail: rest.join('\n') } : {}, `knex: ${first}`);
+  };
+  return {
+    debug: (message) => write('debug', message),
+    warn: (message) => write('warn', message),
+    error: (message) => write('error', message),
+    deprecate: (message) => write('warn', message),
+  };
+}
+
+/** A connection string's password, as written in it (percent-decoded); '' when it has none or is not a URL. */
+function passwordOf(url: string): string {
+  try {
+    return decodeURIComponent(new URL(url).password);
+  } catch {
+    return '';
+  }
+}
+
+/** Shortest password replaced wherever it appears: a shorter one would also hit ordinary words. */
+const MIN_PASSWORD_SCRUBBED = 6;
+
+/** Text without the credentials a connection string or a libpq keyword string could carry. */
+function redactCredentials(text: string, password: string): string {
+  const scrubbed = password.length >= MIN_PASSWORD_SCRUBBED ? text.split(password).join('[redacted]') : text;
+  // Up to the last @ of the URL: a password may carry an @ that was not percent-encoded.
+  return scrubbed.replace(/([a-z][a-z0-9+.-]*:\/\/[^:@/\s]*:)\S*@/gi, '$1[redacted]@').replace(/\b(password\s*=\s*)('[^']*'|\S+)/gi, '$1[redacted]');
 }
 
 /** The options a process configured through DATABASE_* (libs/config databaseConfig). */

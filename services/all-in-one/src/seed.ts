@@ -61,7 +61,7 @@ async function seed(): Promise<void> {
   });
   const logger = createLogger({ service: 'seed', level: config.LOG_LEVEL });
   const file = path.resolve(config.BUS_DEMO_ENV_FILE);
-  const db = createDatabase({ url: config.DATABASE_URL, poolMax: 2, applicationName: 'seed' });
+  const db = createDatabase({ url: config.DATABASE_URL, poolMax: 2, applicationName: 'seed', logger });
   const producer = createProducer(createKafka({ brokers: config.KAFKA_BROKERS, clientId: config.KAFKA_CLIENT_ID, logger }));
   try {
     const existing = readDemoEnv(file);

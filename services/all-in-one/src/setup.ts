@@ -18,6 +18,7 @@ async function setup(): Promise<void> {
     applicationName: 'setup',
     connectTimeoutMs: config.DATABASE_CONNECT_TIMEOUT,
     statementTimeoutMs: 0,
+    logger,
   });
   try {
     const applied = await migrateLatest(db);
