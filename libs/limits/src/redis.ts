@@ -1,5 +1,6 @@
 import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
+import { throttledWarning } from '@bus/observability';
 
 export type { Redis };
 
@@ -17,14 +18,9 @@ export function createRedis(url: string, logger: Logger, opts: { keyPrefix?: str
     connectTimeout: 2_000,
     retryStrategy: (attempt) => Math.min(attempt * 200, 2_000),
   });
-  let lastLogged = 0;
-  redis.on('error', (err: Error) => {
-    // A dead Redis emits an error per reconnect attempt; one line every 10 s is enough.
-    if (Date.now() - lastLogged > 10_000) {
-      lastLogged = Date.now();
-      logger.warn({ err: err.message }, 'redis unreachable');
-    }
-  });
+  // A dead Redis emits an error per reconnect attempt; one line every 10 s is enough.
+  const unreachable = throttledWarning(logger, 'redis unreachable');
+  redis.on('error', (err: Error) => unreachable({ err: err.message }));
   return redis;
 }
 

@@ -8,3 +8,4 @@ export type { MetricKey } from './metric-names';
 export { ACTIVITY_FLUSH_MS, ACTIVITY_OTHER_RULE, MAX_RULES_PER_CELL, createActivityRecorder } from './activity';
 export type { ActivityRecorder, ActivityRecorderDeps, ActivityRow } from './activity';
 export { SerialWrites } from './serial-writes';
+export { THROTTLED_WARNING_EVERY_MS, throttledWarning } from './throttled-warning';

@@ -1,5 +1,5 @@
 import { Counter, type Registry } from 'prom-client';
-import { METRICS, type Logger } from '@bus/observability';
+import { METRICS, throttledWarning, type Logger } from '@bus/observability';
 import { redriveRecord, type DeliveryStore } from '@bus/queue';
 
 export interface QuarantineRecheckDeps {
@@ -65,13 +65,15 @@ export function createQuarantineRecheck(deps: QuarantineRecheckDeps): Quarantine
 
   let timer: NodeJS.Timeout | undefined;
   let rechecking: Promise<unknown> | undefined;
+  // Every second while Postgres is away: one line per 10 s, not a stack a second per replica.
+  const failed = throttledWarning(deps.logger, 'quarantine re-check failed; retried every second');
   return {
     start: () => {
       if (deps.quarantineRecheckMs <= 0) return;
       timer = setInterval(() => {
         // One at a time: a slow Postgres makes the re-checks rarer, never pile up.
         rechecking ??= recheckQuarantine()
-          .catch((err: unknown) => deps.logger.warn({ err }, 'quarantine re-check failed; the next second retries'))
+          .catch((err: unknown) => failed({ err }))
           .finally(() => {
             rechecking = undefined;
           });

@@ -1,5 +1,5 @@
 import { Gauge, type Registry } from 'prom-client';
-import { METRICS, type Logger } from '@bus/observability';
+import { METRICS, throttledWarning, type Logger } from '@bus/observability';
 import type { QueueStats } from '@bus/contracts';
 import type { DeliveryStore } from '@bus/queue';
 
@@ -23,6 +23,11 @@ export interface QueueSampler {
  * workspace: queue depth, messages in flight and the oldest message's age. A connection never moves
  * between workspaces, so each one's workspace is read once. The queues' retention is the retention
  * sweep's (retention.ts).
+ *
+ * While Postgres cannot be read, the gauges serve the last read, the oldest age still counted from
+ * the clock: nothing is enqueued or acked without Postgres, so the queues are as last read (only
+ * leases that ran out are still counted in flight), and BusConsumerQueueOldestMessageAge keeps
+ * firing through the outage instead of resolving because its series went away.
  */
 export function registerQueueGauges(deps: QueueGaugesDeps): QueueSampler {
   const now = deps.now ?? (() => new Date());
@@ -39,10 +44,17 @@ export function registerQueueGauges(deps: QueueGaugesDeps): QueueSampler {
     });
   };
   let cached: { at: number; stats: Promise<Array<QueueStats & { workspace: string }>> } | undefined;
+  let lastRead: Array<QueueStats & { workspace: string }> = [];
   const stats = () => {
-    if (!cached || Date.now() - cached.at > 1_000) cached = { at: Date.now(), stats: read() };
+    if (!cached || Date.now() - cached.at > 1_000)
+      cached = {
+        at: Date.now(),
+        stats: read().then((s) => (lastRead = s)),
+      };
     return cached.stats;
   };
+  // Each of the four gauges fails at each scrape while Postgres is away: one line per 10 s.
+  const unreadable = throttledWarning(deps.logger, 'queue metrics could not be read; serving the last read');
   const gauge = (
     metric: (typeof METRICS)['queueDepth' | 'queueInFlight' | 'queueDeadLetters' | 'queueOldestAge'],
     help: string,
@@ -53,12 +65,15 @@ export function registerQueueGauges(deps: QueueGaugesDeps): QueueSampler {
       help,
       registers: [deps.metrics],
       async collect() {
-        this.reset();
+        let current: Array<QueueStats & { workspace: string }>;
         try {
-          for (const s of await stats()) this.set({ workspace: s.workspace, consumer: s.consumerId }, value(s));
+          current = await stats();
         } catch (err) {
-          deps.logger.warn({ err }, 'queue metrics could not be read');
+          unreadable({ err });
+          current = lastRead;
         }
+        this.reset();
+        for (const s of current) this.set({ workspace: s.workspace, consumer: s.consumerId }, value(s));
       },
     });
   gauge(METRICS.queueDepth, 'Un-acked deliveries per consumer connection', (s) => s.depth);
