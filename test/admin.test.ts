@@ -333,12 +333,19 @@ describe('tenancy and the credential lifecycle, through the bus', () => {
 
   it('lists and reads what it made', async () => {
     const t = await house();
+    // A 201 says where the new resource is read (Location), and reading it there gives what the 201 gave.
+    const made = await admin('POST', '/api/admin/workspaces', { organisation_id: t.organisationId, name: 'Second' });
+    expect(made.headers.get('location')).toBe(`/api/admin/workspaces/${(made.body as { id: string }).id}`);
+    expect((await admin('GET', made.headers.get('location')!)).body).toEqual(made.body);
     const organisation = await admin('GET', `/api/admin/organisations/${t.organisationId}`);
     expect(organisation.body).toMatchObject({ id: t.organisationId, kind: 'house', quota: { tier: 'high' } });
     const workspaces = await admin('GET', `/api/admin/workspaces?organisation_id=${t.organisationId}`);
     // A workspace made without a quota gets its organisation's.
     expect(workspaces.body).toEqual({
-      workspaces: [expect.objectContaining({ id: t.workspaceId, quota: expect.objectContaining({ tier: 'high' }) })],
+      workspaces: [
+        expect.objectContaining({ id: t.workspaceId, quota: expect.objectContaining({ tier: 'high' }) }),
+        expect.objectContaining({ id: (made.body as { id: string }).id }),
+      ],
       next_after: null,
     });
     const apps = await admin('GET', `/api/admin/apps?workspace_id=${t.workspaceId}`);

@@ -106,7 +106,10 @@ function organisationRoutes(router: Router, ctx: AdminContext): void {
         ...(b.quota === undefined ? {} : { quota: body.quotaSetting(b.quota) }),
       }),
     );
-    res.status(201).json(await ctx.organisationOf(id));
+    res
+      .status(201)
+      .location(`/api/admin/organisations/${id}`)
+      .json(await ctx.organisationOf(id));
   });
   router.get('/api/admin/organisations/:o', async (req, res) => {
     res.json(await ctx.organisationOf(param(req, 'o')));
@@ -133,7 +136,10 @@ function workspaceRoutes(router: Router, ctx: AdminContext): void {
         ...(b.quota === undefined ? {} : { quota: body.quotaSetting(b.quota) }),
       }),
     );
-    res.status(201).json(await ctx.workspaceOf(id));
+    res
+      .status(201)
+      .location(`/api/admin/workspaces/${id}`)
+      .json(await ctx.workspaceOf(id));
   });
   router.get('/api/admin/workspaces/:w', async (req, res) => {
     res.json(await ctx.workspaceOf(param(req, 'w')));
@@ -156,7 +162,10 @@ function appRoutes(router: Router, ctx: AdminContext): void {
     const id = await identityCall(() =>
       ctx.deps.admin.createApp({ workspaceId: b.workspace_id, name: b.name, ...(b.organisation_id ? { organisationId: b.organisation_id } : {}) }),
     );
-    res.status(201).json(await ctx.appOf(id));
+    res
+      .status(201)
+      .location(`/api/admin/apps/${id}`)
+      .json(await ctx.appOf(id));
   });
   router.get('/api/admin/apps/:a', async (req, res) => {
     res.json(await ctx.appOf(param(req, 'a')));
@@ -179,12 +188,15 @@ function connectionRoutes(router: Router, ctx: AdminContext): void {
   router.post('/api/admin/connections', async (req, res) => {
     const b = await ctx.jsonBody<body.ConnectionCreate>(req);
     const issued = await identityCall(() => ctx.deps.admin.createConnection({ appId: b.app_id, kind: b.kind, ...body.connectionAbout(b) }));
-    res.status(201).json({
-      client_id: issued.clientId,
-      client_secret: issued.clientSecret,
-      credential_version: issued.credentialVersion,
-      connection: await ctx.connectionOf(issued.clientId),
-    });
+    res
+      .status(201)
+      .location(`/api/admin/connections/${issued.clientId}`)
+      .json({
+        client_id: issued.clientId,
+        client_secret: issued.clientSecret,
+        credential_version: issued.credentialVersion,
+        connection: await ctx.connectionOf(issued.clientId),
+      });
   });
   router.get('/api/admin/connections/:c', async (req, res) => {
     res.json(await ctx.connectionOf(param(req, 'c')));
@@ -239,7 +251,8 @@ function queueAndReplayRoutes(router: Router, ctx: AdminContext): void {
   });
   router.post('/api/admin/connections/:c/replays', async (req, res) => {
     const connection = await ctx.activeConsumer(param(req, 'c'));
-    res.status(202).json(await startReplay(ctx.deps, connection, await ctx.jsonBody<body.ReplayBody>(req), ctx.now()));
+    const replay = await startReplay(ctx.deps, connection, await ctx.jsonBody<body.ReplayBody>(req), ctx.now());
+    res.status(202).location(`/api/admin/replays/${replay.replay_id}`).json(replay);
   });
   router.get('/api/admin/replays/:p', async (req, res) => {
     res.json((await ctx.deps.store.replay(param(req, 'p'))) ?? notFound('replay', param(req, 'p')));

@@ -111,7 +111,8 @@ export function principalRoutes(deps: PrincipalRoutesDeps): Router {
   router.post('/api/admin/connections/:c/principals', async (req, res) => {
     const connection = param(req, 'c');
     const body = (await deps.requests.jsonBody(req, PRINCIPAL_BODY_BYTES)) as PrincipalCreate;
-    res.status(201).json(await principals.register(connection, body.role_arn));
+    const registered = await principals.register(connection, body.role_arn);
+    res.status(201).location(`/api/admin/connections/${connection}/principals/${registered.access_key_id}`).json(registered);
   });
   router.get('/api/admin/connections/:c/principals/:k', async (req, res) => {
     res.json(await principals.get(param(req, 'c'), param(req, 'k')));

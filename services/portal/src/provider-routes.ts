@@ -66,7 +66,10 @@ export function providerRoutes(deps: ProviderRoutesDeps): Router {
     const problems = externalIssuerProblems(settings, { allowHttpLoopback: deps.allowHttpLoopback });
     if (problems.length > 0) throw new AdminRequestInvalidError(problems.join('; '));
     const id = await identityCall(() => deps.admin.createProvider(settings));
-    res.status(201).json(providerView(await providerOf(id)));
+    res
+      .status(201)
+      .location(`/api/admin/identity-providers/${id}`)
+      .json(providerView(await providerOf(id)));
   });
   router.get('/api/admin/identity-providers/:i', async (req, res) => {
     res.json(providerView(await providerOf(param(req, 'i'))));
