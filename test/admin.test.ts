@@ -565,6 +565,23 @@ describe('refusals', () => {
     ]);
   });
 
+  it('refuses a change guarded by a precondition it cannot meet (If-Match: no entity tags are kept), changing nothing', async () => {
+    const t = await house();
+    const guarded = await fetchObserved(`${bus.portalUrl}/api/admin/apps/${t.appId}/permissions`, {
+      method: 'PUT',
+      headers: { Authorization: operatorAuth, 'Content-Type': 'application/json', 'If-Match': '"v1"' },
+      body: JSON.stringify({ system_ids: [SYSTEM_ID], message_types: ['telling.ended'] }),
+    });
+    adminApi.check('PUT', `/api/admin/apps/${t.appId}/permissions`, guarded);
+    expect([guarded.status, guarded.body]).toEqual([412, expect.objectContaining({ code: 'admin.precondition_failed' })]);
+    const app = await admin('GET', `/api/admin/apps/${t.appId}`);
+    expect([...(app.body as { permissions: { message_types: string[] } }).permissions.message_types].sort()).toEqual([
+      'telling.ended',
+      'telling.exposed',
+      'telling.started',
+    ]);
+  });
+
   it('reads a JSON body only as application/json: the body a cross-site form can post as text/plain creates nothing', async () => {
     const name = `CSRF ${randomUUID()}`;
     for (const contentType of ['text/plain', 'application/x-www-form-urlencoded']) {

@@ -36,6 +36,18 @@ export class AdminConflictError extends HttpError {
   }
 }
 
+/**
+ * 412 admin.precondition_failed: a change sent with a condition the admin API cannot meet. It keeps no
+ * entity tags, so an If-Match naming one never holds, and If-None-Match: * on a PUT asks for a resource
+ * that does not exist yet; performing the change anyway would let a script believe it had guarded it.
+ */
+export class AdminPreconditionFailedError extends HttpError {
+  override readonly name = 'AdminPreconditionFailedError';
+  constructor(reason: string) {
+    super(412, 'admin.precondition_failed', reason);
+  }
+}
+
 /** A registration the catalogue rules refuse: the body carries the catalogue's own validation answer. */
 export class RegistrationInvalidError extends HttpError {
   override readonly name = 'RegistrationInvalidError';

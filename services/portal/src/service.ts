@@ -15,6 +15,7 @@ import { createLimiter, type LimitMetrics, type Redis } from '@bus/limits';
 import type { Logger } from '@bus/observability';
 import { openapi } from '@bus/schemas';
 import { loadSkillLibrary, type SkillLibrary } from '@bus/skills';
+import { refuseUnmetPreconditions } from './admin-preconditions';
 import { adminErrorPage, adminRoutes } from './admin-routes';
 import { portalDepsOf } from './config';
 import { queueOperations } from '@bus/queue';
@@ -112,6 +113,7 @@ export function createPortalService(deps: PortalServiceDeps): PortalService {
     operatorAuth(deps.operator, perAddress),
     adminAudit(new PeopleStore(deps.db), deps.operator.clientId, deps.logger),
     requests.parameters,
+    refuseUnmetPreconditions,
   );
 
   return {
