@@ -65,6 +65,14 @@ async function publish(body: string) {
 }
 const rulesOf = (body: unknown) => (body as { violations?: Array<{ rule: string }> }).violations?.map((v) => v.rule) ?? [];
 
+/** An answer's body read as JSON, or undefined when it is not JSON (a bare status from a parser). */
+function jsonOrNothing(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
+  }
+}
 describe('one UUID, one message', () => {
   it('accepts a message_id in its canonical spelling only, so no spelling makes a second message', async () => {
     const message = storyContext({ message_id: 'dc9c9e64-fbd0-4f66-8d8a-a247f1fbb572' });
@@ -231,13 +239,7 @@ describe('routing is total', () => {
       headers: { Authorization: authorization, ...(takesBody ? { 'Content-Type': 'application/json' } : {}) },
       ...(takesBody ? { body: '{}' } : {}),
     });
-    const text = await res.text();
-    let body: unknown;
-    try {
-      body = JSON.parse(text);
-    } catch {
-      body = undefined;
-    }
+    const body = jsonOrNothing(await res.text());
     return { status: res.status, body, type: res.headers.get('content-type') ?? '' };
   }
 
@@ -258,13 +260,7 @@ describe('routing is total', () => {
       method,
       headers: { Authorization: op.host === 'bus' ? `Bearer ${bearer}` : `Basic ${operatorBasic}` },
     });
-    const text = await res.text();
-    let body: unknown;
-    try {
-      body = JSON.parse(text);
-    } catch {
-      body = undefined;
-    }
+    const body = jsonOrNothing(await res.text());
     const message = (body as { message?: string; violations?: Array<{ message: string }> } | undefined) ?? {};
     return {
       path,

@@ -21,6 +21,15 @@ const SYSTEM_ID = 'storyteller.web';
 const ROLE_ARN = 'arn:aws:iam::123456789012:role/bus-boto3-reader';
 const MESSAGES = 5;
 
+/** The client's settings from the JSON on stdin: loopback, static credentials, one attempt (no retries). */
+const CLIENT_OPTIONS = `client_options = dict(
+    endpoint_url=settings['endpoint'],
+    region_name=settings['region'],
+    aws_access_key_id=settings['accessKeyId'],
+    aws_secret_access_key=settings['secretAccessKey'],
+    config=Config(connect_timeout=10, read_timeout=10, retries={'total_max_attempts': 1, 'mode': 'standard'}),
+)`;
+
 /** Reads its settings as JSON on stdin; prints one JSON object: errors, attribute answers and what it received. */
 const BOTO3_SCRIPT = `
 import json, sys, time
@@ -29,14 +38,8 @@ from botocore.config import Config
 from botocore.exceptions import ClientError
 
 settings = json.load(sys.stdin)
-client = boto3.client(
-    'sqs',
-    endpoint_url=settings['endpoint'],
-    region_name=settings['region'],
-    aws_access_key_id=settings['accessKeyId'],
-    aws_secret_access_key=settings['secretAccessKey'],
-    config=Config(connect_timeout=10, read_timeout=10, retries={'total_max_attempts': 1, 'mode': 'standard'}),
-)
+${CLIENT_OPTIONS}
+client = boto3.client('sqs', **client_options)
 out = {'errors': [], 'attributes': [], 'received': [], 'requestIds': []}
 
 def attempt(name, call):
@@ -88,14 +91,8 @@ from botocore.config import Config
 from botocore.exceptions import ClientError
 
 settings = json.load(sys.stdin)
-client = botocore.session.get_session().create_client(
-    'sqs',
-    endpoint_url=settings['endpoint'],
-    region_name=settings['region'],
-    aws_access_key_id=settings['accessKeyId'],
-    aws_secret_access_key=settings['secretAccessKey'],
-    config=Config(connect_timeout=10, read_timeout=10, retries={'total_max_attempts': 1, 'mode': 'standard'}),
-)
+${CLIENT_OPTIONS}
+client = botocore.session.get_session().create_client('sqs', **client_options)
 out = {'protocol': client.meta.service_model.protocol}
 
 def outcome(call):
