@@ -35,13 +35,19 @@ async function startCollector(
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, received, server };
 }
 
-async function runCatalogueOnce(env: Record<string, string>): Promise<void> {
+/** Starts the catalogue, sends it one request of `target` and stops it; answers the JSON lines it logged. */
+async function runCatalogueOnce(env: Record<string, string>, target = '/api/skills/library'): Promise<Array<Record<string, unknown>>> {
   const port = await freePort();
   const proc = startNodeProcess('services/catalogue/dist/main.js', { HOST: '127.0.0.1', PORT: String(port), REDIS_URL: requireEnv('REDIS_URL'), ...env });
   await waitForHttp(`http://127.0.0.1:${port}/healthz`, { process: proc });
-  await fetch(`http://127.0.0.1:${port}/api/skills/library`);
+  expect((await fetch(`http://127.0.0.1:${port}${target}`)).status).toBe(200);
   // Spans leave in batches; SIGTERM's shutdown flushes the last batch before the process exits.
   expect(await proc.stop('SIGTERM')).toBe(0);
+  return proc
+    .output()
+    .split('\n')
+    .filter((line) => line.startsWith('{'))
+    .map((line) => JSON.parse(line) as Record<string, unknown>);
 }
 
 describe('OpenTelemetry tracing', () => {
@@ -54,6 +60,24 @@ describe('OpenTelemetry tracing', () => {
       const exported = traces.map((t) => t.body).join('\n');
       expect(exported).toContain('catalogue');
       expect(exported).toContain('/api/skills/library');
+    } finally {
+      collector.server.close();
+    }
+  }, 30_000);
+
+  it('exports no query value', async () => {
+    const collector = await startCollector();
+    const secret = `SECRET-${randomUUID()}`;
+    try {
+      // As an OIDC callback's code and a token a client put in the query would be sent.
+      const lines = await runCatalogueOnce(
+        { OTEL_EXPORTER_OTLP_ENDPOINT: collector.url },
+        `/api/skills/library?code=${secret}&state=${secret}&access_token=${secret}`,
+      );
+      const server = exportedSpans(collector.received).find((s) => s.kind === SPAN_KIND_SERVER && attribute(s, 'url.path') === '/api/skills/library');
+      expect(attribute(server!, 'url.query')).toBe('code=REDACTED&state=REDACTED&access_token=REDACTED');
+      expect(collector.received.map((r) => r.body).join('\n')).not.toContain(secret);
+      expect(lines.map((l) => JSON.stringify(l)).join('\n')).not.toContain(secret);
     } finally {
       collector.server.close();
     }

@@ -1,6 +1,7 @@
 import { propagation, ROOT_CONTEXT, SpanStatusCode, type Context, type Span, type TextMapPropagator } from '@opentelemetry/api';
-import { W3CTraceContextPropagator } from '@opentelemetry/core';
+import { getNumberFromEnv, W3CTraceContextPropagator } from '@opentelemetry/core';
 import { NodeSDK } from '@opentelemetry/sdk-node';
+import { BatchSpanProcessor, type SpanProcessor } from '@opentelemetry/sdk-trace';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { HttpInstrumentation } from '@opentelemetry/instrumentation-http';
 import { ConfigError, loadConfig, processConfig, type Env } from '@bus/config';
@@ -14,14 +15,21 @@ const DISABLED: Tracing = { enabled: false, shutdown: async () => {} };
 
 /**
  * OpenTelemetry, off unless an OTLP/HTTP endpoint is configured: with no endpoint nothing is
- * registered and the @opentelemetry/api calls in the code are no-ops.
+ * registered and the @opentelemetry/api calls in the code are no-ops. Every span passes
+ * queryRedacting before it is exported.
  */
-export function startTracing(opts: { serviceName: string; otlpEndpoint: string | undefined }): Tracing {
-  if (!opts.otlpEndpoint) return DISABLED;
+export function startTracing(opts: {
+  serviceName: string;
+  otlpEndpoint: string | undefined;
+  /** Where spans go instead of OTLP/HTTP (tests: an in-memory exporter); tracing is then on without an endpoint. */
+  spans?: SpanProcessor;
+}): Tracing {
+  const spans = opts.spans ?? (opts.otlpEndpoint ? otlpBatches(opts.otlpEndpoint) : undefined);
+  if (spans === undefined) return DISABLED;
   const sdk = new NodeSDK({
     serviceName: opts.serviceName,
     textMapPropagator: boundedTraceContext(),
-    traceExporter: new OTLPTraceExporter({ url: `${opts.otlpEndpoint.replace(/\/$/, '')}/v1/traces` }),
+    spanProcessors: [queryRedacting(), spans],
     instrumentations: [new HttpInstrumentation()],
     // Traces only: metrics are prom-client's (/metrics) and logs are pino's (stdout).
     metricReaders: [],
@@ -29,6 +37,77 @@ export function startTracing(opts: { serviceName: string; otlpEndpoint: string |
   });
   sdk.start();
   return { enabled: true, shutdown: () => sdk.shutdown() };
+}
+
+/** OTLP/HTTP to `<endpoint>/v1/traces` in batches, tuned by the SDK's OTEL_BSP_* variables as NodeSDK's own exporter was. */
+function otlpBatches(endpoint: string): SpanProcessor {
+  const positive = (name: string) => {
+    const value = getNumberFromEnv(name);
+    return value !== undefined && value > 0 ? value : undefined;
+  };
+  return new BatchSpanProcessor({
+    exporter: new OTLPTraceExporter({ url: `${endpoint.replace(/\/$/, '')}/v1/traces` }),
+    maxQueueSize: positive('OTEL_BSP_MAX_QUEUE_SIZE'),
+    scheduledDelayMillis: positive('OTEL_BSP_SCHEDULE_DELAY'),
+    exportTimeoutMillis: positive('OTEL_BSP_EXPORT_TIMEOUT'),
+    maxExportBatchSize: positive('OTEL_BSP_MAX_EXPORT_BATCH_SIZE'),
+  });
+}
+
+/**
+ * The attributes that carry a request's query string: `url.query` (server spans) and `url.full`
+ * (client spans) under the stable HTTP semantic conventions that @opentelemetry/instrumentation-http
+ * writes, and `http.target` and `http.url`, their names before them.
+ */
+const QUERY_ATTRIBUTES: Record<string, 'query' | 'url'> = { 'url.query': 'query', 'http.target': 'url', 'url.full': 'url', 'http.url': 'url' };
+
+/** A query parameter name kept in a span: what looks like a name; anything else may be a value sent bare. */
+const PARAMETER_NAME = /^[A-Za-z0-9_.[\]-]{1,32}$/;
+
+/**
+ * A query string (without its `?`) with every value dropped: `code=REDACTED&state=REDACTED`. Query
+ * strings carry secrets (an OIDC callback's `code`, an `access_token` a client put there), and spans
+ * leave the process; the names say which parameters a request had.
+ */
+export function redactQuery(query: string): string {
+  if (query === '') return '';
+  return query
+    .split('&')
+    .map((pair) => {
+      const name = pair.split('=', 1)[0]!;
+      return PARAMETER_NAME.test(name) ? `${name}=REDACTED` : 'REDACTED';
+    })
+    .join('&');
+}
+
+/** A URL or request target with its query string redacted (redactQuery); its fragment dropped. */
+function redactUrlQuery(url: string): string {
+  const hash = url.indexOf('#');
+  const withoutFragment = hash === -1 ? url : url.slice(0, hash);
+  const mark = withoutFragment.indexOf('?');
+  return mark === -1 ? withoutFragment : `${withoutFragment.slice(0, mark)}?${redactQuery(withoutFragment.slice(mark + 1))}`;
+}
+
+/**
+ * Redacts the query string in every span's URL attributes, as it starts (what the HTTP
+ * instrumentation sets then) and as it ends (anything set later), before an exporter sees it.
+ */
+export function queryRedacting(): SpanProcessor {
+  const redact = (span: Parameters<SpanProcessor['onStart']>[0]) => {
+    for (const [key, kind] of Object.entries(QUERY_ATTRIBUTES)) {
+      const value = span.attributes[key];
+      if (typeof value !== 'string') continue;
+      const redacted = kind === 'query' ? redactQuery(value) : redactUrlQuery(value);
+      if (redacted !== value) span.setAttribute(key, redacted);
+    }
+  };
+  return {
+    onStart: redact,
+    onEnding: redact,
+    onEnd: () => {},
+    forceFlush: async () => {},
+    shutdown: async () => {},
+  };
 }
 
 /**
