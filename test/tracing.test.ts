@@ -50,6 +50,9 @@ async function runCatalogueOnce(env: Record<string, string>, target = '/api/skil
     .map((line) => JSON.parse(line) as Record<string, unknown>);
 }
 
+/** The catalogue's log line of its answer to GET /api/skills/library. */
+const libraryRequestLine = (lines: Array<Record<string, unknown>>) => lines.find((l) => l.msg === 'request' && l.route === '/api/skills/library');
+
 describe('OpenTelemetry tracing', () => {
   it('exports the spans of HTTP requests to the configured OTLP endpoint', async () => {
     const collector = await startCollector();
@@ -65,7 +68,7 @@ describe('OpenTelemetry tracing', () => {
     }
   }, 30_000);
 
-  it('exports no query value', async () => {
+  it("exports no query value, and the request's log line names its span", async () => {
     const collector = await startCollector();
     const secret = `SECRET-${randomUUID()}`;
     try {
@@ -77,6 +80,8 @@ describe('OpenTelemetry tracing', () => {
       const server = exportedSpans(collector.received).find((s) => s.kind === SPAN_KIND_SERVER && attribute(s, 'url.path') === '/api/skills/library');
       expect(attribute(server!, 'url.query')).toBe('code=REDACTED&state=REDACTED&access_token=REDACTED');
       expect(collector.received.map((r) => r.body).join('\n')).not.toContain(secret);
+      // Logs and traces join on the ids (docs/observability.md, "Logs and traces").
+      expect(libraryRequestLine(lines)).toMatchObject({ trace_id: server!.traceId, span_id: server!.spanId });
       expect(lines.map((l) => JSON.stringify(l)).join('\n')).not.toContain(secret);
     } finally {
       collector.server.close();
@@ -88,8 +93,10 @@ describe('OpenTelemetry tracing', () => {
     try {
       // OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is the SDK's own variable: an SDK started without our
       // configuration (tracing not really off) would honour it and export to the collector.
-      await runCatalogueOnce({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `${collector.url}/v1/traces` });
+      const lines = await runCatalogueOnce({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `${collector.url}/v1/traces` });
       expect(collector.received).toEqual([]);
+      expect(libraryRequestLine(lines)).toBeDefined();
+      expect(libraryRequestLine(lines)).not.toHaveProperty('trace_id');
     } finally {
       collector.server.close();
     }

@@ -5,6 +5,7 @@ import { BatchSpanProcessor, type SpanProcessor } from '@opentelemetry/sdk-trace
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { HttpInstrumentation } from '@opentelemetry/instrumentation-http';
 import { ConfigError, loadConfig, processConfig, type Env } from '@bus/config';
+import { logTraceIds } from './logger';
 
 export interface Tracing {
   readonly enabled: boolean;
@@ -36,6 +37,7 @@ export function startTracing(opts: {
     logRecordProcessors: [],
   });
   sdk.start();
+  logTraceIds();
   return { enabled: true, shutdown: () => sdk.shutdown() };
 }
 
