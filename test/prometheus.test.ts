@@ -512,6 +512,10 @@ describe.each(['all-in-one', 'standalone'] as const)('a real Prometheus scraping
       if (component === 'gateway' || component === 'all-in-one') {
         for (const mode of ['publish', 'validate']) for (const outcome of ['accepted', 'duplicate']) zero('bus_publish_total', { mode, outcome, rule: 'none' });
       }
+      if (component === 'auth' || component === 'all-in-one') {
+        for (const outcome of ['issued', 'invalid_request', 'invalid_client', 'unsupported_grant_type', 'temporarily_unavailable', 'rate_limited', 'error'])
+          zero('bus_token_requests_total', { outcome });
+      }
     }
   });
 

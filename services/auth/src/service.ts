@@ -45,6 +45,9 @@ const TOKEN_PATH = '/v1/oauth/token';
 const tokenRouteErrors: ErrorPage = (req, err, requestId) =>
   req.path === TOKEN_PATH ? { json: renderError(err, requestId, violationBody), headers: NO_STORE } : undefined;
 
+/** bus_token_requests_total's outcome label: issued, each OAuth error of the route, rate_limited, error (docs/observability.md). */
+const TOKEN_OUTCOMES = ['issued', 'invalid_request', 'invalid_client', 'unsupported_grant_type', 'temporarily_unavailable', 'rate_limited', 'error'] as const;
+
 /** A token request body is a few hundred bytes; anything near this is not one. */
 export const TOKEN_BODY_LIMIT = 8 * 1024;
 
@@ -106,7 +109,9 @@ export function createAuthService(deps: AuthServiceDeps): Service & { signingKey
         registers: [deps.metrics],
       })
     : undefined;
-  const count = (outcome: string) => requests?.inc({ outcome });
+  // Every outcome at 0 from the start: a rate() over a series that appears at its first count misses it.
+  for (const outcome of TOKEN_OUTCOMES) requests?.inc({ outcome }, 0);
+  const count = (outcome: (typeof TOKEN_OUTCOMES)[number]) => requests?.inc({ outcome });
 
   const tokenRoute = async (req: Request, res: Response) => {
     res.set(NO_STORE);
