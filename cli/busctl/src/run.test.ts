@@ -160,7 +160,7 @@ describe('run', () => {
   });
 
   it('sends a JSON body and the query, with --url over BUSCTL_URL', async () => {
-    const h = harness([json(200, { connections: [], next_after: null }), json(201, ORG)]);
+    const h = harness([json(200, { connections: [], next_after: null }), json(201, ORG, { location: `/api/admin/organisations/${ORG.id}` })]);
     await h.run(['connection', 'list', '--workspace', 'w 1', '--app', 'a1', '--url', 'http://other:1']);
     await h.run(['org', 'create', '--name', 'Harbour', '--kind', 'house']);
     expect(h.sent.map((s) => [s.method, s.url, s.headers['content-type'], s.body])).toEqual([
@@ -195,7 +195,10 @@ describe('run', () => {
   });
 
   it('shows a new secret once, saying so: in the output, or on stderr with --json so stdout stays JSON', async () => {
-    const h = harness([json(201, ISSUED), json(201, ISSUED)]);
+    const h = harness([
+      json(201, ISSUED, { location: `/api/admin/connections/${ISSUED.client_id}` }),
+      json(201, ISSUED, { location: `/api/admin/connections/${ISSUED.client_id}` }),
+    ]);
     expect(await h.run(['connection', 'create', '--app', 'a1', '--kind', 'producer'])).toBe(0);
     expect(h.out.stdout).toContain('client_secret       sbs_issued\n');
     expect(h.out.stdout.endsWith(`\n${SECRET_NOTE}\n`)).toBe(true);
@@ -206,7 +209,10 @@ describe('run', () => {
   });
 
   it("sends a connection's name and description at creation and replaces them with connection describe", async () => {
-    const h = harness([json(201, ISSUED), json(200, { ...CONNECTION, name: 'Web publisher', description: 'The web tellings' })]);
+    const h = harness([
+      json(201, ISSUED, { location: `/api/admin/connections/${ISSUED.client_id}` }),
+      json(200, { ...CONNECTION, name: 'Web publisher', description: 'The web tellings' }),
+    ]);
     expect(await h.run(['connection', 'create', '--app', 'a1', '--kind', 'producer', '--name', 'Studio publisher'])).toBe(0);
     expect(JSON.parse(String(h.sent[0]!.body))).toEqual({ app_id: 'a1', kind: 'producer', name: 'Studio publisher' });
     expect(h.out.stdout).toContain('name                Studio publisher\n');
@@ -255,7 +261,11 @@ describe('run', () => {
     };
     const secret = 'wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY';
     const h = harness([
-      json(201, { access_key_id: principal.access_key_id, secret_access_key: secret, principal }),
+      json(
+        201,
+        { access_key_id: principal.access_key_id, secret_access_key: secret, principal },
+        { location: `/api/admin/connections/cabcdefghijkl/principals/${principal.access_key_id}` },
+      ),
       json(201, { access_key_id: principal.access_key_id, challenge: `sbc_${'a'.repeat(43)}`, expires_at: '2026-03-01T12:10:00.000Z' }),
       json(200, { ...principal, status: 'revoked', revoked_at: '2026-03-01T12:05:00.000Z' }),
       json(200, { principals: [principal] }),
@@ -371,7 +381,7 @@ describe('run', () => {
     const binding = { id: 'babcdefghijkl', provider_id: provider.id, client: 'studio', connection_id: 'cabcdefghijkl', created_at: '2026-11-22T06:00:00.000Z' };
     const second = { ...binding, id: 'bbcdefghijklm', client: 'editor', created_at: '2026-11-22T06:01:00.000Z' };
     const h = harness([
-      json(201, provider),
+      json(201, provider, { location: `/api/admin/identity-providers/${provider.id}` }),
       json(201, binding),
       apiError(409, 'admin.conflict', 'client studio of this provider is bound already; remove that binding first'),
       json(200, { bindings: [binding], next_after: binding.id }),
@@ -435,7 +445,7 @@ describe('run', () => {
 
   it('waits for a replay each second, honouring Retry-After, then prints the counts', async () => {
     const h = harness([
-      json(202, replay('running')),
+      json(202, replay('running'), { location: '/api/admin/replays/pabcdefghijkl' }),
       apiError(429, 'rate.limited', 'Slow down', { 'retry-after': '3' }),
       json(200, replay('running')),
       json(200, replay('succeeded')),
@@ -454,20 +464,23 @@ describe('run', () => {
   });
 
   it('exits 1 when the replay ends other than succeeded, saying why', async () => {
-    const h = harness([json(202, replay('running')), json(200, replay('failed', { error: 'archive unavailable' }))]);
+    const h = harness([
+      json(202, replay('running'), { location: '/api/admin/replays/pabcdefghijkl' }),
+      json(200, replay('failed', { error: 'archive unavailable' })),
+    ]);
     expect(await h.run(['replay', '--consumer', 'c1', '--since', '2h', '--json'])).toBe(1);
     expect(JSON.parse(h.out.stdout)).toMatchObject({ status: 'failed' });
     expect(h.out.stderr).toContain('busctl: replay pabcdefghijkl ended failed: archive unavailable\n');
   });
 
   it('exits 1 when polling a replay is refused', async () => {
-    const h = harness([json(202, replay('running')), apiError(404, 'admin.not_found', 'No replay')]);
+    const h = harness([json(202, replay('running'), { location: '/api/admin/replays/pabcdefghijkl' }), apiError(404, 'admin.not_found', 'No replay')]);
     expect(await h.run(['replay', '--consumer', 'c1', '--since', '2h'])).toBe(1);
     expect(h.out.stderr).toContain('busctl: the API refused (404 admin.not_found): No replay [request req-1]\n');
   });
 
   it('prints the replay as started with --no-wait', async () => {
-    const h = harness([json(202, replay('running'))]);
+    const h = harness([json(202, replay('running'), { location: '/api/admin/replays/pabcdefghijkl' })]);
     expect(await h.run(['replay', '--consumer', 'c1', '--since', '2026-11-21T00:00:00Z', '--no-wait'])).toBe(0);
     expect(h.sent).toHaveLength(1);
     expect(h.out.stdout).toMatch(/status +running\n/);
